@@ -1,0 +1,65 @@
+import path from "node:path";
+import { z } from "zod";
+
+/** Plans the engine can impersonate; numbers live in plans.ts. */
+export const PlanName = z.enum(["free", "payg", "enterprise"]);
+export type PlanName = z.infer<typeof PlanName>;
+
+const EnvSchema = z.object({
+  ORKESTR_ENGINE_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  ORKESTR_ENGINE_HOST: z.string().default("127.0.0.1"),
+  BATON_DATA_DIR: z.string().default("./data"),
+  ORKESTR_ENGINE_PLAN: PlanName.default("payg"),
+  /** Comma-separated "host=ip" pairs the egress proxy resolves before DNS (tests point names at their fake internet). */
+  ORKESTR_ENGINE_EGRESS_HOSTS: z.string().default(""),
+  /** Metrics sampling period. */
+  ORKESTR_ENGINE_SAMPLE_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  /** First uid of the per-sandbox host uid pool. */
+  ORKESTR_ENGINE_UID_BASE: z.coerce.number().int().min(1000).default(200_000),
+  ORKESTR_ENGINE_LOG: z.enum(["silent", "error", "warn", "info", "debug"]).default("info"),
+  /** Extra CIDR to blackhole besides the sandbox range (comma separated). */
+  ORKESTR_ENGINE_BLACKHOLE: z.string().default(""),
+});
+
+export interface EngineConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Engine state root: `${BATON_DATA_DIR}/engine`. */
+  root: string;
+  plan: PlanName;
+  egressHosts: Map<string, string>;
+  sampleMs: number;
+  uidBase: number;
+  logLevel: "silent" | "error" | "warn" | "info" | "debug";
+  blackhole: string[];
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<EngineConfig> = {}): EngineConfig {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n");
+    throw new Error(`invalid engine environment:\n${lines}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.BATON_DATA_DIR);
+  const egressHosts = new Map<string, string>();
+  for (const pair of e.ORKESTR_ENGINE_EGRESS_HOSTS.split(",").map((s) => s.trim()).filter(Boolean)) {
+    const [host, ip] = pair.split("=");
+    if (!host || !ip) throw new Error(`invalid ORKESTR_ENGINE_EGRESS_HOSTS entry "${pair}" (want host=ip)`);
+    egressHosts.set(host.toLowerCase(), ip);
+  }
+  return {
+    port: e.ORKESTR_ENGINE_PORT,
+    host: e.ORKESTR_ENGINE_HOST,
+    dataDir,
+    root: path.join(dataDir, "engine"),
+    plan: e.ORKESTR_ENGINE_PLAN,
+    egressHosts,
+    sampleMs: e.ORKESTR_ENGINE_SAMPLE_MS,
+    uidBase: e.ORKESTR_ENGINE_UID_BASE,
+    logLevel: e.ORKESTR_ENGINE_LOG,
+    blackhole: e.ORKESTR_ENGINE_BLACKHOLE.split(",").map((s) => s.trim()).filter(Boolean),
+    ...overrides,
+  };
+}

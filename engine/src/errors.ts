@@ -1,0 +1,107 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from "fastify";
+import { ZodError } from "zod";
+
+/** Every error code the engine emits, with its HTTP status (contract §3.0). */
+export const ERROR_STATUS = {
+  bad_request: 400,
+  invalid_path: 400,
+  region_unavailable: 400,
+  unauthorized: 401,
+  trial_exhausted: 402,
+  insufficient_scope: 403,
+  plan_limit: 403,
+  size_not_allowed: 403,
+  network_not_allowed: 403,
+  payment_verification_required: 403,
+  invalid_signature: 403,
+  forbidden: 403,
+  not_found: 404,
+  sandbox_not_found: 404,
+  template_not_found: 404,
+  file_not_found: 404,
+  snapshot_not_found: 404,
+  volume_not_found: 404,
+  webhook_not_found: 404,
+  session_not_found: 404,
+  method_not_allowed: 405,
+  sandbox_not_running: 409,
+  sandbox_paused: 409,
+  sandbox_not_paused: 409,
+  template_not_ready: 409,
+  directory_not_empty: 409,
+  is_a_directory: 409,
+  not_a_directory: 409,
+  snapshot_cap_reached: 409,
+  snapshot_name_taken: 409,
+  volume_in_use: 409,
+  sandbox_terminated: 410,
+  url_expired: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  range_not_satisfiable: 416,
+  validation_error: 422,
+  rate_limited: 429,
+  concurrency_limit: 429,
+  internal_error: 500,
+  not_implemented: 501,
+  sandbox_agent_unreachable: 502,
+  fault_injected: 503,
+  fleet_full: 503,
+  upstream_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string | unknown[],
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(typeof detail === "string" ? detail : code);
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
+  for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+  if (err.status === 401) reply.header("WWW-Authenticate", "Bearer");
+  return reply.status(err.status).send({ detail: err.detail, code: err.code, ...err.extra });
+}
+
+/** FastAPI-style validation detail: [{loc, msg, type}]. */
+export function zodDetail(err: ZodError, where: "body" | "query" | "path"): { loc: (string | number)[]; msg: string; type: string }[] {
+  return err.issues.map((i) => ({
+    loc: [where, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))],
+    msg: i.message,
+    type: i.code,
+  }));
+}
+
+/** One error handler for the whole app: known errors keep their code, bad input is 4xx, internals never leak. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | ApiError | ZodError, request, reply) => {
+    if (error instanceof ApiError) return sendError(reply, error);
+    if (error instanceof ZodError) return sendError(reply, new ApiError("validation_error", zodDetail(error, "body")));
+    const fe = error as FastifyError;
+    if (fe.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+      return sendError(reply, new ApiError("payload_too_large", "Request body is larger than this route accepts. Use files/presign-upload or files/raw for large files."));
+    }
+    if (fe.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
+      return sendError(reply, new ApiError("unsupported_media_type", `Unsupported Content-Type "${request.headers["content-type"] ?? ""}"; send application/json.`));
+    }
+    if (fe.code === "FST_ERR_CTP_EMPTY_JSON_BODY" || fe.code === "FST_ERR_CTP_INVALID_JSON_BODY" || (fe.statusCode === 400 && error instanceof SyntaxError)) {
+      return sendError(reply, new ApiError("bad_request", `Malformed JSON body: ${fe.message}`));
+    }
+    if (typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) {
+      return sendError(reply, new ApiError("bad_request", fe.message));
+    }
+    request.log.error({ err: error }, "unhandled error");
+    return reply.status(500).send({ detail: "Internal engine error; see the engine log.", code: "internal_error" });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}`)),
+  );
+}

@@ -1,0 +1,68 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import type { EngineContext } from "../context.js";
+import type { EngineEvent } from "../services/events.js";
+import { ApiError } from "../errors.js";
+import { parse } from "../lib/validate.js";
+import { SandboxIdParams } from "../schemas.js";
+import { KEEPALIVE_MS } from "./exec.js";
+
+const EventsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  cursor: z.string().regex(/^\d+$/, "cursor is the opaque value of X-Next-Cursor").optional(),
+  type: z.string().max(500).optional(),
+  follow: z.enum(["true", "false", "1", "0"]).optional(),
+});
+
+const wire = (e: EngineEvent) => ({ id: e.id, t: e.t, type: e.type, data: e.data });
+
+/** The activity timeline (contract §3.14): oldest first, cursor-paged, or followed live over SSE. */
+export function eventRoutes(app: FastifyInstance, ctx: EngineContext): void {
+  // GET /v1/sandboxes/{id}/events – ?limit=&cursor=&type=a,b&follow=true
+  app.get("/sandboxes/:id/events", async (req, reply) => {
+    const { id } = parse(SandboxIdParams, req.params, "path");
+    const q = parse(EventsQuery, req.query, "query");
+    const row = ctx.sandboxes.getRow(id);
+    const types = q.type?.split(",").map((t) => t.trim()).filter(Boolean);
+    const after = q.cursor ? Number(q.cursor) : 0;
+    const follow = q.follow === "true" || q.follow === "1" || String(req.headers.accept ?? "").includes("text/event-stream");
+    if (!follow) {
+      const page = ctx.events.list(row.id, { afterSeq: after, limit: q.limit, types });
+      if (page.length === q.limit) reply.header("X-Next-Cursor", String(page[page.length - 1]!.seq));
+      return page.map(wire);
+    }
+    if (!Number.isSafeInteger(after)) throw new ApiError("bad_request", "invalid cursor");
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no", Connection: "keep-alive" });
+    const send = (e: EngineEvent) => res.write(`id: ${e.seq}\ndata: ${JSON.stringify(wire(e))}\n\n`);
+    // Subscribe first, then replay the backlog, so nothing falls between the two.
+    let lastSeq = after;
+    const pending: EngineEvent[] = [];
+    let replaying = true;
+    const unsubscribe = ctx.events.subscribe((e) => {
+      if (e.sandbox_id !== row.id || (types && !types.includes(e.type))) return;
+      if (replaying) pending.push(e);
+      else if (e.seq > lastSeq) {
+        lastSeq = e.seq;
+        send(e);
+      }
+    });
+    for (;;) {
+      const page = ctx.events.list(row.id, { afterSeq: lastSeq, limit: 500, types });
+      for (const e of page) send(e);
+      if (page.length) lastSeq = page[page.length - 1]!.seq;
+      if (page.length < 500) break;
+    }
+    replaying = false;
+    for (const e of pending) if (e.seq > lastSeq) {
+      lastSeq = e.seq;
+      send(e);
+    }
+    const keepalive = setInterval(() => res.write(": keepalive\n\n"), KEEPALIVE_MS);
+    res.on("close", () => {
+      clearInterval(keepalive);
+      unsubscribe();
+    });
+  });
+}

@@ -1,0 +1,99 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { EngineContext } from "../context.js";
+import { ApiError } from "../errors.js";
+import { parse } from "../lib/validate.js";
+import { CappedBuffer, runExec } from "../runtime/exec.js";
+import { ExecBody, SandboxIdParams } from "../schemas.js";
+
+/** Keepalive comment period on streams (contract §3.3). */
+export const KEEPALIVE_MS = 15_000;
+
+/** Exec, plain and streaming (contract §3.2, §3.3). */
+export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
+  const { sandboxes, events } = ctx;
+
+  const prepare = async (req: FastifyRequest) => {
+    const { id } = parse(SandboxIdParams, req.params, "path");
+    const body = parse(ExecBody, req.body, "body");
+    const { row, live } = await sandboxes.running(id);
+    return { row, live, body };
+  };
+
+  // POST /v1/sandboxes/{id}/exec – run a command to completion (or stream when asked)
+  app.post("/sandboxes/:id/exec", async (req, reply) => {
+    const accept = String(req.headers.accept ?? "");
+    const b = req.body as { stream?: unknown } | undefined;
+    if (b?.stream === true || accept.includes("text/event-stream") || accept.includes("application/x-ndjson")) return stream(req, reply);
+    const { row, live, body } = await prepare(req);
+    const stdout = new CappedBuffer();
+    const stderr = new CappedBuffer();
+    const run = runExec(live.proc, { command: body.command, cwd: body.cwd, env: body.env, stdin: body.stdin, timeoutMs: body.timeout_seconds * 1000 }, {
+      onStdout: (c) => stdout.push(c),
+      onStderr: (c) => stderr.push(c),
+    });
+    const result = await run.done.catch((e: Error) => {
+      throw new ApiError("sandbox_agent_unreachable", `Could not run the command in the sandbox: ${e.message}`);
+    });
+    events.record(row.id, "exec", { command: body.command.slice(0, 1000), exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out });
+    return {
+      stdout: stdout.text(),
+      stderr: stderr.text(),
+      exit_code: result.exit_code,
+      duration_ms: result.duration_ms,
+      timed_out: result.timed_out,
+      truncated: stdout.truncated || stderr.truncated,
+    };
+  });
+
+  // POST /v1/sandboxes/{id}/exec/stream – SSE (default) or NDJSON chunks, then a final frame
+  app.post("/sandboxes/:id/exec/stream", stream);
+
+  async function stream(req: FastifyRequest, reply: FastifyReply) {
+    const { row, live, body } = await prepare(req);
+    const q = req.query as Record<string, string | undefined>;
+    const killOnDisconnect = body.kill_on_disconnect ?? ["1", "true"].includes(String(q.kill_on_disconnect ?? ""));
+    const ndjson = String(req.headers.accept ?? "").includes("application/x-ndjson");
+    const frame = (obj: unknown) => (ndjson ? `${JSON.stringify(obj)}\n` : `data: ${JSON.stringify(obj)}\n\n`);
+    const keepalive = ndjson ? "\n" : ": keepalive\n\n";
+
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      "Content-Type": ndjson ? "application/x-ndjson" : "text/event-stream",
+      "Cache-Control": "no-cache",
+      "X-Accel-Buffering": "no",
+      Connection: "keep-alive",
+    });
+    res.flushHeaders();
+    let clientGone = false;
+    const write = (s: string) => {
+      if (!clientGone) res.write(s);
+    };
+    const chunk = (streamName: "stdout" | "stderr") => (c: Buffer) => {
+      const text = c.toString("utf8");
+      // Bytes that are not valid UTF-8 travel as base64 so nothing is mangled.
+      if (Buffer.from(text, "utf8").equals(c)) write(frame({ stream: streamName, data: text }));
+      else write(frame({ stream: streamName, data: c.toString("base64"), encoding: "base64" }));
+    };
+    const run = runExec(live.proc, { command: body.command, cwd: body.cwd, env: body.env, stdin: body.stdin, timeoutMs: body.timeout_seconds * 1000 }, {
+      onStdout: chunk("stdout"),
+      onStderr: chunk("stderr"),
+    });
+    const timer = setInterval(() => write(keepalive), KEEPALIVE_MS);
+    res.on("close", () => {
+      if (res.writableFinished) return;
+      clientGone = true;
+      if (killOnDisconnect) run.kill();
+    });
+    try {
+      const result = await run.done;
+      events.record(row.id, "exec.stream", { command: body.command.slice(0, 1000), exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out, client_disconnected: clientGone });
+      write(frame({ is_final: true, exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out }));
+    } catch (e) {
+      write(frame({ is_final: true, error: `Could not run the command in the sandbox: ${(e as Error).message}`, code: "sandbox_agent_unreachable" }));
+    } finally {
+      clearInterval(timer);
+      if (!clientGone) res.end();
+    }
+  }
+}

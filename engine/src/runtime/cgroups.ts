@@ -1,0 +1,379 @@
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { sleep } from "../lib/time.js";
+
+/**
+ * Per-sandbox resource control through the kernel's cgroups, v1 (one hierarchy per controller)
+ * or v2 (unified). The engine nests its groups under its own cgroup path so it never touches
+ * groups it does not own, and removes them on terminate and at shutdown.
+ */
+
+export interface CgroupLimits {
+  memoryBytes: number;
+  cpu: number;
+  pidsMax: number;
+}
+
+export interface CgroupReading {
+  /** Cumulative on-CPU nanoseconds. */
+  cpuNs: number;
+  /** Working set: usage minus inactive file cache (what the kernel could reclaim). */
+  workingSetBytes: number;
+  oomKills: number;
+  pids: number;
+}
+
+export interface CgroupSupport {
+  version: "v1" | "v2" | "none";
+  memory: boolean;
+  cpu: boolean;
+  cpuacct: boolean;
+  pids: boolean;
+  freezer: boolean;
+  reason?: string;
+}
+
+const ROOT = "/sys/fs/cgroup";
+const V1_CONTROLLERS = ["memory", "cpu", "cpuacct", "freezer", "pids"] as const;
+type V1Controller = (typeof V1_CONTROLLERS)[number];
+
+function ownCgroupPaths(): Map<string, string> {
+  const map = new Map<string, string>();
+  try {
+    for (const line of fs.readFileSync("/proc/self/cgroup", "utf8").split("\n")) {
+      const [, ctrls, p] = line.split(":");
+      if (ctrls === undefined || p === undefined) continue;
+      for (const c of ctrls.split(",")) map.set(c, p);
+    }
+  } catch {
+    /* no /proc: no cgroups */
+  }
+  return map;
+}
+
+function tryWrite(file: string, value: string): boolean {
+  try {
+    fs.writeFileSync(file, value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function rmdirRetry(dir: string): Promise<void> {
+  // rmdir is EBUSY for a few ms after the last task exits (engine-notes §3).
+  for (let i = 0; i < 50; i++) {
+    try {
+      await fsp.rmdir(dir);
+      return;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return;
+      if (code !== "EBUSY") throw e;
+      await sleep(5);
+    }
+  }
+}
+
+export interface CgroupDriver {
+  support: CgroupSupport;
+  create(id: string, limits: CgroupLimits): Promise<SandboxCgroup>;
+  /** Removes the engine's parent groups if empty (shutdown). */
+  cleanup(): Promise<void>;
+}
+
+export interface SandboxCgroup {
+  /** cgroup.procs files a process must be written into to join every controller. */
+  procsFiles: string[];
+  attach(pid: number): void;
+  read(): CgroupReading;
+  freeze(): Promise<boolean>;
+  thaw(): Promise<boolean>;
+  pids(): number[];
+  /** Kills every task (freeze first so nothing forks during the kill) and removes the groups. */
+  destroy(): Promise<void>;
+  setCpu(cpu: number): void;
+}
+
+/** Detects what this machine lets the engine control, by really creating a test group. */
+export function detectCgroups(instance: string): CgroupDriver {
+  const own = ownCgroupPaths();
+  const v1Dirs = new Map<V1Controller, string>();
+  for (const c of V1_CONTROLLERS) {
+    const mount = path.join(ROOT, c);
+    if (!fs.existsSync(path.join(mount, "cgroup.procs"))) continue;
+    const parent = path.join(mount, own.get(c) ?? "/", `baton-${instance}`);
+    try {
+      fs.mkdirSync(parent, { recursive: true });
+      const probe = path.join(parent, "probe");
+      fs.mkdirSync(probe);
+      fs.rmdirSync(probe);
+      v1Dirs.set(c, parent);
+    } catch {
+      /* controller not writable here */
+    }
+  }
+  if (v1Dirs.size > 0) return new V1Driver(v1Dirs);
+  const unified = fs.existsSync(path.join(ROOT, "cgroup.controllers")) ? ROOT : path.join(ROOT, "unified");
+  if (fs.existsSync(path.join(unified, "cgroup.controllers"))) {
+    const parent = path.join(unified, own.get("") ?? "/", `baton-${instance}`);
+    try {
+      fs.mkdirSync(parent, { recursive: true });
+      const avail = fs.readFileSync(path.join(parent, "cgroup.controllers"), "utf8").trim().split(/\s+/);
+      const wanted = ["memory", "cpu", "pids"].filter((c) => avail.includes(c));
+      tryWrite(path.join(parent, "cgroup.subtree_control"), wanted.map((c) => `+${c}`).join(" "));
+      const enabled = fs.readFileSync(path.join(parent, "cgroup.subtree_control"), "utf8").trim().split(/\s+/);
+      if (enabled.includes("memory") || enabled.includes("cpu") || enabled.includes("pids")) return new V2Driver(parent, enabled);
+      fs.rmdirSync(parent);
+    } catch {
+      /* v2 not delegated to us */
+    }
+  }
+  return new NoCgroups("neither a writable cgroup v1 controller nor a delegated cgroup v2 subtree was found");
+}
+
+class V1Driver implements CgroupDriver {
+  support: CgroupSupport;
+  constructor(private dirs: Map<V1Controller, string>) {
+    this.support = {
+      version: "v1",
+      memory: dirs.has("memory"),
+      cpu: dirs.has("cpu"),
+      cpuacct: dirs.has("cpuacct"),
+      pids: dirs.has("pids"),
+      freezer: dirs.has("freezer"),
+    };
+  }
+  async create(id: string, limits: CgroupLimits): Promise<SandboxCgroup> {
+    const groups = new Map<V1Controller, string>();
+    for (const [c, parent] of this.dirs) {
+      const dir = path.join(parent, id);
+      await fsp.mkdir(dir, { recursive: true });
+      groups.set(c, dir);
+    }
+    const g = (c: V1Controller) => groups.get(c);
+    const mem = g("memory");
+    if (mem) {
+      fs.writeFileSync(path.join(mem, "memory.limit_in_bytes"), String(limits.memoryBytes));
+      // No swap on these hosts, but where there is, memsw keeps the limit honest.
+      tryWrite(path.join(mem, "memory.memsw.limit_in_bytes"), String(limits.memoryBytes));
+    }
+    const pids = g("pids");
+    if (pids) fs.writeFileSync(path.join(pids, "pids.max"), String(limits.pidsMax));
+    const cg = new V1Cgroup(groups);
+    cg.setCpu(limits.cpu);
+    return cg;
+  }
+  async cleanup(): Promise<void> {
+    for (const parent of this.dirs.values()) await rmdirRetry(parent).catch(() => undefined);
+  }
+}
+
+function readNum(file: string): number {
+  try {
+    return Number(fs.readFileSync(file, "utf8").trim()) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+function readStat(file: string): Map<string, number> {
+  const m = new Map<string, number>();
+  try {
+    for (const line of fs.readFileSync(file, "utf8").split("\n")) {
+      const [k, v] = line.split(" ");
+      if (k && v) m.set(k, Number(v));
+    }
+  } catch {
+    /* group gone */
+  }
+  return m;
+}
+
+async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await sleep(2);
+  }
+  return check();
+}
+
+class V1Cgroup implements SandboxCgroup {
+  procsFiles: string[];
+  constructor(private groups: Map<V1Controller, string>) {
+    this.procsFiles = [...groups.values()].map((d) => path.join(d, "cgroup.procs"));
+  }
+  attach(pid: number): void {
+    for (const f of this.procsFiles) fs.writeFileSync(f, String(pid));
+  }
+  setCpu(cpu: number): void {
+    const dir = this.groups.get("cpu");
+    if (!dir) return;
+    fs.writeFileSync(path.join(dir, "cpu.cfs_period_us"), "100000");
+    fs.writeFileSync(path.join(dir, "cpu.cfs_quota_us"), String(Math.round(cpu * 100_000)));
+  }
+  read(): CgroupReading {
+    const acct = this.groups.get("cpuacct");
+    const mem = this.groups.get("memory");
+    const pids = this.groups.get("pids");
+    let workingSet = 0;
+    let oom = 0;
+    if (mem) {
+      const usage = readNum(path.join(mem, "memory.usage_in_bytes"));
+      const stat = readStat(path.join(mem, "memory.stat"));
+      workingSet = Math.max(0, usage - (stat.get("total_inactive_file") ?? 0));
+      oom = readStat(path.join(mem, "memory.oom_control")).get("oom_kill") ?? 0;
+    }
+    return {
+      cpuNs: acct ? readNum(path.join(acct, "cpuacct.usage")) : 0,
+      workingSetBytes: workingSet,
+      oomKills: oom,
+      pids: pids ? readNum(path.join(pids, "pids.current")) : this.pids().length,
+    };
+  }
+  async freeze(): Promise<boolean> {
+    const dir = this.groups.get("freezer");
+    if (!dir) return false;
+    fs.writeFileSync(path.join(dir, "freezer.state"), "FROZEN");
+    return waitFor(() => fs.readFileSync(path.join(dir, "freezer.state"), "utf8").trim() === "FROZEN", 2000);
+  }
+  async thaw(): Promise<boolean> {
+    const dir = this.groups.get("freezer");
+    if (!dir) return false;
+    fs.writeFileSync(path.join(dir, "freezer.state"), "THAWED");
+    return waitFor(() => fs.readFileSync(path.join(dir, "freezer.state"), "utf8").trim() === "THAWED", 2000);
+  }
+  pids(): number[] {
+    const file = this.procsFiles[0];
+    if (!file) return [];
+    try {
+      return fs.readFileSync(file, "utf8").split("\n").filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  }
+  async destroy(): Promise<void> {
+    const frozen = this.groups.has("freezer") ? await this.freeze().catch(() => false) : false;
+    for (let round = 0; round < 200; round++) {
+      const pids = this.pids();
+      if (pids.length === 0) break;
+      for (const pid of pids) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          /* already gone */
+        }
+      }
+      // SIGKILL is delivered to frozen tasks once thawed.
+      if (frozen && round === 0) await this.thaw().catch(() => undefined);
+      await sleep(5);
+    }
+    for (const dir of this.groups.values()) await rmdirRetry(dir);
+  }
+}
+
+class V2Driver implements CgroupDriver {
+  support: CgroupSupport;
+  constructor(private parent: string, enabled: string[]) {
+    this.support = {
+      version: "v2",
+      memory: enabled.includes("memory"),
+      cpu: enabled.includes("cpu"),
+      cpuacct: true,
+      pids: enabled.includes("pids"),
+      freezer: fs.existsSync(path.join(parent, "cgroup.freeze")),
+    };
+  }
+  async create(id: string, limits: CgroupLimits): Promise<SandboxCgroup> {
+    const dir = path.join(this.parent, id);
+    await fsp.mkdir(dir, { recursive: true });
+    if (this.support.memory) {
+      fs.writeFileSync(path.join(dir, "memory.max"), String(limits.memoryBytes));
+      tryWrite(path.join(dir, "memory.swap.max"), "0");
+    }
+    if (this.support.pids) fs.writeFileSync(path.join(dir, "pids.max"), String(limits.pidsMax));
+    const cg = new V2Cgroup(dir, this.support);
+    cg.setCpu(limits.cpu);
+    return cg;
+  }
+  async cleanup(): Promise<void> {
+    await rmdirRetry(this.parent).catch(() => undefined);
+  }
+}
+
+class V2Cgroup implements SandboxCgroup {
+  procsFiles: string[];
+  constructor(private dir: string, private support: CgroupSupport) {
+    this.procsFiles = [path.join(dir, "cgroup.procs")];
+  }
+  attach(pid: number): void {
+    fs.writeFileSync(path.join(this.dir, "cgroup.procs"), String(pid));
+  }
+  setCpu(cpu: number): void {
+    if (this.support.cpu) fs.writeFileSync(path.join(this.dir, "cpu.max"), `${Math.round(cpu * 100_000)} 100000`);
+  }
+  read(): CgroupReading {
+    const cpu = readStat(path.join(this.dir, "cpu.stat"));
+    const mem = readStat(path.join(this.dir, "memory.stat"));
+    const events = readStat(path.join(this.dir, "memory.events"));
+    const usage = readNum(path.join(this.dir, "memory.current"));
+    return {
+      cpuNs: (cpu.get("usage_usec") ?? 0) * 1000,
+      workingSetBytes: Math.max(0, usage - (mem.get("inactive_file") ?? 0)),
+      oomKills: events.get("oom_kill") ?? 0,
+      pids: readNum(path.join(this.dir, "pids.current")),
+    };
+  }
+  async freeze(): Promise<boolean> {
+    if (!this.support.freezer) return false;
+    fs.writeFileSync(path.join(this.dir, "cgroup.freeze"), "1");
+    return waitFor(() => (readStat(path.join(this.dir, "cgroup.events")).get("frozen") ?? 0) === 1, 2000);
+  }
+  async thaw(): Promise<boolean> {
+    if (!this.support.freezer) return false;
+    fs.writeFileSync(path.join(this.dir, "cgroup.freeze"), "0");
+    return waitFor(() => (readStat(path.join(this.dir, "cgroup.events")).get("frozen") ?? 1) === 0, 2000);
+  }
+  pids(): number[] {
+    try {
+      return fs.readFileSync(path.join(this.dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  }
+  async destroy(): Promise<void> {
+    if (!tryWrite(path.join(this.dir, "cgroup.kill"), "1")) {
+      for (const pid of this.pids()) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          /* gone */
+        }
+      }
+    }
+    await waitFor(() => this.pids().length === 0, 2000);
+    await rmdirRetry(this.dir);
+  }
+}
+
+class NoCgroups implements CgroupDriver {
+  support: CgroupSupport;
+  constructor(reason: string) {
+    this.support = { version: "none", memory: false, cpu: false, cpuacct: false, pids: false, freezer: false, reason };
+  }
+  async create(): Promise<SandboxCgroup> {
+    return {
+      procsFiles: [],
+      attach: () => undefined,
+      read: () => ({ cpuNs: 0, workingSetBytes: 0, oomKills: 0, pids: 0 }),
+      freeze: async () => false,
+      thaw: async () => false,
+      pids: () => [],
+      destroy: async () => undefined,
+      setCpu: () => undefined,
+    };
+  }
+  async cleanup(): Promise<void> {}
+}

@@ -1,0 +1,133 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import type { SandboxProcess } from "./sandbox-proc.js";
+
+/** Per-stream cap on what a plain exec returns (contract §3.2: 1 MiB, then `truncated`). */
+export const OUTPUT_CAP_BYTES = 1024 * 1024;
+/** How long output may keep arriving after the command exits (from children it left behind). */
+const DRAIN_AFTER_EXIT_MS = 30;
+
+export interface ExecRequest {
+  command: string;
+  cwd: string;
+  env: Record<string, string>;
+  stdin?: string | null;
+  timeoutMs: number;
+}
+
+export interface ExecResult {
+  exit_code: number;
+  duration_ms: number;
+  timed_out: boolean;
+  signal: string | null;
+}
+
+/**
+ * Starts `command` as the sandbox user inside the sandbox's namespaces. A tiny sh prologue joins
+ * the sandbox's cgroups before nsenter, so nothing the command forks escapes its limits.
+ */
+export function spawnInSandbox(proc: SandboxProcess, req: Pick<ExecRequest, "command" | "cwd" | "env">, argv?: string[]): ChildProcess {
+  const procs = proc.cgroup.procsFiles;
+  const prologue = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+  // The working directory is entered inside the sandbox, where the path means what the caller meant.
+  const cmd = argv ?? ["/bin/sh", "-c", 'cd -- "$1" || exit 126; eval "$2"', "sh", req.cwd, req.command];
+  return spawn("/bin/sh", ["-c", prologue, "sh", String(procs.length), ...procs, "nsenter", ...proc.enterArgs(), ...cmd], {
+    env: { ...proc.spec.env, ...req.env },
+    stdio: ["pipe", "pipe", "pipe"],
+    // Own process group: a timeout or an abort kills the whole command tree.
+    detached: true,
+  });
+}
+
+export interface ExecHandlers {
+  onStdout(chunk: Buffer): void;
+  onStderr(chunk: Buffer): void;
+}
+
+export interface RunningExec {
+  done: Promise<ExecResult>;
+  kill(): void;
+  child: ChildProcess;
+}
+
+export function runExec(proc: SandboxProcess, req: ExecRequest, handlers: ExecHandlers): RunningExec {
+  const started = performance.now();
+  const child = spawnInSandbox(proc, req);
+  let timedOut = false;
+  const killTree = () => {
+    try {
+      if (child.pid) process.kill(-child.pid, "SIGKILL");
+    } catch {
+      /* already gone */
+    }
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killTree();
+  }, req.timeoutMs);
+  child.stdout!.on("data", handlers.onStdout);
+  child.stderr!.on("data", handlers.onStderr);
+  child.stdin!.on("error", () => undefined);
+  if (req.stdin != null) child.stdin!.end(req.stdin);
+  else child.stdin!.end();
+
+  const done = new Promise<ExecResult>((resolve, reject) => {
+    child.once("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(drain);
+        // A background child (`server &`) may hold the pipes open: stop reading, never wait on it.
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+        resolve({
+          exit_code: timedOut ? 124 : code ?? (signal ? 128 + (signalNumber(signal) ?? 9) : 1),
+          duration_ms: Math.round(performance.now() - started),
+          timed_out: timedOut,
+          signal: signal ?? null,
+        });
+      };
+      const drain = setTimeout(finish, DRAIN_AFTER_EXIT_MS);
+      const ended = (s: NodeJS.ReadableStream & { readableEnded: boolean }) =>
+        s.readableEnded ? Promise.resolve() : new Promise<void>((r) => s.once("end", () => r()));
+      void Promise.all([ended(child.stdout!), ended(child.stderr!)]).then(finish);
+    });
+  });
+  return { done, kill: killTree, child };
+}
+
+const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15, SIGSEGV: 11, SIGABRT: 6, SIGPIPE: 13 };
+function signalNumber(sig: string): number | undefined {
+  return SIGNALS[sig];
+}
+
+/** Collects output up to a cap, remembering whether anything was dropped. */
+export class CappedBuffer {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  truncated = false;
+  constructor(private readonly cap = OUTPUT_CAP_BYTES) {}
+  push(chunk: Buffer): void {
+    if (this.size >= this.cap) {
+      this.truncated = true;
+      return;
+    }
+    const room = this.cap - this.size;
+    if (chunk.length > room) {
+      this.chunks.push(chunk.subarray(0, room));
+      this.size = this.cap;
+      this.truncated = true;
+    } else {
+      this.chunks.push(chunk);
+      this.size += chunk.length;
+    }
+  }
+  text(): string {
+    return Buffer.concat(this.chunks).toString("utf8");
+  }
+}

@@ -1,0 +1,203 @@
+import { execFile, execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import type { EngineConfig } from "../config.js";
+import { detectCgroups, type CgroupDriver } from "./cgroups.js";
+import { detectBaseImages, type BaseImage } from "./templates.js";
+
+const execFileP = promisify(execFile);
+
+/** The address range sandboxes would use for veths: blackholed so nothing aimed at a sandbox leaves by the default route. */
+export const SANDBOX_CIDR = "10.200.0.0/16";
+
+/**
+ * What the machine allows, measured at start by really trying each mechanism. It becomes the
+ * `isolation` block of `GET /v1/sandboxes/limits` and the start-up report, so every degradation is said.
+ */
+export interface Isolation {
+  mode: "bwrap-userns" | "bwrap-root" | "unavailable";
+  running_as_root: boolean;
+  namespaces: { user: boolean; pid: boolean; mount: boolean; ipc: boolean; uts: boolean; net: boolean; cgroup: boolean };
+  per_sandbox_uid: boolean;
+  rootfs: { host_userland_read_only: boolean; private_workspace: boolean; private_tmp: boolean };
+  cgroups: { version: "v1" | "v2" | "none"; memory: boolean; cpu: boolean; pids: boolean; freezer: boolean; cpuacct: boolean };
+  network: { off: boolean; restricted: boolean; open: string | false; blackhole: boolean };
+  pause: "freezer" | "unavailable";
+  snapshots_include_memory: false;
+  kernel: string;
+  enforced: string[];
+  degraded: string[];
+}
+
+export interface Host {
+  isolation: Isolation;
+  cgroups: CgroupDriver;
+  images: Map<string, BaseImage>;
+  /** Host path the sandbox's bwrap binds for a runtime (inside the engine's private mount ns). */
+  runtimeSource(bind: { src: string }): string;
+  slirp4netns: string | null;
+  bwrap: string | null;
+  close(): Promise<void>;
+}
+
+function which(bin: string): string | null {
+  for (const dir of (process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin").split(":").concat(["/usr/sbin", "/sbin"])) {
+    const p = path.join(dir, bin);
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return p;
+    } catch {
+      /* keep looking */
+    }
+  }
+  return null;
+}
+
+function inPrivateMountNs(): boolean {
+  return process.env.BATON_ENGINE_IN_MNTNS === "1";
+}
+
+export async function prepareHost(config: EngineConfig, log: (msg: string) => void): Promise<Host> {
+  const degraded: string[] = [];
+  const enforced: string[] = [];
+  const isRoot = process.getuid?.() === 0;
+  const bwrap = which("bwrap");
+  const slirp = which("slirp4netns");
+  const kernel = fs.existsSync("/proc/sys/kernel/osrelease") ? fs.readFileSync("/proc/sys/kernel/osrelease", "utf8").trim() : "unknown";
+
+  fs.mkdirSync(path.join(config.root, "sbx"), { recursive: true, mode: 0o711 });
+  fs.chmodSync(config.root, 0o711);
+  fs.chmodSync(path.join(config.root, "sbx"), 0o711);
+
+  // User namespaces, tried for real as an unprivileged uid: the preferred mode, where no sandbox
+  // process holds any host capability.
+  let mode: Isolation["mode"] = "unavailable";
+  if (bwrap && isRoot) {
+    const probe = spawnSync(bwrap, ["--unshare-user", "--unshare-pid", "--unshare-net", "--disable-userns", "--ro-bind", "/", "/", "--proc", "/proc", "true"], {
+      uid: config.uidBase - 1, gid: config.uidBase - 1, timeout: 5000,
+    });
+    if (probe.status === 0) mode = "bwrap-userns";
+    else {
+      const asRoot = spawnSync(bwrap, ["--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc", "true"], { timeout: 5000 });
+      if (asRoot.status === 0) {
+        mode = "bwrap-root";
+        degraded.push(`user namespaces refused (${String(probe.stderr).trim() || "exit " + probe.status}): bwrap runs as root without a user namespace and drops to the sandbox uid with setpriv inside`);
+      }
+    }
+  }
+  if (mode === "unavailable") {
+    degraded.push(!bwrap ? "bubblewrap (bwrap) is not installed: sandboxes cannot be created (apt-get install bubblewrap)" : !isRoot ? "the engine is not running as root: it cannot give each sandbox its own host uid or cgroups, so sandboxes cannot be created" : "bwrap failed to create namespaces on this kernel");
+  }
+
+  const instance = `${config.port}-${process.pid}`;
+  const cgroups = detectCgroups(instance);
+  const cg = cgroups.support;
+  if (cg.version === "none") degraded.push(`cgroups unavailable (${cg.reason}): no memory/CPU/pids limits, pause unavailable, metrics read 0`);
+  else {
+    for (const c of ["memory", "cpu", "pids", "freezer", "cpuacct"] as const) if (!cg[c]) degraded.push(`cgroup controller "${c}" is not writable`);
+  }
+
+  // Runtimes that live under /root (pyenv) are bound once into this private mount namespace,
+  // so unprivileged bwrap can reach them without /root being visible.
+  const images = detectBaseImages();
+  const rtDir = path.join(config.root, "rt");
+  const binds = new Map<string, string>();
+  fs.mkdirSync(rtDir, { recursive: true, mode: 0o755 });
+  for (const image of images.values()) {
+    for (const b of image.binds) {
+      if (binds.has(b.src)) continue;
+      const target = path.join(rtDir, b.src.replace(/[^A-Za-z0-9.-]+/g, "_"));
+      if (!isRoot || !inPrivateMountNs()) {
+        // Outside a private mount namespace we must not leave host mounts behind: fall back to the path itself.
+        binds.set(b.src, b.src);
+        continue;
+      }
+      fs.mkdirSync(target, { recursive: true });
+      try {
+        execFileSync("mount", ["--bind", "-o", "ro", b.src, target]);
+        execFileSync("mount", ["-o", "remount,bind,ro", target]);
+        binds.set(b.src, target);
+      } catch (e) {
+        degraded.push(`could not bind runtime ${b.src}: ${(e as Error).message}`);
+        binds.set(b.src, b.src);
+      }
+    }
+  }
+
+  let blackhole = false;
+  let addedBlackhole = false;
+  if (isRoot && which("ip")) {
+    for (const cidr of [SANDBOX_CIDR, ...config.blackhole]) {
+      try {
+        const existing = (await execFileP("ip", ["route", "show", "type", "blackhole", cidr])).stdout.trim();
+        if (!existing) {
+          await execFileP("ip", ["route", "add", "blackhole", cidr]);
+          if (cidr === SANDBOX_CIDR) addedBlackhole = true;
+        }
+        if (cidr === SANDBOX_CIDR) blackhole = true;
+      } catch (e) {
+        degraded.push(`could not blackhole ${cidr}: ${(e as Error).message.split("\n")[0]}`);
+      }
+    }
+  } else degraded.push(`${SANDBOX_CIDR} not blackholed (needs root and iproute2)`);
+
+  const sandboxing = mode !== "unavailable";
+  const isolation: Isolation = {
+    mode,
+    running_as_root: isRoot,
+    namespaces: { user: mode === "bwrap-userns", pid: sandboxing, mount: sandboxing, ipc: sandboxing, uts: sandboxing, net: sandboxing, cgroup: sandboxing },
+    per_sandbox_uid: sandboxing,
+    rootfs: { host_userland_read_only: sandboxing, private_workspace: sandboxing, private_tmp: sandboxing },
+    cgroups: { version: cg.version, memory: cg.memory, cpu: cg.cpu, pids: cg.pids, freezer: cg.freezer, cpuacct: cg.cpuacct },
+    network: { off: sandboxing, restricted: sandboxing, open: sandboxing && slirp ? "slirp4netns" : false, blackhole },
+    pause: cg.freezer ? "freezer" : "unavailable",
+    snapshots_include_memory: false,
+    kernel,
+    enforced,
+    degraded,
+  };
+  if (sandboxing) {
+    enforced.push(
+      `namespaces: pid, mount, ipc, uts, net, cgroup${mode === "bwrap-userns" ? ", user" : ""} (bubblewrap)`,
+      "each sandbox runs as its own unprivileged host uid, with no capabilities and no_new_privs",
+      "host userland read-only; private /workspace and /tmp; no view of /root, the engine's data or other sandboxes",
+    );
+  }
+  if (cg.memory) enforced.push(`memory limit per size (cgroup ${cg.version})`);
+  if (cg.cpu) enforced.push(`CPU quota per size (cgroup ${cg.version})`);
+  if (cg.pids) enforced.push("process count capped (pids cgroup)");
+  if (cg.freezer) enforced.push("pause freezes every process (freezer cgroup)");
+  if (sandboxing) enforced.push("network off = loopback only; restricted = HTTPS CONNECT through an allow-listing proxy, nothing else");
+  if (isolation.network.open) enforced.push("network open = user-mode NAT (slirp4netns) without access to the host's loopback");
+  else if (sandboxing) degraded.push("network open unavailable: slirp4netns is not installed");
+  if (blackhole) enforced.push(`${SANDBOX_CIDR} blackholed on the host`);
+  degraded.push("shared kernel: sandboxes are namespaces and cgroups, not VMs; a kernel exploit crosses them");
+  degraded.push("pause keeps memory in RAM (freezer), it is not written to a snapshot; snapshots and forks copy the filesystem only (no CRIU on this kernel)");
+
+  log(`isolation: ${mode}; cgroups ${cg.version}; network open: ${isolation.network.open || "unavailable"}`);
+  for (const d of degraded) log(`  degraded: ${d}`);
+
+  return {
+    isolation,
+    cgroups,
+    images,
+    bwrap,
+    slirp4netns: slirp,
+    runtimeSource: (b) => binds.get(b.src) ?? b.src,
+    async close() {
+      await cgroups.cleanup();
+      for (const target of new Set(binds.values())) {
+        if (target.startsWith(rtDir)) {
+          try {
+            execFileSync("umount", [target]);
+            fs.rmdirSync(target);
+          } catch {
+            /* the private mount namespace dies with us anyway */
+          }
+        }
+      }
+      if (addedBlackhole) await execFileP("ip", ["route", "del", "blackhole", SANDBOX_CIDR]).catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,215 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import type { Readable, Writable } from "node:stream";
+import type { Host } from "./host.js";
+import type { SandboxCgroup } from "./cgroups.js";
+import type { BaseImage } from "./templates.js";
+import { sleep } from "../lib/time.js";
+
+/** The uid/gid a sandbox's user sees inside its own user namespace. */
+export const INNER_UID = 1000;
+
+export interface SandboxSpec {
+  id: string;
+  /** Unprivileged host uid owning every process and file of this sandbox. */
+  uid: number;
+  /** Host directory holding workspace/ and tmp/. */
+  dir: string;
+  image: BaseImage;
+  /** Environment every process in the sandbox starts with (image + create-time env). */
+  env: Record<string, string>;
+  network: "off" | "restricted" | "open";
+  /** Extra read-write binds (volumes, issue 5). */
+  binds?: { src: string; dest: string }[];
+}
+
+export interface SandboxDirs {
+  workspace: string;
+  tmp: string;
+}
+
+export function sandboxDirs(dir: string): SandboxDirs {
+  return { workspace: path.join(dir, "workspace"), tmp: path.join(dir, "tmp") };
+}
+
+/** Creates the sandbox's private directories, owned by its uid and closed to everyone else. */
+export async function createSandboxDirs(dir: string, uid: number): Promise<SandboxDirs> {
+  const dirs = sandboxDirs(dir);
+  await fsp.mkdir(dir, { recursive: true, mode: 0o711 });
+  for (const d of [dirs.workspace, dirs.tmp]) {
+    await fsp.mkdir(d, { recursive: true, mode: 0o700 });
+    await fsp.chown(d, uid, uid);
+    await fsp.chmod(d, 0o700);
+  }
+  return dirs;
+}
+
+function passwd(): string {
+  return `root:x:0:0:root:/root:/usr/sbin/nologin\nuser:x:${INNER_UID}:${INNER_UID}:sandbox user:/workspace:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+}
+function group(): string {
+  return `root:x:0:\nuser:x:${INNER_UID}:\nnogroup:x:65534:\n`;
+}
+function hosts(id: string): string {
+  return `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t${hostname(id)}\n`;
+}
+export function hostname(id: string): string {
+  return `sbx-${id.slice(4, 14).toLowerCase()}`;
+}
+
+const ETC_RO = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates", "nsswitch.conf", "localtime", "mime.types", "debian_version", "os-release", "bash.bashrc", "profile", "inputrc", "gai.conf", "protocols", "services", "host.conf", "terminfo", "magic", "python3", "python3.11"];
+
+/**
+ * A running sandbox: a bubblewrap process tree in its own namespaces, attached to its cgroups
+ * before its first instruction runs (bwrap --info-fd / --block-fd).
+ */
+export class SandboxProcess {
+  private exitListeners: ((reason: string) => void)[] = [];
+  exited = false;
+
+  private constructor(
+    readonly spec: SandboxSpec,
+    private readonly bwrap: ChildProcess,
+    /** Host pid of the pid-namespace init bwrap created. */
+    readonly initPid: number,
+    /** Host pid of the sandbox's long-lived process, the one exec joins. */
+    readonly targetPid: number,
+    readonly cgroup: SandboxCgroup,
+    private readonly mode: "bwrap-userns" | "bwrap-root",
+  ) {
+    bwrap.once("exit", (code, signal) => {
+      this.exited = true;
+      const reason = signal ? `sandbox init killed by ${signal}` : `sandbox init exited with code ${code}`;
+      for (const l of this.exitListeners) l(reason);
+    });
+  }
+
+  onExit(listener: (reason: string) => void): void {
+    if (this.exited) listener("sandbox init already exited");
+    else this.exitListeners.push(listener);
+  }
+
+  static async start(host: Host, spec: SandboxSpec, cgroup: SandboxCgroup): Promise<SandboxProcess> {
+    const mode = host.isolation.mode;
+    if (mode === "unavailable" || !host.bwrap) throw new Error("sandboxing unavailable on this machine (see limits.isolation)");
+    const dirs = sandboxDirs(spec.dir);
+    const args: string[] = [];
+    if (mode === "bwrap-userns") {
+      args.push("--unshare-user", "--uid", String(INNER_UID), "--gid", String(INNER_UID), "--disable-userns");
+    }
+    args.push(
+      "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net",
+      "--hostname", hostname(spec.id), "--die-with-parent", "--new-session",
+      "--info-fd", "3", "--block-fd", "4",
+      "--ro-bind", "/usr", "/usr",
+      "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin", "--symlink", "usr/lib", "/lib",
+    );
+    if (fs.existsSync("/usr/lib64")) args.push("--symlink", "usr/lib64", "/lib64");
+    if (fs.existsSync("/usr/lib32")) args.push("--symlink", "usr/lib32", "/lib32");
+    for (const name of ETC_RO) {
+      const p = `/etc/${name}`;
+      if (fs.existsSync(p)) args.push("--ro-bind", p, p);
+    }
+    // Identity and name files come from the engine, not the host (fds 5-8 below).
+    args.push("--ro-bind-data", "5", "/etc/passwd", "--ro-bind-data", "6", "/etc/group", "--ro-bind-data", "7", "/etc/hosts", "--ro-bind-data", "8", "/etc/resolv.conf");
+    for (const b of spec.image.binds) args.push("--ro-bind", host.runtimeSource(b), b.dest);
+    args.push("--proc", "/proc", "--dev", "/dev", "--bind", dirs.tmp, "/tmp", "--bind", dirs.workspace, "/workspace");
+    for (const b of spec.binds ?? []) args.push("--bind", b.src, b.dest);
+    args.push("--chdir", "/workspace", "--clearenv");
+    for (const [k, v] of Object.entries(spec.env)) args.push("--setenv", k, v);
+    args.push("--remount-ro", "/", "--");
+    if (mode === "bwrap-root") {
+      // No user namespace: drop to the sandbox uid inside, with no capabilities left.
+      args.push("/usr/bin/setpriv", `--reuid=${spec.uid}`, `--regid=${spec.uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--");
+    }
+    // The sandbox's resident process: it holds the namespaces open for exec to join.
+    args.push("/bin/sleep", "infinity");
+
+    const child = spawn(host.bwrap, args, {
+      stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe"],
+      ...(mode === "bwrap-userns" ? { uid: spec.uid, gid: spec.uid } : {}),
+      env: {},
+    });
+    const stdio = child.stdio as unknown as (Readable & Writable)[];
+    let stderr = "";
+    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()).slice(-4000));
+    const files = [passwd(), group(), hosts(spec.id), spec.network === "open" ? "nameserver 10.0.2.3\n" : ""];
+    files.forEach((content, i) => stdio[5 + i]!.end(content));
+
+    const exited = new Promise<never>((_, reject) => {
+      child.once("exit", (code, signal) => reject(new Error(`bwrap exited during start (${signal ?? code}): ${stderr.trim() || "no output"}`)));
+      child.once("error", (e) => reject(e));
+    });
+    try {
+      const info = await Promise.race([readInfo(stdio[3]!), exited, timeout(10_000, "bwrap did not report its child pid within 10 s")]);
+      const initPid = info["child-pid"];
+      // Join the cgroups before the sandbox runs a single instruction of its own.
+      cgroup.attach(initPid);
+      stdio[4]!.end("x");
+      const targetPid = await Promise.race([findResident(initPid), exited, timeout(10_000, "sandbox process did not start within 10 s")]);
+      child.stderr?.removeAllListeners("data");
+      return new SandboxProcess(spec, child, initPid, targetPid, cgroup, mode);
+    } catch (e) {
+      child.kill("SIGKILL");
+      await cgroup.destroy().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /**
+   * nsenter arguments that run a program as the sandbox user inside every namespace of this
+   * sandbox, starting in the resident process's working directory (/workspace).
+   */
+  enterArgs(): string[] {
+    const user = this.mode === "bwrap-userns" ? String(INNER_UID) : String(this.spec.uid);
+    return [
+      "-t", String(this.targetPid), "-a", "-S", user, "-G", user, "-w", "--",
+      "/usr/bin/setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--",
+    ];
+  }
+
+  async kill(): Promise<void> {
+    await this.cgroup.destroy().catch(() => undefined);
+    if (!this.exited) {
+      this.bwrap.kill("SIGKILL");
+      await new Promise<void>((r) => (this.exited ? r() : this.bwrap.once("exit", () => r())));
+    }
+  }
+}
+
+function timeout(ms: number, message: string): Promise<never> {
+  return new Promise((_, reject) => setTimeout(() => reject(new Error(message)), ms).unref());
+}
+
+function readInfo(stream: Readable): Promise<{ "child-pid": number }> {
+  return new Promise((resolve, reject) => {
+    let buf = "";
+    const onData = (d: Buffer) => {
+      buf += d.toString();
+      const m = buf.match(/"child-pid"\s*:\s*(\d+)/);
+      if (m) {
+        stream.off("data", onData);
+        resolve({ "child-pid": Number(m[1]) });
+      }
+    };
+    stream.on("data", onData);
+    stream.once("error", reject);
+  });
+}
+
+/** The resident process is bwrap init's only child once the block fd is released. */
+async function findResident(initPid: number): Promise<number> {
+  const file = `/proc/${initPid}/task/${initPid}/children`;
+  for (;;) {
+    const children = (await fsp.readFile(file, "utf8").catch(() => "")).trim();
+    const pid = Number(children.split(/\s+/)[0]);
+    if (pid > 0) {
+      // Wait for its exec of sleep (not bwrap's pre-exec fork) so nsenter sees the final mounts.
+      const comm = (await fsp.readFile(`/proc/${pid}/comm`, "utf8").catch(() => "")).trim();
+      if (comm === "sleep") return pid;
+    }
+    await sleep(1);
+  }
+}

@@ -1,0 +1,78 @@
+import { z } from "zod";
+
+/**
+ * The engine's strict reading of the contract's request bodies and queries. Unknown fields are
+ * dropped (as FastAPI/pydantic does upstream); wrong types, unknown enums and missing fields are 422.
+ */
+
+const domain = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i, "must be a host name such as api.example.com or *.example.com");
+
+export const EnvMap = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "env names are letters, digits and _"), z.string().max(32_768)).refine((m) => Object.keys(m).length <= 200, "at most 200 env vars");
+
+export const Metadata = z
+  .record(z.string().min(1).max(128), z.string().max(1024))
+  .refine((m) => Object.keys(m).length <= 50, "at most 50 metadata keys");
+
+export const SizeName = z.enum(["small", "medium", "large"]);
+export const NetworkMode = z.enum(["off", "restricted", "open"]);
+export const OnTimeout = z.enum(["kill", "pause"]);
+
+export const CreateSandboxBody = z
+  .object({
+    template: z.string().min(1).max(128).optional(),
+    snapshot: z.string().min(1).max(128).optional(),
+    size: SizeName.optional(),
+    cpu: z.number().positive().max(64).optional(),
+    memory_mb: z.number().int().min(64).max(131_072).optional(),
+    network: NetworkMode.default("off"),
+    allow_domains: z.array(domain).max(200).optional(),
+    timeout_seconds: z.number().int().min(10).optional(),
+    env: EnvMap.default({}),
+    metadata: Metadata.default({}),
+    region: z.string().min(1).max(32).nullable().optional(),
+    volume: z.union([z.string().min(1).max(128), z.object({ id: z.string().min(1), mount_path: z.string().optional() })]).nullable().optional(),
+    on_timeout: OnTimeout.default("kill"),
+    auto_resume: z.boolean().default(false),
+    preview_auth: z.boolean().default(false),
+  })
+  .superRefine((b, ctx) => {
+    if (!b.template && !b.snapshot) ctx.addIssue({ code: "custom", path: ["template"], message: "template is required (or snapshot to restore one)" });
+    if (b.allow_domains && b.network !== "restricted") {
+      ctx.addIssue({ code: "custom", path: ["allow_domains"], message: 'allow_domains only applies with network "restricted"' });
+    }
+  });
+export type CreateSandboxBody = z.infer<typeof CreateSandboxBody>;
+
+export const PatchSandboxBody = z.object({
+  metadata: Metadata.optional(),
+  timeout_seconds: z.number().int().min(10).optional(),
+  auto_resume: z.boolean().optional(),
+  on_timeout: OnTimeout.optional(),
+});
+
+export const SetTimeoutBody = z.object({ timeout_seconds: z.number().int().min(10) });
+export const ResumeBody = z.object({ timeout_seconds: z.number().int().min(10).optional() }).default({});
+
+export const SandboxStatus = z.enum(["creating", "running", "pausing", "paused", "resuming", "terminated", "expired", "failed"]);
+
+export const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().max(64).optional(),
+});
+
+export const ExecBody = z.object({
+  command: z.string().min(1).max(256 * 1024),
+  cwd: z.string().startsWith("/", "cwd must be an absolute path").max(4096).default("/workspace"),
+  env: EnvMap.default({}),
+  timeout_seconds: z.number().positive().max(86_400).default(60),
+  stdin: z.string().max(10 * 1024 * 1024).nullable().optional(),
+  stream: z.boolean().optional(),
+  kill_on_disconnect: z.boolean().optional(),
+});
+export type ExecBody = z.infer<typeof ExecBody>;
+
+export const SandboxIdParams = z.object({ id: z.string().min(1).max(64) });

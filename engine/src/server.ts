@@ -1,0 +1,54 @@
+import { spawn, spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { loadConfig } from "./config.js";
+import { buildEngine } from "./app.js";
+
+/**
+ * Entry point: `npm run engine`. As root it first re-executes itself in a private mount namespace
+ * (unshare --mount --propagation private), so the runtime bind mounts it makes vanish with it and
+ * never leak onto the host.
+ */
+async function main(): Promise<void> {
+  const isRoot = process.getuid?.() === 0;
+  if (isRoot && process.env.BATON_ENGINE_IN_MNTNS !== "1" && spawnSync("unshare", ["--version"]).status === 0) {
+    const self = fileURLToPath(import.meta.url);
+    const child = spawn("unshare", ["--mount", "--propagation", "private", "--", process.execPath, ...process.execArgv, self, ...process.argv.slice(2)], {
+      stdio: "inherit",
+      env: { ...process.env, BATON_ENGINE_IN_MNTNS: "1" },
+    });
+    for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(sig, () => child.kill(sig));
+    child.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 + 15 : 1)));
+    return;
+  }
+
+  const config = loadConfig();
+  const engine = await buildEngine(config);
+  await engine.app.listen({ port: config.port, host: config.host });
+  const addr = engine.app.server.address();
+  const port = typeof addr === "object" && addr ? addr.port : config.port;
+  console.error(`[engine] orkestr v1 engine listening on http://${config.host}:${port}/v1 (plan ${config.plan}, data ${config.root})`);
+  // A line tests and the launcher wait for.
+  console.log(JSON.stringify({ ready: true, port, pid: process.pid }));
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    console.error(`[engine] ${signal}: terminating sandboxes and cleaning up`);
+    const force = setTimeout(() => process.exit(1), 20_000);
+    force.unref();
+    try {
+      await engine.close();
+      process.exit(0);
+    } catch (e) {
+      console.error(`[engine] shutdown failed: ${(e as Error).message}`);
+      process.exit(1);
+    }
+  };
+  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(sig, () => void shutdown(sig));
+}
+
+main().catch((e: Error) => {
+  console.error(`[engine] failed to start: ${e.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,154 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+/**
+ * Boots a real engine process for a test file (temp data dir, free port) and gives typed HTTP
+ * helpers. With ORKESTR_API_URL and ORKESTR_API_KEY set, `target()` points at that server instead,
+ * so the contract suite runs against any v1 implementation.
+ */
+export interface EngineHandle {
+  /** Base URL including /v1. */
+  url: string;
+  /** Engine origin (for previews and /_admin). */
+  origin: string;
+  token: string;
+  dataDir: string | null;
+  bootstrap: string | null;
+  local: boolean;
+  proc: ChildProcess | null;
+  log(): string;
+  mint(scopes: string[]): Promise<string>;
+  api<T = any>(method: string, p: string, body?: unknown, opts?: { token?: string | null; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface ApiResponse<T> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+const ROOT = path.resolve(__dirname, "../../..");
+
+export async function startEngine(opts: { env?: Record<string, string>; dataDir?: string } = {}): Promise<EngineHandle> {
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "baton-engine-"));
+  const proc = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "engine/src/server.ts")], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+      HOME: process.env.HOME ?? "/root",
+      BATON_DATA_DIR: dataDir,
+      ORKESTR_ENGINE_PORT: "0",
+      ORKESTR_ENGINE_LOG: "warn",
+      ...opts.env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  proc.stderr!.on("data", (d: Buffer) => (log += d.toString()));
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    const t = setTimeout(() => reject(new Error(`engine did not start in 30 s:\n${log}`)), 30_000);
+    proc.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = out.match(/\{"ready":true,"port":(\d+)/);
+      if (m) {
+        clearTimeout(t);
+        resolve(Number(m[1]));
+      }
+    });
+    proc.once("exit", (code) => {
+      clearTimeout(t);
+      reject(new Error(`engine exited (${code}) during start:\n${log}`));
+    });
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  const bootstrap = fs.readFileSync(path.join(dataDir, "engine", "bootstrap.secret"), "utf8").trim();
+  const mint = async (scopes: string[]) => {
+    const r = await fetch(`${origin}/_admin/tokens`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-baton-bootstrap": bootstrap },
+      body: JSON.stringify({ scopes }),
+    });
+    if (r.status !== 201) throw new Error(`mint failed: ${r.status} ${await r.text()}`);
+    return ((await r.json()) as { token: string }).token;
+  };
+  const token = await mint(["sandboxes:read", "sandboxes:write"]);
+  const handle: EngineHandle = {
+    url: `${origin}/v1`,
+    origin,
+    token,
+    dataDir,
+    bootstrap,
+    local: true,
+    proc,
+    log: () => log,
+    mint,
+    api: (method, p, body, o) => call(`${origin}/v1`, o?.token === undefined ? token : o.token, method, p, body, o?.headers),
+    stop: (signal = "SIGTERM") =>
+      new Promise((resolve) => {
+        if (proc.exitCode !== null) return resolve(proc.exitCode);
+        proc.once("exit", (code) => resolve(code));
+        proc.kill(signal);
+      }),
+  };
+  return handle;
+}
+
+/** The server under test: ORKESTR_API_URL/KEY when given, else a fresh local engine. */
+export async function target(): Promise<EngineHandle> {
+  const url = process.env.ORKESTR_API_URL;
+  const key = process.env.ORKESTR_API_KEY;
+  if (!url || !key) return startEngine();
+  const base = url.replace(/\/+$/, "").replace(/\/v1$/, "") + "/v1";
+  return {
+    url: base,
+    origin: new URL(base).origin,
+    token: key,
+    dataDir: null,
+    bootstrap: null,
+    local: false,
+    proc: null,
+    log: () => "",
+    mint: async () => {
+      throw new Error("cannot mint tokens on a remote server");
+    },
+    api: (method, p, body, o) => call(base, o?.token === undefined ? key : o.token, method, p, body, o?.headers),
+    stop: async () => null,
+  };
+}
+
+export async function call<T>(base: string, token: string | null, method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
+  const h: Record<string, string> = { ...headers };
+  if (token) h.authorization = `Bearer ${token}`;
+  let payload: string | undefined;
+  if (body !== undefined) {
+    payload = typeof body === "string" ? body : JSON.stringify(body);
+    h["content-type"] ??= "application/json";
+  }
+  const r = await fetch(base + p, { method, headers: h, body: payload });
+  const text = await r.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON */
+  }
+  return { status: r.status, headers: r.headers, body: parsed as T, text };
+}
+
+/** Creates a sandbox and returns its id; asserts 201 with a helpful message. */
+export async function createSandbox(e: EngineHandle, body: Record<string, unknown> = {}): Promise<string> {
+  const r = await e.api<{ id: string }>("POST", "/sandboxes", { template: "python-3.12", ...body });
+  if (r.status !== 201) throw new Error(`create failed: ${r.status} ${r.text}\n${e.log()}`);
+  return r.body.id;
+}
+
+export async function exec(e: EngineHandle, id: string, command: string, extra: Record<string, unknown> = {}) {
+  const r = await e.api<{ stdout: string; stderr: string; exit_code: number; duration_ms: number; timed_out: boolean; truncated: boolean }>("POST", `/sandboxes/${id}/exec`, { command, ...extra });
+  if (r.status !== 200) throw new Error(`exec failed: ${r.status} ${r.text}`);
+  return r.body;
+}
