@@ -54,6 +54,21 @@ function which(bin: string): string | null {
   return null;
 }
 
+/**
+ * Sandbox uids must pass through the data dir to reach their own directories (which stay 0700).
+ * The data dir gets o+x (search, not read); an ancestor that blocks it is reported, not changed.
+ */
+function ensureTraversable(dataDir: string, degraded: string[]): void {
+  const st = fs.statSync(dataDir);
+  if ((st.mode & 0o001) === 0) fs.chmodSync(dataDir, (st.mode & 0o7777) | 0o111);
+  for (let dir = path.dirname(dataDir); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if ((fs.statSync(dir).mode & 0o001) === 0) {
+      degraded.push(`${dir} is not searchable by other users, so sandbox uids cannot reach ${dataDir}; move BATON_DATA_DIR or chmod o+x ${dir}`);
+      break;
+    }
+  }
+}
+
 function inPrivateMountNs(): boolean {
   return process.env.BATON_ENGINE_IN_MNTNS === "1";
 }
@@ -67,6 +82,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   const kernel = fs.existsSync("/proc/sys/kernel/osrelease") ? fs.readFileSync("/proc/sys/kernel/osrelease", "utf8").trim() : "unknown";
 
   fs.mkdirSync(path.join(config.root, "sbx"), { recursive: true, mode: 0o711 });
+  ensureTraversable(config.dataDir, degraded);
   fs.chmodSync(config.root, 0o711);
   fs.chmodSync(path.join(config.root, "sbx"), 0o711);
 

@@ -133,6 +133,8 @@ export class SandboxProcess {
       env: {},
     });
     const stdio = child.stdio as unknown as (Readable & Writable)[];
+    // bwrap closes its ends of these pipes whenever it is done with them; that is not an error.
+    for (const s of stdio) s?.on("error", () => undefined);
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()).slice(-4000));
     const files = [passwd(), group(), hosts(spec.id), spec.network === "open" ? "nameserver 10.0.2.3\n" : ""];
@@ -146,7 +148,12 @@ export class SandboxProcess {
       const info = await Promise.race([readInfo(stdio[3]!), exited, timeout(10_000, "bwrap did not report its child pid within 10 s")]);
       const initPid = info["child-pid"];
       // Join the cgroups before the sandbox runs a single instruction of its own.
-      cgroup.attach(initPid);
+      try {
+        cgroup.attach(initPid);
+      } catch (e) {
+        await sleep(50);
+        throw new Error(`${(e as Error).message} (bwrap: ${stderr.trim() || "no output"})`);
+      }
       stdio[4]!.end("x");
       const targetPid = await Promise.race([findResident(initPid), exited, timeout(10_000, "sandbox process did not start within 10 s")]);
       child.stderr?.removeAllListeners("data");

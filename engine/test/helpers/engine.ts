@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 /**
  * Boots a real engine process for a test file (temp data dir, free port) and gives typed HTTP
@@ -20,6 +21,7 @@ export interface EngineHandle {
   proc: ChildProcess | null;
   log(): string;
   mint(scopes: string[]): Promise<string>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read loosely typed JSON
   api<T = any>(method: string, p: string, body?: unknown, opts?: { token?: string | null; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -31,7 +33,7 @@ export interface ApiResponse<T> {
   text: string;
 }
 
-const ROOT = path.resolve(__dirname, "../../..");
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
 export async function startEngine(opts: { env?: Record<string, string>; dataDir?: string } = {}): Promise<EngineHandle> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "baton-engine-"));
