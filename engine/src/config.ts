@@ -17,6 +17,8 @@ const EnvSchema = z.object({
   /** First uid of the per-sandbox host uid pool. */
   ORKESTR_ENGINE_UID_BASE: z.coerce.number().int().min(1000).default(200_000),
   ORKESTR_ENGINE_LOG: z.enum(["silent", "error", "warn", "info", "debug"]).default("info"),
+  /** Overrides the plan's one-time trial credit (EUR), e.g. to exercise trial_exhausted. */
+  ORKESTR_ENGINE_TRIAL_CREDIT_EUR: z.coerce.number().min(0).optional(),
   /** Extra CIDR to blackhole besides the sandbox range (comma separated). */
   ORKESTR_ENGINE_BLACKHOLE: z.string().default(""),
 });
@@ -33,6 +35,7 @@ export interface EngineConfig {
   uidBase: number;
   logLevel: "silent" | "error" | "warn" | "info" | "debug";
   blackhole: string[];
+  trialCreditEur: number | undefined;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<EngineConfig> = {}): EngineConfig {
@@ -59,6 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     sampleMs: e.ORKESTR_ENGINE_SAMPLE_MS,
     uidBase: e.ORKESTR_ENGINE_UID_BASE,
     logLevel: e.ORKESTR_ENGINE_LOG,
+    trialCreditEur: e.ORKESTR_ENGINE_TRIAL_CREDIT_EUR,
     blackhole: e.ORKESTR_ENGINE_BLACKHOLE.split(",").map((s) => s.trim()).filter(Boolean),
     ...overrides,
   };

@@ -71,6 +71,20 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   return reply.status(err.status).send({ detail: err.detail, code: err.code, ...err.extra });
 }
 
+function drain(stream: NodeJS.ReadableStream, cap: number): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const done = () => resolve();
+    stream.on("data", (c: Buffer) => {
+      seen += c.length;
+      if (seen > cap) done();
+    });
+    stream.once("end", done);
+    stream.once("error", done);
+    stream.resume();
+  });
+}
+
 /** FastAPI-style validation detail: [{loc, msg, type}]. */
 export function zodDetail(err: ZodError, where: "body" | "query" | "path"): { loc: (string | number)[]; msg: string; type: string }[] {
   return err.issues.map((i) => ({
@@ -87,7 +101,11 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (error instanceof ZodError) return sendError(reply, new ApiError("validation_error", zodDetail(error, "body")));
     const fe = error as FastifyError;
     if (fe.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-      return sendError(reply, new ApiError("payload_too_large", "Request body is larger than this route accepts. Use files/presign-upload or files/raw for large files."));
+      // Read the rest of the body first (bounded) so the client, still uploading, gets the 413
+      // instead of a reset connection.
+      return drain(request.raw, 256 * 1024 * 1024).then(() =>
+        sendError(reply, new ApiError("payload_too_large", "Request body is larger than this route accepts. Use files/presign-upload or files/raw for large files.")),
+      );
     }
     if (fe.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
       return sendError(reply, new ApiError("unsupported_media_type", `Unsupported Content-Type "${request.headers["content-type"] ?? ""}"; send application/json.`));

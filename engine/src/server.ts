@@ -12,7 +12,8 @@ async function main(): Promise<void> {
   const isRoot = process.getuid?.() === 0;
   if (isRoot && process.env.BATON_ENGINE_IN_MNTNS !== "1" && spawnSync("unshare", ["--version"]).status === 0) {
     const self = fileURLToPath(import.meta.url);
-    const child = spawn("unshare", ["--mount", "--propagation", "private", "--", process.execPath, ...process.execArgv, self, ...process.argv.slice(2)], {
+    // setpriv --pdeathsig: if this launcher dies, even by SIGKILL, the engine gets SIGTERM and cleans up.
+    const child = spawn("setpriv", ["--pdeathsig", "TERM", "--", "unshare", "--mount", "--propagation", "private", "--", process.execPath, ...process.execArgv, self, ...process.argv.slice(2)], {
       stdio: "inherit",
       env: { ...process.env, BATON_ENGINE_IN_MNTNS: "1" },
     });

@@ -96,6 +96,45 @@ export interface SandboxCgroup {
   setCpu(cpu: number): void;
 }
 
+/**
+ * Groups left by an engine that died without cleaning up (SIGKILL, power loss): any sibling
+ * `baton-<pid>` whose engine process is gone. Their tasks are killed and the groups removed.
+ */
+function reapStale(parentOfParents: string): void {
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(parentOfParents).filter((n) => /^baton-\d+$/.test(n));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(name.slice("baton-".length));
+    if (pid === process.pid || fs.existsSync(`/proc/${pid}`)) continue;
+    const dir = path.join(parentOfParents, name);
+    for (const child of fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory())) {
+      const group = path.join(dir, child.name);
+      try {
+        for (const task of fs.readFileSync(path.join(group, "cgroup.procs"), "utf8").split("\n").filter(Boolean)) {
+          try {
+            process.kill(Number(task), "SIGKILL");
+          } catch {
+            /* gone */
+          }
+        }
+        tryWrite(path.join(group, "freezer.state"), "THAWED");
+        fs.rmdirSync(group);
+      } catch {
+        /* still busy: left for the next start */
+      }
+    }
+    try {
+      fs.rmdirSync(dir);
+    } catch {
+      /* not empty yet */
+    }
+  }
+}
+
 /** Detects what this machine lets the engine control, by really creating a test group. */
 export function detectCgroups(instance: string): CgroupDriver {
   const own = ownCgroupPaths();
@@ -104,6 +143,7 @@ export function detectCgroups(instance: string): CgroupDriver {
     const mount = path.join(ROOT, c);
     if (!fs.existsSync(path.join(mount, "cgroup.procs"))) continue;
     const parent = path.join(mount, own.get(c) ?? "/", `baton-${instance}`);
+    reapStale(path.dirname(parent));
     try {
       fs.mkdirSync(parent, { recursive: true });
       const probe = path.join(parent, "probe");
@@ -118,6 +158,7 @@ export function detectCgroups(instance: string): CgroupDriver {
   const unified = fs.existsSync(path.join(ROOT, "cgroup.controllers")) ? ROOT : path.join(ROOT, "unified");
   if (fs.existsSync(path.join(unified, "cgroup.controllers"))) {
     const parent = path.join(unified, own.get("") ?? "/", `baton-${instance}`);
+    reapStale(path.dirname(parent));
     try {
       fs.mkdirSync(parent, { recursive: true });
       const avail = fs.readFileSync(path.join(parent, "cgroup.controllers"), "utf8").trim().split(/\s+/);

@@ -106,8 +106,8 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
     degraded.push(!bwrap ? "bubblewrap (bwrap) is not installed: sandboxes cannot be created (apt-get install bubblewrap)" : !isRoot ? "the engine is not running as root: it cannot give each sandbox its own host uid or cgroups, so sandboxes cannot be created" : "bwrap failed to create namespaces on this kernel");
   }
 
-  const instance = `${config.port}-${process.pid}`;
-  const cgroups = detectCgroups(instance);
+  // Named after this process, so a later engine can tell our groups are stale if we die uncleanly.
+  const cgroups = detectCgroups(String(process.pid));
   const cg = cgroups.support;
   if (cg.version === "none") degraded.push(`cgroups unavailable (${cg.reason}): no memory/CPU/pids limits, pause unavailable, metrics read 0`);
   else {

@@ -2,12 +2,13 @@ import http from "node:http";
 import net from "node:net";
 import dns from "node:dns/promises";
 import fs from "node:fs";
+import os from "node:os";
 
 /**
  * The allow-listing egress proxy of one restricted sandbox. It speaks HTTP CONNECT on a unix
  * socket that only that sandbox's relay reaches, and opens a tunnel only to port 443 of a host
  * on its list (exact names, or `*.example.com` for subdomains). Plain HTTP, other ports,
- * IP literals and loopback/link-local destinations are refused.
+ * IP literals and names resolving to loopback, private, link-local or host addresses are refused.
  */
 export class EgressProxy {
   private server: http.Server;
@@ -44,11 +45,13 @@ export class EgressProxy {
     const target = req.url ?? "";
     const m = target.match(/^([^:]+):(\d+)$/);
     if (!m) return refuse("400 Bad Request", "CONNECT target must be host:port");
-    const [, host, portStr] = m as unknown as [string, string, string];
+    const [, rawHost, portStr] = m as unknown as [string, string, string];
+    // One normal form for the allow list and the static names alike ("Allowed.Test." = "allowed.test").
+    const host = rawHost.toLowerCase().replace(/\.$/, "");
     if (Number(portStr) !== 443) return refuse("403 Forbidden", `only HTTPS (port 443) is allowed, not port ${portStr}`);
     if (net.isIP(host)) return refuse("403 Forbidden", "IP addresses are not allowed; use an allowed host name");
     if (!this.allows(host)) return refuse("403 Forbidden", `${host} is not on this sandbox's allow list`);
-    let address = this.staticHosts.get(host.toLowerCase());
+    let address = this.staticHosts.get(host);
     if (!address) {
       try {
         address = (await dns.lookup(host)).address;
@@ -56,17 +59,27 @@ export class EgressProxy {
         return refuse("502 Bad Gateway", `cannot resolve ${host}`);
       }
     }
-    if (isLocal(address)) return refuse("403 Forbidden", `${host} resolves to a local address`);
+    if (isForbiddenAddress(address)) return refuse("403 Forbidden", `${host} resolves to a loopback, private, link-local or host address`);
+    if (client.destroyed) return;
+    let established = false;
     const upstream = net.connect({ host: address, port: 443 });
-    upstream.setTimeout(15_000, () => upstream.destroy());
+    upstream.setTimeout(15_000, () => upstream.destroy(new Error("connect timeout")));
     upstream.once("connect", () => {
+      established = true;
       upstream.setTimeout(0);
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       if (head.length) upstream.write(head);
       upstream.pipe(client);
       client.pipe(upstream);
     });
-    upstream.on("error", () => refuse("502 Bad Gateway", `cannot connect to ${host}:443`));
+    upstream.on("error", () => {
+      // Before the tunnel exists the client gets an HTTP answer; after, the bytes are TLS: just cut it.
+      if (established) client.destroy();
+      else refuse("502 Bad Gateway", `cannot connect to ${host}:443`);
+    });
+    upstream.once("close", () => {
+      if (established) client.end();
+    });
     client.once("close", () => upstream.destroy());
   }
 
@@ -87,8 +100,32 @@ export class EgressProxy {
   }
 }
 
-function isLocal(ip: string): boolean {
-  if (net.isIPv6(ip)) return ip === "::1" || ip.startsWith("fe80:") || ip.startsWith("::ffff:127.");
-  const [a, b] = ip.split(".").map(Number) as [number, number];
-  return a === 127 || a === 0 || (a === 169 && b === 254) || (a === 10 && b === 200);
+/**
+ * Destinations a sandbox must never reach through the proxy, whatever name it allow-listed (its
+ * owner controls that name's DNS): loopback, unspecified, private (RFC 1918, CGNAT, ULA),
+ * link-local (cloud metadata), multicast/reserved, the sandbox range, and every address of the
+ * engine's own host. IPv4 rules also match IPv4-mapped IPv6 (`::ffff:127.0.0.1`).
+ */
+const FORBIDDEN = (() => {
+  const list = new net.BlockList();
+  const v4: [string, number][] = [
+    ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
+    ["192.0.0.0", 24], ["192.168.0.0", 16], ["224.0.0.0", 4], ["240.0.0.0", 4],
+  ];
+  for (const [a, p] of v4) list.addSubnet(a, p, "ipv4");
+  const v6: [string, number][] = [["::", 127], ["fe80::", 10], ["fc00::", 7], ["ff00::", 8], ["64:ff9b::", 96]];
+  for (const [a, p] of v6) list.addSubnet(a, p, "ipv6");
+  return list;
+})();
+
+export function isForbiddenAddress(ip: string): boolean {
+  const family = net.isIPv6(ip) ? "ipv6" : net.isIPv4(ip) ? "ipv4" : null;
+  if (!family) return true;
+  if (FORBIDDEN.check(ip, family)) return true;
+  // The host's own addresses (not only loopback): a service bound to 0.0.0.0 answers on each of them.
+  const own = new net.BlockList();
+  for (const addrs of Object.values(os.networkInterfaces())) {
+    for (const a of addrs ?? []) own.addAddress(a.address.replace(/%.*$/, ""), a.family === "IPv6" ? "ipv6" : "ipv4");
+  }
+  return own.check(ip, family);
 }

@@ -100,7 +100,8 @@ export class SandboxService {
     private readonly host: Host,
     private readonly events: EventLog,
   ) {
-    this.plan = PLANS[config.plan];
+    const plan = PLANS[config.plan];
+    this.plan = config.trialCreditEur === undefined ? plan : { ...plan, trialCreditEur: config.trialCreditEur };
   }
 
   /** Sandboxes whose processes died with an earlier engine run are marked failed, never dropped. */

@@ -19,6 +19,8 @@ export interface EngineHandle {
   bootstrap: string | null;
   local: boolean;
   proc: ChildProcess | null;
+  /** Pid of the engine process itself (the launcher re-executes it in a private mount namespace). */
+  enginePid: number | null;
   log(): string;
   mint(scopes: string[]): Promise<string>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read loosely typed JSON
@@ -35,6 +37,15 @@ export interface ApiResponse<T> {
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
+let engines = 0;
+/**
+ * Engines started in parallel by different test files must not hand out the same host uids,
+ * so each gets its own block of 500 uids.
+ */
+function uidBase(): number {
+  return 500_000 + ((process.pid * 13 + engines++) % 1000) * 500;
+}
+
 export async function startEngine(opts: { env?: Record<string, string>; dataDir?: string } = {}): Promise<EngineHandle> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "baton-engine-"));
   const proc = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "engine/src/server.ts")], {
@@ -45,21 +56,22 @@ export async function startEngine(opts: { env?: Record<string, string>; dataDir?
       BATON_DATA_DIR: dataDir,
       ORKESTR_ENGINE_PORT: "0",
       ORKESTR_ENGINE_LOG: "warn",
+      ORKESTR_ENGINE_UID_BASE: String(uidBase()),
       ...opts.env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let log = "";
   proc.stderr!.on("data", (d: Buffer) => (log += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
+  const { port, pid } = await new Promise<{ port: number; pid: number }>((resolve, reject) => {
     let out = "";
     const t = setTimeout(() => reject(new Error(`engine did not start in 30 s:\n${log}`)), 30_000);
     proc.stdout!.on("data", (d: Buffer) => {
       out += d.toString();
-      const m = out.match(/\{"ready":true,"port":(\d+)/);
+      const m = out.match(/\{"ready":true,"port":(\d+),"pid":(\d+)/);
       if (m) {
         clearTimeout(t);
-        resolve(Number(m[1]));
+        resolve({ port: Number(m[1]), pid: Number(m[2]) });
       }
     });
     proc.once("exit", (code) => {
@@ -87,6 +99,7 @@ export async function startEngine(opts: { env?: Record<string, string>; dataDir?
     bootstrap,
     local: true,
     proc,
+    enginePid: pid,
     log: () => log,
     mint,
     api: (method, p, body, o) => call(`${origin}/v1`, o?.token === undefined ? token : o.token, method, p, body, o?.headers),
@@ -114,6 +127,7 @@ export async function target(): Promise<EngineHandle> {
     bootstrap: null,
     local: false,
     proc: null,
+    enginePid: null,
     log: () => "",
     mint: async () => {
       throw new Error("cannot mint tokens on a remote server");

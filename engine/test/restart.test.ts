@@ -1,0 +1,121 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { createSandbox, exec, startEngine } from "./helpers/engine.js";
+
+/** Restarts lose nothing, and a clean shutdown leaves nothing behind (engine-only). */
+
+const CONTROLLERS = ["memory", "cpu", "cpuacct", "freezer", "pids"];
+
+function cgroupDirsOf(enginePid: number): string[] {
+  const found: string[] = [];
+  const ownMemory = fs.readFileSync("/proc/self/cgroup", "utf8").match(/:memory:(\S+)/)?.[1] ?? "/";
+  for (const c of CONTROLLERS) {
+    const base = path.join("/sys/fs/cgroup", c, c === "memory" ? ownMemory : "/");
+    const dir = path.join(base, `baton-${enginePid}`);
+    if (fs.existsSync(dir)) found.push(dir);
+  }
+  return found;
+}
+
+function processesOwnedBy(uids: Set<number>): string[] {
+  const out: string[] = [];
+  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+      const uid = Number(status.match(/^Uid:\s+(\d+)/m)?.[1]);
+      if (uids.has(uid)) out.push(`${pid} ${fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ")}`);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return out;
+}
+
+function helperProcessesFor(dataDir: string): string[] {
+  const out: string[] = [];
+  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+      if ((cmd.includes("socat") && cmd.includes(dataDir)) || cmd.startsWith("slirp4netns") && !fs.existsSync(cmd.match(/\/proc\/(\d+)\/ns\/net/)?.[0] ?? "/")) out.push(`${pid} ${cmd}`);
+    } catch {
+      /* exited */
+    }
+  }
+  return out;
+}
+
+async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
+
+describe("restarts", () => {
+  it("SIGTERM terminates every sandbox and leaves no process, cgroup, mount or file behind; state persists", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-restart-"));
+    const uidBase = 390_000 + (process.pid % 100) * 100;
+    const env = { ORKESTR_ENGINE_UID_BASE: String(uidBase) };
+    const a = await startEngine({ dataDir, env });
+    const ids = [await createSandbox(a), await createSandbox(a, { network: "restricted" }), await createSandbox(a, { network: "open" })];
+    await exec(a, ids[0]!, "nohup sleep 1000 >/dev/null 2>&1 &");
+    await exec(a, ids[0]!, "echo persisted > /workspace/f");
+    const uids = new Set(Array.from({ length: 10 }, (_, i) => uidBase + i));
+    expect(processesOwnedBy(uids).length).toBeGreaterThan(0);
+    expect(cgroupDirsOf(a.enginePid!).length).toBeGreaterThan(0);
+    const token = a.token;
+
+    expect(await a.stop("SIGTERM")).toBe(0);
+    expect(await waitUntil(() => processesOwnedBy(uids).length === 0, 5000)).toBe(true);
+    expect(cgroupDirsOf(a.enginePid!)).toEqual([]);
+    expect(helperProcessesFor(dataDir)).toEqual([]);
+    expect(fs.readFileSync("/proc/self/mounts", "utf8")).not.toContain(dataDir);
+    expect(fs.readdirSync(path.join(dataDir, "engine", "sbx"))).toEqual([]);
+
+    const b = await startEngine({ dataDir, env });
+    try {
+      // The old token is still valid: tokens persist hashed in the engine's SQLite.
+      const old = await b.api("GET", `/sandboxes/${ids[0]}`, undefined, { token });
+      expect(old.status).toBe(200);
+      expect(old.body).toMatchObject({ status: "terminated", status_reason: "engine shut down" });
+      const events = (await b.api("GET", `/sandboxes/${ids[0]}/events`)).body.map((x: { type: string }) => x.type);
+      expect(events).toEqual(["sandbox.created", "exec", "exec", "sandbox.terminated"]);
+      const terminated = (await b.api("GET", "/sandboxes?status=terminated")).body.map((x: { id: string }) => x.id);
+      expect(terminated).toEqual(expect.arrayContaining(ids));
+    } finally {
+      await b.stop();
+    }
+  });
+
+  it("after a crash (SIGKILL) the next start marks the lost sandboxes failed and reaps their cgroups", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-crash-"));
+    const uidBase = 395_000 + (process.pid % 100) * 40;
+    const env = { ORKESTR_ENGINE_UID_BASE: String(uidBase) };
+    const a = await startEngine({ dataDir, env });
+    const id = await createSandbox(a);
+    await exec(a, id, "nohup sleep 1000 >/dev/null 2>&1 &");
+    const crashedPid = a.enginePid!;
+    process.kill(crashedPid, "SIGKILL");
+    await a.stop();
+    const uids = new Set(Array.from({ length: 5 }, (_, i) => uidBase + i));
+    // bwrap --die-with-parent takes the sandbox down with the engine.
+    expect(await waitUntil(() => processesOwnedBy(uids).length === 0, 5000)).toBe(true);
+
+    const b = await startEngine({ dataDir, env });
+    try {
+      const s = (await b.api("GET", `/sandboxes/${id}`)).body;
+      expect(s.status).toBe("failed");
+      expect(s.status_reason).toMatch(/engine restarted/);
+      expect((await b.api("GET", "/sandboxes")).body.map((x: { id: string }) => x.id)).toContain(id);
+      expect(cgroupDirsOf(crashedPid)).toEqual([]);
+      const ev = (await b.api("GET", `/sandboxes/${id}/events`)).body.map((x: { type: string }) => x.type);
+      expect(ev.at(-1)).toBe("sandbox.failed");
+    } finally {
+      await b.stop();
+    }
+  });
+});
