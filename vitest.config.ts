@@ -4,6 +4,7 @@ import { defineConfig } from "vitest/config";
 // run two at a time on this 2-core machine and get generous timeouts.
 export default defineConfig({
   test: {
+    reporters: ["default", "./scripts/vitest-summary-reporter.ts"],
     projects: [
       {
         test: {

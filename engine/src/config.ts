@@ -17,6 +17,11 @@ const EnvSchema = z.object({
   /** First uid of the per-sandbox host uid pool. */
   ORKESTR_ENGINE_UID_BASE: z.coerce.number().int().min(1000).default(200_000),
   ORKESTR_ENGINE_LOG: z.enum(["silent", "error", "warn", "info", "debug"]).default("info"),
+  /**
+   * Mechanisms to treat as refused by the kernel (comma list of userns, cgroups, slirp4netns), so
+   * the degraded paths can be exercised on a machine that allows everything.
+   */
+  ORKESTR_ENGINE_DISABLE: z.string().default(""),
   /** Overrides the plan's one-time trial credit (EUR), e.g. to exercise trial_exhausted. */
   ORKESTR_ENGINE_TRIAL_CREDIT_EUR: z.coerce.number().min(0).optional(),
   /** Extra CIDR to blackhole besides the sandbox range (comma separated). */
@@ -36,6 +41,7 @@ export interface EngineConfig {
   logLevel: "silent" | "error" | "warn" | "info" | "debug";
   blackhole: string[];
   trialCreditEur: number | undefined;
+  disable: Set<"userns" | "cgroups" | "slirp4netns">;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<EngineConfig> = {}): EngineConfig {
@@ -63,7 +69,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     uidBase: e.ORKESTR_ENGINE_UID_BASE,
     logLevel: e.ORKESTR_ENGINE_LOG,
     trialCreditEur: e.ORKESTR_ENGINE_TRIAL_CREDIT_EUR,
+    disable: parseDisable(e.ORKESTR_ENGINE_DISABLE),
     blackhole: e.ORKESTR_ENGINE_BLACKHOLE.split(",").map((s) => s.trim()).filter(Boolean),
     ...overrides,
   };
+}
+
+const DISABLEABLE = ["userns", "cgroups", "slirp4netns"] as const;
+function parseDisable(list: string): Set<(typeof DISABLEABLE)[number]> {
+  const out = new Set<(typeof DISABLEABLE)[number]>();
+  for (const item of list.split(",").map((s) => s.trim()).filter(Boolean)) {
+    if (!(DISABLEABLE as readonly string[]).includes(item)) throw new Error(`ORKESTR_ENGINE_DISABLE: unknown "${item}" (known: ${DISABLEABLE.join(", ")})`);
+    out.add(item as (typeof DISABLEABLE)[number]);
+  }
+  return out;
 }

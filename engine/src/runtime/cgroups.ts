@@ -174,6 +174,10 @@ export function detectCgroups(instance: string): CgroupDriver {
   return new NoCgroups("neither a writable cgroup v1 controller nor a delegated cgroup v2 subtree was found");
 }
 
+export function noCgroups(reason: string): CgroupDriver {
+  return new NoCgroups(reason);
+}
+
 class V1Driver implements CgroupDriver {
   support: CgroupSupport;
   constructor(private dirs: Map<V1Controller, string>) {

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { EngineConfig } from "../config.js";
-import { detectCgroups, type CgroupDriver } from "./cgroups.js";
+import { detectCgroups, noCgroups, type CgroupDriver } from "./cgroups.js";
 import { detectBaseImages, type BaseImage } from "./templates.js";
 
 const execFileP = promisify(execFile);
@@ -78,7 +78,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   const enforced: string[] = [];
   const isRoot = process.getuid?.() === 0;
   const bwrap = which("bwrap");
-  const slirp = which("slirp4netns");
+  const slirp = config.disable.has("slirp4netns") ? null : which("slirp4netns");
   const kernel = fs.existsSync("/proc/sys/kernel/osrelease") ? fs.readFileSync("/proc/sys/kernel/osrelease", "utf8").trim() : "unknown";
 
   fs.mkdirSync(path.join(config.root, "sbx"), { recursive: true, mode: 0o711 });
@@ -90,9 +90,11 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   // process holds any host capability.
   let mode: Isolation["mode"] = "unavailable";
   if (bwrap && isRoot) {
-    const probe = spawnSync(bwrap, ["--unshare-user", "--unshare-pid", "--unshare-net", "--disable-userns", "--ro-bind", "/", "/", "--proc", "/proc", "true"], {
-      uid: config.uidBase - 1, gid: config.uidBase - 1, timeout: 5000,
-    });
+    const probe = config.disable.has("userns")
+      ? { status: 1, stderr: "disabled by ORKESTR_ENGINE_DISABLE" }
+      : spawnSync(bwrap, ["--unshare-user", "--unshare-pid", "--unshare-net", "--disable-userns", "--ro-bind", "/", "/", "--proc", "/proc", "true"], {
+          uid: config.uidBase - 1, gid: config.uidBase - 1, timeout: 5000,
+        });
     if (probe.status === 0) mode = "bwrap-userns";
     else {
       const asRoot = spawnSync(bwrap, ["--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc", "true"], { timeout: 5000 });
@@ -107,7 +109,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   }
 
   // Named after this process, so a later engine can tell our groups are stale if we die uncleanly.
-  const cgroups = detectCgroups(String(process.pid));
+  const cgroups = config.disable.has("cgroups") ? noCgroups("disabled by ORKESTR_ENGINE_DISABLE") : detectCgroups(String(process.pid));
   const cg = cgroups.support;
   if (cg.version === "none") degraded.push(`cgroups unavailable (${cg.reason}): no memory/CPU/pids limits, pause unavailable, metrics read 0`);
   else {

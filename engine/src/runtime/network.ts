@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import type { EngineConfig } from "../config.js";
-import { EgressProxy } from "../services/egress-proxy.js";
+import { EgressProxy, FORBIDDEN_V4, FORBIDDEN_V6 } from "../services/egress-proxy.js";
 import { sleep } from "../lib/time.js";
 import type { Host } from "./host.js";
 import type { SandboxProcess } from "./sandbox-proc.js";
@@ -19,7 +20,8 @@ export interface NetworkHandle {
  * Gives a sandbox its network mode. Every sandbox starts with its own network namespace holding
  * only loopback (`off`). `restricted` adds a relay on the sandbox's 127.0.0.1:3128 to a per-sandbox
  * CONNECT proxy in the engine that admits only HTTPS to allow-listed hosts: the sandbox has no
- * route anywhere else. `open` adds user-mode NAT (slirp4netns) without host-loopback access.
+ * route anywhere else. `open` adds user-mode NAT (slirp4netns) to the internet, without access to
+ * the host itself (loopback or any of its addresses) or to private and link-local networks.
  */
 export async function startNetwork(host: Host, proc: SandboxProcess, mode: "off" | "restricted" | "open", allow: string[], config: EngineConfig): Promise<NetworkHandle> {
   const netns = `/proc/${proc.targetPid}/ns/net`;
@@ -49,30 +51,141 @@ export async function startNetwork(host: Host, proc: SandboxProcess, mode: "off"
     };
   }
   if (!host.slirp4netns) throw new Error("slirp4netns is not installed");
+  // slirp4netns opens the sandbox's outbound sockets on the host, as root. It runs with the
+  // sandbox's gid so a per-sandbox nftables table can keep those sockets off the host's own
+  // addresses and private networks (--disable-host-loopback alone only covers 10.0.2.2).
+  const gid = proc.spec.uid;
+  const filter = await installOpenFilter(proc.spec.id, gid);
   const slirp = spawn(
     host.slirp4netns,
     ["--configure", "--mtu=65520", "--disable-host-loopback", "--ready-fd=3", "--exit-fd=4", "--netns-type=path", netns, "tap0"],
-    { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] },
+    { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], gid },
   );
   let stderr = "";
   slirp.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
-  await new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`slirp4netns not ready within 5 s: ${stderr.trim()}`)), 5000);
-    (slirp.stdio[3] as NodeJS.ReadableStream).once("data", () => {
-      clearTimeout(t);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`slirp4netns not ready within 5 s: ${stderr.trim()}`)), 5000);
+      (slirp.stdio[3] as NodeJS.ReadableStream).once("data", () => {
+        clearTimeout(t);
+        resolve();
+      });
+      slirp.once("error", (e) => {
+        clearTimeout(t);
+        reject(e);
+      });
+      slirp.once("exit", (code) => {
+        clearTimeout(t);
+        reject(new Error(`slirp4netns exited (${code}): ${stderr.trim()}`));
+      });
     });
-    slirp.once("exit", (code) => {
-      clearTimeout(t);
-      reject(new Error(`slirp4netns exited (${code}): ${stderr.trim()}`));
-    });
-  });
+  } catch (e) {
+    await killAndWait(slirp);
+    await filter.remove();
+    throw e;
+  }
   return {
     mode,
     close: async () => {
       // Closing the exit fd asks slirp4netns to stop; SIGKILL if it lingers.
       (slirp.stdio[4] as NodeJS.WritableStream).end();
       await killAndWait(slirp, 500);
+      await filter.remove();
+    },
+  };
+}
+
+const NFT_PREFIX = "baton_open_";
+let nftWarned = false;
+let staleReaped = false;
+
+function nft(args: string[], input?: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = execFile("nft", args, { timeout: 5000 }, (err, _out, stderr) => (err ? reject(new Error(`nft ${args.join(" ")}: ${String(stderr).trim() || err.message}`)) : resolve()));
+    if (input !== undefined) child.stdin!.end(input);
+  });
+}
+
+/** Tables an earlier engine process left behind when it died without cleaning up (named by its pid). */
+async function reapStaleFilters(): Promise<void> {
+  if (staleReaped) return;
+  staleReaped = true;
+  const out = await new Promise<string>((resolve) => execFile("nft", ["list", "tables"], { timeout: 5000 }, (err, stdout) => resolve(err ? "" : stdout)));
+  for (const line of out.split("\n")) {
+    const m = line.match(new RegExp(`^table inet (${NFT_PREFIX}(\\d+)_\\w+)$`));
+    if (!m || Number(m[2]) === process.pid) continue;
+    let alive = true;
+    try {
+      process.kill(Number(m[2]), 0);
+    } catch (e) {
+      alive = (e as NodeJS.ErrnoException).code === "EPERM";
+    }
+    if (!alive) await nft(["delete", "table", "inet", m[1]!]).catch(() => undefined);
+  }
+}
+
+/** The host's DNS servers: slirp4netns forwards the sandbox's 10.0.2.3 to them, so port 53 there stays open. */
+function hostNameservers(): { v4: string[]; v6: string[] } {
+  const v4: string[] = [];
+  const v6: string[] = [];
+  try {
+    for (const line of fs.readFileSync("/etc/resolv.conf", "utf8").split("\n")) {
+      const m = line.match(/^\s*nameserver\s+(\S+)/);
+      const ip = m?.[1]?.replace(/%.*$/, "");
+      if (ip && net.isIPv4(ip)) v4.push(ip);
+      else if (ip && net.isIPv6(ip)) v6.push(ip);
+    }
+  } catch {
+    /* no resolv.conf: no exception needed */
+  }
+  return { v4, v6 };
+}
+
+/**
+ * A per-sandbox nftables table on the host's output hook: packets from sockets whose gid is the
+ * sandbox's (its slirp4netns) are refused towards the host's own addresses (`fib daddr type
+ * local`), loopback, private, link-local and reserved ranges, except DNS to the host's resolvers.
+ * Without nft the sandbox still gets NAT, and the engine says once that this filter is missing.
+ */
+async function installOpenFilter(id: string, gid: number): Promise<{ remove(): Promise<void> }> {
+  const table = `${NFT_PREFIX}${process.pid}_${id.toLowerCase().replace(/[^a-z0-9]/g, "_")}`;
+  await reapStaleFilters();
+  const dns = hostNameservers();
+  const refuse = (match: string) => [`${match} meta l4proto tcp reject with tcp reset`, `${match} reject with icmpx type admin-prohibited`];
+  const rules = [
+    ...(dns.v4.length ? [`ip daddr { ${dns.v4.join(", ")} } meta l4proto { tcp, udp } th dport 53 accept`] : []),
+    ...(dns.v6.length ? [`ip6 daddr { ${dns.v6.join(", ")} } meta l4proto { tcp, udp } th dport 53 accept`] : []),
+    ...refuse("fib daddr type local"),
+    ...refuse(`ip daddr { ${FORBIDDEN_V4.join(", ")} }`),
+    ...refuse(`ip6 daddr { ${FORBIDDEN_V6.join(", ")} }`),
+  ];
+  const script = [
+    `table inet ${table} {`,
+    `  chain out { type filter hook output priority filter; policy accept; meta skgid ${gid} jump guard; }`,
+    `  chain guard {`,
+    ...rules.map((r) => `    ${r}`),
+    `  }`,
+    `}`,
+    "",
+  ].join("\n");
+  try {
+    await nft(["-f", "-"], script);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT" || /ENOENT|not found/.test((e as Error).message)) {
+      if (!nftWarned) {
+        nftWarned = true;
+        console.error("[engine] degraded: nft (nftables) is not installed, so network \"open\" sandboxes can reach the host's non-loopback addresses and private networks");
+      }
+      return { remove: async () => undefined };
+    }
+    throw new Error(`could not install the network "open" filter: ${(e as Error).message}`);
+  }
+  let removed = false;
+  return {
+    remove: async () => {
+      if (removed) return;
+      removed = true;
+      await nft(["delete", "table", "inet", table]).catch(() => undefined);
     },
   };
 }

@@ -23,6 +23,8 @@ export interface SandboxSpec {
   network: "off" | "restricted" | "open";
   /** Extra read-write binds (volumes, issue 5). */
   binds?: { src: string; dest: string }[];
+  /** Per-process fallbacks where the cgroup controllers are missing. */
+  limits: { memoryBytes: number; pidsMax: number };
 }
 
 export interface SandboxDirs {
@@ -46,11 +48,23 @@ export async function createSandboxDirs(dir: string, uid: number): Promise<Sandb
   return dirs;
 }
 
-function passwd(): string {
-  return `root:x:0:0:root:/root:/usr/sbin/nologin\nuser:x:${INNER_UID}:${INNER_UID}:sandbox user:/workspace:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+function passwd(uid: number): string {
+  return `root:x:0:0:root:/root:/usr/sbin/nologin\nuser:x:${uid}:${uid}:sandbox user:/workspace:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 }
-function group(): string {
-  return `root:x:0:\nuser:x:${INNER_UID}:\nnogroup:x:65534:\n`;
+function group(uid: number): string {
+  return `root:x:0:\nuser:x:${uid}:\nnogroup:x:65534:\n`;
+}
+
+/**
+ * Where a cgroup controller is missing, per-process rlimits stand in: address space for memory,
+ * and RLIMIT_NPROC, which counts per host uid and so per sandbox, for the pids cap.
+ */
+function rlimitFallback(host: Host, spec: SandboxSpec): string[] {
+  const cg = host.isolation.cgroups;
+  const flags: string[] = [];
+  if (!cg.memory) flags.push(`--as=${spec.limits.memoryBytes}`);
+  if (!cg.pids) flags.push(`--nproc=${spec.limits.pidsMax}`);
+  return flags.length ? ["/usr/bin/prlimit", ...flags, "--"] : [];
 }
 function hosts(id: string): string {
   return `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t${hostname(id)}\n`;
@@ -78,6 +92,7 @@ export class SandboxProcess {
     readonly targetPid: number,
     readonly cgroup: SandboxCgroup,
     private readonly mode: "bwrap-userns" | "bwrap-root",
+    private readonly rlimits: string[],
   ) {
     bwrap.once("exit", (code, signal) => {
       this.exited = true;
@@ -125,7 +140,8 @@ export class SandboxProcess {
       args.push("/usr/bin/setpriv", `--reuid=${spec.uid}`, `--regid=${spec.uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--");
     }
     // The sandbox's resident process: it holds the namespaces open for exec to join.
-    args.push("/bin/sleep", "infinity");
+    const rlimits = rlimitFallback(host, spec);
+    args.push(...rlimits, "/bin/sleep", "infinity");
 
     const child = spawn(host.bwrap, args, {
       stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe"],
@@ -137,7 +153,8 @@ export class SandboxProcess {
     for (const s of stdio) s?.on("error", () => undefined);
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()).slice(-4000));
-    const files = [passwd(), group(), hosts(spec.id), spec.network === "open" ? "nameserver 10.0.2.3\n" : ""];
+    const userUid = mode === "bwrap-userns" ? INNER_UID : spec.uid;
+    const files = [passwd(userUid), group(userUid), hosts(spec.id), spec.network === "open" ? "nameserver 10.0.2.3\n" : ""];
     files.forEach((content, i) => stdio[5 + i]!.end(content));
 
     const exited = new Promise<never>((_, reject) => {
@@ -157,7 +174,7 @@ export class SandboxProcess {
       stdio[4]!.end("x");
       const targetPid = await Promise.race([findResident(initPid), exited, timeout(10_000, "sandbox process did not start within 10 s")]);
       child.stderr?.removeAllListeners("data");
-      return new SandboxProcess(spec, child, initPid, targetPid, cgroup, mode);
+      return new SandboxProcess(spec, child, initPid, targetPid, cgroup, mode, rlimits);
     } catch (e) {
       child.kill("SIGKILL");
       await cgroup.destroy().catch(() => undefined);
@@ -173,6 +190,7 @@ export class SandboxProcess {
     const user = this.mode === "bwrap-userns" ? String(INNER_UID) : String(this.spec.uid);
     return [
       "-t", String(this.targetPid), "-a", "-S", user, "-G", user, "-w", "--",
+      ...this.rlimits,
       "/usr/bin/setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--",
     ];
   }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import type { EngineConfig } from "../config.js";
@@ -330,7 +331,7 @@ export class SandboxService {
       .run(
         id, requested, shape.size, shape.cpu, shape.memory_mb, body.network, allowDomains ? JSON.stringify(allowDomains) : null, region,
         JSON.stringify(body.metadata), JSON.stringify(Object.keys(body.env)), timeout, body.on_timeout, body.auto_resume ? 1 : 0,
-        body.preview_auth ? 1 : 0, previewToken, uid, now,
+        body.preview_auth ? 1 : 0, previewToken ? createHash("sha256").update(previewToken).digest("hex") : null, uid, now,
       );
 
     const dir = this.sandboxDir(id);
@@ -348,7 +349,8 @@ export class SandboxService {
         ...(body.network === "restricted" ? proxyEnv() : {}),
         ...body.env,
       };
-      const proc = await SandboxProcess.start(this.host, { id, uid, dir, image, env, network: body.network }, cgroup);
+      const limits = { memoryBytes: shape.memory_mb * 1024 * 1024, pidsMax: PIDS_MAX };
+      const proc = await SandboxProcess.start(this.host, { id, uid, dir, image, env, network: body.network, limits }, cgroup);
       const network = await startNetwork(this.host, proc, body.network, allowDomains ?? DEFAULT_EGRESS_DOMAINS, this.config).catch(async (e: Error) => {
         await proc.kill();
         throw e;

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the engine uses to build real sandboxes, where they are missing:
+#   bubblewrap  - namespaces (the sandbox itself)
+#   slirp4netns - user-mode NAT for network "open"
+#   socat       - the in-sandbox relay to the egress proxy for network "restricted"
+#   iproute2    - the blackhole route for the sandbox range; test "fake internet" namespaces
+#   curl, openssl, procps - used inside sandboxes and by the network tests
+set -euo pipefail
+need=()
+for pkg in bubblewrap slirp4netns socat iproute2 curl openssl procps util-linux; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ "${#need[@]}" -eq 0 ]; then
+  echo "system packages: all present"
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "missing Debian packages: ${need[*]} - install them as root (apt-get install -y ${need[*]})" >&2
+  exit 1
+fi
+echo "installing: ${need[*]}"
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
