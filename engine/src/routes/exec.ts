@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
 import { parse } from "../lib/validate.js";
-import { CappedBuffer, runExec } from "../runtime/exec.js";
+import { CappedBuffer, runExec, type RunningExec } from "../runtime/exec.js";
 import { ExecBody, SandboxIdParams } from "../schemas.js";
 
 /** Keepalive comment period on streams (contract §3.3). */
@@ -66,8 +66,15 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
     });
     res.flushHeaders();
     let clientGone = false;
+    let run: RunningExec | null = null;
     const write = (s: string) => {
-      if (!clientGone) res.write(s);
+      if (clientGone) return;
+      // Respect the client's pace: a slow reader pauses the command's pipes instead of the
+      // engine buffering its output in memory.
+      if (!res.write(s) && run) {
+        run.pauseOutput();
+        res.once("drain", () => run?.resumeOutput());
+      }
     };
     const chunk = (streamName: "stdout" | "stderr") => (c: Buffer) => {
       const text = c.toString("utf8");
@@ -75,18 +82,21 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
       if (Buffer.from(text, "utf8").equals(c)) write(frame({ stream: streamName, data: text }));
       else write(frame({ stream: streamName, data: c.toString("base64"), encoding: "base64" }));
     };
-    const run = runExec(live.proc, { command: body.command, cwd: body.cwd, env: body.env, stdin: body.stdin, timeoutMs: body.timeout_seconds * 1000 }, {
+    run = runExec(live.proc, { command: body.command, cwd: body.cwd, env: body.env, stdin: body.stdin, timeoutMs: body.timeout_seconds * 1000 }, {
       onStdout: chunk("stdout"),
       onStderr: chunk("stderr"),
     });
+    const running = run;
     const timer = setInterval(() => write(keepalive), KEEPALIVE_MS);
     res.on("close", () => {
       if (res.writableFinished) return;
       clientGone = true;
-      if (killOnDisconnect) run.kill();
+      // A client that left must not leave the command blocked on a paused pipe.
+      running.resumeOutput();
+      if (killOnDisconnect) running.kill();
     });
     try {
-      const result = await run.done;
+      const result = await running.done;
       events.record(row.id, "exec.stream", { command: body.command.slice(0, 1000), exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out, client_disconnected: clientGone });
       write(frame({ is_final: true, exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out }));
     } catch (e) {

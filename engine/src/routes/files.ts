@@ -1,4 +1,271 @@
-import type { FastifyInstance } from "fastify";
+import fs from "node:fs";
+import type { Readable } from "node:stream";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
 import type { EngineContext } from "../context.js";
+import { ApiError } from "../errors.js";
+import { iso } from "../lib/time.js";
+import { parse } from "../lib/validate.js";
+import { SandboxIdParams } from "../schemas.js";
+import {
+  decodeContent,
+  MAX_BATCH_BYTES,
+  MAX_JSON_FILE_BYTES,
+  normalizeApiPath,
+  parseMode,
+  SandboxFiles,
+  sign,
+  verifySigned,
+} from "../services/files.js";
 
-export function fileRoutes(_app: FastifyInstance, _ctx: EngineContext): void {}
+/** Batch bodies carry up to 25 MiB decoded as base64 (×4/3) plus JSON framing. */
+const BATCH_BODY_LIMIT = 36 * 1024 * 1024;
+const MAX_PRESIGN_SECONDS = 604_800;
+
+const Encoding = z.enum(["base64", "utf8", "utf-8"]).default("base64");
+const WriteFile = z.object({
+  path: z.string().min(1),
+  content: z.string(),
+  encoding: Encoding,
+  mode: z.string().optional(),
+});
+const BatchBody = z.object({ files: z.array(z.unknown()).min(1).max(1000) });
+const flag = z
+  .enum(["true", "false", "1", "0", ""])
+  .optional()
+  .transform((v) => v === "true" || v === "1");
+const PathQuery = z.object({ path: z.string().min(1), list: flag, recursive: flag });
+const Presign = z.object({
+  path: z.string().min(1),
+  expires_in_seconds: z.number().int().min(1).max(MAX_PRESIGN_SECONDS).default(300),
+});
+const PresignUpload = Presign.extend({ max_bytes: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional() });
+
+const first = (v: unknown) => (Array.isArray(v) ? v[0] : v) as string | undefined;
+
+/** Query strings may repeat a key; the first value wins, as elsewhere in the engine. */
+function query(req: FastifyRequest): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) out[k] = first(v);
+  return out;
+}
+
+/** Files (contract §3.4): JSON read/list/write/delete, batch, presigned URLs and raw bytes. */
+export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
+  const { sandboxes, events } = ctx;
+
+  /** The running sandbox (auto-resumed if it asked for it) and its file tree. */
+  const open = async (id: string) => {
+    const { row, live } = await sandboxes.running(id);
+    return { row, files: new SandboxFiles(live.proc.spec) };
+  };
+
+  // GET /v1/sandboxes/{id}/files?path=&list= – a file (base64) or a directory listing
+  app.get("/sandboxes/:id/files", async (req) => {
+    const { id } = parse(SandboxIdParams, req.params, "path");
+    const q = parse(PathQuery, query(req), "query");
+    const p = normalizeApiPath(q.path);
+    const { files } = await open(id);
+    files.locate(p);
+    const r = files.read(p);
+    if (r.type === "directory") return q.list ? r.entries : { path: p, type: "directory", entries: r.entries };
+    if (q.list) throw new ApiError("not_a_directory", `"${p}" is a file; list=true needs a directory`);
+    return { path: p, type: "file", size: r.size, content: r.content.toString("base64"), encoding: "base64", modified_at: r.modified_at };
+  });
+
+  // POST /v1/sandboxes/{id}/files – write one file (parents created), 201 {path, size}
+  app.post("/sandboxes/:id/files", async (req, reply) => {
+    const { id } = parse(SandboxIdParams, req.params, "path");
+    const body = parse(WriteFile, req.body, "body");
+    const p = normalizeApiPath(body.path);
+    const mode = parseMode(body.mode);
+    const data = decodeContent(body.content, body.encoding === "base64" ? "base64" : "utf8", MAX_JSON_FILE_BYTES);
+    const { row, files } = await open(id);
+    files.locate(p);
+    const written = files.write(p, data, mode);
+    events.record(row.id, "file.write", { path: written.path, size: written.size });
+    return reply.status(201).send(written);
+  });
+
+  // DELETE /v1/sandboxes/{id}/files?path=&recursive= – 204
+  app.delete("/sandboxes/:id/files", async (req, reply) => {
+    const { id } = parse(SandboxIdParams, req.params, "path");
+    const q = parse(PathQuery, query(req), "query");
+    const p = normalizeApiPath(q.path);
+    const { row, files } = await open(id);
+    files.locate(p);
+    const removed = files.remove(p, q.recursive);
+    events.record(row.id, "file.delete", { path: removed.path, size: removed.size, type: removed.type, ...(q.recursive ? { recursive: true } : {}) });
+    return reply.status(204).send();
+  });
+
+  // POST /v1/sandboxes/{id}/files/batch – each row succeeds or fails alone; 200 {written, errors}
+  app.post("/sandboxes/:id/files/batch", { bodyLimit: BATCH_BODY_LIMIT }, async (req) => {
+    const { id } = parse(SandboxIdParams, req.params, "path");
+    const { files: rows } = parse(BatchBody, req.body, "body");
+    // Decode everything first: the 25 MiB total is all-or-nothing, row errors are not.
+    const decoded: ({ path: string; data: Buffer; mode?: number } | { path: string; error: ApiError })[] = [];
+    let total = 0;
+    rows.forEach((raw, i) => {
+      const rawPath = typeof (raw as { path?: unknown })?.path === "string" ? (raw as { path: string }).path : "";
+      try {
+        const row = WriteFile.safeParse(raw);
+        if (!row.success) {
+          throw new ApiError("validation_error", row.error.issues.map((x) => `${["files", i, ...x.path].map(String).join(".")}: ${x.message}`).join("; "));
+        }
+        const p = normalizeApiPath(row.data.path);
+        const mode = parseMode(row.data.mode);
+        const data = decodeContent(row.data.content, row.data.encoding === "base64" ? "base64" : "utf8", MAX_JSON_FILE_BYTES, ["body", "files", i, "content"]);
+        total += data.length;
+        decoded.push({ path: p, data, mode });
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        decoded.push({ path: rawPath, error: e });
+      }
+    });
+    if (total > MAX_BATCH_BYTES) {
+      throw new ApiError("payload_too_large", `The batch holds ${total} bytes; files/batch takes at most ${MAX_BATCH_BYTES} bytes in total. Split it, or use files/presign-upload for large files.`, { size: total, limit: MAX_BATCH_BYTES });
+    }
+    const { row, files } = await open(id);
+    const written: { path: string; size: number }[] = [];
+    const errors: { path: string; detail: string; code: string }[] = [];
+    for (const d of decoded) {
+      try {
+        if ("error" in d) throw d.error;
+        files.locate(d.path);
+        const w = files.write(d.path, d.data, d.mode);
+        events.record(row.id, "file.write", { path: w.path, size: w.size });
+        written.push(w);
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        errors.push({ path: d.path, detail: typeof e.detail === "string" ? e.detail : JSON.stringify(e.detail), code: e.code });
+      }
+    }
+    return { written, errors };
+  });
+
+  /** Absolute URL on the origin the caller used (Host header), so it works through port maps. */
+  const rawUrl = (req: FastifyRequest, sandboxId: string, params: Record<string, string>) => {
+    const host = /^[A-Za-z0-9.\-:[\]]+$/.test(req.host ?? "") ? req.host : `127.0.0.1:${req.socket.localPort ?? ctx.config.port}`;
+    const qs = new URLSearchParams(params).toString();
+    return `${req.protocol}://${host}/v1/sandboxes/${encodeURIComponent(sandboxId)}/files/raw?${qs}`;
+  };
+
+  // POST /v1/sandboxes/{id}/files/presign-upload – a PUT URL that needs no token
+  app.post("/sandboxes/:id/files/presign-upload", async (req) => {
+    const { id } = parse(SandboxIdParams, req.params, "path");
+    const body = parse(PresignUpload, req.body, "body");
+    const p = normalizeApiPath(body.path);
+    const { row, files } = await open(id);
+    files.locate(p);
+    const exp = Math.floor(Date.now() / 1000) + body.expires_in_seconds;
+    const sig = sign(ctx.signingKey, { method: "PUT", sandboxId: row.id, path: p, exp, maxBytes: body.max_bytes });
+    const params: Record<string, string> = { path: p, exp: String(exp) };
+    if (body.max_bytes !== undefined) params.max = String(body.max_bytes);
+    params.sig = sig;
+    return { url: rawUrl(req, row.id, params), method: "PUT", headers: { "Content-Type": "application/octet-stream" }, expires_at: iso(exp * 1000) };
+  });
+
+  // POST /v1/sandboxes/{id}/files/presign-download – a GET URL that needs no token
+  app.post("/sandboxes/:id/files/presign-download", async (req) => {
+    const { id } = parse(SandboxIdParams, req.params, "path");
+    const body = parse(Presign, req.body, "body");
+    const p = normalizeApiPath(body.path);
+    const { row, files } = await open(id);
+    files.locate(p);
+    const exp = Math.floor(Date.now() / 1000) + body.expires_in_seconds;
+    const sig = sign(ctx.signingKey, { method: "GET", sandboxId: row.id, path: p, exp });
+    return { url: rawUrl(req, row.id, { path: p, exp: String(exp), sig }), method: "GET", expires_at: iso(exp * 1000) };
+  });
+
+  /**
+   * Raw bytes. The auth hook lets a request through without a token only when it carries `sig`
+   * and no Authorization header; such a request must then prove itself here. With a Bearer
+   * token the hook already checked the scope, and exp/sig are ignored.
+   */
+  const authorizeRaw = (req: FastifyRequest, method: "GET" | "PUT", id: string, p: string, q: Record<string, string | undefined>) => {
+    if (req.token) return {};
+    return verifySigned(ctx.signingKey, q, { method, sandboxId: id, path: p });
+  };
+
+  // Raw routes live in their own scope: every body is a byte stream there, whatever its
+  // Content-Type (an uploaded .json is still bytes), and the JSON routes above keep their parser.
+  void app.register(async (raw) => {
+    raw.removeAllContentTypeParsers();
+    raw.addContentTypeParser("*", (_req, payload, done) => done(null, payload));
+
+    // GET (and HEAD) /v1/sandboxes/{id}/files/raw?path= – bytes, with single-range support
+    const download = async (req: FastifyRequest, reply: FastifyReply) => {
+      const { id } = parse(SandboxIdParams, req.params, "path");
+      const q = query(req);
+      const { path: rawPath } = parse(z.object({ path: z.string().min(1) }), q, "query");
+      const p = normalizeApiPath(rawPath);
+      authorizeRaw(req, "GET", id, p, q);
+      const { files } = await open(id);
+      files.locate(p);
+      const f = files.openForDownload(p);
+      const range = parseRange(req.headers.range, f.size);
+      if (range === "unsatisfiable") {
+        fs.close(f.fd, () => undefined);
+        throw new ApiError("range_not_satisfiable", `Range "${req.headers.range}" is outside the file (${f.size} bytes)`, { size: f.size }, { "Content-Range": `bytes */${f.size}` });
+      }
+      const start = range?.start ?? 0;
+      const end = range?.end ?? f.size - 1;
+      reply
+        .header("Content-Type", "application/octet-stream")
+        .header("Content-Length", String(Math.max(0, end - start + 1)))
+        .header("Accept-Ranges", "bytes")
+        .header("Last-Modified", new Date(f.modified_at).toUTCString())
+        .header("Content-Disposition", `attachment; filename*=UTF-8''${encodeURIComponent(f.name)}`)
+        .header("X-Content-Type-Options", "nosniff")
+        .header("Cache-Control", "private, no-store");
+      if (range) reply.status(206).header("Content-Range", `bytes ${start}-${end}/${f.size}`);
+      if (req.method === "HEAD" || end < start) {
+        fs.close(f.fd, () => undefined);
+        return reply.send();
+      }
+      return reply.send(fs.createReadStream("", { fd: f.fd, start, end, autoClose: true }));
+    };
+    // HEAD is its own route: Fastify's automatic one would read the whole file and drop it.
+    raw.get("/sandboxes/:id/files/raw", { exposeHeadRoute: false }, download);
+    raw.head("/sandboxes/:id/files/raw", download);
+
+    // PUT /v1/sandboxes/{id}/files/raw?path= – streams the body into the file, 201 {path, size}
+    raw.put("/sandboxes/:id/files/raw", async (req, reply) => {
+      const { id } = parse(SandboxIdParams, req.params, "path");
+      const q = query(req);
+      const { path: rawPath } = parse(z.object({ path: z.string().min(1) }), q, "query");
+      const p = normalizeApiPath(rawPath);
+      const { maxBytes } = authorizeRaw(req, "PUT", id, p, q);
+      const declared = Number(req.headers["content-length"] ?? NaN);
+      if (maxBytes !== undefined && declared > maxBytes) {
+        throw new ApiError("payload_too_large", `Content-Length ${declared} exceeds this URL's max_bytes (${maxBytes})`, { limit: maxBytes });
+      }
+      const { row, files } = await open(id);
+      files.locate(p);
+      const written = await files.upload(p, req.body as Readable | undefined, maxBytes);
+      events.record(row.id, "file.write", { path: written.path, size: written.size });
+      return reply.status(201).send(written);
+    });
+  });
+}
+
+/**
+ * One `bytes=` range (a-b, a-, -n). Anything else, multiple ranges included, is ignored and the
+ * whole file is sent, as RFC 9110 allows.
+ */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | "unsatisfiable" | null {
+  if (!header) return null;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === "" && m[2] === "")) return null;
+  if (m[1] === "") {
+    const n = Number(m[2]);
+    if (n === 0 || size === 0) return "unsatisfiable";
+    return { start: Math.max(0, size - n), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const last = m[2] === "" ? size - 1 : Number(m[2]);
+  if (last < start) return null;
+  if (start >= size) return "unsatisfiable";
+  return { start, end: Math.min(last, size - 1) };
+}

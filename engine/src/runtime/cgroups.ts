@@ -281,8 +281,17 @@ class V1Cgroup implements SandboxCgroup {
   async freeze(): Promise<boolean> {
     const dir = this.groups.get("freezer");
     if (!dir) return false;
-    fs.writeFileSync(path.join(dir, "freezer.state"), "FROZEN");
-    return waitFor(() => fs.readFileSync(path.join(dir, "freezer.state"), "utf8").trim() === "FROZEN", 2000);
+    const state = path.join(dir, "freezer.state");
+    // A task caught mid-fork can leave the group FREEZING; writing FROZEN again retries the
+    // freeze over the new task (v1 freezer semantics), so keep asking until it settles.
+    fs.writeFileSync(state, "FROZEN");
+    const frozen = await waitFor(() => {
+      if (fs.readFileSync(state, "utf8").trim() === "FROZEN") return true;
+      fs.writeFileSync(state, "FROZEN");
+      return false;
+    }, 2000);
+    if (!frozen) fs.writeFileSync(state, "THAWED");
+    return frozen;
   }
   async thaw(): Promise<boolean> {
     const dir = this.groups.get("freezer");

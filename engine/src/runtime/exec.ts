@@ -46,6 +46,9 @@ export interface ExecHandlers {
 export interface RunningExec {
   done: Promise<ExecResult>;
   kill(): void;
+  /** Backpressure: stop reading the command's output until resumeOutput (the pipe then blocks the command). */
+  pauseOutput(): void;
+  resumeOutput(): void;
   child: ChildProcess;
 }
 
@@ -98,7 +101,19 @@ export function runExec(proc: SandboxProcess, req: ExecRequest, handlers: ExecHa
       void Promise.all([ended(child.stdout!), ended(child.stderr!)]).then(finish);
     });
   });
-  return { done, kill: killTree, child };
+  return {
+    done,
+    kill: killTree,
+    pauseOutput: () => {
+      child.stdout!.pause();
+      child.stderr!.pause();
+    },
+    resumeOutput: () => {
+      child.stdout!.resume();
+      child.stderr!.resume();
+    },
+    child,
+  };
 }
 
 const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15, SIGSEGV: 11, SIGABRT: 6, SIGPIPE: 13 };

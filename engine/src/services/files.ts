@@ -1,0 +1,683 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { ApiError } from "../errors.js";
+import { iso } from "../lib/time.js";
+import { sandboxDirs, type SandboxSpec } from "../runtime/sandbox-proc.js";
+
+/**
+ * File access for one sandbox (contract §3.4), done by the engine as root on the sandbox's host
+ * directories. The sandbox user owns and controls everything under /workspace and /tmp, so every
+ * path is walked one component at a time through directory fds, never re-resolved from a string:
+ *
+ * - Node has no openat(), so `/proc/self/fd/<dirfd>/<name>` stands in for it: the kernel resolves
+ *   the magic link to the exact directory the fd holds, whatever was renamed or swapped since.
+ * - Each component is lstat'ed; directories are opened O_DIRECTORY|O_NOFOLLOW, so a symlink
+ *   swapped in after the lstat fails the open instead of being followed.
+ * - Symlinks the sandbox made are followed the way the sandbox itself sees them: an absolute
+ *   target such as `/workspace/data` means the sandbox's own /workspace, not the host's. A target
+ *   outside the reachable mounts (`/etc`, `/`, another sandbox's directory) is 400 invalid_path.
+ * - Every fd opened is checked with readlink(/proc/self/fd/N) to still be inside the mount root.
+ * - Files and directories the engine creates are fchown'ed to the sandbox uid and fchmod'ed to
+ *   the requested mode, so the sandbox sees them as its own (and umask plays no part).
+ */
+
+/** Largest file the JSON API reads or writes (decoded); bigger ones go through files/raw. */
+export const MAX_JSON_FILE_BYTES = 10 * 1024 * 1024;
+/** Largest total (decoded) of one files/batch request. */
+export const MAX_BATCH_BYTES = 25 * 1024 * 1024;
+const MAX_PATH_BYTES = 4096;
+const MAX_NAME_BYTES = 255;
+/** Same bound as the kernel's: a symlink loop ends in invalid_path, not a hang. */
+const MAX_SYMLINK_HOPS = 40;
+/** Recursive delete holds one fd per level; deeper trees are left to `rm -rf` via exec. */
+const MAX_DELETE_DEPTH = 256;
+/** Tries for steps a concurrently writing sandbox can race (mkdir, rmdir of a refilled dir). */
+const RACE_RETRIES = 5;
+
+const C = fs.constants;
+const DIR_FLAGS = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW | C.O_NONBLOCK;
+
+/** The fd-relative stand-in for openat(dirfd, name). `name` never contains a slash. */
+const at = (dirFd: number, name: string) => `/proc/self/fd/${dirFd}/${name}`;
+/** The same for names read back from the disk, kept as bytes: not every name is valid UTF-8. */
+const atRaw = (dirFd: number, name: Buffer) => Buffer.concat([Buffer.from(`/proc/self/fd/${dirFd}/`), name]);
+
+const errno = (e: unknown): string | undefined => (e as NodeJS.ErrnoException | null)?.code;
+
+function closeQuietly(fd: number | null | undefined): void {
+  if (fd == null) return;
+  try {
+    fs.closeSync(fd);
+  } catch {
+    /* already closed */
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// API paths
+
+const REACH = "The local engine's file API reaches /workspace and /tmp (/persist will come with volumes)";
+
+/**
+ * Canonical form of an API path: absolute, no `..`, no NUL, bounded; `.` and repeated or trailing
+ * slashes are dropped. Throws 400 invalid_path with the reason.
+ */
+export function normalizeApiPath(p: string): string {
+  if (p.includes("\0")) throw new ApiError("invalid_path", "Path contains a NUL byte");
+  if (!p.startsWith("/")) throw new ApiError("invalid_path", `Path "${p}" is relative; give an absolute sandbox path such as /workspace/main.py`);
+  if (Buffer.byteLength(p) > MAX_PATH_BYTES) throw new ApiError("invalid_path", `Path is longer than ${MAX_PATH_BYTES} bytes`);
+  const parts = p.split("/").filter((s) => s !== "" && s !== ".");
+  if (parts.includes("..")) throw new ApiError("invalid_path", `Path "${p}" contains a ".." segment; give a normalized absolute path`);
+  const long = parts.find((s) => Buffer.byteLength(s) > MAX_NAME_BYTES);
+  if (long !== undefined) throw new ApiError("invalid_path", `Path component "${long.slice(0, 40)}…" is longer than ${MAX_NAME_BYTES} bytes`);
+  return "/" + parts.join("/");
+}
+
+function joinApi(dir: string, name: string): string {
+  return dir === "/" ? `/${name}` : `${dir}/${name}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Content decoding (JSON bodies)
+
+const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
+/**
+ * Decodes a JSON body's `content`: strict base64 (standard or URL alphabet, whitespace ignored) or
+ * UTF-8 text. Size is checked before decoding so an oversized body is refused without a copy.
+ */
+export function decodeContent(content: string, encoding: "base64" | "utf8", limit: number, loc: (string | number)[] = ["body", "content"]): Buffer {
+  if (encoding === "utf8") {
+    const size = Buffer.byteLength(content, "utf8");
+    if (size > limit) throw tooLarge(size, limit);
+    return Buffer.from(content, "utf8");
+  }
+  const compact = /\s/.test(content) ? content.replace(/\s+/g, "") : content;
+  if (!BASE64.test(compact) || compact.length % 4 === 1) {
+    throw new ApiError("validation_error", [{ loc, msg: "content is not valid base64 (send encoding: \"utf8\" for plain text)", type: "value_error.base64" }]);
+  }
+  const estimate = Math.floor((compact.length * 3) / 4);
+  if (estimate > limit + 2) throw tooLarge(estimate, limit);
+  const data = Buffer.from(compact, "base64");
+  if (data.length > limit) throw tooLarge(data.length, limit);
+  return data;
+}
+
+function tooLarge(size: number, limit: number): ApiError {
+  return new ApiError(
+    "payload_too_large",
+    `Content is ${size} bytes; the JSON file API takes at most ${limit} bytes. Use files/presign-upload or PUT files/raw for large files.`,
+    { size, limit },
+  );
+}
+
+/** "0644", "644" or "0o644" → 0o644. Only permission bits: no setuid, setgid or sticky. */
+export function parseMode(mode: string | undefined): number | undefined {
+  if (mode === undefined) return undefined;
+  const m = /^(?:0o?)?([0-7]{3})$/.exec(mode);
+  if (!m) throw new ApiError("validation_error", [{ loc: ["body", "mode"], msg: 'mode must be octal permission bits such as "0644"', type: "value_error" }]);
+  return parseInt(m[1]!, 8);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Presigned URLs: HMAC-SHA256 over method|sandbox_id|path|exp (and |max for uploads)
+
+export interface SignedParams {
+  method: "GET" | "PUT";
+  sandboxId: string;
+  path: string;
+  exp: number;
+  /** Upload cap carried in the URL as `max`; part of the signature so it cannot be raised. */
+  maxBytes?: number;
+}
+
+export function sign(key: Buffer, p: SignedParams): string {
+  let msg = `${p.method}|${p.sandboxId}|${p.path}|${p.exp}`;
+  if (p.method === "PUT") msg += `|${p.maxBytes ?? ""}`;
+  return createHmac("sha256", key).update(msg).digest("hex");
+}
+
+/**
+ * Checks a presigned request: the signature first (so a tampered `exp` is 403, not 410), then the
+ * expiry. The signature binds method, sandbox, path and upload cap, so none can be swapped.
+ */
+export function verifySigned(key: Buffer, q: { exp?: string; sig?: string; max?: string }, p: Omit<SignedParams, "exp" | "maxBytes">): { maxBytes?: number } {
+  const bad = () => new ApiError("invalid_signature", "The presigned URL's signature does not match (wrong method, sandbox, path or a modified parameter)");
+  if (!q.exp || !/^\d{1,12}$/.test(q.exp) || !q.sig || !/^[0-9a-f]{64}$/i.test(q.sig)) throw bad();
+  if (q.max !== undefined && !/^\d{1,16}$/.test(q.max)) throw bad();
+  const exp = Number(q.exp);
+  const maxBytes = q.max === undefined ? undefined : Number(q.max);
+  const expected = Buffer.from(sign(key, { ...p, exp, maxBytes }), "hex");
+  if (!timingSafeEqual(expected, Buffer.from(q.sig, "hex"))) throw bad();
+  if (Date.now() > exp * 1000) throw new ApiError("url_expired", `The presigned URL expired at ${iso(exp * 1000)}; ask for a new one`, { expired_at: iso(exp * 1000) });
+  return { maxBytes };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sandbox's file tree
+
+interface Mount {
+  /** Where the sandbox sees it, e.g. /workspace. */
+  at: string;
+  /** Host directory bound there. */
+  host: string;
+  /** realpath of `host`, what /proc/self/fd readlinks must stay under. */
+  real: string;
+}
+
+/** A path resolved to "entry `name` in the directory held by `dirFd`". The caller closes dirFd. */
+interface Resolved {
+  dirFd: number;
+  name: string;
+  /** Sandbox path of the entry after following symlinks. */
+  path: string;
+  mount: Mount;
+  /** The entry is the mount root itself (dirFd is then the trusted, engine-owned parent). */
+  isRoot: boolean;
+}
+
+export interface DirEntry {
+  name: string;
+  path: string;
+  is_dir: boolean;
+  /** Extra to the contract: "file", "directory", "symlink" or "other". */
+  type: "file" | "directory" | "symlink" | "other";
+  size: number;
+  modified_at: string;
+}
+
+export type ReadResult =
+  | { type: "file"; size: number; content: Buffer; modified_at: string }
+  | { type: "directory"; entries: DirEntry[] };
+
+export interface OpenedFile {
+  fd: number;
+  size: number;
+  name: string;
+  modified_at: string;
+}
+
+function entryType(st: fs.Stats): DirEntry["type"] {
+  if (st.isSymbolicLink()) return "symlink";
+  if (st.isDirectory()) return "directory";
+  if (st.isFile()) return "file";
+  return "other";
+}
+
+export class SandboxFiles {
+  private readonly mounts: Mount[];
+  private readonly uid: number;
+
+  constructor(spec: Pick<SandboxSpec, "dir" | "uid" | "binds">) {
+    const dirs = sandboxDirs(spec.dir);
+    const list = [
+      { at: "/workspace", host: dirs.workspace },
+      { at: "/tmp", host: dirs.tmp },
+      // Extra binds (volumes, when they come) are reachable where the sandbox sees them.
+      ...(spec.binds ?? []).map((b) => ({ at: normalizeApiPath(b.dest), host: b.src })),
+    ];
+    // Longest prefix first, so a mount nested in another wins.
+    this.mounts = list.map((m) => ({ ...m, real: fs.realpathSync(m.host) })).sort((a, b) => b.at.length - a.at.length);
+    this.uid = spec.uid;
+  }
+
+  /** The mount holding a canonical sandbox path, and the components below its root. */
+  locate(p: string, via?: string): { mount: Mount; parts: string[] } {
+    for (const m of this.mounts) {
+      if (p === m.at || p.startsWith(m.at + "/")) return { mount: m, parts: p.slice(m.at.length).split("/").filter(Boolean) };
+    }
+    const reach = this.mounts.map((m) => m.at).sort().join(" and ");
+    if (via) throw new ApiError("invalid_path", `${via} is a symlink leading to "${p}", outside the sandbox directories the file API reaches (${reach})`);
+    throw new ApiError("invalid_path", `Path "${p}" is outside the file API's reach. ${REACH}${reach === "/tmp and /workspace" ? "" : ` (here: ${reach})`}.`);
+  }
+
+  /** True for /workspace, /tmp and other mount roots, which are never deleted. */
+  isMountRoot(p: string): boolean {
+    return this.mounts.some((m) => m.at === p);
+  }
+
+  /** Throws unless the open fd still lies inside the mount root (defends against swaps). */
+  private assertInside(fd: number, mount: Mount, apiPath: string): void {
+    const real = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    if (real !== mount.real && !real.startsWith(mount.real + "/")) {
+      throw new ApiError("invalid_path", `"${apiPath}" changed while it was being opened and now leads outside ${mount.at}`);
+    }
+  }
+
+  private openDir(p: string | Buffer, mount: Mount, apiPath: string): number {
+    const fd = fs.openSync(p, DIR_FLAGS);
+    try {
+      this.assertInside(fd, mount, apiPath);
+      return fd;
+    } catch (e) {
+      closeQuietly(fd);
+      throw e;
+    }
+  }
+
+  /** mkdir that leaves a directory the sandbox owns with exactly `mode`. */
+  private mkdirAt(dirFd: number, name: string, mount: Mount, apiPath: string, mode = 0o755): void {
+    fs.mkdirSync(at(dirFd, name), 0o700);
+    const fd = this.openDir(at(dirFd, name), mount, apiPath);
+    try {
+      fs.fchownSync(fd, this.uid, this.uid);
+      fs.fchmodSync(fd, mode);
+    } finally {
+      closeQuietly(fd);
+    }
+  }
+
+  /**
+   * Walks `apiPath` (canonical) to its last component, following symlinks in sandbox terms.
+   * `create` makes missing parent directories; `followFinal` follows a symlink in the last place.
+   */
+  private resolve(apiPath: string, opts: { create: boolean; followFinal: boolean }): Resolved {
+    let current = apiPath;
+    let via: string | undefined;
+    let hops = 0;
+    const follow = (dir: string, name: string, dirFd: number, rest: string[]) => {
+      const target = fs.readlinkSync(at(dirFd, name));
+      if (++hops > MAX_SYMLINK_HOPS) throw new ApiError("invalid_path", `Too many levels of symlinks resolving "${apiPath}"`);
+      via = `"${joinApi(dir, name)}"`;
+      const base = target.startsWith("/") ? target : path.posix.join(dir, target);
+      current = path.posix.normalize([base, ...rest].join("/"));
+      if (current.length > 1 && current.endsWith("/")) current = current.slice(0, -1);
+    };
+
+    for (;;) {
+      const { mount, parts } = this.locate(current, via);
+      if (parts.length === 0) {
+        // The mount root: its parent is engine-owned, so the sandbox cannot swap the root itself.
+        const dirFd = fs.openSync(path.dirname(mount.host), DIR_FLAGS);
+        return { dirFd, name: path.basename(mount.host), path: mount.at, mount, isRoot: true };
+      }
+      let dirFd = this.openDir(mount.host, mount, current);
+      let dir = mount.at;
+      let restart = false;
+      try {
+        for (let i = 0; i < parts.length - 1 && !restart; i++) {
+          const name = parts[i]!;
+          const child = this.descend(dirFd, dir, name, mount, apiPath, opts.create);
+          if (child === "symlink") {
+            follow(dir, name, dirFd, parts.slice(i + 1));
+            restart = true;
+          } else {
+            closeQuietly(dirFd);
+            dirFd = child;
+            dir = joinApi(dir, name);
+          }
+        }
+        if (!restart) {
+          const name = parts[parts.length - 1]!;
+          if (opts.followFinal && lstatOrNull(at(dirFd, name))?.isSymbolicLink()) {
+            follow(dir, name, dirFd, []);
+            restart = true;
+          } else {
+            const resolved: Resolved = { dirFd, name, path: joinApi(dir, name), mount, isRoot: false };
+            dirFd = -1; // ownership passes to the caller
+            return resolved;
+          }
+        }
+      } catch (e) {
+        throw fsError(e, apiPath);
+      } finally {
+        if (dirFd >= 0) closeQuietly(dirFd);
+      }
+    }
+  }
+
+  /** One step of the walk: the child directory's fd, or "symlink" when the step must be followed. */
+  private descend(dirFd: number, dir: string, name: string, mount: Mount, apiPath: string, create: boolean): number | "symlink" {
+    const here = joinApi(dir, name);
+    for (let attempt = 0; ; attempt++) {
+      const st = lstatOrNull(at(dirFd, name));
+      if (!st) {
+        if (!create) throw new ApiError("file_not_found", `No such file or directory: "${apiPath}" (${here} does not exist)`);
+        try {
+          this.mkdirAt(dirFd, name, mount, apiPath);
+        } catch (e) {
+          // Someone (the sandbox) created it meanwhile: look again.
+          if (errno(e) !== "EEXIST" && errno(e) !== "ELOOP" && errno(e) !== "ENOTDIR") throw e;
+          if (attempt >= RACE_RETRIES) throw e;
+        }
+        continue;
+      }
+      if (st.isSymbolicLink()) return "symlink";
+      if (!st.isDirectory()) {
+        if (create) throw new ApiError("not_a_directory", `Cannot create "${apiPath}": ${here} is a file, not a directory`);
+        throw new ApiError("file_not_found", `No such file or directory: "${apiPath}" (${here} is not a directory)`);
+      }
+      try {
+        return this.openDir(at(dirFd, name), mount, apiPath);
+      } catch (e) {
+        // Swapped for a symlink or a file between lstat and open: look again, a bounded number of times.
+        if ((errno(e) !== "ELOOP" && errno(e) !== "ENOTDIR") || attempt >= RACE_RETRIES) throw e;
+      }
+    }
+  }
+
+  /** GET /files: a file's bytes (≤ 10 MiB) or a directory's entries. */
+  read(apiPath: string): ReadResult {
+    const r = this.resolve(apiPath, { create: false, followFinal: true });
+    let fd: number | null = null;
+    try {
+      const pre = lstatOrNull(at(r.dirFd, r.name));
+      if (!pre) throw new ApiError("file_not_found", `No such file or directory: "${apiPath}"`);
+      if (pre.isDirectory()) {
+        fd = r.isRoot ? this.openDir(r.mount.host, r.mount, apiPath) : this.openDir(at(r.dirFd, r.name), r.mount, apiPath);
+        return { type: "directory", entries: this.listFd(fd, apiPath) };
+      }
+      fd = this.openRegular(r, apiPath).fd;
+      const st = fs.fstatSync(fd);
+      if (st.size > MAX_JSON_FILE_BYTES) throw fileTooLarge(apiPath, st.size);
+      const content = readUpTo(fd, MAX_JSON_FILE_BYTES + 1);
+      if (content.length > MAX_JSON_FILE_BYTES) throw fileTooLarge(apiPath, content.length);
+      return { type: "file", size: content.length, content, modified_at: iso(st.mtimeMs) };
+    } catch (e) {
+      throw fsError(e, apiPath);
+    } finally {
+      closeQuietly(fd);
+      closeQuietly(r.dirFd);
+    }
+  }
+
+  /** Opens an existing regular file for reading; FIFOs, sockets and devices are refused unopened. */
+  private openRegular(r: Resolved, apiPath: string): { fd: number; st: fs.Stats } {
+    const pre = lstatOrNull(at(r.dirFd, r.name));
+    if (!pre) throw new ApiError("file_not_found", `No such file or directory: "${apiPath}"`);
+    if (pre.isDirectory()) throw new ApiError("is_a_directory", `"${apiPath}" is a directory`);
+    if (!pre.isFile()) throw new ApiError("invalid_path", `"${apiPath}" is not a regular file (${entryType(pre)})`);
+    // O_NONBLOCK: had it been swapped for a FIFO, the open must not wait for a writer.
+    const fd = fs.openSync(at(r.dirFd, r.name), C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) throw new ApiError("invalid_path", `"${apiPath}" is not a regular file`);
+      this.assertInside(fd, r.mount, apiPath);
+      return { fd, st };
+    } catch (e) {
+      closeQuietly(fd);
+      throw e;
+    }
+  }
+
+  /** GET /files/raw: an open fd to stream from (the caller closes it). */
+  openForDownload(apiPath: string): OpenedFile {
+    const r = this.resolve(apiPath, { create: false, followFinal: true });
+    try {
+      if (r.isRoot) throw new ApiError("is_a_directory", `"${apiPath}" is a directory`);
+      const { fd, st } = this.openRegular(r, apiPath);
+      return { fd, size: st.size, name: r.name, modified_at: iso(st.mtimeMs) };
+    } catch (e) {
+      throw fsError(e, apiPath);
+    } finally {
+      closeQuietly(r.dirFd);
+    }
+  }
+
+  /** Directory entries sorted by name; symlinks are listed as they are, never followed. */
+  private listFd(fd: number, apiPath: string): DirEntry[] {
+    const entries: DirEntry[] = [];
+    for (const raw of fs.readdirSync(`/proc/self/fd/${fd}`, { encoding: "buffer" })) {
+      const st = lstatOrNull(atRaw(fd, raw));
+      if (!st) continue; // deleted while listing
+      // A name that is not UTF-8 is shown with U+FFFD; it cannot be addressed through the JSON API.
+      const name = raw.toString("utf8");
+      const type = entryType(st);
+      entries.push({ name, path: joinApi(apiPath, name), is_dir: type === "directory", type, size: st.size, modified_at: iso(st.mtimeMs) });
+    }
+    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /**
+   * POST /files: writes `data` in place, creating parents. Never opened with O_TRUNC: the file is
+   * truncated (ftruncate) only after the fd is known to be a regular file inside the sandbox.
+   */
+  write(apiPath: string, data: Buffer, mode?: number): { path: string; size: number } {
+    const r = this.resolve(apiPath, { create: true, followFinal: true });
+    let fd: number | null = null;
+    try {
+      if (r.isRoot) throw new ApiError("is_a_directory", `"${apiPath}" is a directory`);
+      const target = at(r.dirFd, r.name);
+      let created = false;
+      try {
+        fd = fs.openSync(target, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW | C.O_NONBLOCK, 0o600);
+        created = true;
+      } catch (e) {
+        if (errno(e) !== "EEXIST") throw e;
+        const pre = lstatOrNull(target);
+        if (pre?.isDirectory()) throw new ApiError("is_a_directory", `Cannot write "${apiPath}": it is a directory`);
+        if (pre && !pre.isFile()) throw new ApiError("invalid_path", `Cannot write "${apiPath}": it is not a regular file (${entryType(pre)})`);
+        fd = fs.openSync(target, C.O_WRONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+      }
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) throw new ApiError("invalid_path", `Cannot write "${apiPath}": it is not a regular file`);
+      this.assertInside(fd, r.mount, apiPath);
+      if (created) fs.fchownSync(fd, this.uid, this.uid);
+      if (created || mode !== undefined) fs.fchmodSync(fd, mode ?? 0o644);
+      fs.ftruncateSync(fd, 0);
+      let off = 0;
+      while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off, off);
+      return { path: apiPath, size: data.length };
+    } catch (e) {
+      throw fsError(e, apiPath);
+    } finally {
+      closeQuietly(fd);
+      closeQuietly(r.dirFd);
+    }
+  }
+
+  /**
+   * PUT /files/raw: streams into a temp file next to the target, then renames it over the target,
+   * so a failed or oversized upload leaves whatever existed untouched.
+   */
+  async upload(apiPath: string, source: Readable | undefined, maxBytes?: number): Promise<{ path: string; size: number }> {
+    const r = this.resolve(apiPath, { create: true, followFinal: true });
+    let fd: number | null = null;
+    let tmpName: string | null = null;
+    try {
+      if (r.isRoot) throw new ApiError("is_a_directory", `"${apiPath}" is a directory`);
+      const existing = lstatOrNull(at(r.dirFd, r.name));
+      if (existing?.isDirectory()) throw new ApiError("is_a_directory", `Cannot write "${apiPath}": it is a directory`);
+      if (existing && !existing.isFile()) throw new ApiError("invalid_path", `Cannot write "${apiPath}": it is not a regular file (${entryType(existing)})`);
+      tmpName = `.${r.name.slice(0, 200)}.upload-${randomBytes(6).toString("hex")}`;
+      fd = fs.openSync(at(r.dirFd, tmpName), C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
+      this.assertInside(fd, r.mount, apiPath);
+      fs.fchownSync(fd, this.uid, this.uid);
+      fs.fchmodSync(fd, existing ? existing.mode & 0o777 : 0o644);
+
+      const size = source ? await copyCapped(source, fd, maxBytes) : 0;
+      fs.closeSync(fd);
+      fd = null;
+      fs.renameSync(at(r.dirFd, tmpName), at(r.dirFd, r.name));
+      tmpName = null;
+      return { path: apiPath, size };
+    } catch (e) {
+      throw fsError(e, apiPath);
+    } finally {
+      closeQuietly(fd);
+      if (tmpName) {
+        try {
+          fs.unlinkSync(at(r.dirFd, tmpName));
+        } catch {
+          /* never created or already gone */
+        }
+      }
+      closeQuietly(r.dirFd);
+    }
+  }
+
+  /** DELETE /files: a file or symlink (never followed), an empty directory, or a tree with recursive. */
+  remove(apiPath: string, recursive: boolean): { path: string; size: number; type: DirEntry["type"] } {
+    if (this.isMountRoot(apiPath)) throw new ApiError("invalid_path", `"${apiPath}" is a sandbox mount root and cannot be deleted; delete what is inside it instead`);
+    const r = this.resolve(apiPath, { create: false, followFinal: false });
+    try {
+      if (r.isRoot) throw new ApiError("invalid_path", `"${apiPath}" leads to the mount root ${r.path}, which cannot be deleted`);
+      const st = lstatOrNull(at(r.dirFd, r.name));
+      if (!st) throw new ApiError("file_not_found", `No such file or directory: "${apiPath}"`);
+      if (!st.isDirectory()) {
+        fs.unlinkSync(at(r.dirFd, r.name));
+        return { path: apiPath, size: st.size, type: entryType(st) };
+      }
+      if (!recursive) {
+        try {
+          fs.rmdirSync(at(r.dirFd, r.name));
+        } catch (e) {
+          if (errno(e) === "ENOTEMPTY" || errno(e) === "EEXIST") {
+            throw new ApiError("directory_not_empty", `Directory "${apiPath}" is not empty; pass recursive=true to delete it with its contents`);
+          }
+          throw e;
+        }
+      } else {
+        this.removeTree(r.dirFd, r.name, r.mount, apiPath, 0);
+      }
+      return { path: apiPath, size: 0, type: "directory" };
+    } catch (e) {
+      throw fsError(e, apiPath);
+    } finally {
+      closeQuietly(r.dirFd);
+    }
+  }
+
+  /**
+   * rm -rf through directory fds: each level is opened O_NOFOLLOW and checked, so a directory
+   * swapped for a symlink mid-delete is unlinked as a link, never descended into.
+   */
+  private removeTree(parentFd: number, name: string | Buffer, mount: Mount, apiPath: string, depth: number): void {
+    if (depth > MAX_DELETE_DEPTH) {
+      throw new ApiError("bad_request", `"${apiPath}" is nested more than ${MAX_DELETE_DEPTH} levels deep; delete it with exec (rm -rf) instead`);
+    }
+    const self = typeof name === "string" ? at(parentFd, name) : atRaw(parentFd, name);
+    for (let attempt = 0; ; attempt++) {
+      let fd: number;
+      try {
+        fd = this.openDir(self, mount, apiPath);
+      } catch (e) {
+        if (errno(e) === "ENOENT") return;
+        if (errno(e) === "ELOOP" || errno(e) === "ENOTDIR") return unlinkQuietly(self);
+        throw e;
+      }
+      try {
+        // Names as bytes, so files whose names are not UTF-8 are deleted too.
+        for (const child of fs.readdirSync(`/proc/self/fd/${fd}`, { encoding: "buffer" })) {
+          const st = lstatOrNull(atRaw(fd, child));
+          if (!st) continue;
+          if (st.isDirectory()) this.removeTree(fd, child, mount, apiPath, depth + 1);
+          else {
+            try {
+              fs.unlinkSync(atRaw(fd, child));
+            } catch (e) {
+              if (errno(e) === "EISDIR") this.removeTree(fd, child, mount, apiPath, depth + 1);
+              else if (errno(e) !== "ENOENT") throw e;
+            }
+          }
+        }
+      } finally {
+        closeQuietly(fd);
+      }
+      try {
+        fs.rmdirSync(self);
+        return;
+      } catch (e) {
+        if (errno(e) === "ENOENT") return;
+        // The sandbox kept writing into it: go round again, then give up with a clear answer.
+        if ((errno(e) === "ENOTEMPTY" || errno(e) === "EEXIST") && attempt < RACE_RETRIES) continue;
+        if (errno(e) === "ENOTEMPTY" || errno(e) === "EEXIST") {
+          throw new ApiError("directory_not_empty", `"${apiPath}" kept getting new entries while it was being deleted; stop the writer and retry`);
+        }
+        throw e;
+      }
+    }
+  }
+}
+
+function lstatOrNull(p: string | Buffer): fs.Stats | null {
+  try {
+    return fs.lstatSync(p);
+  } catch (e) {
+    if (errno(e) === "ENOENT" || errno(e) === "ENOTDIR") return null;
+    throw e;
+  }
+}
+
+function unlinkQuietly(p: string | Buffer): void {
+  try {
+    fs.unlinkSync(p);
+  } catch (e) {
+    if (errno(e) !== "ENOENT") throw e;
+  }
+}
+
+/**
+ * Copies the request body into `fd`, stopping at `maxBytes`. The body is read through an iterator
+ * that does not destroy it on an early stop: destroying a request kills its socket, and the
+ * client should get its 413. What is left of the body is drained and dropped.
+ */
+async function copyCapped(source: Readable, fd: number, maxBytes: number | undefined): Promise<number> {
+  let size = 0;
+  try {
+    for await (const chunk of source.iterator({ destroyOnReturn: false })) {
+      const buf = chunk as Buffer;
+      size += buf.length;
+      if (maxBytes !== undefined && size > maxBytes) {
+        throw new ApiError("payload_too_large", `Upload is larger than this URL's max_bytes (${maxBytes}); nothing was written`, { limit: maxBytes });
+      }
+      let off = 0;
+      while (off < buf.length) off += await writeAsync(fd, buf, off);
+    }
+  } catch (e) {
+    if (!source.destroyed) source.resume();
+    throw e;
+  }
+  return size;
+}
+
+function writeAsync(fd: number, buf: Buffer, off: number): Promise<number> {
+  return new Promise((resolve, reject) => fs.write(fd, buf, off, buf.length - off, null, (err, n) => (err ? reject(err) : resolve(n))));
+}
+
+function readUpTo(fd: number, max: number): Buffer {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  while (total < max) {
+    const buf = Buffer.allocUnsafe(Math.min(1024 * 1024, max - total));
+    const n = fs.readSync(fd, buf, 0, buf.length, total);
+    if (n === 0) break;
+    chunks.push(n === buf.length ? buf : buf.subarray(0, n));
+    total += n;
+  }
+  return Buffer.concat(chunks, total);
+}
+
+function fileTooLarge(apiPath: string, size: number): ApiError {
+  return new ApiError(
+    "payload_too_large",
+    `"${apiPath}" is ${size} bytes; the JSON file API returns files up to ${MAX_JSON_FILE_BYTES} bytes. Use POST files/presign-download or GET files/raw for larger files.`,
+    { size, limit: MAX_JSON_FILE_BYTES },
+  );
+}
+
+/** Maps what the kernel said to the contract's codes; ApiErrors pass through unchanged. */
+function fsError(e: unknown, apiPath: string): unknown {
+  if (e instanceof ApiError) return e;
+  switch (errno(e)) {
+    case "ENOENT":
+      return new ApiError("file_not_found", `No such file or directory: "${apiPath}"`);
+    case "ENOTDIR":
+      return new ApiError("not_a_directory", `A component of "${apiPath}" is not a directory`);
+    case "EISDIR":
+      return new ApiError("is_a_directory", `"${apiPath}" is a directory`);
+    case "ELOOP":
+      return new ApiError("invalid_path", `"${apiPath}" was replaced by a symlink while it was being opened`);
+    case "ENAMETOOLONG":
+      return new ApiError("invalid_path", `"${apiPath}" resolves to a path that is too long`);
+    case "ENXIO":
+      return new ApiError("invalid_path", `"${apiPath}" is not a regular file`);
+    case "ENOSPC":
+    case "EDQUOT":
+      return new ApiError("internal_error", "The engine's disk is full; free space (or delete files in the sandbox) and retry");
+    default:
+      return e;
+  }
+}
