@@ -10,6 +10,8 @@ import type { SandboxProcess } from "./sandbox-proc.js";
 
 /** In-sandbox address of the allow-listing proxy (restricted mode). */
 export const PROXY_PORT = 3128;
+/** Concurrent connections one restricted sandbox may hold open through its relay. */
+export const RELAY_MAX_CONNECTIONS = 256;
 
 export interface NetworkHandle {
   mode: "off" | "restricted" | "open";
@@ -30,16 +32,40 @@ export async function startNetwork(host: Host, proc: SandboxProcess, mode: "off"
     const sock = path.join(proc.spec.dir, "egress.sock");
     const proxy = new EgressProxy(allow, config.egressHosts);
     await proxy.listen(sock);
-    // The relay process lives in the sandbox's netns only; PDEATHSIG ends it with the engine.
-    const relay = spawn("nsenter", [`--net=${netns}`, "--", "setpriv", "--pdeathsig", "KILL", "--", "socat", `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${sock}`], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
+    const uid = String(proc.spec.uid);
+    // The relay lives in the sandbox's netns only, as the sandbox's own uid without capabilities
+    // (it only needs the socket, handed to that uid), and in the sandbox's cgroups: the process it
+    // forks per connection counts against the sandbox's pids and memory caps, not the host's.
+    // PDEATHSIG ends it with the engine. socat's default listen backlog (5) made every sixth
+    // parallel connection wait a 1 s SYN retransmit: hence backlog=128.
     try {
-      await waitListening(relay, proc, PROXY_PORT);
+      fs.chownSync(sock, proc.spec.uid, proc.spec.uid);
     } catch (e) {
-      relay.kill("SIGKILL");
       await proxy.close();
       throw e;
+    }
+    const relay = spawn(
+      "nsenter",
+      [
+        `--net=${netns}`, "--",
+        "setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig", "KILL", "--",
+        "socat", `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr,backlog=128,max-children=${RELAY_MAX_CONNECTIONS}`, `UNIX-CONNECT:${sock}`,
+      ],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let relayErr = "";
+    relay.stderr!.on("data", (d: Buffer) => (relayErr = (relayErr + d.toString()).slice(-2000)));
+    relay.on("error", (e) => (relayErr += ` ${e.message}`));
+    try {
+      if (relay.pid === undefined) throw new Error("could not start the egress relay (nsenter)");
+      // Before it listens, so not one connection is handled outside the cgroups.
+      proc.cgroup.attach(relay.pid);
+      await waitListening(relay, proc, PROXY_PORT);
+    } catch (e) {
+      await killAndWait(relay);
+      await proxy.close();
+      fs.rmSync(sock, { force: true });
+      throw new Error(`${(e as Error).message}${relayErr.trim() ? ` (${relayErr.trim()})` : ""}`);
     }
     return {
       mode,
@@ -63,7 +89,10 @@ export async function startNetwork(host: Host, proc: SandboxProcess, mode: "off"
   );
   let stderr = "";
   slirp.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+  for (const s of slirp.stdio) s?.on("error", () => undefined);
   try {
+    // Its memory and CPU are the sandbox's traffic: charge them to the sandbox (and freeze it on pause).
+    if (slirp.pid !== undefined) proc.cgroup.attach(slirp.pid);
     await new Promise<void>((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`slirp4netns not ready within 5 s: ${stderr.trim()}`)), 5000);
       (slirp.stdio[3] as NodeJS.ReadableStream).once("data", () => {
@@ -190,12 +219,17 @@ async function installOpenFilter(id: string, gid: number): Promise<{ remove(): P
   };
 }
 
-async function killAndWait(child: ChildProcess, graceMs = 0): Promise<void> {
+/**
+ * Stops a helper: `graceMs` to leave by itself, then SIGKILL. The wait after SIGKILL is bounded:
+ * a helper in a paused sandbox's cgroup is frozen and only dies when the sandbox's teardown
+ * (which follows, and kills everything in the cgroup) thaws it.
+ */
+async function killAndWait(child: ChildProcess, graceMs = 0, killWaitMs = 1000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   if (graceMs) await Promise.race([exited, sleep(graceMs)]);
   if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  await exited;
+  await Promise.race([exited, sleep(killWaitMs)]);
 }
 
 /** Waits until the relay listens inside the sandbox (read from the netns's /proc/net/tcp). */

@@ -22,6 +22,8 @@ export class EgressProxy {
     this.server = http.createServer((req, res) => {
       res.writeHead(403, { "Content-Type": "text/plain" }).end("orkestr egress: restricted sandboxes may only use HTTPS (CONNECT) to allowed hosts\n");
     });
+    // The sandbox's relay already caps its connections; this bounds the engine's side regardless.
+    this.server.maxConnections = 512;
     this.server.on("connect", (req, client: net.Socket, head) => void this.tunnel(req, client, head));
     this.server.on("connection", (s: net.Socket) => {
       this.sockets.add(s);
@@ -101,23 +103,32 @@ export class EgressProxy {
 }
 
 /**
- * Destinations a sandbox must never reach through the proxy, whatever name it allow-listed (its
- * owner controls that name's DNS): loopback, unspecified, private (RFC 1918, CGNAT, ULA),
- * link-local (cloud metadata), multicast/reserved, the sandbox range, and every address of the
- * engine's own host. IPv4 rules also match IPv4-mapped IPv6 (`::ffff:127.0.0.1`).
+ * Destinations a sandbox must never reach through the proxy (nor, for `open`, through its NAT),
+ * whatever name it allow-listed (its owner controls that name's DNS): unspecified, private
+ * (RFC 1918, CGNAT, ULA), loopback, link-local (cloud metadata), IETF/multicast/reserved, NAT64.
+ * The sandbox range 10.200.0.0/16 is inside 10.0.0.0/8. Besides these, every address of the
+ * engine's own host is refused.
  */
+export const FORBIDDEN_V4 = [
+  "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+  "192.0.0.0/24", "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4",
+];
+// No ::ffff:0:0/96 here: BlockList checks IPv4 addresses against IPv6 rules through that mapping
+// (so it would refuse every IPv4 address), and the IPv4 rules already cover mapped addresses.
+export const FORBIDDEN_V6 = ["::/127", "64:ff9b::/96", "fc00::/7", "fe80::/10", "ff00::/8"];
+
 const FORBIDDEN = (() => {
   const list = new net.BlockList();
-  const v4: [string, number][] = [
-    ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-    ["192.0.0.0", 24], ["192.168.0.0", 16], ["224.0.0.0", 4], ["240.0.0.0", 4],
-  ];
-  for (const [a, p] of v4) list.addSubnet(a, p, "ipv4");
-  const v6: [string, number][] = [["::", 127], ["fe80::", 10], ["fc00::", 7], ["ff00::", 8], ["64:ff9b::", 96]];
-  for (const [a, p] of v6) list.addSubnet(a, p, "ipv6");
+  for (const [cidrs, family] of [[FORBIDDEN_V4, "ipv4"], [FORBIDDEN_V6, "ipv6"]] as const) {
+    for (const cidr of cidrs) {
+      const [addr, prefix] = cidr.split("/") as [string, string];
+      list.addSubnet(addr, Number(prefix), family);
+    }
+  }
   return list;
 })();
 
+/** True for addresses in the lists above and for the host's own addresses (IPv4 rules also match IPv4-mapped IPv6). */
 export function isForbiddenAddress(ip: string): boolean {
   const family = net.isIPv6(ip) ? "ipv6" : net.isIPv4(ip) ? "ipv4" : null;
   if (!family) return true;
