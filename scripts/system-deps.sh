@@ -3,11 +3,12 @@
 #   bubblewrap  - namespaces (the sandbox itself)
 #   slirp4netns - user-mode NAT for network "open"
 #   socat       - the in-sandbox relay to the egress proxy for network "restricted"
+#   nftables    - keeps network "open" sandboxes off the host's own addresses and private ranges
 #   iproute2    - the blackhole route for the sandbox range; test "fake internet" namespaces
 #   curl, openssl, procps - used inside sandboxes and by the network tests
 set -euo pipefail
 need=()
-for pkg in bubblewrap slirp4netns socat iproute2 curl openssl procps util-linux; do
+for pkg in bubblewrap slirp4netns socat nftables iproute2 curl openssl procps util-linux; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ "${#need[@]}" -eq 0 ]; then

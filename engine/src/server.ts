@@ -2,6 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "./config.js";
 import { buildEngine } from "./app.js";
+import { CLOSE_FDS } from "./runtime/sandbox-command.js";
 
 /**
  * Entry point: `npm run engine`. As root it first re-executes itself in a private mount namespace
@@ -13,7 +14,9 @@ async function main(): Promise<void> {
   if (isRoot && process.env.BATON_ENGINE_IN_MNTNS !== "1" && spawnSync("unshare", ["--version"]).status === 0) {
     const self = fileURLToPath(import.meta.url);
     // setpriv --pdeathsig: if this launcher dies, even by SIGKILL, the engine gets SIGTERM and cleans up.
-    const child = spawn("setpriv", ["--pdeathsig", "TERM", "--", "unshare", "--mount", "--propagation", "private", "--", process.execPath, ...process.execArgv, self, ...process.argv.slice(2)], {
+    // bash closes descriptors this process inherited without close-on-exec, so none of them can
+    // travel on into sandboxes.
+    const child = spawn("bash", ["-c", CLOSE_FDS, "baton-engine", "setpriv", "--pdeathsig", "TERM", "--", "unshare", "--mount", "--propagation", "private", "--", process.execPath, ...process.execArgv, self, ...process.argv.slice(2)], {
       stdio: "inherit",
       env: { ...process.env, BATON_ENGINE_IN_MNTNS: "1" },
     });

@@ -58,7 +58,7 @@ async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
 describe("restarts", () => {
   it("SIGTERM terminates every sandbox and leaves no process, cgroup, mount or file behind; state persists", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-restart-"));
-    const uidBase = 390_000 + (process.pid % 100) * 100;
+    const uidBase = 7_000_000 + (process.pid % 100) * 10_000;
     const env = { ORKESTR_ENGINE_UID_BASE: String(uidBase) };
     const a = await startEngine({ dataDir, env });
     const ids = [await createSandbox(a), await createSandbox(a, { network: "restricted" }), await createSandbox(a, { network: "open" })];
@@ -93,7 +93,7 @@ describe("restarts", () => {
 
   it("after a crash (SIGKILL) the next start marks the lost sandboxes failed and reaps their cgroups", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-crash-"));
-    const uidBase = 395_000 + (process.pid % 100) * 40;
+    const uidBase = 8_000_000 + (process.pid % 100) * 10_000;
     const env = { ORKESTR_ENGINE_UID_BASE: String(uidBase) };
     const a = await startEngine({ dataDir, env });
     const id = await createSandbox(a);

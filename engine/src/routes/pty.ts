@@ -1,4 +1,148 @@
 import type { FastifyInstance } from "fastify";
+import { ServerResponse, type IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer } from "ws";
+import { z } from "zod";
+import { authenticate, requireScope } from "../auth.js";
 import type { EngineContext } from "../context.js";
+import { ApiError } from "../errors.js";
+import { parse } from "../lib/validate.js";
+import { EnvMap } from "../schemas.js";
+import { normalizeSignal, PTY_MAX_COLS, PTY_MAX_ROWS, PtyService } from "../services/pty.js";
 
-export function ptyRoutes(_app: FastifyInstance, _ctx: EngineContext): void {}
+const Cols = z.number().int().min(1).max(PTY_MAX_COLS);
+const Rows = z.number().int().min(1).max(PTY_MAX_ROWS);
+
+const noNul = (s: string) => !s.includes("\0");
+const PtyOpenBody = z.object({
+  cols: Cols.default(80),
+  rows: Rows.default(24),
+  command: z.string().min(1).max(64 * 1024).refine(noNul, "must not contain NUL").default("/bin/bash -l"),
+  cwd: z.string().startsWith("/", "cwd must be an absolute path").max(4096).refine(noNul, "must not contain NUL").default("/workspace"),
+  env: EnvMap.refine((m) => Object.values(m).every(noNul), "env values must not contain NUL").default({}),
+});
+const PtyResizeBody = z.object({ cols: Cols, rows: Rows });
+const PtySignalBody = z.object({ signal: z.string().min(1).max(16) });
+const PtyParams = z.object({ id: z.string().min(1).max(64), pid: z.string().min(1).max(64) });
+const SandboxParams = z.object({ id: z.string().min(1).max(64) });
+
+/** The WebSocket endpoint; everything else arriving as an upgrade is answered as plain HTTP. */
+const WS_PATH = /^\/v1\/sandboxes\/[^/?#]+\/pty\/[^/?#]+\/ws\/?$/;
+/** Client→server frame cap (input and control messages are small). */
+const MAX_FRAME_BYTES = 1024 * 1024;
+/** Idle kill override for tests and operators (milliseconds); belongs in config.ts. */
+const IDLE_ENV = "ORKESTR_ENGINE_PTY_IDLE_MS";
+
+/**
+ * Interactive terminals (Baton extension, capabilities.pty): REST to open, list, resize, signal
+ * and close sessions, and a WebSocket per session for the byte stream.
+ */
+export function ptyRoutes(app: FastifyInstance, ctx: EngineContext): void {
+  const idle = Number(process.env[IDLE_ENV]);
+  const service = new PtyService(ctx, Number.isInteger(idle) && idle > 0 ? { idleMs: idle } : {});
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  const pendingUpgrades = new WeakMap<IncomingMessage, { socket: Duplex; head: Buffer }>();
+
+  /**
+   * Upgrade requests bypass Fastify, so they are dispatched through its router here (as
+   * @fastify/websocket does): the fault and auth hooks run, and a rejection is a normal JSON error
+   * response written to the socket. Once any 'upgrade' listener exists Node hands it every request
+   * carrying an Upgrade header (h2c too), so paths that are not ours are routed the same way and
+   * answered as plain HTTP, unless another listener is there to claim them.
+   */
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const pathname = (req.url ?? "").split("?")[0]!;
+    const ours = WS_PATH.test(pathname);
+    if (!ours && app.server.listenerCount("upgrade") > 1) return;
+    socket.on("error", () => undefined);
+    const length = req.headers["content-length"];
+    if ((length !== undefined && length !== "0") || req.headers["transfer-encoding"] !== undefined) {
+      // Its body is on the raw socket now, where nothing would feed it to a route.
+      const body = JSON.stringify({ detail: "Upgrade is not supported on requests with a body", code: "bad_request" });
+      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      return;
+    }
+    if (ours) pendingUpgrades.set(req, { socket, head });
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket as never);
+    res.on("finish", () => {
+      socket.end();
+      setTimeout(() => socket.destroy(), 1000).unref();
+    });
+    try {
+      app.routing(req, res);
+    } catch (e) {
+      app.log.warn({ err: e }, "upgrade dispatch failed");
+      socket.destroy();
+    }
+  };
+  app.server.on("upgrade", onUpgrade);
+  app.addHook("preClose", async () => {
+    app.server.off("upgrade", onUpgrade);
+    service.shutdown();
+    for (const ws of wss.clients) ws.terminate();
+    wss.close();
+  });
+
+  // POST /v1/sandboxes/{id}/pty – start a terminal session
+  app.post("/sandboxes/:id/pty", async (req, reply) => {
+    const { id } = parse(SandboxParams, req.params, "path");
+    const body = parse(PtyOpenBody, req.body, "body");
+    const s = await service.open(id, body);
+    return reply.status(201).send(s.view());
+  });
+
+  // GET /v1/sandboxes/{id}/pty – its sessions (exited ones linger for a minute)
+  app.get("/sandboxes/:id/pty", async (req) => service.list(parse(SandboxParams, req.params, "path").id));
+
+  // GET /v1/sandboxes/{id}/pty/{pid} – one session
+  app.get("/sandboxes/:id/pty/:pid", async (req) => {
+    const { id, pid } = parse(PtyParams, req.params, "path");
+    return service.get(id, pid).view();
+  });
+
+  // POST /v1/sandboxes/{id}/pty/{pid}/resize – {cols, rows}
+  app.post("/sandboxes/:id/pty/:pid/resize", async (req) => {
+    const { id, pid } = parse(PtyParams, req.params, "path");
+    const body = parse(PtyResizeBody, req.body, "body");
+    const s = service.get(id, pid);
+    s.resize(body.cols, body.rows);
+    return s.view();
+  });
+
+  // POST /v1/sandboxes/{id}/pty/{pid}/signal – {signal} to the foreground process group
+  app.post("/sandboxes/:id/pty/:pid/signal", async (req) => {
+    const { id, pid } = parse(PtyParams, req.params, "path");
+    const { signal: raw } = parse(PtySignalBody, req.body, "body");
+    let signal;
+    try {
+      signal = normalizeSignal(raw);
+    } catch (e) {
+      throw new ApiError("validation_error", [{ loc: ["body", "signal"], msg: (e as ApiError).detail, type: "enum" }]);
+    }
+    const s = service.get(id, pid);
+    return { id: s.id, signal, delivered: s.sendSignal(signal) };
+  });
+
+  // DELETE /v1/sandboxes/{id}/pty/{pid} – hang up and kill the session
+  app.delete("/sandboxes/:id/pty/:pid", async (req, reply) => {
+    const { id, pid } = parse(PtyParams, req.params, "path");
+    service.close(service.get(id, pid));
+    return reply.status(204).send();
+  });
+
+  // GET /v1/sandboxes/{id}/pty/{pid}/ws – WebSocket: binary frames are terminal bytes both ways,
+  // text frames are JSON control messages; {"type":"exit",…} then close 1000 when it ends.
+  app.get("/sandboxes/:id/pty/:pid/ws", async (req, reply) => {
+    // The /v1 hook authenticated the request for reading; driving a terminal is a write.
+    requireScope(req.token ?? authenticate(ctx.db, req), "sandboxes:write");
+    const { id, pid } = parse(PtyParams, req.params, "path");
+    const session = service.get(id, pid);
+    const pending = pendingUpgrades.get(req.raw);
+    if (!pending) throw new ApiError("bad_request", "This endpoint is a WebSocket: send Connection: Upgrade and Upgrade: websocket");
+    pendingUpgrades.delete(req.raw);
+    reply.hijack();
+    wss.handleUpgrade(req.raw, pending.socket, pending.head, (ws) => session.attach(ws));
+  });
+}

@@ -78,6 +78,8 @@ async function rmdirRetry(dir: string): Promise<void> {
 
 export interface CgroupDriver {
   support: CgroupSupport;
+  /** Whether another live engine keeps its groups beside ours (shared host state must stay). */
+  otherEnginesAlive(): boolean;
   create(id: string, limits: CgroupLimits): Promise<SandboxCgroup>;
   /** Removes the engine's parent groups if empty (shutdown). */
   cleanup(): Promise<void>;
@@ -100,6 +102,18 @@ export interface SandboxCgroup {
  * Groups left by an engine that died without cleaning up (SIGKILL, power loss): any sibling
  * `baton-<pid>` whose engine process is gone. Their tasks are killed and the groups removed.
  */
+function liveSiblings(parentOfParents: string): number[] {
+  try {
+    return fs
+      .readdirSync(parentOfParents)
+      .filter((n) => /^baton-\d+$/.test(n))
+      .map((n) => Number(n.slice("baton-".length)))
+      .filter((pid) => pid !== process.pid && fs.existsSync(`/proc/${pid}`));
+  } catch {
+    return [];
+  }
+}
+
 function reapStale(parentOfParents: string): void {
   let names: string[] = [];
   try {
@@ -212,6 +226,10 @@ class V1Driver implements CgroupDriver {
   }
   async cleanup(): Promise<void> {
     for (const parent of this.dirs.values()) await rmdirRetry(parent).catch(() => undefined);
+  }
+  otherEnginesAlive(): boolean {
+    const parent = [...this.dirs.values()][0];
+    return parent ? liveSiblings(path.dirname(parent)).length > 0 : false;
   }
 }
 
@@ -355,6 +373,9 @@ class V2Driver implements CgroupDriver {
   async cleanup(): Promise<void> {
     await rmdirRetry(this.parent).catch(() => undefined);
   }
+  otherEnginesAlive(): boolean {
+    return liveSiblings(path.dirname(this.parent)).length > 0;
+  }
 }
 
 class V2Cgroup implements SandboxCgroup {
@@ -430,4 +451,7 @@ class NoCgroups implements CgroupDriver {
     };
   }
   async cleanup(): Promise<void> {}
+  otherEnginesAlive(): boolean {
+    return false;
+  }
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { SandboxProcess } from "./sandbox-proc.js";
+import { sandboxCommand, shq } from "./sandbox-command.js";
 
 /** Per-stream cap on what a plain exec returns (contract §3.2: 1 MiB, then `truncated`). */
 export const OUTPUT_CAP_BYTES = 1024 * 1024;
@@ -22,16 +23,15 @@ export interface ExecResult {
 }
 
 /**
- * Starts `command` as the sandbox user inside the sandbox's namespaces. A tiny sh prologue joins
- * the sandbox's cgroups before nsenter, so nothing the command forks escapes its limits.
+ * Starts `command` as the sandbox user inside the sandbox's namespaces and cgroups, in `cwd`,
+ * with the sandbox's environment plus `env` (applied inside the sandbox, never on the host).
  */
-export function spawnInSandbox(proc: SandboxProcess, req: Pick<ExecRequest, "command" | "cwd" | "env">, argv?: string[]): ChildProcess {
-  const procs = proc.cgroup.procsFiles;
-  const prologue = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
-  // The working directory is entered inside the sandbox, where the path means what the caller meant.
-  const cmd = argv ?? ["/bin/sh", "-c", 'cd -- "$1" || exit 126; eval "$2"', "sh", req.cwd, req.command];
-  return spawn("/bin/sh", ["-c", prologue, "sh", String(procs.length), ...procs, "nsenter", ...proc.enterArgs(), ...cmd], {
-    env: { ...proc.spec.env, ...req.env },
+export function spawnInSandbox(proc: SandboxProcess, req: Pick<ExecRequest, "command" | "cwd" | "env">): ChildProcess {
+  // The command is evaluated like `sh -c` would, after entering the working directory inside the sandbox.
+  const script = `cd -- ${shq(req.cwd)} || exit 126\n__baton_cmd=${shq(req.command)}\neval "$__baton_cmd"`;
+  const spec = sandboxCommand(proc, { ...proc.spec.env, ...req.env }, script, { argv0: "baton-exec" });
+  return spawn(spec.file, spec.args, {
+    env: spec.env,
     stdio: ["pipe", "pipe", "pipe"],
     // Own process group: a timeout or an abort kills the whole command tree.
     detached: true,

@@ -22,7 +22,7 @@ export interface Isolation {
   per_sandbox_uid: boolean;
   rootfs: { host_userland_read_only: boolean; private_workspace: boolean; private_tmp: boolean };
   cgroups: { version: "v1" | "v2" | "none"; memory: boolean; cpu: boolean; pids: boolean; freezer: boolean; cpuacct: boolean };
-  network: { off: boolean; restricted: boolean; open: string | false; blackhole: boolean };
+  network: { off: boolean; restricted: boolean; open: string | false; open_filter: "nftables" | false; blackhole: boolean };
   pause: "freezer" | "unavailable";
   snapshots_include_memory: false;
   kernel: string;
@@ -32,6 +32,8 @@ export interface Isolation {
 
 export interface Host {
   isolation: Isolation;
+  /** First uid of this engine's block of per-sandbox host uids. */
+  uidBase: number;
   cgroups: CgroupDriver;
   images: Map<string, BaseImage>;
   /** Host path the sandbox's bwrap binds for a runtime (inside the engine's private mount ns). */
@@ -69,6 +71,29 @@ function ensureTraversable(dataDir: string, degraded: string[]): void {
   }
 }
 
+/** Each engine hands out uids from its own block, so sandboxes of two engines never share a uid. */
+export const UID_BLOCK = 10_000;
+
+/**
+ * The first block at or after `base` that no running process uses: another engine on this
+ * machine (another data dir, another port) keeps its sandboxes' uids apart from ours.
+ */
+function claimUidBlock(base: number, log: (m: string) => void): number {
+  const used = new Set<number>();
+  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const uid = Number(fs.readFileSync(`/proc/${pid}/status`, "utf8").match(/^Uid:\s+(\d+)/m)?.[1]);
+      if (uid >= base) used.add(Math.floor((uid - base) / UID_BLOCK));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  let block = 0;
+  while (used.has(block)) block++;
+  if (block > 0) log(`uids ${base}..${base + block * UID_BLOCK - 1} are in use by another engine; using ${base + block * UID_BLOCK}+`);
+  return base + block * UID_BLOCK;
+}
+
 function inPrivateMountNs(): boolean {
   return process.env.BATON_ENGINE_IN_MNTNS === "1";
 }
@@ -79,6 +104,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   const isRoot = process.getuid?.() === 0;
   const bwrap = which("bwrap");
   const slirp = config.disable.has("slirp4netns") ? null : which("slirp4netns");
+  const nftables = isRoot && which("nft") !== null;
   const kernel = fs.existsSync("/proc/sys/kernel/osrelease") ? fs.readFileSync("/proc/sys/kernel/osrelease", "utf8").trim() : "unknown";
 
   fs.mkdirSync(path.join(config.root, "sbx"), { recursive: true, mode: 0o711 });
@@ -168,7 +194,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
     per_sandbox_uid: sandboxing,
     rootfs: { host_userland_read_only: sandboxing, private_workspace: sandboxing, private_tmp: sandboxing },
     cgroups: { version: cg.version, memory: cg.memory, cpu: cg.cpu, pids: cg.pids, freezer: cg.freezer, cpuacct: cg.cpuacct },
-    network: { off: sandboxing, restricted: sandboxing, open: sandboxing && slirp ? "slirp4netns" : false, blackhole },
+    network: { off: sandboxing, restricted: sandboxing, open: sandboxing && slirp ? "slirp4netns" : false, open_filter: nftables ? "nftables" : false, blackhole },
     pause: cg.freezer ? "freezer" : "unavailable",
     snapshots_include_memory: false,
     kernel,
@@ -187,8 +213,11 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   if (cg.pids) enforced.push("process count capped (pids cgroup)");
   if (cg.freezer) enforced.push("pause freezes every process (freezer cgroup)");
   if (sandboxing) enforced.push("network off = loopback only; restricted = HTTPS CONNECT through an allow-listing proxy, nothing else");
-  if (isolation.network.open) enforced.push("network open = user-mode NAT (slirp4netns) without access to the host's loopback");
-  else if (sandboxing) degraded.push("network open unavailable: slirp4netns is not installed");
+  if (isolation.network.open) {
+    enforced.push("network open = user-mode NAT (slirp4netns) without access to the host's loopback");
+    if (nftables) enforced.push("network open cannot reach the host's own addresses or private, link-local and reserved ranges (nftables)");
+    else degraded.push("nftables (nft) is not installed: network open sandboxes can reach the host's non-loopback addresses and private networks");
+  } else if (sandboxing) degraded.push("network open unavailable: slirp4netns is not installed");
   if (blackhole) enforced.push(`${SANDBOX_CIDR} blackholed on the host`);
   degraded.push("shared kernel: sandboxes are namespaces and cgroups, not VMs; a kernel exploit crosses them");
   degraded.push("pause keeps memory in RAM (freezer), it is not written to a snapshot; snapshots and forks copy the filesystem only (no CRIU on this kernel)");
@@ -198,6 +227,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
 
   return {
     isolation,
+    uidBase: claimUidBlock(config.uidBase, log),
     cgroups,
     images,
     bwrap,
@@ -215,7 +245,8 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
           }
         }
       }
-      if (addedBlackhole) await execFileP("ip", ["route", "del", "blackhole", SANDBOX_CIDR]).catch(() => undefined);
+      // The route is shared by every engine on this machine: the last one out removes it.
+      if (addedBlackhole && !cgroups.otherEnginesAlive()) await execFileP("ip", ["route", "del", "blackhole", SANDBOX_CIDR]).catch(() => undefined);
     },
   };
 }

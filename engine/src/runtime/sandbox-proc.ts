@@ -73,6 +73,13 @@ export function hostname(id: string): string {
   return `sbx-${id.slice(4, 14).toLowerCase()}`;
 }
 
+/**
+ * Runs as pid 1 inside the sandbox. The kernel drops signals from inside a pid namespace to its
+ * init unless it handles them, so `kill -9 -1` in the sandbox cannot take it down; `wait` (dash's
+ * wait3 loop) also reaps adopted orphans while it waits on its sleeping child.
+ */
+const RESIDENT_INIT = 'trap "" HUP INT QUIT TERM USR1 USR2 PIPE; while :; do /bin/sleep 2147483647 & wait $!; done';
+
 const ETC_RO = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates", "nsswitch.conf", "localtime", "mime.types", "debian_version", "os-release", "bash.bashrc", "profile", "inputrc", "gai.conf", "protocols", "services", "host.conf", "terminfo", "magic", "python3", "python3.11"];
 
 /**
@@ -86,9 +93,7 @@ export class SandboxProcess {
   private constructor(
     readonly spec: SandboxSpec,
     private readonly bwrap: ChildProcess,
-    /** Host pid of the pid-namespace init bwrap created. */
-    readonly initPid: number,
-    /** Host pid of the sandbox's long-lived process, the one exec joins. */
+    /** Host pid of the sandbox's init (pid 1 inside), the process exec joins. */
     readonly targetPid: number,
     readonly cgroup: SandboxCgroup,
     private readonly mode: "bwrap-userns" | "bwrap-root",
@@ -116,7 +121,7 @@ export class SandboxProcess {
     }
     args.push(
       "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net",
-      "--hostname", hostname(spec.id), "--die-with-parent", "--new-session",
+      "--hostname", hostname(spec.id), "--die-with-parent", "--new-session", "--as-pid-1",
       "--info-fd", "3", "--block-fd", "4",
       "--ro-bind", "/usr", "/usr",
       "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin", "--symlink", "usr/lib", "/lib",
@@ -139,9 +144,10 @@ export class SandboxProcess {
       // No user namespace: drop to the sandbox uid inside, with no capabilities left.
       args.push("/usr/bin/setpriv", `--reuid=${spec.uid}`, `--regid=${spec.uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--");
     }
-    // The sandbox's resident process: it holds the namespaces open for exec to join.
+    // The sandbox's init (pid 1 of its pid namespace, so nothing inside can kill it): it holds the
+    // namespaces open for exec to join, and its wait reaps the orphans that commands leave behind.
     const rlimits = rlimitFallback(host, spec);
-    args.push(...rlimits, "/bin/sleep", "infinity");
+    args.push(...rlimits, "/bin/sh", "-c", RESIDENT_INIT);
 
     const child = spawn(host.bwrap, args, {
       stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe"],
@@ -172,9 +178,9 @@ export class SandboxProcess {
         throw new Error(`${(e as Error).message} (bwrap: ${stderr.trim() || "no output"})`);
       }
       stdio[4]!.end("x");
-      const targetPid = await Promise.race([findResident(initPid), exited, timeout(10_000, "sandbox process did not start within 10 s")]);
+      await Promise.race([waitForExec(initPid, "sh"), exited, timeout(10_000, "sandbox init did not start within 10 s")]);
       child.stderr?.removeAllListeners("data");
-      return new SandboxProcess(spec, child, initPid, targetPid, cgroup, mode, rlimits);
+      return new SandboxProcess(spec, child, initPid, cgroup, mode, rlimits);
     } catch (e) {
       child.kill("SIGKILL");
       await cgroup.destroy().catch(() => undefined);
@@ -224,17 +230,11 @@ function readInfo(stream: Readable): Promise<{ "child-pid": number }> {
   });
 }
 
-/** The resident process is bwrap init's only child once the block fd is released. */
-async function findResident(initPid: number): Promise<number> {
-  const file = `/proc/${initPid}/task/${initPid}/children`;
+/** Waits until bwrap has set everything up and exec'd the init, so nsenter sees the final mounts. */
+async function waitForExec(pid: number, comm: string): Promise<void> {
   for (;;) {
-    const children = (await fsp.readFile(file, "utf8").catch(() => "")).trim();
-    const pid = Number(children.split(/\s+/)[0]);
-    if (pid > 0) {
-      // Wait for its exec of sleep (not bwrap's pre-exec fork) so nsenter sees the final mounts.
-      const comm = (await fsp.readFile(`/proc/${pid}/comm`, "utf8").catch(() => "")).trim();
-      if (comm === "sleep") return pid;
-    }
+    const current = (await fsp.readFile(`/proc/${pid}/comm`, "utf8").catch(() => "")).trim();
+    if (current === comm) return;
     await sleep(1);
   }
 }

@@ -6,7 +6,7 @@ import { ApiError } from "../errors.js";
 import { newId, newSecret } from "../lib/ids.js";
 import { iso, isoOrNull } from "../lib/time.js";
 import { PLANS, REGIONS, SIZES, DEFAULT_EGRESS_DOMAINS, costEur, type Plan, type SizeName } from "../plans.js";
-import type { Host } from "../runtime/host.js";
+import { UID_BLOCK, type Host } from "../runtime/host.js";
 import { createSandboxDirs, SandboxProcess } from "../runtime/sandbox-proc.js";
 import { startNetwork, type NetworkHandle } from "../runtime/network.js";
 import { TEMPLATE_ALIASES } from "../runtime/templates.js";
@@ -279,7 +279,8 @@ export class SandboxService {
     const used = new Set([...this.live.values()].map((l) => l.proc.spec.uid));
     const creating = this.db.prepare(`SELECT uid FROM sandboxes WHERE status IN ('creating','running','paused','pausing','resuming')`).all() as { uid: number }[];
     for (const c of creating) used.add(c.uid);
-    for (let uid = this.config.uidBase; ; uid++) if (!used.has(uid)) return uid;
+    for (let uid = this.host.uidBase; uid < this.host.uidBase + UID_BLOCK; uid++) if (!used.has(uid)) return uid;
+    throw new ApiError("fleet_full", `All ${UID_BLOCK} sandbox uids of this engine are in use`, {}, { "Retry-After": "30" });
   }
 
   sandboxDir(id: string): string {
@@ -407,7 +408,8 @@ export class SandboxService {
 
   private async onProcessDied(id: string, reason: string): Promise<void> {
     const row = this.row(id);
-    if (!row || GONE.includes(row.status) || this.closing) return;
+    // release() drops the live entry before it kills: then the death was asked for, not a failure.
+    if (!row || GONE.includes(row.status) || this.closing || !this.live.has(id)) return;
     const l = this.live.get(id);
     const oom = l ? l.proc.cgroup.read().oomKills > 0 : false;
     await this.release(id);
@@ -442,8 +444,10 @@ export class SandboxService {
       l.meter.sample(l.proc.cgroup, Date.now());
       this.persistMeter(id, l.meter);
       this.live.delete(id);
-      await l.network.close().catch(() => undefined);
+      // Processes first: the network helpers live in the sandbox's cgroups and die with it,
+      // even when the sandbox is frozen.
       await l.proc.kill();
+      await l.network.close().catch(() => undefined);
     }
     await fsp.rm(this.sandboxDir(id), { recursive: true, force: true }).catch(() => undefined);
   }

@@ -40,10 +40,10 @@ const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 let engines = 0;
 /**
  * Engines started in parallel by different test files must not hand out the same host uids,
- * so each gets its own block of 500 uids.
+ * so each starts its own block of 10000 uids (the engine also skips blocks in use).
  */
 function uidBase(): number {
-  return 500_000 + ((process.pid * 13 + engines++) % 1000) * 500;
+  return 1_000_000 + ((process.pid * 13 + engines++) % 500) * 10_000;
 }
 
 export async function startEngine(opts: { env?: Record<string, string>; dataDir?: string } = {}): Promise<EngineHandle> {

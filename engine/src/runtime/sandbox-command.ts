@@ -1,0 +1,65 @@
+import type { SandboxProcess } from "./sandbox-proc.js";
+
+/**
+ * How anything runs inside a sandbox (exec, PTY sessions): the host-side helpers (sh, nsenter,
+ * setpriv: root until setpriv) get only HOST_ENV plus an opaque payload, and the sandbox's
+ * environment is applied inside, after setpriv. Caller-chosen variables such as LD_PRELOAD or
+ * BASH_ENV must never reach a root process on the host.
+ */
+export const HOST_ENV = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", LANG: "C.UTF-8" };
+
+/** The sandbox-side script travels in environment variables of this prefix (argv is readable by every host user). */
+const PAYLOAD_VAR = "BATON_PAYLOAD_";
+/** Characters per payload variable: one env string may not exceed 128 KiB (MAX_ARG_STRLEN). */
+const PAYLOAD_CHUNK = 32 * 1024;
+
+/** Joins every cgroup of the sandbox, then execs the rest: nothing the command forks escapes its limits. */
+const CGROUP_PROLOGUE = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+
+/**
+ * Closes inherited descriptors above 2 before going on (node-pty's fork does not). dash cannot
+ * close fds above 9; bash can.
+ */
+export const CLOSE_FDS = 'for f in /proc/$$/fd/*; do f=${f##*/}; if [ "$f" -gt 2 ]; then exec {f}>&-; fi; done; exec "$@"';
+
+/** Single-quotes a string for sh. */
+export const shq = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+
+/** Empties the environment the sandbox-side sh inherited from the host helpers (PATH, PWD, SHLVL, …). */
+const CLEAR_ENV = [
+  "set -f",
+  `for n in $(export -p | while IFS= read -r l; do l=\${l#export }; l=\${l#declare -x }; printf '%s\\n' "\${l%%=*}"; done); do case $n in ''|[0-9]*|*[!A-Za-z0-9_]*) ;; *) unset "$n" ;; esac; done`,
+  "set +f",
+];
+
+export interface SpawnSpec {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * The spawn of a shell script run inside the sandbox as its user with exactly `env`:
+ * host side [bash: close fds] → sh: join cgroups → nsenter + setpriv; sandbox side: sh evaluates
+ * the payload (clear env, export `env`, then `script`).
+ */
+export function sandboxCommand(proc: SandboxProcess, env: Record<string, string>, script: string, opts: { closeFds?: boolean; argv0?: string } = {}): SpawnSpec {
+  const payload = [...CLEAR_ENV, ...Object.entries(env).map(([k, v]) => `export ${k}=${shq(v)}`), script].join("\n");
+  const hostEnv: Record<string, string> = { ...HOST_ENV };
+  const names: string[] = [];
+  for (let at = 0; at < payload.length; ) {
+    let end = Math.min(at + PAYLOAD_CHUNK, payload.length);
+    // Never split a surrogate pair: each half would become U+FFFD.
+    if (end < payload.length && /[\udc00-\udfff]/.test(payload[end]!)) end--;
+    const name = `${PAYLOAD_VAR}${names.length}`;
+    hostEnv[name] = payload.slice(at, end);
+    names.push(name);
+    at = end;
+  }
+  // The payload is unset before it runs, so its own text never shows up in `export -p` above.
+  const unpack = `p="${names.map((n) => "$" + n).join("")}"; unset ${names.join(" ")}; eval "$p"`;
+  const procs = proc.cgroup.procsFiles;
+  const chain = ["/bin/sh", "-c", CGROUP_PROLOGUE, "sh", String(procs.length), ...procs, "nsenter", ...proc.enterArgs(), "/bin/sh", "-c", unpack, opts.argv0 ?? "baton"];
+  if (opts.closeFds) return { file: "/bin/bash", args: ["-c", CLOSE_FDS, opts.argv0 ?? "baton", ...chain], env: hostEnv };
+  return { file: chain[0]!, args: chain.slice(1), env: hostEnv };
+}
