@@ -10,6 +10,7 @@ import { sleep } from "./lib/time.js";
 import { prepareHost } from "./runtime/host.js";
 import { EventLog } from "./services/events.js";
 import { Faults } from "./services/faults.js";
+import { Idempotency } from "./services/idempotency.js";
 import { SandboxService } from "./services/sandboxes.js";
 import { getMeta, openDb, setMeta } from "./store/db.js";
 import { adminRoutes } from "./routes/admin.js";
@@ -56,7 +57,7 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     setMeta(db, "signing_key", signing);
   }
   const ctx: EngineContext = {
-    config, db, host, events, sandboxes, faults: new Faults(),
+    config, db, host, events, sandboxes, faults: new Faults(), idempotency: new Idempotency(db),
     signingKey: Buffer.from(signing, "hex"),
     bootstrapSecret: loadSecret(path.join(config.root, "bootstrap.secret")),
   };

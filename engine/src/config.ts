@@ -14,6 +14,8 @@ const EnvSchema = z.object({
   ORKESTR_ENGINE_EGRESS_HOSTS: z.string().default(""),
   /** Metrics sampling period. */
   ORKESTR_ENGINE_SAMPLE_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  /** Keepalive comment period on SSE and NDJSON streams (contract §3.3: 15 s). */
+  ORKESTR_ENGINE_KEEPALIVE_MS: z.coerce.number().int().min(50).max(300_000).default(15_000),
   /** First uid of the per-sandbox host uid pool. */
   ORKESTR_ENGINE_UID_BASE: z.coerce.number().int().min(1000).default(200_000),
   ORKESTR_ENGINE_LOG: z.enum(["silent", "error", "warn", "info", "debug"]).default("info"),
@@ -37,6 +39,7 @@ export interface EngineConfig {
   plan: PlanName;
   egressHosts: Map<string, string>;
   sampleMs: number;
+  keepaliveMs: number;
   uidBase: number;
   logLevel: "silent" | "error" | "warn" | "info" | "debug";
   blackhole: string[];
@@ -66,6 +69,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     plan: e.ORKESTR_ENGINE_PLAN,
     egressHosts,
     sampleMs: e.ORKESTR_ENGINE_SAMPLE_MS,
+    keepaliveMs: e.ORKESTR_ENGINE_KEEPALIVE_MS,
     uidBase: e.ORKESTR_ENGINE_UID_BASE,
     logLevel: e.ORKESTR_ENGINE_LOG,
     trialCreditEur: e.ORKESTR_ENGINE_TRIAL_CREDIT_EUR,

@@ -5,7 +5,6 @@ import type { EngineEvent } from "../services/events.js";
 import { ApiError } from "../errors.js";
 import { parse } from "../lib/validate.js";
 import { SandboxIdParams } from "../schemas.js";
-import { KEEPALIVE_MS } from "./exec.js";
 
 const EventsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
@@ -59,7 +58,7 @@ export function eventRoutes(app: FastifyInstance, ctx: EngineContext): void {
       lastSeq = e.seq;
       send(e);
     }
-    const keepalive = setInterval(() => res.write(": keepalive\n\n"), KEEPALIVE_MS);
+    const keepalive = setInterval(() => res.write(": keepalive\n\n"), ctx.config.keepaliveMs);
     res.on("close", () => {
       clearInterval(keepalive);
       unsubscribe();

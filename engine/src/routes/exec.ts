@@ -5,9 +5,6 @@ import { parse } from "../lib/validate.js";
 import { CappedBuffer, runExec, type RunningExec } from "../runtime/exec.js";
 import { ExecBody, SandboxIdParams } from "../schemas.js";
 
-/** Keepalive comment period on streams (contract §3.3). */
-export const KEEPALIVE_MS = 15_000;
-
 /** Exec, plain and streaming (contract §3.2, §3.3). */
 export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
   const { sandboxes, events } = ctx;
@@ -87,7 +84,7 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
       onStderr: chunk("stderr"),
     });
     const running = run;
-    const timer = setInterval(() => write(keepalive), KEEPALIVE_MS);
+    const timer = setInterval(() => write(keepalive), ctx.config.keepaliveMs);
     res.on("close", () => {
       if (res.writableFinished) return;
       clientGone = true;

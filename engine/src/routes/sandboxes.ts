@@ -8,11 +8,13 @@ import { CreateSandboxBody, ListQuery, PatchSandboxBody, ResumeBody, SandboxIdPa
 export function sandboxRoutes(app: FastifyInstance, ctx: EngineContext): void {
   const { sandboxes } = ctx;
 
-  // POST /v1/sandboxes – create and boot a sandbox
+  // POST /v1/sandboxes – create and boot a sandbox (Idempotency-Key honoured)
   app.post("/sandboxes", async (req, reply) => {
     const body = parse(CreateSandboxBody, req.body, "body");
-    const { view, status } = await sandboxes.create(body);
-    return reply.status(status).send(view);
+    return ctx.idempotency.run(req, reply, "POST /v1/sandboxes", async () => {
+      const { view, status } = await sandboxes.create(body);
+      return { status, body: view };
+    });
   });
 
   // GET /v1/sandboxes – newest first; ?status=&metadata[k]=v&template=&region=&limit=&cursor=

@@ -92,6 +92,11 @@ export interface SandboxCgroup {
   read(): CgroupReading;
   freeze(): Promise<boolean>;
   thaw(): Promise<boolean>;
+  /**
+   * Runs `fn` with every task frozen (so none can fork meanwhile), leaving a sandbox that was
+   * already paused paused. Without a freezer it runs `fn` a few times instead.
+   */
+  whileFrozen(fn: () => number): Promise<void>;
   pids(): number[];
   /** Kills every task (freeze first so nothing forks during the kill) and removes the groups. */
   destroy(): Promise<void>;
@@ -254,6 +259,11 @@ function readStat(file: string): Map<string, number> {
   return m;
 }
 
+/** Without a freezer: sweep until a pass finds nothing (bounded), so forks made during a pass are caught by the next. */
+async function sweepRepeatedly(fn: () => number): Promise<void> {
+  for (let i = 0; i < 20 && fn() > 0; i++) await sleep(5);
+}
+
 async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -316,6 +326,19 @@ class V1Cgroup implements SandboxCgroup {
     if (!dir) return false;
     fs.writeFileSync(path.join(dir, "freezer.state"), "THAWED");
     return waitFor(() => fs.readFileSync(path.join(dir, "freezer.state"), "utf8").trim() === "THAWED", 2000);
+  }
+  async whileFrozen(fn: () => number): Promise<void> {
+    const dir = this.groups.get("freezer");
+    const state = () => (dir ? fs.readFileSync(path.join(dir, "freezer.state"), "utf8").trim() : "none");
+    if (!dir) return sweepRepeatedly(fn);
+    if (state() === "FROZEN") return void fn();
+    const frozen = await this.freeze().catch(() => false);
+    try {
+      if (frozen) fn();
+      else await sweepRepeatedly(fn);
+    } finally {
+      if (frozen) await this.thaw().catch(() => undefined);
+    }
   }
   pids(): number[] {
     const file = this.procsFiles[0];
@@ -411,6 +434,17 @@ class V2Cgroup implements SandboxCgroup {
     fs.writeFileSync(path.join(this.dir, "cgroup.freeze"), "0");
     return waitFor(() => (readStat(path.join(this.dir, "cgroup.events")).get("frozen") ?? 1) === 0, 2000);
   }
+  async whileFrozen(fn: () => number): Promise<void> {
+    if (!this.support.freezer) return sweepRepeatedly(fn);
+    if ((readStat(path.join(this.dir, "cgroup.events")).get("frozen") ?? 0) === 1) return void fn();
+    const frozen = await this.freeze().catch(() => false);
+    try {
+      if (frozen) fn();
+      else await sweepRepeatedly(fn);
+    } finally {
+      if (frozen) await this.thaw().catch(() => undefined);
+    }
+  }
   pids(): number[] {
     try {
       return fs.readFileSync(path.join(this.dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
@@ -445,6 +479,7 @@ class NoCgroups implements CgroupDriver {
       read: () => ({ cpuNs: 0, workingSetBytes: 0, oomKills: 0, pids: 0 }),
       freeze: async () => false,
       thaw: async () => false,
+      whileFrozen: async () => undefined,
       pids: () => [],
       destroy: async () => undefined,
       setCpu: () => undefined,

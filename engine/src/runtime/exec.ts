@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
 import type { SandboxProcess } from "./sandbox-proc.js";
 import { sandboxCommand, shq } from "./sandbox-command.js";
 
@@ -38,6 +40,31 @@ export function spawnInSandbox(proc: SandboxProcess, req: Pick<ExecRequest, "com
   });
 }
 
+/**
+ * Every process an exec starts inherits this variable, so a timeout or an abort can find and kill
+ * all of them, even those that left the process group with setsid.
+ */
+export const EXEC_TAG = "ORKESTR_EXEC_ID";
+
+/** Kills every process of the sandbox tagged with `execId`; the sandbox is frozen meanwhile so nothing forks away. */
+export async function killTagged(proc: SandboxProcess, execId: string): Promise<void> {
+  const needle = Buffer.from(`${EXEC_TAG}=${execId}\0`);
+  const sweep = () => {
+    let found = 0;
+    for (const pid of proc.cgroup.pids()) {
+      try {
+        if (!fs.readFileSync(`/proc/${pid}/environ`).includes(needle)) continue;
+        process.kill(pid, "SIGKILL");
+        found++;
+      } catch {
+        /* exited meanwhile */
+      }
+    }
+    return found;
+  };
+  await proc.cgroup.whileFrozen(sweep);
+}
+
 export interface ExecHandlers {
   onStdout(chunk: Buffer): void;
   onStderr(chunk: Buffer): void;
@@ -54,7 +81,8 @@ export interface RunningExec {
 
 export function runExec(proc: SandboxProcess, req: ExecRequest, handlers: ExecHandlers): RunningExec {
   const started = performance.now();
-  const child = spawnInSandbox(proc, req);
+  const execId = randomUUID();
+  const child = spawnInSandbox(proc, { ...req, env: { ...req.env, [EXEC_TAG]: execId } });
   let timedOut = false;
   const killTree = () => {
     try {
@@ -62,6 +90,8 @@ export function runExec(proc: SandboxProcess, req: ExecRequest, handlers: ExecHa
     } catch {
       /* already gone */
     }
+    // Whatever left the process group (setsid, daemons) still carries the exec's tag.
+    void killTagged(proc, execId);
   };
   const timer = setTimeout(() => {
     timedOut = true;

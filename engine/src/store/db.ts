@@ -57,6 +57,17 @@ const MIGRATIONS: string[] = [
   CREATE INDEX events_sandbox ON events(sandbox_id, seq);
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   `,
+  `
+  CREATE TABLE idempotency (
+    token_id TEXT NOT NULL,
+    route TEXT NOT NULL,
+    key TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (token_id, route, key)
+  );
+  `,
 ];
 
 export type Db = Database.Database;
