@@ -246,7 +246,9 @@ describe("lifecycle", () => {
     expect(x.status).toBe(409);
     expect(x.body.code).toBe("sandbox_paused");
     const m = await e.api("GET", `/sandboxes/${id}/metrics`);
-    expect(m.body).toMatchObject({ sandbox_status: "paused", cpu: { usage_percent: 0 } });
+    // Seed: paused → null live usage and an empty window; lifetime stays.
+    expect(m.body).toMatchObject({ sandbox_status: "paused", cpu: { usage_percent: null, usage_cores: null }, memory: { usage_bytes: null }, samples: [] });
+    expect(m.body.lifetime.cpu_seconds).toBeGreaterThan(0);
     const r = await e.api("POST", `/sandboxes/${id}/resume`, { timeout_seconds: 120 });
     expect([200, 201]).toContain(r.status);
     expect(r.body).toMatchObject({ status: "running", paused_at: null, timeout_seconds: 120 });

@@ -41,13 +41,13 @@ export function metricsRoutes(app: FastifyInstance, ctx: EngineContext): void {
     };
     const limitBytes = row.memory_mb * 1024 * 1024;
     if (!meter || row.status !== "running") {
-      // Telemetry, not a state change: paused and terminated sandboxes have no live usage.
-      const samples = meter && row.status === "paused" ? meter.samples(since ?? Date.now() - DEFAULT_WINDOW_MS) : [];
+      // Telemetry, not a state change: a paused or terminated sandbox has null live usage and an
+      // empty sample window, with lifetime still populated (seed SDK README; it wins over §3.5).
       return {
         ...base,
-        cpu: { usage_percent: row.status === "paused" ? 0 : null, usage_cores: row.status === "paused" ? 0 : null, cores: row.cpu },
+        cpu: { usage_percent: null, usage_cores: null, cores: row.cpu },
         memory: { usage_bytes: null, usage_percent: null, limit_bytes: limitBytes },
-        samples: samples.map((s) => ({ t: iso(s.t), cpu_percent: s.cpu_percent, mem_bytes: s.mem_bytes })),
+        samples: [],
       };
     }
     const samples = meter.samples(since ?? Date.now() - DEFAULT_WINDOW_MS);
