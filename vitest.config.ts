@@ -8,6 +8,15 @@ export default defineConfig({
     projects: [
       {
         test: {
+          name: "lib",
+          include: ["lib/**/*.test.ts", "tests/**/*.test.ts"],
+          // server-only throws outside a React Server Components bundle; tests run on the server side.
+          alias: { "server-only": new URL("./tests/helpers/server-only-stub.ts", import.meta.url).pathname },
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
           name: "engine",
           include: ["engine/test/**/*.test.ts"],
           pool: "forks",

@@ -1,0 +1,13 @@
+import "server-only";
+import type { Migration, MigrationProvider } from "kysely";
+import * as m0001 from "./0001_init.js";
+
+// Every migration, imported statically: bundlers (Next.js) cannot glob a folder at runtime.
+// Names sort lexically; append new ones as "0002_<what>" and never edit a released migration.
+export const migrations: Readonly<Record<string, Migration>> = {
+  "0001_init": m0001,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => ({ ...migrations }),
+};

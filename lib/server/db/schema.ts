@@ -1,0 +1,123 @@
+import "server-only";
+
+// The console's database, as Kysely sees it. One schema for SQLite and Postgres, so the column types
+// are the portable subset (see migrations/0001_init.ts):
+// - ids are text, generated in app code (lib/server/ids.ts); sessions.id is sha256(token) in hex;
+// - timestamps are integer epoch milliseconds (bigint in Postgres, parsed back to number);
+// - booleans are integers 0/1; JSON is stored as text;
+// - emails are matched through a lowercased `email_normalized` column with a unique index.
+// Rows read back are validated with zod in the repositories before they reach the UI.
+
+export const ROLES = ["owner", "admin", "member", "viewer"] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Epoch milliseconds. */
+export type EpochMs = number;
+/** 0 or 1. */
+export type IntBool = 0 | 1;
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  email_normalized: string;
+  name: string;
+  /** Null for accounts that sign in only through an external provider. */
+  password_hash: string | null;
+  created_at: EpochMs;
+  updated_at: EpochMs;
+  disabled_at: EpochMs | null;
+}
+
+export interface SessionsTable {
+  /** sha256(session token), hex. The token itself is never stored. */
+  id: string;
+  user_id: string;
+  created_at: EpochMs;
+  expires_at: EpochMs;
+  last_seen_at: EpochMs;
+  revoked_at: EpochMs | null;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface TeamsTable {
+  id: string;
+  name: string;
+  slug: string;
+  created_at: EpochMs;
+  spend_cap_eur: number | null;
+}
+
+export interface MembershipsTable {
+  team_id: string;
+  user_id: string;
+  /** One of ROLES; not a DB CHECK so that adding a role needs no table rebuild on SQLite. Validated on read. */
+  role: string;
+  created_at: EpochMs;
+}
+
+export interface InvitationsTable {
+  id: string;
+  team_id: string;
+  email: string;
+  email_normalized: string;
+  role: string;
+  /** sha256(invitation token), hex. */
+  token_hash: string;
+  invited_by: string | null;
+  created_at: EpochMs;
+  expires_at: EpochMs;
+  accepted_at: EpochMs | null;
+}
+
+export interface OrkestrConnectionsTable {
+  id: string;
+  user_id: string;
+  team_id: string | null;
+  name: string;
+  base_url: string;
+  /** encrypt(token, { aad: connectionTokenAad(id) }) */
+  token_ciphertext: string;
+  /** e.g. "ork_…abcd" */
+  token_hint: string;
+  is_active: number;
+  created_at: EpochMs;
+  updated_at: EpochMs;
+  last_checked_at: EpochMs | null;
+  last_error: string | null;
+}
+
+export interface AuditEventsTable {
+  id: string;
+  team_id: string | null;
+  user_id: string | null;
+  action: string;
+  target: string | null;
+  /** JSON text, or null. */
+  data: string | null;
+  ip: string | null;
+  created_at: EpochMs;
+}
+
+export interface LoginAttemptsTable {
+  key: string;
+  window_start: EpochMs;
+  count: number;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  users: UsersTable;
+  sessions: SessionsTable;
+  teams: TeamsTable;
+  memberships: MembershipsTable;
+  invitations: InvitationsTable;
+  orkestr_connections: OrkestrConnectionsTable;
+  audit_events: AuditEventsTable;
+  login_attempts: LoginAttemptsTable;
+  settings: SettingsTable;
+}
