@@ -13,6 +13,8 @@ export default defineConfig({
           // server-only throws outside a React Server Components bundle; tests run on the server side.
           alias: { "server-only": new URL("./tests/helpers/server-only-stub.ts", import.meta.url).pathname },
           testTimeout: 30_000,
+          // Unit and DB tests first, then the engine files (which boot real engines, two at a time).
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -23,6 +25,7 @@ export default defineConfig({
           maxWorkers: 2,
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

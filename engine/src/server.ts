@@ -25,6 +25,8 @@ async function main(): Promise<void> {
     return;
   }
 
+  // A backstop: a stray rejection is logged, never allowed to take every sandbox down with the engine.
+  process.on("unhandledRejection", (e) => console.error(`[engine] unhandled rejection: ${(e as Error)?.stack ?? String(e)}`));
   const config = loadConfig();
   const engine = await buildEngine(config);
   await engine.app.listen({ port: config.port, host: config.host });

@@ -235,7 +235,8 @@ describe("exec", () => {
 describe("lifecycle", () => {
   it("pause freezes, resume thaws; paused exec is 409 sandbox_paused", async () => {
     const id = await sandbox();
-    await exec(e, id, "nohup sh -c 'i=0; while :; do i=$((i+1)); echo $i > /tmp/counter; sleep 0.05; done' >/dev/null 2>&1 &");
+    // tmp + mv: a reader never sees the counter file half-written.
+    await exec(e, id, "nohup sh -c 'i=0; while :; do i=$((i+1)); echo $i > /tmp/counter.new; mv /tmp/counter.new /tmp/counter; sleep 0.05; done' >/dev/null 2>&1 &");
     await new Promise((r) => setTimeout(r, 300));
     const p = await e.api("POST", `/sandboxes/${id}/pause`);
     expect(p.status).toBe(200);
@@ -307,8 +308,10 @@ describe("metrics, events, limits, base images", () => {
     const m = (await e.api("GET", `/sandboxes/${id}/metrics`)).body;
     expect(m).toMatchObject({ sandbox_id: id, sandbox_status: "running", cpu: { cores: 1 }, memory: { limit_bytes: 1024 ** 3 } });
     expect(m.sample_interval_seconds).toBeGreaterThan(0);
-    expect(m.cpu.usage_percent).toBeGreaterThan(50);
-    expect(m.cpu.usage_cores).toBeGreaterThan(0.5);
+    // A busy loop shows up as CPU use (other test files share these 2 cores, so no exact figure).
+    expect(Math.max(...m.samples.map((s: { cpu_percent: number }) => s.cpu_percent))).toBeGreaterThan(30);
+    expect(m.cpu.usage_cores).toBeGreaterThan(0.15);
+    expect(m.cpu.usage_percent).toBeCloseTo(m.cpu.usage_cores * 100, 0);
     expect(m.memory.usage_bytes).toBeGreaterThan(60 * 1024 * 1024);
     expect(m.lifetime.cpu_seconds).toBeGreaterThan(1);
     expect(m.lifetime.gb_seconds).toBeGreaterThan(0);

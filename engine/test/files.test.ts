@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
+import { createSandbox, exec, startEngine, type EngineHandle, enginePath } from "./helpers/engine.js";
 
 /**
  * Files (contract §3.4) against a real engine and real sandboxes. The data dir lives under
@@ -20,7 +20,10 @@ const read = (sbx: string, p: string, extra = "") => e.api("GET", `/sandboxes/${
 const write = (sbx: string, p: string, content: Buffer | string, extra: Record<string, unknown> = {}) =>
   e.api("POST", `/sandboxes/${sbx}/files`, { path: p, content: b64(content), ...extra });
 const del = (sbx: string, p: string, extra = "") => e.api("DELETE", `/sandboxes/${sbx}/files?path=${q(p)}${extra}`);
+/** Where the engine keeps a sandbox's workspace (a path inside the engine's mount namespace). */
 const hostWorkspace = (sbx: string) => path.join(dataDir, "engine", "sbx", sbx, "workspace");
+/** The same, readable from the test (which runs outside that namespace). */
+const inEngine = (p: string) => enginePath(e, p);
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync("/var/tmp/baton-files-test-");
@@ -227,7 +230,7 @@ describe("paths", () => {
   it("refuses symlinks into another sandbox's workspace", async () => {
     await write(other, "/workspace/secret.txt", "other sandbox's secret");
     const theirs = hostWorkspace(other);
-    expect(fs.existsSync(path.join(theirs, "secret.txt"))).toBe(true);
+    expect(fs.existsSync(inEngine(path.join(theirs, "secret.txt")))).toBe(true);
     await exec(e, id, `ln -s ${theirs} /workspace/other_abs && ln -s ../../${other}/workspace /workspace/other_rel`);
     for (const link of ["/workspace/other_abs", "/workspace/other_rel"]) {
       const r = await read(id, `${link}/secret.txt`);
@@ -239,8 +242,8 @@ describe("paths", () => {
       const d = await del(id, `${link}/secret.txt`);
       expect(d.status, link).toBe(400);
     }
-    expect(fs.existsSync(path.join(theirs, "planted.txt"))).toBe(false);
-    expect(fs.readFileSync(path.join(theirs, "secret.txt"), "utf8")).toBe("other sandbox's secret");
+    expect(fs.existsSync(inEngine(path.join(theirs, "planted.txt")))).toBe(false);
+    expect(fs.readFileSync(inEngine(path.join(theirs, "secret.txt")), "utf8")).toBe("other sandbox's secret");
   });
 
   it("holds while the sandbox swaps a directory for escaping symlinks mid-request", async () => {
@@ -262,7 +265,7 @@ describe("paths", () => {
     }
     await swapper;
     expect(fs.existsSync(`/etc/${name}`)).toBe(false);
-    expect(fs.existsSync(path.join(theirs, name))).toBe(false);
+    expect(fs.existsSync(inEngine(path.join(theirs, name)))).toBe(false);
     expect(fs.readFileSync("/etc/hostname").equals(hostname)).toBe(true);
     // Both outcomes happened: the race was real.
     expect(seen.get(400) ?? 0).toBeGreaterThan(0);

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
+import { createSandbox, exec, startEngine, type EngineHandle, enginePath, inEngineMountNs } from "./helpers/engine.js";
 
 /**
  * What one sandbox can see and do to the host, the engine and other sandboxes, checked from both
@@ -145,11 +145,13 @@ describe("filesystem isolation", () => {
     const uidB = hostUid(B);
     expect(uidA).not.toBe(uidB);
     const secretPath = path.join(e.dataDir!, "engine", "sbx", B, "workspace", "secret.txt");
-    expect(fs.readFileSync(secretPath, "utf8")).toBe(SECRET);
-    const st = fs.statSync(path.dirname(secretPath));
+    expect(fs.readFileSync(enginePath(e, secretPath), "utf8")).toBe(SECRET);
+    const st = fs.statSync(enginePath(e, path.dirname(secretPath)));
     expect(st.uid).toBe(uidB);
     expect(st.mode & 0o777).toBe(0o700);
-    const r = await execFileP("setpriv", [`--reuid=${uidA}`, `--regid=${uidA}`, "--clear-groups", "cat", secretPath]).then(
+    // Inside the engine's mount namespace, where the workspace really is: A's uid is refused.
+    const [ns, ...nsArgs] = inEngineMountNs(e);
+    const r = await execFileP(ns!, [...nsArgs, "setpriv", `--reuid=${uidA}`, `--regid=${uidA}`, "--clear-groups", "cat", secretPath]).then(
       (o) => ({ code: 0, out: o.stdout + o.stderr }),
       (err: { code?: number; stdout?: string; stderr?: string }) => ({ code: err.code ?? -1, out: `${err.stdout ?? ""}${err.stderr ?? ""}` }),
     );
@@ -319,7 +321,7 @@ describe("resource limits", () => {
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(await waitFor(() => cgroupDir("pids", f) === null && cgroupDir("memory", f) === null && cgroupDir("freezer", f) === null, 5000)).toBe(true);
     await bomb;
-    expect(fs.existsSync(path.join(e.dataDir!, "engine", "sbx", f))).toBe(false);
+    expect(fs.existsSync(enginePath(e, path.join(e.dataDir!, "engine", "sbx", f)))).toBe(false);
     expect((await run(B, "echo b-alive")).stdout).toBe("b-alive\n");
   });
 

@@ -34,7 +34,11 @@ export function eventRoutes(app: FastifyInstance, ctx: EngineContext): void {
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no", Connection: "keep-alive" });
-    const send = (e: EngineEvent) => res.write(`id: ${e.seq}\ndata: ${JSON.stringify(wire(e))}\n\n`);
+    // A follower that stops reading is cut off once 1 MiB is queued; it resumes with ?cursor=<last id>.
+    const send = (e: EngineEvent) => {
+      if (res.writableLength > 1024 * 1024) return void res.destroy();
+      res.write(`id: ${e.seq}\ndata: ${JSON.stringify(wire(e))}\n\n`);
+    };
     // Subscribe first, then replay the backlog, so nothing falls between the two.
     let lastSeq = after;
     const pending: EngineEvent[] = [];

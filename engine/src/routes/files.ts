@@ -7,6 +7,8 @@ import { ApiError } from "../errors.js";
 import { iso } from "../lib/time.js";
 import { parse } from "../lib/validate.js";
 import { SandboxIdParams } from "../schemas.js";
+import { CappedBuffer, runExec } from "../runtime/exec.js";
+import { shq } from "../runtime/sandbox-command.js";
 import {
   decodeContent,
   MAX_BATCH_BYTES,
@@ -61,14 +63,17 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
   };
 
   // GET /v1/sandboxes/{id}/files?path=&list= – a file (base64) or a directory listing
-  app.get("/sandboxes/:id/files", async (req) => {
+  app.get("/sandboxes/:id/files", async (req, reply) => {
     const { id } = parse(SandboxIdParams, req.params, "path");
     const q = parse(PathQuery, query(req), "query");
     const p = normalizeApiPath(q.path);
     const { files } = await open(id);
     files.locate(p);
     const r = files.read(p);
-    if (r.type === "directory") return q.list ? r.entries : { path: p, type: "directory", entries: r.entries };
+    if (r.type === "directory") {
+      if (r.truncated) reply.header("X-Truncated", "true");
+      return q.list ? r.entries : { path: p, type: "directory", entries: r.entries, ...(r.truncated ? { truncated: true } : {}) };
+    }
     if (q.list) throw new ApiError("not_a_directory", `"${p}" is a file; list=true needs a directory`);
     return { path: p, type: "file", size: r.size, content: r.content.toString("base64"), encoding: "base64", modified_at: r.modified_at };
   });
@@ -95,6 +100,12 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const { row, files } = await open(id);
     files.locate(p);
     const removed = files.remove(p, q.recursive);
+    if (removed.tree) {
+      const { live } = await ctx.sandboxes.running(row.id);
+      const stderr = new CappedBuffer(4096);
+      const r = await runExec(live.proc, { command: `rm -rf -- ${shq(p)}`, cwd: "/", env: {}, timeoutMs: 300_000 }, { onStdout: () => undefined, onStderr: (c) => stderr.push(c) }).done;
+      if (r.exit_code !== 0) throw new ApiError("internal_error", `Deleting "${p}" failed: ${stderr.text().trim() || `rm exited with ${r.exit_code}`}`);
+    }
     events.record(row.id, "file.delete", { path: removed.path, size: removed.size, type: removed.type, ...(q.recursive ? { recursive: true } : {}) });
     return reply.status(204).send();
   });

@@ -275,6 +275,11 @@ async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
 
 class V1Cgroup implements SandboxCgroup {
   procsFiles: string[];
+  /**
+   * Freezes are counted: a pause holds one until resume, a sweep holds one briefly, and the group
+   * thaws only when the last hold is released, so a sweep can never thaw a paused sandbox.
+   */
+  private holds = 0;
   constructor(private groups: Map<V1Controller, string>) {
     this.procsFiles = [...groups.values()].map((d) => path.join(d, "cgroup.procs"));
   }
@@ -306,10 +311,12 @@ class V1Cgroup implements SandboxCgroup {
       pids: pids ? readNum(path.join(pids, "pids.current")) : this.pids().length,
     };
   }
+  /** Takes a freeze hold; false (and no hold) when the group would not freeze within 2 s. */
   async freeze(): Promise<boolean> {
     const dir = this.groups.get("freezer");
     if (!dir) return false;
     const state = path.join(dir, "freezer.state");
+    this.holds++;
     // A task caught mid-fork can leave the group FREEZING; writing FROZEN again retries the
     // freeze over the new task (v1 freezer semantics), so keep asking until it settles.
     fs.writeFileSync(state, "FROZEN");
@@ -318,20 +325,23 @@ class V1Cgroup implements SandboxCgroup {
       fs.writeFileSync(state, "FROZEN");
       return false;
     }, 2000);
-    if (!frozen) fs.writeFileSync(state, "THAWED");
+    if (!frozen) await this.thaw();
     return frozen;
   }
+  /** Releases a freeze hold; the group thaws when none is left. */
   async thaw(): Promise<boolean> {
     const dir = this.groups.get("freezer");
     if (!dir) return false;
+    this.holds = Math.max(0, this.holds - 1);
+    if (this.holds > 0) return true;
+    return this.forceThaw(dir);
+  }
+  private forceThaw(dir: string): Promise<boolean> {
     fs.writeFileSync(path.join(dir, "freezer.state"), "THAWED");
     return waitFor(() => fs.readFileSync(path.join(dir, "freezer.state"), "utf8").trim() === "THAWED", 2000);
   }
   async whileFrozen(fn: () => number): Promise<void> {
-    const dir = this.groups.get("freezer");
-    const state = () => (dir ? fs.readFileSync(path.join(dir, "freezer.state"), "utf8").trim() : "none");
-    if (!dir) return sweepRepeatedly(fn);
-    if (state() === "FROZEN") return void fn();
+    if (!this.groups.has("freezer")) return sweepRepeatedly(fn);
     const frozen = await this.freeze().catch(() => false);
     try {
       if (frozen) fn();
@@ -361,8 +371,12 @@ class V1Cgroup implements SandboxCgroup {
           /* already gone */
         }
       }
-      // SIGKILL is delivered to frozen tasks once thawed.
-      if (frozen && round === 0) await this.thaw().catch(() => undefined);
+      // SIGKILL is delivered to frozen tasks once thawed: thaw whatever holds remain.
+      const dir = this.groups.get("freezer");
+      if (frozen && round === 0 && dir) {
+        this.holds = 0;
+        await this.forceThaw(dir).catch(() => undefined);
+      }
       await sleep(5);
     }
     for (const dir of this.groups.values()) await rmdirRetry(dir);
@@ -424,19 +438,25 @@ class V2Cgroup implements SandboxCgroup {
       pids: readNum(path.join(this.dir, "pids.current")),
     };
   }
+  /** Counted like V1Cgroup's: the group thaws only when the last hold is released. */
+  private holds = 0;
   async freeze(): Promise<boolean> {
     if (!this.support.freezer) return false;
+    this.holds++;
     fs.writeFileSync(path.join(this.dir, "cgroup.freeze"), "1");
-    return waitFor(() => (readStat(path.join(this.dir, "cgroup.events")).get("frozen") ?? 0) === 1, 2000);
+    const frozen = await waitFor(() => (readStat(path.join(this.dir, "cgroup.events")).get("frozen") ?? 0) === 1, 2000);
+    if (!frozen) await this.thaw();
+    return frozen;
   }
   async thaw(): Promise<boolean> {
     if (!this.support.freezer) return false;
+    this.holds = Math.max(0, this.holds - 1);
+    if (this.holds > 0) return true;
     fs.writeFileSync(path.join(this.dir, "cgroup.freeze"), "0");
     return waitFor(() => (readStat(path.join(this.dir, "cgroup.events")).get("frozen") ?? 1) === 0, 2000);
   }
   async whileFrozen(fn: () => number): Promise<void> {
     if (!this.support.freezer) return sweepRepeatedly(fn);
-    if ((readStat(path.join(this.dir, "cgroup.events")).get("frozen") ?? 0) === 1) return void fn();
     const frozen = await this.freeze().catch(() => false);
     try {
       if (frozen) fn();

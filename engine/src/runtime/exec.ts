@@ -93,9 +93,12 @@ export function runExec(proc: SandboxProcess, req: ExecRequest, handlers: ExecHa
     // Whatever left the process group (setsid, daemons) still carries the exec's tag.
     void killTagged(proc, execId);
   };
+  let abandon: (() => void) | null = null;
   const timer = setTimeout(() => {
     timedOut = true;
     killTree();
+    // Killed tasks of a sandbox paused meanwhile only die on resume: answer without waiting for them.
+    setTimeout(() => abandon?.(), 1000).unref();
   }, req.timeoutMs);
   child.stdout!.on("data", handlers.onStdout);
   child.stderr!.on("data", handlers.onStderr);
@@ -104,31 +107,37 @@ export function runExec(proc: SandboxProcess, req: ExecRequest, handlers: ExecHa
   else child.stdin!.end();
 
   const done = new Promise<ExecResult>((resolve, reject) => {
+    let finished = false;
+    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      // A background child (`server &`) may hold the pipes open: stop reading, never wait on it.
+      child.stdout!.destroy();
+      child.stderr!.destroy();
+      resolve({
+        exit_code: timedOut ? 124 : code ?? (signal ? 128 + (signalNumber(signal) ?? 9) : 1),
+        duration_ms: Math.round(performance.now() - started),
+        timed_out: timedOut,
+        signal: signal ?? null,
+      });
+    };
+    abandon = () => finish(null, "SIGKILL");
     child.once("error", (e) => {
       clearTimeout(timer);
+      finished = true;
       reject(e);
     });
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
-      let finished = false;
-      const finish = () => {
-        if (finished) return;
-        finished = true;
-        clearTimeout(drain);
-        // A background child (`server &`) may hold the pipes open: stop reading, never wait on it.
-        child.stdout!.destroy();
-        child.stderr!.destroy();
-        resolve({
-          exit_code: timedOut ? 124 : code ?? (signal ? 128 + (signalNumber(signal) ?? 9) : 1),
-          duration_ms: Math.round(performance.now() - started),
-          timed_out: timedOut,
-          signal: signal ?? null,
-        });
-      };
-      const drain = setTimeout(finish, DRAIN_AFTER_EXIT_MS);
+      // Output still in the pipes is read for a moment; then the pipes are let go.
+      const drain = setTimeout(() => finish(code, signal), DRAIN_AFTER_EXIT_MS);
       const ended = (s: NodeJS.ReadableStream & { readableEnded: boolean }) =>
         s.readableEnded ? Promise.resolve() : new Promise<void>((r) => s.once("end", () => r()));
-      void Promise.all([ended(child.stdout!), ended(child.stderr!)]).then(finish);
+      void Promise.all([ended(child.stdout!), ended(child.stderr!)]).then(() => {
+        clearTimeout(drain);
+        finish(code, signal);
+      });
     });
   });
   return {

@@ -20,7 +20,7 @@ export interface Isolation {
   running_as_root: boolean;
   namespaces: { user: boolean; pid: boolean; mount: boolean; ipc: boolean; uts: boolean; net: boolean; cgroup: boolean };
   per_sandbox_uid: boolean;
-  rootfs: { host_userland_read_only: boolean; private_workspace: boolean; private_tmp: boolean };
+  rootfs: { host_userland_read_only: boolean; private_workspace: boolean; private_tmp: boolean; scratch: "tmpfs" | "host-disk" };
   cgroups: { version: "v1" | "v2" | "none"; memory: boolean; cpu: boolean; pids: boolean; freezer: boolean; cpuacct: boolean };
   network: { off: boolean; restricted: boolean; open: string | false; open_filter: "nftables" | false; blackhole: boolean };
   pause: "freezer" | "unavailable";
@@ -34,6 +34,8 @@ export interface Host {
   isolation: Isolation;
   /** First uid of this engine's block of per-sandbox host uids. */
   uidBase: number;
+  /** Whether sandbox scratch (/workspace, /tmp) is a size-capped tmpfs (needs root in a private mount namespace). */
+  scratchTmpfs: boolean;
   cgroups: CgroupDriver;
   images: Map<string, BaseImage>;
   /** Host path the sandbox's bwrap binds for a runtime (inside the engine's private mount ns). */
@@ -187,12 +189,14 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   } else degraded.push(`${SANDBOX_CIDR} not blackholed (needs root and iproute2)`);
 
   const sandboxing = mode !== "unavailable";
+  const scratchTmpfs = isRoot && inPrivateMountNs();
+  if (sandboxing && !scratchTmpfs) degraded.push("/workspace and /tmp are plain directories on the host disk with no size cap (the engine is not in a private mount namespace)");
   const isolation: Isolation = {
     mode,
     running_as_root: isRoot,
     namespaces: { user: mode === "bwrap-userns", pid: sandboxing, mount: sandboxing, ipc: sandboxing, uts: sandboxing, net: sandboxing, cgroup: sandboxing },
     per_sandbox_uid: sandboxing,
-    rootfs: { host_userland_read_only: sandboxing, private_workspace: sandboxing, private_tmp: sandboxing },
+    rootfs: { host_userland_read_only: sandboxing, private_workspace: sandboxing, private_tmp: sandboxing, scratch: scratchTmpfs ? "tmpfs" : "host-disk" },
     cgroups: { version: cg.version, memory: cg.memory, cpu: cg.cpu, pids: cg.pids, freezer: cg.freezer, cpuacct: cg.cpuacct },
     network: { off: sandboxing, restricted: sandboxing, open: sandboxing && slirp ? "slirp4netns" : false, open_filter: nftables ? "nftables" : false, blackhole },
     pause: cg.freezer ? "freezer" : "unavailable",
@@ -208,6 +212,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
       "host userland read-only; private /workspace and /tmp; no view of /root, the engine's data or other sandboxes",
     );
   }
+  if (scratchTmpfs) enforced.push("/workspace and /tmp are RAM-backed scratch (tmpfs) capped at the sandbox's memory size");
   if (cg.memory) enforced.push(`memory limit per size (cgroup ${cg.version})`);
   if (cg.cpu) enforced.push(`CPU quota per size (cgroup ${cg.version})`);
   if (cg.pids) enforced.push("process count capped (pids cgroup)");
@@ -228,6 +233,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   return {
     isolation,
     uidBase: claimUidBlock(config.uidBase, log),
+    scratchTmpfs,
     cgroups,
     images,
     bwrap,

@@ -84,7 +84,9 @@ export async function startNetwork(host: Host, proc: SandboxProcess, mode: "off"
   const filter = await installOpenFilter(proc.spec.id, gid);
   const slirp = spawn(
     host.slirp4netns,
-    ["--configure", "--mtu=65520", "--disable-host-loopback", "--ready-fd=3", "--exit-fd=4", "--netns-type=path", netns, "tap0"],
+    // --enable-sandbox/--enable-seccomp: slirp4netns parses the sandbox's packets as root, so it
+    // confines itself (own mount namespace, dropped capabilities, syscall filter) once set up.
+    ["--configure", "--mtu=65520", "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp", "--ready-fd=3", "--exit-fd=4", "--netns-type=path", netns, "tap0"],
     { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], gid },
   );
   let stderr = "";

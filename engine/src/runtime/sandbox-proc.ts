@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import type { Host } from "./host.js";
@@ -36,16 +38,31 @@ export function sandboxDirs(dir: string): SandboxDirs {
   return { workspace: path.join(dir, "workspace"), tmp: path.join(dir, "tmp") };
 }
 
-/** Creates the sandbox's private directories, owned by its uid and closed to everyone else. */
-export async function createSandboxDirs(dir: string, uid: number): Promise<SandboxDirs> {
+/**
+ * Creates the sandbox's private directories, owned by its uid and closed to everyone else. Where
+ * the engine may mount (root, private mount namespace), they live on a size-capped tmpfs: RAM-backed
+ * scratch as the contract describes, which no sandbox can use to fill the host's disk.
+ */
+export async function createSandboxDirs(dir: string, uid: number, scratch: { bytes: number; inodes: number } | null): Promise<SandboxDirs> {
   const dirs = sandboxDirs(dir);
   await fsp.mkdir(dir, { recursive: true, mode: 0o711 });
+  if (scratch) {
+    await execFileP("mount", ["-t", "tmpfs", "-o", `size=${scratch.bytes},nr_inodes=${scratch.inodes},mode=0711,nosuid,nodev`, "baton-scratch", dir]);
+  }
   for (const d of [dirs.workspace, dirs.tmp]) {
     await fsp.mkdir(d, { recursive: true, mode: 0o700 });
     await fsp.chown(d, uid, uid);
     await fsp.chmod(d, 0o700);
   }
   return dirs;
+}
+
+const execFileP = promisify(execFile);
+
+/** Undoes createSandboxDirs: unmounts the scratch tmpfs (if any) and removes the directory. */
+export async function removeSandboxDirs(dir: string, scratch: boolean): Promise<void> {
+  if (scratch) await execFileP("umount", [dir]).catch(() => execFileP("umount", ["-l", dir]).catch(() => undefined));
+  await fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined);
 }
 
 function passwd(uid: number): string {
@@ -138,7 +155,9 @@ export class SandboxProcess {
     args.push("--proc", "/proc", "--dev", "/dev", "--bind", dirs.tmp, "/tmp", "--bind", dirs.workspace, "/workspace");
     for (const b of spec.binds ?? []) args.push("--bind", b.src, b.dest);
     args.push("--chdir", "/workspace", "--clearenv");
-    for (const [k, v] of Object.entries(spec.env)) args.push("--setenv", k, v);
+    // The init needs no environment of the caller's: commands get spec.env applied inside, after
+    // setpriv (sandbox-command.ts). Nothing caller-chosen may reach a process that still has root.
+    args.push("--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/workspace");
     args.push("--remount-ro", "/", "--");
     if (mode === "bwrap-root") {
       // No user namespace: drop to the sandbox uid inside, with no capabilities left.

@@ -35,7 +35,9 @@ export class EgressProxy {
     const h = host.toLowerCase().replace(/\.$/, "");
     return this.allow.some((rule) => {
       const r = rule.toLowerCase();
-      return r.startsWith("*.") ? h.endsWith(r.slice(1)) && h.length > r.length - 1 : h === r;
+      // A bare domain covers its subdomains (the seed's allow_domains example relies on it:
+      // "pythonhosted.org" admits files.pythonhosted.org); "*.d" covers only subdomains.
+      return r.startsWith("*.") ? h.endsWith(r.slice(1)) && h.length > r.length - 1 : h === r || h.endsWith(`.${r}`);
     });
   }
 

@@ -31,8 +31,8 @@ const MAX_PATH_BYTES = 4096;
 const MAX_NAME_BYTES = 255;
 /** Same bound as the kernel's: a symlink loop ends in invalid_path, not a hang. */
 const MAX_SYMLINK_HOPS = 40;
-/** Recursive delete holds one fd per level; deeper trees are left to `rm -rf` via exec. */
-const MAX_DELETE_DEPTH = 256;
+/** Entries one directory listing returns at most. */
+export const MAX_LIST_ENTRIES = 10_000;
 /** Tries for steps a concurrently writing sandbox can race (mkdir, rmdir of a refilled dir). */
 const RACE_RETRIES = 5;
 
@@ -190,7 +190,7 @@ export interface DirEntry {
 
 export type ReadResult =
   | { type: "file"; size: number; content: Buffer; modified_at: string }
-  | { type: "directory"; entries: DirEntry[] };
+  | { type: "directory"; entries: DirEntry[]; truncated: boolean };
 
 export interface OpenedFile {
   fd: number;
@@ -367,7 +367,7 @@ export class SandboxFiles {
       if (!pre) throw new ApiError("file_not_found", `No such file or directory: "${apiPath}"`);
       if (pre.isDirectory()) {
         fd = r.isRoot ? this.openDir(r.mount.host, r.mount, apiPath) : this.openDir(at(r.dirFd, r.name), r.mount, apiPath);
-        return { type: "directory", entries: this.listFd(fd, apiPath) };
+        return { type: "directory", ...this.listFd(fd, apiPath) };
       }
       fd = this.openRegular(r, apiPath).fd;
       const st = fs.fstatSync(fd);
@@ -417,17 +417,37 @@ export class SandboxFiles {
   }
 
   /** Directory entries sorted by name; symlinks are listed as they are, never followed. */
-  private listFd(fd: number, apiPath: string): DirEntry[] {
+  /**
+   * At most MAX_LIST_ENTRIES entries (then `truncated`): a directory of millions of files must not
+   * stall the engine or build a response of hundreds of MB.
+   */
+  private listFd(fd: number, apiPath: string): { entries: DirEntry[]; truncated: boolean } {
     const entries: DirEntry[] = [];
-    for (const raw of fs.readdirSync(`/proc/self/fd/${fd}`, { encoding: "buffer" })) {
-      const st = lstatOrNull(atRaw(fd, raw));
-      if (!st) continue; // deleted while listing
-      // A name that is not UTF-8 is shown with U+FFFD; it cannot be addressed through the JSON API.
-      const name = raw.toString("utf8");
-      const type = entryType(st);
-      entries.push({ name, path: joinApi(apiPath, name), is_dir: type === "directory", type, size: st.size, modified_at: iso(st.mtimeMs) });
+    let truncated = false;
+    const dir = fs.opendirSync(`/proc/self/fd/${fd}`, { encoding: "buffer" as BufferEncoding });
+    try {
+      for (let d = dir.readSync(); d; d = dir.readSync()) {
+        if (entries.length >= MAX_LIST_ENTRIES) {
+          truncated = true;
+          break;
+        }
+        const raw = d.name as unknown as Buffer;
+        this.pushEntry(entries, fd, raw, apiPath);
+      }
+    } finally {
+      dir.closeSync();
     }
-    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return { entries, truncated };
+  }
+
+  private pushEntry(entries: DirEntry[], fd: number, raw: Buffer, apiPath: string): void {
+    const st = lstatOrNull(atRaw(fd, raw));
+    if (!st) return; // deleted while listing
+    // A name that is not UTF-8 is shown with U+FFFD; it cannot be addressed through the JSON API.
+    const name = raw.toString("utf8");
+    const type = entryType(st);
+    entries.push({ name, path: joinApi(apiPath, name), is_dir: type === "directory", type, size: st.size, modified_at: iso(st.mtimeMs) });
   }
 
   /**
@@ -509,7 +529,12 @@ export class SandboxFiles {
   }
 
   /** DELETE /files: a file or symlink (never followed), an empty directory, or a tree with recursive. */
-  remove(apiPath: string, recursive: boolean): { path: string; size: number; type: DirEntry["type"] } {
+  /**
+   * Deletes a file or an empty directory here. A non-empty directory with `recursive` is left to
+   * the caller (`tree: true`), which removes it inside the sandbox as the sandbox user: a tree of
+   * any size then costs the engine no blocking work and no root access.
+   */
+  remove(apiPath: string, recursive: boolean): { path: string; size: number; type: DirEntry["type"]; tree?: true } {
     if (this.isMountRoot(apiPath)) throw new ApiError("invalid_path", `"${apiPath}" is a sandbox mount root and cannot be deleted; delete what is inside it instead`);
     const r = this.resolve(apiPath, { create: false, followFinal: false });
     try {
@@ -520,17 +545,12 @@ export class SandboxFiles {
         fs.unlinkSync(at(r.dirFd, r.name));
         return { path: apiPath, size: st.size, type: entryType(st) };
       }
-      if (!recursive) {
-        try {
-          fs.rmdirSync(at(r.dirFd, r.name));
-        } catch (e) {
-          if (errno(e) === "ENOTEMPTY" || errno(e) === "EEXIST") {
-            throw new ApiError("directory_not_empty", `Directory "${apiPath}" is not empty; pass recursive=true to delete it with its contents`);
-          }
-          throw e;
-        }
-      } else {
-        this.removeTree(r.dirFd, r.name, r.mount, apiPath, 0);
+      try {
+        fs.rmdirSync(at(r.dirFd, r.name));
+      } catch (e) {
+        if (errno(e) !== "ENOTEMPTY" && errno(e) !== "EEXIST") throw e;
+        if (!recursive) throw new ApiError("directory_not_empty", `Directory "${apiPath}" is not empty; pass recursive=true to delete it with its contents`);
+        return { path: apiPath, size: 0, type: "directory", tree: true };
       }
       return { path: apiPath, size: 0, type: "directory" };
     } catch (e) {
@@ -544,52 +564,7 @@ export class SandboxFiles {
    * rm -rf through directory fds: each level is opened O_NOFOLLOW and checked, so a directory
    * swapped for a symlink mid-delete is unlinked as a link, never descended into.
    */
-  private removeTree(parentFd: number, name: string | Buffer, mount: Mount, apiPath: string, depth: number): void {
-    if (depth > MAX_DELETE_DEPTH) {
-      throw new ApiError("bad_request", `"${apiPath}" is nested more than ${MAX_DELETE_DEPTH} levels deep; delete it with exec (rm -rf) instead`);
-    }
-    const self = typeof name === "string" ? at(parentFd, name) : atRaw(parentFd, name);
-    for (let attempt = 0; ; attempt++) {
-      let fd: number;
-      try {
-        fd = this.openDir(self, mount, apiPath);
-      } catch (e) {
-        if (errno(e) === "ENOENT") return;
-        if (errno(e) === "ELOOP" || errno(e) === "ENOTDIR") return unlinkQuietly(self);
-        throw e;
-      }
-      try {
-        // Names as bytes, so files whose names are not UTF-8 are deleted too.
-        for (const child of fs.readdirSync(`/proc/self/fd/${fd}`, { encoding: "buffer" })) {
-          const st = lstatOrNull(atRaw(fd, child));
-          if (!st) continue;
-          if (st.isDirectory()) this.removeTree(fd, child, mount, apiPath, depth + 1);
-          else {
-            try {
-              fs.unlinkSync(atRaw(fd, child));
-            } catch (e) {
-              if (errno(e) === "EISDIR") this.removeTree(fd, child, mount, apiPath, depth + 1);
-              else if (errno(e) !== "ENOENT") throw e;
-            }
-          }
-        }
-      } finally {
-        closeQuietly(fd);
-      }
-      try {
-        fs.rmdirSync(self);
-        return;
-      } catch (e) {
-        if (errno(e) === "ENOENT") return;
-        // The sandbox kept writing into it: go round again, then give up with a clear answer.
-        if ((errno(e) === "ENOTEMPTY" || errno(e) === "EEXIST") && attempt < RACE_RETRIES) continue;
-        if (errno(e) === "ENOTEMPTY" || errno(e) === "EEXIST") {
-          throw new ApiError("directory_not_empty", `"${apiPath}" kept getting new entries while it was being deleted; stop the writer and retry`);
-        }
-        throw e;
-      }
-    }
-  }
+
 }
 
 function lstatOrNull(p: string | Buffer): fs.Stats | null {
@@ -598,14 +573,6 @@ function lstatOrNull(p: string | Buffer): fs.Stats | null {
   } catch (e) {
     if (errno(e) === "ENOENT" || errno(e) === "ENOTDIR") return null;
     throw e;
-  }
-}
-
-function unlinkQuietly(p: string | Buffer): void {
-  try {
-    fs.unlinkSync(p);
-  } catch (e) {
-    if (errno(e) !== "ENOENT") throw e;
   }
 }
 

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import fsp from "node:fs/promises";
 import path from "node:path";
 import type { EngineConfig } from "../config.js";
 import { ApiError } from "../errors.js";
@@ -7,7 +6,7 @@ import { newId, newSecret } from "../lib/ids.js";
 import { iso, isoOrNull } from "../lib/time.js";
 import { PLANS, REGIONS, SIZES, DEFAULT_EGRESS_DOMAINS, costEur, type Plan, type SizeName } from "../plans.js";
 import { UID_BLOCK, type Host } from "../runtime/host.js";
-import { createSandboxDirs, SandboxProcess } from "../runtime/sandbox-proc.js";
+import { createSandboxDirs, removeSandboxDirs, SandboxProcess } from "../runtime/sandbox-proc.js";
 import { startNetwork, type NetworkHandle } from "../runtime/network.js";
 import { TEMPLATE_ALIASES } from "../runtime/templates.js";
 import type { CreateSandboxBody } from "../schemas.js";
@@ -91,6 +90,8 @@ const PIDS_MAX = 1024;
 export class SandboxService {
   readonly plan: Plan;
   private live = new Map<string, Live>();
+  /** Sandboxes still booting: settled when their create finishes either way. */
+  private creating = new Map<string, Promise<void>>();
   private sampler: NodeJS.Timeout | null = null;
   private persistCounter = 0;
   private closing = false;
@@ -191,8 +192,9 @@ export class SandboxService {
       args.push(...filter.statuses);
     } else where.push(`status NOT IN ('terminated','expired')`);
     for (const [k, v] of Object.entries(filter.metadata)) {
-      where.push("json_extract(metadata, ?) = ?");
-      args.push(`$."${k.replace(/"/g, '""')}"`, v);
+      // json_each compares keys as data: no key can break out into a JSON path.
+      where.push("EXISTS (SELECT 1 FROM json_each(sandboxes.metadata) WHERE json_each.key = ? AND json_each.value = ?)");
+      args.push(k, v);
     }
     if (filter.template) {
       where.push("template = ?");
@@ -337,8 +339,11 @@ export class SandboxService {
 
     const dir = this.sandboxDir(id);
     let cgroup;
+    // A terminate that arrives while the sandbox boots waits for the boot to settle (see terminate()).
+    let booted!: () => void;
+    this.creating.set(id, new Promise<void>((r) => (booted = r)));
     try {
-      await createSandboxDirs(dir, uid);
+      await createSandboxDirs(dir, uid, this.scratchFor(shape.memory_mb));
       cgroup = await this.host.cgroups.create(id, { memoryBytes: shape.memory_mb * 1024 * 1024, cpu: shape.cpu, pidsMax: PIDS_MAX });
       const env: Record<string, string> = {
         PATH: image.path,
@@ -366,11 +371,14 @@ export class SandboxService {
       meter.sample(cgroup, started);
     } catch (e) {
       await cgroup?.destroy().catch(() => undefined);
-      await fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      await removeSandboxDirs(dir, this.host.scratchTmpfs);
       const reason = (e as Error).message;
       this.db.prepare("UPDATE sandboxes SET status='failed', status_reason=?, terminated_at=? WHERE id=?").run(`start failed: ${reason}`, Date.now(), id);
       this.events.record(id, "sandbox.failed", { reason });
       throw new ApiError("internal_error", `The sandbox failed to start: ${reason}`);
+    } finally {
+      this.creating.delete(id);
+      booted();
     }
     const view = this.view(this.getRow(id), body.preview_auth ? { preview_auth_token: previewToken! } : {});
     this.events.record(id, "sandbox.created", { template: requested, size: shape.size, network: body.network });
@@ -394,15 +402,28 @@ export class SandboxService {
     l.timer.unref();
   }
 
+  /** Runs from a timer: it must never throw, so a pause that fails ends in terminate instead. */
   private async expire(id: string): Promise<void> {
-    const row = this.row(id);
-    if (!row || row.status !== "running") return;
-    if (row.on_timeout === "pause" && this.pausedCount() < this.plan.maxPaused) {
-      await this.pause(id, "timeout");
-      this.events.record(id, "sandbox.expired", { action: "paused" });
-    } else {
-      await this.terminate(id, "expired", row.on_timeout === "pause" ? "countdown ended; paused-sandbox cap reached, so it was terminated" : "countdown ended");
+    try {
+      const row = this.row(id);
+      if (!row || row.status !== "running") return;
+      let why = "countdown ended";
+      if (row.on_timeout === "pause") {
+        if (this.pausedCount() >= this.plan.maxPaused) why = "countdown ended; paused-sandbox cap reached, so it was terminated";
+        else {
+          try {
+            await this.pause(id, "timeout");
+            this.events.record(id, "sandbox.expired", { action: "paused" });
+            return;
+          } catch (e) {
+            why = `countdown ended; pausing failed (${e instanceof ApiError ? e.detail : (e as Error).message}), so it was terminated`;
+          }
+        }
+      }
+      await this.terminate(id, "expired", why);
       this.events.record(id, "sandbox.expired", { action: "killed" });
+    } catch (e) {
+      console.error(`[engine] expiring ${id} failed: ${(e as Error).message}`);
     }
   }
 
@@ -427,7 +448,12 @@ export class SandboxService {
   }
 
   async terminate(id: string, finalStatus: "terminated" | "expired" = "terminated", reason: string | null = null): Promise<void> {
-    const row = this.getRow(id);
+    let row = this.getRow(id);
+    const booting = this.creating.get(row.id);
+    if (booting) {
+      await booting;
+      row = this.getRow(row.id);
+    }
     if (GONE.includes(row.status)) return;
     await this.serialize(row.id, async () => {
       await this.release(row.id);
@@ -449,13 +475,22 @@ export class SandboxService {
       await l.proc.kill();
       await l.network.close().catch(() => undefined);
     }
-    await fsp.rm(this.sandboxDir(id), { recursive: true, force: true }).catch(() => undefined);
+    await removeSandboxDirs(this.sandboxDir(id), this.host.scratchTmpfs);
+  }
+
+  /**
+   * /workspace and /tmp share one tmpfs sized like the sandbox's memory (what the sandbox writes
+   * there is charged to its memory cgroup anyway; this caps what the engine writes for it too).
+   */
+  private scratchFor(memoryMb: number): { bytes: number; inodes: number } | null {
+    if (!this.host.scratchTmpfs) return null;
+    return { bytes: Math.max(256, memoryMb) * 1024 * 1024, inodes: Math.max(65_536, memoryMb * 256) };
   }
 
   async pause(id: string, why: "api" | "timeout" = "api"): Promise<SandboxView> {
     const row = this.getRow(id);
     if (row.status === "paused") return this.view(row);
-    if (GONE.includes(row.status)) throw gone(row);
+    // §3.6: pausing anything but a running sandbox (terminated included) is 409 sandbox_not_running.
     if (row.status !== "running") throw new ApiError("sandbox_not_running", `Sandbox ${row.id} is ${row.status}`);
     if (why === "api" && this.pausedCount() >= this.plan.maxPaused) {
       throw new ApiError("snapshot_cap_reached", `The ${this.plan.name} plan holds at most ${this.plan.maxPaused} paused sandboxes; resume or terminate one first`, { max_paused: this.plan.maxPaused });
@@ -477,7 +512,6 @@ export class SandboxService {
 
   async resume(id: string, timeoutSeconds?: number): Promise<SandboxView> {
     const row = this.getRow(id);
-    if (GONE.includes(row.status)) throw gone(row);
     if (row.status !== "paused") throw new ApiError("sandbox_not_paused", `Sandbox ${row.id} is ${row.status}, not paused`);
     const timeout = timeoutSeconds ?? row.timeout_seconds;
     this.checkTimeout(timeout);

@@ -74,7 +74,11 @@ export type Db = Database.Database;
 
 export function openDb(root: string): Db {
   fs.mkdirSync(root, { recursive: true, mode: 0o700 });
-  const db = new Database(path.join(root, "engine.sqlite"));
+  // It holds the presigned-URL signing key: owner-only. SQLite gives -wal and -shm the same mode.
+  const file = path.join(root, "engine.sqlite");
+  fs.closeSync(fs.openSync(file, "a", 0o600));
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (fs.existsSync(f)) fs.chmodSync(f, 0o600);
+  const db = new Database(file);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.pragma("foreign_keys = ON");

@@ -137,6 +137,19 @@ export async function target(): Promise<EngineHandle> {
   };
 }
 
+/**
+ * A host path as the engine sees it. The engine lives in a private mount namespace where each
+ * sandbox's scratch is a tmpfs; /proc/<pid>/root resolves paths inside that namespace.
+ */
+export function enginePath(e: EngineHandle, p: string): string {
+  return `/proc/${e.enginePid}/root${p}`;
+}
+
+/** argv prefix that runs a command in the engine's mount namespace. */
+export function inEngineMountNs(e: EngineHandle): string[] {
+  return ["nsenter", "-t", String(e.enginePid), "-m", "--"];
+}
+
 export async function call<T>(base: string, token: string | null, method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
   const h: Record<string, string> = { ...headers };
   if (token) h.authorization = `Bearer ${token}`;
