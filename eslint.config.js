@@ -1,8 +1,13 @@
 import js from "@eslint/js";
+import nextPlugin from "@next/eslint-plugin-next";
+import reactHooks from "eslint-plugin-react-hooks";
 import tseslint from "typescript-eslint";
 
+/** The Next.js app's files: React hooks and Next's rules apply here. */
+const APP = ["app/**/*.{ts,tsx}", "components/**/*.{ts,tsx}", "lib/**/*.tsx", "proxy.ts"];
+
 export default tseslint.config(
-  { ignores: ["node_modules/", "data/", ".next/", "coverage/", "test-results/"] },
+  { ignores: ["node_modules/", "data/", ".next/", "coverage/", "test-results/", "playwright-report/", "next-env.d.ts"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -10,6 +15,15 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" }],
       "no-constant-condition": ["error", { checkLoops: false }],
+    },
+  },
+  { files: APP, ...reactHooks.configs.flat["recommended-latest"] },
+  { files: APP, plugins: { "@next/next": nextPlugin }, rules: { ...nextPlugin.configs.recommended.rules, ...nextPlugin.configs["core-web-vitals"].rules } },
+  {
+    // Convention 5: lib/server is server-only; components get data as props (DTOs).
+    files: ["components/**/*.{ts,tsx}"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ group: ["**/lib/server", "**/lib/server/**", "@/lib/server", "@/lib/server/**"], message: "lib/server is server-only: pass data in as props (DTOs) instead." }] }],
     },
   },
 );

@@ -1,0 +1,56 @@
+import { cn } from "../../lib/utils";
+
+export type ConnectionState = "ok" | "error" | "unknown" | "none";
+
+export interface ConnectionStatusProps {
+  /** The connection's name, e.g. "Local engine". */
+  label: string;
+  /** The orkestr API it points at; empty when there is no connection. */
+  baseUrl: string;
+  state: ConnectionState;
+  /** Why: the last error, the check time, or what to do next. */
+  detail?: string;
+  className?: string;
+}
+
+const stateText: Record<ConnectionState, string> = {
+  ok: "Connected",
+  error: "Not answering",
+  unknown: "Checking",
+  none: "Not connected",
+};
+
+const dotClass: Record<ConnectionState, string> = {
+  ok: "bg-success",
+  error: "bg-destructive",
+  unknown: "bg-warning animate-pulse",
+  none: "bg-muted-foreground/50",
+};
+
+/**
+ * Which orkestr API the console talks to and whether it answers: a dot (decorative), the state in
+ * words, the label, and the base URL plus detail as a title tooltip and, for screen readers, as text.
+ * role="status" announces changes politely once the state is polled.
+ */
+export function ConnectionStatus({ label, baseUrl, state, detail, className }: ConnectionStatusProps) {
+  const tooltip = [baseUrl || null, detail ?? null].filter(Boolean).join(" · ");
+  return (
+    <div
+      role="status"
+      data-state={state}
+      title={tooltip || undefined}
+      className={cn("inline-flex min-w-0 items-center gap-2 rounded-md border bg-background px-2.5 py-1 text-xs", className)}
+    >
+      <span aria-hidden="true" className={cn("size-2 shrink-0 rounded-full", dotClass[state])} />
+      <span className="font-medium whitespace-nowrap">{stateText[state]}</span>
+      <span aria-hidden="true" className="hidden min-w-0 truncate text-muted-foreground sm:inline">
+        {label}
+      </span>
+      <span className="sr-only">
+        {`: ${label}`}
+        {baseUrl ? ` at ${baseUrl}` : ""}
+        {detail ? `. ${detail}` : ""}
+      </span>
+    </div>
+  );
+}

@@ -1,0 +1,300 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { Page } from "@playwright/test";
+import { SCREENS_DIR, expect, test } from "./fixtures.js";
+
+// The eight sections of the console, in sidebar order, and the issue each empty state names.
+const SECTIONS = [
+  ["Sandboxes", "/sandboxes", "issue 6"],
+  ["Volumes", "/volumes", "issue 5 or later"],
+  ["Snapshots", "/snapshots", "issue 5 or later"],
+  ["Templates", "/templates", "issue 5 or later"],
+  ["Webhooks", "/webhooks", "issue 5 or later"],
+  ["Usage", "/usage", "issue 4 or later"],
+  ["Team", "/team", "issue 4 or later"],
+  ["Settings", "/settings", "issue 4 or later"],
+] as const;
+
+/** Fails the test on any uncaught page error, console error (hydration mismatches included) or CSP violation. */
+function watchForErrors(page: Page): string[] {
+  const problems: string[] = [];
+  page.on("pageerror", (error) => problems.push(`pageerror: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console.error: ${message.text()}`);
+  });
+  page.on("response", (response) => {
+    if (response.status() >= 400) problems.push(`HTTP ${response.status()}: ${response.request().method()} ${response.url()}`);
+  });
+  void page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (event) => {
+      console.error(`CSP violation: ${event.violatedDirective} blocked ${event.blockedURI || "inline"}`);
+    });
+  });
+  return problems;
+}
+
+async function screenshot(page: Page, name: string) {
+  fs.mkdirSync(SCREENS_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENS_DIR, `${name}.png`), fullPage: true });
+}
+
+/** The page background as sRGB 0–255, whatever colour syntax the computed style uses (oklch here). */
+async function bodyBackground(page: Page): Promise<[number, number, number]> {
+  return page.evaluate(() => {
+    const canvas = document.createElement("canvas");
+    canvas.width = canvas.height = 1;
+    const ctx = canvas.getContext("2d")!;
+    ctx.fillStyle = getComputedStyle(document.body).backgroundColor;
+    ctx.fillRect(0, 0, 1, 1);
+    const [r, g, b] = ctx.getImageData(0, 0, 1, 1).data;
+    return [r!, g!, b!] as [number, number, number];
+  });
+}
+const luminance = ([r, g, b]: [number, number, number]) => (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+
+test.describe("sign-in pages", () => {
+  test("the login page renders a labelled, keyboard-ready form", async ({ page }) => {
+    const problems = watchForErrors(page);
+    await page.emulateMedia({ colorScheme: "light" });
+    const response = await page.goto("/login");
+    expect(response?.status()).toBe(200);
+    await expect(page).toHaveTitle("Sign in · Baton");
+    await expect(page.getByRole("heading", { level: 1, name: "Sign in" })).toBeVisible();
+    await expect(page.getByLabel("Email")).toBeFocused();
+    await screenshot(page, "login-light");
+    await expect(page.getByLabel("Email")).toHaveAttribute("autocomplete", "username");
+    await expect(page.getByLabel("Password")).toHaveAttribute("type", "password");
+    await page.keyboard.press("Tab");
+    await expect(page.getByLabel("Password")).toBeFocused();
+    await page.keyboard.press("Tab");
+    await expect(page.getByRole("button", { name: "Sign in" })).toBeFocused();
+    await page.getByLabel("Email").focus();
+    await page.emulateMedia({ colorScheme: "dark" });
+    await expect(page.locator("html")).toHaveClass(/(^|\s)dark(\s|$)/);
+    await screenshot(page, "login-dark");
+    expect(problems).toEqual([]);
+  });
+
+  test("a submit before hydration never puts the password in the URL", async ({ page }) => {
+    await page.route("**/_next/static/chunks/*.js", (route) => route.abort());
+    await page.goto("/login");
+    await page.getByLabel("Email").fill("owner@example.com");
+    await page.getByLabel("Password").fill("hunter2-secret");
+    const submitted = page.waitForRequest((request) => new URL(request.url()).pathname === "/login" && request.method() === "POST");
+    await page.getByLabel("Password").press("Enter");
+    await submitted;
+    await page.waitForLoadState();
+    expect(page.url()).not.toContain("hunter2");
+  });
+
+  test("the setup page renders the owner and team fields and checks the confirmation", async ({ page }) => {
+    const problems = watchForErrors(page);
+    await page.goto("/setup");
+    await expect(page.getByRole("heading", { level: 1, name: "Set up Baton" })).toBeVisible();
+    for (const label of ["Name", "Email", "Password", "Confirm password", "Team name"]) await expect(page.getByLabel(label, { exact: true })).toBeVisible();
+    await page.getByLabel("Name", { exact: true }).fill("Ada");
+    await page.getByLabel("Email").fill("ada@example.com");
+    await page.getByLabel("Password", { exact: true }).fill("correct horse battery");
+    await page.getByLabel("Confirm password").fill("correct horse battery!");
+    await page.getByLabel("Team name").fill("Analytical Engines");
+    await page.getByRole("button", { name: "Create owner account" }).click();
+    await expect(page.getByText("The passwords do not match.")).toBeVisible();
+    await expect(page.getByLabel("Confirm password")).toBeFocused();
+    await expect(page.getByLabel("Confirm password")).toHaveAttribute("aria-invalid", "true");
+    await screenshot(page, "setup-light");
+    expect(problems).toEqual([]);
+  });
+});
+
+test("an unknown route answers 404 with a way back", async ({ page }) => {
+  const response = await page.goto("/no/such/page");
+  expect(response?.status()).toBe(404);
+  await expect(page.getByRole("heading", { level: 1, name: "Page not found" })).toBeVisible();
+  await screenshot(page, "not-found-light");
+  await page.getByRole("link", { name: "Back to the console" }).click();
+  await expect(page).toHaveURL(/\/sandboxes$/);
+});
+
+test.describe("console shell", () => {
+  test("/sandboxes renders the shell: sidebar with all eight sections, header, honest empty state", async ({ page }) => {
+    const problems = watchForErrors(page);
+    await page.emulateMedia({ colorScheme: "light" });
+    const response = await page.goto("/sandboxes");
+    expect(response?.status()).toBe(200);
+    const nav = page.getByRole("navigation", { name: "Console" });
+    await expect(nav.getByRole("link")).toHaveText(SECTIONS.map(([title]) => title));
+    await expect(nav.getByRole("link", { name: "Sandboxes" })).toHaveAttribute("aria-current", "page");
+    await expect(page.getByRole("heading", { level: 1, name: "Sandboxes" })).toBeVisible();
+    await expect(page.getByText("Not built yet: arrives with issue 6")).toBeVisible();
+    const status = page.getByRole("status").filter({ hasText: "Not connected" });
+    await expect(status).toBeVisible();
+    await expect(status).toHaveAttribute("data-state", "none");
+    await expect(page.getByRole("group", { name: "Theme" })).toBeVisible();
+    await screenshot(page, "sandboxes-light");
+    expect(problems).toEqual([]);
+  });
+
+  test("every section is reachable from the sidebar and says which issue builds it", async ({ page }) => {
+    const problems = watchForErrors(page);
+    await page.goto("/sandboxes");
+    const nav = page.getByRole("navigation", { name: "Console" });
+    for (const [title, href, issue] of SECTIONS) {
+      await nav.getByRole("link", { name: title }).click();
+      await expect(page).toHaveURL(new RegExp(`${href}$`));
+      await expect(page.getByRole("heading", { level: 1, name: title })).toBeVisible();
+      await expect(page.getByText(`Not built yet: arrives with ${issue}`)).toBeVisible();
+      await expect(nav.getByRole("link", { name: title })).toHaveAttribute("aria-current", "page");
+      await expect(nav.locator("[aria-current=page]")).toHaveCount(1);
+    }
+    await page.getByRole("main").getByRole("link", { name: "Connections" }).click();
+    await expect(page).toHaveURL(/\/settings\/connections$/);
+    await expect(page.getByRole("heading", { level: 1, name: "Connections" })).toBeVisible();
+    await expect(page.getByText("Not built yet: arrives with issue 4")).toBeVisible();
+    await expect(nav.getByRole("link", { name: "Settings" })).toHaveAttribute("aria-current", "page");
+    expect(problems).toEqual([]);
+  });
+
+  test("the skip link is the first stop and moves focus to the content", async ({ page }) => {
+    await page.goto("/sandboxes");
+    await page.keyboard.press("Tab");
+    const skip = page.getByRole("link", { name: "Skip to content" });
+    await expect(skip).toBeFocused();
+    await expect(skip).toBeInViewport();
+    await page.keyboard.press("Enter");
+    await expect(page.locator("main#main")).toBeFocused();
+  });
+
+  test("below the md breakpoint the sidebar collapses into a modal drawer", async ({ page }) => {
+    const problems = watchForErrors(page);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto("/sandboxes");
+    await expect(page.getByRole("navigation", { name: "Console" })).toBeHidden();
+    const menu = page.getByRole("button", { name: "Open navigation" });
+    await menu.click();
+    const drawer = page.getByRole("dialog", { name: "Navigation" });
+    await expect(drawer).toBeVisible();
+    await expect(drawer.getByRole("link")).toHaveText(["Baton", ...SECTIONS.map(([title]) => title)]);
+    await screenshot(page, "sandboxes-mobile-drawer");
+    await page.keyboard.press("Escape");
+    await expect(drawer).toBeHidden();
+    await expect(menu).toBeFocused();
+    await menu.click();
+    await drawer.getByRole("link", { name: "Volumes" }).click();
+    await expect(page).toHaveURL(/\/volumes$/);
+    await expect(drawer).toBeHidden();
+    await expect(page.getByRole("heading", { level: 1, name: "Volumes" })).toBeVisible();
+    expect(problems).toEqual([]);
+  });
+});
+
+test.describe("security headers", () => {
+  for (const route of ["/login", "/sandboxes", "/no/such/page"]) {
+    test(`${route}: the CSP carries a fresh nonce and every script in the HTML carries it`, async ({ request }) => {
+      const response = await request.get(route);
+      const csp = response.headers()["content-security-policy"] ?? "";
+      const nonce = /'nonce-([A-Za-z0-9+/=]+)'/.exec(csp)?.[1];
+      expect(nonce, csp).toBeTruthy();
+      expect(csp).toContain("'strict-dynamic'");
+      expect(csp).not.toContain("unsafe-eval");
+      expect(csp).toContain("frame-src http://*.sbx.localhost:* https://*.sbx.orkestr.run");
+      for (const directive of ["default-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "object-src 'none'", "form-action 'self'", "connect-src 'self'"]) {
+        expect(csp).toContain(directive);
+      }
+      const html = await response.text();
+      const scripts = html.match(/<script\b[^>]*>/gi) ?? [];
+      const inline = scripts.filter((tag) => !/\ssrc=/i.test(tag));
+      expect(inline.length).toBeGreaterThan(0); // the theme script and Next's flight data at least
+      for (const tag of scripts) expect(tag).toContain(`nonce="${nonce}"`);
+      expect(html).not.toContain("x-nonce");
+
+      const again = await request.get(route);
+      const secondNonce = /'nonce-([^']+)'/.exec(again.headers()["content-security-policy"] ?? "")?.[1];
+      expect(secondNonce).not.toBe(nonce);
+    });
+  }
+
+  test("the browser runs the page under the CSP without a single violation", async ({ page }) => {
+    const problems = watchForErrors(page);
+    await page.goto("/sandboxes");
+    // Hydrated (client JS ran under the policy): the theme toggle reacts.
+    await page.getByRole("button", { name: "Dark theme" }).click();
+    await expect(page.locator("html")).toHaveClass(/(^|\s)dark(\s|$)/);
+    expect(problems).toEqual([]);
+  });
+
+  test("security headers are set, HSTS only over HTTPS", async ({ request }) => {
+    const plain = await request.get("/sandboxes");
+    const h = plain.headers();
+    expect(h["x-content-type-options"]).toBe("nosniff");
+    expect(h["referrer-policy"]).toBe("strict-origin-when-cross-origin");
+    expect(h["x-frame-options"]).toBe("DENY");
+    expect(h["permissions-policy"]).toContain("camera=()");
+    expect(h["permissions-policy"]).toContain("microphone=()");
+    expect(h["x-powered-by"]).toBeUndefined();
+    expect(h["strict-transport-security"]).toBeUndefined();
+
+    const viaTls = await request.get("/sandboxes", { headers: { "x-forwarded-proto": "https" } });
+    expect(viaTls.headers()["strict-transport-security"]).toMatch(/^max-age=\d{8,}; includeSubDomains$/);
+  });
+});
+
+test.describe("dark mode", () => {
+  test("follows the system before any script of the app runs", async ({ page }) => {
+    await page.emulateMedia({ colorScheme: "dark" });
+    // Only the inline pre-paint script may run: every Next/React chunk is blocked.
+    await page.route("**/_next/static/chunks/*.js", (route) => route.abort());
+    await page.goto("/sandboxes");
+    await expect(page.locator("html")).toHaveClass(/(^|\s)dark(\s|$)/);
+    expect(luminance(await bodyBackground(page))).toBeLessThan(0.2);
+  });
+
+  test("follows the system, live", async ({ page }) => {
+    const problems = watchForErrors(page);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.goto("/sandboxes");
+    await expect(page.locator("html")).toHaveClass(/(^|\s)dark(\s|$)/);
+    expect(luminance(await bodyBackground(page))).toBeLessThan(0.2);
+    await expect(page.getByRole("button", { name: "System theme" })).toHaveAttribute("aria-pressed", "true");
+    await screenshot(page, "sandboxes-dark");
+
+    await page.emulateMedia({ colorScheme: "light" });
+    await expect(page.locator("html")).not.toHaveClass(/(^|\s)dark(\s|$)/);
+    expect(luminance(await bodyBackground(page))).toBeGreaterThan(0.8);
+    expect(problems).toEqual([]);
+  });
+
+  test("the toggle overrides the system and persists across reloads", async ({ page }) => {
+    const problems = watchForErrors(page);
+    const html = page.locator("html");
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.goto("/sandboxes");
+    await expect(html).not.toHaveClass(/(^|\s)dark(\s|$)/);
+
+    await page.getByRole("button", { name: "Dark theme" }).click();
+    await expect(html).toHaveClass(/(^|\s)dark(\s|$)/);
+    await expect(page.getByRole("button", { name: "Dark theme" })).toHaveAttribute("aria-pressed", "true");
+    expect(await page.evaluate(() => localStorage.getItem("baton-theme"))).toBe("dark");
+
+    await page.reload();
+    await expect(html).toHaveClass(/(^|\s)dark(\s|$)/);
+    expect(luminance(await bodyBackground(page))).toBeLessThan(0.2);
+    await expect(page.getByRole("button", { name: "Dark theme" })).toHaveAttribute("aria-pressed", "true");
+
+    // The choice holds against a system change, and on other pages (the login page too).
+    await page.emulateMedia({ colorScheme: "light" });
+    await expect(html).toHaveClass(/(^|\s)dark(\s|$)/);
+    await page.goto("/login");
+    await expect(html).toHaveClass(/(^|\s)dark(\s|$)/);
+
+    await page.getByRole("button", { name: "Light theme" }).click();
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.reload();
+    await expect(html).not.toHaveClass(/(^|\s)dark(\s|$)/);
+    expect(luminance(await bodyBackground(page))).toBeGreaterThan(0.8);
+
+    await page.getByRole("button", { name: "System theme" }).click();
+    await expect(html).toHaveClass(/(^|\s)dark(\s|$)/);
+    expect(await page.evaluate(() => localStorage.getItem("baton-theme"))).toBeNull();
+    expect(problems).toEqual([]);
+  });
+});

@@ -1,0 +1,54 @@
+import { z } from "zod";
+
+/**
+ * Building blocks for the console's tolerant reading of the orkestr wire (contract §3.16).
+ *
+ * Response schemas accept what a real v1 server might plausibly send: extra fields pass through,
+ * enums stay open (an unknown status is kept as its string), timestamps may be RFC 3339 strings or
+ * unix numbers, and fields the contract is unsure of are optional and nullable. Request bodies are
+ * stricter: they exist to build well-formed requests.
+ */
+
+/** An RFC 3339 string (what the contract specifies) or a unix time in seconds or milliseconds. */
+export const Timestamp = z.union([z.string(), z.number()]);
+export type Timestamp = z.infer<typeof Timestamp>;
+
+/**
+ * An enum that stays open: the known values give autocompletion and exhaustive handling, any other
+ * string is kept as is (a newer server may add states the console does not know yet).
+ */
+export function openEnum<const T extends readonly [string, ...string[]]>(_values: T) {
+  return z.string().transform((s): T[number] | (string & {}) => s);
+}
+
+/** A numeric field that some servers send as a numeric string. */
+export const Num = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i).transform(Number)]);
+
+/** A string-to-string map such as metadata; values that are not strings are kept as they came. */
+export const StringMap = z.record(z.string(), z.unknown());
+
+/** The shape the client returns for every paginated list. */
+export interface Page<T> {
+  items: T[];
+  /** The cursor for the next page, or null on the last page. */
+  nextCursor: string | null;
+}
+
+/** Common paging query (contract §3.0: `limit` 1-100, opaque `cursor`). */
+export const ListQuery = z.object({
+  limit: z.number().int().min(1).max(500).optional(),
+  cursor: z.string().min(1).optional(),
+});
+export type ListQuery = z.infer<typeof ListQuery>;
+
+/**
+ * Reads a timestamp as a Date: strings are parsed as RFC 3339; numbers below 10^12 are unix
+ * seconds, larger ones milliseconds. Returns null for null, undefined or unparsable values.
+ */
+export function toDate(t: Timestamp | null | undefined): Date | null {
+  if (t === null || t === undefined || t === "") return null;
+  if (typeof t === "number") return Number.isFinite(t) ? new Date(t < 1e12 ? t * 1000 : t) : null;
+  if (/^\d+(\.\d+)?$/.test(t)) return toDate(Number(t));
+  const ms = Date.parse(t);
+  return Number.isNaN(ms) ? null : new Date(ms);
+}

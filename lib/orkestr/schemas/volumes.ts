@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { ListQuery, Num, openEnum, Timestamp } from "./common.js";
+
+/** A persistent volume (§3.9; mounts at /persist per the corrections). */
+export const Volume = z
+  .object({
+    id: z.string(),
+    name: z.string().nullish(),
+    size_gb: Num.nullish(),
+    size_mb: Num.nullish(),
+    status: openEnum(["creating", "available", "attached", "moving", "deleting", "error"]).nullish(),
+    region: z.string().nullish(),
+    attached_sandbox_id: z.string().nullish(),
+    max_lifetime_hours: Num.nullish(),
+    max_lifetime_days: Num.nullish(),
+    expires_at: Timestamp.nullish(),
+    created_at: Timestamp.nullish(),
+  })
+  .loose();
+export type Volume = z.infer<typeof Volume>;
+
+export const CreateVolumeBody = z.object({
+  name: z.string().min(1).max(128),
+  size_gb: z.number().int().min(1).optional(),
+  region: z.string().min(1).optional(),
+  max_lifetime_days: z.number().int().min(1).max(3650).optional(),
+  max_lifetime_hours: z.number().int().min(1).max(24).optional(),
+});
+export type CreateVolumeBody = z.input<typeof CreateVolumeBody>;
+
+export const UpdateVolumeBody = z.object({
+  name: z.string().min(1).max(128).optional(),
+  size_gb: z.number().int().min(1).optional(),
+  max_lifetime_days: z.number().int().min(1).max(3650).nullable().optional(),
+  max_lifetime_hours: z.number().int().min(1).max(24).nullable().optional(),
+});
+export type UpdateVolumeBody = z.input<typeof UpdateVolumeBody>;
+
+export const MoveVolumeBody = z.object({ region: z.string().min(1) });
+export type MoveVolumeBody = z.input<typeof MoveVolumeBody>;
+
+export const ListVolumesQuery = ListQuery.extend({ region: z.string().optional(), status: z.string().optional() });
+export type ListVolumesQuery = z.input<typeof ListVolumesQuery>;

@@ -1,0 +1,32 @@
+import { NextResponse, type NextRequest } from "next/server";
+import { contentSecurityPolicy, isHttps, newNonce, securityHeaders } from "./lib/security-headers";
+
+/**
+ * Next 16's network boundary (the file convention formerly called middleware.ts): a fresh CSP nonce
+ * and the security headers on every matched request. It is NEVER an authentication or authorization
+ * layer: pages and route handlers check the session themselves.
+ *
+ * The nonce reaches rendering twice over: Next reads it from the request's Content-Security-Policy
+ * header and stamps its own scripts with it, and the root layout reads `x-nonce` for our one inline
+ * script (the pre-paint theme script).
+ */
+export function proxy(request: NextRequest) {
+  const nonce = newNonce();
+  const csp = contentSecurityPolicy(nonce, { dev: process.env.NODE_ENV === "development" });
+
+  const requestHeaders = new Headers(request.headers);
+  requestHeaders.set("x-nonce", nonce);
+  requestHeaders.set("content-security-policy", csp);
+
+  const response = NextResponse.next({ request: { headers: requestHeaders } });
+  const https = isHttps(request.headers.get("x-forwarded-proto"), request.nextUrl.protocol);
+  for (const [name, value] of Object.entries(securityHeaders(csp, { https }))) response.headers.set(name, value);
+  return response;
+}
+
+export const config = {
+  matcher: [
+    // Everything but build assets: immutable files that need no per-request headers.
+    "/((?!_next/static|_next/image|favicon.ico).*)",
+  ],
+};
