@@ -18,9 +18,8 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
 
   // POST /v1/sandboxes/{id}/exec – run a command to completion (or stream when asked)
   app.post("/sandboxes/:id/exec", async (req, reply) => {
-    const accept = String(req.headers.accept ?? "");
     const b = req.body as { stream?: unknown } | undefined;
-    if (b?.stream === true || accept.includes("text/event-stream") || accept.includes("application/x-ndjson")) return stream(req, reply);
+    if (b?.stream === true || streamFormat(req.headers.accept) !== null) return stream(req, reply);
     const { row, live, body } = await prepare(req);
     const stdout = new CappedBuffer();
     const stderr = new CappedBuffer();
@@ -49,7 +48,7 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const { row, live, body } = await prepare(req);
     const q = req.query as Record<string, string | undefined>;
     const killOnDisconnect = body.kill_on_disconnect ?? ["1", "true"].includes(String(q.kill_on_disconnect ?? ""));
-    const ndjson = String(req.headers.accept ?? "").includes("application/x-ndjson");
+    const ndjson = streamFormat(req.headers.accept) === "ndjson";
     const frame = (obj: unknown) => (ndjson ? `${JSON.stringify(obj)}\n` : `data: ${JSON.stringify(obj)}\n\n`);
     const keepalive = ndjson ? "\n" : ": keepalive\n\n";
 
@@ -103,4 +102,22 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
       if (!clientGone) res.end();
     }
   }
+}
+
+/**
+ * The stream format an Accept header prefers (q-values, then order): "sse", "ndjson", or null when
+ * it asks for neither (a plain JSON exec). SSE is the default for /exec/stream.
+ */
+export function streamFormat(accept: string | undefined): "sse" | "ndjson" | null {
+  let best: { format: "sse" | "ndjson"; q: number } | null = null;
+  for (const part of (accept ?? "").split(",")) {
+    const [type, ...params] = part.trim().toLowerCase().split(";");
+    const format = type === "text/event-stream" ? "sse" : type === "application/x-ndjson" ? "ndjson" : null;
+    if (!format) continue;
+    const qParam = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    const q = qParam ? Number(qParam.slice(2)) : 1;
+    if (!Number.isFinite(q) || q <= 0) continue;
+    if (!best || q > best.q) best = { format, q };
+  }
+  return best?.format ?? null;
 }

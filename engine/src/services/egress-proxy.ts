@@ -1,6 +1,6 @@
 import http from "node:http";
 import net from "node:net";
-import dns from "node:dns/promises";
+import { Resolver } from "node:dns/promises";
 import fs from "node:fs";
 import os from "node:os";
 
@@ -58,7 +58,7 @@ export class EgressProxy {
     let address = this.staticHosts.get(host);
     if (!address) {
       try {
-        address = (await dns.lookup(host)).address;
+        address = await resolveHost(host);
       } catch {
         return refuse("502 Bad Gateway", `cannot resolve ${host}`);
       }
@@ -141,4 +141,21 @@ export function isForbiddenAddress(ip: string): boolean {
     for (const a of addrs ?? []) own.addAddress(a.address.replace(/%.*$/, ""), a.family === "IPv6" ? "ipv6" : "ipv4");
   }
   return own.check(ip, family);
+}
+
+/**
+ * DNS through c-ares with a short timeout, not dns.lookup: lookup runs on libuv's small thread
+ * pool, where a sandbox's slow lookups would stall the engine's file I/O.
+ */
+const resolver = new Resolver({ timeout: 3000, tries: 1 });
+async function resolveHost(host: string): Promise<string> {
+  try {
+    const v4 = await resolver.resolve4(host);
+    if (v4[0]) return v4[0];
+  } catch {
+    /* try IPv6 */
+  }
+  const v6 = await resolver.resolve6(host);
+  if (!v6[0]) throw new Error(`no address for ${host}`);
+  return v6[0];
 }
