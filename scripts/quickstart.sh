@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/system-deps.sh
 npm ci --no-audit --no-fund
+NEXT_TELEMETRY_DISABLED=1 npm run build
 exec npm start

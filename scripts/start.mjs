@@ -1,6 +1,6 @@
 // `npm start`: runs the local orkestr engine and, once the console exists in this checkout, the
 // console beside it; Ctrl-C stops both. The engine cleans up its sandboxes on the way out.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 
 const children = [];
@@ -17,7 +17,20 @@ function run(name, cmd, args, env = {}) {
 
 run("engine", process.execPath, ["--import", "tsx", "engine/src/server.ts"]);
 if (fs.existsSync("app") && fs.existsSync("next.config.ts")) {
-  run("console", "npx", ["next", "start", "-p", process.env.PORT ?? "3000"]);
+  if (!fs.existsSync(".next/BUILD_ID")) {
+    // A fresh checkout has no production build yet: make one (about 20 s on 2 cores).
+    console.error("[start] building the console (next build)...");
+    const build = spawnSync("npx", ["next", "build"], { stdio: "inherit", env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env } });
+    if (build.status !== 0) {
+      console.error("[start] next build failed");
+      for (const c of children) c.kill("SIGTERM");
+      process.exit(1);
+    }
+  }
+  const port = process.env.PORT ?? "3000";
+  // Loopback by default: put a TLS proxy in front (or set HOST) to serve it beyond this machine.
+  run("console", "npx", ["next", "start", "-H", process.env.HOST ?? "127.0.0.1", "-p", port], { NEXT_TELEMETRY_DISABLED: "1" });
+  console.error(`[start] Baton: http://localhost:${port} (the first visitor creates the owner account)`);
 } else {
   const port = process.env.ORKESTR_ENGINE_PORT ?? "8787";
   console.error(`[start] the console is not in this checkout yet; the engine serves http://127.0.0.1:${port}/v1`);
