@@ -259,6 +259,18 @@ function readStat(file: string): Map<string, number> {
   return m;
 }
 
+/** whileFrozen for either cgroup version: one counted freeze hold around `fn`. */
+async function holdFrozen(cg: Pick<SandboxCgroup, "freeze" | "thaw">, hasFreezer: boolean, fn: () => number): Promise<void> {
+  if (!hasFreezer) return sweepRepeatedly(fn);
+  const frozen = await cg.freeze().catch(() => false);
+  try {
+    if (frozen) fn();
+    else await sweepRepeatedly(fn);
+  } finally {
+    if (frozen) await cg.thaw().catch(() => undefined);
+  }
+}
+
 /** Without a freezer: sweep until a pass finds nothing (bounded), so forks made during a pass are caught by the next. */
 async function sweepRepeatedly(fn: () => number): Promise<void> {
   for (let i = 0; i < 20 && fn() > 0; i++) await sleep(5);
@@ -340,15 +352,8 @@ class V1Cgroup implements SandboxCgroup {
     fs.writeFileSync(path.join(dir, "freezer.state"), "THAWED");
     return waitFor(() => fs.readFileSync(path.join(dir, "freezer.state"), "utf8").trim() === "THAWED", 2000);
   }
-  async whileFrozen(fn: () => number): Promise<void> {
-    if (!this.groups.has("freezer")) return sweepRepeatedly(fn);
-    const frozen = await this.freeze().catch(() => false);
-    try {
-      if (frozen) fn();
-      else await sweepRepeatedly(fn);
-    } finally {
-      if (frozen) await this.thaw().catch(() => undefined);
-    }
+  whileFrozen(fn: () => number): Promise<void> {
+    return holdFrozen(this, this.groups.has("freezer"), fn);
   }
   pids(): number[] {
     const file = this.procsFiles[0];
@@ -455,15 +460,8 @@ class V2Cgroup implements SandboxCgroup {
     fs.writeFileSync(path.join(this.dir, "cgroup.freeze"), "0");
     return waitFor(() => (readStat(path.join(this.dir, "cgroup.events")).get("frozen") ?? 1) === 0, 2000);
   }
-  async whileFrozen(fn: () => number): Promise<void> {
-    if (!this.support.freezer) return sweepRepeatedly(fn);
-    const frozen = await this.freeze().catch(() => false);
-    try {
-      if (frozen) fn();
-      else await sweepRepeatedly(fn);
-    } finally {
-      if (frozen) await this.thaw().catch(() => undefined);
-    }
+  whileFrozen(fn: () => number): Promise<void> {
+    return holdFrozen(this, this.support.freezer, fn);
   }
   pids(): number[] {
     try {
