@@ -139,16 +139,6 @@ function descendants(root: number): number[] {
   return [...seen];
 }
 
-function cgroupPids(proc: SandboxProcess): number[] {
-  const file = proc.cgroup.procsFiles[0];
-  if (!file) return [];
-  try {
-    return fs.readFileSync(file, "utf8").split("\n").filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
 function kill(pid: number, signal: NodeJS.Signals): boolean {
   try {
     process.kill(pid, signal);
@@ -473,7 +463,7 @@ export class PtySession {
       const s = readStat(pid);
       if (s && s.sid > 0) this.sids.add(s.sid);
     }
-    for (const pid of cgroupPids(this.proc)) {
+    for (const pid of this.proc.cgroup.pids()) {
       const s = readStat(pid);
       if (s && this.sids.has(s.sid)) pids.add(pid);
     }
