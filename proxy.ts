@@ -1,5 +1,5 @@
 import { NextResponse, type NextRequest } from "next/server";
-import { contentSecurityPolicy, isHttps, newNonce, securityHeaders } from "./lib/security-headers";
+import { REQUEST_PATH_HEADER, contentSecurityPolicy, isHttps, newNonce, securityHeaders } from "./lib/security-headers";
 
 /**
  * Next 16's network boundary (the file convention formerly called middleware.ts): a fresh CSP nonce
@@ -9,6 +9,9 @@ import { contentSecurityPolicy, isHttps, newNonce, securityHeaders } from "./lib
  * The nonce reaches rendering twice over: Next reads it from the request's Content-Security-Policy
  * header and stamps its own scripts with it, and the root layout reads `x-nonce` for our one inline
  * script (the pre-paint theme script).
+ *
+ * It also passes the requested path on (REQUEST_PATH_HEADER), so that a server component sending a
+ * visitor to /login can add `?next=` — the session check itself happens there, not here.
  */
 export function proxy(request: NextRequest) {
   const nonce = newNonce();
@@ -17,6 +20,9 @@ export function proxy(request: NextRequest) {
   const requestHeaders = new Headers(request.headers);
   requestHeaders.set("x-nonce", nonce);
   requestHeaders.set("content-security-policy", csp);
+  const path = request.nextUrl.clone();
+  path.searchParams.delete("_rsc"); // the client router's cache-busting parameter is not part of the page
+  requestHeaders.set(REQUEST_PATH_HEADER, `${path.pathname}${path.search}`);
 
   const response = NextResponse.next({ request: { headers: requestHeaders } });
   const https = isHttps(request.headers.get("x-forwarded-proto"), request.nextUrl.protocol);

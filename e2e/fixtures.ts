@@ -1,4 +1,4 @@
-import { test as base, expect } from "@playwright/test";
+import { test as base, expect, type APIRequestContext, type Page } from "@playwright/test";
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
@@ -108,15 +108,46 @@ async function stopServer(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-export const test = base.extend<object, { servers: Servers }>({
+/** The owner account that the `owner` fixture sets up on a fresh console (first run, through the API). */
+export const OWNER = {
+  name: "Ada Lovelace",
+  email: "ada@example.com",
+  password: "correct horse battery staple",
+  teamName: "Analytical Engines",
+} as const;
+
+export type Owner = typeof OWNER;
+
+interface WorkerFixtures {
+  /**
+   * Which console instance the worker runs against. Each value gets its own worker and so its own
+   * servers and database: a spec that needs a console nobody has set up yet (the first-run tests)
+   * uses `test.use({ consoleInstance: "…" })`.
+   */
+  consoleInstance: string;
+  servers: Servers;
+  /** Runs the first-run setup (POST /api/setup) unless it was done already; the owner's credentials. */
+  owner: Owner;
+  /** The owner signed in once per worker (POST /api/auth/login): cookies to put into a browser context. */
+  ownerState: StorageState;
+}
+
+interface TestFixtures {
+  /** The test's `page`, signed in as the owner (its context carries the owner's session cookie). */
+  signedIn: Page;
+}
+
+type StorageState = Awaited<ReturnType<APIRequestContext["storageState"]>>;
+
+export const test = base.extend<TestFixtures, WorkerFixtures>({
+  consoleInstance: ["shared", { scope: "worker", option: true }],
   servers: [
-    // eslint-disable-next-line no-empty-pattern -- Playwright reads the fixture's dependencies from this pattern
-    async ({}, use) => {
+    async ({ consoleInstance }, use) => {
       const env = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
       if (!buildIsFresh()) await run(["build"], env);
 
       const engine = await startEngine();
-      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-console-"));
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `baton-console-${consoleInstance.replace(/[^a-z0-9-]/gi, "")}-`));
       const port = await freePort();
       let out = "";
       const child = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"], {
@@ -141,8 +172,41 @@ export const test = base.extend<object, { servers: Servers }>({
     // Includes a `next build` when the sources are newer than .next (minutes on 2 cores).
     { scope: "worker", timeout: 15 * 60_000 },
   ],
+  owner: [
+    async ({ servers }, use) => {
+      const response = await fetch(`${servers.baseURL}/api/setup`, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: servers.baseURL },
+        body: JSON.stringify({ name: OWNER.name, email: OWNER.email, password: OWNER.password, team_name: OWNER.teamName }),
+      });
+      // 409 already_set_up: an earlier test of this worker did it (the sign-in below proves it was us).
+      if (response.status !== 201 && response.status !== 409) {
+        throw new Error(`first-run setup failed: ${response.status} ${await response.text()}\n${servers.log()}`);
+      }
+      await use(OWNER);
+    },
+    { scope: "worker" },
+  ],
+  ownerState: [
+    async ({ servers, owner, playwright }, use) => {
+      const api = await playwright.request.newContext({ baseURL: servers.baseURL });
+      const response = await api.post("/api/auth/login", {
+        data: { email: owner.email, password: owner.password },
+        headers: { origin: servers.baseURL },
+      });
+      if (!response.ok()) throw new Error(`signing the owner in failed: ${response.status()} ${await response.text()}`);
+      const state = await api.storageState();
+      await api.dispose();
+      await use(state);
+    },
+    { scope: "worker" },
+  ],
   baseURL: async ({ servers }, use) => {
     await use(servers.baseURL);
+  },
+  signedIn: async ({ page, context, ownerState }, use) => {
+    await context.addCookies(ownerState.cookies);
+    await use(page);
   },
 });
 

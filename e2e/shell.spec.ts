@@ -1,7 +1,6 @@
-import fs from "node:fs";
-import path from "node:path";
 import type { Page } from "@playwright/test";
-import { SCREENS_DIR, expect, test } from "./fixtures.js";
+import { expect, test } from "./fixtures.js";
+import { screenshot, watchForErrors } from "./helpers.js";
 
 // The eight sections of the console, in sidebar order, and the issue each empty state names.
 const SECTIONS = [
@@ -15,28 +14,12 @@ const SECTIONS = [
   ["Settings", "/settings", "issue 4 or later"],
 ] as const;
 
-/** Fails the test on any uncaught page error, console error (hydration mismatches included) or CSP violation. */
-function watchForErrors(page: Page): string[] {
-  const problems: string[] = [];
-  page.on("pageerror", (error) => problems.push(`pageerror: ${error.message}`));
-  page.on("console", (message) => {
-    if (message.type() === "error") problems.push(`console.error: ${message.text()}`);
-  });
-  page.on("response", (response) => {
-    if (response.status() >= 400) problems.push(`HTTP ${response.status()}: ${response.request().method()} ${response.url()}`);
-  });
-  void page.addInitScript(() => {
-    document.addEventListener("securitypolicyviolation", (event) => {
-      console.error(`CSP violation: ${event.violatedDirective} blocked ${event.blockedURI || "inline"}`);
-    });
-  });
-  return problems;
-}
-
-async function screenshot(page: Page, name: string) {
-  fs.mkdirSync(SCREENS_DIR, { recursive: true });
-  await page.screenshot({ path: path.join(SCREENS_DIR, `${name}.png`), fullPage: true });
-}
+// Baton is set up (first run done through the API) before any test: the console needs a session
+// (the `signedIn` page), and /login leads to /setup until an owner exists. The first-run pages
+// themselves are tested on a console of their own, in auth.spec.ts.
+test.beforeAll(async ({ owner }) => {
+  expect(owner.email).toBeTruthy();
+});
 
 /** The page background as sRGB 0–255, whatever colour syntax the computed style uses (oklch here). */
 async function bodyBackground(page: Page): Promise<[number, number, number]> {
@@ -86,27 +69,9 @@ test.describe("sign-in pages", () => {
     await page.waitForLoadState();
     expect(page.url()).not.toContain("hunter2");
   });
-
-  test("the setup page renders the owner and team fields and checks the confirmation", async ({ page }) => {
-    const problems = watchForErrors(page);
-    await page.goto("/setup");
-    await expect(page.getByRole("heading", { level: 1, name: "Set up Baton" })).toBeVisible();
-    for (const label of ["Name", "Email", "Password", "Confirm password", "Team name"]) await expect(page.getByLabel(label, { exact: true })).toBeVisible();
-    await page.getByLabel("Name", { exact: true }).fill("Ada");
-    await page.getByLabel("Email").fill("ada@example.com");
-    await page.getByLabel("Password", { exact: true }).fill("correct horse battery");
-    await page.getByLabel("Confirm password").fill("correct horse battery!");
-    await page.getByLabel("Team name").fill("Analytical Engines");
-    await page.getByRole("button", { name: "Create owner account" }).click();
-    await expect(page.getByText("The passwords do not match.")).toBeVisible();
-    await expect(page.getByLabel("Confirm password")).toBeFocused();
-    await expect(page.getByLabel("Confirm password")).toHaveAttribute("aria-invalid", "true");
-    await screenshot(page, "setup-light");
-    expect(problems).toEqual([]);
-  });
 });
 
-test("an unknown route answers 404 with a way back", async ({ page }) => {
+test("an unknown route answers 404 with a way back", async ({ signedIn: page }) => {
   const response = await page.goto("/no/such/page");
   expect(response?.status()).toBe(404);
   await expect(page.getByRole("heading", { level: 1, name: "Page not found" })).toBeVisible();
@@ -116,7 +81,7 @@ test("an unknown route answers 404 with a way back", async ({ page }) => {
 });
 
 test.describe("console shell", () => {
-  test("/sandboxes renders the shell: sidebar with all eight sections, header, honest empty state", async ({ page }) => {
+  test("/sandboxes renders the shell: sidebar with all eight sections, header, honest empty state", async ({ signedIn: page }) => {
     const problems = watchForErrors(page);
     await page.emulateMedia({ colorScheme: "light" });
     const response = await page.goto("/sandboxes");
@@ -130,11 +95,12 @@ test.describe("console shell", () => {
     await expect(status).toBeVisible();
     await expect(status).toHaveAttribute("data-state", "none");
     await expect(page.getByRole("group", { name: "Theme" })).toBeVisible();
+    await expect(page.getByRole("button", { name: "Account: Ada Lovelace" })).toBeVisible();
     await screenshot(page, "sandboxes-light");
     expect(problems).toEqual([]);
   });
 
-  test("every section is reachable from the sidebar and says which issue builds it", async ({ page }) => {
+  test("every section is reachable from the sidebar and says which issue builds it", async ({ signedIn: page }) => {
     const problems = watchForErrors(page);
     await page.goto("/sandboxes");
     const nav = page.getByRole("navigation", { name: "Console" });
@@ -154,7 +120,7 @@ test.describe("console shell", () => {
     expect(problems).toEqual([]);
   });
 
-  test("the skip link is the first stop and moves focus to the content", async ({ page }) => {
+  test("the skip link is the first stop and moves focus to the content", async ({ signedIn: page }) => {
     await page.goto("/sandboxes");
     await page.keyboard.press("Tab");
     const skip = page.getByRole("link", { name: "Skip to content" });
@@ -164,7 +130,7 @@ test.describe("console shell", () => {
     await expect(page.locator("main#main")).toBeFocused();
   });
 
-  test("below the md breakpoint the sidebar collapses into a modal drawer", async ({ page }) => {
+  test("below the md breakpoint the sidebar collapses into a modal drawer", async ({ signedIn: page }) => {
     const problems = watchForErrors(page);
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto("/sandboxes");
@@ -189,8 +155,11 @@ test.describe("console shell", () => {
 
 test.describe("security headers", () => {
   for (const route of ["/login", "/sandboxes", "/no/such/page"]) {
-    test(`${route}: the CSP carries a fresh nonce and every script in the HTML carries it`, async ({ request }) => {
-      const response = await request.get(route);
+    test(`${route}: the CSP carries a fresh nonce and every script in the HTML carries it`, async ({ request: anonymous, signedIn }) => {
+      // Console pages need a session (without one they redirect to /login); the others are public.
+      const request = route === "/sandboxes" ? signedIn.request : anonymous;
+      const response = await request.get(route, { maxRedirects: 0 });
+      expect(response.status()).toBe(route === "/no/such/page" ? 404 : 200);
       const csp = response.headers()["content-security-policy"] ?? "";
       const nonce = /'nonce-([A-Za-z0-9+/=]+)'/.exec(csp)?.[1];
       expect(nonce, csp).toBeTruthy();
@@ -213,7 +182,7 @@ test.describe("security headers", () => {
     });
   }
 
-  test("the browser runs the page under the CSP without a single violation", async ({ page }) => {
+  test("the browser runs the page under the CSP without a single violation", async ({ signedIn: page }) => {
     const problems = watchForErrors(page);
     await page.goto("/sandboxes");
     // Hydrated (client JS ran under the policy): the theme toggle reacts.
@@ -222,8 +191,10 @@ test.describe("security headers", () => {
     expect(problems).toEqual([]);
   });
 
-  test("security headers are set, HSTS only over HTTPS", async ({ request }) => {
-    const plain = await request.get("/sandboxes");
+  test("security headers are set, HSTS only over HTTPS", async ({ signedIn }) => {
+    const request = signedIn.request;
+    const plain = await request.get("/sandboxes", { maxRedirects: 0 });
+    expect(plain.status()).toBe(200);
     const h = plain.headers();
     expect(h["x-content-type-options"]).toBe("nosniff");
     expect(h["referrer-policy"]).toBe("strict-origin-when-cross-origin");
@@ -233,13 +204,14 @@ test.describe("security headers", () => {
     expect(h["x-powered-by"]).toBeUndefined();
     expect(h["strict-transport-security"]).toBeUndefined();
 
-    const viaTls = await request.get("/sandboxes", { headers: { "x-forwarded-proto": "https" } });
+    const viaTls = await request.get("/sandboxes", { headers: { "x-forwarded-proto": "https" }, maxRedirects: 0 });
+    expect(viaTls.status()).toBe(200);
     expect(viaTls.headers()["strict-transport-security"]).toMatch(/^max-age=\d{8,}; includeSubDomains$/);
   });
 });
 
 test.describe("dark mode", () => {
-  test("follows the system before any script of the app runs", async ({ page }) => {
+  test("follows the system before any script of the app runs", async ({ signedIn: page }) => {
     await page.emulateMedia({ colorScheme: "dark" });
     // Only the inline pre-paint script may run: every Next/React chunk is blocked.
     await page.route("**/_next/static/chunks/*.js", (route) => route.abort());
@@ -248,7 +220,7 @@ test.describe("dark mode", () => {
     expect(luminance(await bodyBackground(page))).toBeLessThan(0.2);
   });
 
-  test("follows the system, live", async ({ page }) => {
+  test("follows the system, live", async ({ signedIn: page }) => {
     const problems = watchForErrors(page);
     await page.emulateMedia({ colorScheme: "dark" });
     await page.goto("/sandboxes");
@@ -263,7 +235,7 @@ test.describe("dark mode", () => {
     expect(problems).toEqual([]);
   });
 
-  test("the toggle overrides the system and persists across reloads", async ({ page }) => {
+  test("the toggle overrides the system and persists across reloads", async ({ signedIn: page }) => {
     const problems = watchForErrors(page);
     const html = page.locator("html");
     await page.emulateMedia({ colorScheme: "light" });
@@ -280,10 +252,13 @@ test.describe("dark mode", () => {
     expect(luminance(await bodyBackground(page))).toBeLessThan(0.2);
     await expect(page.getByRole("button", { name: "Dark theme" })).toHaveAttribute("aria-pressed", "true");
 
-    // The choice holds against a system change, and on other pages (the login page too).
+    // The choice holds against a system change, and on other pages (the login page too, which a
+    // signed-in visitor does not see: drop the session cookie first).
     await page.emulateMedia({ colorScheme: "light" });
     await expect(html).toHaveClass(/(^|\s)dark(\s|$)/);
+    await page.context().clearCookies();
     await page.goto("/login");
+    await expect(page.getByRole("heading", { level: 1, name: "Sign in" })).toBeVisible();
     await expect(html).toHaveClass(/(^|\s)dark(\s|$)/);
 
     await page.getByRole("button", { name: "Light theme" }).click();

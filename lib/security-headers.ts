@@ -3,6 +3,13 @@
  * the policy is unit-tested apart from Next.
  */
 
+/**
+ * Request header proxy.ts sets to the requested path + query (overwriting whatever a client sent),
+ * so server components that redirect to /login can come back afterwards (`?next=`). Information
+ * only: it authenticates nothing.
+ */
+export const REQUEST_PATH_HEADER = "x-baton-path";
+
 /** Where sandbox previews are served; the console embeds them in iframes. */
 export const PREVIEW_FRAME_SOURCES = ["http://*.sbx.localhost:*", "https://*.sbx.orkestr.run"] as const;
 

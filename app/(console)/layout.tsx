@@ -2,9 +2,10 @@ import type { ReactNode } from "react";
 import type { ConnectionStatusProps } from "../../components/layout/connection-status";
 import { Header } from "../../components/layout/header";
 import { Sidebar } from "../../components/layout/sidebar";
+import { requireUser } from "../../lib/server/auth";
 
 // No orkestr connection can exist yet: the token vault (Settings → Connections) comes with issue 4.
-// The session check and the user's active connection will be loaded here, server-side.
+// The user's active connection will be loaded here, server-side.
 const noConnection: ConnectionStatusProps = {
   label: "orkestr API",
   baseUrl: "",
@@ -12,8 +13,13 @@ const noConnection: ConnectionStatusProps = {
   detail: "Connections (Settings → Connections) arrive with issue 4",
 };
 
-/** The console shell: skip link, sidebar (a drawer below md), header, and the page in <main>. */
-export default function ConsoleLayout({ children }: { children: ReactNode }) {
+/**
+ * The console shell: skip link, sidebar (a drawer below md), header, and the page in <main>.
+ * It checks the session itself (proxy.ts never does): no live session → /login, no user yet → /setup.
+ * Pages and API routes that read data check again (the layout is not re-run on client navigations).
+ */
+export default async function ConsoleLayout({ children }: { children: ReactNode }) {
+  const { user } = await requireUser();
   return (
     <div className="flex min-h-dvh">
       <a
@@ -24,7 +30,7 @@ export default function ConsoleLayout({ children }: { children: ReactNode }) {
       </a>
       <Sidebar />
       <div className="flex min-w-0 flex-1 flex-col">
-        <Header connection={noConnection} />
+        <Header connection={noConnection} user={{ name: user.name, email: user.email }} />
         <main id="main" tabIndex={-1} className="mx-auto w-full max-w-6xl flex-1 px-4 py-6 outline-none md:px-8 md:py-8">
           {children}
         </main>

@@ -11,12 +11,13 @@ import { postJson } from "./post-json";
  * First run: the owner account and the first team, POSTed to /api/setup as
  * `{ name, email, password, team_name }`. The password rules are the server's; its `detail` is shown.
  */
-export function SetupForm() {
+export function SetupForm({ passwordMinLength }: { passwordMinLength: number }) {
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [mismatch, setMismatch] = useState(false);
   const errorId = useId();
   const mismatchId = useId();
+  const passwordHintId = useId();
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -67,7 +68,18 @@ export function SetupForm() {
         </div>
         <div className="flex flex-col gap-2">
           <Label htmlFor="setup-password">Password</Label>
-          <Input id="setup-password" name="password" type="password" autoComplete="new-password" required />
+          <Input
+            id="setup-password"
+            name="password"
+            type="password"
+            autoComplete="new-password"
+            required
+            minLength={passwordMinLength}
+            aria-describedby={passwordHintId}
+          />
+          <p id={passwordHintId} className="text-xs text-muted-foreground">
+            At least {passwordMinLength} characters.
+          </p>
         </div>
         <div className="flex flex-col gap-2">
           <Label htmlFor="setup-confirm">Confirm password</Label>

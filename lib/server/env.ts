@@ -109,7 +109,7 @@ function parseDatabaseUrl(raw: string | undefined, dataDir: string, issues: stri
     if (p.startsWith("//")) p = p.slice(2);
     if (p === "") return fallback;
     if (p === ":memory:") return { kind: "sqlite", path: p };
-    return { kind: "sqlite", path: path.resolve(p) };
+    return { kind: "sqlite", path: path.resolve(/* turbopackIgnore: true */ p) };
   }
   issues.push(
     `DATABASE_URL must start with postgres://, postgresql:// or sqlite: (got a ${scheme ? `"${scheme}:"` : "scheme-less"} URL)`,
@@ -148,7 +148,8 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   const raw = parsed.data;
   const issues: string[] = [];
 
-  const dataDir = path.resolve(raw.BATON_DATA_DIR ?? "./data");
+  // A runtime location, not a source path: keep Next's output tracing from including the project.
+  const dataDir = path.resolve(/* turbopackIgnore: true */ raw.BATON_DATA_DIR ?? "./data");
 
   let secret: Buffer | undefined;
   if (raw.BATON_SECRET !== undefined) {

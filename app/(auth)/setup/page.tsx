@@ -1,10 +1,17 @@
 import type { Metadata } from "next";
+import { redirect } from "next/navigation";
 import { SetupForm } from "../../../components/auth/setup-form";
 import { Card, CardContent, CardDescription, CardHeader } from "../../../components/ui/card";
+import { getCurrentUser } from "../../../lib/server/auth";
+import { getMigratedDb } from "../../../lib/server/db/index";
+import { isFirstRun } from "../../../lib/server/db/setup";
+import { PASSWORD_MIN_LENGTH } from "../../../lib/validations/auth";
 
 export const metadata: Metadata = { title: "Set up Baton" };
 
-export default function SetupPage() {
+export default async function SetupPage() {
+  // The first-run page exists only until the owner account does.
+  if (!(await isFirstRun(await getMigratedDb()))) redirect((await getCurrentUser()) ? "/sandboxes" : "/login");
   return (
     <Card>
       <CardHeader>
@@ -12,7 +19,7 @@ export default function SetupPage() {
         <CardDescription>Create the owner account and the first team.</CardDescription>
       </CardHeader>
       <CardContent>
-        <SetupForm />
+        <SetupForm passwordMinLength={PASSWORD_MIN_LENGTH} />
       </CardContent>
     </Card>
   );

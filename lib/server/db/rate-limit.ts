@@ -42,6 +42,19 @@ export async function hitRateLimit(
   };
 }
 
+/**
+ * Takes one hit back (never below zero), e.g. for an attempt that turned out to succeed: counting
+ * every attempt up front keeps concurrent attempts capped, and refunding the good ones leaves a
+ * counter of failures.
+ */
+export async function refundRateLimit(db: Db, key: string): Promise<void> {
+  await db
+    .updateTable("login_attempts")
+    .set({ count: sql<number>`case when count > 0 then count - 1 else 0 end` })
+    .where("key", "=", key)
+    .execute();
+}
+
 /** Forgets a key (e.g. after a successful sign-in). */
 export async function resetRateLimit(db: Db, key: string): Promise<void> {
   await db.deleteFrom("login_attempts").where("key", "=", key).execute();

@@ -1,0 +1,114 @@
+import "server-only";
+import { cookies, headers } from "next/headers";
+import { redirect } from "next/navigation";
+import { cache } from "react";
+import { REQUEST_PATH_HEADER } from "../security-headers.js";
+import { recordAudit } from "./db/audit.js";
+import { getMigratedDb, type Db } from "./db/index.js";
+import { findValidSession, revokeAllSessionsForUser, revokeSessionById, touchSession, type Session } from "./db/sessions.js";
+import { isFirstRun } from "./db/setup.js";
+import { listMembershipsForUser, type Membership, type Role, type Team } from "./db/teams.js";
+import type { User } from "./db/users.js";
+import { parseCookieHeader, readSessionId, type CookieEntry } from "./session-cookie.js";
+
+// Who is asking: the one server-side session check behind every page and API route. The cookie is
+// next-auth's JWT (lib/server/next-auth.ts); it only names a session (`sid`), and the session row
+// decides: revoked, expired, or a disabled user → no session, whatever the cookie says.
+
+export interface CurrentUser {
+  user: User;
+  session: Session;
+  /** The user's teams and roles, oldest membership first. */
+  memberships: Array<{ team: Team; membership: Membership }>;
+}
+
+/** How often a session's last_seen_at is written (a read-mostly check stays a read). */
+export const TOUCH_INTERVAL_MS = 60_000;
+
+/** The live session behind a `sid` with its user and memberships, or null. Records activity once a minute. */
+export async function resolveSession(db: Db, sid: string, now = Date.now()): Promise<CurrentUser | null> {
+  const found = await findValidSession(db, sid, { now });
+  if (!found) return null;
+  let session = found.session;
+  if (now - session.lastSeenAt.getTime() >= TOUCH_INTERVAL_MS) {
+    await touchSession(db, session.id, { now, minIntervalMs: TOUCH_INTERVAL_MS });
+    session = { ...session, lastSeenAt: new Date(now) };
+  }
+  const memberships = await listMembershipsForUser(db, found.user.id);
+  return { user: found.user, session, memberships };
+}
+
+async function currentFromCookies(list: CookieEntry[]): Promise<CurrentUser | null> {
+  const sid = await readSessionId(list);
+  if (!sid) return null;
+  return resolveSession(await getMigratedDb(), sid);
+}
+
+/** The signed-in user of a route handler's request (API routes go through lib/server/route.ts). */
+export function getUserFromRequest(req: Request): Promise<CurrentUser | null> {
+  return currentFromCookies(parseCookieHeader(req.headers.get("cookie")));
+}
+
+/**
+ * The signed-in user of the current server component render, or null. Memoised per request, so the
+ * layout and the page share one check.
+ */
+export const getCurrentUser = cache(async (): Promise<CurrentUser | null> => {
+  const jar = await cookies();
+  return currentFromCookies(jar.getAll().map(({ name, value }) => ({ name, value })));
+});
+
+/**
+ * The team the console acts in and the user's role there. Until team switching exists this is the
+ * user's first (oldest) membership; null for a user without a team.
+ */
+export function activeMembership(current: CurrentUser): { team: Team; role: Role } | null {
+  const first = current.memberships[0];
+  return first ? { team: first.team, role: first.membership.role } : null;
+}
+
+/** A same-origin path to come back to after signing in, or null (never `//host` or `/\host`). */
+export function safeNextPath(value: string | null | undefined): string | null {
+  if (!value || !value.startsWith("/") || value.startsWith("//") || value.startsWith("/\\")) return null;
+  if ([...value].some((ch) => ch.charCodeAt(0) < 0x20 || ch === "\u007f")) return null;
+  return value;
+}
+
+export function loginPath(next: string | null | undefined): string {
+  const safe = safeNextPath(next);
+  return safe && safe !== "/" && !safe.startsWith("/login") ? `/login?next=${encodeURIComponent(safe)}` : "/login";
+}
+
+/**
+ * For server components: the signed-in user, or a redirect — to /setup while Baton has no user yet,
+ * else to /login?next=<this page>.
+ */
+export async function requireUser(): Promise<CurrentUser> {
+  const current = await getCurrentUser();
+  if (current) return current;
+  if (await isFirstRun(await getMigratedDb())) redirect("/setup");
+  redirect(loginPath((await headers()).get(REQUEST_PATH_HEADER)));
+}
+
+async function audit(db: Db, input: Parameters<typeof recordAudit>[1]): Promise<void> {
+  try {
+    await recordAudit(db, input);
+  } catch (err) {
+    console.error("[baton] could not record an audit event:", err);
+  }
+}
+
+/** Sign out: revokes this session server-side (the cookie is then worthless, even if kept). */
+export async function signOut(current: CurrentUser, info: { ip: string | null }): Promise<void> {
+  const db = await getMigratedDb();
+  await revokeSessionById(db, current.session.id, current.user.id);
+  await audit(db, { action: "auth.sign_out", userId: current.user.id, ip: info.ip });
+}
+
+/** Sign out everywhere: revokes every session of the user, this one included. Returns how many. */
+export async function signOutEverywhere(current: CurrentUser, info: { ip: string | null }): Promise<number> {
+  const db = await getMigratedDb();
+  const revoked = await revokeAllSessionsForUser(db, current.user.id);
+  await audit(db, { action: "auth.sign_out_everywhere", userId: current.user.id, ip: info.ip, data: { sessions_revoked: revoked } });
+  return revoked;
+}

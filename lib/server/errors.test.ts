@@ -1,0 +1,102 @@
+import "server-only";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { OrkestrConnectionError, OrkestrError, OrkestrTimeoutError } from "../orkestr/errors.js";
+import { CryptoError } from "./crypto.js";
+import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors.js";
+import { AppError, ERROR_CODES, errorResponse, validationError } from "./errors.js";
+
+async function answer(err: unknown): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+  const res = errorResponse(err);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
+}
+
+describe("errors", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("AppError takes its status from the code table", async () => {
+    for (const [code, status] of Object.entries(ERROR_CODES)) {
+      expect(new AppError(code as keyof typeof ERROR_CODES, "x").status).toBe(status);
+    }
+    const { status, body, headers } = await answer(new AppError("rate_limited", "Slow down.", { retryAfterSeconds: 12.2 }));
+    expect(status).toBe(429);
+    expect(body).toEqual({ detail: "Slow down.", code: "rate_limited", retry_after_seconds: 12.2 });
+    expect(headers.get("retry-after")).toBe("13");
+    expect(headers.get("content-type")).toBe("application/json");
+    expect(headers.get("cache-control")).toBe("no-store");
+  });
+
+  it("a ZodError becomes a 422 with one readable detail and errors by field", async () => {
+    const schema = z.object({
+      email: z.email({ error: "is not a valid email address" }),
+      team_name: z.string().min(1, { error: "is required" }),
+      password: z.string(),
+    });
+    const parsed = schema.safeParse({ email: "nope", team_name: "" });
+    expect(parsed.success).toBe(false);
+    const { status, body } = await answer(parsed.error);
+    expect(status).toBe(422);
+    expect(body.code).toBe("validation_error");
+    expect(body.detail).toBe("Email: is not a valid email address. Team name: is required. Password: is required.");
+    expect(body.errors).toEqual({ email: "is not a valid email address", team_name: "is required", password: "is required" });
+  });
+
+  it("issues without a path name the input", () => {
+    const parsed = z.object({ a: z.string() }).safeParse("text");
+    expect(validationError(parsed.error!, "the request body").detail).toMatch(/^The request body: /);
+  });
+
+  it("an OrkestrError keeps its status, code, detail and Retry-After", async () => {
+    const upstream = OrkestrError.fromResponse({
+      status: 503,
+      headers: new Headers({ "retry-after": "30", "content-type": "application/json" }),
+      text: JSON.stringify({ detail: "No capacity in eu-central right now", code: "fleet_full" }),
+    });
+    const { status, body, headers } = await answer(upstream);
+    expect(status).toBe(503);
+    expect(body).toEqual({ detail: "No capacity in eu-central right now", code: "fleet_full", retry_after_seconds: 30 });
+    expect(headers.get("retry-after")).toBe("30");
+
+    const notFound = OrkestrError.fromResponse({ status: 404, headers: new Headers(), text: JSON.stringify({ detail: "sandbox sbx_1 not found", code: "not_found" }) });
+    expect(await answer(notFound)).toMatchObject({ status: 404, body: { code: "not_found", detail: "sandbox sbx_1 not found" } });
+  });
+
+  it("no upstream answer maps to 502, a timeout to 504", async () => {
+    expect((await answer(new OrkestrConnectionError({ baseUrl: "http://x.test", cause: new Error("ECONNREFUSED") }))).status).toBe(502);
+    expect((await answer(new OrkestrTimeoutError({ baseUrl: "http://x.test", timeoutMs: 5000 }))).status).toBe(504);
+  });
+
+  it("repository errors: conflict 409 (with API aliases), not found 404", async () => {
+    expect(await answer(new DbConflictError("email_taken", "an account with this email address already exists"))).toMatchObject({
+      status: 409,
+      body: { code: "email_taken", detail: "An account with this email address already exists." },
+    });
+    expect(await answer(new DbConflictError("setup_done", "Baton is already set up"))).toMatchObject({ status: 409, body: { code: "already_set_up" } });
+    expect(await answer(new DbNotFoundError("connection"))).toMatchObject({ status: 404, body: { code: "not_found", detail: "Connection not found." } });
+  });
+
+  it("internal errors answer 500 (503 for migrations) with a generic detail and a logged reference, never the message", async () => {
+    const log = vi.spyOn(console, "error").mockImplementation(() => {});
+    for (const err of [
+      new Error("connect ECONNREFUSED 10.0.0.5:5432 password=hunter2"),
+      new DbRowError("users", ["email: Invalid input"]),
+      new CryptoError("cannot decrypt: authentication failed"),
+      new TypeError("Cannot read properties of undefined (reading 'id')"),
+      "a string",
+      null,
+    ]) {
+      const { status, body } = await answer(err);
+      expect(status).toBe(500);
+      expect(body.code).toBe("internal_error");
+      const text = JSON.stringify(body);
+      for (const secret of ["hunter2", "ECONNREFUSED", "email: Invalid", "decrypt", "reading 'id'", "at "]) expect(text).not.toContain(secret);
+      const ref = /reference: ([0-9a-f]{12})\./.exec(String(body.detail))?.[1];
+      expect(ref).toBeTruthy();
+      expect(log.mock.calls.some((call) => String(call[0]).includes(ref!))).toBe(true);
+    }
+    const migration = await answer(new MigrationError("0001_init", { cause: new Error("relation exists") }));
+    expect(migration.status).toBe(503);
+    expect(migration.body.code).toBe("service_unavailable");
+    expect(JSON.stringify(migration.body)).not.toContain("relation exists");
+  });
+});

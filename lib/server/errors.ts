@@ -1,0 +1,156 @@
+import "server-only";
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import { OrkestrError } from "../orkestr/errors.js";
+import { CryptoError } from "./crypto.js";
+import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors.js";
+
+// One error shape for Baton's own API (architecture convention 2): `{ detail, code }`, plus `errors`
+// (field → message) on validation failures. Handlers throw; lib/server/route.ts catches everything
+// and answers through toErrorResponse(). A 5xx never echoes internals: its detail is generic and
+// carries a reference that is also in the server log.
+
+/** Every code Baton's API answers with, and its HTTP status. */
+export const ERROR_CODES = {
+  bad_request: 400,
+  unauthorized: 401,
+  invalid_credentials: 401,
+  forbidden: 403,
+  bad_origin: 403,
+  account_disabled: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  already_set_up: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_error: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  bad_gateway: 502,
+  service_unavailable: 503,
+  upstream_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+export const ErrorCodeSchema = z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]);
+
+export interface ErrorBody {
+  detail: string;
+  code: string;
+  /** Validation errors by field path ("team_name", "items.0.name"); "_" for the whole input. */
+  errors?: Record<string, string>;
+  retry_after_seconds?: number;
+}
+
+export class AppError extends Error {
+  override name = "AppError";
+  readonly status: number;
+  readonly retryAfterSeconds: number | null;
+  readonly errors: Record<string, string> | undefined;
+
+  constructor(
+    readonly code: ErrorCode,
+    /** One readable sentence for the user: it is sent as `detail`. */
+    readonly detail: string,
+    options: { retryAfterSeconds?: number; errors?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
+    this.status = ERROR_CODES[code];
+    this.retryAfterSeconds = options.retryAfterSeconds ?? null;
+    this.errors = options.errors;
+  }
+}
+
+// Repository conflict codes that the API names differently.
+const CONFLICT_CODE_ALIASES: Record<string, string> = { setup_done: "already_set_up" };
+
+/** "team_name" → "Team name"; "items.0.name" → "Items.0.name". */
+function humanizePath(path: PropertyKey[]): string {
+  const text = path.map(String).join(".").replace(/_/g, " ");
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function issueMessage(issue: z.core.$ZodIssue): string {
+  // zod's own wording for a missing field ("Invalid input: expected string, received undefined").
+  if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) return "is required";
+  return issue.message;
+}
+
+/**
+ * A ZodError as the API's 422: `detail` is one readable line ("Password: must be at least 12
+ * characters. Email: not a valid email address."), `errors` maps each field path to its first message.
+ * `where` names the input for issues without a path ("the request body").
+ */
+export function validationError(error: z.ZodError, where = "the request"): AppError {
+  const errors: Record<string, string> = {};
+  const sentences: string[] = [];
+  for (const issue of error.issues) {
+    const key = issue.path.length ? issue.path.map(String).join(".") : "_";
+    if (key in errors) continue;
+    const message = issueMessage(issue);
+    errors[key] = message;
+    const sentence = issue.path.length ? `${humanizePath(issue.path)}: ${message}` : `${where.charAt(0).toUpperCase()}${where.slice(1)}: ${message}`;
+    sentences.push(/[.!?]$/.test(sentence) ? sentence : `${sentence}.`);
+  }
+  return new AppError("validation_error", sentences.join(" ") || `Invalid ${where}.`, { errors });
+}
+
+/** A short random reference, logged with the error and sent to the client instead of internals. */
+function newReference(): string {
+  return randomBytes(6).toString("hex");
+}
+
+function logInternal(reference: string, err: unknown, context?: string): void {
+  console.error(`[baton] ${context ? `${context}: ` : ""}internal error (ref ${reference}):`, err);
+}
+
+function internal(err: unknown, context?: string, status = 500, code: ErrorCode = "internal_error", what = "Something went wrong on the Baton server"): { status: number; body: ErrorBody } {
+  const reference = newReference();
+  logInternal(reference, err, context);
+  return { status, body: { detail: `${what}. Try again; if it keeps happening, give the administrator this reference: ${reference}.`, code } };
+}
+
+/**
+ * Maps anything thrown into a status and an `{ detail, code }` body:
+ * AppError → its own; ZodError → 422; OrkestrError → its upstream status and code (0 → 502/504);
+ * DbConflictError → 409; DbNotFoundError → 404; MigrationError → 503; everything else (DbRowError,
+ * CryptoError, bugs) → 500 with a generic detail and a logged reference.
+ */
+export function describeError(err: unknown, context?: string): { status: number; body: ErrorBody; retryAfterSeconds: number | null } {
+  if (err instanceof AppError) {
+    const body: ErrorBody = { detail: err.detail, code: err.code };
+    if (err.errors) body.errors = err.errors;
+    if (err.retryAfterSeconds !== null) body.retry_after_seconds = err.retryAfterSeconds;
+    return { status: err.status, body, retryAfterSeconds: err.retryAfterSeconds };
+  }
+  if (err instanceof z.ZodError) return describeError(validationError(err), context);
+  if (err instanceof OrkestrError) {
+    // No response at all: the upstream could not be reached (502) or did not answer in time (504).
+    const status = err.status === 0 ? (err.code === "timeout" ? 504 : 502) : err.status;
+    const body: ErrorBody = { detail: err.detail, code: err.code };
+    if (err.retryAfterSeconds !== null) body.retry_after_seconds = err.retryAfterSeconds;
+    return { status, body, retryAfterSeconds: err.retryAfterSeconds };
+  }
+  if (err instanceof DbConflictError) {
+    const detail = err.message.charAt(0).toUpperCase() + err.message.slice(1);
+    return { status: 409, body: { detail: /[.!?]$/.test(detail) ? detail : `${detail}.`, code: CONFLICT_CODE_ALIASES[err.code] ?? err.code }, retryAfterSeconds: null };
+  }
+  if (err instanceof DbNotFoundError) {
+    const detail = err.message.charAt(0).toUpperCase() + err.message.slice(1);
+    return { status: 404, body: { detail: /[.!?]$/.test(detail) ? detail : `${detail}.`, code: "not_found" }, retryAfterSeconds: null };
+  }
+  if (err instanceof MigrationError) {
+    return { ...internal(err, context, 503, "service_unavailable", "The Baton database is not available"), retryAfterSeconds: null };
+  }
+  if (err instanceof DbRowError || err instanceof CryptoError) return { ...internal(err, context), retryAfterSeconds: null };
+  return { ...internal(err, context), retryAfterSeconds: null };
+}
+
+/** JSON error response; `Retry-After` (whole seconds) when the error has one. */
+export function errorResponse(err: unknown, context?: string): Response {
+  const { status, body, retryAfterSeconds } = describeError(err, context);
+  const headers = new Headers({ "content-type": "application/json", "cache-control": "no-store" });
+  if (retryAfterSeconds !== null) headers.set("retry-after", String(Math.max(0, Math.ceil(retryAfterSeconds))));
+  return new Response(JSON.stringify(body), { status, headers });
+}

@@ -1,0 +1,65 @@
+import "server-only";
+import { ROLES, type Role } from "./db/schema.js";
+
+// Authorization as data (architecture convention 6): what each role of a team may do. Route handlers
+// name the permission they need (`route({ perm: "sandboxes.write" }, …)`); nothing else compares
+// roles. A new permission is one line here plus the roles that get it.
+
+export const PERMISSIONS = [
+  "sandboxes.read",
+  "sandboxes.write",
+  "volumes.read",
+  "volumes.write",
+  "snapshots.read",
+  "snapshots.write",
+  "templates.read",
+  "templates.write",
+  "webhooks.read",
+  "webhooks.write",
+  "usage.read",
+  "connections.manage",
+  "team.read",
+  "team.manage",
+  "members.manage",
+  "billing.manage",
+  "audit.read",
+] as const;
+
+export type Permission = (typeof PERMISSIONS)[number];
+export { ROLES, type Role };
+
+const READ: readonly Permission[] = [
+  "sandboxes.read",
+  "volumes.read",
+  "snapshots.read",
+  "templates.read",
+  "webhooks.read",
+  "usage.read",
+  "team.read",
+];
+const WRITE: readonly Permission[] = ["sandboxes.write", "volumes.write", "snapshots.write", "templates.write", "webhooks.write"];
+
+/**
+ * - viewer: reads everything of the team, changes nothing.
+ * - member: works with sandboxes and their resources, and keeps their own orkestr connections.
+ * - admin: also manages the team's settings and members and reads the audit log.
+ * - owner: everything, billing included (and only owners may make or remove owners: see teams.ts).
+ */
+export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
+  viewer: [...READ],
+  member: [...READ, ...WRITE, "connections.manage"],
+  admin: [...READ, ...WRITE, "connections.manage", "team.manage", "members.manage", "audit.read"],
+  owner: [...PERMISSIONS],
+};
+
+const lookup = new Map<Role, ReadonlySet<Permission>>(ROLES.map((role) => [role, new Set(ROLE_PERMISSIONS[role])]));
+
+/** Whether a role grants a permission. No role (not a member) grants nothing. */
+export function can(role: Role | null | undefined, permission: Permission): boolean {
+  if (!role) return false;
+  return lookup.get(role)?.has(permission) ?? false;
+}
+
+export function isPermission(value: string): value is Permission {
+  return (PERMISSIONS as readonly string[]).includes(value);
+}

@@ -1,0 +1,228 @@
+import "server-only";
+import { z } from "zod";
+import { activeMembership, getUserFromRequest, type CurrentUser } from "./auth.js";
+import { recordAudit } from "./db/audit.js";
+import { getMigratedDb } from "./db/index.js";
+import type { Role, Team } from "./db/teams.js";
+import type { User } from "./db/users.js";
+import { AppError, errorResponse, validationError } from "./errors.js";
+import { can, type Permission } from "./rbac.js";
+import { clientIp, isSecureRequest, userAgent } from "./request-info.js";
+
+// The one wrapper every API route handler is (architecture convention 1):
+//
+//   // POST /api/things/[id]/pause – suspend a thing
+//   export const POST = route({ auth: "user", perm: "sandboxes.write", params: ThingParams, body: PauseBody },
+//     async ({ user, params, body }) => …);
+//
+// In order, it: refuses cross-site mutations (403 bad_origin); resolves the session (401 when
+// required and missing); checks the permission in the user's active team (403 forbidden); awaits and
+// zod-parses params, query and JSON body (400 bad_request for unreadable JSON, 422 validation_error);
+// runs the handler; records the audit event; and turns anything thrown into `{ detail, code }` with
+// the right status (lib/server/errors.ts). Handlers never try/catch and never read the session.
+
+export type AuthMode = "user" | "optional" | "public";
+
+type Schema = z.ZodType;
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteOptions<A extends AuthMode, P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+  /** "user": a live session is required; "optional": resolved when present; "public": not looked at. */
+  auth: A;
+  /** Permission the user's role in the active team must grant (needs auth "user"). */
+  perm?: A extends "user" ? Permission : never;
+  /** Route params (the awaited `ctx.params`). */
+  params?: P;
+  /** The query string, as an object (repeated keys become arrays). */
+  query?: Q;
+  /** The JSON request body. Without a schema the body is not read. */
+  body?: B;
+  /** Audit action ("resource.verb") recorded after a successful (< 400) answer to a signed-in user. */
+  audit?: string;
+  /** Largest accepted body in bytes (default 1 MiB). */
+  maxBodyBytes?: number;
+}
+
+type Principal<A extends AuthMode> = A extends "user" ? CurrentUser : A extends "optional" ? CurrentUser | null : null;
+
+export interface AuditExtra {
+  target?: string | null;
+  data?: unknown;
+  teamId?: string | null;
+  userId?: string | null;
+}
+
+export interface RouteContext<A extends AuthMode, P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+  req: Request;
+  /** The signed-in user: always set with auth "user", maybe with "optional", never with "public". */
+  user: A extends "user" ? User : User | null;
+  /** The whole session check: user, session row, memberships. */
+  current: Principal<A>;
+  /** The team the request acts in and the user's role there (null without a user or team). */
+  team: { team: Team; role: Role } | null;
+  params: Out<P>;
+  query: Out<Q>;
+  body: Out<B>;
+  ip: string | null;
+  userAgent: string | null;
+  /** The request came over HTTPS (cookie flags). */
+  secure: boolean;
+  /** Records an audit event for this request (user, team and IP filled in). */
+  audit(action: string, extra?: AuditExtra): Promise<void>;
+}
+
+/** Next's route handler signature. */
+export type RouteHandler = (req: Request, ctx: { params: Promise<Record<string, string | string[] | undefined>> }) => Promise<Response>;
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+const DEFAULT_MAX_BODY = 1024 * 1024;
+
+/**
+ * CSRF defence for cookie-authenticated mutations: the browser's `Sec-Fetch-Site` must say
+ * same-origin (not same-site: sandbox previews on *.sbx.localhost are same-site with localhost);
+ * without it, `Origin` must name this host. A request with neither is not from a browser page.
+ */
+export function checkOrigin(req: Request): AppError | null {
+  if (SAFE_METHODS.has(req.method)) return null;
+  const refuse = () => new AppError("bad_origin", "This request came from another site and was refused. Reload Baton and try again.");
+  const site = req.headers.get("sec-fetch-site")?.toLowerCase();
+  if (site) return site === "same-origin" || site === "none" ? null : refuse();
+  const origin = req.headers.get("origin");
+  if (origin === null) return null;
+  let originHost: string;
+  try {
+    const u = new URL(origin);
+    if (u.protocol !== "http:" && u.protocol !== "https:") return refuse();
+    originHost = u.host.toLowerCase();
+  } catch {
+    return refuse(); // "null" (sandboxed frames, privacy redirects) and garbage
+  }
+  const hosts = [req.headers.get("host"), req.headers.get("x-forwarded-host")?.split(",")[0]?.trim()]
+    .filter((h): h is string => !!h)
+    .map((h) => h.toLowerCase());
+  return hosts.includes(originHost) ? null : refuse();
+}
+
+function queryObject(url: URL): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [key, value] of url.searchParams) {
+    const prev = out[key];
+    out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  return out;
+}
+
+async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
+  const declared = Number(req.headers.get("content-length") ?? "");
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    throw new AppError("payload_too_large", `The request body is larger than ${Math.floor(maxBytes / 1024)} KiB.`);
+  }
+  const type = req.headers.get("content-type");
+  if (type !== null && !/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
+    throw new AppError("unsupported_media_type", "Send the request body as JSON (Content-Type: application/json).");
+  }
+  const text = await req.text();
+  if (Buffer.byteLength(text) > maxBytes) {
+    throw new AppError("payload_too_large", `The request body is larger than ${Math.floor(maxBytes / 1024)} KiB.`);
+  }
+  if (text.trim() === "") throw new AppError("bad_request", "The request body is empty; it must be a JSON document.");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError("bad_request", "The request body is not valid JSON.");
+  }
+}
+
+function parseWith<S extends Schema>(schema: S, value: unknown, where: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw validationError(parsed.error, where);
+  return parsed.data;
+}
+
+function withNoStore(response: Response): Response {
+  try {
+    if (!response.headers.has("cache-control")) response.headers.set("cache-control", "no-store");
+  } catch {
+    // immutable headers (Response.redirect): leave them
+  }
+  return response;
+}
+
+export function route<
+  A extends AuthMode,
+  P extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  B extends Schema | undefined = undefined,
+>(options: RouteOptions<A, P, Q, B>, handler: (ctx: RouteContext<A, P, Q, B>) => unknown): RouteHandler {
+  if (options.perm && options.auth !== "user") throw new Error("route(): a permission needs auth: \"user\"");
+  return async (req, nextCtx) => {
+    const url = new URL(req.url);
+    const label = `${req.method} ${url.pathname}`;
+    const ip = clientIp(req.headers);
+    let current: CurrentUser | null = null;
+    let team: { team: Team; role: Role } | null = null;
+    try {
+      const originError = checkOrigin(req);
+      if (originError) throw originError;
+
+      if (options.auth !== "public") {
+        current = await getUserFromRequest(req);
+        if (!current && options.auth === "user") throw new AppError("unauthorized", "You are not signed in, or your session has ended. Sign in again.");
+        if (current) team = activeMembership(current);
+      }
+
+      if (options.perm) {
+        if (!team) throw new AppError("forbidden", `You are not a member of a team, so you cannot do this (${options.perm}).`);
+        if (!can(team.role, options.perm)) {
+          throw new AppError("forbidden", `Your role in ${team.team.name} (${team.role}) does not allow this (${options.perm}).`);
+        }
+      }
+
+      const params = options.params ? parseWith(options.params, (await nextCtx?.params) ?? {}, "the URL") : undefined;
+      const query = options.query ? parseWith(options.query, queryObject(url), "the query string") : undefined;
+      const body = options.body ? parseWith(options.body, await readJsonBody(req, options.maxBodyBytes ?? DEFAULT_MAX_BODY), "the request body") : undefined;
+
+      const audit = async (action: string, extra: AuditExtra = {}) => {
+        try {
+          await recordAudit(await getMigratedDb(), {
+            action,
+            userId: extra.userId !== undefined ? extra.userId : (current?.user.id ?? null),
+            teamId: extra.teamId !== undefined ? extra.teamId : (team?.team.id ?? null),
+            target: extra.target ?? null,
+            data: extra.data,
+            ip,
+          });
+        } catch (err) {
+          console.error(`[baton] ${label}: could not record audit event ${action}:`, err);
+        }
+      };
+
+      const ctx = {
+        req,
+        user: current?.user ?? null,
+        current,
+        team,
+        params,
+        query,
+        body,
+        ip,
+        userAgent: userAgent(req.headers),
+        secure: isSecureRequest(req),
+        audit,
+      } as RouteContext<A, P, Q, B>;
+
+      const result = await handler(ctx);
+      const response =
+        result instanceof Response ? result : result === undefined ? new Response(null, { status: 204 }) : Response.json(result);
+      if (options.audit && current && response.status < 400) await audit(options.audit);
+      return withNoStore(response);
+    } catch (err) {
+      return errorResponse(err, label);
+    }
+  };
+}
+
+/** A JSON response with a status (for handlers that answer something else than 200). */
+export function json(data: unknown, init: ResponseInit = {}): Response {
+  return Response.json(data, init);
+}

@@ -1,0 +1,36 @@
+import { z } from "zod";
+
+// Inputs of the sign-in and first-run endpoints, shared by the route handlers and (for the limits)
+// the forms. Messages are phrased to follow the field's name: "Password: must be at least 12
+// characters."
+
+export const PASSWORD_MIN_LENGTH = 12;
+/** scrypt runs on every sign-in attempt: cap the input so a huge body cannot buy extra CPU time. */
+export const PASSWORD_MAX_LENGTH = 1024;
+
+const Email = z
+  .string()
+  .trim()
+  .min(1, { error: "is required" })
+  .max(254, { error: "must be at most 254 characters" })
+  .pipe(z.email({ error: "is not a valid email address" }));
+
+export const LoginBody = z.object({
+  email: Email,
+  // Not checked against the length policy: the policy may change, old passwords must still work.
+  password: z.string().min(1, { error: "is required" }).max(PASSWORD_MAX_LENGTH, { error: `must be at most ${PASSWORD_MAX_LENGTH} characters` }),
+});
+export type LoginBody = z.infer<typeof LoginBody>;
+
+const Name = z.string().trim().min(1, { error: "is required" }).max(100, { error: "must be at most 100 characters" });
+
+export const SetupBody = z.object({
+  name: Name,
+  email: Email,
+  password: z
+    .string()
+    .min(PASSWORD_MIN_LENGTH, { error: `must be at least ${PASSWORD_MIN_LENGTH} characters` })
+    .max(PASSWORD_MAX_LENGTH, { error: `must be at most ${PASSWORD_MAX_LENGTH} characters` }),
+  team_name: Name,
+});
+export type SetupBody = z.infer<typeof SetupBody>;

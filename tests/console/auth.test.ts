@@ -1,0 +1,206 @@
+import "server-only";
+import { describe, expect, it } from "vitest";
+import { POST as nextAuthPost } from "../../app/api/auth/[...nextauth]/route.js";
+import { POST as login } from "../../app/api/auth/login/route.js";
+import { POST as logoutEverywhere } from "../../app/api/auth/logout-everywhere/route.js";
+import { POST as logout } from "../../app/api/auth/logout/route.js";
+import { GET as me } from "../../app/api/me/route.js";
+import { POST as setup } from "../../app/api/setup/route.js";
+import { getUserFromRequest, loginPath, resolveSession, safeNextPath, TOUCH_INTERVAL_MS } from "../../lib/server/auth.js";
+import { listAuditEvents } from "../../lib/server/db/audit.js";
+import { createSession, findValidSession, listActiveSessions } from "../../lib/server/db/sessions.js";
+import { isFirstRun } from "../../lib/server/db/setup.js";
+import { testBackends } from "../../lib/server/db/test-backends.js";
+import { setUserDisabled } from "../../lib/server/db/users.js";
+import { decode } from "next-auth/jwt";
+import { authSecret, readSessionId, SESSION_COOKIE } from "../../lib/server/session-cookie.js";
+import { SIGN_IN_LIMITS } from "../../lib/server/sign-in.js";
+import { cookieHeaderFrom, jsonOf, makeUser, noParams, PASSWORD, request, sessionCookie, uniq, useConsoleDb } from "./helpers.js";
+
+const nextauthParams = (...segments: string[]) => ({ params: Promise.resolve({ nextauth: segments }) });
+
+describe("safe redirects", () => {
+  it("accepts same-origin paths only", () => {
+    expect(safeNextPath("/sandboxes?x=1")).toBe("/sandboxes?x=1");
+    for (const bad of ["//evil.example", "/\\evil.example", "https://evil.example", "sandboxes", "", null, "/a\nb"]) expect(safeNextPath(bad)).toBeNull();
+    expect(loginPath("/volumes")).toBe("/login?next=%2Fvolumes");
+    expect(loginPath("/")).toBe("/login");
+    expect(loginPath("//evil")).toBe("/login");
+  });
+});
+
+describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend) => {
+  const ctx = useConsoleDb(backend);
+
+  async function signIn(email: string, password = PASSWORD, headers: Record<string, string> = {}) {
+    return login(request("/api/auth/login", { method: "POST", body: { email, password }, headers }), noParams);
+  }
+
+  describe("first run", () => {
+    it("POST /api/setup creates the owner and the first team, signs them in, and then refuses", async () => {
+      expect(await isFirstRun(ctx.db())).toBe(true);
+      const invalid = await setup(request("/api/setup", { method: "POST", body: { name: "", email: "not-an-email", password: "short", team_name: "x".repeat(101) } }), noParams);
+      expect(invalid.status).toBe(422);
+      const invalidBody = await jsonOf(invalid);
+      expect(invalidBody.detail).toBe("Name: is required. Email: is not a valid email address. Password: must be at least 12 characters. Team name: must be at most 100 characters.");
+      expect(Object.keys(invalidBody.errors as object)).toEqual(["name", "email", "password", "team_name"]);
+
+      const res = await setup(request("/api/setup", { method: "POST", body: { name: "Ada Lovelace", email: "Ada@Example.com", password: PASSWORD, team_name: "Analytical Engines" } }), noParams);
+      expect(res.status).toBe(201);
+      const body = await jsonOf(res);
+      expect(body).toMatchObject({ user: { name: "Ada Lovelace", email: "Ada@Example.com" }, team: { name: "Analytical Engines", slug: "analytical-engines" } });
+      const cookie = cookieHeaderFrom(res);
+      expect(cookie).toMatch(new RegExp(`^${SESSION_COOKIE.replace(/\./g, "\\.")}=`));
+      const whoami = await jsonOf(await me(request("/api/me", { cookie }), noParams));
+      expect(whoami).toMatchObject({ user: { email: "Ada@Example.com" }, memberships: [{ role: "owner", team: { slug: "analytical-engines" } }] });
+      expect(await isFirstRun(ctx.db())).toBe(false);
+
+      const again = await setup(request("/api/setup", { method: "POST", body: { name: "Eve", email: "eve@example.com", password: PASSWORD, team_name: "Evil" } }), noParams);
+      expect(again.status).toBe(409);
+      expect(await jsonOf(again)).toEqual({ detail: "Baton is already set up. Sign in instead.", code: "already_set_up" });
+      const actions = (await listAuditEvents(ctx.db(), { userId: (body.user as { id: string }).id })).map((e) => e.action);
+      expect(actions).toEqual(expect.arrayContaining(["auth.setup", "auth.sign_in"]));
+    });
+  });
+
+  it("POST /api/auth/login sets next-auth's cookie, whose JWT holds only the session id", async () => {
+    const { user } = await makeUser(ctx.db());
+    const res = await signIn(user.email);
+    expect(res.status).toBe(200);
+    expect(await jsonOf(res)).toEqual({ user: { id: user.id, name: user.name, email: user.email } });
+    const setCookies = res.headers.getSetCookie();
+    expect(setCookies).toHaveLength(1); // the session cookie only: not next-auth's CSRF or callback cookies
+    expect(setCookies[0]).toMatch(/^next-auth\.session-token=[^;]+; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
+    const jwt = setCookies[0]!.split(";", 1)[0]!.split("=")[1]!;
+    const payload = await decode({ token: jwt, secret: authSecret() });
+    expect(Object.keys(payload ?? {}).sort()).toEqual(["exp", "iat", "jti", "sid"]);
+    expect(JSON.stringify(payload)).not.toContain(user.email);
+    const sid = await readSessionId([{ name: SESSION_COOKIE, value: jwt }]);
+    const found = await findValidSession(ctx.db(), sid!);
+    expect(found?.user.id).toBe(user.id);
+    expect(found?.session).toMatchObject({ ip: "192.0.2.10", userAgent: "vitest" });
+  });
+
+  it("over HTTPS the cookie is __Secure- and Secure", async () => {
+    const { user } = await makeUser(ctx.db());
+    const res = await signIn(user.email, PASSWORD, { "x-forwarded-proto": "https" });
+    expect(res.headers.getSetCookie()[0]).toMatch(/^__Secure-next-auth\.session-token=.*; Secure/);
+    const cookie = cookieHeaderFrom(res);
+    expect((await me(request("/api/me", { cookie }), noParams)).status).toBe(200);
+  });
+
+  it("wrong password and unknown email: the same 401, no cookie", async () => {
+    const { user } = await makeUser(ctx.db());
+    const wrong = await signIn(user.email, "not the password at all");
+    const unknown = await signIn(`${uniq("ghost")}@example.com`);
+    for (const res of [wrong, unknown]) {
+      expect(res.status).toBe(401);
+      expect(await jsonOf(res)).toEqual({ detail: "Wrong email or password.", code: "invalid_credentials" });
+      expect(res.headers.getSetCookie()).toEqual([]);
+    }
+    const missing = await login(request("/api/auth/login", { method: "POST", body: { email: user.email } }), noParams);
+    expect(missing.status).toBe(422);
+    expect(await jsonOf(missing)).toMatchObject({ detail: "Password: is required.", code: "validation_error" });
+  });
+
+  it("the 11th attempt for an address within 15 minutes answers 429 with Retry-After", async () => {
+    const { user } = await makeUser(ctx.db());
+    for (let i = 0; i < SIGN_IN_LIMITS.email.limit; i++) {
+      expect((await signIn(user.email, `wrong password ${i}`, { "x-forwarded-for": `198.51.100.${i}` })).status).toBe(401);
+    }
+    const res = await signIn(user.email, PASSWORD, { "x-forwarded-for": "198.51.100.200" });
+    expect(res.status).toBe(429);
+    const retryAfter = Number(res.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(14 * 60);
+    expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+    expect(await jsonOf(res)).toEqual({ detail: "Too many sign-in attempts. Try again in 15 minutes.", code: "rate_limited", retry_after_seconds: retryAfter });
+    expect(res.headers.getSetCookie()).toEqual([]);
+  });
+
+  it("a cross-site sign-in attempt is refused (login CSRF)", async () => {
+    const { user } = await makeUser(ctx.db());
+    const res = await signIn(user.email, PASSWORD, { origin: "https://evil.example", "sec-fetch-site": "cross-site" });
+    expect(res.status).toBe(403);
+    expect((await jsonOf(res)).code).toBe("bad_origin");
+  });
+
+  it("next-auth's own credentials routes are closed (one door, with the rate limits)", async () => {
+    for (const route of [["callback", "credentials"], ["signin", "credentials"]]) {
+      const res = await nextAuthPost(request(`/api/auth/${route.join("/")}`, { method: "POST" }) as never, nextauthParams(...route));
+      expect(res.status).toBe(404);
+    }
+  });
+
+  it("sign out revokes the session server-side: the old cookie stops working", async () => {
+    const { user } = await makeUser(ctx.db());
+    const cookie = cookieHeaderFrom(await signIn(user.email));
+    expect((await me(request("/api/me", { cookie }), noParams)).status).toBe(200);
+    const out = await logout(request("/api/auth/logout", { method: "POST", cookie }), noParams);
+    expect(out.status).toBe(200);
+    expect(await jsonOf(out)).toEqual({ signed_out: true });
+    expect(out.headers.getSetCookie()).toEqual([expect.stringMatching(/^next-auth\.session-token=; Path=\/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; HttpOnly; SameSite=Lax$/)]);
+    // A client that kept the cookie gets nothing for it.
+    const after = await me(request("/api/me", { cookie }), noParams);
+    expect(after.status).toBe(401);
+    // Signing out without a session is harmless.
+    expect(await jsonOf(await logout(request("/api/auth/logout", { method: "POST" }), noParams))).toEqual({ signed_out: false });
+    expect((await listAuditEvents(ctx.db(), { userId: user.id })).map((e) => e.action)).toContain("auth.sign_out");
+  });
+
+  it("sign out everywhere revokes every session of the user, and only theirs", async () => {
+    const { user } = await makeUser(ctx.db());
+    const other = await makeUser(ctx.db());
+    const a = cookieHeaderFrom(await signIn(user.email));
+    const b = cookieHeaderFrom(await signIn(user.email));
+    const c = cookieHeaderFrom(await signIn(other.user.email));
+    expect(await listActiveSessions(ctx.db(), user.id)).toHaveLength(2);
+    const res = await logoutEverywhere(request("/api/auth/logout-everywhere", { method: "POST", cookie: a }), noParams);
+    expect(res.status).toBe(200);
+    expect(await jsonOf(res)).toEqual({ sessions_revoked: 2 });
+    for (const cookie of [a, b]) expect((await me(request("/api/me", { cookie }), noParams)).status).toBe(401);
+    expect((await me(request("/api/me", { cookie: c }), noParams)).status).toBe(200);
+    expect(await listActiveSessions(ctx.db(), user.id)).toHaveLength(0);
+    const events = await listAuditEvents(ctx.db(), { userId: user.id });
+    expect(events.find((e) => e.action === "auth.sign_out_everywhere")?.data).toEqual({ sessions_revoked: 2 });
+    // It needs a session (and a same-origin request).
+    expect((await logoutEverywhere(request("/api/auth/logout-everywhere", { method: "POST" }), noParams)).status).toBe(401);
+  });
+
+  it("an expired session or a disabled user is no session", async () => {
+    const { user } = await makeUser(ctx.db());
+    const now = Date.now();
+    const short = await sessionCookie(ctx.db(), user.id, { ttlMs: 60_000, now });
+    expect(await resolveSession(ctx.db(), short.token, now + 59_000)).not.toBeNull();
+    expect(await resolveSession(ctx.db(), short.token, now + 61_000)).toBeNull();
+
+    const live = await sessionCookie(ctx.db(), user.id);
+    expect((await me(request("/api/me", { cookie: live.cookie }), noParams)).status).toBe(200);
+    await setUserDisabled(ctx.db(), user.id, true);
+    expect((await me(request("/api/me", { cookie: live.cookie }), noParams)).status).toBe(401);
+  });
+
+  it("records activity at most once a minute", async () => {
+    const { user } = await makeUser(ctx.db());
+    const t0 = Date.now();
+    const { token } = await createSession(ctx.db(), { userId: user.id, now: t0 });
+    const lastSeen = async () => (await findValidSession(ctx.db(), token, { now: t0 }))!.session.lastSeenAt.getTime();
+    await resolveSession(ctx.db(), token, t0 + 30_000);
+    expect(await lastSeen()).toBe(t0);
+    const resolved = await resolveSession(ctx.db(), token, t0 + TOUCH_INTERVAL_MS + 1);
+    expect(resolved?.session.lastSeenAt.getTime()).toBe(t0 + TOUCH_INTERVAL_MS + 1);
+    expect(await lastSeen()).toBe(t0 + TOUCH_INTERVAL_MS + 1);
+    await resolveSession(ctx.db(), token, t0 + TOUCH_INTERVAL_MS + 30_000);
+    expect(await lastSeen()).toBe(t0 + TOUCH_INTERVAL_MS + 1);
+  });
+
+  it("GET /api/me answers a DTO without secrets", async () => {
+    const { user } = await makeUser(ctx.db(), "viewer");
+    const { cookie, token, sessionId } = await sessionCookie(ctx.db(), user.id);
+    const res = await me(request("/api/me", { cookie }), noParams);
+    const text = await res.text();
+    expect(JSON.parse(text)).toMatchObject({ user: { id: user.id, email: user.email }, session: { id: sessionId }, memberships: [{ role: "viewer" }] });
+    expect(text).not.toContain(token);
+    expect(text).not.toContain("scrypt$");
+    expect((await getUserFromRequest(request("/api/me", { cookie })))?.user.id).toBe(user.id);
+  });
+});

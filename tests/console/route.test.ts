@@ -1,0 +1,236 @@
+import "server-only";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { OrkestrError } from "../../lib/orkestr/errors.js";
+import { listAuditEvents } from "../../lib/server/db/audit.js";
+import { DbConflictError } from "../../lib/server/db/errors.js";
+import { revokeSessionById } from "../../lib/server/db/sessions.js";
+import { testBackends } from "../../lib/server/db/test-backends.js";
+import { AppError } from "../../lib/server/errors.js";
+import { checkOrigin, route } from "../../lib/server/route.js";
+import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb } from "./helpers.js";
+
+describe("checkOrigin", () => {
+  const req = (method: string, headers: Record<string, string>) => new Request("http://baton.test/api/x", { method, headers: { host: "baton.test", ...headers } });
+
+  it("lets safe methods through from anywhere", () => {
+    expect(checkOrigin(req("GET", { origin: "https://evil.example", "sec-fetch-site": "cross-site" }))).toBeNull();
+    expect(checkOrigin(req("HEAD", { "sec-fetch-site": "cross-site" }))).toBeNull();
+  });
+
+  it("trusts Sec-Fetch-Site: same-origin passes, same-site and cross-site do not", () => {
+    expect(checkOrigin(req("POST", { "sec-fetch-site": "same-origin" }))).toBeNull();
+    expect(checkOrigin(req("POST", { "sec-fetch-site": "none" }))).toBeNull();
+    // A sandbox preview on *.sbx.localhost is same-site with a console on localhost.
+    expect(checkOrigin(req("POST", { "sec-fetch-site": "same-site", origin: "http://abc.sbx.localhost:3000" }))).toMatchObject({ status: 403, code: "bad_origin" });
+    expect(checkOrigin(req("DELETE", { "sec-fetch-site": "cross-site" }))).toMatchObject({ code: "bad_origin" });
+  });
+
+  it("falls back to Origin against Host (or X-Forwarded-Host)", () => {
+    expect(checkOrigin(req("POST", { origin: "http://baton.test" }))).toBeNull();
+    expect(checkOrigin(req("POST", { origin: "https://console.example.org", "x-forwarded-host": "console.example.org" }))).toBeNull();
+    expect(checkOrigin(req("POST", { origin: "http://baton.test.evil.example" }))).toMatchObject({ code: "bad_origin" });
+    expect(checkOrigin(req("POST", { origin: "null" }))).toMatchObject({ code: "bad_origin" });
+    expect(checkOrigin(req("PATCH", { origin: "file://" }))).toMatchObject({ code: "bad_origin" });
+  });
+
+  it("lets non-browser clients (no Origin, no Sec-Fetch-Site) through", () => {
+    expect(checkOrigin(req("POST", {}))).toBeNull();
+  });
+});
+
+describe.each(testBackends)("route() on $name", (backend) => {
+  const ctx = useConsoleDb(backend);
+  afterEach(() => vi.restoreAllMocks());
+
+  const whoami = route({ auth: "user" }, ({ user, team }) => ({ id: user.id, role: team?.role ?? null }));
+
+  it("requires a session for auth: user (401 with {detail, code})", async () => {
+    const res = await whoami(request("/api/whoami"), noParams);
+    expect(res.status).toBe(401);
+    expect(await jsonOf(res)).toEqual({ detail: expect.stringMatching(/not signed in/), code: "unauthorized" });
+    expect(res.headers.get("cache-control")).toBe("no-store");
+  });
+
+  it("passes the user of a live session, and refuses the same cookie once the session is revoked", async () => {
+    const { user } = await makeUser(ctx.db(), "member");
+    const { cookie, sessionId } = await sessionCookie(ctx.db(), user.id);
+    const ok = await whoami(request("/api/whoami", { cookie }), noParams);
+    expect(ok.status).toBe(200);
+    expect(await jsonOf(ok)).toEqual({ id: user.id, role: "member" });
+    expect(ok.headers.get("cache-control")).toBe("no-store");
+
+    await revokeSessionById(ctx.db(), sessionId);
+    expect((await whoami(request("/api/whoami", { cookie }), noParams)).status).toBe(401);
+  });
+
+  it("refuses garbage, tampered and expired cookies", async () => {
+    const { user } = await makeUser(ctx.db());
+    const { cookie } = await sessionCookie(ctx.db(), user.id);
+    const tampered = cookie.slice(0, -4) + (cookie.endsWith("AAAA") ? "BBBB" : "AAAA");
+    for (const c of ["next-auth.session-token=garbage", tampered, "other=1"]) {
+      expect((await whoami(request("/api/whoami", { cookie: c }), noParams)).status).toBe(401);
+    }
+    const expired = await sessionCookie(ctx.db(), user.id, { now: Date.now() - 10_000, ttlMs: 5_000 });
+    expect((await whoami(request("/api/whoami", { cookie: expired.cookie }), noParams)).status).toBe(401);
+  });
+
+  it("auth: optional resolves a session when there is one; public never looks", async () => {
+    const { user } = await makeUser(ctx.db());
+    const { cookie } = await sessionCookie(ctx.db(), user.id);
+    const optional = route({ auth: "optional" }, ({ user }) => ({ id: user?.id ?? null }));
+    const pub = route({ auth: "public" }, ({ user }) => ({ id: user?.id ?? null }));
+    expect(await jsonOf(await optional(request("/x", { cookie }), noParams))).toEqual({ id: user.id });
+    expect(await jsonOf(await optional(request("/x"), noParams))).toEqual({ id: null });
+    expect(await jsonOf(await pub(request("/x", { cookie }), noParams))).toEqual({ id: null });
+  });
+
+  it("refuses cross-site mutations with 403 bad_origin before doing anything", async () => {
+    const handler = vi.fn(() => ({ ok: true }));
+    const post = route({ auth: "public" }, handler);
+    const res = await post(request("/api/x", { method: "POST", headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site" } }), noParams);
+    expect(res.status).toBe(403);
+    expect(await jsonOf(res)).toEqual({ detail: expect.stringContaining("another site"), code: "bad_origin" });
+    expect(handler).not.toHaveBeenCalled();
+    // The same request from the page itself goes through.
+    expect((await post(request("/api/x", { method: "POST" }), noParams)).status).toBe(200);
+  });
+
+  it("checks the permission in the user's team: 403 forbidden naming it", async () => {
+    const write = route({ auth: "user", perm: "sandboxes.write" }, () => ({ ok: true }));
+    const viewer = await makeUser(ctx.db(), "viewer");
+    const member = await makeUser(ctx.db(), "member");
+    const teamless = await makeUser(ctx.db(), null);
+    const denied = await write(request("/api/x", { method: "POST", cookie: (await sessionCookie(ctx.db(), viewer.user.id)).cookie }), noParams);
+    expect(denied.status).toBe(403);
+    expect(await jsonOf(denied)).toEqual({ detail: "Your role in Team (viewer) does not allow this (sandboxes.write).", code: "forbidden" });
+    expect((await write(request("/api/x", { method: "POST", cookie: (await sessionCookie(ctx.db(), member.user.id)).cookie }), noParams)).status).toBe(200);
+    const noTeam = await write(request("/api/x", { method: "POST", cookie: (await sessionCookie(ctx.db(), teamless.user.id)).cookie }), noParams);
+    expect(noTeam.status).toBe(403);
+    expect(() => route({ auth: "public", perm: "sandboxes.read" as never }, () => null)).toThrow(/permission needs auth/);
+  });
+
+  describe("input parsing", () => {
+    const create = route(
+      {
+        auth: "public",
+        params: z.object({ id: z.string().regex(/^sbx_\w+$/, { error: "must look like sbx_…" }) }),
+        query: z.object({ wait: z.enum(["true", "false"]).optional(), tag: z.array(z.string()).optional() }),
+        body: z.object({ name: z.string().min(1, { error: "is required" }), size: z.number().int().positive() }),
+      },
+      ({ params, query, body }) => ({ params, query, body }),
+    );
+    const params = (id: string) => ({ params: Promise.resolve({ id }) });
+
+    it("awaits and parses params, query and body", async () => {
+      const res = await create(request("/api/sandboxes/sbx_1?wait=true&tag=a&tag=b", { method: "POST", body: { name: "dev", size: 2 } }), params("sbx_1"));
+      expect(res.status).toBe(200);
+      expect(await jsonOf(res)).toEqual({ params: { id: "sbx_1" }, query: { wait: "true", tag: ["a", "b"] }, body: { name: "dev", size: 2 } });
+    });
+
+    it("bad JSON → 400 bad_request; empty → 400; not JSON → 415", async () => {
+      const bad = await create(request("/api/sandboxes/sbx_1", { method: "POST", body: '{"name": "dev",' }), params("sbx_1"));
+      expect(bad.status).toBe(400);
+      expect(await jsonOf(bad)).toEqual({ detail: "The request body is not valid JSON.", code: "bad_request" });
+      const empty = await create(request("/api/sandboxes/sbx_1", { method: "POST", body: "" }), params("sbx_1"));
+      expect(empty.status).toBe(400);
+      const form = await create(request("/api/sandboxes/sbx_1", { method: "POST", body: "name=dev", headers: { "content-type": "application/x-www-form-urlencoded" } }), params("sbx_1"));
+      expect(form.status).toBe(415);
+      expect((await jsonOf(form)).code).toBe("unsupported_media_type");
+    });
+
+    it("zod failures → 422 validation_error with a readable detail and errors by field", async () => {
+      const res = await create(request("/api/sandboxes/sbx_1", { method: "POST", body: { name: "", size: -1 } }), params("sbx_1"));
+      expect(res.status).toBe(422);
+      const body = await jsonOf(res);
+      expect(body.code).toBe("validation_error");
+      expect(body.detail).toBe("Name: is required. Size: Too small: expected number to be >0.");
+      expect(body.errors).toEqual({ name: "is required", size: "Too small: expected number to be >0" });
+
+      const badParam = await create(request("/api/sandboxes/nope", { method: "POST", body: { name: "a", size: 1 } }), params("nope"));
+      expect(badParam.status).toBe(422);
+      expect(await jsonOf(badParam)).toMatchObject({ detail: "Id: must look like sbx_….", errors: { id: "must look like sbx_…" } });
+
+      const badQuery = await create(request("/api/sandboxes/sbx_1?wait=maybe", { method: "POST", body: { name: "a", size: 1 } }), params("sbx_1"));
+      expect(badQuery.status).toBe(422);
+      expect((await jsonOf(badQuery)).errors).toHaveProperty("wait");
+
+      const notObject = await create(request("/api/sandboxes/sbx_1", { method: "POST", body: "[1,2]" }), params("sbx_1"));
+      expect(notObject.status).toBe(422);
+      expect((await jsonOf(notObject)).detail).toMatch(/^The request body: /);
+    });
+
+    it("refuses bodies over the limit with 413", async () => {
+      const small = route({ auth: "public", body: z.unknown(), maxBodyBytes: 64 }, () => ({ ok: true }));
+      const res = await small(request("/x", { method: "POST", body: { pad: "x".repeat(100) } }), noParams);
+      expect(res.status).toBe(413);
+    });
+  });
+
+  describe("error mapping", () => {
+    const throwing = (err: unknown) => route({ auth: "public" }, () => { throw err; });
+
+    it("AppError → its status and code", async () => {
+      const res = await throwing(new AppError("not_found", "No such sandbox."))(request("/x"), noParams);
+      expect(res.status).toBe(404);
+      expect(await jsonOf(res)).toEqual({ detail: "No such sandbox.", code: "not_found" });
+    });
+
+    it("OrkestrError keeps the upstream status, code and Retry-After", async () => {
+      const upstream = OrkestrError.fromResponse({
+        status: 503,
+        headers: new Headers({ "retry-after": "17", "content-type": "application/json" }),
+        text: JSON.stringify({ detail: "The fleet is full.", code: "fleet_full" }),
+      });
+      const res = await throwing(upstream)(request("/x"), noParams);
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).toBe("17");
+      expect(await jsonOf(res)).toEqual({ detail: "The fleet is full.", code: "fleet_full", retry_after_seconds: 17 });
+
+      const quota = OrkestrError.fromResponse({ status: 429, headers: new Headers({ "retry-after": "3" }), text: JSON.stringify({ detail: "slow down", code: "rate_limited" }) });
+      const limited = await throwing(quota)(request("/x"), noParams);
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get("retry-after")).toBe("3");
+    });
+
+    it("repository conflicts → 409", async () => {
+      const res = await throwing(new DbConflictError("slug_taken", "a team with this slug already exists"))(request("/x"), noParams);
+      expect(res.status).toBe(409);
+      expect(await jsonOf(res)).toEqual({ detail: "A team with this slug already exists.", code: "slug_taken" });
+    });
+
+    it("anything else → 500 with a generic detail: no message, no stack", async () => {
+      const log = vi.spyOn(console, "error").mockImplementation(() => {});
+      const secret = "postgres://baton:s3cr3t@db.internal:5432/baton";
+      const res = await throwing(new Error(`connect failed: ${secret}`))(request("/api/boom"), noParams);
+      expect(res.status).toBe(500);
+      const text = await res.text();
+      expect(JSON.parse(text)).toEqual({ detail: expect.stringMatching(/^Something went wrong on the Baton server\. .*reference: [0-9a-f]{12}\.$/), code: "internal_error" });
+      expect(text).not.toContain("s3cr3t");
+      expect(text).not.toContain("connect failed");
+      expect(text).not.toMatch(/\bat .*\.ts/);
+      expect(log).toHaveBeenCalled();
+      expect(String(log.mock.calls[0]?.[0])).toContain("GET /api/boom");
+    });
+
+    it("a handler returning nothing answers 204", async () => {
+      const res = await route({ auth: "public" }, () => undefined)(request("/x", { method: "DELETE" }), noParams);
+      expect(res.status).toBe(204);
+    });
+  });
+
+  it("records the audit action after a successful answer, with user, team and IP", async () => {
+    const { user, teamId } = await makeUser(ctx.db(), "admin");
+    const { cookie } = await sessionCookie(ctx.db(), user.id);
+    const action = `test.${uniq("did").replace(/-/g, "_")}`;
+    const ok = route({ auth: "user", perm: "team.manage", audit: action }, () => ({ ok: true }));
+    const fails = route({ auth: "user", audit: action }, () => {
+      throw new AppError("conflict", "No.");
+    });
+    expect((await ok(request("/x", { method: "POST", cookie }), noParams)).status).toBe(200);
+    expect((await fails(request("/x", { method: "POST", cookie }), noParams)).status).toBe(409);
+    const events = (await listAuditEvents(ctx.db(), { userId: user.id })).filter((e) => e.action === action);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ teamId, userId: user.id, ip: "192.0.2.10" });
+  });
+});
