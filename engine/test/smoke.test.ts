@@ -42,6 +42,12 @@ describe("the host side of exec", () => {
     expect(r.stderr).not.toMatch(/cannot open shared object file/);
   });
 
+  it("gives a command exactly the sandbox's environment plus its own, nothing of the host helpers", async () => {
+    const id = await createSandbox(e, { env: { CREATED_WITH: "1" } });
+    const r = await exec(e, id, "env | cut -d= -f1 | sort | tr '\\n' ' '", { env: { PER_EXEC: "2" } });
+    expect(r.stdout.trim().split(" ")).toEqual(["CREATED_WITH", "HOME", "LANG", "OLDPWD", "ORKESTR_EXEC_ID", "ORKESTR_SANDBOX_ID", "PATH", "PER_EXEC", "PWD", "PYTHONUNBUFFERED", "TERM"]);
+  });
+
   it("passes no inherited descriptors into the sandbox", async () => {
     const id = await createSandbox(e);
     const r = await exec(e, id, "ls /proc/self/fd | sort -n | tr '\\n' ' '");

@@ -25,12 +25,12 @@ export const CLOSE_FDS = 'for f in /proc/$$/fd/*; do f=${f##*/}; if [ "$f" -gt 2
 /** Single-quotes a string for sh. */
 export const shq = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
 
-/** Empties the environment the sandbox-side sh inherited from the host helpers (PATH, PWD, SHLVL, …). */
-const CLEAR_ENV = [
-  "set -f",
-  `for n in $(export -p | while IFS= read -r l; do l=\${l#export }; l=\${l#declare -x }; printf '%s\\n' "\${l%%=*}"; done); do case $n in ''|[0-9]*|*[!A-Za-z0-9_]*) ;; *) unset "$n" ;; esac; done`,
-  "set +f",
-];
+/**
+ * Empties the environment the sandbox-side sh inherited. The host helpers are spawned with exactly
+ * HOST_ENV plus the payload variables (unset before this runs), and sh adds PWD, OLDPWD and SHLVL:
+ * a fixed list, so no fork is needed to find them.
+ */
+const CLEAR_ENV = [`unset ${[...Object.keys(HOST_ENV), "PWD", "OLDPWD", "SHLVL"].join(" ")}`];
 
 export interface SpawnSpec {
   file: string;
