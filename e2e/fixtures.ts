@@ -146,8 +146,10 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       const env = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
       if (!buildIsFresh()) await run(["build"], env);
 
-      const engine = await startEngine();
+      // The embedded default: engine and console share one BATON_DATA_DIR (the engine keeps its state
+      // under engine/), so the console can read the bootstrap secret for "Use the local engine".
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `baton-console-${consoleInstance.replace(/[^a-z0-9-]/gi, "")}-`));
+      const engine = await startEngine({ dataDir });
       const port = await freePort();
       let out = "";
       const child = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"], {
@@ -166,7 +168,6 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
         await stopServer(child);
         await engine.stop();
         fs.rmSync(dataDir, { recursive: true, force: true });
-        if (engine.dataDir) fs.rmSync(engine.dataDir, { recursive: true, force: true });
       }
     },
     // Includes a `next build` when the sources are newer than .next (minutes on 2 cores).

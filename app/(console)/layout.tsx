@@ -1,17 +1,11 @@
 import type { ReactNode } from "react";
-import type { ConnectionStatusProps } from "../../components/layout/connection-status";
 import { Header } from "../../components/layout/header";
 import { Sidebar } from "../../components/layout/sidebar";
 import { requireUser } from "../../lib/server/auth";
+import { connectionStatus } from "../../lib/server/connections";
 
-// No orkestr connection can exist yet: the token vault (Settings → Connections) comes with issue 4.
-// The user's active connection will be loaded here, server-side.
-const noConnection: ConnectionStatusProps = {
-  label: "orkestr API",
-  baseUrl: "",
-  state: "none",
-  detail: "Connections (Settings → Connections) arrive with issue 4",
-};
+/** The header's first render must not wait on a slow upstream for long: the poll catches up. */
+const INITIAL_CHECK_TIMEOUT_MS = 2_500;
 
 /**
  * The console shell: skip link, sidebar (a drawer below md), header, and the page in <main>.
@@ -20,6 +14,8 @@ const noConnection: ConnectionStatusProps = {
  */
 export default async function ConsoleLayout({ children }: { children: ReactNode }) {
   const { user } = await requireUser();
+  // The active connection and a live check of it, server-side (the token never leaves the server).
+  const connection = await connectionStatus(user.id, { checkTimeoutMs: INITIAL_CHECK_TIMEOUT_MS });
   return (
     <div className="flex min-h-dvh">
       <a
@@ -30,7 +26,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
       </a>
       <Sidebar />
       <div className="flex min-w-0 flex-1 flex-col">
-        <Header connection={noConnection} user={{ name: user.name, email: user.email }} />
+        <Header connection={connection} user={{ name: user.name, email: user.email }} />
         <main id="main" tabIndex={-1} className="mx-auto w-full max-w-6xl flex-1 px-4 py-6 outline-none md:px-8 md:py-8">
           {children}
         </main>

@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import { cn } from "../../lib/utils";
-import { ConnectionStatus, type ConnectionStatusProps } from "./connection-status";
+import type { ConnectionStatusDto } from "../../lib/validations/connections";
+import { ConnectionIndicator } from "./connection-indicator";
 import { MobileNav } from "./mobile-nav";
 import { ThemeToggle } from "./theme-toggle";
 import { UserMenu, type UserMenuUser } from "./user-menu";
@@ -12,7 +13,8 @@ export function Header({
   children,
   className,
 }: {
-  connection: ConnectionStatusProps;
+  /** The server-rendered status of the user's active orkestr connection (then polled client-side). */
+  connection: ConnectionStatusDto;
   user: UserMenuUser;
   children?: ReactNode;
   className?: string;
@@ -21,7 +23,7 @@ export function Header({
     <header className={cn("sticky top-0 z-10 flex h-14 shrink-0 items-center gap-3 border-b bg-background/95 px-4 backdrop-blur md:px-6", className)}>
       <MobileNav />
       <div className="min-w-0 flex-1">{children}</div>
-      <ConnectionStatus {...connection} />
+      <ConnectionIndicator initial={connection} />
       <ThemeToggle />
       <UserMenu user={user} />
     </header>

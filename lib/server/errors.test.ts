@@ -5,6 +5,9 @@ import { OrkestrConnectionError, OrkestrError, OrkestrTimeoutError } from "../or
 import { CryptoError } from "./crypto.js";
 import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors.js";
 import { AppError, ERROR_CODES, errorResponse, validationError } from "./errors.js";
+import { LocalEngineError } from "./local-engine.js";
+import { UnsafeUrlError } from "./ssrf.js";
+import { VAULT_ERROR_STATUS, VaultError } from "./tokens.js";
 
 async function answer(err: unknown): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
   const res = errorResponse(err);
@@ -98,5 +101,40 @@ describe("errors", () => {
     expect(migration.status).toBe(503);
     expect(migration.body.code).toBe("service_unavailable");
     expect(JSON.stringify(migration.body)).not.toContain("relation exists");
+  });
+
+  it("a VaultError keeps its status, code, detail and field", async () => {
+    const bad = await answer(new VaultError("bad_token", "The orkestr API at https://api.example.eu refused this token (401).", { field: "token" }));
+    expect(bad).toMatchObject({
+      status: 422,
+      body: { code: "bad_token", detail: "The orkestr API at https://api.example.eu refused this token (401).", field: "token", errors: { token: expect.any(String) } },
+    });
+    const none = await answer(new VaultError("no_connection", "You have no orkestr connection yet."));
+    expect(none.status).toBe(409);
+    expect(none.body).toEqual({ code: "no_connection", detail: "You have no orkestr connection yet." });
+    expect((await answer(new VaultError("upstream_error", "x", { field: "base_url" }))).status).toBe(502);
+    // Every vault code is in the table, with the vault's own status.
+    for (const [code, status] of Object.entries(VAULT_ERROR_STATUS)) expect(ERROR_CODES[code as keyof typeof ERROR_CODES]).toBe(status);
+  });
+
+  it("an UnsafeUrlError is a 422 about base_url", async () => {
+    const { status, body } = await answer(new UnsafeUrlError("private_address", "http://10.1.2.3 points at a private address (10.1.2.3)."));
+    expect(status).toBe(422);
+    expect(body).toEqual({ code: "private_address", detail: "http://10.1.2.3 points at a private address (10.1.2.3).", field: "base_url", errors: { base_url: expect.any(String) } });
+    for (const code of ["invalid_url", "private_address", "unresolvable_host"] as const) expect(ERROR_CODES[code]).toBe(422);
+  });
+
+  it("a LocalEngineError is a 503 with its code and detail, without a field", async () => {
+    const { status, body, headers } = await answer(new LocalEngineError("local_engine_unreachable", "The local engine at http://127.0.0.1:8787 is not running."));
+    expect(status).toBe(503);
+    expect(body).toEqual({ code: "local_engine_unreachable", detail: "The local engine at http://127.0.0.1:8787 is not running." });
+    expect(headers.get("retry-after")).toBeNull();
+    for (const code of ["local_engine_secret_missing", "local_engine_unreachable", "local_engine_refused", "local_engine_bad_response"] as const) expect(ERROR_CODES[code]).toBe(503);
+  });
+
+  it("a connection name conflict is about the name field", async () => {
+    const { status, body } = await answer(new DbConflictError("connection_name_taken", 'you already have a connection named "Prod"'));
+    expect(status).toBe(409);
+    expect(body).toMatchObject({ code: "connection_name_taken", field: "name", errors: { name: 'You already have a connection named "Prod".' } });
   });
 });

@@ -4,6 +4,9 @@ import { z } from "zod";
 import { OrkestrError } from "../orkestr/errors.js";
 import { CryptoError } from "./crypto.js";
 import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors.js";
+import { LocalEngineError } from "./local-engine.js";
+import { UnsafeUrlError } from "./ssrf.js";
+import { VaultError } from "./tokens.js";
 
 // One error shape for Baton's own API (architecture convention 2): `{ detail, code }`, plus `errors`
 // (field → message) on validation failures. Handlers throw; lib/server/route.ts catches everything
@@ -30,6 +33,25 @@ export const ERROR_CODES = {
   bad_gateway: 502,
   service_unavailable: 503,
   upstream_timeout: 504,
+  // The token vault (lib/server/tokens.ts VaultError, lib/server/ssrf.ts UnsafeUrlError): the user's input.
+  invalid_token_format: 422,
+  invalid_name: 422,
+  invalid_url: 422,
+  private_address: 422,
+  unresolvable_host: 422,
+  bad_token: 422,
+  insufficient_scope: 422,
+  not_orkestr: 422,
+  unreachable: 422,
+  upstream_error: 502,
+  no_connection: 409,
+  token_unreadable: 409,
+  connection_name_taken: 409,
+  // "Use the local engine" (lib/server/local-engine.ts LocalEngineError): a server-side setup problem.
+  local_engine_secret_missing: 503,
+  local_engine_unreachable: 503,
+  local_engine_refused: 503,
+  local_engine_bad_response: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -40,6 +62,8 @@ export interface ErrorBody {
   code: string;
   /** Validation errors by field path ("team_name", "items.0.name"); "_" for the whole input. */
   errors?: Record<string, string>;
+  /** The form field the error belongs to (connection forms: "name", "base_url", "token"). */
+  field?: string;
   retry_after_seconds?: number;
 }
 
@@ -64,6 +88,8 @@ export class AppError extends Error {
 
 // Repository conflict codes that the API names differently.
 const CONFLICT_CODE_ALIASES: Record<string, string> = { setup_done: "already_set_up" };
+// Repository conflicts that are about one form field.
+const CONFLICT_FIELDS: Record<string, string> = { connection_name_taken: "name" };
 
 /** "team_name" → "Team name"; "items.0.name" → "Items.0.name". */
 function humanizePath(path: PropertyKey[]): string {
@@ -114,7 +140,8 @@ function internal(err: unknown, context?: string, status = 500, code: ErrorCode 
 /**
  * Maps anything thrown into a status and an `{ detail, code }` body:
  * AppError → its own; ZodError → 422; OrkestrError → its upstream status and code (0 → 502/504);
- * DbConflictError → 409; DbNotFoundError → 404; MigrationError → 503; everything else (DbRowError,
+ * VaultError / UnsafeUrlError / LocalEngineError → their status, code, detail and field (UnsafeUrlError is
+ * always about "base_url"); DbConflictError → 409; DbNotFoundError → 404; MigrationError → 503; everything else (DbRowError,
  * CryptoError, bugs) → 500 with a generic detail and a logged reference.
  */
 export function describeError(err: unknown, context?: string): { status: number; body: ErrorBody; retryAfterSeconds: number | null } {
@@ -132,9 +159,25 @@ export function describeError(err: unknown, context?: string): { status: number;
     if (err.retryAfterSeconds !== null) body.retry_after_seconds = err.retryAfterSeconds;
     return { status, body, retryAfterSeconds: err.retryAfterSeconds };
   }
+  if (err instanceof VaultError || err instanceof UnsafeUrlError || err instanceof LocalEngineError) {
+    // Their detail is written for the user (never a token, never internals); keep status and code.
+    const body: ErrorBody = { detail: err.detail, code: err.code };
+    const field = err instanceof VaultError ? err.field : err instanceof UnsafeUrlError ? "base_url" : undefined;
+    if (field) {
+      body.field = field;
+      body.errors = { [field]: err.detail };
+    }
+    return { status: err.status, body, retryAfterSeconds: null };
+  }
   if (err instanceof DbConflictError) {
     const detail = err.message.charAt(0).toUpperCase() + err.message.slice(1);
-    return { status: 409, body: { detail: /[.!?]$/.test(detail) ? detail : `${detail}.`, code: CONFLICT_CODE_ALIASES[err.code] ?? err.code }, retryAfterSeconds: null };
+    const body: ErrorBody = { detail: /[.!?]$/.test(detail) ? detail : `${detail}.`, code: CONFLICT_CODE_ALIASES[err.code] ?? err.code };
+    const field = CONFLICT_FIELDS[err.code];
+    if (field) {
+      body.field = field;
+      body.errors = { [field]: body.detail };
+    }
+    return { status: 409, body, retryAfterSeconds: null };
   }
   if (err instanceof DbNotFoundError) {
     const detail = err.message.charAt(0).toUpperCase() + err.message.slice(1);

@@ -1,16 +1,22 @@
 import type { Metadata } from "next";
-import { NotBuiltYet } from "../../../../components/layout/not-built-yet";
+import { PageHeader } from "../../../../components/layout/page-header";
+import { ConnectionsManager } from "../../../../components/settings/connections/connections-manager";
+import { activeMembership, requireUser } from "../../../../lib/server/auth";
+import { connectionList } from "../../../../lib/server/connections";
+import { can } from "../../../../lib/server/rbac";
 
 export const metadata: Metadata = { title: "Connections" };
 
-// Placeholder: the token vault (named orkestr connections, one active, "Use the local engine") is issue 4.
-export default function ConnectionsPage() {
+// Settings → Connections: the orkestr APIs this user's console talks to. Read server-side (hints
+// only, never a token) and handed to the client leaves as initial data.
+export default async function ConnectionsPage() {
+  const current = await requireUser();
+  const membership = activeMembership(current);
+  const initial = await connectionList(current.user.id);
   return (
-    <NotBuiltYet
-      href="/settings"
-      title="Connections"
-      description="The orkestr APIs this console talks to, with their tokens kept server-side."
-      arrivesWith="issue 4"
-    />
+    <>
+      <PageHeader title="Connections" description="The orkestr APIs this console talks to for you. Tokens stay on the server, encrypted; one connection is active." />
+      <ConnectionsManager initial={initial} canManage={can(membership?.role, "connections.manage")} />
+    </>
   );
 }

@@ -1,0 +1,7 @@
+import { connectionStatus } from "../../../../lib/server/connections";
+import { route } from "../../../../lib/server/route";
+
+export const runtime = "nodejs";
+
+// GET /api/connections/status – the active connection (name, host, hint) and a live check of it, for the header indicator
+export const GET = route({ auth: "user" }, async ({ user }) => connectionStatus(user.id));

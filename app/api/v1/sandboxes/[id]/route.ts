@@ -1,0 +1,20 @@
+import { route } from "../../../../../lib/server/route";
+import { proxyJson } from "../../../../../lib/server/upstream";
+import { SandboxIdParams } from "../../../../../lib/validations/proxy";
+
+export const runtime = "nodejs";
+
+// Per-resource authorization: the id is looked up by the upstream with the user's own token, so a
+// sandbox of another connection is a 404 from there (passed through), never someone else's data.
+
+// GET /api/v1/sandboxes/[id] – one sandbox
+export const GET = route({ auth: "user", perm: "sandboxes.read", params: SandboxIdParams }, async ({ user, params }) =>
+  proxyJson(user, (orkestr) => orkestr.sandboxes.get(params.id)),
+);
+
+// DELETE /api/v1/sandboxes/[id] – terminate (204, idempotent)
+export const DELETE = route({ auth: "user", perm: "sandboxes.write", params: SandboxIdParams }, async ({ user, params, audit }) => {
+  const res = await proxyJson(user, (orkestr) => orkestr.sandboxes.terminate(params.id));
+  await audit("sandbox.terminate", { target: params.id });
+  return res;
+});

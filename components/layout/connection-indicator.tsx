@@ -1,0 +1,46 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { connectionQueries } from "../../lib/queries/connections";
+import type { ConnectionStatusDto } from "../../lib/validations/connections";
+import { ConnectionStatus, type ConnectionStatusProps } from "./connection-status";
+
+/** The header's view of a status answer: which API (name + host) and whether it answers. */
+export function statusProps(status: ConnectionStatusDto): ConnectionStatusProps {
+  if (status.state === "none" || !status.connection) {
+    return {
+      label: "No orkestr API",
+      baseUrl: "",
+      state: status.state === "error" ? "error" : "none",
+      detail: status.detail ?? "Add a connection in Settings → Connections",
+    };
+  }
+  const c = status.connection;
+  return {
+    label: `${c.name} · ${c.host}`,
+    baseUrl: c.base_url,
+    state: status.state,
+    detail: status.detail ?? (status.state === "ok" ? `Answered at ${new Date(status.checked_at).toLocaleTimeString()}` : undefined),
+  };
+}
+
+/**
+ * The live status indicator: server-rendered from `initial`, then polled every
+ * CONNECTION_STATUS_POLL_MS (and refreshed whenever a connection changes). Without a connection it
+ * links to Settings → Connections.
+ */
+export function ConnectionIndicator({ initial }: { initial: ConnectionStatusDto }) {
+  const { data, error } = useQuery({ ...connectionQueries.status(), initialData: initial });
+  const props: ConnectionStatusProps = error
+    ? { label: data.connection ? `${data.connection.name} · ${data.connection.host}` : "orkestr API", baseUrl: data.connection?.base_url ?? "", state: "error", detail: error.message }
+    : statusProps(data);
+  if (props.state === "none" || !data.connection) {
+    return (
+      <Link href="/settings/connections" aria-label={`${props.state === "none" ? "Not connected" : "Connection problem"}: set up a connection`} className="rounded-md focus-visible:outline-2 focus-visible:outline-ring">
+        <ConnectionStatus {...props} className="hover:bg-accent" />
+      </Link>
+    );
+  }
+  return <ConnectionStatus {...props} />;
+}

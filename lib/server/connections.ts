@@ -1,0 +1,58 @@
+import "server-only";
+import { ConnectionDto, ConnectionStatusDto, hostOf } from "../validations/connections.js";
+import { localEngineStatus } from "./local-engine.js";
+import { checkActiveConnection, listUserConnections, type ConnectionView, type VaultOptions } from "./tokens.js";
+
+// The browser's view of the token vault: DTOs (zod-parsed, so nothing else leaks) for the
+// connections API, the Settings page and the header's status indicator.
+
+export function toConnectionDto(c: ConnectionView): ConnectionDto {
+  return ConnectionDto.parse({
+    id: c.id,
+    name: c.name,
+    base_url: c.baseUrl,
+    token_hint: c.tokenHint,
+    is_active: c.isActive,
+    is_local_engine: c.isLocalEngine,
+    last_checked_at: c.lastCheckedAt,
+    last_error: c.lastError,
+    created_at: c.createdAt,
+    updated_at: c.updatedAt,
+  });
+}
+
+/** The user's connections plus whether "Use the local engine" can work (and why not). */
+export async function connectionList(userId: string, opts: VaultOptions = {}) {
+  const [connections, local] = await Promise.all([listUserConnections(userId, opts), localEngineStatus()]);
+  return {
+    connections: connections.map(toConnectionDto),
+    local_engine: { available: local.available, origin: local.origin, reason: local.reason ?? null },
+  };
+}
+
+/**
+ * The active connection and a live check of it (recorded on the row). Never throws for what the
+ * upstream does; a vault problem (token no longer decryptable) is an "error" state with its detail.
+ */
+export async function connectionStatus(userId: string, opts: VaultOptions = {}): Promise<ConnectionStatusDto> {
+  const checkedAt = new Date().toISOString();
+  let result: Awaited<ReturnType<typeof checkActiveConnection>>;
+  try {
+    result = await checkActiveConnection(userId, opts);
+  } catch (err) {
+    const e = err as { code?: unknown; detail?: unknown };
+    if (typeof e.code === "string" && typeof e.detail === "string") {
+      return { state: "error", connection: null, detail: e.detail, code: e.code, checked_at: checkedAt };
+    }
+    throw err;
+  }
+  if (!result) return { state: "none", connection: null, detail: null, code: null, checked_at: checkedAt };
+  const { connection: c, check } = result;
+  return ConnectionStatusDto.parse({
+    state: check.ok ? "ok" : "error",
+    connection: { id: c.id, name: c.name, base_url: c.baseUrl, host: hostOf(c.baseUrl), token_hint: c.tokenHint, is_local_engine: c.isLocalEngine },
+    detail: check.ok ? (check.warning ?? null) : check.detail,
+    code: check.ok ? null : check.code,
+    checked_at: checkedAt,
+  });
+}
