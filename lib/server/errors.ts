@@ -6,7 +6,7 @@ import { CryptoError } from "./crypto.js";
 import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors.js";
 import { LocalEngineError } from "./local-engine.js";
 import { UnsafeUrlError } from "./ssrf.js";
-import { VaultError } from "./tokens.js";
+import { VAULT_ERROR_STATUS, VaultError } from "./tokens.js";
 
 // One error shape for Baton's own API (architecture convention 2): `{ detail, code }`, plus `errors`
 // (field → message) on validation failures. Handlers throw; lib/server/route.ts catches everything
@@ -34,18 +34,7 @@ export const ERROR_CODES = {
   service_unavailable: 503,
   upstream_timeout: 504,
   // The token vault (lib/server/tokens.ts VaultError, lib/server/ssrf.ts UnsafeUrlError): the user's input.
-  invalid_token_format: 422,
-  invalid_name: 422,
-  invalid_url: 422,
-  private_address: 422,
-  unresolvable_host: 422,
-  bad_token: 422,
-  insufficient_scope: 422,
-  not_orkestr: 422,
-  unreachable: 422,
-  upstream_error: 502,
-  no_connection: 409,
-  token_unreadable: 409,
+  ...VAULT_ERROR_STATUS,
   connection_name_taken: 409,
   // "Use the local engine" (lib/server/local-engine.ts LocalEngineError): a server-side setup problem.
   local_engine_secret_missing: 503,
