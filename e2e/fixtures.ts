@@ -7,6 +7,7 @@ import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { startEngine, type EngineHandle } from "../engine/test/helpers/engine.js";
+import { consoleDatabase, type ConsoleDatabaseKind } from "./database.js";
 
 /**
  * The system under test, once per worker: a real engine (engine/test/helpers/engine.ts) and a real
@@ -80,6 +81,12 @@ async function waitForServer(url: string, child: ChildProcess, log: () => string
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`next start exited (${child.signalCode ?? child.exitCode}):\n${log()}`);
+    // Another process may take the free port between freePort() and Next's listen (other test
+    // runs share this machine): only an answer after Next said it is ready counts as Next's.
+    if (!/Ready in/.test(log())) {
+      await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
     try {
       const response = await fetch(url, { redirect: "manual" });
       if (response.status < 500) return;
@@ -125,6 +132,11 @@ interface WorkerFixtures {
    * uses `test.use({ consoleInstance: "…" })`.
    */
   consoleInstance: string;
+  /**
+   * The console's own database: "sqlite" (the embedded default) or "postgres" (a fresh schema in
+   * TEST_DATABASE_URL's server). playwright.config.ts runs every spec once per database.
+   */
+  database: ConsoleDatabaseKind;
   servers: Servers;
   /** Runs the first-run setup (POST /api/setup) unless it was done already; the owner's credentials. */
   owner: Owner;
@@ -141,8 +153,9 @@ type StorageState = Awaited<ReturnType<APIRequestContext["storageState"]>>;
 
 export const test = base.extend<TestFixtures, WorkerFixtures>({
   consoleInstance: ["shared", { scope: "worker", option: true }],
+  database: ["sqlite", { scope: "worker", option: true }],
   servers: [
-    async ({ consoleInstance }, use) => {
+    async ({ consoleInstance, database }, use) => {
       const env = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
       if (!buildIsFresh()) await run(["build"], env);
 
@@ -150,11 +163,15 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       // under engine/), so the console can read the bootstrap secret for "Use the local engine".
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `baton-console-${consoleInstance.replace(/[^a-z0-9-]/gi, "")}-`));
       const engine = await startEngine({ dataDir });
+      const db = await consoleDatabase(database);
       const port = await freePort();
       let out = "";
+      const consoleEnv: NodeJS.ProcessEnv = { ...env, NODE_ENV: "production", PORT: String(port), ORKESTR_API_URL: engine.origin, BATON_DATA_DIR: dataDir, ...db.env };
+      // A DATABASE_URL from the runner's shell must not turn the SQLite project into a Postgres one.
+      if (!db.env.DATABASE_URL) delete consoleEnv.DATABASE_URL;
       const child = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"], {
         cwd: ROOT,
-        env: { ...env, NODE_ENV: "production", PORT: String(port), ORKESTR_API_URL: engine.origin, BATON_DATA_DIR: dataDir },
+        env: consoleEnv,
         stdio: ["ignore", "pipe", "pipe"],
         detached: true,
       });
@@ -167,6 +184,7 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       } finally {
         await stopServer(child);
         await engine.stop();
+        await db.drop();
         fs.rmSync(dataDir, { recursive: true, force: true });
       }
     },

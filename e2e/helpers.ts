@@ -28,8 +28,14 @@ export function watchForErrors(page: Page, opts: { allowStatus?: (status: number
 
 export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENS_DIR, { recursive: true });
+  // A full-page capture keeps the viewport's height, so a sticky, viewport-high sidebar would end
+  // mid-picture: grow the viewport to the page for the shot (as a tall window shows it), then restore.
+  const viewport = page.viewportSize();
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  if (viewport && height > viewport.height) await page.setViewportSize({ width: viewport.width, height });
   // Transitions finished: a screenshot right after a theme switch shows the final colours.
   await page.screenshot({ path: path.join(SCREENS_DIR, `${name}.png`), fullPage: true, animations: "disabled" });
+  if (viewport && height > viewport.height) await page.setViewportSize(viewport);
 }
 
 /** Fills and submits the login form (the page must be on /login). */
