@@ -12,6 +12,13 @@ import { EventLog } from "./services/events.js";
 import { Faults } from "./services/faults.js";
 import { Idempotency } from "./services/idempotency.js";
 import { SandboxService } from "./services/sandboxes.js";
+import { PreviewService } from "./services/previews.js";
+import { previewServerFactory } from "./services/preview-proxy.js";
+import { SandboxStorage } from "./services/sandbox-storage.js";
+import { SnapshotService } from "./services/snapshots.js";
+import { VolumeService } from "./services/volumes.js";
+import { TemplateService } from "./services/templates.js";
+import { WebhookService } from "./services/webhooks.js";
 import { getMeta, openDb, setMeta } from "./store/db.js";
 import { adminRoutes } from "./routes/admin.js";
 import { sandboxRoutes } from "./routes/sandboxes.js";
@@ -21,7 +28,12 @@ import { metricsRoutes } from "./routes/metrics.js";
 import { eventRoutes } from "./routes/events.js";
 import { catalogRoutes } from "./routes/catalog.js";
 import { ptyRoutes } from "./routes/pty.js";
-import { notImplementedRoutes } from "./routes/not-implemented.js";
+import { previewRoutes } from "./routes/previews.js";
+import { webhookRoutes } from "./routes/webhooks.js";
+import { usageRoutes } from "./routes/usage.js";
+import { templateRoutes } from "./routes/templates.js";
+import { snapshotRoutes } from "./routes/snapshots.js";
+import { volumeRoutes } from "./routes/volumes.js";
 
 /** JSON bodies up to this size are parsed; file routes enforce their own 10 MiB decoded cap. */
 export const BODY_LIMIT = 40 * 1024 * 1024;
@@ -50,14 +62,29 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
   const events = new EventLog(db);
   const sandboxes = new SandboxService(config, db, host, events);
   const failed = sandboxes.recoverAfterRestart();
+  const templates = new TemplateService(config, db, host, events);
+  // Sandboxes of a custom template bind its layer: they take and release a reference to it.
+  sandboxes.templates = templates;
+  const webhooks = new WebhookService(config, db, events, sandboxes, log);
   if (failed) log(`${failed} sandbox(es) from an earlier run marked failed: their processes died with it`);
+  // After the webhook service exists, so a build failed by the restart is announced like any other.
+  const builds = templates.recoverAfterRestart();
+  if (builds.failed) log(`${builds.failed} template build(s) interrupted by the restart marked failed`);
+  // Named snapshots and volumes. Recovered after the sandboxes: every holder died with the last run.
+  const storage = new SandboxStorage(new SnapshotService(config, db, events, sandboxes, host.scratchTmpfs), new VolumeService(config, db, host, events, sandboxes.plan), db);
+  sandboxes.storage = storage;
+  storage.snapshots.recover();
+  await storage.volumes.recover();
+  if (storage.volumes.backendNote) log(`  degraded: volumes are plain directories whose size is not enforced (${storage.volumes.backendNote})`);
   let signing = getMeta(db, "signing_key");
   if (!signing) {
     signing = randomBytes(32).toString("hex");
     setMeta(db, "signing_key", signing);
   }
+  const previews = new PreviewService(config, db, sandboxes, events, Buffer.from(signing, "hex"));
   const ctx: EngineContext = {
-    config, db, host, events, sandboxes, faults: new Faults(), idempotency: new Idempotency(db),
+    config, db, host, events, sandboxes, storage, templates, faults: new Faults(), idempotency: new Idempotency(db), previews,
+    webhooks, usage: sandboxes.usage,
     signingKey: Buffer.from(signing, "hex"),
     bootstrapSecret: loadSecret(path.join(config.root, "bootstrap.secret")),
   };
@@ -68,6 +95,13 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     disableRequestLogging: true,
     return503OnClosing: true,
     forceCloseConnections: true,
+    // Preview hosts (<port>-<id>.sbx.localhost) are proxied by the server itself, before any route or hook.
+    serverFactory: previewServerFactory(previews),
+  });
+  // ORKESTR_ENGINE_PORT=0 binds any free port: from here on config.port is the bound one, which preview URLs carry.
+  app.addHook("onListen", async () => {
+    const addr = app.server.address();
+    if (addr && typeof addr === "object") config.port = addr.port;
   });
   installErrorHandler(app);
   // An empty body with a JSON content type is an empty object (pause, resume and friends take none).
@@ -107,17 +141,31 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     eventRoutes(v1, ctx);
     catalogRoutes(v1, ctx);
     ptyRoutes(v1, ctx);
-    notImplementedRoutes(v1);
+    previewRoutes(v1, ctx);
+    snapshotRoutes(v1, ctx);
+    volumeRoutes(v1, ctx);
+    webhookRoutes(v1, ctx);
+    usageRoutes(v1, ctx);
+    templateRoutes(v1, ctx);
   }, { prefix: "/v1" });
   await app.register(async (admin) => adminRoutes(admin, ctx), { prefix: "/_admin" });
   app.get("/healthz", async () => ({ ok: true, isolation: host.isolation.mode }));
 
   sandboxes.startSampler();
+  storage.volumes.startSweeper();
+  templates.start();
+  webhooks.start();
   return {
     app,
     ctx,
     async close() {
       await sandboxes.shutdown();
+      // After the sandboxes (their volumes were unmounted as each was released): nothing stays mounted.
+      await storage.volumes.close();
+      // After the sandboxes (they hold the template views): stops a build, releases every overlay mount.
+      await templates.shutdown();
+      // After the sandboxes: their final events are queued (persisted) for the next run to send.
+      await webhooks.close();
       await app.close();
       await host.close();
       db.close();

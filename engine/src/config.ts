@@ -28,6 +28,26 @@ const EnvSchema = z.object({
   ORKESTR_ENGINE_TRIAL_CREDIT_EUR: z.coerce.number().min(0).optional(),
   /** Extra CIDR to blackhole besides the sandbox range (comma separated). */
   ORKESTR_ENGINE_BLACKHOLE: z.string().default(""),
+  /** Custom template builds: longest one step may run (s). */
+  ORKESTR_ENGINE_TEMPLATE_STEP_TIMEOUT_S: z.coerce.number().int().min(1).max(86_400).default(1800),
+  /**
+   * Network of template build sandboxes: "restricted" (default: HTTPS to the default egress list
+   * through the allow-listing proxy, so pip/npm installs work) or "off".
+   */
+  ORKESTR_ENGINE_TEMPLATE_BUILD_NETWORK: z.enum(["off", "restricted"]).default("restricted"),
+  /** Largest a template layer may grow on disk (MB); a build past it fails. */
+  ORKESTR_ENGINE_TEMPLATE_MAX_MB: z.coerce.number().int().min(1).max(1_000_000).default(10_240),
+  /**
+   * Test knob: how many MiB one "GB" of a volume's size_gb is (default 1024). Lets a test fill a
+   * 1 GB volume past its size without writing a gigabyte; never set it in real use.
+   */
+  ORKESTR_ENGINE_VOLUME_UNIT_MB: z.coerce.number().int().min(8).max(1024).default(1024),
+  /** How often expired volumes are looked for and deleted (ms). */
+  ORKESTR_ENGINE_VOLUME_SWEEP_MS: z.coerce.number().int().min(50).max(3_600_000).default(60_000),
+  /** Test knob: how long one hour of a volume's max_lifetime lasts (ms; default a real hour). */
+  ORKESTR_ENGINE_VOLUME_HOUR_MS: z.coerce.number().int().min(10).max(3_600_000).default(3_600_000),
+  /** Gap between webhook delivery attempts (seed 003: 10 s); tests shorten it. */
+  ORKESTR_ENGINE_WEBHOOK_RETRY_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
 });
 
 export interface EngineConfig {
@@ -45,6 +65,15 @@ export interface EngineConfig {
   blackhole: string[];
   trialCreditEur: number | undefined;
   disable: Set<"userns" | "cgroups" | "slirp4netns">;
+  /** Custom template builds: step timeout (s), build network, layer size cap (MB). */
+  templateStepTimeoutS: number;
+  templateBuildNetwork: "off" | "restricted";
+  templateMaxMb: number;
+  /** Volume sizing unit, expiry sweep period and lifetime clock (ms; test knobs, see the env schema). */
+  volumeUnitMb: number;
+  volumeSweepMs: number;
+  volumeHourMs: number;
+  webhookRetryMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<EngineConfig> = {}): EngineConfig {
@@ -75,6 +104,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trialCreditEur: e.ORKESTR_ENGINE_TRIAL_CREDIT_EUR,
     disable: parseDisable(e.ORKESTR_ENGINE_DISABLE),
     blackhole: e.ORKESTR_ENGINE_BLACKHOLE.split(",").map((s) => s.trim()).filter(Boolean),
+    templateStepTimeoutS: e.ORKESTR_ENGINE_TEMPLATE_STEP_TIMEOUT_S,
+    templateBuildNetwork: e.ORKESTR_ENGINE_TEMPLATE_BUILD_NETWORK,
+    templateMaxMb: e.ORKESTR_ENGINE_TEMPLATE_MAX_MB,
+    volumeUnitMb: e.ORKESTR_ENGINE_VOLUME_UNIT_MB,
+    volumeSweepMs: e.ORKESTR_ENGINE_VOLUME_SWEEP_MS,
+    volumeHourMs: e.ORKESTR_ENGINE_VOLUME_HOUR_MS,
+    webhookRetryMs: e.ORKESTR_ENGINE_WEBHOOK_RETRY_MS,
     ...overrides,
   };
 }

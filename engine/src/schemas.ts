@@ -76,3 +76,47 @@ export const ExecBody = z.object({
 export type ExecBody = z.infer<typeof ExecBody>;
 
 export const SandboxIdParams = z.object({ id: z.string().min(1).max(64) });
+
+// --- Named snapshots and volumes (contract §3.8, §3.9) -------------------------------------
+
+/** Snapshot and volume names: accepted wherever an id is, so they may never look like one. */
+const resourceName = (idPrefix: string) =>
+  z
+    .string()
+    .min(1)
+    .max(63)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "names are letters, digits, '.', '_' and '-', starting with a letter or digit")
+    .refine((n) => !n.toLowerCase().startsWith(idPrefix), `names must not start with "${idPrefix}" (ids do)`);
+
+export const ResourceIdParams = z.object({ id: z.string().min(1).max(128) });
+
+export const CreateSnapshotBody = z.object({ name: resourceName("snap_") });
+export const SnapshotListQuery = ListQuery.extend({ sandbox_id: z.string().max(64).optional() });
+
+/** Seed 003: a volume lives "days (1-3650) or hours (1-24), one or the other"; null clears it. */
+const lifetimeFields = {
+  max_lifetime_hours: z.number().int().min(1).max(24).nullable().optional(),
+  max_lifetime_days: z.number().int().min(1).max(3650).nullable().optional(),
+};
+function oneLifetime(b: { max_lifetime_hours?: number | null; max_lifetime_days?: number | null }, ctx: z.RefinementCtx): void {
+  if (typeof b.max_lifetime_hours === "number" && typeof b.max_lifetime_days === "number") {
+    ctx.addIssue({ code: "custom", path: ["max_lifetime_hours"], message: "give max_lifetime_hours or max_lifetime_days, not both" });
+  }
+}
+/** The lifetime a body asks for, in hours: undefined = not mentioned, null = none. */
+export function lifetimeHours(b: { max_lifetime_hours?: number | null; max_lifetime_days?: number | null }): number | null | undefined {
+  if (typeof b.max_lifetime_hours === "number") return b.max_lifetime_hours;
+  if (typeof b.max_lifetime_days === "number") return b.max_lifetime_days * 24;
+  return b.max_lifetime_hours === null || b.max_lifetime_days === null ? null : undefined;
+}
+
+const VolumeSize = z.number().int().min(1).max(100);
+export const CreateVolumeBody = z
+  .object({ name: resourceName("vol_"), size_gb: VolumeSize.default(10), region: z.string().min(1).max(32).nullable().optional(), ...lifetimeFields })
+  .superRefine(oneLifetime);
+export const PatchVolumeBody = z.object({ name: resourceName("vol_").optional(), size_gb: VolumeSize.optional(), ...lifetimeFields }).superRefine(oneLifetime);
+export const MoveVolumeBody = z.object({ region: z.string().min(1).max(32) });
+export const VolumeListQuery = ListQuery.extend({
+  region: z.string().max(32).optional(),
+  status: z.enum(["creating", "available", "attached", "moving", "deleting", "error"]).optional(),
+});

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -64,6 +65,12 @@ describe("restarts", () => {
     const ids = [await createSandbox(a), await createSandbox(a, { network: "restricted" }), await createSandbox(a, { network: "open" })];
     await exec(a, ids[0]!, "nohup sleep 1000 >/dev/null 2>&1 &");
     await exec(a, ids[0]!, "echo persisted > /workspace/f");
+    // A volume is a loop-mounted ext4 image while a sandbox (here a paused one) holds it.
+    const holder = await createSandbox(a, { volume: "restart-vol" });
+    await exec(a, holder, "echo on-volume > /persist/v");
+    expect((await a.api("POST", `/sandboxes/${holder}/pause`)).status).toBe(200);
+    const loops = () => execFileSync("losetup", ["-a"], { encoding: "utf8" }).split("\n").filter((l) => l.includes(dataDir));
+    expect(loops()).toHaveLength(1);
     const uids = new Set(Array.from({ length: 10 }, (_, i) => uidBase + i));
     expect(processesOwnedBy(uids).length).toBeGreaterThan(0);
     expect(cgroupDirsOf(a.enginePid!).length).toBeGreaterThan(0);
@@ -75,6 +82,8 @@ describe("restarts", () => {
     expect(helperProcessesFor(dataDir)).toEqual([]);
     expect(fs.readFileSync("/proc/self/mounts", "utf8")).not.toContain(dataDir);
     expect(fs.readdirSync(path.join(dataDir, "engine", "sbx"))).toEqual([]);
+    expect(loops()).toEqual([]);
+    expect(fs.readdirSync(path.join(dataDir, "engine", "volumes", "mnt"))).toEqual([]);
 
     const b = await startEngine({ dataDir, env });
     try {
@@ -86,6 +95,7 @@ describe("restarts", () => {
       expect(events).toEqual(["sandbox.created", "exec", "exec", "sandbox.terminated"]);
       const terminated = (await b.api("GET", "/sandboxes?status=terminated")).body.map((x: { id: string }) => x.id);
       expect(terminated).toEqual(expect.arrayContaining(ids));
+      expect((await b.api("GET", "/volumes/restart-vol")).body).toMatchObject({ status: "available", attached_sandbox_id: null });
     } finally {
       await b.stop();
     }
@@ -98,6 +108,10 @@ describe("restarts", () => {
     const a = await startEngine({ dataDir, env });
     const id = await createSandbox(a);
     await exec(a, id, "nohup sleep 1000 >/dev/null 2>&1 &");
+    const holder = await createSandbox(a, { volume: "crash-vol" });
+    await exec(a, holder, "echo before-crash > /persist/c && sync");
+    const loops = () => execFileSync("losetup", ["-a"], { encoding: "utf8" }).split("\n").filter((l) => l.includes(dataDir));
+    expect(loops()).toHaveLength(1);
     const crashedPid = a.enginePid!;
     process.kill(crashedPid, "SIGKILL");
     await a.stop();
@@ -114,6 +128,11 @@ describe("restarts", () => {
       expect(cgroupDirsOf(crashedPid)).toEqual([]);
       const ev = (await b.api("GET", `/sandboxes/${id}/events`)).body.map((x: { type: string }) => x.type);
       expect(ev.at(-1)).toBe("sandbox.failed");
+      // The volume's mount and loop device died with the engine's mount namespace; its data did not.
+      expect(loops()).toEqual([]);
+      expect((await b.api("GET", "/volumes/crash-vol")).body).toMatchObject({ status: "available", attached_sandbox_id: null });
+      const again = await createSandbox(b, { volume: "crash-vol" });
+      expect((await exec(b, again, "cat /persist/c")).stdout).toBe("before-crash\n");
     } finally {
       await b.stop();
     }

@@ -88,7 +88,10 @@ export function sandboxRoutes(app: FastifyInstance, ctx: EngineContext): void {
       previews_allowed: plan.previewsAllowed,
       max_volumes: plan.maxVolumes,
       max_volume_gb: plan.maxVolumeGb,
+      // How many named snapshots and volumes are held now, and what this machine enforces for them.
+      ...ctx.storage.limits(),
       max_templates: plan.maxTemplates,
+      templates: ctx.templates.count(),
       sample_interval_seconds: ctx.config.sampleMs / 1000,
       capabilities: {
         exec_stream: ["sse", "ndjson"],

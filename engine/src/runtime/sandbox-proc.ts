@@ -27,6 +27,13 @@ export interface SandboxSpec {
   binds?: { src: string; dest: string }[];
   /** Per-process fallbacks where the cgroup controllers are missing. */
   limits: { memoryBytes: number; pidsMax: number };
+  /**
+   * A custom template's root filesystem (issue 5, runtime/layers.ts), bound as / in place of the
+   * host userland pieces; writable only for the template's own build sandbox.
+   */
+  rootfs?: { path: string; writable: boolean };
+  /** Template builds: everything runs as uid 0 (host root, in a user namespace where possible) with every capability dropped. */
+  asRoot?: boolean;
 }
 
 export interface SandboxDirs {
@@ -97,7 +104,7 @@ export function hostname(id: string): string {
  */
 const RESIDENT_INIT = 'trap "" HUP INT QUIT TERM USR1 USR2 PIPE; while :; do /bin/sleep 2147483647 & wait $!; done';
 
-const ETC_RO = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates", "nsswitch.conf", "localtime", "mime.types", "debian_version", "os-release", "bash.bashrc", "profile", "inputrc", "gai.conf", "protocols", "services", "host.conf", "terminfo", "magic", "python3", "python3.11"];
+export const ETC_RO = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates", "nsswitch.conf", "localtime", "mime.types", "debian_version", "os-release", "bash.bashrc", "profile", "inputrc", "gai.conf", "protocols", "services", "host.conf", "terminfo", "magic", "python3", "python3.11"];
 
 /**
  * A running sandbox: a bubblewrap process tree in its own namespaces, attached to its cgroups
@@ -134,32 +141,38 @@ export class SandboxProcess {
     const dirs = sandboxDirs(spec.dir);
     const args: string[] = [];
     if (mode === "bwrap-userns") {
-      args.push("--unshare-user", "--uid", String(INNER_UID), "--gid", String(INNER_UID), "--disable-userns");
+      args.push("--unshare-user", "--uid", String(spec.asRoot ? 0 : INNER_UID), "--gid", String(spec.asRoot ? 0 : INNER_UID), "--disable-userns");
     }
+    // A build's uid 0 owns only what its mounts make writable (its template layer): no capability at all.
+    if (spec.asRoot) args.push("--cap-drop", "ALL");
     args.push(
       "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net",
       "--hostname", hostname(spec.id), "--die-with-parent", "--new-session", "--as-pid-1",
       "--info-fd", "3", "--block-fd", "4",
+    );
+    // A custom template brings its whole root filesystem (runtime/layers.ts); else the host userland, piece by piece.
+    if (spec.rootfs) args.push(spec.rootfs.writable ? "--bind" : "--ro-bind", spec.rootfs.path, "/");
+    else args.push(
       "--ro-bind", "/usr", "/usr",
       "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin", "--symlink", "usr/lib", "/lib",
     );
-    if (fs.existsSync("/usr/lib64")) args.push("--symlink", "usr/lib64", "/lib64");
-    if (fs.existsSync("/usr/lib32")) args.push("--symlink", "usr/lib32", "/lib32");
-    for (const name of ETC_RO) {
+    if (!spec.rootfs && fs.existsSync("/usr/lib64")) args.push("--symlink", "usr/lib64", "/lib64");
+    if (!spec.rootfs && fs.existsSync("/usr/lib32")) args.push("--symlink", "usr/lib32", "/lib32");
+    for (const name of spec.rootfs ? [] : ETC_RO) {
       const p = `/etc/${name}`;
       if (fs.existsSync(p)) args.push("--ro-bind", p, p);
     }
     // Identity and name files come from the engine, not the host (fds 5-8 below).
     args.push("--ro-bind-data", "5", "/etc/passwd", "--ro-bind-data", "6", "/etc/group", "--ro-bind-data", "7", "/etc/hosts", "--ro-bind-data", "8", "/etc/resolv.conf");
-    for (const b of spec.image.binds) args.push("--ro-bind", host.runtimeSource(b), b.dest);
+    for (const b of spec.rootfs ? [] : spec.image.binds) args.push("--ro-bind", host.runtimeSource(b), b.dest);
     args.push("--proc", "/proc", "--dev", "/dev", "--bind", dirs.tmp, "/tmp", "--bind", dirs.workspace, "/workspace");
     for (const b of spec.binds ?? []) args.push("--bind", b.src, b.dest);
     args.push("--chdir", "/workspace", "--clearenv");
     // The init needs no environment of the caller's: commands get spec.env applied inside, after
     // setpriv (sandbox-command.ts). Nothing caller-chosen may reach a process that still has root.
     args.push("--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/workspace");
-    args.push("--remount-ro", "/", "--");
-    if (mode === "bwrap-root") {
+    args.push(...(spec.rootfs?.writable ? [] : ["--remount-ro", "/"]), "--");
+    if (mode === "bwrap-root" && !spec.asRoot) {
       // No user namespace: drop to the sandbox uid inside, with no capabilities left.
       args.push("/usr/bin/setpriv", `--reuid=${spec.uid}`, `--regid=${spec.uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--");
     }
@@ -170,7 +183,7 @@ export class SandboxProcess {
 
     const child = spawn(host.bwrap, args, {
       stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe"],
-      ...(mode === "bwrap-userns" ? { uid: spec.uid, gid: spec.uid } : {}),
+      ...(mode === "bwrap-userns" && !spec.asRoot ? { uid: spec.uid, gid: spec.uid } : {}),
       env: {},
     });
     const stdio = child.stdio as unknown as (Readable & Writable)[];
@@ -212,7 +225,7 @@ export class SandboxProcess {
    * sandbox, starting in the resident process's working directory (/workspace).
    */
   enterArgs(): string[] {
-    const user = this.mode === "bwrap-userns" ? String(INNER_UID) : String(this.spec.uid);
+    const user = this.spec.asRoot ? "0" : this.mode === "bwrap-userns" ? String(INNER_UID) : String(this.spec.uid);
     return [
       "-t", String(this.targetPid), "-a", "-S", user, "-G", user, "-w", "--",
       ...this.rlimits,

@@ -58,7 +58,7 @@ function closeQuietly(fd: number | null | undefined): void {
 // ---------------------------------------------------------------------------------------------
 // API paths
 
-const REACH = "The local engine's file API reaches /workspace and /tmp (/persist will come with volumes)";
+const REACH = "The local engine's file API reaches /workspace and /tmp, and /persist when a volume is attached";
 
 /**
  * Canonical form of an API path: absolute, no `..`, no NUL, bounded; `.` and repeated or trailing
@@ -215,7 +215,7 @@ export class SandboxFiles {
     const list = [
       { at: "/workspace", host: dirs.workspace },
       { at: "/tmp", host: dirs.tmp },
-      // Extra binds (volumes, when they come) are reachable where the sandbox sees them.
+      // Extra binds (a volume at /persist) are reachable where the sandbox sees them.
       ...(spec.binds ?? []).map((b) => ({ at: normalizeApiPath(b.dest), host: b.src })),
     ];
     // Longest prefix first, so a mount nested in another wins.

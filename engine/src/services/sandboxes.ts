@@ -4,7 +4,8 @@ import type { EngineConfig } from "../config.js";
 import { ApiError } from "../errors.js";
 import { newId, newSecret } from "../lib/ids.js";
 import { iso, isoOrNull } from "../lib/time.js";
-import { PLANS, REGIONS, SIZES, DEFAULT_EGRESS_DOMAINS, costEur, type Plan, type SizeName } from "../plans.js";
+import { previewHostBase } from "../lib/preview-host.js";
+import { PLANS, REGIONS, SIZES, DEFAULT_EGRESS_DOMAINS, type Plan, type SizeName } from "../plans.js";
 import { UID_BLOCK, type Host } from "../runtime/host.js";
 import { createSandboxDirs, removeSandboxDirs, SandboxProcess } from "../runtime/sandbox-proc.js";
 import { startNetwork, type NetworkHandle } from "../runtime/network.js";
@@ -12,7 +13,11 @@ import { TEMPLATE_ALIASES } from "../runtime/templates.js";
 import type { CreateSandboxBody } from "../schemas.js";
 import type { Db } from "../store/db.js";
 import type { EventLog } from "./events.js";
+import type { TemplateService } from "./templates.js";
 import { SandboxMeter } from "./metrics.js";
+import type { SandboxStorage } from "./sandbox-storage.js";
+import type { VolumeRef } from "./volumes.js";
+import { UsageLedger } from "./usage.js";
 
 export type SandboxStatus = "creating" | "running" | "pausing" | "paused" | "resuming" | "terminated" | "expired" | "failed";
 const GONE: SandboxStatus[] = ["terminated", "expired", "failed"];
@@ -44,6 +49,9 @@ interface SandboxRow {
   status_reason: string | null;
   cpu_seconds: number;
   gb_seconds: number;
+  /** The named snapshot it was forked from, and the volume it holds (or held). */
+  snapshot_id: string | null;
+  volume_id: string | null;
 }
 
 /** What the engine keeps in memory for a sandbox whose processes exist. */
@@ -72,8 +80,8 @@ export interface SandboxView {
   timeout_seconds: number;
   on_timeout: string;
   auto_resume: boolean;
-  volume: null;
-  snapshot: null;
+  volume: VolumeRef | null;
+  snapshot: string | null;
   preview_auth: boolean;
   preview_auth_token?: string | null;
   preview_host_base: string | null;
@@ -89,12 +97,20 @@ const PIDS_MAX = 1024;
 
 export class SandboxService {
   readonly plan: Plan;
+  /** Books metered usage per UTC day; the usage report and the trial-credit gate read it. */
+  readonly usage: UsageLedger;
+  /** Custom templates (set by app.ts): resolves them at create and holds their layer while a sandbox runs. */
+  templates?: TemplateService;
   private live = new Map<string, Live>();
   /** Sandboxes still booting: settled when their create finishes either way. */
   private creating = new Map<string, Promise<void>>();
   private sampler: NodeJS.Timeout | null = null;
   private persistCounter = 0;
   private closing = false;
+  /** Named snapshots and volumes (services/sandbox-storage.ts); set once at engine start. */
+  storage: SandboxStorage | null = null;
+  /** Run once a sandbox's processes are gone (terminate, expiry, failure, shutdown): previews drop their relays. */
+  private releaseHooks: ((id: string) => Promise<void>)[] = [];
 
   constructor(
     private readonly config: EngineConfig,
@@ -104,6 +120,7 @@ export class SandboxService {
   ) {
     const plan = PLANS[config.plan];
     this.plan = config.trialCreditEur === undefined ? plan : { ...plan, trialCreditEur: config.trialCreditEur };
+    this.usage = new UsageLedger(db, () => [...this.live].map(([id, l]) => [id, l.meter] as [string, SandboxMeter]));
   }
 
   /** Sandboxes whose processes died with an earlier engine run are marked failed, never dropped. */
@@ -136,7 +153,7 @@ export class SandboxService {
   }
 
   private persistMeter(id: string, meter: SandboxMeter): void {
-    this.db.prepare("UPDATE sandboxes SET cpu_seconds=?, gb_seconds=? WHERE id=?").run(meter.cpuSeconds, meter.gbSeconds, id);
+    this.usage.persist(id, meter);
   }
 
   row(id: string): SandboxRow | undefined {
@@ -165,10 +182,10 @@ export class SandboxService {
       timeout_seconds: row.timeout_seconds,
       on_timeout: row.on_timeout,
       auto_resume: !!row.auto_resume,
-      volume: null,
-      snapshot: null,
+      volume: this.storage?.volumeRef(row.volume_id) ?? null,
+      snapshot: row.snapshot_id ?? null,
       preview_auth: !!row.preview_auth,
-      preview_host_base: row.network !== "off" && this.plan.previewsAllowed ? `${row.id.toLowerCase()}.sbx.localhost:${this.config.port}` : null,
+      preview_host_base: row.network !== "off" && this.plan.previewsAllowed ? previewHostBase(row.id, this.config.port) : null,
       created_at: iso(row.created_at),
       started_at: isoOrNull(row.started_at),
       expires_at: isoOrNull(row.expires_at),
@@ -215,15 +232,12 @@ export class SandboxService {
     return { items: page.map((r) => this.view(r)), next: rows.length > filter.limit ? page[page.length - 1]!.id : null };
   }
 
-  /** Trial credit consumed so far: every sandbox's metered CPU and RAM at pay-as-you-go rates. */
+  /**
+   * Trial credit consumed so far: all metered CPU and RAM at pay-as-you-go rates, from the same
+   * ledger as the usage report, capped at the credit (beyond it a paid plan is billed instead).
+   */
   creditUsedEur(): number {
-    const sums = this.db.prepare("SELECT id, cpu_seconds, gb_seconds FROM sandboxes").all() as { id: string; cpu_seconds: number; gb_seconds: number }[];
-    let total = 0;
-    for (const s of sums) {
-      const m = this.live.get(s.id)?.meter;
-      total += costEur(m?.cpuSeconds ?? s.cpu_seconds, m?.gbSeconds ?? s.gb_seconds);
-    }
-    return total;
+    return Math.min(this.plan.trialCreditEur, this.usage.lifetimeCostEur());
   }
 
   /** Memory of live (non-paused) sandboxes: the plan's concurrency gate is a RAM budget. */
@@ -281,7 +295,8 @@ export class SandboxService {
     const used = new Set([...this.live.values()].map((l) => l.proc.spec.uid));
     const creating = this.db.prepare(`SELECT uid FROM sandboxes WHERE status IN ('creating','running','paused','pausing','resuming')`).all() as { uid: number }[];
     for (const c of creating) used.add(c.uid);
-    for (let uid = this.host.uidBase; uid < this.host.uidBase + UID_BLOCK; uid++) if (!used.has(uid)) return uid;
+    // The block's last uid belongs to template builds (runtime/template-build.ts builderUid).
+    for (let uid = this.host.uidBase; uid < this.host.uidBase + UID_BLOCK - 1; uid++) if (!used.has(uid)) return uid;
     throw new ApiError("fleet_full", `All ${UID_BLOCK} sandbox uids of this engine are in use`, {}, { "Retry-After": "30" });
   }
 
@@ -294,11 +309,14 @@ export class SandboxService {
     if (this.host.isolation.mode === "unavailable") {
       throw new ApiError("not_implemented", `This machine cannot run sandboxes: ${this.host.isolation.degraded[0] ?? "sandboxing unavailable"}`);
     }
-    if (body.snapshot) throw new ApiError("not_implemented", "Restoring from a named snapshot is not implemented by the local engine yet");
-    if (body.volume) throw new ApiError("not_implemented", "Volumes are not implemented by the local engine yet");
+    // Named snapshots and volumes (sandbox-storage.ts): a fork takes its snapshot's template, size and region.
+    const storagePlan = this.storage?.plan(body);
+    if (storagePlan) body = storagePlan.body;
     const requested = body.template!;
     const templateId = TEMPLATE_ALIASES[requested] ?? requested;
-    const image = this.host.images.get(templateId);
+    // A custom template (id or name; 409 unless ready) runs on its base image plus its layer.
+    const custom = this.host.images.has(templateId) ? undefined : this.templates?.forSandbox(requested);
+    const image = custom?.image ?? this.host.images.get(templateId);
     if (!image) {
       throw new ApiError("template_not_found", `Template "${requested}" not found. Built-in base images: ${[...this.host.images.keys()].join(", ")}`);
     }
@@ -326,13 +344,14 @@ export class SandboxService {
     const now = Date.now();
     const previewToken = body.preview_auth ? newSecret("pvt", 24) : null;
     const allowDomains = body.network === "restricted" ? body.allow_domains ?? null : null;
+    if (storagePlan) this.storage!.claim(storagePlan.storage, id, region);
     this.db
       .prepare(
         `INSERT INTO sandboxes(id,status,template,size,cpu,memory_mb,network,allow_domains,region,metadata,env_keys,timeout_seconds,on_timeout,auto_resume,preview_auth,preview_token_hash,uid,created_at)
          VALUES (?,'creating',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
       )
       .run(
-        id, requested, shape.size, shape.cpu, shape.memory_mb, body.network, allowDomains ? JSON.stringify(allowDomains) : null, region,
+        id, custom?.id ?? requested, shape.size, shape.cpu, shape.memory_mb, body.network, allowDomains ? JSON.stringify(allowDomains) : null, region,
         JSON.stringify(body.metadata), JSON.stringify(Object.keys(body.env)), timeout, body.on_timeout, body.auto_resume ? 1 : 0,
         body.preview_auth ? 1 : 0, previewToken ? createHash("sha256").update(previewToken).digest("hex") : null, uid, now,
       );
@@ -344,6 +363,7 @@ export class SandboxService {
     this.creating.set(id, new Promise<void>((r) => (booted = r)));
     try {
       await createSandboxDirs(dir, uid, this.scratchFor(shape.memory_mb));
+      const binds = storagePlan ? await this.storage!.populate(storagePlan.storage, id, dir, uid) : [];
       cgroup = await this.host.cgroups.create(id, { memoryBytes: shape.memory_mb * 1024 * 1024, cpu: shape.cpu, pidsMax: PIDS_MAX });
       const env: Record<string, string> = {
         PATH: image.path,
@@ -352,11 +372,13 @@ export class SandboxService {
         TERM: "xterm-256color",
         ORKESTR_SANDBOX_ID: id,
         ...image.env,
+        ...custom?.env,
         ...(body.network === "restricted" ? proxyEnv() : {}),
         ...body.env,
       };
       const limits = { memoryBytes: shape.memory_mb * 1024 * 1024, pidsMax: PIDS_MAX };
-      const proc = await SandboxProcess.start(this.host, { id, uid, dir, image, env, network: body.network, limits }, cgroup);
+      const rootfs = custom ? { path: await this.templates!.acquire(id, custom.id), writable: false } : undefined;
+      const proc = await SandboxProcess.start(this.host, { id, uid, dir, image, env, network: body.network, limits, binds, rootfs }, cgroup);
       const network = await startNetwork(this.host, proc, body.network, allowDomains ?? DEFAULT_EGRESS_DOMAINS, this.config).catch(async (e: Error) => {
         await proc.kill();
         throw e;
@@ -372,6 +394,8 @@ export class SandboxService {
     } catch (e) {
       await cgroup?.destroy().catch(() => undefined);
       await removeSandboxDirs(dir, this.host.scratchTmpfs);
+      await this.storage?.abandon(id).catch(() => undefined);
+      await this.templates?.releaseFor(id).catch(() => undefined);
       const reason = (e as Error).message;
       this.db.prepare("UPDATE sandboxes SET status='failed', status_reason=?, terminated_at=? WHERE id=?").run(`start failed: ${reason}`, Date.now(), id);
       this.events.record(id, "sandbox.failed", { reason });
@@ -381,7 +405,7 @@ export class SandboxService {
       booted();
     }
     const view = this.view(this.getRow(id), body.preview_auth ? { preview_auth_token: previewToken! } : {});
-    this.events.record(id, "sandbox.created", { template: requested, size: shape.size, network: body.network });
+    this.events.record(id, "sandbox.created", { template: requested, size: shape.size, network: body.network, ...this.storage?.createdEventData(storagePlan?.storage) });
     return { view, status: 201 };
   }
 
@@ -438,6 +462,11 @@ export class SandboxService {
     this.events.record(id, "sandbox.failed", { reason });
   }
 
+  /** Runs `fn` as one lifecycle step of the sandbox (named snapshots: a terminate waits for the copy). */
+  exclusive<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    return this.serialize(id, fn);
+  }
+
   /** Runs lifecycle changes of one sandbox one at a time. */
   private serialize<T>(id: string, fn: () => Promise<T>): Promise<T> {
     const l = this.live.get(id);
@@ -474,7 +503,12 @@ export class SandboxService {
       // even when the sandbox is frozen.
       await l.proc.kill();
       await l.network.close().catch(() => undefined);
+      for (const hook of this.releaseHooks) await hook(id).catch((e: Error) => console.error(`[engine] release hook for ${id} failed: ${e.message}`));
     }
+    // After the processes: nothing holds the volume's filesystem any more when it is unmounted.
+    await this.storage?.released(id).catch((e: Error) => console.error(`[engine] releasing the volume of ${id} failed: ${e.message}`));
+    // The last sandbox of a template unmounts its view (and removes a deleted template's files).
+    await this.templates?.releaseFor(id).catch((e: Error) => console.error(`[engine] releasing the template of ${id} failed: ${e.message}`));
     await removeSandboxDirs(this.sandboxDir(id), this.host.scratchTmpfs);
   }
 
@@ -573,6 +607,15 @@ export class SandboxService {
 
   meter(id: string): SandboxMeter | undefined {
     return this.live.get(id)?.meter;
+  }
+
+  /** The process tree of a sandbox whose processes exist (running or paused), without waking it. */
+  process(id: string): SandboxProcess | undefined {
+    return this.live.get(id)?.proc;
+  }
+
+  onRelease(hook: (id: string) => Promise<void>): void {
+    this.releaseHooks.push(hook);
   }
 
   /** Clean shutdown: terminate everything this engine started and leave nothing behind. */

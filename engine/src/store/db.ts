@@ -68,6 +68,112 @@ const MIGRATIONS: string[] = [
     PRIMARY KEY (token_id, route, key)
   );
   `,
+  // Webhooks with their persisted delivery queue, and per-day usage (UTC dates) booked from the meter.
+  `
+  CREATE TABLE webhooks (
+    id TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    event_types TEXT NOT NULL,
+    description TEXT,
+    secret TEXT NOT NULL,
+    enabled INTEGER NOT NULL,
+    consecutive_failures INTEGER NOT NULL DEFAULT 0,
+    disabled_reason TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE TABLE webhook_deliveries (
+    id TEXT PRIMARY KEY,
+    webhook_id TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+    event_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    response_status INTEGER,
+    response_body_excerpt TEXT,
+    error TEXT,
+    duration_ms INTEGER,
+    redelivered_from TEXT,
+    created_at INTEGER NOT NULL,
+    last_attempt_at INTEGER,
+    next_attempt_at INTEGER
+  );
+  CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries(webhook_id, id);
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at);
+  CREATE TABLE usage_daily (
+    sandbox_id TEXT NOT NULL,
+    date TEXT NOT NULL,
+    cpu_seconds REAL NOT NULL DEFAULT 0,
+    gb_seconds REAL NOT NULL DEFAULT 0,
+    PRIMARY KEY (sandbox_id, date)
+  );
+  CREATE INDEX usage_daily_by_date ON usage_daily(date);
+  -- Usage metered before this table existed is booked on the day its sandbox started.
+  INSERT INTO usage_daily(sandbox_id, date, cpu_seconds, gb_seconds)
+    SELECT id, strftime('%Y-%m-%d', COALESCE(started_at, created_at) / 1000, 'unixepoch'), cpu_seconds, gb_seconds
+    FROM sandboxes WHERE cpu_seconds > 0 OR gb_seconds > 0;
+  `,
+  // Named snapshots and volumes; a sandbox remembers the snapshot it was forked from and its volume.
+  `
+  CREATE TABLE snapshots (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    sandbox_id TEXT NOT NULL,
+    template TEXT NOT NULL,
+    size TEXT NOT NULL,
+    region TEXT NOT NULL,
+    status TEXT NOT NULL,
+    size_bytes INTEGER NOT NULL DEFAULT 0,
+    capture_ms INTEGER,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX snapshots_by_sandbox ON snapshots(sandbox_id, id);
+  CREATE TABLE volumes (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    size_gb INTEGER NOT NULL,
+    region TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attached_sandbox_id TEXT,
+    used_bytes INTEGER NOT NULL DEFAULT 0,
+    owner_uid INTEGER,
+    lifetime_hours INTEGER,
+    move_to TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  ALTER TABLE sandboxes ADD COLUMN snapshot_id TEXT;
+  ALTER TABLE sandboxes ADD COLUMN volume_id TEXT;
+  `,
+  // Custom templates (issue 5): the recipe, its build state, and the build log lines.
+  `
+  CREATE TABLE templates (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    base_image TEXT NOT NULL,
+    steps TEXT NOT NULL,
+    env TEXT NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    size_mb REAL,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    ready_at INTEGER,
+    finished_at INTEGER,
+    deleted_at INTEGER
+  );
+  CREATE UNIQUE INDEX templates_name ON templates(name) WHERE deleted_at IS NULL;
+  CREATE TABLE template_logs (
+    template_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    t INTEGER NOT NULL,
+    step_index INTEGER,
+    stream TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (template_id, seq)
+  );
+  `,
 ];
 
 export type Db = Database.Database;

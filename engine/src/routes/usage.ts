@@ -1,0 +1,78 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import type { EngineContext } from "../context.js";
+import { ApiError } from "../errors.js";
+import { parse } from "../lib/validate.js";
+import { utcDate } from "../services/usage.js";
+
+/** The longest window one report covers (a year, leap day included): the series is one entry per day. */
+const MAX_DAYS = 366;
+const DEFAULT_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+/**
+ * A day as `YYYY-MM-DD`, or an RFC 3339 time / unix seconds whose UTC date is taken (reports are
+ * per UTC day). Impossible dates such as 2025-02-30 are refused, not rolled over.
+ */
+const Day = z
+  .string()
+  .max(64)
+  .transform((s, ctx) => {
+    let ms = Number.NaN;
+    if (/^\d{4}-\d{2}-\d{2}$/.test(s)) {
+      ms = Date.parse(`${s}T00:00:00Z`);
+      if (!Number.isNaN(ms) && utcDate(ms) !== s) ms = Number.NaN;
+    } else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(s)) ms = Date.parse(s);
+    else if (/^\d{1,12}(\.\d+)?$/.test(s)) ms = Number(s) * 1000;
+    if (Number.isNaN(ms)) {
+      ctx.addIssue({ code: "custom", message: "must be a date (YYYY-MM-DD), an RFC 3339 time or unix seconds" });
+      return z.NEVER;
+    }
+    return utcDate(ms);
+  });
+
+const UsageQuery = z.object({
+  from: Day.optional(),
+  to: Day.optional(),
+  granularity: z.enum(["day"]).default("day"),
+  sandbox_id: z.union([z.string().max(4096), z.array(z.string().max(4096)).max(50)]).optional(),
+});
+
+const invalid = (field: string, msg: string) => new ApiError("validation_error", [{ loc: ["query", field], msg, type: "value_error" }]);
+
+/** Metered usage per UTC day (contract §3.13), from the same ledger that draws down the trial credit. */
+export function usageRoutes(app: FastifyInstance, ctx: EngineContext): void {
+  // GET /v1/sandboxes/usage (alias /v1/usage) – ?from=&to=&granularity=day&sandbox_id=a,b
+  const report = async (req: { query: unknown }) => {
+    const q = parse(UsageQuery, req.query, "query");
+    const today = utcDate(Date.now());
+    const to = q.to ?? (q.from && q.from > today ? q.from : today);
+    const from = q.from ?? utcDate(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_DAYS - 1) * DAY_MS);
+    if (from > to) throw invalid("from", `from (${from}) is after to (${to})`);
+    const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
+    if (days > MAX_DAYS) throw invalid("to", `a report covers at most ${MAX_DAYS} days; this asks for ${days}`);
+
+    const requested = [q.sandbox_id ?? []].flat().flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean);
+    if (requested.length > 50) throw invalid("sandbox_id", "at most 50 sandbox ids");
+    // Ids are matched case-insensitively like everywhere else; unknown ones are 404, not an empty report.
+    const sandboxIds = requested.length ? [...new Set(requested.map((id) => ctx.sandboxes.getRow(id).id))] : undefined;
+
+    const r = ctx.usage.report(from, to, sandboxIds);
+    const plan = ctx.sandboxes.plan;
+    return {
+      currency: r.currency,
+      from: r.from,
+      to: r.to,
+      granularity: r.granularity,
+      totals: r.totals,
+      // The same figure as GET /v1/sandboxes/limits, from the same accounting: the credit is account-wide.
+      trial_credit_eur: plan.trialCreditEur,
+      trial_credit_used_eur: Math.round(ctx.sandboxes.creditUsedEur() * 1e6) / 1e6,
+      series: r.series,
+      by_sandbox: r.by_sandbox,
+      prices: r.prices,
+    };
+  };
+  app.get("/sandboxes/usage", report);
+  app.get("/usage", report);
+}

@@ -1,0 +1,228 @@
+import fsp from "node:fs/promises";
+import type { EngineConfig } from "../config.js";
+import { DEFAULT_EGRESS_DOMAINS, SIZES } from "../plans.js";
+import { runExec } from "./exec.js";
+import { UID_BLOCK, type Host } from "./host.js";
+import type { TemplateLayers } from "./layers.js";
+import { PROXY_PORT, startNetwork, type NetworkHandle } from "./network.js";
+import { createSandboxDirs, removeSandboxDirs, SandboxProcess, sandboxDirs } from "./sandbox-proc.js";
+import type { BaseImage } from "./templates.js";
+
+/**
+ * Builds run one at a time (the machine has 2 cores), so one host uid suffices for them: the last
+ * of the engine's block, which SandboxService never hands out. Only the restricted network's relay
+ * runs as it; the steps themselves are uid 0 without capabilities.
+ */
+export function builderUid(host: Host): number {
+  return host.uidBase + UID_BLOCK - 1;
+}
+
+/** Build sandboxes get the medium size: steps such as pip install are the heaviest thing here. */
+const BUILD_SIZE = SIZES.medium;
+const BUILD_PIDS_MAX = 2048;
+/** How much of the failing step's output the template's `error.output` keeps. */
+export const ERROR_TAIL_BYTES = 4096;
+/** How often the layer's disk use is checked against the cap while a step runs. */
+const SIZE_CHECK_MS = 2000;
+
+export interface BuildRequest {
+  id: string;
+  image: BaseImage;
+  steps: string[];
+  env: Record<string, string>;
+}
+
+export interface BuildLine {
+  step_index: number | null;
+  stream: "stdout" | "stderr" | "system";
+  data: string;
+}
+
+export type BuildOutcome =
+  | { ok: true; size_mb: number }
+  | { ok: false; error: { step_index: number | null; step: string | null; exit_code: number | null; output: string }; reason: string };
+
+/** Splits a stream into lines (keeping the newline) so the build log pages by line, not by pipe chunk. */
+class LineSplitter {
+  private partial = "";
+  private decoder = new TextDecoder("utf-8");
+  constructor(private readonly emit: (line: string) => void, private readonly maxLine = 8192) {}
+  push(chunk: Buffer): void {
+    this.partial += this.decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = this.partial.indexOf("\n")) !== -1) {
+      this.emit(this.partial.slice(0, nl + 1));
+      this.partial = this.partial.slice(nl + 1);
+    }
+    while (this.partial.length > this.maxLine) {
+      this.emit(this.partial.slice(0, this.maxLine));
+      this.partial = this.partial.slice(this.maxLine);
+    }
+  }
+  flush(): void {
+    this.partial += this.decoder.decode();
+    if (this.partial) this.emit(this.partial);
+    this.partial = "";
+  }
+}
+
+/** The last `cap` bytes of a step's combined output, for the failed template's `error.output`. */
+class Tail {
+  private text = "";
+  constructor(private readonly cap: number) {}
+  push(s: string): void {
+    this.text += s;
+    if (this.text.length > this.cap * 2) this.text = this.text.slice(-this.cap);
+  }
+  value(): string {
+    const b = Buffer.from(this.text);
+    return b.length <= this.cap ? this.text : b.subarray(b.length - this.cap).toString("utf8").replace(/^\uFFFD+/, "");
+  }
+}
+
+/**
+ * Runs a template's steps in a build sandbox and leaves the result in its layer. The build sandbox
+ * is isolated like any sandbox (namespaces, cgroups, no view of the host beyond its base image),
+ * runs every step as uid 0 with HOME=/root (contract §1.7) but without capabilities, and its root
+ * filesystem is the read-write overlay of runtime/layers.ts: whatever a step writes under /usr,
+ * /opt, /etc or a runtime's prefix lands in the layer, and nowhere on the host.
+ */
+export class TemplateBuild {
+  private proc: SandboxProcess | null = null;
+  private cancelled: string | null = null;
+  private currentKill: (() => void) | null = null;
+
+  constructor(
+    private readonly host: Host,
+    private readonly config: EngineConfig,
+    private readonly layers: TemplateLayers,
+    private readonly req: BuildRequest,
+    private readonly log: (line: BuildLine) => void,
+  ) {}
+
+  /** Stops the build (template deleted, engine shutting down); run() then resolves as failed with `reason`. */
+  cancel(reason: string): void {
+    this.cancelled ??= reason;
+    this.currentKill?.();
+  }
+
+  async run(): Promise<BuildOutcome> {
+    const { id, image } = this.req;
+    const system = (data: string, step_index: number | null = null) => this.log({ step_index, stream: "system", data: data.endsWith("\n") ? data : data + "\n" });
+    const started = performance.now();
+    let unmountRoot: (() => Promise<void>) | null = null;
+    let network: NetworkHandle | null = null;
+    const scratch = this.layers.buildScratch(id);
+    const uid = builderUid(this.host);
+    try {
+      await this.layers.prepare(id, image);
+      const mounted = await this.layers.mountWritable(id, image);
+      unmountRoot = mounted.unmount;
+      const memoryBytes = BUILD_SIZE.memory_mb * 1024 * 1024;
+      await createSandboxDirs(scratch, uid, this.host.scratchTmpfs ? { bytes: memoryBytes, inodes: 262_144 } : null);
+      // Steps run as uid 0: their scratch belongs to root.
+      const dirs = sandboxDirs(scratch);
+      for (const d of [dirs.workspace, dirs.tmp]) await fsp.chown(d, 0, 0);
+      await fsp.chmod(dirs.tmp, 0o1777);
+      const buildId = `bld_${id.slice("tmpl_".length)}`;
+      const cgroup = await this.host.cgroups.create(buildId, { memoryBytes, cpu: BUILD_SIZE.cpu, pidsMax: BUILD_PIDS_MAX });
+      const networkMode = this.config.templateBuildNetwork;
+      const env: Record<string, string> = {
+        PATH: image.path,
+        HOME: "/root",
+        USER: "root",
+        LANG: "C.UTF-8",
+        DEBIAN_FRONTEND: "noninteractive",
+        PIP_ROOT_USER_ACTION: "ignore",
+        ...image.env,
+        ...(networkMode === "restricted" ? proxyEnv() : {}),
+        ...this.req.env,
+      };
+      this.proc = await SandboxProcess.start(
+        this.host,
+        { id: buildId, uid, dir: scratch, image, env, network: networkMode, limits: { memoryBytes, pidsMax: BUILD_PIDS_MAX }, rootfs: { path: mounted.root, writable: true }, asRoot: true },
+        cgroup,
+      );
+      network = await startNetwork(this.host, this.proc, networkMode, DEFAULT_EGRESS_DOMAINS, this.config);
+      system(`build sandbox ready in ${Math.round(performance.now() - started)} ms (base image ${image.id}, network ${networkMode}${networkMode === "restricted" ? ": HTTPS to the default egress list through the proxy" : ""})`);
+
+      for (const [i, step] of this.req.steps.entries()) {
+        if (this.cancelled) break;
+        const outcome = await this.runStep(i, step, system);
+        if (outcome) return outcome;
+      }
+      if (this.cancelled) return this.failed(null, null, null, this.cancelled, this.cancelled);
+      system(`all ${this.req.steps.length} step(s) succeeded in ${Math.round(performance.now() - started)} ms`);
+    } catch (e) {
+      const message = (e as Error).message;
+      return this.failed(null, null, null, `the build sandbox failed: ${message}`, this.cancelled ?? `build sandbox failed: ${message}`);
+    } finally {
+      await this.teardown(network, unmountRoot, scratch);
+    }
+    await this.layers.scrub(id);
+    const size_mb = await this.layers.sizeMb(id);
+    system(`layer captured: ${size_mb} MB`);
+    return { ok: true, size_mb };
+  }
+
+  private failed(step_index: number | null, step: string | null, exit_code: number | null, output: string, reason: string): BuildOutcome {
+    return { ok: false, error: { step_index, step, exit_code, output }, reason };
+  }
+
+  /** Runs one step; returns a failure, or null when the step exited 0. */
+  private async runStep(i: number, step: string, system: (d: string, i?: number | null) => void): Promise<BuildOutcome | null> {
+    const proc = this.proc!;
+    const tail = new Tail(ERROR_TAIL_BYTES);
+    const out = new LineSplitter((data) => {
+      tail.push(data);
+      this.log({ step_index: i, stream: "stdout", data });
+    });
+    const err = new LineSplitter((data) => {
+      tail.push(data);
+      this.log({ step_index: i, stream: "stderr", data });
+    });
+    system(`step ${i + 1}/${this.req.steps.length}: ${step}`, i);
+    const timeoutMs = this.config.templateStepTimeoutS * 1000;
+    const running = runExec(proc, { command: step, cwd: "/root", env: {}, timeoutMs }, { onStdout: (c) => out.push(c), onStderr: (c) => err.push(c) });
+    let overSize: string | null = null;
+    this.currentKill = running.kill;
+    // The layer sits on the host disk: a step that writes past the cap is stopped.
+    const sizeWatch = setInterval(() => {
+      void this.layers.sizeMb(this.req.id).then((mb) => {
+        if (mb > this.config.templateMaxMb && !overSize) {
+          overSize = `the template layer grew past ${this.config.templateMaxMb} MB`;
+          running.kill();
+        }
+      }, () => undefined);
+    }, SIZE_CHECK_MS);
+    let result;
+    try {
+      result = await running.done;
+    } finally {
+      clearInterval(sizeWatch);
+      this.currentKill = null;
+    }
+    out.flush();
+    err.flush();
+    const why = this.cancelled ?? overSize ?? (result.timed_out ? `step timed out after ${this.config.templateStepTimeoutS} s` : null);
+    system(`step ${i + 1} exited with code ${result.exit_code} in ${result.duration_ms} ms${why ? ` (${why})` : ""}`, i);
+    if (result.exit_code === 0 && !why) return null;
+    const output = why ? `${tail.value()}${tail.value() && !tail.value().endsWith("\n") ? "\n" : ""}[${why}]` : tail.value();
+    return this.failed(i, step, result.exit_code, output, why ?? `step ${i + 1} exited with code ${result.exit_code}`);
+  }
+
+  /** Kills the build sandbox and releases its network, cgroups, scratch and mounts, whatever happened. */
+  private async teardown(network: NetworkHandle | null, unmountRoot: (() => Promise<void>) | null, scratch: string): Promise<void> {
+    if (this.proc) await this.proc.kill().catch(() => undefined);
+    await network?.close().catch(() => undefined);
+    await removeSandboxDirs(scratch, this.host.scratchTmpfs);
+    await unmountRoot?.().catch(() => undefined);
+    await this.layers.dropBuildLeftovers(this.req.id).catch(() => undefined);
+  }
+}
+
+function proxyEnv(): Record<string, string> {
+  const url = `http://127.0.0.1:${PROXY_PORT}`;
+  return { HTTPS_PROXY: url, https_proxy: url, HTTP_PROXY: url, http_proxy: url, NO_PROXY: "localhost,127.0.0.1,::1", no_proxy: "localhost,127.0.0.1,::1" };
+}
+
