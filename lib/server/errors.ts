@@ -36,6 +36,9 @@ export const ERROR_CODES = {
   // The token vault (lib/server/tokens.ts VaultError, lib/server/ssrf.ts UnsafeUrlError): the user's input.
   ...VAULT_ERROR_STATUS,
   connection_name_taken: 409,
+  // The upstream refused the stored token of the user's connection (lib/server/upstream.ts): not a
+  // 401, which the browser reads as "your Baton session ended".
+  connection_token_rejected: 409,
   // "Use the local engine" (lib/server/local-engine.ts LocalEngineError): a server-side setup problem.
   local_engine_secret_missing: 503,
   local_engine_unreachable: 503,

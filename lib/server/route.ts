@@ -37,6 +37,8 @@ export interface RouteOptions<A extends AuthMode, P extends Schema | undefined, 
   query?: Q;
   /** The JSON request body. Without a schema the body is not read. */
   body?: B;
+  /** The body may be left out (contract: "the body is optional"): an empty body parses as `{}`. */
+  optionalBody?: boolean;
   /** Audit action ("resource.verb") recorded after a successful (< 400) answer to a signed-in user. */
   audit?: string;
   /** Largest accepted body in bytes (default 1 MiB). */
@@ -112,7 +114,7 @@ function queryObject(url: URL): Record<string, string | string[]> {
   return out;
 }
 
-async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
+async function readJsonBody(req: Request, maxBytes: number, optional = false): Promise<unknown> {
   const declared = Number(req.headers.get("content-length") ?? "");
   if (Number.isFinite(declared) && declared > maxBytes) {
     throw new AppError("payload_too_large", `The request body is larger than ${Math.floor(maxBytes / 1024)} KiB.`);
@@ -125,7 +127,10 @@ async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
   if (Buffer.byteLength(text) > maxBytes) {
     throw new AppError("payload_too_large", `The request body is larger than ${Math.floor(maxBytes / 1024)} KiB.`);
   }
-  if (text.trim() === "") throw new AppError("bad_request", "The request body is empty; it must be a JSON document.");
+  if (text.trim() === "") {
+    if (optional) return {};
+    throw new AppError("bad_request", "The request body is empty; it must be a JSON document.");
+  }
   try {
     return JSON.parse(text);
   } catch {
@@ -148,6 +153,21 @@ function withNoStore(response: Response): Response {
   return response;
 }
 
+/** The access rules a handler was declared with (what the route × role matrix test reads). */
+export interface DeclaredRoute {
+  auth: AuthMode;
+  perm: Permission | undefined;
+}
+const declarations = new WeakMap<RouteHandler, DeclaredRoute>();
+
+/**
+ * How a route handler was declared, or undefined when it was not built by route(). Lets the
+ * route × role matrix test derive each route's expected answers from the route itself.
+ */
+export function declaredRoute(handler: unknown): DeclaredRoute | undefined {
+  return typeof handler === "function" ? declarations.get(handler as RouteHandler) : undefined;
+}
+
 export function route<
   A extends AuthMode,
   P extends Schema | undefined = undefined,
@@ -155,7 +175,7 @@ export function route<
   B extends Schema | undefined = undefined,
 >(options: RouteOptions<A, P, Q, B>, handler: (ctx: RouteContext<A, P, Q, B>) => unknown): RouteHandler {
   if (options.perm && options.auth !== "user") throw new Error("route(): a permission needs auth: \"user\"");
-  return async (req, nextCtx) => {
+  const handle: RouteHandler = async (req, nextCtx) => {
     const url = new URL(req.url);
     const label = `${req.method} ${url.pathname}`;
     const ip = clientIp(req.headers);
@@ -180,7 +200,7 @@ export function route<
 
       const params = options.params ? parseWith(options.params, (await nextCtx?.params) ?? {}, "the URL") : undefined;
       const query = options.query ? parseWith(options.query, queryObject(url), "the query string") : undefined;
-      const body = options.body ? parseWith(options.body, await readJsonBody(req, options.maxBodyBytes ?? DEFAULT_MAX_BODY), "the request body") : undefined;
+      const body = options.body ? parseWith(options.body, await readJsonBody(req, options.maxBodyBytes ?? DEFAULT_MAX_BODY, options.optionalBody), "the request body") : undefined;
 
       const audit = async (action: string, extra: AuditExtra = {}) => {
         try {
@@ -220,6 +240,8 @@ export function route<
       return errorResponse(err, label);
     }
   };
+  declarations.set(handle, { auth: options.auth, perm: options.perm });
+  return handle;
 }
 
 /** A JSON response with a status (for handlers that answer something else than 200). */

@@ -7,7 +7,7 @@ import { DbConflictError } from "../../lib/server/db/errors.js";
 import { revokeSessionById } from "../../lib/server/db/sessions.js";
 import { testBackends } from "../../lib/server/db/test-backends.js";
 import { AppError } from "../../lib/server/errors.js";
-import { checkOrigin, route } from "../../lib/server/route.js";
+import { checkOrigin, declaredRoute, route } from "../../lib/server/route.js";
 import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb } from "./helpers.js";
 
 describe("checkOrigin", () => {
@@ -36,6 +36,15 @@ describe("checkOrigin", () => {
 
   it("lets non-browser clients (no Origin, no Sec-Fetch-Site) through", () => {
     expect(checkOrigin(req("POST", {}))).toBeNull();
+  });
+});
+
+describe("declaredRoute", () => {
+  it("reads back the auth and permission a handler was built with, and nothing for other functions", () => {
+    expect(declaredRoute(route({ auth: "user", perm: "volumes.write" }, () => null))).toEqual({ auth: "user", perm: "volumes.write" });
+    expect(declaredRoute(route({ auth: "public" }, () => null))).toEqual({ auth: "public", perm: undefined });
+    expect(declaredRoute(async () => new Response(null))).toBeUndefined();
+    expect(declaredRoute("GET")).toBeUndefined();
   });
 });
 
@@ -158,6 +167,17 @@ describe.each(testBackends)("route() on $name", (backend) => {
       const notObject = await create(request("/api/sandboxes/sbx_1", { method: "POST", body: "[1,2]" }), params("sbx_1"));
       expect(notObject.status).toBe(422);
       expect((await jsonOf(notObject)).detail).toMatch(/^The request body: /);
+    });
+
+    it("optionalBody: an absent or empty body parses as {}; a present one is still read and validated", async () => {
+      const resume = route({ auth: "public", body: z.object({ timeout_seconds: z.number().int().min(10).optional() }), optionalBody: true }, ({ body }) => body);
+      const none = await resume(new Request("http://baton.test/x", { method: "POST", headers: { host: "baton.test" } }), noParams);
+      expect(none.status).toBe(200);
+      expect(await jsonOf(none)).toEqual({});
+      expect(await jsonOf(await resume(request("/x", { method: "POST", body: "" }), noParams))).toEqual({});
+      expect(await jsonOf(await resume(request("/x", { method: "POST", body: { timeout_seconds: 60 } }), noParams))).toEqual({ timeout_seconds: 60 });
+      expect((await resume(request("/x", { method: "POST", body: { timeout_seconds: 1 } }), noParams)).status).toBe(422);
+      expect((await resume(request("/x", { method: "POST", body: "{oops" }), noParams)).status).toBe(400);
     });
 
     it("refuses bodies over the limit with 413", async () => {

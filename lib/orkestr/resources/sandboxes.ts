@@ -108,18 +108,27 @@ export class Sandboxes extends APIResource {
     return this.follow(id, query, options);
   }
 
+  /**
+   * GET /v1/sandboxes/{id}/events?follow=true – the upstream SSE Response, body unread, for
+   * unbuffered proxying (§3.16.4); `cursor` resumes after that event id.
+   */
+  async followEventsRaw(id: string, query: Omit<ListEventsQuery, "limit"> = {}, options?: RequestOptions): Promise<Response> {
+    return this.core.response({
+      method: "GET",
+      path: path`/sandboxes/${id}/events`,
+      query: { ...eventsQuery(query), follow: "true" },
+      headers: { Accept: "text/event-stream", ...(query.cursor ? { "Last-Event-ID": query.cursor } : {}) },
+      options,
+    });
+  }
+
   private async *follow(id: string, query: Omit<ListEventsQuery, "limit">, options: RequestOptions & { maxReconnects?: number }): AsyncGenerator<SandboxEvent, void, undefined> {
     const maxReconnects = options.maxReconnects ?? this.core.maxRetries;
     const req = { method: "GET" as const, path: path`/sandboxes/${id}/events` };
     let cursor = query.cursor;
     let failures = 0;
     for (;;) {
-      const response = await this.core.response({
-        ...req,
-        query: { ...eventsQuery({ ...query, cursor }), follow: "true" },
-        headers: { Accept: "text/event-stream", ...(cursor ? { "Last-Event-ID": cursor } : {}) },
-        options,
-      });
+      const response = await this.followEventsRaw(id, { ...query, cursor }, options);
       if (!response.body) throw this.core.parseError(req, response, "the event stream has no body", "");
       try {
         for await (const frame of parseStream(response.body, { signal: options.signal, source: this.core.baseUrl })) {

@@ -54,9 +54,14 @@ export class Templates extends APIResource {
     return this.follow(id, query, options);
   }
 
+  /** GET /v1/templates/{id}/logs?follow=true – the upstream SSE Response, body unread, for unbuffered proxying (§3.16.4). */
+  async followLogsRaw(id: string, query: { cursor?: string | number } = {}, options?: RequestOptions): Promise<Response> {
+    return this.core.response({ method: "GET", path: path`/templates/${id}/logs`, query: { ...query, follow: "true" }, headers: { Accept: "text/event-stream" }, options });
+  }
+
   private async *follow(id: string, query: { cursor?: string | number }, options: RequestOptions): AsyncGenerator<TemplateLogEvent, void, undefined> {
     const req = { method: "GET" as const, path: path`/templates/${id}/logs` };
-    const response = await this.core.response({ ...req, query: { ...query, follow: "true" }, headers: { Accept: "text/event-stream" }, options });
+    const response = await this.followLogsRaw(id, query, options);
     if (!response.body) throw this.core.parseError(req, response, "the log stream has no body", "");
     for await (const frame of parseStream(response.body, { signal: options.signal, source: this.core.baseUrl })) {
       if (isTerminalFrame(frame.data) || (frame.data && typeof frame.data === "object" && (frame.data as { done?: unknown }).done === true)) {

@@ -1,6 +1,6 @@
 import { CreateSandboxBody } from "../../../../lib/orkestr/schemas/sandboxes";
 import { route } from "../../../../lib/server/route";
-import { proxyJson, proxyPage } from "../../../../lib/server/upstream";
+import { idempotencyFrom, proxyJson, proxyPage } from "../../../../lib/server/upstream";
 import { ProxyListSandboxesQuery } from "../../../../lib/validations/proxy";
 
 export const runtime = "nodejs";
@@ -14,6 +14,6 @@ export const GET = route({ auth: "user", perm: "sandboxes.read", query: ProxyLis
 );
 
 // POST /api/v1/sandboxes – create a sandbox (503 fleet_full comes back with Retry-After)
-export const POST = route({ auth: "user", perm: "sandboxes.write", body: CreateSandboxBody, audit: "sandbox.create" }, async ({ user, body }) =>
-  proxyJson(user, (orkestr) => orkestr.sandboxes.create(body), { status: 201 }),
+export const POST = route({ auth: "user", perm: "sandboxes.write", body: CreateSandboxBody, audit: "sandbox.create" }, async ({ req, user, body }) =>
+  proxyJson(user, (orkestr) => orkestr.sandboxes.create(body, idempotencyFrom(req)), { status: 201 }),
 );

@@ -1,3 +1,4 @@
+import { UpdateSandboxBody } from "../../../../../lib/orkestr/schemas/sandboxes";
 import { route } from "../../../../../lib/server/route";
 import { proxyJson } from "../../../../../lib/server/upstream";
 import { SandboxIdParams } from "../../../../../lib/validations/proxy";
@@ -11,6 +12,13 @@ export const runtime = "nodejs";
 export const GET = route({ auth: "user", perm: "sandboxes.read", params: SandboxIdParams }, async ({ user, params }) =>
   proxyJson(user, (orkestr) => orkestr.sandboxes.get(params.id)),
 );
+
+// PATCH /api/v1/sandboxes/[id] – metadata, timeout_seconds (the set_timeout alias), auto_resume, on_timeout
+export const PATCH = route({ auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: UpdateSandboxBody }, async ({ user, params, body, audit }) => {
+  const res = await proxyJson(user, (orkestr) => orkestr.sandboxes.update(params.id, body));
+  await audit("sandbox.update", { target: params.id, data: { fields: Object.keys(body) } });
+  return res;
+});
 
 // DELETE /api/v1/sandboxes/[id] – terminate (204, idempotent)
 export const DELETE = route({ auth: "user", perm: "sandboxes.write", params: SandboxIdParams }, async ({ user, params, audit }) => {

@@ -1,6 +1,6 @@
 import { ExecBody } from "../../../../../../../lib/orkestr/schemas/exec";
 import { route } from "../../../../../../../lib/server/route";
-import { proxyStream, upstreamFor } from "../../../../../../../lib/server/upstream";
+import { proxyStream } from "../../../../../../../lib/server/upstream";
 import { ExecStreamQuery, SandboxIdParams } from "../../../../../../../lib/validations/proxy";
 
 export const runtime = "nodejs";
@@ -8,10 +8,7 @@ export const runtime = "nodejs";
 // POST /api/v1/sandboxes/[id]/exec/stream – output chunks as they come (SSE, or NDJSON with ?format=ndjson), passed through unbuffered
 export const POST = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, query: ExecStreamQuery, body: ExecBody },
-  async ({ req, user, params, query, body }) => {
-    const orkestr = await upstreamFor(user.id);
+  async ({ req, user, params, query, body }) =>
     // The browser going away aborts the upstream call, so the command is not left streaming to nobody.
-    const upstream = await orkestr.exec.raw(params.id, body, { format: query.format ?? "sse", signal: req.signal });
-    return proxyStream(upstream);
-  },
+    proxyStream(user, (orkestr) => orkestr.exec.raw(params.id, body, { format: query.format ?? "sse", signal: req.signal })),
 );

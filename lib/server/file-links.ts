@@ -1,0 +1,58 @@
+import "server-only";
+import type { PresignedUrl } from "../orkestr/schemas/files.js";
+
+// Presigned file URLs through the console. The upstream builds them on its own host
+// (`https://api.orkestr.eu/v1/sandboxes/…/files/raw?path=&exp=&sig=`; for the local engine a
+// loopback address such as http://127.0.0.1:8787). They carry no Bearer token, only an HMAC
+// signature and an expiry, but Baton still does not hand them to the browser:
+// - the signature is a bearer capability: anyone holding the URL reads (or overwrites) the file
+//   until it expires, outside Baton's session, roles and audit log;
+// - the local engine's URL names a loopback address the browser often cannot reach, and it would
+//   show the engine's internal address;
+// - Baton's CSP allows connections to its own origin only.
+// So presign-download and presign-upload answer a link to Baton's own streaming route
+// /api/v1/sandboxes/{id}/files/raw?path=, which the session authorizes (sandboxes.read for GET,
+// sandboxes.write for PUT, same-origin check on PUT) and which adds the token server-side. The
+// upstream presign call is still made: it validates the path and the sandbox's state, and its
+// errors come back as usual. The link has no expiry of its own (`expires_at: null`): it works for
+// as long as the user's session and role allow.
+
+/** The same-origin link to Baton's streaming files/raw route for a file. */
+export function batonRawFileUrl(sandboxId: string, filePath: string): string {
+  return `/api/v1/sandboxes/${encodeURIComponent(sandboxId)}/files/raw?path=${encodeURIComponent(filePath)}`;
+}
+
+/** The path the upstream signed (it normalises, e.g. `/workspace/./a` → `/workspace/a`), else the one asked for. */
+function signedPath(upstreamUrl: string, requested: string): string {
+  try {
+    return new URL(upstreamUrl, "http://upstream.invalid").searchParams.get("path") || requested;
+  } catch {
+    return requested;
+  }
+}
+
+/** The upstream's presigned answer, its URL replaced by Baton's own route (no signature, no upstream host). */
+export function batonPresigned(sandboxId: string, requestedPath: string, upstream: PresignedUrl): { url: string; method: string; headers: Record<string, string> | null; expires_at: null } {
+  return {
+    url: batonRawFileUrl(sandboxId, signedPath(upstream.url, requestedPath)),
+    method: upstream.method ?? "GET",
+    headers: upstream.headers ?? null,
+    expires_at: null,
+  };
+}
+
+/**
+ * Headers for file bytes served from Baton's origin: a file from a sandbox is untrusted content,
+ * so it is always a download, never rendered (an .html file would otherwise run as Baton's page).
+ */
+export const DOWNLOAD_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "application/octet-stream",
+  "x-content-type-options": "nosniff",
+  "content-security-policy": "default-src 'none'; sandbox",
+  "cache-control": "private, no-store",
+};
+
+/** The file name for Content-Disposition: the last path segment. */
+export function downloadName(filePath: string): string {
+  return filePath.split("/").filter(Boolean).pop() ?? "download";
+}

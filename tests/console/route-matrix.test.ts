@@ -1,0 +1,198 @@
+import "server-only";
+import fs from "node:fs";
+import path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { POST as createSandbox } from "../../app/api/v1/sandboxes/route.js";
+import { testBackends } from "../../lib/server/db/test-backends.js";
+import { can, ROLES, type Role } from "../../lib/server/rbac.js";
+import { declaredRoute, type DeclaredRoute } from "../../lib/server/route.js";
+import { connectLocalEngine } from "../../lib/server/tokens.js";
+import { useLocalEngine } from "./engine-harness.js";
+import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers.js";
+
+// The route × role matrix (architecture convention 6). Every app/api/**/route.ts is found on disk and
+// imported; every HTTP method it exports is checked against what it declared to route() (read back
+// with declaredRoute(), so nothing here is a hand-kept copy of the routes' permissions):
+// - no session → 401, unless the route is listed in PUBLIC below, with the reason;
+// - each role (and a user in no team) without the route's permission → 403 forbidden; with it →
+//   neither 401 nor Baton's 403 (validation or upstream answers are fine: the access check passed);
+// - every mutation from another site → 403 bad_origin.
+// A new route that skips route(), declares no auth, or has no permission without being listed here
+// fails the "declares its access" test.
+
+const API_DIR = path.join(path.dirname(new URL(import.meta.url).pathname), "../../app/api");
+const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** Routes that answer without a session, and why. Keys are "METHOD /api/path" as the folders spell it. */
+const PUBLIC: Record<string, string> = {
+  "POST /api/setup": "first run: creates the first owner while Baton has no user at all (409 already_set_up afterwards)",
+  "POST /api/auth/login": "signing in is how a session starts",
+  "POST /api/auth/logout": "signing out must work with an ended or missing session: it clears the cookie either way (auth optional)",
+  "GET /api/auth/[...nextauth]": "next-auth's own endpoints (csrf, session, providers, OIDC callbacks); not built with route(), next-auth answers in its own shapes",
+  "POST /api/auth/[...nextauth]": "next-auth's own endpoints (signout, OIDC sign-in); next-auth checks its own CSRF token",
+};
+
+/** Signed-in routes that need no team permission: each is about the user's own account. */
+const OWN_ACCOUNT: Record<string, string> = {
+  "GET /api/me": "the user's own profile, session and memberships",
+  "GET /api/connections": "the user's own orkestr connections (tokens are per user), hints only",
+  "GET /api/connections/status": "a live check of the user's own active connection",
+  "POST /api/auth/logout-everywhere": "revokes the user's own sessions",
+};
+
+/** /api/v1 mutations that only read, so they need a `.read` permission. */
+const READING_MUTATIONS: Record<string, string> = {
+  "POST /api/v1/sandboxes/[id]/files/presign-download": "answers a download link (Baton's files/raw route, itself sandboxes.read); changes nothing",
+};
+
+interface RouteMethod {
+  key: string;
+  method: (typeof METHODS)[number];
+  /** "/api/v1/sandboxes/[id]", as the folders spell it. */
+  pattern: string;
+  handler: (req: Request, ctx: { params: Promise<Record<string, string | string[]>> }) => Promise<Response>;
+  declared: DeclaredRoute | undefined;
+}
+
+function routeFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return routeFiles(full);
+    return /^route\.(ts|tsx|js|mjs)$/.test(entry.name) ? [full] : [];
+  });
+}
+
+async function discover(): Promise<RouteMethod[]> {
+  const found: RouteMethod[] = [];
+  for (const file of routeFiles(API_DIR).sort()) {
+    const pattern = `/api/${path.relative(API_DIR, path.dirname(file)).split(path.sep).join("/")}`.replace(/\/$/, "");
+    const mod = (await import(file)) as Record<string, unknown>;
+    for (const method of METHODS) {
+      const handler = mod[method];
+      if (typeof handler !== "function") continue;
+      found.push({ key: `${method} ${pattern}`, method, pattern, handler: handler as RouteMethod["handler"], declared: declaredRoute(handler) });
+    }
+  }
+  return found;
+}
+
+const ROUTES = await discover();
+/** The ones the matrix can call (built by route()); next-auth's catch-all is only checked to be listed. */
+const WRAPPED = ROUTES.filter((r) => r.declared !== undefined);
+
+describe("every API route declares its access", () => {
+  it("finds the routes on disk", () => {
+    expect(ROUTES.length).toBeGreaterThan(40);
+    expect(ROUTES.map((r) => r.key)).toEqual(expect.arrayContaining(["GET /api/v1/sandboxes", "POST /api/v1/sandboxes/[id]/pause", "GET /api/v1/sandboxes/usage"]));
+  });
+
+  it.each(ROUTES.map((r) => [r.key, r] as const))("%s", (_key, r) => {
+    if (!r.declared) {
+      expect(PUBLIC[r.key], `${r.key} is not built with route() and not listed as public`).toBeDefined();
+      return;
+    }
+    const { auth, perm } = r.declared;
+    if (auth !== "user") {
+      expect(PUBLIC[r.key], `${r.key} declares auth "${auth}" but is not listed as public`).toBeDefined();
+      return;
+    }
+    expect(PUBLIC[r.key], `${r.key} requires a session but is listed as public`).toBeUndefined();
+    if (!perm) {
+      expect(OWN_ACCOUNT[r.key], `${r.key} requires no permission and is not listed as being about the user's own account`).toBeDefined();
+      return;
+    }
+    expect(OWN_ACCOUNT[r.key], `${r.key} has a permission but is listed as needing none`).toBeUndefined();
+    if (r.pattern.startsWith("/api/v1/")) {
+      // The proxy: reads need `*.read`, mutations `*.write`, except the listed reading mutations.
+      const reads = SAFE.has(r.method) || READING_MUTATIONS[r.key] !== undefined;
+      expect(perm, r.key).toMatch(reads ? /\.read$/ : /\.write$/);
+    }
+  });
+
+  it("lists no route that does not exist", () => {
+    const keys = new Set(ROUTES.map((r) => r.key));
+    for (const key of [...Object.keys(PUBLIC), ...Object.keys(OWN_ACCOUNT), ...Object.keys(READING_MUTATIONS)]) expect(keys.has(key), key).toBe(true);
+  });
+});
+
+type Principal = Role | "no team";
+const PRINCIPALS: Principal[] = [...ROLES, "no team"];
+
+describe.each(testBackends)("the route × role matrix on $name", (backend) => {
+  const ctx = useLocalEngine(() => useConsoleDb(backend));
+  const users = new Map<Principal, string>();
+  /** A live sandbox, so reads of sandbox routes can succeed; mutations use an id the upstream does not know. */
+  let sandboxId = "";
+  const MISSING = "sbx_01MATRIXMISSING0000000000";
+
+  beforeAll(async () => {
+    for (const principal of PRINCIPALS) {
+      const { user, teamId } = await makeUser(ctx.db(), principal === "no team" ? null : principal);
+      // Through the vault, not the route: viewers may not manage connections but still read through one.
+      await connectLocalEngine(user.id, { teamId });
+      users.set(principal, user.id);
+    }
+    const { cookie } = await sessionCookie(ctx.db(), users.get("owner")!);
+    const res = await createSandbox(request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12" } }), noParams);
+    expect(res.status).toBe(201);
+    sandboxId = ((await jsonOf(res)) as { id: string }).id;
+  }, 60_000);
+
+  /** The route's params: the live sandbox for reads, unknown ids for mutations (so nothing is changed). */
+  function paramsFor(r: RouteMethod): Record<string, string> {
+    const params: Record<string, string> = {};
+    for (const [, name] of r.pattern.matchAll(/\[([^\]]+)\]/g)) {
+      if (name === "port") params[name] = "3000";
+      else if (name === "dlv") params[name] = "dlv_01MATRIXMISSING";
+      else params[name!] = SAFE.has(r.method) ? sandboxId : MISSING;
+    }
+    return params;
+  }
+
+  async function send(r: RouteMethod, principal: Principal | null, headers: Record<string, string> = {}): Promise<Response> {
+    const params = paramsFor(r);
+    const url = r.pattern.replace(/\[([^\]]+)\]/g, (_m, name: string) => encodeURIComponent(params[name]!));
+    const cookie = principal === null ? undefined : (await sessionCookie(ctx.db(), users.get(principal)!)).cookie;
+    const body = SAFE.has(r.method) ? undefined : {};
+    return r.handler(request(url, { method: r.method, cookie, body, headers }), { params: Promise.resolve(params) });
+  }
+
+  /** A Baton refusal (as opposed to a validation or upstream answer). */
+  async function refusal(res: Response): Promise<string | null> {
+    if (res.status === 401) return "unauthorized";
+    if (res.status !== 403) return null;
+    const { code } = (await jsonOf(res.clone())) as { code?: string };
+    return code === "forbidden" || code === "bad_origin" ? code : null;
+  }
+
+  it.each(WRAPPED.map((r) => [r.key, r] as const))("%s", async (_key, r) => {
+    const { auth, perm } = r.declared!;
+    const stream = async (res: Response) => void (await res.body?.cancel().catch(() => undefined));
+
+    if (auth === "user") {
+      const anonymous = await send(r, null);
+      expect(anonymous.status, `${r.key} without a session`).toBe(401);
+      expect(await jsonOf(anonymous)).toMatchObject({ code: "unauthorized" });
+      for (const principal of PRINCIPALS) {
+        const allowed = perm ? principal !== "no team" && can(principal, perm) : true;
+        const res = await send(r, principal);
+        if (allowed) {
+          expect(await refusal(res), `${r.key} as ${principal} (has ${perm ?? "a session"}): ${res.status}`).toBeNull();
+        } else {
+          expect(res.status, `${r.key} as ${principal} (lacks ${perm})`).toBe(403);
+          expect(await jsonOf(res)).toMatchObject({ code: "forbidden", detail: expect.stringContaining(perm!) });
+        }
+        await stream(res);
+      }
+    }
+
+    if (!SAFE.has(r.method)) {
+      const cross = await send(r, "owner", { origin: "https://evil.example", "sec-fetch-site": "cross-site" });
+      expect(cross.status, `${r.key} from another site`).toBe(403);
+      expect(await jsonOf(cross)).toMatchObject({ code: "bad_origin" });
+      const noFetchMetadata = await send(r, "owner", { origin: "https://evil.example", "sec-fetch-site": "" });
+      expect(noFetchMetadata.status, `${r.key} with a foreign Origin`).toBe(403);
+    }
+  });
+});
