@@ -1,7 +1,18 @@
 import fs from "node:fs";
 import http from "node:http";
+import type { EngineHandle } from "../test/helpers/engine.js";
 
 /** Shared helpers for `npm run bench`: statistics, the table printer, an exec/stream client, /proc lookups. */
+
+/** What each bench section gets from run.ts: the engine, sandbox lifecycle calls that keep the cleanup list, and the notes printed under the table. */
+export type Bench = {
+  e: EngineHandle;
+  create(body?: Record<string, unknown>): Promise<string>;
+  terminate(id: string): Promise<void>;
+  /** POST /exec; throws unless it exits 0. Returns stdout. */
+  exec(id: string, command: string, extra?: Record<string, unknown>): Promise<string>;
+  note(text: string): void;
+};
 
 /** Nearest-rank percentile of a sample (p in 0..100). */
 export function pct(xs: number[], p: number): number {

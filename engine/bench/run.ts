@@ -2,13 +2,18 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import { startEngine, type EngineHandle } from "../test/helpers/engine.js";
-import { children, cpuSeconds, descendants, listeningPid, pct, procStatus, sleep, streamExec, table, type Row } from "./lib.js";
+import { children, cpuSeconds, descendants, listeningPid, pct, procStatus, sleep, streamExec, table, type Bench, type Row } from "./lib.js";
+import { previewOverhead } from "./previews.js";
+import { snapshotFork } from "./storage.js";
+import { templateBuild } from "./templates.js";
 
 /**
  * `npm run bench`: latency, throughput and density of the local engine against the numbers in
- * /work/shared/engine-notes.md §5 and orkestr's published claims. Prints a markdown table; it
- * never asserts (benchmarks are not tests). Everything is client-measured over HTTP with
- * performance.now(); percentiles are nearest-rank.
+ * /work/shared/engine-notes.md §5 and orkestr's published claims, plus the preview proxy, named
+ * snapshot/fork and template build overheads (previews.ts, storage.ts, templates.ts). Prints a
+ * markdown table; it never asserts (benchmarks are not tests). Everything is client-measured over
+ * HTTP with performance.now() (the preview baseline alone is timed inside the sandbox);
+ * percentiles are nearest-rank.
  */
 
 const N_CREATE = 30;
@@ -17,13 +22,6 @@ const N_PAUSE = 20;
 const K_IDLE = 20;
 const STREAM_BYTES = 200_000_000; // `head -c 200000000` = 200e6 bytes (GNU `200M` would be 200 MiB)
 const MiB = 1024 * 1024;
-
-type Bench = {
-  e: EngineHandle;
-  create(body?: Record<string, unknown>): Promise<string>;
-  terminate(id: string): Promise<void>;
-  exec(id: string, command: string): Promise<void>;
-};
 
 const notes: string[] = [];
 const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
@@ -247,10 +245,12 @@ async function main(): Promise<void> {
       if (r.status !== 204) throw new Error(`terminate: ${r.status} ${r.text}`);
       live.delete(id);
     },
-    async exec(id, command) {
-      const r = await e.api("POST", `/sandboxes/${id}/exec`, { command });
-      if (r.status !== 200 || r.body.exit_code !== 0) throw new Error(`exec ${command}: ${r.status} ${r.text}`);
+    async exec(id, command, extra = {}) {
+      const r = await e.api("POST", `/sandboxes/${id}/exec`, { command, ...extra });
+      if (r.status !== 200 || r.body.exit_code !== 0) throw new Error(`exec ${command.slice(0, 200)}: ${r.status} ${r.text.slice(0, 2000)}`);
+      return r.body.stdout as string;
     },
+    note: (text) => notes.push(text),
   };
   try {
     const limits = await e.api("GET", "/limits");
@@ -262,6 +262,9 @@ async function main(): Promise<void> {
       ["stream throughput", streamThroughput],
       ["pause/resume", pauseResume],
       ["idle density", idleDensity],
+      ["preview proxy", previewOverhead],
+      ["snapshot and fork", snapshotFork],
+      ["template build", templateBuild],
     ] as const) {
       const t0 = performance.now();
       try {
@@ -274,7 +277,9 @@ async function main(): Promise<void> {
       }
     }
     console.log("\n" + table(rows) + "\n");
-    console.log("Ours ÷ ref: below 1× is better for latency and memory, above 1× for throughput. Warm-up runs (3 creates, 10 execs, 2 pause cycles) are excluded.");
+    console.log(
+      "Ours ÷ ref: below 1× is better for latency and memory, above 1× for throughput. Warm-up runs (3 creates, 10 execs, 2 pause cycles, 30 preview GETs, 1 snapshot+fork, 1 template build) are excluded.",
+    );
     for (const n of notes) console.log(`\n- ${n}`);
   } finally {
     await cleanup();
