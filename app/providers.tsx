@@ -3,6 +3,7 @@
 import { QueryClient, QueryClientProvider, isServer } from "@tanstack/react-query";
 import type { ReactNode } from "react";
 import { ThemeProvider } from "../components/layout/theme-provider";
+import { Toaster } from "../components/ui/toaster";
 
 /** Client errors from Baton's API carry an HTTP status; 4xx answers will not change on retry. */
 function statusOf(error: unknown): number | undefined {
@@ -41,7 +42,10 @@ export function Providers({ children }: { children: ReactNode }) {
   const queryClient = getQueryClient();
   return (
     <QueryClientProvider client={queryClient}>
-      <ThemeProvider>{children}</ThemeProvider>
+      <ThemeProvider>
+        {children}
+        <Toaster />
+      </ThemeProvider>
     </QueryClientProvider>
   );
 }
