@@ -12,6 +12,8 @@ export class ApiError extends Error {
     readonly field: string | null = null,
     /** Messages by field ("name", "base_url", "token"). */
     readonly errors: Record<string, string> = {},
+    /** Seconds the server asked to wait (Retry-After on 503 fleet_full or 429), when it said. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(detail);
   }
@@ -23,12 +25,40 @@ export class ApiError extends Error {
   }
 }
 
-export async function apiFetch<T>(url: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
+export interface ApiInit {
+  method?: string;
+  body?: unknown;
+  signal?: AbortSignal;
+  /** Extra request headers (e.g. Idempotency-Key). */
+  headers?: Record<string, string>;
+}
+
+/** One page of a list: the items and the cursor of the next page (X-Next-Cursor), null at the end. */
+export interface ApiPage<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export async function apiFetch<T>(url: string, init: ApiInit = {}): Promise<T> {
+  return (await apiRequest<T>(url, init)).data;
+}
+
+/** A list route's page: the bare JSON array plus X-Next-Cursor. */
+export async function apiFetchPage<T>(url: string, init: ApiInit = {}): Promise<ApiPage<T>> {
+  const { data, response } = await apiRequest<T[]>(url, init);
+  return { items: Array.isArray(data) ? data : [], nextCursor: response.headers.get("x-next-cursor") || null };
+}
+
+async function apiRequest<T>(url: string, init: ApiInit): Promise<{ data: T; response: Response }> {
   let response: Response;
   try {
     response = await fetch(url, {
       method: init.method ?? "GET",
-      headers: init.body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
+      headers: {
+        accept: "application/json",
+        ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+        ...init.headers,
+      },
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
       credentials: "same-origin",
       signal: init.signal,
@@ -45,12 +75,20 @@ export async function apiFetch<T>(url: string, init: { method?: string; body?: u
       data = null;
     }
   }
-  if (response.ok) return data as T;
+  if (response.ok) return { data: data as T, response };
   const body = (typeof data === "object" && data !== null ? data : {}) as { detail?: unknown; code?: unknown; field?: unknown; errors?: unknown };
   const detail = typeof body.detail === "string" && body.detail.trim() ? body.detail.trim() : `The server answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}.`;
   const errors: Record<string, string> = {};
   if (typeof body.errors === "object" && body.errors !== null) {
     for (const [k, v] of Object.entries(body.errors)) if (typeof v === "string") errors[k] = v;
   }
-  throw new ApiError(response.status, typeof body.code === "string" ? body.code : "error", detail, typeof body.field === "string" ? body.field : null, errors);
+  const retryAfter = Number(response.headers.get("retry-after"));
+  throw new ApiError(
+    response.status,
+    typeof body.code === "string" ? body.code : "error",
+    detail,
+    typeof body.field === "string" ? body.field : null,
+    errors,
+    Number.isFinite(retryAfter) && retryAfter >= 0 && response.headers.has("retry-after") ? retryAfter : null,
+  );
 }
