@@ -142,11 +142,15 @@ interface WorkerFixtures {
   owner: Owner;
   /** The owner signed in once per worker (POST /api/auth/login): cookies to put into a browser context. */
   ownerState: StorageState;
+  /** The owner's active connection to the worker's local engine ("Use the local engine"), made once per worker. */
+  localEngine: { connectionId: string };
 }
 
 interface TestFixtures {
   /** The test's `page`, signed in as the owner (its context carries the owner's session cookie). */
   signedIn: Page;
+  /** `signedIn`, with the local engine connected: the sandbox pages have a real backend. */
+  connected: Page;
 }
 
 type StorageState = Awaited<ReturnType<APIRequestContext["storageState"]>>;
@@ -220,10 +224,26 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     },
     { scope: "worker" },
   ],
+  localEngine: [
+    async ({ servers, ownerState, playwright }, use) => {
+      const api = await playwright.request.newContext({ baseURL: servers.baseURL, storageState: ownerState });
+      const response = await api.post("/api/connections/local-engine", { headers: { origin: servers.baseURL } });
+      if (!response.ok()) throw new Error(`connecting the local engine failed: ${response.status()} ${await response.text()}\n${servers.log()}`);
+      const { connection } = (await response.json()) as { connection: { id: string } };
+      await api.dispose();
+      await use({ connectionId: connection.id });
+    },
+    { scope: "worker" },
+  ],
   baseURL: async ({ servers }, use) => {
     await use(servers.baseURL);
   },
   signedIn: async ({ page, context, ownerState }, use) => {
+    await context.addCookies(ownerState.cookies);
+    await use(page);
+  },
+  connected: async ({ page, context, ownerState, localEngine }, use) => {
+    void localEngine;
     await context.addCookies(ownerState.cookies);
     await use(page);
   },
