@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
 
@@ -50,4 +51,41 @@ describe("degraded isolation", () => {
     expect([open.status, open.body.code]).toEqual([403, "network_not_allowed"]);
     expect((await e.api("DELETE", `/sandboxes/${id}`)).status).toBe(204);
   });
+
+  // Last: it stops the engine. Without a user namespace setpriv changes the uid, which clears the
+  // parent-death signal bwrap gave the sandbox's init: terminate and shutdown must kill it themselves.
+  it("terminate and shutdown leave no sandbox process behind", async () => {
+    const uidOf = async (id: string) => Number((await exec(e, id, "id -u")).stdout.trim());
+    const a = await createSandbox(e);
+    const b = await createSandbox(e);
+    const [uidA, uidB] = [await uidOf(a), await uidOf(b)];
+    await exec(e, a, "nohup sleep 300 >/dev/null 2>&1 &");
+    expect(pidsOfUid(uidA).length).toBeGreaterThan(1);
+    expect((await e.api("DELETE", `/sandboxes/${a}`)).status).toBe(204);
+    await waitUntilGone(uidA);
+    expect(pidsOfUid(uidB).length).toBeGreaterThan(0);
+    await e.stop("SIGTERM");
+    await waitUntilGone(uidB);
+  });
 });
+
+async function waitUntilGone(uid: number): Promise<void> {
+  const end = Date.now() + 5000;
+  while (pidsOfUid(uid).length > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  expect(pidsOfUid(uid)).toEqual([]);
+}
+
+/** Pids whose real uid is `uid`. */
+function pidsOfUid(uid: number): number[] {
+  const pids: number[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const m = /^Uid:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${name}/status`, "utf8"));
+      if (m && Number(m[1]) === uid) pids.push(Number(name));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return pids;
+}

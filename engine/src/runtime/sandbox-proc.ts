@@ -236,6 +236,15 @@ export class SandboxProcess {
   async kill(): Promise<void> {
     await this.cgroup.destroy().catch(() => undefined);
     if (!this.exited) {
+      // SIGKILL to the init of the sandbox's pid namespace ends every process in it. Without cgroups
+      // this is the only handle on them: killing bwrap alone is not enough where setpriv changed the
+      // uid (bwrap-root), as that cleared the parent-death signal bwrap gave the init. While bwrap
+      // lives it has not reaped the init, so the pid cannot have been reused.
+      try {
+        process.kill(this.targetPid, "SIGKILL");
+      } catch {
+        /* already gone */
+      }
       this.bwrap.kill("SIGKILL");
       await new Promise<void>((r) => (this.exited ? r() : this.bwrap.once("exit", () => r())));
     }

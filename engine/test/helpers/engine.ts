@@ -105,7 +105,8 @@ export async function startEngine(opts: { env?: Record<string, string>; dataDir?
     api: (method, p, body, o) => call(`${origin}/v1`, o?.token === undefined ? token : o.token, method, p, body, o?.headers),
     stop: (signal = "SIGTERM") =>
       new Promise((resolve) => {
-        if (proc.exitCode !== null) return resolve(proc.exitCode);
+        // Already gone (exited, or killed by a signal: then exitCode stays null).
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve(proc.exitCode);
         proc.once("exit", (code) => resolve(code));
         proc.kill(signal);
       }),
