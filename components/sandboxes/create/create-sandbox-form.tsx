@@ -177,7 +177,7 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
     if (!request.body) {
       // After React has marked the fields: focus the first one in error.
       requestAnimationFrame(() => {
-        const first = formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"], fieldset[data-invalid] input:not(:disabled)');
+        const first = formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"], [data-invalid] input:not(:disabled)');
         first?.focus();
       });
       return;

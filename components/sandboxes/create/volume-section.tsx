@@ -53,7 +53,7 @@ export function VolumeSection({
           </p>
         ) : null}
         {state.volumeChoice === "existing" ? (
-          <FormField id="volume-existing" label="Which volume" error={errors.volume} hint="A volume backs one running or paused sandbox at a time.">
+          <FormField id="volume-pick" label="Which volume" error={errors.volume} hint="A volume backs one running or paused sandbox at a time.">
             {(aria) => (
               <NativeSelect {...aria} value={state.volume} onChange={(e) => update("volume", e.target.value)}>
                 <option value="">{volumes.isPending ? "Loading volumes…" : "Choose a volume"}</option>
@@ -73,7 +73,7 @@ export function VolumeSection({
           </FormField>
         ) : null}
         {state.volumeChoice === "new" ? (
-          <FormField id="volume-new" label="New volume name" error={errors.volume} hint="Letters, digits, '.', '_' and '-'. It lives in the sandbox's region.">
+          <FormField id="volume-name" label="New volume name" error={errors.volume} hint="Letters, digits, '.', '_' and '-'. It lives in the sandbox's region.">
             {(aria) => <Input {...aria} value={state.newVolumeName} onChange={(e) => update("newVolumeName", e.target.value)} autoComplete="off" spellCheck={false} className="font-mono" />}
           </FormField>
         ) : null}

@@ -28,7 +28,7 @@ export function SandboxHeader() {
         <div className="flex min-w-0 flex-col gap-1.5">
           <div className="flex flex-wrap items-center gap-2">
             <h1 className="truncate font-mono text-xl font-semibold tracking-tight sm:text-2xl">{sandbox.id}</h1>
-            <CopyButton text={sandbox.id} label="Copy id" copiedLabel="Copied" aria-label={`Copy the id ${sandbox.id}`} />
+            <CopyButton text={sandbox.id} label="Copy id" copiedLabel="Copied" />
             <StatusBadge status={sandbox.status} />
           </div>
           <p className="text-sm text-muted-foreground">
