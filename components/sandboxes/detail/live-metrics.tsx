@@ -55,7 +55,7 @@ export function LiveMetrics({ id, status }: { id: string; status: string }) {
           </Alert>
         ) : null}
         <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-5">
-          <Stat label="CPU now" testId="cpu-now" value={running ? formatPercent(m?.cpu?.usage_percent) : "—"} sub={running && m?.cpu?.usage_cores != null && cores ? `${m.cpu.usage_cores.toFixed(2)} of ${cores} cores` : cores ? `${cores} cores` : undefined} />
+          <Stat label="CPU now" testId="cpu-now" value={running ? formatPercent(m?.cpu?.usage_percent) : "—"} sub={running && m?.cpu?.usage_cores != null && cores ? `${m.cpu.usage_cores.toFixed(2)} of ${cores} ${cores === 1 ? "core" : "cores"}` : cores ? `${cores} ${cores === 1 ? "core" : "cores"}` : undefined} />
           <Stat
             label="Memory now"
             testId="memory-now"
@@ -63,8 +63,9 @@ export function LiveMetrics({ id, status }: { id: string; status: string }) {
             sub={running && m?.memory?.usage_percent != null ? `${formatPercent(m.memory.usage_percent)} of ${formatBytes(m.memory.limit_bytes)}` : m?.memory?.limit_bytes ? `limit ${formatBytes(m.memory.limit_bytes)}` : undefined}
           />
           <Stat label="CPU time (lifetime)" value={m ? `${cpuSeconds.toFixed(1)} s` : "—"} />
-          <Stat label="Memory (lifetime)" value={m ? `${(gbSeconds / 3600).toFixed(4)} GiB·h` : "—"} sub={m ? `${gbSeconds.toFixed(1)} GiB·s` : undefined} />
-          <Stat label="Cost so far" testId="cost-so-far" value={m ? formatEur(cost) : "—"} sub="pay-as-you-go rates" />
+          <Stat label="Memory (lifetime)" value={m ? `${gbSeconds.toFixed(1)} GiB·s` : "—"} sub={m ? `${(gbSeconds / 3600).toFixed(4)} GiB·h` : undefined} />
+          {/* Under a hundredth of a cent the four decimals would read €0.0000: say "under" instead. */}
+          <Stat label="Cost so far" testId="cost-so-far" value={m ? (cost > 0 && cost < 0.0001 ? `< ${formatEur(0.0001)}` : formatEur(cost)) : "—"} sub="pay-as-you-go rates" />
         </dl>
         {notRunningNote ? (
           <p role="status" data-testid="metrics-not-running" className="text-sm text-muted-foreground">

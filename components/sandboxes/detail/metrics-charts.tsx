@@ -78,7 +78,7 @@ export function MemoryChart({ points, periods, now, windowMs, limitBytes }: Char
         <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" vertical={false} />
         <XAxis dataKey="t" type="number" scale="time" domain={[from, to]} allowDataOverflow tickFormatter={formatClock} tick={AXIS} stroke="var(--border)" minTickGap={48} />
         {/* Bytes on the left, % of the limit on the right: the same scale, so one series reads on both. */}
-        <YAxis yAxisId="bytes" domain={[0, max]} ticks={[0, max / 4, max / 2, (3 * max) / 4, max]} tickFormatter={(v: number) => formatBytes(v)} tick={AXIS} stroke="var(--border)" width={64} />
+        <YAxis yAxisId="bytes" domain={[0, max]} ticks={[0, max / 4, max / 2, (3 * max) / 4, max]} tickFormatter={(v: number) => formatBytes(v)} tick={AXIS} stroke="var(--border)" width={76} />
         <YAxis yAxisId="pct" orientation="right" domain={[0, 100]} ticks={[0, 25, 50, 75, 100]} tickFormatter={(v: number) => `${v}%`} tick={AXIS} stroke="var(--border)" width={40} hide={!limitBytes} />
         <PeriodAreas periods={periods} now={now} from={from} yAxisId="bytes" />
         <Tooltip content={(p) => <TooltipBox {...p} render={(pt) => `${formatBytes(pt.mem)}${pt.memPct !== null ? ` (${formatPercent(pt.memPct)} of the limit)` : ""}`} />} />
