@@ -1,0 +1,83 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import type { ReactNode } from "react";
+import { SandboxProvider } from "../../../../components/sandboxes/detail/sandbox-context";
+import { SandboxHeader } from "../../../../components/sandboxes/detail/sandbox-header";
+import { SandboxTabs } from "../../../../components/sandboxes/detail/sandbox-tabs";
+import { Alert, AlertDescription, AlertTitle } from "../../../../components/ui/alert";
+import { OrkestrError } from "../../../../lib/orkestr/errors";
+import type { Sandbox } from "../../../../lib/orkestr/schemas/sandboxes";
+import { requireUser } from "../../../../lib/server/auth";
+import { describeError } from "../../../../lib/server/errors";
+import { withUpstream } from "../../../../lib/server/upstream";
+
+type Params = Promise<{ id: string }>;
+
+/** The id as typed in the URL; a malformed escape is kept as is (the upstream then says 404). */
+function decodeId(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+export async function generateMetadata({ params }: { params: Params }): Promise<Metadata> {
+  const { id } = await params;
+  return { title: decodeId(id) };
+}
+
+/** The sandbox, or why it could not be read; an id the upstream does not know is a 404 page. */
+async function loadSandbox(userId: string, id: string): Promise<{ sandbox: Sandbox } | { problem: { code: string; detail: string } }> {
+  try {
+    return { sandbox: await withUpstream({ id: userId }, (orkestr) => orkestr.sandboxes.get(id)) };
+  } catch (err) {
+    if (err instanceof OrkestrError && (err.status === 404 || err.code === "sandbox_not_found")) return { problem: { code: "not_found", detail: err.detail } };
+    const { body } = describeError(err, "sandbox detail");
+    return { problem: { code: body.code, detail: body.detail } };
+  }
+}
+
+// The detail frame shared by Overview, Terminal, Files, Previews and Activity: the sandbox is read
+// here, server-side, with the user's own connection (another user's sandbox is the upstream's 404),
+// and handed to the client leaves, which keep it live.
+export default async function SandboxLayout({ children, params }: { children: ReactNode; params: Params }) {
+  const { id: rawId } = await params;
+  const id = decodeId(rawId);
+  const current = await requireUser();
+  const result = await loadSandbox(current.user.id, id);
+  if ("problem" in result) {
+    if (result.problem.code === "not_found") notFound();
+    const connectionProblem = ["no_connection", "connection_token_rejected", "token_unreadable", "invalid_url"].includes(result.problem.code);
+    return (
+      <div className="flex flex-col gap-4">
+        <h1 className="font-mono text-xl font-semibold">{id}</h1>
+        <Alert variant="destructive">
+          <AlertTitle>This sandbox could not be loaded</AlertTitle>
+          <AlertDescription className="flex flex-col gap-2 text-foreground">
+            <p>{result.problem.detail}</p>
+            <p>
+              {connectionProblem ? (
+                <Link href="/settings/connections" className="font-medium underline underline-offset-4">
+                  Open Settings → Connections
+                </Link>
+              ) : (
+                <Link href={`/sandboxes/${encodeURIComponent(id)}`} className="font-medium underline underline-offset-4">
+                  Try again
+                </Link>
+              )}
+            </p>
+          </AlertDescription>
+        </Alert>
+      </div>
+    );
+  }
+  return (
+    <SandboxProvider initial={result.sandbox}>
+      <SandboxHeader />
+      <SandboxTabs id={result.sandbox.id} />
+      {children}
+    </SandboxProvider>
+  );
+}

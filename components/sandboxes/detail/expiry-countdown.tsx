@@ -1,0 +1,15 @@
+"use client";
+
+import { formatDuration, toMs, type WireTime } from "./format";
+import { useNow } from "./use-now";
+
+/** "terminates in 4 min 05 s" (or "pauses in"), ticking; nothing without an expiry. */
+export function ExpiryCountdown({ expiresAt, onTimeout }: { expiresAt: WireTime; onTimeout: string }) {
+  const now = useNow(1000);
+  const at = toMs(expiresAt);
+  if (at === null) return <span>no countdown</span>;
+  const verb = onTimeout === "pause" ? "pauses" : "terminates";
+  if (now === null) return <span>{verb} at {new Date(at).toLocaleTimeString()}</span>;
+  const left = (at - now) / 1000;
+  return <span data-testid="expiry-countdown">{left > 0 ? `${verb} in ${formatDuration(left)}` : `${verb} now`}</span>;
+}

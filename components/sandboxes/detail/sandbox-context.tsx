@@ -1,0 +1,32 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { createContext, useContext, type ReactNode } from "react";
+import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
+import { DETAIL_POLL_MS } from "../../../lib/queries/sandbox-detail";
+import { sandboxQueries } from "../../../lib/queries/sandboxes";
+
+/** Statuses after which nothing changes any more: polling stops. */
+export const FINAL_STATUSES = ["terminated", "expired", "failed"];
+
+const InitialSandbox = createContext<Sandbox | null>(null);
+
+/**
+ * The detail pages' sandbox: read server-side by the layout (so an unknown id is a 404 before any
+ * client code runs), then kept live by one shared query that every tab reads through useSandbox().
+ */
+export function SandboxProvider({ initial, children }: { initial: Sandbox; children: ReactNode }) {
+  return <InitialSandbox.Provider value={initial}>{children}</InitialSandbox.Provider>;
+}
+
+export function useSandbox() {
+  const initial = useContext(InitialSandbox);
+  if (!initial) throw new Error("useSandbox() outside <SandboxProvider>");
+  return useQuery({
+    ...sandboxQueries.detail(initial.id),
+    initialData: initial,
+    initialDataUpdatedAt: 0,
+    // Expiry, auto-resume and other clients change the status too. Hidden tabs do not poll (the default).
+    refetchInterval: (query) => (FINAL_STATUSES.includes(query.state.data?.status ?? "") ? false : DETAIL_POLL_MS),
+  });
+}

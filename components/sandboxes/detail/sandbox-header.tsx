@@ -1,0 +1,53 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { sandboxQueries } from "../../../lib/queries/sandboxes";
+import { CopyButton } from "../create/copy-button";
+import { maxTimeoutSeconds } from "../create/create-request";
+import { ExpiryCountdown } from "./expiry-countdown";
+import { LifecycleActions } from "./lifecycle-actions";
+import { useSandbox } from "./sandbox-context";
+import { StatusBadge } from "./status-badge";
+
+/** The detail frame's header: the id (copyable), its status, a one-line summary and the lifecycle buttons. */
+export function SandboxHeader() {
+  const { data: sandbox, isError, error } = useSandbox();
+  const limits = useQuery(sandboxQueries.limits());
+  const summary = [sandbox.template, sandbox.size, sandbox.region, sandbox.network ? `network ${sandbox.network}` : null].filter(Boolean).join(" · ");
+  return (
+    <div className="flex flex-col gap-3 pb-4">
+      <nav aria-label="Breadcrumb" className="text-sm text-muted-foreground">
+        <Link href="/sandboxes" className="hover:text-foreground hover:underline">
+          Sandboxes
+        </Link>
+        <span aria-hidden="true"> / </span>
+        <span className="font-mono">{sandbox.id}</span>
+      </nav>
+      <div className="flex flex-col gap-3 lg:flex-row lg:items-start lg:justify-between">
+        <div className="flex min-w-0 flex-col gap-1.5">
+          <div className="flex flex-wrap items-center gap-2">
+            <h1 className="truncate font-mono text-xl font-semibold tracking-tight sm:text-2xl">{sandbox.id}</h1>
+            <CopyButton text={sandbox.id} label="Copy id" copiedLabel="Copied" />
+            <StatusBadge status={sandbox.status} />
+          </div>
+          <p className="text-sm text-muted-foreground">
+            {summary}
+            {sandbox.status === "running" ? (
+              <>
+                {summary ? " · " : ""}
+                <ExpiryCountdown expiresAt={sandbox.expires_at} onTimeout={sandbox.on_timeout ?? "kill"} />
+              </>
+            ) : null}
+          </p>
+          {isError ? (
+            <p role="status" className="text-xs text-destructive">
+              Live status paused: {error.message}
+            </p>
+          ) : null}
+        </div>
+        <LifecycleActions sandbox={sandbox} maxTimeoutSeconds={maxTimeoutSeconds(limits.data)} />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,147 @@
+"use client";
+
+import { useEffect, useState } from "react";
+import type { SandboxEvent } from "../../../lib/orkestr/schemas/events";
+import { ApiError } from "../../../lib/queries/api";
+import { EVENTS_MAX, EVENTS_POLL_MS, eventsFollowUrl, fetchAllEvents } from "../../../lib/queries/sandbox-detail";
+
+/** How the timeline stays current: the SSE follow stream, or polling when a server has none. */
+export type FollowMode = "loading" | "live" | "reconnecting" | "polling" | "paused" | "ended";
+
+/** Opening the stream failed this many times in a row without ever opening: poll instead. */
+const FAILED_OPENS_BEFORE_POLLING = 3;
+
+function keyOf(e: SandboxEvent): string {
+  return e.id ?? `${String(e.t ?? e.created_at)}|${e.type}|${JSON.stringify(e.data)}`;
+}
+
+/** Adds events not seen yet; oldest first, at most EVENTS_MAX (the newest kept). */
+function merge(list: SandboxEvent[], incoming: SandboxEvent[]): SandboxEvent[] {
+  const seen = new Set(list.map(keyOf));
+  const added = incoming.filter((e) => {
+    const k = keyOf(e);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+  if (!added.length) return list;
+  return [...list, ...added].slice(-EVENTS_MAX);
+}
+
+/**
+ * The activity timeline, live: the backlog from the paged events endpoint, then the proxy's SSE
+ * follow stream (GET /api/v1/sandboxes/{id}/events?follow=true), resumed from the last event id
+ * after a drop. A server without the stream is polled every EVENTS_POLL_MS instead. Either stops
+ * while the browser tab is hidden, and for a sandbox that is gone (after one last read).
+ */
+export function useSandboxEvents(id: string, active: boolean): { events: SandboxEvent[]; mode: FollowMode; error: ApiError | null } {
+  const [events, setEvents] = useState<SandboxEvent[]>([]);
+  const [mode, setMode] = useState<FollowMode>("loading");
+  const [error, setError] = useState<ApiError | null>(null);
+
+  useEffect(() => {
+    let cancelled = false;
+    let source: EventSource | null = null;
+    let pollTimer: ReturnType<typeof setTimeout> | null = null;
+    let lastEventId: string | null = null;
+    let failedOpens = 0;
+    let polling = false;
+    const controller = new AbortController();
+
+    const add = (incoming: SandboxEvent[]) => {
+      if (!cancelled && incoming.length) setEvents((list) => merge(list, incoming));
+    };
+    const readAll = async () => {
+      try {
+        add(await fetchAllEvents(id, controller.signal));
+        setError(null);
+        return true;
+      } catch (err) {
+        if (cancelled || (err as Error).name === "AbortError") return false;
+        setError(err instanceof ApiError ? err : new ApiError(0, "error", (err as Error).message));
+        return false;
+      }
+    };
+    const stop = () => {
+      source?.close();
+      source = null;
+      if (pollTimer) clearTimeout(pollTimer);
+      pollTimer = null;
+    };
+    const poll = async () => {
+      pollTimer = null;
+      if (cancelled || document.hidden) return;
+      await readAll();
+      if (!cancelled && !document.hidden) pollTimer = setTimeout(poll, EVENTS_POLL_MS);
+    };
+    const follow = () => {
+      if (cancelled || document.hidden) return;
+      if (polling) {
+        setMode("polling");
+        void poll();
+        return;
+      }
+      const es = new EventSource(eventsFollowUrl(id, lastEventId));
+      source = es;
+      let opened = false;
+      es.onopen = () => {
+        opened = true;
+        failedOpens = 0;
+        setMode("live");
+        setError(null);
+      };
+      es.onmessage = (msg) => {
+        if (msg.lastEventId) lastEventId = msg.lastEventId;
+        try {
+          const parsed = JSON.parse(msg.data) as SandboxEvent;
+          if (parsed && typeof parsed.type === "string") add([{ ...parsed, data: parsed.data ?? {} }]);
+        } catch {
+          // a frame that is not an event (a comment or a keepalive some servers send as data)
+        }
+      };
+      es.onerror = () => {
+        if (!opened) failedOpens += 1;
+        if (es.readyState === EventSource.CLOSED || failedOpens >= FAILED_OPENS_BEFORE_POLLING) {
+          // The server refused the stream (an error status or not SSE): fall back to polling.
+          es.close();
+          source = null;
+          polling = true;
+          setMode("polling");
+          void poll();
+          return;
+        }
+        setMode("reconnecting"); // EventSource retries by itself, sending Last-Event-ID
+      };
+    };
+    const onVisibility = () => {
+      if (document.hidden) {
+        stop();
+        setMode("paused");
+      } else if (!source && !pollTimer && active) {
+        setMode(polling ? "polling" : "reconnecting");
+        follow();
+      }
+    };
+
+    void (async () => {
+      const ok = await readAll();
+      if (cancelled) return;
+      if (!active) {
+        setMode("ended");
+        return;
+      }
+      if (!ok) polling = false; // still try the stream: it may work where the page did not
+      document.addEventListener("visibilitychange", onVisibility);
+      follow();
+    })();
+
+    return () => {
+      cancelled = true;
+      controller.abort();
+      stop();
+      document.removeEventListener("visibilitychange", onVisibility);
+    };
+  }, [id, active]);
+
+  return { events, mode, error };
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { emptyHistory, mergeMetrics, sinceParam } from "../../components/sandboxes/detail/metrics-history";
+import type { Metrics } from "../../lib/orkestr/schemas/metrics";
+
+const T0 = Date.parse("2025-06-01T12:00:00Z");
+const iso = (s: number) => new Date(T0 + s * 1000).toISOString();
+
+function running(samples: [number, number][]): Metrics {
+  return {
+    sandbox_status: "running",
+    sample_interval_seconds: 1,
+    memory: { limit_bytes: 1000 },
+    samples: samples.map(([s, cpu]) => ({ t: iso(s), cpu_percent: cpu, mem_bytes: 100 })),
+  };
+}
+
+describe("mergeMetrics", () => {
+  it("accumulates samples once each, and `since` follows the newest", () => {
+    let h = mergeMetrics(emptyHistory(), running([[0, 5], [1, 6]]), T0 + 1500);
+    h = mergeMetrics(h, running([[1, 6], [2, 7]]), T0 + 2500); // a `since` read inclusively
+    expect(h.points.map((p) => p.cpu)).toEqual([5, 6, 7]);
+    expect(h.points[0]!.memPct).toBe(10);
+    expect(h.since).toBe(iso(2));
+    expect(h.intervalMs).toBe(1000);
+  });
+
+  it("draws a paused stretch as a gap (null points and a period), never as zeros", () => {
+    let h = mergeMetrics(emptyHistory(), running([[0, 50], [1, 50]]), T0 + 1500);
+    h = mergeMetrics(h, { sandbox_status: "paused", samples: [] }, T0 + 5000);
+    h = mergeMetrics(h, { sandbox_status: "paused", samples: [] }, T0 + 9000);
+    expect(h.periods).toEqual([{ status: "paused", from: T0 + 1000, to: null }]);
+    h = mergeMetrics(h, running([[20, 40]]), T0 + 20_500);
+    expect(h.periods).toEqual([{ status: "paused", from: T0 + 1000, to: T0 + 20_000 }]);
+    const cpu = h.points.map((p) => p.cpu);
+    expect(cpu).not.toContain(0);
+    expect(cpu.slice(0, 2)).toEqual([50, 50]);
+    expect(cpu.slice(2, -1).every((c) => c === null)).toBe(true);
+    expect(cpu[cpu.length - 1]).toBe(40);
+  });
+
+  it("breaks the line over a hole in the samples (a hidden tab)", () => {
+    let h = mergeMetrics(emptyHistory(), running([[0, 1]]), T0);
+    h = mergeMetrics(h, running([[60, 2]]), T0 + 60_000);
+    expect(h.points.map((p) => p.cpu)).toEqual([1, null, 2]);
+  });
+
+  it("keeps the window and drops older points", () => {
+    let h = mergeMetrics(emptyHistory(), running([[0, 1]]), T0);
+    h = mergeMetrics(h, running([[3600, 2]]), T0 + 3600_000);
+    expect(h.points.map((p) => p.cpu)).toEqual([2]);
+  });
+
+  it("passes `since` back as sent (ISO) or as unix seconds", () => {
+    expect(sinceParam("2025-06-01T12:00:00Z")).toBe("2025-06-01T12:00:00Z");
+    expect(sinceParam(1717243200)).toBe("1717243200");
+    expect(sinceParam(1717243200000)).toBe("1717243200");
+    expect(sinceParam(null)).toBeNull();
+  });
+});
