@@ -10,7 +10,9 @@ import { screenshot, watchForErrors } from "./helpers.js";
 // a preview_auth sandbox's iframe loads with the token the console supplies (the engine's preview
 // cookie must survive the console's cross-site iframe), and off / paused / nothing-listening
 // sandboxes say so plainly.
-test.use({ consoleInstance: "sandbox-previews" });
+// A short instance name: the engine's preview relay sockets live under the console's temp data dir, and
+// a unix socket path may not pass 107 bytes.
+test.use({ consoleInstance: "previews" });
 test.describe.configure({ mode: "serial" });
 
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -124,7 +126,7 @@ test("a preview_auth sandbox: the URL is protected, and the iframe loads with th
 
   // The token the user kept from create: pasted, the frame loads (the engine turns it into a cookie
   // that is SameSite=None; Secure; Partitioned, so it survives this cross-site iframe).
-  await page.getByLabel("Preview token").fill(token!);
+  await page.getByRole("textbox", { name: "Preview token" }).fill(token!);
   await page.getByRole("button", { name: "Use this token" }).click();
   const frame = page.frameLocator("iframe[title='Preview of port 8000']");
   await expect(frame.getByRole("heading", { name: "Directory listing for /" })).toBeVisible();

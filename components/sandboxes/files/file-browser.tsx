@@ -166,7 +166,9 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
   const hasFiles = (e: DragEvent) => [...e.dataTransfer.types].includes("Files");
 
   return (
-    <div className={cn("grid gap-4", open && "xl:grid-cols-[minmax(0,2fr)_minmax(0,3fr)]")}>
+    // The open file goes below the listing, not beside it: the console's content column is too
+    // narrow for both a readable listing and a readable file side by side.
+    <div className="flex flex-col gap-4">
       <section
         aria-labelledby="files-heading"
         className={cn("relative flex min-w-0 flex-col gap-3 rounded-lg border bg-card p-4", dragging && "ring-2 ring-primary ring-offset-2 ring-offset-background")}

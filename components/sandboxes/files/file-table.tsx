@@ -52,13 +52,13 @@ export function FileTable({
         <caption className="sr-only">Contents of {dir}</caption>
         <thead>
           <tr className="border-b text-left text-xs text-muted-foreground">
-            <th scope="col" className="py-2 pr-2 font-medium">
+            <th scope="col" className="w-full py-2 pr-2 font-medium">
               Name
             </th>
-            <th scope="col" className="px-2 py-2 text-right font-medium">
+            <th scope="col" className="whitespace-nowrap px-2 py-2 text-right font-medium">
               Size
             </th>
-            <th scope="col" className="hidden px-2 py-2 font-medium md:table-cell">
+            <th scope="col" className="hidden whitespace-nowrap px-2 py-2 font-medium md:table-cell">
               Modified
             </th>
             <th scope="col" className="py-2 pl-2 text-right font-medium">

@@ -101,9 +101,11 @@ export function PreviewViewer({ sandboxId, port }: { sandboxId: string; port: nu
             <GlobeIcon className="size-3.5" /> Public
           </Badge>
         )}
-        <code data-testid="preview-url" className="min-w-0 flex-1 truncate rounded bg-muted px-2 py-1 text-xs" title={url}>
+        <code data-testid="preview-url" className="min-w-0 flex-1 break-all rounded bg-muted px-2 py-1 text-xs">
           {url}
         </code>
+      </div>
+      <div className="flex flex-wrap items-center gap-2">
         <Button size="sm" variant="outline" onClick={() => void copy()}>
           <CopyIcon /> Copy URL
         </Button>
