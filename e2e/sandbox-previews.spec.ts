@@ -13,6 +13,9 @@ import { screenshot, watchForErrors } from "./helpers.js";
 // A short instance name: the engine's preview relay sockets live under the console's temp data dir, and
 // a unix socket path may not pass 107 bytes.
 test.use({ consoleInstance: "previews" });
+// Tall enough that the full-page screenshots need no viewport resize: a resize makes the preview's
+// out-of-process iframe repaint, and a capture right after it can catch the frame blank.
+test.use({ viewport: { width: 1280, height: 960 } });
 test.describe.configure({ mode: "serial" });
 
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -57,6 +60,12 @@ function previewStatus(servers: Servers, id: string, port: number, headers: Reco
   });
 }
 
+/** A moment for the out-of-process preview frame to repaint (after a load or a colour-scheme switch) before a screenshot. */
+async function settleFrames(page: Page) {
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  await page.waitForTimeout(400);
+}
+
 /** Preview hosts answer 401/502 pages on purpose in some tests; the console's own requests must not fail. */
 const previewHost = (url: string) => new URL(url).hostname.endsWith(".sbx.localhost");
 
@@ -90,9 +99,11 @@ test("a server started in the sandbox is detected, listed and shown in the ifram
   await page.getByRole("button", { name: "Reload" }).click();
   await expect(frame.getByRole("link", { name: "hello-from-8000.txt" })).toBeVisible();
 
+  await settleFrames(page);
   await screenshot(page, "sandbox-previews-light");
   expect(await axeProblems(page)).toEqual([]);
   await page.emulateMedia({ colorScheme: "dark" });
+  await settleFrames(page);
   await screenshot(page, "sandbox-previews-dark");
   expect(await axeProblems(page)).toEqual([]);
 
@@ -135,6 +146,7 @@ test("a preview_auth sandbox: the URL is protected, and the iframe loads with th
   await frame.getByRole("link", { name: "hello-from-8000.txt" }).click();
   await expect(frame.locator("body")).toHaveText("hi");
   await page.emulateMedia({ colorScheme: "dark" });
+  await settleFrames(page);
   await screenshot(page, "sandbox-previews-protected-dark");
   expect(await axeProblems(page)).toEqual([]);
 

@@ -158,7 +158,11 @@ export function PreviewViewer({ sandboxId, port }: { sandboxId: string; port: nu
           src={src}
           sandbox={PREVIEW_IFRAME_SANDBOX}
           referrerPolicy="no-referrer"
-          className="h-[70vh] min-h-96 w-full rounded-md border bg-white"
+          // A light frame in both themes, as the page looks opened on its own: most dev pages set no
+          // background, and inside the dark console their black text would land on a transparent
+          // frame over a dark card. color-scheme: light on the element keeps the frame's own
+          // canvas and Chromium's text/plain view light too.
+          className="h-[70vh] min-h-96 w-full rounded-md border bg-white [color-scheme:light]"
         />
       )}
     </section>

@@ -79,7 +79,7 @@ export function PreviewsPanel({ sandbox }: { sandbox: Sandbox }) {
 
   return (
     <div className="grid gap-4 lg:grid-cols-[16rem_minmax(0,1fr)]">
-      <aside aria-labelledby="ports-heading" className="flex flex-col gap-4 rounded-lg border bg-card p-4">
+      <aside aria-labelledby="ports-heading" className="flex flex-col gap-4 self-start rounded-lg border bg-card p-4">
         <div className="flex items-center justify-between gap-2">
           <h3 id="ports-heading" className="text-sm font-semibold">
             Listening ports
