@@ -56,7 +56,9 @@ test.afterAll(async ({ servers }) => {
 test("browse folders with breadcrumbs and view a file with syntax colours", async ({ connected: page }) => {
   const problems = watchForErrors(page);
   await page.emulateMedia({ colorScheme: "light" });
-  await page.goto(`/sandboxes/${sandboxId}/files`);
+  const response = await page.goto(`/sandboxes/${sandboxId}/files`);
+  // proxy.ts skips the /api/v1/sandboxes/*/files routes (request bodies), never this page: its CSP is there.
+  expect(response!.headers()["content-security-policy"]).toContain("'strict-dynamic'");
   await expect(page.getByRole("heading", { name: "Files", level: 2 })).toBeVisible();
   await expect(page.getByRole("navigation", { name: "Folder" })).toContainText("/workspace");
   await page.getByRole("button", { name: "Open folder src" }).click();
