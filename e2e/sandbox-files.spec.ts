@@ -230,3 +230,27 @@ test("a paused sandbox is not read: the tab says so and offers Resume", async ({
   }
   expect(problems).toEqual([]);
 });
+
+test("with a volume attached, /persist is browsable beside /workspace", async ({ connected: page, servers }) => {
+  const problems = watchForErrors(page);
+  const vol = await servers.engine.api("POST", "/volumes", { name: `files-spec-${Date.now()}`, size_gb: 1 });
+  expect(vol.status, vol.text).toBe(201);
+  const r = await servers.engine.api("POST", "/sandboxes", { template: "python-3.12", network: "off", volume: vol.body.id });
+  expect(r.status, r.text).toBe(201);
+  const withVolume = r.body.id as string;
+  try {
+    const w = await servers.engine.api("POST", `/sandboxes/${withVolume}/exec`, { command: "echo kept > /persist/kept.txt" });
+    expect(w.body.exit_code, w.text).toBe(0);
+    await page.goto(`/sandboxes/${withVolume}/files`);
+    const location = page.getByRole("group", { name: "Location" });
+    await expect(location.getByRole("button", { name: "/workspace" })).toHaveAttribute("aria-pressed", "true");
+    await location.getByRole("button", { name: /\/persist/ }).click();
+    await expect(page.getByRole("navigation", { name: "Folder" }).locator("[aria-current=location]")).toHaveText("/persist");
+    await page.getByRole("button", { name: "Open file kept.txt" }).click();
+    await expect(page.getByRole("region", { name: "Contents of kept.txt" })).toContainText("kept");
+    await screenshot(page, "sandbox-files-persist-light");
+  } finally {
+    await servers.engine.api("DELETE", `/sandboxes/${withVolume}`);
+  }
+  expect(problems).toEqual([]);
+});

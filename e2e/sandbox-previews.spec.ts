@@ -107,6 +107,11 @@ test("a server started in the sandbox is detected, listed and shown in the ifram
   await screenshot(page, "sandbox-previews-dark");
   expect(await axeProblems(page)).toEqual([]);
 
+  // Copy URL (after the axe runs: a toast fading in is measured mid-animation) puts the plain URL (never a token) on the clipboard.
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+  await page.getByRole("button", { name: "Copy URL" }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await page.getByTestId("preview-url").textContent());
+
   // A server started later shows up on "Scan" (and by itself within the scan interval).
   await serve(servers, id, 8001);
   await page.getByRole("button", { name: "Scan again for listening ports" }).click();
