@@ -2,7 +2,8 @@
 
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useRef, useState } from "react";
-import { fileKeys, fileMutations, joinPath, JSON_UPLOAD_MAX_BYTES, uploadWithProgress } from "../../../lib/queries/sandbox-files";
+import { fileKeys, fileMutations, joinPath, JSON_UPLOAD_MAX_BYTES } from "../../../lib/queries/sandbox-files";
+import { uploadWithProgress } from "./transfer";
 import { errorText } from "./sandbox-state-gate";
 
 export interface Upload {
