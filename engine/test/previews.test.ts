@@ -317,7 +317,7 @@ describe("preview_auth", () => {
   });
 
   it("refuses requests without the token: 401 preview_auth_required", async () => {
-    const attempts: Record<string, string>[] = [{}, { "x-orkestr-preview-token": "pvt_wrong" }, { cookie: "orkestr_preview=forged" }];
+    const attempts: Record<string, string>[] = [{}, { "x-orkestr-preview-token": "pvt_wrong" }, { cookie: "orkestr_preview=forged" }, { cookie: "orkestr_preview_lax=forged" }];
     for (const headers of attempts) {
       const r = await get(id, "/", { headers });
       expect(r.status).toBe(401);
@@ -341,10 +341,15 @@ describe("preview_auth", () => {
     const first = await get(id, `/echo?a=1&orkestr_token=${encodeURIComponent(token)}&b=2`);
     expect(first.status).toBe(302);
     expect(first.headers.location).toBe("/echo?a=1&b=2");
-    const setCookie = first.headers["set-cookie"]![0]!;
-    expect(setCookie).toMatch(/^orkestr_preview=[A-Za-z0-9_-]+; Path=\/; HttpOnly; SameSite=Lax$/);
+    const [setCookie, setLaxCookie] = first.headers["set-cookie"]! as string[];
+    // SameSite=None; Secure; Partitioned: sent inside a console's cross-site iframe (a Lax cookie is not).
+    expect(setCookie).toMatch(/^orkestr_preview=[A-Za-z0-9_-]+; Path=\/; HttpOnly; Secure; SameSite=None; Partitioned$/);
+    // The Lax twin serves top-level visits in browsers that refuse Secure cookies over http.
+    expect(setLaxCookie).toMatch(/^orkestr_preview_lax=[A-Za-z0-9_-]+; Path=\/; HttpOnly; SameSite=Lax$/);
     expect(setCookie).not.toContain(token);
-    const cookie = setCookie.split(";")[0]!;
+    const cookie = setCookie!.split(";")[0]!;
+    const laxCookie = setLaxCookie!.split(";")[0]!;
+    expect(laxCookie.split("=")[1]).toBe(cookie.split("=")[1]);
     // Never a redirect off this host, whatever the path looks like.
     const odd = await get(id, `//elsewhere.test/x?orkestr_token=${encodeURIComponent(token)}`);
     expect([odd.status, odd.headers.location]).toEqual([302, "/.//elsewhere.test/x"]);
@@ -352,6 +357,11 @@ describe("preview_auth", () => {
     expect(next.status).toBe(201);
     // The sandbox sees its own cookies only.
     expect(JSON.parse(next.body).headers.cookie).toBe("theirs=1; other=2");
+    const viaLax = await get(id, "/echo", { headers: { cookie: `theirs=1; ${laxCookie}` } });
+    expect(viaLax.status).toBe(201);
+    expect(JSON.parse(viaLax.body).headers.cookie).toBe("theirs=1");
+    expect((await get(id, "/echo", { headers: { cookie: `${cookie}; ${laxCookie}` } })).status).toBe(201);
+    expect(JSON.parse((await get(id, "/echo", { headers: { cookie: `${cookie}; ${laxCookie}` } })).body).headers.cookie).toBeUndefined();
     // The cookie is bound to this host (port): it does not open another port of the same sandbox.
     await serveInSandbox(e, id, 8002, "P2");
     expect((await get(id, "/", { headers: { cookie } }, 8002)).status).toBe(401);

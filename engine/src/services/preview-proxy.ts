@@ -5,7 +5,7 @@ import type { Duplex } from "node:stream";
 import { pipeline } from "node:stream";
 import { ApiError } from "../errors.js";
 import { matchPreviewHost, type PreviewHostMatch } from "../lib/preview-host.js";
-import { PREVIEW_COOKIE, PREVIEW_TOKEN_HEADER, takeTokenParam, withoutCookie, type PreviewService } from "./previews.js";
+import { PREVIEW_COOKIE, PREVIEW_COOKIE_LAX, PREVIEW_TOKEN_HEADER, takeTokenParam, withoutCookie, type PreviewService } from "./previews.js";
 
 /**
  * The preview proxy's HTTP side. Preview hosts are claimed at the HTTP server itself, before
@@ -61,7 +61,7 @@ export function upstreamHeaders(req: IncomingMessage, upgrade: boolean): string[
       continue;
     }
     if (lower === "cookie") {
-      const rest = withoutCookie(value, PREVIEW_COOKIE);
+      const rest = withoutCookie(withoutCookie(value, PREVIEW_COOKIE) ?? "", PREVIEW_COOKIE_LAX);
       if (rest) out.push(name, rest);
       continue;
     }
@@ -145,7 +145,7 @@ async function proxyRequest(previews: PreviewService, match: PreviewHostMatch, r
       throw new ApiError("preview_auth_required", "This preview needs the sandbox's preview_auth_token: send it in X-Orkestr-Preview-Token, or open the URL once with ?orkestr_token=<token>");
     }
     if (auth.kind === "redirect") {
-      res.writeHead(302, { Location: auth.location, "Set-Cookie": auth.cookie, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "Content-Length": "0" });
+      res.writeHead(302, { Location: auth.location, "Set-Cookie": auth.cookies, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "Content-Length": "0" });
       return void res.end();
     }
     relay = await previews.connect(row, port);

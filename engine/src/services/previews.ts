@@ -17,6 +17,23 @@ export const PREVIEW_TOKEN_HEADER = "x-orkestr-preview-token";
 export const PREVIEW_TOKEN_QUERY = "orkestr_token";
 /** Set after a valid ?orkestr_token= hit; holds an HMAC, never the token itself. */
 export const PREVIEW_COOKIE = "orkestr_preview";
+/**
+ * The same HMAC as a SameSite=Lax cookie, for top-level visits in browsers that refuse Secure
+ * cookies over plain http (the engine serves previews on http://*.sbx.localhost). Chromium and
+ * Firefox treat *.localhost as a secure context and use PREVIEW_COOKIE.
+ */
+export const PREVIEW_COOKIE_LAX = "orkestr_preview_lax";
+
+/**
+ * The preview cookie's attributes. A console embeds previews in an iframe, and the console's origin
+ * (e.g. http://127.0.0.1:3000) is cross-site to *.sbx.localhost: a SameSite=Lax cookie is neither
+ * stored nor sent there, so the iframe would answer 401 right after the token redirect. SameSite=None
+ * needs Secure (accepted on http://*.localhost, a secure context); Partitioned (CHIPS) keeps the
+ * cookie working where third-party cookies are blocked, keyed to the embedding site, so it is no
+ * cross-site tracking handle either.
+ */
+export const PREVIEW_COOKIE_ATTRS = "Path=/; HttpOnly; Secure; SameSite=None; Partitioned";
+const PREVIEW_COOKIE_LAX_ATTRS = "Path=/; HttpOnly; SameSite=Lax";
 
 /** How long a request to a paused auto_resume sandbox is held while it wakes. */
 export const WAKE_HOLD_MS = 30_000;
@@ -36,7 +53,7 @@ export type PreviewAuth =
   | { kind: "allowed" }
   | { kind: "denied" }
   /** A valid ?orkestr_token= on a page load: set the cookie and redirect to the URL without it. */
-  | { kind: "redirect"; location: string; cookie: string };
+  | { kind: "redirect"; location: string; cookies: string[] };
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
@@ -186,15 +203,18 @@ export class PreviewService {
     if (!row.preview_auth) return { kind: "allowed" };
     const header = req.headers[PREVIEW_TOKEN_HEADER];
     if (this.tokenValid(row, Array.isArray(header) ? header[0] : header)) return { kind: "allowed" };
-    const cookie = readCookie(req.headers.cookie, PREVIEW_COOKIE);
-    if (cookie && sameBytes(Buffer.from(cookie), Buffer.from(this.cookieFor(row, port)))) return { kind: "allowed" };
+    const expected = Buffer.from(this.cookieFor(row, port));
+    for (const name of [PREVIEW_COOKIE, PREVIEW_COOKIE_LAX]) {
+      const cookie = readCookie(req.headers.cookie, name);
+      if (cookie && sameBytes(Buffer.from(cookie), expected)) return { kind: "allowed" };
+    }
     if (!this.tokenValid(row, queryToken)) return { kind: "denied" };
     const pageLoad = (req.method === "GET" || req.method === "HEAD") && !req.headers.upgrade;
     if (!pageLoad) return { kind: "allowed" };
-    const attrs = "Path=/; HttpOnly; SameSite=Lax";
     // "//host/x" would be read as another host: "/.//host/x" is the same path on this one.
     const location = /^\/[/\\]/.test(target) ? `/.${target}` : target;
-    return { kind: "redirect", location, cookie: `${PREVIEW_COOKIE}=${this.cookieFor(row, port)}; ${attrs}` };
+    const value = this.cookieFor(row, port);
+    return { kind: "redirect", location, cookies: [`${PREVIEW_COOKIE}=${value}; ${PREVIEW_COOKIE_ATTRS}`, `${PREVIEW_COOKIE_LAX}=${value}; ${PREVIEW_COOKIE_LAX_ATTRS}`] };
   }
 
   /**

@@ -1,0 +1,21 @@
+import type { Metadata } from "next";
+import { PreviewsTab } from "../../../../../components/sandboxes/previews/previews-tab";
+
+export const metadata: Metadata = { title: "Previews" };
+
+// Sandbox → Previews: the ports its servers listen on, and each one's preview URL in a sandboxed
+// iframe. Live in the browser (TanStack Query through /api/v1): ports come and go with processes.
+export default async function SandboxPreviewsPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  return (
+    <div className="flex flex-col gap-4">
+      <div className="flex flex-col gap-1">
+        <h2 className="text-lg font-semibold tracking-tight">Previews</h2>
+        <p className="text-sm text-muted-foreground">
+          Every port a server listens on inside the sandbox has its own URL. Protected sandboxes (<span className="font-mono">preview_auth</span>) need their preview token.
+        </p>
+      </div>
+      <PreviewsTab sandboxId={decodeURIComponent(id)} />
+    </div>
+  );
+}
