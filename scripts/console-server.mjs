@@ -27,11 +27,13 @@ const tsx = registerTsx({ namespace: "baton-console-server" });
 register("data:text/javascript," + encodeURIComponent(
   'export async function resolve(s, c, n) { return s === "server-only" ? { url: "data:text/javascript,export{}", shortCircuit: true } : n(s, c); }',
 ));
-const { createPtyRelay } = await tsx.import("../lib/server/pty-relay.ts", import.meta.url);
 
 const app = next({ dev: false, dir: new URL("..", import.meta.url).pathname, hostname, port });
 const handle = app.getRequestHandler();
 await app.prepare();
+// After Next set up its server environment: the session code imports next/headers, which needs
+// the AsyncLocalStorage global that Next installs.
+const { createPtyRelay } = await tsx.import("../lib/server/pty-relay.ts", import.meta.url);
 
 const relay = createPtyRelay();
 const server = http.createServer((req, res) => void handle(req, res));

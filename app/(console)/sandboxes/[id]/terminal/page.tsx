@@ -15,7 +15,7 @@ export default async function SandboxTerminalPage({ params, searchParams }: { pa
         title="Terminal"
         description={
           <>
-            Shells inside sandbox <Link href={`/sandboxes/${encodeURIComponent(id)}`} className="font-mono underline-offset-4 hover:underline">{id}</Link>
+            Shells inside sandbox <Link href={`/sandboxes/${encodeURIComponent(id)}`} prefetch={false} className="font-mono underline-offset-4 hover:underline">{id}</Link>
           </>
         }
       />
