@@ -216,7 +216,7 @@ test.describe.serial("sandbox terminal", () => {
     await typeLine(page, "cd /tmp");
     await typeLine(page, "pwd");
     await expectOnScreen(page, /^\/tmp$/m);
-    await expectOnScreen(page, /^\/tmp \$ $/m);
+    await expectOnScreen(page, /^\/tmp \$\s*$/m);
     // History: ↑ brings back the last command.
     await typeLine(page, "echo history-check");
     await page.keyboard.press("ArrowUp");

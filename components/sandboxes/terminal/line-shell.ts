@@ -18,6 +18,7 @@ const HOME = "/workspace";
 /** A terminal command may run for a long time; the engine caps it at 24 h, the contract at the sandbox's lifetime. */
 const COMMAND_TIMEOUT_S = 3600;
 const MAX_HISTORY = 500;
+const MAX_TYPEAHEAD = 64 * 1024;
 
 const RED = "\x1b[31m";
 const DIM = "\x1b[2m";
@@ -44,6 +45,8 @@ export class LineShell {
   private running: AbortController | null = null;
   /** Whether the last output ended a line (else the prompt starts on a fresh one). */
   private atLineStart = true;
+  /** Keys typed while a command runs, replayed at the next prompt. */
+  private typeahead = "";
 
   constructor(
     private readonly sandboxId: string,
@@ -88,8 +91,14 @@ export class LineShell {
   /** Keystrokes and pastes from xterm's onData. */
   input(data: string): void {
     if (this.running) {
-      if (data.includes("\x03")) this.interrupt();
-      return; // no stdin in line mode
+      // No stdin in line mode: what is typed meanwhile waits for the next prompt (typeahead), as in a shell.
+      if (data.includes("\x03")) {
+        this.typeahead = "";
+        this.interrupt();
+      } else if (this.typeahead.length + data.length <= MAX_TYPEAHEAD) {
+        this.typeahead += data;
+      }
+      return;
     }
     let i = 0;
     while (i < data.length) {
@@ -107,8 +116,13 @@ export class LineShell {
         if (ch === "\r" && data[i] === "\n") i++;
         this.io.write("\r\n");
         this.atLineStart = true;
+        if (!this.line.trim()) {
+          this.prompt();
+          continue;
+        }
+        this.typeahead = data.slice(i) + this.typeahead;
         void this.run(this.line);
-        return; // the rest of a paste would race the command: dropped
+        return;
       }
       if (ch === "\x7f" || ch === "\b") {
         if (this.cursor > 0) {
@@ -176,7 +190,6 @@ export class LineShell {
 
   private async run(line: string): Promise<void> {
     const command = line.trim();
-    if (!command) return this.prompt();
     if (this.history.at(-1) !== command) this.history.push(command);
     if (this.history.length > MAX_HISTORY) this.history.shift();
     const controller = new AbortController();
@@ -221,6 +234,9 @@ export class LineShell {
       this.running = null;
       this.onState({ status: "idle" });
       this.prompt();
+      const pending = this.typeahead;
+      this.typeahead = "";
+      if (pending) this.input(pending);
     }
   }
 

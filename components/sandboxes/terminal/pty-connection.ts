@@ -55,9 +55,21 @@ export class PtyConnection {
   private readonly onOnline = () => {
     if (this.state.status === "reconnecting") this.reconnectNow();
   };
+  /**
+   * The browser says the network is gone: a socket may linger for minutes before TCP notices, and
+   * keystrokes sent into it would be lost, so drop it now and reattach when the network is back.
+   */
+  private readonly onOffline = () => {
+    const ws = this.ws;
+    if (!ws || this.state.status !== "open") return;
+    this.ws = null;
+    ws.close();
+    void this.scheduleReconnect("You are offline.", true);
+  };
 
   constructor(private readonly opts: PtyConnectionOptions) {
     window.addEventListener("online", this.onOnline);
+    window.addEventListener("offline", this.onOffline);
   }
 
   get status(): PtyState["status"] {
@@ -128,6 +140,7 @@ export class PtyConnection {
       if (this.disposed || this.state.status !== "reconnecting") return;
       if (gone) return this.setState({ status: "failed", detail: gone });
     }
+    if (!navigator.onLine) return; // the "online" event reconnects
     const delay = BACKOFF_MS[Math.min(this.attempt - 1, BACKOFF_MS.length - 1)]!;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
@@ -161,6 +174,7 @@ export class PtyConnection {
   dispose(): void {
     this.disposed = true;
     window.removeEventListener("online", this.onOnline);
+    window.removeEventListener("offline", this.onOffline);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.ws?.close(1000, "closed");
     this.ws = null;
