@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import { createRequire } from "node:module";
 import type { APIRequestContext, Locator, Page } from "@playwright/test";
 import { WebSocket as NodeWebSocket } from "ws";
 import { expect, test } from "./fixtures.js";
@@ -6,6 +8,27 @@ import { screenshot, watchForErrors } from "./helpers.js";
 // The sandbox terminal (issue 6), against the real console server (Next + the WebSocket relay) and
 // the real engine: interactive PTY sessions through the relay, and line mode over streaming exec.
 test.use({ consoleInstance: "sandbox-terminal" });
+
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/**
+ * Serious and critical axe-core findings in the page's <main> (axe injected through evaluate: the
+ * CSP forbids inline scripts). The console shell around it is not this spec's to judge.
+ */
+async function axeProblems(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Element, opts: object): Promise<{ violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: unknown }> }> }> } }).axe;
+    const { violations } = await axe.run(document.querySelector("main")!, { resultTypes: ["violations"] });
+    return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${JSON.stringify(v.nodes.map((n) => n.target))}`);
+  });
+}
+
+/** Full-page screenshot from the top (focusing the terminal may have scrolled the page). */
+async function shot(page: Page, name: string): Promise<void> {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await screenshot(page, name);
+}
 
 /** A whole orkestr token; hints are "ork_…abcd". */
 const ANY_TOKEN = /(?<![A-Za-z0-9_-])(ork|sp_live)_[A-Za-z0-9_-]{16,}/;
@@ -86,7 +109,12 @@ test.describe.serial("sandbox terminal", () => {
     await expect(page.getByRole("heading", { name: "Terminal", level: 1 })).toBeVisible();
     await expect(page.getByText("No terminal open")).toBeVisible();
     await expect(page.getByLabel("Interactive (PTY)")).toBeChecked();
-    await screenshot(page, "sandbox-terminal-empty-light");
+    await shot(page, "sandbox-terminal-empty-light");
+    expect(await axeProblems(page)).toEqual([]);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await shot(page, "sandbox-terminal-empty-dark");
+    expect(await axeProblems(page)).toEqual([]);
+    await page.emulateMedia({ colorScheme: "light" });
 
     await openTerminal(page);
     await typeLine(page, 'python3 -c "print(sum(range(1_000_000)))"');
@@ -121,10 +149,12 @@ test.describe.serial("sandbox terminal", () => {
 
     await typeLine(page, "clear; ls -la /workspace; echo ready-for-screenshot");
     await expectOnScreen(page, "ready-for-screenshot");
-    await screenshot(page, "sandbox-terminal-pty-light");
+    await shot(page, "sandbox-terminal-pty-light");
+    expect(await axeProblems(page)).toEqual([]);
     await page.emulateMedia({ colorScheme: "dark" });
     await page.evaluate(() => document.documentElement.classList.add("dark"));
-    await screenshot(page, "sandbox-terminal-pty-dark");
+    await shot(page, "sandbox-terminal-pty-dark");
+    expect(await axeProblems(page)).toEqual([]);
 
     // Nothing the browser got or sent holds a token, frames and page alike.
     expect(frames.length).toBeGreaterThan(0);
@@ -133,7 +163,7 @@ test.describe.serial("sandbox terminal", () => {
     expect(problems).toEqual([]);
   });
 
-  test("several terminals in tabs; closing one asks first and kills it", async ({ connected: page }) => {
+  test("several terminals in tabs, keyboard between them; closing one asks first", async ({ connected: page }) => {
     await page.goto(`/sandboxes/${sandboxId}/terminal`);
     await openTerminal(page);
     await typeLine(page, "echo first-tab");
@@ -145,11 +175,20 @@ test.describe.serial("sandbox terminal", () => {
     await page.getByRole("tab", { name: /Terminal 1/ }).click();
     await expectOnScreen(page, "first-tab");
 
-    await page.getByRole("button", { name: "Close Terminal 2" }).click();
+    // Keyboard: arrows move between tabs, Delete asks to close the focused one.
+    await page.getByRole("tab", { name: /Terminal 1/ }).focus();
+    await page.keyboard.press("ArrowRight");
+    await expect(page.getByRole("tab", { name: /Terminal 2/ })).toHaveAttribute("aria-selected", "true");
+    await page.keyboard.press("Delete");
     const dialog = page.getByRole("dialog", { name: "Close Terminal 2?" });
+    await expect(dialog).toBeVisible();
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await expect(page.getByRole("tab")).toHaveCount(2);
+    await page.getByRole("button", { name: "Close Terminal 2" }).click();
     await expect(dialog).toBeVisible();
     await dialog.getByRole("button", { name: "Close terminal" }).click();
     await expect(page.getByRole("tab")).toHaveCount(1);
+    await expectOnScreen(page, "first-tab");
   });
 
   test("reconnects after a network drop, keeps its scrollback and blocks input meanwhile", async ({ connected: page, context }) => {
@@ -243,10 +282,12 @@ test.describe.serial("sandbox terminal", () => {
 
     await typeLine(page, "echo to-stdout; ls /nonexistent");
     await expectOnScreen(page, "No such file");
-    await screenshot(page, "sandbox-terminal-line-light");
+    await shot(page, "sandbox-terminal-line-light");
+    expect(await axeProblems(page)).toEqual([]);
     await page.emulateMedia({ colorScheme: "dark" });
     await page.evaluate(() => document.documentElement.classList.add("dark"));
-    await screenshot(page, "sandbox-terminal-line-dark");
+    await shot(page, "sandbox-terminal-line-dark");
+    expect(await axeProblems(page)).toEqual([]);
     expect(problems).toEqual([]);
   });
 

@@ -21,7 +21,8 @@ const MAX_HISTORY = 500;
 const MAX_TYPEAHEAD = 64 * 1024;
 
 const RED = "\x1b[31m";
-const DIM = "\x1b[2m";
+// Bright black, not SGR 2 (dim): xterm draws dim at half opacity, below readable contrast.
+const DIM = "\x1b[90m";
 const BLUE = "\x1b[1;34m";
 const RESET = "\x1b[0m";
 

@@ -42,7 +42,7 @@ export const DARK_THEME: ITheme = {
   magenta: "#bc8cff",
   cyan: "#39c5cf",
   white: "#b1bac4",
-  brightBlack: "#6e7681",
+  brightBlack: "#8b949e",
   brightRed: "#ffa198",
   brightGreen: "#56d364",
   brightYellow: "#e3b341",

@@ -75,6 +75,8 @@ export function TerminalView({
       fontSize: 13,
       theme: isDarkPage() ? DARK_THEME : LIGHT_THEME,
       allowProposedApi: false,
+      // Programs pick their own colours (ls, prompts); xterm nudges any that would be hard to read.
+      minimumContrastRatio: 4.5,
     });
     const fit = new FitAddon();
     term.loadAddon(fit);
@@ -106,12 +108,12 @@ export function TerminalView({
         sandboxId,
         ptyId,
         onOutput: (bytes) => batcher.write(bytes),
-        onNotice: (text) => batcher.write(`\x1b[2m${text}\x1b[0m`),
+        onNotice: (text) => batcher.write(`\x1b[90m${text}\x1b[0m`),
         onState: (state) => {
           // Input is blocked unless connected: typing into a dead socket would be lost silently.
           term.options.disableStdin = state.status !== "open";
           if (state.status === "exited") {
-            batcher.write(`\r\n\x1b[2m[process exited${state.signal ? ` (${state.signal})` : ` with code ${state.exitCode ?? "?"}`}]\x1b[0m\r\n`);
+            batcher.write(`\r\n\x1b[90m[process exited${state.signal ? ` (${state.signal})` : ` with code ${state.exitCode ?? "?"}`}]\x1b[0m\r\n`);
           }
           report(fromPty(state));
         },

@@ -129,6 +129,7 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
 
   // Arrow keys move between tabs (WAI-ARIA tabs pattern).
   const onTabKey = (e: React.KeyboardEvent, index: number) => {
+    if (e.key === "Delete" && tabs[index]) return askClose(tabs[index]);
     if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") return;
     e.preventDefault();
     const next = tabs[(index + (e.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length];
@@ -183,7 +184,8 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
           <span className="text-muted-foreground">Still running in this sandbox:</span>
           {detached.map((s) => (
             <Button key={s.id} size="sm" variant="outline" onClick={() => addTab({ mode: "pty", ptyId: s.id })}>
-              Reattach {s.command ?? "shell"} <span className="font-mono text-xs text-muted-foreground">{s.id.slice(-6)}</span>
+              Reattach {s.command && !/^\/bin\/(ba)?sh( -l)?$/.test(s.command) ? s.command.slice(0, 30) : "shell"}
+              <span className="font-mono text-xs text-muted-foreground">…{s.id.slice(-6)}</span>
             </Button>
           ))}
         </div>
@@ -204,38 +206,32 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
               const s = statusLabel(tab.status);
               const selected = tab.key === active;
               return (
-                <div key={tab.key} className={cn("flex items-center rounded-t-md border border-b-0", selected ? "bg-background" : "bg-muted/50")}>
-                  <button
-                    ref={(el) => void (el ? tabRefs.current.set(tab.key, el) : tabRefs.current.delete(tab.key))}
-                    role="tab"
-                    id={`tab-${tab.key}`}
-                    aria-selected={selected}
-                    aria-controls={`panel-${tab.key}`}
-                    tabIndex={selected ? 0 : -1}
-                    onClick={() => setActive(tab.key)}
-                    onKeyDown={(e) => onTabKey(e, i)}
-                    className={cn("flex items-center gap-2 px-3 py-1.5 text-sm", selected ? "font-medium" : "text-muted-foreground")}
-                  >
-                    <span className={cn("size-2 rounded-full", TONE[s.tone])} aria-hidden="true" />
-                    {tab.title}
-                    <span className="sr-only">({s.text})</span>
-                  </button>
-                  <button
-                    type="button"
-                    onClick={() => askClose(tab)}
-                    aria-label={`Close ${tab.title}`}
-                    className="mr-1 rounded px-1.5 text-muted-foreground hover:bg-accent hover:text-foreground"
-                  >
-                    ×
-                  </button>
-                </div>
+                <button
+                  key={tab.key}
+                  ref={(el) => void (el ? tabRefs.current.set(tab.key, el) : tabRefs.current.delete(tab.key))}
+                  role="tab"
+                  id={`tab-${tab.key}`}
+                  aria-selected={selected}
+                  aria-controls={`panel-${tab.key}`}
+                  tabIndex={selected ? 0 : -1}
+                  onClick={() => setActive(tab.key)}
+                  onKeyDown={(e) => onTabKey(e, i)}
+                  className={cn(
+                    "-mb-px flex items-center gap-2 rounded-t-md border px-3 py-1.5 text-sm",
+                    selected ? "border-b-background bg-background font-medium" : "border-transparent text-muted-foreground hover:text-foreground",
+                  )}
+                >
+                  <span className={cn("size-2 rounded-full", TONE[s.tone])} aria-hidden="true" />
+                  {tab.title}
+                  <span className="sr-only">({s.text})</span>
+                </button>
               );
             })}
           </div>
           {tabs.map((tab) => (
             <div key={tab.key} role="tabpanel" id={`panel-${tab.key}`} aria-labelledby={`tab-${tab.key}`} hidden={tab.key !== active}>
               <TerminalView sandboxId={sandboxId} spec={tab.spec} visible={tab.key === active} label={tab.title} onStatus={(s) => setStatus(tab.key, s)} />
-              <TerminalStatusLine tab={tab} onReopen={() => void open()} />
+              <TerminalStatusLine tab={tab} onReopen={() => void open()} onClose={() => askClose(tab)} />
             </div>
           ))}
         </div>
@@ -258,7 +254,7 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
   );
 }
 
-function TerminalStatusLine({ tab, onReopen }: { tab: Tab; onReopen: () => void }) {
+function TerminalStatusLine({ tab, onReopen, onClose }: { tab: Tab; onReopen: () => void; onClose: () => void }) {
   const s = tab.status;
   let text: string;
   switch (s.status) {
@@ -290,11 +286,16 @@ function TerminalStatusLine({ tab, onReopen }: { tab: Tab; onReopen: () => void 
       <p role="status" aria-live="polite" data-testid="terminal-status">
         {text}
       </p>
-      {ended ? (
-        <Button size="sm" variant="outline" onClick={onReopen}>
-          Open a new terminal
+      <div className="flex shrink-0 gap-2">
+        {ended ? (
+          <Button size="sm" variant="outline" onClick={onReopen}>
+            Open a new terminal
+          </Button>
+        ) : null}
+        <Button size="sm" variant="ghost" onClick={onClose} aria-label={`Close ${tab.title}`}>
+          Close
         </Button>
-      ) : null}
+      </div>
     </div>
   );
 }
