@@ -11,12 +11,13 @@ import { consoleDatabase, type ConsoleDatabaseKind } from "./database.js";
 
 /**
  * The system under test, once per worker: a real engine (engine/test/helpers/engine.ts) and a real
- * production Next server (`next build` when the build is older than the sources, then `next start`
- * on a free port) pointed at it. Tests get `baseURL` from here.
+ * production Next server (`next build` when the build is older than the sources, then
+ * scripts/console-server.mjs, `next start` plus the terminal relay, on a free port) pointed at it. Tests get `baseURL` from here.
  */
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const SCREENS_DIR = path.join(ROOT, "test-results", "screens");
 const NEXT_BIN = createRequire(import.meta.url).resolve("next/dist/bin/next");
+const CONSOLE_SERVER = path.join(ROOT, "scripts", "console-server.mjs");
 
 /** Everything a production build is made from; a change to any of them makes .next stale. */
 const BUILD_INPUTS = ["app", "components", "lib", "public", "proxy.ts", "next.config.ts", "tailwind.config.ts", "postcss.config.mjs", "tsconfig.json", "tsconfig.next.json", "package-lock.json"];
@@ -173,7 +174,8 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       const consoleEnv: NodeJS.ProcessEnv = { ...env, NODE_ENV: "production", PORT: String(port), ORKESTR_API_URL: engine.origin, BATON_DATA_DIR: dataDir, ...db.env };
       // A DATABASE_URL from the runner's shell must not turn the SQLite project into a Postgres one.
       if (!db.env.DATABASE_URL) delete consoleEnv.DATABASE_URL;
-      const child = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"], {
+      // The console's own server (Next's handler plus the terminal WebSocket relay), as `npm start` runs it.
+      const child = spawn(process.execPath, [CONSOLE_SERVER, "-p", String(port), "-H", "127.0.0.1"], {
         cwd: ROOT,
         env: consoleEnv,
         stdio: ["ignore", "pipe", "pipe"],

@@ -29,7 +29,8 @@ if (fs.existsSync("app") && fs.existsSync("next.config.ts")) {
   }
   const port = process.env.PORT ?? "3000";
   // Loopback by default: put a TLS proxy in front (or set HOST) to serve it beyond this machine.
-  run("console", "npx", ["next", "start", "-H", process.env.HOST ?? "127.0.0.1", "-p", port], { NEXT_TELEMETRY_DISABLED: "1" });
+  // Next's request handler plus the terminal WebSocket relay (what `next start` cannot do).
+  run("console", process.execPath, ["scripts/console-server.mjs", "-H", process.env.HOST ?? "127.0.0.1", "-p", port], { NEXT_TELEMETRY_DISABLED: "1", NODE_ENV: "production" });
   console.error(`[start] Baton: http://localhost:${port} (the first visitor creates the owner account)`);
 } else {
   const port = process.env.ORKESTR_ENGINE_PORT ?? "8787";

@@ -367,6 +367,14 @@ function guardedLookup(resolver: Resolver, isAllowed: (a: string) => boolean) {
   };
 }
 
+/**
+ * The connect-time DNS check of createGuardedFetch(), for other clients built on node:http (the PTY
+ * WebSocket relay passes it to `ws` as its `lookup`). IP-literal hosts are checked by the caller.
+ */
+export function guardedLookupFor(opts: GuardedFetchOptions = {}): (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => void {
+  return guardedLookup(opts.resolver ?? systemResolver, opts.isAllowed ?? isPublicAddress);
+}
+
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 async function bodyBytes(body: unknown): Promise<Buffer | Readable | null> {

@@ -1,5 +1,5 @@
 import "server-only";
-import { createOrkestrClient, type FetchLike, type OrkestrClient, type OrkestrClientOptions } from "../orkestr/core.js";
+import { createOrkestrClient, normalizeBaseUrl, type FetchLike, type OrkestrClient, type OrkestrClientOptions } from "../orkestr/core.js";
 import { checkConnection, type ConnectionCheck, type ConnectionCheckCode, type ConnectionCheckOk } from "./connection-check.js";
 import { CryptoError, decrypt } from "./crypto.js";
 import {
@@ -244,6 +244,33 @@ export async function orkestrFor(
     token,
     fetch: opts.fetch ?? fetchFor({ isLocalEngine }, opts.resolver ? { resolver: opts.resolver } : undefined),
   });
+}
+
+/** What the PTY WebSocket relay needs to reach the user's orkestr API (see orkestrUpgradeFor). */
+export interface OrkestrUpgradeTarget {
+  /** The connection's base URL, normalised to end in /v1. */
+  baseUrl: string;
+  isLocalEngine: boolean;
+  /** `Authorization: Bearer …` for the one upgrade request. */
+  headers: { Authorization: string };
+}
+
+/**
+ * For the PTY WebSocket relay (lib/server/pty-relay.ts) only: browsers cannot put a Bearer header
+ * on a WebSocket, so the relay sends it on its upstream upgrade request. Beside orkestrFor() this is
+ * the one place a decrypted token leaves the vault, and only into that request header. Same rules
+ * as orkestrFor(): plain http only for the local engine; the caller must use the SSRF-guarded
+ * lookup for any other host.
+ */
+export async function orkestrUpgradeFor(userId: string, opts: VaultOptions & { connectionId?: string } = {}): Promise<OrkestrUpgradeTarget> {
+  const { connection, token } = await decryptToken(await dbOf(opts), userId, opts.connectionId);
+  const isLocalEngine = isLocalEngineUrl(connection.baseUrl, opts);
+  if (!isLocalEngine && !connection.baseUrl.startsWith("https:")) {
+    throw new VaultError("invalid_url", `The connection "${connection.name}" uses plain http (${connection.baseUrl}), which is only allowed for the local engine.`, {
+      field: "base_url",
+    });
+  }
+  return { baseUrl: normalizeBaseUrl(connection.baseUrl), isLocalEngine, headers: { Authorization: `Bearer ${token}` } };
 }
 
 /**

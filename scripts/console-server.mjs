@@ -1,0 +1,57 @@
+// The console's production server: Next's request handler (exactly what `next start` serves:
+// pages, route handlers, proxy.ts with its security headers and CSP) behind a plain node:http
+// server, plus the one thing Next cannot do, WebSocket upgrades for the terminal relay
+// (lib/server/pty-relay.ts). Used by `npm start` (scripts/start.mjs) and the e2e fixture.
+//
+//   NODE_ENV=production node scripts/console-server.mjs [-p PORT] [-H HOST]   (after `next build`)
+//
+// Only the relay's TypeScript goes through tsx (a namespaced registration), so Next loads its build
+// output untouched. `server-only` (which throws outside React Server Components bundles) resolves
+// to an empty module for that graph; the relay is server-side code by construction.
+import http from "node:http";
+import { register } from "node:module";
+import { parseArgs } from "node:util";
+import next from "next";
+import { register as registerTsx } from "tsx/esm/api";
+
+const started = Date.now();
+const { values } = parseArgs({
+  options: { port: { type: "string", short: "p" }, hostname: { type: "string", short: "H" } },
+  allowPositionals: false,
+});
+const port = Number(values.port ?? process.env.PORT ?? 3000);
+const hostname = values.hostname ?? process.env.HOST ?? "127.0.0.1";
+process.env.NODE_ENV ??= "production";
+
+const tsx = registerTsx({ namespace: "baton-console-server" });
+register("data:text/javascript," + encodeURIComponent(
+  'export async function resolve(s, c, n) { return s === "server-only" ? { url: "data:text/javascript,export{}", shortCircuit: true } : n(s, c); }',
+));
+
+const app = next({ dev: false, dir: new URL("..", import.meta.url).pathname, hostname, port });
+const handle = app.getRequestHandler();
+await app.prepare();
+// After Next set up its server environment: the session code imports next/headers, which needs
+// the AsyncLocalStorage global that Next installs.
+const { createPtyRelay } = await tsx.import("../lib/server/pty-relay.ts", import.meta.url);
+
+const relay = createPtyRelay();
+const server = http.createServer((req, res) => void handle(req, res));
+server.on("upgrade", (req, socket, head) => {
+  if (relay.handleUpgrade(req, socket, head)) return;
+  // Nothing else upgrades in production (Next's own upgrades are dev-only HMR).
+  socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+});
+server.listen(port, hostname, () => {
+  // "Ready in" is what e2e/fixtures.ts waits for, as with `next start`.
+  console.log(`  ✓ Ready in ${Date.now() - started}ms: http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`);
+});
+
+const stop = () => {
+  relay.close();
+  server.close(() => process.exit(0));
+  server.closeAllConnections?.();
+  setTimeout(() => process.exit(0), 5_000).unref();
+};
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);

@@ -1,0 +1,156 @@
+import "server-only";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { beforeAll, describe, expect, it } from "vitest";
+import { WebSocket, WebSocketServer } from "ws";
+import { testBackends } from "../../lib/server/db/test-backends.js";
+import { authorizeRelay, createPtyRelay, matchPtyRelayPath, originAllowed, type PtyRelay } from "../../lib/server/pty-relay.js";
+import { makeUser, sessionCookie, useConsoleDb } from "./helpers.js";
+
+// The terminal WebSocket relay: the same session, permission and Origin checks as route() before
+// any upgrade, and frames piped unchanged to an upstream that gets the token (a stand-in engine here).
+
+const HOST = "baton.test";
+const ORIGIN = `http://${HOST}`;
+
+describe("relay paths and Origin", () => {
+  it("matches only the PTY WebSocket path, with safe ids", () => {
+    expect(matchPtyRelayPath("/api/v1/sandboxes/sbx_1/pty/pty_2/ws")).toEqual({ sandboxId: "sbx_1", ptyId: "pty_2" });
+    expect(matchPtyRelayPath("/api/v1/sandboxes/sbx_1/pty/pty_2/ws?x=1")).toEqual({ sandboxId: "sbx_1", ptyId: "pty_2" });
+    for (const bad of ["/api/v1/sandboxes/sbx_1/pty/pty_2", "/api/v1/sandboxes/../pty/x/ws", "/api/v1/sandboxes/a%2Fb/pty/x/ws", "/_next/webpack-hmr", undefined]) {
+      expect(matchPtyRelayPath(bad)).toBeNull();
+    }
+  });
+
+  it("wants an Origin naming this host", () => {
+    expect(originAllowed({ host: HOST, origin: ORIGIN })).toBe(true);
+    expect(originAllowed({ host: "127.0.0.1:3000", "x-forwarded-host": HOST, origin: ORIGIN })).toBe(true);
+    expect(originAllowed({ host: HOST })).toBe(false);
+    expect(originAllowed({ host: HOST, origin: "http://evil.example" })).toBe(false);
+    expect(originAllowed({ host: HOST, origin: "null" })).toBe(false);
+    expect(originAllowed({ host: HOST, origin: `ftp://${HOST}` })).toBe(false);
+  });
+});
+
+describe.each(testBackends)("the relay on $name", (backend) => {
+  const ctx = useConsoleDb(backend);
+  let upstream: WebSocketServer;
+  let upstreamUrl: string;
+  const upstreamAuth: string[] = [];
+  let server: http.Server;
+  let relay: PtyRelay;
+  let url: string;
+
+  beforeAll(async () => {
+    // A stand-in engine: replays "backlog", echoes binary frames, answers 404 for session "gone".
+    const upstreamServer = http.createServer();
+    upstream = new WebSocketServer({ noServer: true });
+    upstreamServer.on("upgrade", (req, socket, head) => {
+      upstreamAuth.push(String(req.headers.authorization));
+      if (req.url?.includes("/pty/gone/")) {
+        const body = JSON.stringify({ detail: "PTY session gone not found in sandbox sbx_1", code: "session_not_found" });
+        socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+        return;
+      }
+      upstream.handleUpgrade(req, socket, head, (ws) => {
+        ws.send(Buffer.from("backlog"), { binary: true });
+        ws.on("message", (data, isBinary) => ws.send(data, { binary: isBinary }));
+      });
+    });
+    await new Promise<void>((r) => upstreamServer.listen(0, "127.0.0.1", r));
+    upstreamUrl = `http://127.0.0.1:${(upstreamServer.address() as AddressInfo).port}/v1`;
+
+    relay = createPtyRelay({
+      upstreamFor: async () => ({ baseUrl: upstreamUrl, isLocalEngine: true, headers: { Authorization: "Bearer ork_test_upstream_token" } }),
+      log: () => undefined,
+    });
+    server = http.createServer((_req, res) => res.end());
+    server.on("upgrade", (req, socket, head) => {
+      if (!relay.handleUpgrade(req, socket, head)) socket.destroy();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/sandboxes/sbx_1/pty`;
+    return async () => {
+      relay.close();
+      server.close();
+      upstream.close();
+      upstreamServer.close();
+    };
+  });
+
+  /** Opens a socket through the relay: the HTTP status of a refusal, or the open socket. */
+  function connect(pty: string, headers: Record<string, string>): Promise<{ status: number; body: string } | { ws: WebSocket }> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(`${url}/${pty}/ws`, { headers: { host: HOST, ...headers } });
+      ws.on("open", () => resolve({ ws }));
+      ws.on("unexpected-response", (_req, res) => {
+        let body = "";
+        res.on("data", (c: Buffer) => (body += c.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      ws.on("error", reject);
+    });
+  }
+
+  it("refuses without a session (401), from another origin (403) and for a viewer (403)", async () => {
+    const owner = await makeUser(ctx.db(), "owner");
+    const { cookie } = await sessionCookie(ctx.db(), owner.user.id);
+
+    const anonymous = await connect("pty_1", { origin: ORIGIN });
+    expect(anonymous).toMatchObject({ status: 401 });
+    expect(JSON.parse((anonymous as { body: string }).body)).toMatchObject({ code: "unauthorized" });
+
+    const forged = await connect("pty_1", { origin: ORIGIN, cookie: `${cookie.split("=")[0]}=garbage` });
+    expect(forged).toMatchObject({ status: 401 });
+
+    const crossSite = await connect("pty_1", { origin: "http://evil.example", cookie });
+    expect(crossSite).toMatchObject({ status: 403 });
+    expect(JSON.parse((crossSite as { body: string }).body)).toMatchObject({ code: "bad_origin" });
+    expect(await connect("pty_1", { cookie })).toMatchObject({ status: 403 });
+
+    const viewer = await makeUser(ctx.db(), "viewer");
+    const viewerCookie = (await sessionCookie(ctx.db(), viewer.user.id)).cookie;
+    const refused = await connect("pty_1", { origin: ORIGIN, cookie: viewerCookie });
+    expect(refused).toMatchObject({ status: 403 });
+    expect(JSON.parse((refused as { body: string }).body)).toMatchObject({ code: "forbidden" });
+
+    const teamless = await makeUser(ctx.db(), null);
+    expect(await connect("pty_1", { origin: ORIGIN, cookie: (await sessionCookie(ctx.db(), teamless.user.id)).cookie })).toMatchObject({ status: 403 });
+
+    const expired = await sessionCookie(ctx.db(), owner.user.id, { ttlMs: 1, now: Date.now() - 60_000 });
+    expect(await connect("pty_1", { origin: ORIGIN, cookie: expired.cookie })).toMatchObject({ status: 401 });
+    expect(upstreamAuth).toEqual([]); // nothing reached the upstream
+  });
+
+  it("lets a member through, adds the token upstream only, and pipes frames both ways", async () => {
+    const member = await makeUser(ctx.db(), "member");
+    const { cookie } = await sessionCookie(ctx.db(), member.user.id);
+    expect(await authorizeRelay({ host: HOST, origin: ORIGIN, cookie })).toEqual({ ok: true, userId: member.user.id });
+
+    const result = await connect("pty_1", { origin: ORIGIN, cookie });
+    if (!("ws" in result)) throw new Error(`refused: ${result.status} ${result.body}`);
+    const { ws } = result;
+    const received: string[] = [];
+    const got = (n: number) => new Promise<void>((resolve) => {
+      const check = () => (received.length >= n ? resolve() : setTimeout(check, 10));
+      check();
+    });
+    ws.on("message", (data, isBinary) => received.push(`${isBinary ? "bin" : "text"}:${String(data)}`));
+    ws.send(Buffer.from("ls\r"), { binary: true });
+    ws.send(JSON.stringify({ type: "resize", cols: 100, rows: 30 }));
+    await got(3);
+    expect(received).toEqual(["bin:backlog", "bin:ls\r", 'text:{"type":"resize","cols":100,"rows":30}']);
+    expect(upstreamAuth).toEqual(["Bearer ork_test_upstream_token"]);
+    expect(received.join()).not.toContain("ork_");
+    ws.close();
+  });
+
+  it("passes an upstream refusal on as a close code with its detail", async () => {
+    const owner = await makeUser(ctx.db(), "owner");
+    const { cookie } = await sessionCookie(ctx.db(), owner.user.id);
+    const result = await connect("gone", { origin: ORIGIN, cookie });
+    if (!("ws" in result)) throw new Error("expected the upgrade to succeed");
+    const closed = await new Promise<{ code: number; reason: string }>((resolve) => result.ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+    expect(closed).toEqual({ code: 4404, reason: "PTY session gone not found in sandbox sbx_1" });
+  });
+});
