@@ -1,0 +1,145 @@
+"use client";
+
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { memo, useEffect, useRef, type RefObject } from "react";
+import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
+import { cn } from "../../../lib/utils";
+import { SandboxIdCell } from "./copy-id";
+import { CreatedCell, ExpiresCell } from "./countdown";
+import { MetadataChips } from "./metadata-chips";
+import type { TelemetryStore } from "./row-telemetry";
+import { StatusBadge } from "./status-badge";
+import { CostCell, IdleFlag, UsageCell } from "./telemetry-cells";
+
+const ROW_HEIGHT = 44;
+/** Fixed column widths: rows are positioned absolutely, so header and cells share one grid template. */
+const GRID = "grid grid-cols-[2.5rem_15rem_7.5rem_8rem_5rem_5.5rem_4rem_minmax(10rem,1fr)_6rem_6.5rem_9rem_5.5rem] items-center gap-x-3 px-2";
+const COLUMNS = ["Id", "Status", "Template", "Size", "Network", "Region", "Metadata", "Created", "Expires", "CPU · memory", "Cost so far"] as const;
+/** Start loading the next page this many rows before the end. */
+const PREFETCH_ROWS = 30;
+
+interface Props {
+  rows: readonly Sandbox[];
+  selected: ReadonlySet<string>;
+  onToggle: (id: string, on: boolean) => void;
+  onToggleAll: (on: boolean) => void;
+  telemetry: TelemetryStore;
+  /** More pages exist upstream; the table asks for the next when scrolled near the end. */
+  canLoadMore: boolean;
+  onLoadMore: () => void;
+  scrollRef?: RefObject<HTMLDivElement | null>;
+}
+
+/**
+ * The virtualized table: only the rows in view (plus a few) are in the DOM, so 10,000 rows scroll
+ * and filter as fast as 10. ARIA table roles with aria-rowcount/aria-rowindex tell assistive
+ * technology the full size.
+ */
+export function SandboxTable({ rows, selected, onToggle, onToggleAll, telemetry, canLoadMore, onLoadMore, scrollRef }: Props) {
+  const ownRef = useRef<HTMLDivElement>(null);
+  const parentRef = scrollRef ?? ownRef;
+  // The virtualizer's functions change every render by design; this component is not memoized by the compiler.
+  // eslint-disable-next-line react-hooks/incompatible-library
+  const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => parentRef.current, estimateSize: () => ROW_HEIGHT, overscan: 8 });
+  const items = virtualizer.getVirtualItems();
+  const first = items[0]?.index ?? 0;
+  const last = items[items.length - 1]?.index ?? -1;
+
+  // Tell the telemetry store which rows are on screen (it waits for scrolling to settle).
+  useEffect(() => {
+    const onScreen: { id: string; status: string }[] = [];
+    for (let i = first; i <= last; i++) {
+      const row = rows[i];
+      if (row) onScreen.push({ id: row.id, status: row.status });
+    }
+    telemetry.setVisible(onScreen);
+  }, [first, last, rows, telemetry]);
+
+  useEffect(() => {
+    if (canLoadMore && last >= rows.length - PREFETCH_ROWS) onLoadMore();
+  }, [canLoadMore, last, rows.length, onLoadMore]);
+
+  const allSelected = rows.length > 0 && rows.every((r) => selected.has(r.id));
+  const someSelected = !allSelected && rows.some((r) => selected.has(r.id));
+
+  return (
+    <div ref={parentRef} className="relative h-[max(24rem,calc(100dvh-22rem))] overflow-auto rounded-lg border bg-card" data-testid="sandbox-table-scroller">
+      <div role="table" aria-label="Sandboxes" aria-rowcount={rows.length + 1} className="min-w-max text-sm">
+        <div role="rowgroup" className="sticky top-0 z-10 border-b bg-card">
+          <div role="row" aria-rowindex={1} className={cn(GRID, "h-10 text-xs font-medium text-muted-foreground")}>
+            <div role="columnheader" className="flex justify-center">
+              <input
+                type="checkbox"
+                aria-label={`Select all ${rows.length} shown`}
+                className="size-4 accent-primary"
+                checked={allSelected}
+                ref={(el) => {
+                  if (el) el.indeterminate = someSelected;
+                }}
+                onChange={(e) => onToggleAll(e.currentTarget.checked)}
+              />
+            </div>
+            {COLUMNS.map((c) => (
+              <div key={c} role="columnheader">
+                {c}
+              </div>
+            ))}
+          </div>
+        </div>
+        <div role="rowgroup" className="relative" style={{ height: virtualizer.getTotalSize() }}>
+          {items.map((item) => {
+            const row = rows[item.index]!;
+            return <SandboxRow key={row.id} row={row} index={item.index} top={item.start} selected={selected.has(row.id)} onToggle={onToggle} />;
+          })}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+const SandboxRow = memo(function SandboxRow({ row, index, top, selected, onToggle }: { row: Sandbox; index: number; top: number; selected: boolean; onToggle: (id: string, on: boolean) => void }) {
+  return (
+    <div
+      role="row"
+      aria-rowindex={index + 2}
+      aria-selected={selected}
+      data-sandbox-id={row.id}
+      className={cn(GRID, "absolute inset-x-0 border-b border-border/60 hover:bg-muted/50", selected && "bg-accent/60")}
+      style={{ height: ROW_HEIGHT, transform: `translateY(${top}px)` }}
+    >
+      <div role="cell" className="flex justify-center">
+        <input type="checkbox" aria-label={`Select ${row.id}`} className="size-4 accent-primary" checked={selected} onChange={(e) => onToggle(row.id, e.currentTarget.checked)} />
+      </div>
+      <div role="cell" className="min-w-0">
+        <SandboxIdCell id={row.id} />
+      </div>
+      <div role="cell" className="flex items-center gap-1">
+        <StatusBadge status={row.status} />
+        <IdleFlag id={row.id} status={row.status} />
+      </div>
+      <div role="cell" className="truncate" title={row.template ?? undefined}>
+        {row.template ?? "—"}
+      </div>
+      <div role="cell" className="truncate">
+        {row.size ?? "—"}
+      </div>
+      <div role="cell">{row.network ?? "—"}</div>
+      <div role="cell">{row.region ?? "—"}</div>
+      <div role="cell" className="min-w-0">
+        <MetadataChips metadata={row.metadata} />
+      </div>
+      <div role="cell" className="text-xs">
+        <CreatedCell createdAt={row.created_at} />
+      </div>
+      <div role="cell" className="text-xs tabular-nums">
+        <ExpiresCell status={row.status} expiresAt={row.expires_at} />
+      </div>
+      <div role="cell">
+        <UsageCell id={row.id} status={row.status} />
+      </div>
+      <div role="cell" className="text-xs">
+        <CostCell id={row.id} />
+      </div>
+    </div>
+  );
+});
