@@ -22,14 +22,20 @@ const SHOWN_IDS = 8;
  */
 export function BulkActions({ selected, onSettled, onClear }: { selected: readonly Sandbox[]; onSettled: (failedIds: string[]) => void; onClear: () => void }) {
   const queryClient = useQueryClient();
-  const [confirming, setConfirming] = useState<BulkAction | null>(null);
+  // The confirmation names exact sandboxes: the ones applicable when it opened are the ones acted on,
+  // even if a refresh changes the list meanwhile (a sandbox terminated elsewhere then fails, and says so).
+  const [confirming, setConfirming] = useState<{ action: BulkAction; rows: Sandbox[]; skipped: number } | null>(null);
   const [running, setRunning] = useState(false);
   const [results, setResults] = useState<{ action: BulkAction; results: BulkResult[] } | null>(null);
 
   const targets = (action: BulkAction) => selected.filter((s) => appliesTo(action, s.status));
 
-  const run = async (action: BulkAction) => {
+  const open = (action: BulkAction) => {
     const rows = targets(action);
+    setConfirming({ action, rows, skipped: selected.length - rows.length });
+  };
+
+  const run = async (action: BulkAction, rows: readonly Sandbox[]) => {
     const ids = rows.map((r) => r.id);
     const before = new Map(rows.map((r) => [r.id, r]));
     setRunning(true);
@@ -56,18 +62,19 @@ export function BulkActions({ selected, onSettled, onClear }: { selected: readon
     void queryClient.invalidateQueries({ queryKey: sandboxKeys.lists() });
   };
 
-  const pending = confirming ? targets(confirming) : [];
-  const skipped = confirming ? selected.length - pending.length : 0;
+  const pending = confirming?.rows ?? [];
+  const skipped = confirming?.skipped ?? 0;
+  const action = confirming?.action ?? null;
 
   return (
     <div role="region" aria-label="Bulk actions" className="flex flex-wrap items-center gap-2 rounded-lg border bg-muted/40 px-3 py-2 text-sm">
       <span className="font-medium">{plural(selected.length, "sandbox", "sandboxes")} selected</span>
       <div className="ml-auto flex flex-wrap gap-2">
-        {(["pause", "resume", "terminate"] as const).map((action) => {
-          const n = targets(action).length;
+        {(["pause", "resume", "terminate"] as const).map((kind) => {
+          const n = targets(kind).length;
           return (
-            <Button key={action} size="sm" variant={action === "terminate" ? "destructive" : "outline"} disabled={n === 0 || running} onClick={() => setConfirming(action)}>
-              {ACTION_TEXT[action].verb} {n > 0 ? `(${n})` : ""}
+            <Button key={kind} size="sm" variant={kind === "terminate" ? "destructive" : "outline"} disabled={n === 0 || running} onClick={() => open(kind)}>
+              {ACTION_TEXT[kind].verb} {n > 0 ? `(${n})` : ""}
             </Button>
           );
         })}
@@ -81,11 +88,11 @@ export function BulkActions({ selected, onSettled, onClear }: { selected: readon
         onOpenChange={(open) => {
           if (!open && !running) setConfirming(null);
         }}
-        title={confirming ? `${ACTION_TEXT[confirming].verb} ${plural(pending.length, "sandbox", "sandboxes")}?` : ""}
+        title={action ? `${ACTION_TEXT[action].verb} ${plural(pending.length, "sandbox", "sandboxes")}?` : ""}
         description={
-          confirming === "terminate"
+          action === "terminate"
             ? "Terminating stops every process and deletes the sandbox's disk. This cannot be undone."
-            : confirming === "pause"
+            : action === "pause"
               ? "Paused sandboxes keep their memory and disk and stop using CPU; resume them at any time."
               : "Resumed sandboxes continue where they were paused, and their timeout restarts."
         }
@@ -96,17 +103,17 @@ export function BulkActions({ selected, onSettled, onClear }: { selected: readon
           ))}
           {pending.length > SHOWN_IDS ? <li className="font-sans text-muted-foreground">and {pending.length - SHOWN_IDS} more</li> : null}
         </ul>
-        {skipped > 0 && confirming ? (
+        {skipped > 0 && action ? (
           <p className="text-sm text-muted-foreground">
-            {plural(skipped, "selected sandbox is", "selected sandboxes are")} not {ACTION_TEXT[confirming].target} and will be left as they are.
+            {plural(skipped, "selected sandbox is", "selected sandboxes are")} not {ACTION_TEXT[action].target} and will be left as they are.
           </p>
         ) : null}
         <div className="flex justify-end gap-2">
           <DialogClose className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent" disabled={running}>
             Cancel
           </DialogClose>
-          <Button variant={confirming === "terminate" ? "destructive" : "default"} disabled={running} onClick={() => confirming && void run(confirming)}>
-            {running ? "Working…" : confirming ? `${ACTION_TEXT[confirming].verb} ${plural(pending.length, "sandbox", "sandboxes")}` : ""}
+          <Button variant={action === "terminate" ? "destructive" : "default"} disabled={running} onClick={() => confirming && void run(confirming.action, confirming.rows)}>
+            {running ? "Working…" : action ? `${ACTION_TEXT[action].verb} ${plural(pending.length, "sandbox", "sandboxes")}` : ""}
           </Button>
         </div>
       </Dialog>

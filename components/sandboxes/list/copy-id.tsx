@@ -15,7 +15,11 @@ export function SandboxIdCell({ id }: { id: string }) {
   };
   return (
     <div className="flex min-w-0 items-center gap-1">
-      <Link href={`/sandboxes/${encodeURIComponent(id)}`} className="truncate font-mono text-xs font-medium text-primary underline-offset-4 hover:underline" title={id}>
+      <Link
+        href={`/sandboxes/${encodeURIComponent(id)}`}
+        // Rows scroll past by the hundred: prefetching each would flood the server.
+        prefetch={false}
+        className="truncate font-mono text-xs font-medium text-primary underline-offset-4 hover:underline" title={id}>
         {id}
       </Link>
       <button
