@@ -18,9 +18,9 @@ const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-c
 async function seriousA11yIssues(page: Page): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[]; html: string }[] }[] }> } }).axe;
     const result = await axe.run(document, { resultTypes: ["violations"] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)) }));
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => `${JSON.stringify(n.target)} ${n.html.slice(0, 160)}`) }));
   });
   return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.targets.join(", ")}`);
 }
@@ -42,6 +42,14 @@ async function createSandbox(request: APIRequestContext, baseURL: string, body: 
   return ((await response.json()) as { id: string }).id;
 }
 
+/**
+ * watchForErrors, tolerating a 404 for /sandboxes/new and /sandboxes/<id> only: those pages come from
+ * sibling branches of issue 6, and links to them are prefetched. `extra` allows more.
+ */
+function watch(page: Page, extra: (status: number, url: string) => boolean = () => false): string[] {
+  return watchForErrors(page, { allowStatus: (status, url) => (status === 404 && /\/sandboxes\/(new|sbx_[A-Za-z0-9]+)(\?|$)/.test(url)) || extra(status, url) });
+}
+
 const table = (page: Page) => page.getByRole("table", { name: "Sandboxes" });
 const row = (page: Page, id: string) => table(page).locator(`[role=row][data-sandbox-id="${id}"]`);
 const count = (page: Page) => page.getByTestId("list-count");
@@ -49,7 +57,7 @@ const count = (page: Page) => page.getByTestId("list-count");
 const created: { a: string; b: string; c: string } = { a: "", b: "", c: "" };
 
 test("empty state teaches: what a sandbox is, the create button, the SDK snippet", async ({ connected: page }) => {
-  const problems = watchForErrors(page);
+  const problems = watch(page);
   await page.goto("/sandboxes");
   await expect(page.getByRole("heading", { name: "No sandboxes yet" })).toBeVisible();
   await expect(page.getByText(/A sandbox is an isolated Linux machine/)).toBeVisible();
@@ -60,7 +68,7 @@ test("empty state teaches: what a sandbox is, the create button, the SDK snippet
 });
 
 test("the table lists the user's sandboxes with live usage and cost; paused ones included", async ({ connected: page, baseURL }) => {
-  const problems = watchForErrors(page);
+  const problems = watch(page);
   created.a = await createSandbox(page.request, baseURL!, { metadata: { suite: "list", owner: "alpha" }, region: "fsn1" });
   created.b = await createSandbox(page.request, baseURL!, { metadata: { suite: "list", owner: "beta" }, region: "hel1", network: "restricted" });
   created.c = await createSandbox(page.request, baseURL!, { metadata: { suite: "other" }, region: "fsn1" });
@@ -96,12 +104,12 @@ test("the table lists the user's sandboxes with live usage and cost; paused ones
 });
 
 test("filters live in the URL: metadata, status, region, id search survive a reload", async ({ connected: page }) => {
-  const problems = watchForErrors(page);
+  const problems = watch(page);
   await page.goto("/sandboxes");
   await expect(row(page, created.a)).toBeVisible();
 
   // metadata key=value → ?metadata[suite]=list, answered by the upstream's own filter
-  await page.getByLabel("Metadata").fill("suite=list");
+  await page.getByRole("textbox", { name: "Metadata" }).fill("suite=list");
   await page.getByRole("button", { name: "Add filter" }).click();
   await expect(page).toHaveURL(/metadata%5Bsuite%5D=list|metadata\[suite\]=list/);
   await expect(row(page, created.c)).toHaveCount(0);
@@ -109,7 +117,7 @@ test("filters live in the URL: metadata, status, region, id search survive a rel
   await expect(row(page, created.b)).toBeVisible();
 
   // a second metadata filter narrows to one
-  await page.getByLabel("Metadata").fill("owner=beta");
+  await page.getByRole("textbox", { name: "Metadata" }).fill("owner=beta");
   await page.keyboard.press("Enter");
   await expect(row(page, created.a)).toHaveCount(0);
   await expect(row(page, created.b)).toBeVisible();
@@ -161,7 +169,7 @@ test("filters live in the URL: metadata, status, region, id search survive a rel
 });
 
 test("bulk pause and resume with a confirmation naming the count", async ({ connected: page, servers }) => {
-  const problems = watchForErrors(page);
+  const problems = watch(page);
   await page.goto("/sandboxes");
   await expect(row(page, created.a)).toBeVisible();
   await row(page, created.a).getByRole("checkbox").check();
@@ -194,7 +202,7 @@ test("bulk pause and resume with a confirmation naming the count", async ({ conn
 
 test("bulk action with a failure: per-row results with the upstream's detail", async ({ connected: page, servers }) => {
   // The terminated sandbox's pause answers an error; nothing else may fail.
-  const problems = watchForErrors(page, { allowStatus: (s, url) => s >= 400 && s < 500 && url.includes("/pause") });
+  const problems = watch(page, (s, url) => s >= 400 && s < 500 && url.includes("/pause"));
   await page.goto("/sandboxes");
   await expect(row(page, created.a)).toBeVisible();
   await row(page, created.a).getByRole("checkbox").check();
@@ -222,7 +230,7 @@ test("bulk action with a failure: per-row results with the upstream's detail", a
 });
 
 test("bulk terminate: confirmation, rows leave the default view, the empty state returns", async ({ connected: page, servers }) => {
-  const problems = watchForErrors(page);
+  const problems = watch(page);
   await page.goto("/sandboxes");
   await expect(row(page, created.a)).toBeVisible();
   await page.getByRole("checkbox", { name: /^Select all \d+ shown$/ }).check();
@@ -239,7 +247,7 @@ test("bulk terminate: confirmation, rows leave the default view, the empty state
 });
 
 test("command palette: Ctrl+K jumps to a sandbox by id and creates; ? lists the shortcuts", async ({ connected: page, baseURL }) => {
-  const problems = watchForErrors(page, { allowStatus: (s, url) => s === 404 && /\/sandboxes\/(new|sbx_)/.test(url) });
+  const problems = watch(page);
   const id = await createSandbox(page.request, baseURL!, { metadata: { suite: "palette" } });
   await page.goto("/sandboxes");
   await expect(row(page, id)).toBeVisible();
@@ -278,7 +286,7 @@ test("command palette: Ctrl+K jumps to a sandbox by id and creates; ? lists the 
  */
 test("10,000 sandboxes: virtualized, typing and scrolling never block for more than 100 ms", async ({ connected: page, servers }) => {
   test.setTimeout(240_000);
-  const problems = watchForErrors(page);
+  const problems = watch(page);
   const N = 10_000;
   seedTerminatedSandboxes(path.join(servers.engine.dataDir!, "engine", "engine.sqlite"), N);
 

@@ -139,9 +139,12 @@ export function UserMenu({ user }: { user: UserMenuUser }) {
           open && "bg-accent text-accent-foreground",
         )}
       >
-        <span aria-hidden="true" className="inline-flex size-7 shrink-0 items-center justify-center rounded-full bg-primary text-xs font-semibold text-primary-foreground">
-          {initials(user)}
-        </span>
+        {/* Initials drawn by CSS, not DOM text: the button's visible text must be part of its name (axe label-content-name-mismatch). */}
+        <span
+          aria-hidden="true"
+          data-initials={initials(user)}
+          className="inline-flex size-7 shrink-0 items-center justify-center rounded-full bg-primary text-xs font-semibold text-primary-foreground before:content-[attr(data-initials)]"
+        />
         <span className="hidden max-w-40 truncate font-medium lg:inline">{display}</span>
         <ChevronDownIcon aria-hidden="true" className="hidden text-muted-foreground sm:block" />
       </button>

@@ -20,7 +20,7 @@ export function SandboxIdCell({ id }: { id: string }) {
         // Rows scroll past by the hundred: prefetching each would flood the server.
         prefetch={false}
         className="truncate font-mono text-xs font-medium text-primary underline-offset-4 hover:underline" title={id}>
-        {id}
+        <MiddleEllipsis text={id} />
       </Link>
       <button
         type="button"
@@ -35,5 +35,21 @@ export function SandboxIdCell({ id }: { id: string }) {
         </svg>
       </button>
     </div>
+  );
+}
+
+/**
+ * Ids share their time prefix and differ at the end, so a long one is shortened in the middle. The
+ * hidden middle stays in the accessibility tree: the link's name is the whole id.
+ */
+function MiddleEllipsis({ text, head = 11, tail = 8 }: { text: string; head?: number; tail?: number }) {
+  if (text.length <= head + tail + 1) return <>{text}</>;
+  return (
+    <>
+      {text.slice(0, head)}
+      <span aria-hidden="true">…</span>
+      <span className="sr-only">{text.slice(head, -tail)}</span>
+      {text.slice(-tail)}
+    </>
   );
 }

@@ -143,10 +143,13 @@ export function SandboxList() {
   const lastPage = list.data?.pages[list.data.pages.length - 1];
   const nextPageHref = lastPage?.nextCursor ? `${pathname}${listStateToSearch({ ...state, q: "", cursor: lastPage.nextCursor })}` : null;
   const refresh = listRefreshIntervalMs(pagesLoaded);
+  // Nothing at all yet (not "nothing matches"): the page teaches instead of showing empty filters.
+  const nothingYet = !list.isPending && !list.isError && allRows.length === 0 && !isFiltered(state) && !hasNextPage;
 
   return (
     <TelemetryContext.Provider value={telemetry}>
       <div className="flex flex-col gap-4">
+        {nothingYet ? null : (
         <ListFilters
           state={state}
           onChange={(next) => {
@@ -159,6 +162,7 @@ export function SandboxList() {
           templates={templates}
           regions={regions}
         />
+        )}
 
         {state.cursor ? (
           <Alert role="status">
@@ -190,7 +194,7 @@ export function SandboxList() {
           <ListSkeleton />
         ) : list.isError && !list.data ? (
           <ListError error={list.error} onRetry={() => void list.refetch()} />
-        ) : allRows.length === 0 && !isFiltered(state) && !hasNextPage ? (
+        ) : nothingYet ? (
           <TeachingEmptyState />
         ) : rows.length === 0 && !list.isPlaceholderData ? (
           <NoMatch search={needle ? search.trim() : ""} filtered={isFiltered({ ...state, q: "" })} onClear={() => (setSearch(""), navigate({ ...EMPTY_LIST_STATE }))} hasMore={!!hasNextPage} onLoadMore={loadMore} />

@@ -13,8 +13,8 @@ import { CostCell, IdleFlag, UsageCell } from "./telemetry-cells";
 
 const ROW_HEIGHT = 44;
 /** Fixed column widths: rows are positioned absolutely, so header and cells share one grid template. */
-const GRID = "grid grid-cols-[2.5rem_15rem_7.5rem_8rem_5rem_5.5rem_4rem_minmax(10rem,1fr)_6rem_6.5rem_9rem_5.5rem] items-center gap-x-3 px-2";
-const COLUMNS = ["Id", "Status", "Template", "Size", "Network", "Region", "Metadata", "Created", "Expires", "CPU · memory", "Cost so far"] as const;
+const GRID = "grid grid-cols-[2rem_11.5rem_6.5rem_8.5rem_minmax(6rem,1fr)_4.5rem_5rem_7.5rem_4.5rem] items-center gap-x-2 px-2";
+const COLUMNS = ["Id", "Status", "Template · size · network · region", "Metadata", "Created", "Expires", "CPU · memory", "Cost so far"] as const;
 /** Start loading the next page this many rows before the end. */
 const PREFETCH_ROWS = 30;
 
@@ -80,7 +80,7 @@ export function SandboxTable({ rows, selected, onToggle, onToggleAll, telemetry,
               />
             </div>
             {COLUMNS.map((c) => (
-              <div key={c} role="columnheader">
+              <div key={c} role="columnheader" className="leading-tight">
                 {c}
               </div>
             ))}
@@ -117,14 +117,14 @@ const SandboxRow = memo(function SandboxRow({ row, index, top, selected, onToggl
         <StatusBadge status={row.status} />
         <IdleFlag id={row.id} status={row.status} />
       </div>
-      <div role="cell" className="truncate" title={row.template ?? undefined}>
-        {row.template ?? "—"}
+      <div role="cell" className="flex min-w-0 flex-col leading-tight">
+        <span className="truncate" title={row.template ?? undefined}>
+          {row.template ?? "—"}
+        </span>
+        <span className="truncate text-xs text-muted-foreground">
+          {row.size ?? "—"} · {row.network ?? "—"} · {row.region ?? "—"}
+        </span>
       </div>
-      <div role="cell" className="truncate">
-        {row.size ?? "—"}
-      </div>
-      <div role="cell">{row.network ?? "—"}</div>
-      <div role="cell">{row.region ?? "—"}</div>
       <div role="cell" className="min-w-0">
         <MetadataChips metadata={row.metadata} />
       </div>

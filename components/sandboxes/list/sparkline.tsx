@@ -1,6 +1,6 @@
 import type { TelemetrySample } from "./row-telemetry";
 
-const W = 96;
+const W = 72;
 const H = 28;
 
 /** SVG path through the points; a null value (not sampled) or a gap in time breaks the line. */

@@ -3,10 +3,10 @@ import { Button } from "../../ui/button";
 import { NavIcon } from "../../layout/icons";
 
 /** The Python SDK's quick start (seed 003), as the README shows it. */
-const SDK_SNIPPET = `pip install orkestr
-export ORKESTR_API_KEY="ork_..."
+const SDK_SHELL = `pip install orkestr
+export ORKESTR_API_KEY="ork_..."`;
 
-from orkestr import Sandbox
+const SDK_SNIPPET = `from orkestr import Sandbox
 
 with Sandbox.create(template="python-3.12") as sbx:
     sbx.files.write("/workspace/main.py", "print(sum(range(1_000_000)))")
@@ -35,6 +35,9 @@ export function TeachingEmptyState() {
       </div>
       <div className="mx-auto flex w-full max-w-2xl flex-col gap-2">
         <h3 className="text-sm font-medium">Or from code, with the Python SDK</h3>
+        <pre className="overflow-x-auto rounded-md border bg-muted p-4 font-mono text-xs leading-relaxed" tabIndex={0} aria-label="Install the SDK">
+          <code>{SDK_SHELL}</code>
+        </pre>
         <pre className="overflow-x-auto rounded-md border bg-muted p-4 font-mono text-xs leading-relaxed" tabIndex={0} aria-label="Python SDK example">
           <code>{SDK_SNIPPET}</code>
         </pre>
