@@ -19,8 +19,12 @@ export function SandboxIdCell({ id }: { id: string }) {
         href={`/sandboxes/${encodeURIComponent(id)}`}
         // Rows scroll past by the hundred: prefetching each would flood the server.
         prefetch={false}
-        className="truncate font-mono text-xs font-medium text-primary underline-offset-4 hover:underline" title={id}>
-        <MiddleEllipsis text={id} />
+        // Ids share their time prefix and differ at the end: a long one is cut at the start (right-to-left
+        // overflow), and the text itself stays whole, so the link's name is the full id.
+        className="truncate text-left font-mono text-xs font-medium text-primary underline-offset-4 [direction:rtl] hover:underline"
+        title={id}
+      >
+        {id}
       </Link>
       <button
         type="button"
@@ -38,18 +42,3 @@ export function SandboxIdCell({ id }: { id: string }) {
   );
 }
 
-/**
- * Ids share their time prefix and differ at the end, so a long one is shortened in the middle. The
- * hidden middle stays in the accessibility tree: the link's name is the whole id.
- */
-function MiddleEllipsis({ text, head = 11, tail = 8 }: { text: string; head?: number; tail?: number }) {
-  if (text.length <= head + tail + 1) return <>{text}</>;
-  return (
-    <>
-      {text.slice(0, head)}
-      <span aria-hidden="true">…</span>
-      <span className="sr-only">{text.slice(head, -tail)}</span>
-      {text.slice(-tail)}
-    </>
-  );
-}
