@@ -54,6 +54,11 @@ const table = (page: Page) => page.getByRole("table", { name: "Sandboxes" });
 const row = (page: Page, id: string) => table(page).locator(`[role=row][data-sandbox-id="${id}"]`);
 const count = (page: Page) => page.getByTestId("list-count");
 
+test.afterEach(async ({ servers }, testInfo) => {
+  // The console's own log explains a server-side failure (a 500 shows only a reference in the page).
+  if (testInfo.status !== testInfo.expectedStatus) await testInfo.attach("console.log", { body: servers.log().slice(-20_000), contentType: "text/plain" });
+});
+
 const created: { a: string; b: string; c: string } = { a: "", b: "", c: "" };
 
 test("empty state teaches: what a sandbox is, the create button, the SDK snippet", async ({ connected: page }) => {

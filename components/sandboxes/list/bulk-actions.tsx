@@ -19,7 +19,8 @@ const SHOWN_IDS = 8;
 /**
  * The bar above the table while rows are selected: pause, resume or terminate them all after a
  * confirmation that names the count, with an optimistic update that each failure rolls back, and
- * a result per sandbox when any failed.
+ * a result per sandbox when any failed. Always mounted: the results outlive the selection (a
+ * sandbox terminated elsewhere drops out of the list while its failure is being shown).
  */
 export function BulkActions({ selected, onSettled, onClear }: { selected: readonly Sandbox[]; onSettled: (failedIds: string[]) => void; onClear: () => void }) {
   const queryClient = useQueryClient();
@@ -68,21 +69,25 @@ export function BulkActions({ selected, onSettled, onClear }: { selected: readon
   const action = confirming?.action ?? null;
 
   return (
-    <div role="region" aria-label="Bulk actions" className="flex flex-wrap items-center gap-2 rounded-lg border bg-muted/40 px-3 py-2 text-sm">
-      <span className="font-medium">{plural(selected.length, "sandbox", "sandboxes")} selected</span>
-      <div className="ml-auto flex flex-wrap gap-2">
-        {(["pause", "resume", "terminate"] as const).map((kind) => {
-          const n = targets(kind).length;
-          return (
-            <Button key={kind} size="sm" variant={kind === "terminate" ? "destructive" : "outline"} disabled={n === 0 || running} onClick={() => open(kind)}>
-              {ACTION_TEXT[kind].verb} {n > 0 ? `(${n})` : ""}
+    <>
+      {selected.length > 0 ? (
+        <div role="region" aria-label="Bulk actions" className="flex flex-wrap items-center gap-2 rounded-lg border bg-muted/40 px-3 py-2 text-sm">
+          <span className="font-medium">{plural(selected.length, "sandbox", "sandboxes")} selected</span>
+          <div className="ml-auto flex flex-wrap gap-2">
+            {(["pause", "resume", "terminate"] as const).map((kind) => {
+              const n = targets(kind).length;
+              return (
+                <Button key={kind} size="sm" variant={kind === "terminate" ? "destructive" : "outline"} disabled={n === 0 || running} onClick={() => open(kind)}>
+                  {ACTION_TEXT[kind].verb} {n > 0 ? `(${n})` : ""}
+                </Button>
+              );
+            })}
+            <Button size="sm" variant="ghost" onClick={onClear} disabled={running}>
+              Clear selection
             </Button>
-          );
-        })}
-        <Button size="sm" variant="ghost" onClick={onClear} disabled={running}>
-          Clear selection
-        </Button>
-      </div>
+          </div>
+        </div>
+      ) : null}
 
       <Dialog
         open={confirming !== null}
@@ -144,6 +149,6 @@ export function BulkActions({ selected, onSettled, onClear }: { selected: readon
           <DialogClose className="inline-flex h-9 items-center rounded-md bg-primary px-4 text-sm font-medium text-primary-foreground hover:bg-primary/90">Close</DialogClose>
         </div>
       </Dialog>
-    </div>
+    </>
   );
 }

@@ -175,13 +175,7 @@ export function SandboxList() {
           </Alert>
         ) : null}
 
-        {selectedRows.length > 0 ? (
-          <BulkActions
-            selected={selectedRows}
-            onClear={() => setSelected(new Set())}
-            onSettled={(failed) => setSelected(new Set(failed))}
-          />
-        ) : null}
+        <BulkActions selected={selectedRows} onClear={() => setSelected(new Set())} onSettled={(failed) => setSelected(new Set(failed))} />
 
         {list.isError && list.data ? (
           <Alert variant="warning" role="status">
