@@ -108,13 +108,12 @@ export function CommandPalette({ open, onOpenChange, onShowShortcuts }: { open: 
 
   return (
     <Dialog open={open} onOpenChange={(o) => (o ? onOpenChange(true) : close())} title="Command palette" hideTitle className="max-w-xl">
-      <Command shouldFilter={false} label="Command palette" loop className="-m-6 flex flex-col">
+      <Command shouldFilter={false} label="Command or sandbox id" loop className="-m-6 flex flex-col">
         <div className="border-b px-3">
           <Command.Input
             value={search}
             onValueChange={setSearch}
             placeholder="Type a sandbox id or a command…"
-            aria-label="Command or sandbox id"
             className="h-12 w-full bg-transparent text-sm outline-none placeholder:text-muted-foreground"
           />
         </div>
