@@ -1,6 +1,5 @@
 "use client";
 
-import Link from "next/link";
 import { toast } from "sonner";
 
 /** The id as a link to the sandbox's page, and a button that copies it. */
@@ -15,17 +14,17 @@ export function SandboxIdCell({ id }: { id: string }) {
   };
   return (
     <div className="flex min-w-0 items-center gap-1">
-      <Link
+      {/* A plain link: the table navigates client-side with one delegated handler (data-row-link). */}
+      <a
         href={`/sandboxes/${encodeURIComponent(id)}`}
-        // Rows scroll past by the hundred: prefetching each would flood the server.
-        prefetch={false}
+        data-row-link=""
         // Ids share their time prefix and differ at the end: a long one is cut at the start (right-to-left
         // overflow), and the text itself stays whole, so the link's name is the full id.
         className="truncate text-left font-mono text-xs font-medium text-primary underline-offset-4 [direction:rtl] hover:underline"
         title={id}
       >
         {id}
-      </Link>
+      </a>
       <button
         type="button"
         onClick={copy}

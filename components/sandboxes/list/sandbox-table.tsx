@@ -1,7 +1,8 @@
 "use client";
 
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, useEffect, useRef, type RefObject } from "react";
+import { useRouter } from "next/navigation";
+import { memo, useEffect, useMemo, useRef, type RefObject } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { cn } from "../../../lib/utils";
 import { SandboxIdCell } from "./copy-id";
@@ -40,7 +41,17 @@ export function SandboxTable({ rows, selected, onToggle, onToggleAll, telemetry,
   const parentRef = scrollRef ?? ownRef;
   // The virtualizer's functions change every render by design; this component is not memoized by the compiler.
   // eslint-disable-next-line react-hooks/incompatible-library
-  const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => parentRef.current, estimateSize: () => ROW_HEIGHT, overscan: 8 });
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => parentRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 4,
+    // Let React batch scroll updates instead of rendering synchronously inside each scroll event.
+    useFlushSync: false,
+  });
+  // While scrolling, rows render without their live cells (telemetry, clocks): a fast fling or a
+  // scrollbar drag replaces every row per frame, and the light rows keep each frame short.
+  const scrolling = virtualizer.isScrolling;
   const items = virtualizer.getVirtualItems();
   const first = items[0]?.index ?? 0;
   const last = items[items.length - 1]?.index ?? -1;
@@ -59,8 +70,12 @@ export function SandboxTable({ rows, selected, onToggle, onToggleAll, telemetry,
     if (canLoadMore && last >= rows.length - PREFETCH_ROWS) onLoadMore();
   }, [canLoadMore, last, rows.length, onLoadMore]);
 
-  const allSelected = rows.length > 0 && rows.every((r) => selected.has(r.id));
-  const someSelected = !allSelected && rows.some((r) => selected.has(r.id));
+  const { allSelected, someSelected } = useMemo(() => {
+    if (selected.size === 0 || rows.length === 0) return { allSelected: false, someSelected: false };
+    const all = rows.every((r) => selected.has(r.id));
+    return { allSelected: all, someSelected: !all && rows.some((r) => selected.has(r.id)) };
+  }, [rows, selected]);
+  const router = useRouter();
 
   return (
     <div ref={parentRef} className="relative h-[max(24rem,calc(100dvh-22rem))] overflow-auto rounded-lg border bg-card" data-testid="sandbox-table-scroller">
@@ -86,10 +101,22 @@ export function SandboxTable({ rows, selected, onToggle, onToggleAll, telemetry,
             ))}
           </div>
         </div>
-        <div role="rowgroup" className="relative" style={{ height: virtualizer.getTotalSize() }}>
+        <div
+          role="rowgroup"
+          className="relative"
+          style={{ height: virtualizer.getTotalSize() }}
+          // One client-side navigation handler for every row's id link (plain <a>s: cheaper to mount than
+          // a next/link per row); modified clicks keep the browser's behaviour (new tab, window).
+          onClick={(e) => {
+            const a = (e.target as HTMLElement).closest<HTMLAnchorElement>("a[data-row-link]");
+            if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+            e.preventDefault();
+            router.push(a.getAttribute("href")!);
+          }}
+        >
           {items.map((item) => {
             const row = rows[item.index]!;
-            return <SandboxRow key={row.id} row={row} index={item.index} top={item.start} selected={selected.has(row.id)} onToggle={onToggle} />;
+            return <SandboxRow key={row.id} row={row} index={item.index} top={item.start} selected={selected.has(row.id)} onToggle={onToggle} live={!scrolling} />;
           })}
         </div>
       </div>
@@ -97,7 +124,19 @@ export function SandboxTable({ rows, selected, onToggle, onToggleAll, telemetry,
   );
 }
 
-const SandboxRow = memo(function SandboxRow({ row, index, top, selected, onToggle }: { row: Sandbox; index: number; top: number; selected: boolean; onToggle: (id: string, on: boolean) => void }) {
+interface RowProps {
+  row: Sandbox;
+  index: number;
+  top: number;
+  selected: boolean;
+  onToggle: (id: string, on: boolean) => void;
+  /** False while scrolling: the live cells wait until the table comes to rest. */
+  live: boolean;
+}
+
+const pending = <span className="text-muted-foreground">…</span>;
+
+const SandboxRow = memo(function SandboxRow({ row, index, top, selected, onToggle, live }: RowProps) {
   return (
     <div
       role="row"
@@ -115,7 +154,7 @@ const SandboxRow = memo(function SandboxRow({ row, index, top, selected, onToggl
       </div>
       <div role="cell" className="flex items-center gap-1">
         <StatusBadge status={row.status} />
-        <IdleFlag id={row.id} status={row.status} />
+        {live ? <IdleFlag id={row.id} status={row.status} /> : null}
       </div>
       <div role="cell" className="flex min-w-0 flex-col leading-tight">
         <span className="truncate" title={row.template ?? undefined}>
@@ -129,16 +168,16 @@ const SandboxRow = memo(function SandboxRow({ row, index, top, selected, onToggl
         <MetadataChips metadata={row.metadata} />
       </div>
       <div role="cell" className="text-xs">
-        <CreatedCell createdAt={row.created_at} />
+        {live ? <CreatedCell createdAt={row.created_at} /> : pending}
       </div>
       <div role="cell" className="text-xs tabular-nums">
-        <ExpiresCell status={row.status} expiresAt={row.expires_at} />
+        {live ? <ExpiresCell status={row.status} expiresAt={row.expires_at} /> : pending}
       </div>
       <div role="cell">
-        <UsageCell id={row.id} status={row.status} />
+        {live ? <UsageCell id={row.id} status={row.status} /> : pending}
       </div>
       <div role="cell" className="text-xs">
-        <CostCell id={row.id} />
+        {live ? <CostCell id={row.id} /> : pending}
       </div>
     </div>
   );
