@@ -331,6 +331,12 @@ test("10,000 sandboxes: virtualized, typing and scrolling never block for more t
   const typing = await longTasks();
 
   // Scrolling: from the top to the bottom in steps, then a jump back.
+  const cdp = process.env.PROFILE_10K ? await page.context().newCDPSession(page) : null;
+  if (cdp) {
+    await cdp.send("Profiler.enable");
+    await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+    await cdp.send("Profiler.start");
+  }
   await scroller.evaluate(async (el) => {
     el.scrollTop = 0;
     const frame = () => new Promise((r) => requestAnimationFrame(r));
@@ -342,6 +348,7 @@ test("10,000 sandboxes: virtualized, typing and scrolling never block for more t
     await frame();
   });
   await page.waitForTimeout(500);
+  if (cdp) fs.writeFileSync("/tmp/wt-list-10k.cpuprofile", JSON.stringify((await cdp.send("Profiler.stop")).profile));
   const scrolling = await longTasks();
 
   test.info().annotations.push({ type: "long tasks while typing (ms)", description: JSON.stringify(typing.map(Math.round)) });

@@ -144,7 +144,9 @@ const SandboxRow = memo(function SandboxRow({ row, index, top, selected, onToggl
       aria-selected={selected}
       data-sandbox-id={row.id}
       className={cn(GRID, "absolute inset-x-0 border-b border-border/60 hover:bg-muted/50", selected && "bg-accent/60")}
-      style={{ height: ROW_HEIGHT, transform: `translateY(${top}px)` }}
+      // `top`, not a transform: no compositing layer per row (costly with software rendering), and
+      // containment keeps a row's style and layout work inside it.
+      style={{ height: ROW_HEIGHT, top, contain: "strict" }}
     >
       <div role="cell" className="flex justify-center">
         <input type="checkbox" aria-label={`Select ${row.id}`} className="size-4 accent-primary" checked={selected} onChange={(e) => onToggle(row.id, e.currentTarget.checked)} />
