@@ -275,6 +275,7 @@ test("command palette: Ctrl+K jumps to a sandbox by id and creates; ? lists the 
   await expect(page).toHaveURL(new RegExp(`/sandboxes/${id}$`));
 
   await page.goto("/sandboxes");
+  await expect(row(page, id)).toBeVisible(); // hydrated: the shortcut listener is attached
   await page.keyboard.press("Control+k");
   await page.getByRole("combobox", { name: "Command or sandbox id" }).fill("create");
   await page.getByRole("option", { name: /Create sandbox/ }).click();
