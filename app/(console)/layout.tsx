@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { CommandLauncher } from "../../components/command-palette/command-launcher";
 import { Header } from "../../components/layout/header";
 import { Sidebar } from "../../components/layout/sidebar";
 import { requireUser } from "../../lib/server/auth";
@@ -31,6 +32,8 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
           {children}
         </main>
       </div>
+      {/* Ctrl/Cmd-K and `?` anywhere in the console. */}
+      <CommandLauncher />
     </div>
   );
 }

@@ -24,7 +24,7 @@ export const consoleNav: readonly NavSection[] = [
   {
     title: "Resources",
     items: [
-      { title: "Sandboxes", href: "/sandboxes", icon: "sandboxes", description: "Create, run, pause, snapshot and fork sandboxes.", arrivesWith: "issue 6" },
+      { title: "Sandboxes", href: "/sandboxes", icon: "sandboxes", description: "Create, run, pause, snapshot and fork sandboxes." },
       { title: "Volumes", href: "/volumes", icon: "volumes", description: "Persistent storage that outlives a sandbox.", arrivesWith: "issue 5 or later" },
       { title: "Snapshots", href: "/snapshots", icon: "snapshots", description: "Saved sandbox states to restore or fork from.", arrivesWith: "issue 5 or later" },
       { title: "Templates", href: "/templates", icon: "templates", description: "Base images and build recipes for new sandboxes.", arrivesWith: "issue 5 or later" },

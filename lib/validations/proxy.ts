@@ -26,14 +26,36 @@ const Limit = z.coerce.number().int().min(1).max(500);
 /** `?limit=&cursor=`: the upstream keeps its own bounds (1-100 for most lists). */
 export const ProxyListQuery = z.object({ limit: Limit.optional(), cursor: z.string().min(1).optional() });
 
-/** GET /api/v1/sandboxes: the list query without metadata[k]=v (not proxied yet). */
-export const ProxyListSandboxesQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).optional(),
-  cursor: z.string().min(1).optional(),
-  status: z.union([z.string(), z.array(z.string())]).optional(),
-  template: z.string().optional(),
-  region: z.string().optional(),
-});
+/** `metadata[key]` as a query parameter name (seed 003: `?metadata[key]=value&status=running`). */
+const METADATA_PARAM = /^metadata\[(.+)\]$/;
+
+/**
+ * GET /api/v1/sandboxes: limit, cursor, status (repeated or comma-joined), template, region and any
+ * number of `metadata[key]=value` filters, gathered into `metadata` for the client, which puts them
+ * back on the upstream's query string in the same form. Other unknown parameters are ignored.
+ */
+export const ProxyListSandboxesQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(100).optional(),
+    cursor: z.string().min(1).optional(),
+    status: z.union([z.string(), z.array(z.string())]).optional(),
+    template: z.string().optional(),
+    region: z.string().optional(),
+  })
+  .catchall(z.union([z.string(), z.array(z.string())]))
+  .transform(({ limit, cursor, status, template, region, ...rest }, ctx) => {
+    const metadata: Record<string, string> = {};
+    for (const [name, value] of Object.entries(rest)) {
+      const key = METADATA_PARAM.exec(name)?.[1];
+      if (key === undefined) continue;
+      if (typeof value !== "string") {
+        ctx.addIssue({ code: "custom", message: `give ${name} once (a sandbox has one value per metadata key)`, path: [name] });
+        return z.NEVER;
+      }
+      metadata[key] = value;
+    }
+    return { limit, cursor, status, template, region, ...(Object.keys(metadata).length ? { metadata } : {}) };
+  });
 
 /** POST /api/v1/sandboxes/{id}/exec/stream: ?format=ndjson asks the upstream for NDJSON instead of SSE. */
 export const ExecStreamQuery = z.object({ format: z.enum(["sse", "ndjson"]).optional() });

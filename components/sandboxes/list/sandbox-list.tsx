@@ -1,0 +1,323 @@
+"use client";
+
+import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
+import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
+import type { Template } from "../../../lib/orkestr/schemas/templates";
+import { apiFetchPage, ApiError } from "../../../lib/queries/api";
+import { fetchSandbox, listRefreshIntervalMs, sandboxListQuery } from "../../../lib/queries/sandbox-list";
+import { sandboxQueries } from "../../../lib/queries/sandboxes";
+import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
+import { Button } from "../../ui/button";
+import { Skeleton } from "../../ui/skeleton";
+import { BulkActions } from "./bulk-actions";
+import { plural } from "./bulk";
+import { ListFilters } from "./list-filters";
+import { EMPTY_LIST_STATE, isFiltered, listStateToSearch, parseListState, serverFilters, type ListState } from "./list-state";
+import { TelemetryStore } from "./row-telemetry";
+import { SandboxTable } from "./sandbox-table";
+import { TelemetryContext } from "./telemetry-cells";
+import { TeachingEmptyState } from "./teaching-empty-state";
+
+/** The search box writes the URL this long after the last keystroke (replaceState: no history spam). */
+const SEARCH_URL_DELAY_MS = 300;
+
+/**
+ * The sandbox list: URL-driven filters, pages loaded as the table scrolls, live refresh, live
+ * telemetry for the rows on screen, bulk actions, and the empty, loading and error states.
+ */
+export function SandboxList() {
+  const searchParams = useSearchParams();
+  const pathname = usePathname();
+  const state = useMemo(() => parseListState(searchParams), [searchParams]);
+  const filtersKey = JSON.stringify(serverFilters(state));
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- keyed by value, not by the object's identity
+  const filters = useMemo(() => serverFilters(state), [filtersKey]);
+
+  const navigate = useCallback(
+    (next: ListState, mode: "push" | "replace" = "push") => {
+      // The History API: Next keeps useSearchParams in step without a server round trip.
+      const url = `${pathname}${listStateToSearch(next)}`;
+      if (mode === "push") window.history.pushState(null, "", url);
+      else window.history.replaceState(null, "", url);
+    },
+    [pathname],
+  );
+
+  // Search text is local for instant typing; the filter uses a deferred copy, the URL a debounced one.
+  const [search, setSearch] = useState(state.q);
+  const [urlQ, setUrlQ] = useState(state.q);
+  if (urlQ !== state.q) {
+    // Back/Forward changed ?q=: follow it (adjusting state during render, not in an effect).
+    setUrlQ(state.q);
+    setSearch(state.q);
+  }
+  const deferredSearch = useDeferredValue(search);
+  const stateRef = useRef(state);
+  useEffect(() => {
+    stateRef.current = state;
+  }, [state]);
+  useEffect(() => {
+    if (search === stateRef.current.q) return;
+    const t = setTimeout(() => {
+      setUrlQ(search);
+      navigate({ ...stateRef.current, q: search }, "replace");
+    }, SEARCH_URL_DELAY_MS);
+    return () => clearTimeout(t);
+  }, [search, navigate]);
+
+  const list = useInfiniteQuery({
+    ...sandboxListQuery(filters),
+    refetchInterval: (query) => listRefreshIntervalMs(query.state.data?.pages.length ?? 0),
+  });
+  const pagesLoaded = list.data?.pages.length ?? 0;
+  const allRows = useMemo(() => {
+    // Pages can shift between refreshes (new sandboxes at the top): keep each id once.
+    const seen = new Set<string>();
+    const out: Sandbox[] = [];
+    for (const page of list.data?.pages ?? []) {
+      for (const s of page.items) {
+        if (seen.has(s.id)) continue;
+        seen.add(s.id);
+        out.push(s);
+      }
+    }
+    return out;
+  }, [list.data]);
+  const needle = deferredSearch.trim().toLowerCase();
+  const rows = useMemo(() => (needle ? allRows.filter((s) => s.id.toLowerCase().includes(needle)) : allRows), [allRows, needle]);
+
+  const limits = useQuery(sandboxQueries.limits());
+  const templatesQuery = useQuery({
+    queryKey: ["templates", "list", { include_builtin: true }],
+    queryFn: ({ signal }) => apiFetchPage<Template>("/api/v1/templates?include_builtin=true&limit=100", { signal }),
+    staleTime: 5 * 60_000,
+  });
+  const templates = useMemo(() => {
+    const names = new Set<string>();
+    for (const t of templatesQuery.data?.items ?? []) if (t.status === undefined || t.status === null || t.status === "ready") names.add(t.id);
+    for (const s of allRows.slice(0, 500)) if (s.template) names.add(s.template);
+    return [...names].sort();
+  }, [templatesQuery.data, allRows]);
+  const regions = limits.data?.regions ?? [];
+
+  const [telemetry] = useState(() => new TelemetryStore());
+  useEffect(() => {
+    telemetry.start();
+    return () => telemetry.stop();
+  }, [telemetry]);
+
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const selectedRows = useMemo(() => allRows.filter((s) => selected.has(s.id)), [allRows, selected]);
+  const toggle = useCallback((id: string, on: boolean) => {
+    setSelected((prev) => {
+      const next = new Set(prev);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+  }, []);
+  const toggleAll = useCallback((on: boolean) => setSelected(on ? new Set(rows.map((r) => r.id)) : new Set()), [rows]);
+
+  const { hasNextPage, isFetchingNextPage, fetchNextPage } = list;
+  const loadMore = useCallback(() => {
+    if (hasNextPage && !isFetchingNextPage) void fetchNextPage();
+  }, [hasNextPage, isFetchingNextPage, fetchNextPage]);
+
+  const searchRef = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    // "/" focuses the search box (listed in the shortcuts dialog), unless typing somewhere already.
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "/" || e.metaKey || e.ctrlKey || e.altKey) return;
+      const el = e.target as HTMLElement | null;
+      if (el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName))) return;
+      e.preventDefault();
+      searchRef.current?.focus();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
+
+  const lastPage = list.data?.pages[list.data.pages.length - 1];
+  const nextPageHref = lastPage?.nextCursor ? `${pathname}${listStateToSearch({ ...state, q: "", cursor: lastPage.nextCursor })}` : null;
+  const refresh = listRefreshIntervalMs(pagesLoaded);
+  // Nothing at all yet (not "nothing matches"): the page teaches instead of showing empty filters.
+  const nothingYet = !list.isPending && !list.isError && allRows.length === 0 && !isFiltered(state) && !hasNextPage;
+
+  return (
+    <TelemetryContext.Provider value={telemetry}>
+      <div className="flex flex-col gap-4">
+        {nothingYet ? null : (
+        <ListFilters
+          state={state}
+          onChange={(next) => {
+            setSelected(new Set());
+            navigate(next);
+          }}
+          search={search}
+          onSearch={setSearch}
+          searchRef={searchRef}
+          templates={templates}
+          regions={regions}
+        />
+        )}
+
+        {state.cursor ? (
+          <Alert role="status">
+            <AlertDescription className="flex flex-wrap items-center justify-between gap-2">
+              <span>This view starts at a later page of the list, not at the newest sandbox.</span>
+              <Button size="sm" variant="outline" onClick={() => navigate({ ...state, cursor: "" })}>
+                Show from the newest
+              </Button>
+            </AlertDescription>
+          </Alert>
+        ) : null}
+
+        <BulkActions selected={selectedRows} onClear={() => setSelected(new Set())} onSettled={(failed) => setSelected(new Set(failed))} />
+
+        {list.isError && list.data ? (
+          <Alert variant="warning" role="status">
+            <AlertTitle>Refreshing the list failed</AlertTitle>
+            <AlertDescription>{errorDetail(list.error)} The rows below are from the last successful refresh.</AlertDescription>
+          </Alert>
+        ) : null}
+
+        {list.isPending ? (
+          <ListSkeleton />
+        ) : list.isError && !list.data ? (
+          <ListError error={list.error} onRetry={() => void list.refetch()} />
+        ) : nothingYet ? (
+          <TeachingEmptyState />
+        ) : rows.length === 0 && !list.isPlaceholderData ? (
+          <NoMatch search={needle ? search.trim() : ""} filtered={isFiltered({ ...state, q: "" })} onClear={() => (setSearch(""), navigate({ ...EMPTY_LIST_STATE }))} hasMore={!!hasNextPage} onLoadMore={loadMore} />
+        ) : (
+          <div className={list.isPlaceholderData ? "opacity-60 transition-opacity" : "transition-opacity"} aria-busy={list.isPlaceholderData || undefined}>
+            <SandboxTable
+              rows={rows}
+              selected={selected}
+              onToggle={toggle}
+              onToggleAll={toggleAll}
+              telemetry={telemetry}
+              canLoadMore={!!hasNextPage && !list.isPlaceholderData}
+              onLoadMore={loadMore}
+            />
+          </div>
+        )}
+
+        {list.data && allRows.length > 0 ? (
+          <div className="flex flex-wrap items-center gap-x-4 gap-y-2 text-sm text-muted-foreground">
+            <p role="status" aria-live="polite" data-testid="list-count">
+              {needle ? `${rows.length} of ${plural(allRows.length, "loaded sandbox", "loaded sandboxes")} match “${search.trim()}”` : plural(allRows.length, "sandbox", "sandboxes")}
+              {hasNextPage ? " loaded so far" : allRows.length > 0 ? ", all loaded" : ""}
+              {isFetchingNextPage ? " · loading more…" : ""}
+            </p>
+            {hasNextPage ? (
+              <Button size="sm" variant="outline" onClick={loadMore} disabled={isFetchingNextPage}>
+                Load more
+              </Button>
+            ) : null}
+            {nextPageHref ? (
+              <Link href={nextPageHref} className="text-primary underline-offset-4 hover:underline" onClick={(e) => (e.preventDefault(), navigate({ ...state, q: "", cursor: lastPage!.nextCursor! }))}>
+                Link to the next page
+              </Link>
+            ) : null}
+            <span className="ml-auto flex items-center gap-2">
+              {refresh === false ? "Live refresh is off with this many rows loaded." : `Refreshes every ${refresh / 1000} s.`}
+              <Button size="sm" variant="ghost" onClick={() => void list.refetch()} disabled={list.isFetching}>
+                {list.isFetching && !isFetchingNextPage ? "Refreshing…" : "Refresh now"}
+              </Button>
+            </span>
+          </div>
+        ) : null}
+      </div>
+    </TelemetryContext.Provider>
+  );
+}
+
+function errorDetail(error: unknown): string {
+  return error instanceof ApiError ? error.detail : "The list could not be loaded.";
+}
+
+function ListError({ error, onRetry }: { error: unknown; onRetry: () => void }) {
+  const noConnection = error instanceof ApiError && (error.code === "no_connection" || error.code.startsWith("connection_"));
+  return (
+    <Alert variant="destructive">
+      <AlertTitle>Could not load your sandboxes</AlertTitle>
+      <AlertDescription className="flex flex-col gap-3">
+        <p>{errorDetail(error)}</p>
+        <div className="flex gap-2">
+          <Button size="sm" variant="outline" onClick={onRetry}>
+            Try again
+          </Button>
+          {noConnection ? (
+            <Button size="sm" asChild>
+              <Link href="/settings/connections">Set up a connection</Link>
+            </Button>
+          ) : null}
+        </div>
+      </AlertDescription>
+    </Alert>
+  );
+}
+
+function NoMatch({ search, filtered, onClear, hasMore, onLoadMore }: { search: string; filtered: boolean; onClear: () => void; hasMore: boolean; onLoadMore: () => void }) {
+  const router = useRouter();
+  const [checking, setChecking] = useState(false);
+  const [notFound, setNotFound] = useState<string | null>(null);
+  const looksLikeId = /^[a-z]+_[A-Za-z0-9]{6,}$/.test(search);
+  const open = async () => {
+    setChecking(true);
+    setNotFound(null);
+    try {
+      const s = await fetchSandbox(search);
+      router.push(`/sandboxes/${encodeURIComponent(s.id)}`);
+    } catch (err) {
+      setNotFound(err instanceof ApiError ? err.detail : "Could not look the id up.");
+    } finally {
+      setChecking(false);
+    }
+  };
+  return (
+    <section className="flex flex-col items-center gap-3 rounded-lg border border-dashed border-input px-6 py-12 text-center">
+      <h2 className="text-base font-semibold">No sandboxes match</h2>
+      <p className="max-w-md text-sm text-muted-foreground">
+        {search ? `No loaded sandbox has an id containing “${search}”.` : "Nothing matches these filters."}
+        {hasMore ? " More sandboxes exist beyond the ones loaded." : ""}
+      </p>
+      <div className="flex flex-wrap justify-center gap-2">
+        {looksLikeId ? (
+          <Button size="sm" onClick={() => void open()} disabled={checking}>
+            {checking ? "Looking…" : `Open ${search}`}
+          </Button>
+        ) : null}
+        {hasMore ? (
+          <Button size="sm" variant="outline" onClick={onLoadMore}>
+            Load more
+          </Button>
+        ) : null}
+        {filtered || search ? (
+          <Button size="sm" variant="outline" onClick={onClear}>
+            Clear search and filters
+          </Button>
+        ) : null}
+      </div>
+      {notFound ? (
+        <p role="alert" className="text-sm text-destructive">
+          {notFound}
+        </p>
+      ) : null}
+    </section>
+  );
+}
+
+function ListSkeleton() {
+  return (
+    <div className="flex flex-col gap-2 rounded-lg border p-3" role="status" aria-label="Loading sandboxes">
+      {Array.from({ length: 6 }, (_, i) => (
+        <Skeleton key={i} className="h-8 w-full" />
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,186 @@
+"use client";
+
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useRouter } from "next/navigation";
+import { memo, useEffect, useMemo, useRef, type RefObject } from "react";
+import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
+import { cn } from "../../../lib/utils";
+import { SandboxIdCell } from "./copy-id";
+import { CreatedCell, ExpiresCell } from "./countdown";
+import { MetadataChips } from "./metadata-chips";
+import type { TelemetryStore } from "./row-telemetry";
+import { StatusBadge } from "./status-badge";
+import { CostCell, IdleFlag, UsageCell } from "./telemetry-cells";
+
+const ROW_HEIGHT = 44;
+/** Fixed column widths: rows are positioned absolutely, so header and cells share one grid template. */
+const GRID = "grid grid-cols-[2rem_11.5rem_6.5rem_8.5rem_minmax(6rem,1fr)_4.5rem_5rem_7.5rem_4.5rem] items-center gap-x-2 px-2";
+const COLUMNS = ["Id", "Status", "Template · size · network · region", "Metadata", "Created", "Expires", "CPU · memory", "Cost so far"] as const;
+/** Start loading the next page this many rows before the end. */
+const PREFETCH_ROWS = 30;
+
+interface Props {
+  rows: readonly Sandbox[];
+  selected: ReadonlySet<string>;
+  onToggle: (id: string, on: boolean) => void;
+  onToggleAll: (on: boolean) => void;
+  telemetry: TelemetryStore;
+  /** More pages exist upstream; the table asks for the next when scrolled near the end. */
+  canLoadMore: boolean;
+  onLoadMore: () => void;
+  scrollRef?: RefObject<HTMLDivElement | null>;
+}
+
+/**
+ * The virtualized table: only the rows in view (plus a few) are in the DOM, so 10,000 rows scroll
+ * and filter as fast as 10. ARIA table roles with aria-rowcount/aria-rowindex tell assistive
+ * technology the full size.
+ */
+export function SandboxTable({ rows, selected, onToggle, onToggleAll, telemetry, canLoadMore, onLoadMore, scrollRef }: Props) {
+  const ownRef = useRef<HTMLDivElement>(null);
+  const parentRef = scrollRef ?? ownRef;
+  // The virtualizer's functions change every render by design; this component is not memoized by the compiler.
+  // eslint-disable-next-line react-hooks/incompatible-library
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => parentRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 4,
+    // Let React batch scroll updates instead of rendering synchronously inside each scroll event.
+    useFlushSync: false,
+  });
+  // While scrolling, rows render without their live cells (telemetry, clocks): a fast fling or a
+  // scrollbar drag replaces every row per frame, and the light rows keep each frame short.
+  const scrolling = virtualizer.isScrolling;
+  const items = virtualizer.getVirtualItems();
+  const first = items[0]?.index ?? 0;
+  const last = items[items.length - 1]?.index ?? -1;
+
+  // Tell the telemetry store which rows are on screen (it waits for scrolling to settle).
+  useEffect(() => {
+    const onScreen: { id: string; status: string }[] = [];
+    for (let i = first; i <= last; i++) {
+      const row = rows[i];
+      if (row) onScreen.push({ id: row.id, status: row.status });
+    }
+    telemetry.setVisible(onScreen);
+  }, [first, last, rows, telemetry]);
+
+  useEffect(() => {
+    if (canLoadMore && last >= rows.length - PREFETCH_ROWS) onLoadMore();
+  }, [canLoadMore, last, rows.length, onLoadMore]);
+
+  const { allSelected, someSelected } = useMemo(() => {
+    if (selected.size === 0 || rows.length === 0) return { allSelected: false, someSelected: false };
+    const all = rows.every((r) => selected.has(r.id));
+    return { allSelected: all, someSelected: !all && rows.some((r) => selected.has(r.id)) };
+  }, [rows, selected]);
+  const router = useRouter();
+
+  return (
+    <div ref={parentRef} className="relative h-[max(24rem,calc(100dvh-22rem))] overflow-auto rounded-lg border bg-card" data-testid="sandbox-table-scroller">
+      <div role="table" aria-label="Sandboxes" aria-rowcount={rows.length + 1} className="min-w-max text-sm">
+        <div role="rowgroup" className="sticky top-0 z-10 border-b bg-card">
+          <div role="row" aria-rowindex={1} className={cn(GRID, "h-10 text-xs font-medium text-muted-foreground")}>
+            <div role="columnheader" className="flex justify-center">
+              <input
+                type="checkbox"
+                aria-label={`Select all ${rows.length} shown`}
+                className="size-4 accent-primary"
+                checked={allSelected}
+                ref={(el) => {
+                  if (el) el.indeterminate = someSelected;
+                }}
+                onChange={(e) => onToggleAll(e.currentTarget.checked)}
+              />
+            </div>
+            {COLUMNS.map((c) => (
+              <div key={c} role="columnheader" className="leading-tight">
+                {c}
+              </div>
+            ))}
+          </div>
+        </div>
+        <div
+          role="rowgroup"
+          className="relative"
+          style={{ height: virtualizer.getTotalSize() }}
+          // One client-side navigation handler for every row's id link (plain <a>s: cheaper to mount than
+          // a next/link per row); modified clicks keep the browser's behaviour (new tab, window).
+          onClick={(e) => {
+            const a = (e.target as HTMLElement).closest<HTMLAnchorElement>("a[data-row-link]");
+            if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+            e.preventDefault();
+            router.push(a.getAttribute("href")!);
+          }}
+        >
+          {items.map((item) => {
+            const row = rows[item.index]!;
+            return <SandboxRow key={row.id} row={row} index={item.index} top={item.start} selected={selected.has(row.id)} onToggle={onToggle} live={!scrolling} />;
+          })}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+interface RowProps {
+  row: Sandbox;
+  index: number;
+  top: number;
+  selected: boolean;
+  onToggle: (id: string, on: boolean) => void;
+  /** False while scrolling: the live cells wait until the table comes to rest. */
+  live: boolean;
+}
+
+const pending = <span className="text-muted-foreground">…</span>;
+
+const SandboxRow = memo(function SandboxRow({ row, index, top, selected, onToggle, live }: RowProps) {
+  return (
+    <div
+      role="row"
+      aria-rowindex={index + 2}
+      aria-selected={selected}
+      data-sandbox-id={row.id}
+      className={cn(GRID, "absolute inset-x-0 border-b border-border/60 hover:bg-muted/50", selected && "bg-accent/60")}
+      // `top`, not a transform: no compositing layer per row (costly with software rendering), and
+      // containment keeps a row's style and layout work inside it.
+      style={{ height: ROW_HEIGHT, top, contain: "strict" }}
+    >
+      <div role="cell" className="flex justify-center">
+        <input type="checkbox" aria-label={`Select ${row.id}`} className="size-4 accent-primary" checked={selected} onChange={(e) => onToggle(row.id, e.currentTarget.checked)} />
+      </div>
+      <div role="cell" className="min-w-0">
+        <SandboxIdCell id={row.id} />
+      </div>
+      <div role="cell" className="flex items-center gap-1">
+        <StatusBadge status={row.status} />
+        {live ? <IdleFlag id={row.id} status={row.status} /> : null}
+      </div>
+      <div role="cell" className="flex min-w-0 flex-col leading-tight">
+        <span className="truncate" title={row.template ?? undefined}>
+          {row.template ?? "—"}
+        </span>
+        <span className="truncate text-xs text-muted-foreground">
+          {row.size ?? "—"} · {row.network ?? "—"} · {row.region ?? "—"}
+        </span>
+      </div>
+      <div role="cell" className="min-w-0">
+        <MetadataChips metadata={row.metadata} />
+      </div>
+      <div role="cell" className="text-xs">
+        {live ? <CreatedCell createdAt={row.created_at} /> : pending}
+      </div>
+      <div role="cell" className="text-xs tabular-nums">
+        {live ? <ExpiresCell status={row.status} expiresAt={row.expires_at} /> : pending}
+      </div>
+      <div role="cell">
+        {live ? <UsageCell id={row.id} status={row.status} /> : pending}
+      </div>
+      <div role="cell" className="text-xs">
+        {live ? <CostCell id={row.id} /> : pending}
+      </div>
+    </div>
+  );
+});
