@@ -31,8 +31,17 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   // A full-page capture keeps the viewport's height, so a sticky, viewport-high sidebar would end
   // mid-picture: grow the viewport to the page for the shot (as a tall window shows it), then restore.
   const viewport = page.viewportSize();
-  const height = await page.evaluate(() => document.documentElement.scrollHeight);
-  if (viewport && height > viewport.height) await page.setViewportSize({ width: viewport.width, height });
+  // From the top: a focused terminal or a clicked row may have scrolled the page, and a capture of
+  // a scrolled page with a sticky header paints the header over the wrong rows.
+  const height = await page.evaluate(() => {
+    window.scrollTo(0, 0);
+    return document.documentElement.scrollHeight;
+  });
+  if (viewport && height > viewport.height) {
+    await page.setViewportSize({ width: viewport.width, height });
+    // Let the resize reach layout (dvh-high elements) before the capture.
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  }
   // Transitions finished: a screenshot right after a theme switch shows the final colours.
   await page.screenshot({ path: path.join(SCREENS_DIR, `${name}.png`), fullPage: true, animations: "disabled" });
   if (viewport && height > viewport.height) await page.setViewportSize(viewport);

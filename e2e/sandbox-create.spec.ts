@@ -1,5 +1,5 @@
 import type { Page } from "@playwright/test";
-import { isSiblingTabPrefetch, seriousAxeViolations } from "./a11y-sandbox.js";
+import { seriousAxeViolations } from "./a11y.js";
 import { expect, test } from "./fixtures.js";
 import { screenshot, watchForErrors } from "./helpers.js";
 
@@ -18,7 +18,7 @@ async function openForm(page: Page) {
 }
 
 test("creates a sandbox with env, metadata and a restricted network through the form, then lands on its page", async ({ connected: page, servers }) => {
-  const problems = watchForErrors(page, { allowStatus: isSiblingTabPrefetch });
+  const problems = watchForErrors(page);
   await page.emulateMedia({ colorScheme: "light" });
   await openForm(page);
 
@@ -123,7 +123,7 @@ test("shows inline errors next to the fields and sends nothing until they are fi
 });
 
 test("explains a full fleet in plain words and retries on its own when Retry-After has passed", async ({ connected: page, servers }) => {
-  const problems = watchForErrors(page, { allowStatus: (status, url) => (status === 503 && new URL(url).pathname === "/api/v1/sandboxes") || isSiblingTabPrefetch(status, url) });
+  const problems = watchForErrors(page, { allowStatus: (status, url) => (status === 503 && new URL(url).pathname === "/api/v1/sandboxes") });
   // The engine answers the next create with 503 fleet_full and Retry-After: 4 (one request only).
   const fault = await fetch(`${servers.engine.origin}/_admin/faults`, {
     method: "POST",

@@ -1,5 +1,5 @@
 import type { Page } from "@playwright/test";
-import { isSiblingTabPrefetch, seriousAxeViolations } from "./a11y-sandbox.js";
+import { seriousAxeViolations } from "./a11y.js";
 import { expect, test } from "./fixtures.js";
 import { screenshot, watchForErrors } from "./helpers.js";
 
@@ -15,7 +15,7 @@ async function cpuNow(page: Page): Promise<number> {
 
 test("overview, live CPU chart, pause gap, resume, timeline, metadata, keep-alive and terminate", async ({ connected: page, servers }) => {
   test.setTimeout(180_000);
-  const problems = watchForErrors(page, { allowStatus: isSiblingTabPrefetch });
+  const problems = watchForErrors(page);
   const created = await servers.engine.api<{ id: string }>("POST", "/sandboxes", {
     template: "python-3.12",
     env: { GREETING: "hello" },

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import type { Page } from "@playwright/test";
 import { expect, test, type Servers } from "./fixtures.js";
+import { seriousAxeViolations } from "./a11y.js";
 import { screenshot, watchForErrors } from "./helpers.js";
 
 // Sandbox → Files against the real engine and a real `next start`: browse, new folder, a file
@@ -11,24 +11,12 @@ import { screenshot, watchForErrors } from "./helpers.js";
 test.use({ consoleInstance: "sandbox-files" });
 test.describe.configure({ mode: "serial" });
 
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
 let sandboxId = "";
 
 async function exec(servers: Servers, command: string): Promise<{ stdout: string; stderr: string; exit_code: number }> {
   const r = await servers.engine.api("POST", `/sandboxes/${sandboxId}/exec`, { command });
   expect(r.status, r.text).toBe(200);
   return r.body;
-}
-
-/** axe-core injected through the DevTools protocol (the CSP forbids injected script tags); serious and critical findings only. */
-async function axeProblems(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[]; html: string }[] }[] }> } }).axe;
-    return axe.run(document, { resultTypes: ["violations"] });
-  });
-  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => `${n.target.join(" ")} ${n.html.slice(0, 160)}`).join(", ")}`);
 }
 
 const row = (page: Page, name: string) => page.locator(`[data-testid=file-row][data-name="${name}"]`);
@@ -72,10 +60,10 @@ test("browse folders with breadcrumbs and view a file with syntax colours", asyn
   await expect(code.locator("span", { hasText: '"hello"' })).toHaveCount(1);
   await expect(code.locator("span", { hasText: /^# say hello/ })).toHaveCount(1);
   await screenshot(page, "sandbox-files-view-light");
-  expect(await axeProblems(page)).toEqual([]);
+  expect(await seriousAxeViolations(page)).toEqual([]);
   await page.emulateMedia({ colorScheme: "dark" });
   await screenshot(page, "sandbox-files-view-dark");
-  expect(await axeProblems(page)).toEqual([]);
+  expect(await seriousAxeViolations(page)).toEqual([]);
   // Back up with the breadcrumb; the reload keeps the place (state in the URL).
   await page.getByRole("navigation", { name: "Folder" }).getByRole("button", { name: "/workspace" }).click();
   await expect(row(page, "src")).toBeVisible();
@@ -194,7 +182,7 @@ test("delete a file and a folder, after confirmation", async ({ connected: page,
   const confirm = page.getByRole("dialog", { name: "Delete this file?" });
   await expect(confirm).toContainText("/workspace/dropped.txt");
   await screenshot(page, "sandbox-files-delete-dark");
-  expect(await axeProblems(page)).toEqual([]);
+  expect(await seriousAxeViolations(page)).toEqual([]);
   await confirm.getByRole("button", { name: "Cancel" }).click();
   await expect(confirm).toBeHidden();
   expect((await exec(servers, "test -e /workspace/dropped.txt && echo kept")).stdout.trim()).toBe("kept");

@@ -1,8 +1,7 @@
-import fs from "node:fs";
 import http from "node:http";
-import { createRequire } from "node:module";
 import type { Page } from "@playwright/test";
 import { expect, test, type Servers } from "./fixtures.js";
+import { seriousAxeViolations } from "./a11y.js";
 import { screenshot, watchForErrors } from "./helpers.js";
 
 // Sandbox → Previews against the real engine and a real `next start`: a server started in a
@@ -18,7 +17,6 @@ test.use({ consoleInstance: "previews" });
 test.use({ viewport: { width: 1280, height: 960 } });
 test.describe.configure({ mode: "serial" });
 
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const created: string[] = [];
 
 async function createSandbox(servers: Servers, body: Record<string, unknown>): Promise<{ id: string; preview_auth_token?: string }> {
@@ -36,15 +34,6 @@ async function serve(servers: Servers, id: string, port: number) {
   expect(r.body.exit_code, r.text).toBe(0);
   // Listening within a few seconds (the engine's own description says when).
   await expect.poll(async () => (await servers.engine.api("GET", `/sandboxes/${id}/previews/${port}`)).body.listening, { timeout: 15_000 }).toBe(true);
-}
-
-async function axeProblems(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[]; html: string }[] }[] }> } }).axe;
-    return axe.run(document, { resultTypes: ["violations"] });
-  });
-  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => `${n.target.join(" ")} ${n.html.slice(0, 160)}`).join(", ")}`);
 }
 
 /** A request to a preview host straight at the engine (Node does not resolve *.localhost names itself). */
@@ -101,11 +90,11 @@ test("a server started in the sandbox is detected, listed and shown in the ifram
 
   await settleFrames(page);
   await screenshot(page, "sandbox-previews-light");
-  expect(await axeProblems(page)).toEqual([]);
+  expect(await seriousAxeViolations(page)).toEqual([]);
   await page.emulateMedia({ colorScheme: "dark" });
   await settleFrames(page);
   await screenshot(page, "sandbox-previews-dark");
-  expect(await axeProblems(page)).toEqual([]);
+  expect(await seriousAxeViolations(page)).toEqual([]);
 
   // Copy URL (after the axe runs: a toast fading in is measured mid-animation) puts the plain URL (never a token) on the clipboard.
   await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
@@ -138,7 +127,7 @@ test("a preview_auth sandbox: the URL is protected, and the iframe loads with th
   await expect(page.getByText("Protected", { exact: true })).toBeVisible();
   await expect(page.getByRole("heading", { name: "Port 8000 is protected" })).toBeVisible();
   await screenshot(page, "sandbox-previews-protected-light");
-  expect(await axeProblems(page)).toEqual([]);
+  expect(await seriousAxeViolations(page)).toEqual([]);
 
   // The token the user kept from create: pasted, the frame loads (the engine turns it into a cookie
   // that is SameSite=None; Secure; Partitioned, so it survives this cross-site iframe).
@@ -153,7 +142,7 @@ test("a preview_auth sandbox: the URL is protected, and the iframe loads with th
   await page.emulateMedia({ colorScheme: "dark" });
   await settleFrames(page);
   await screenshot(page, "sandbox-previews-protected-dark");
-  expect(await axeProblems(page)).toEqual([]);
+  expect(await seriousAxeViolations(page)).toEqual([]);
 
   // Without the token: forget it; rotating makes a new one (after a warning) and the frame loads with it.
   await page.getByRole("button", { name: "Forget token" }).click();
@@ -176,10 +165,10 @@ test("clear messages: no network, paused, nothing to preview yet", async ({ conn
   await expect(page.getByText(/network: "off"/)).toBeVisible();
   await expect(page.locator("iframe")).toHaveCount(0);
   await screenshot(page, "sandbox-previews-network-off-light");
-  expect(await axeProblems(page)).toEqual([]);
+  expect(await seriousAxeViolations(page)).toEqual([]);
   await page.emulateMedia({ colorScheme: "dark" });
   await screenshot(page, "sandbox-previews-network-off-dark");
-  expect(await axeProblems(page)).toEqual([]);
+  expect(await seriousAxeViolations(page)).toEqual([]);
 
   const idle = await createSandbox(servers, { network: "restricted" });
   await page.goto(`/sandboxes/${idle.id}/previews`);

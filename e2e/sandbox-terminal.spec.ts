@@ -1,28 +1,12 @@
-import fs from "node:fs";
-import { createRequire } from "node:module";
 import type { APIRequestContext, Locator, Page } from "@playwright/test";
 import { WebSocket as NodeWebSocket } from "ws";
 import { expect, test } from "./fixtures.js";
+import { seriousAxeViolations } from "./a11y.js";
 import { screenshot, watchForErrors } from "./helpers.js";
 
 // The sandbox terminal (issue 6), against the real console server (Next + the WebSocket relay) and
 // the real engine: interactive PTY sessions through the relay, and line mode over streaming exec.
 test.use({ consoleInstance: "sandbox-terminal" });
-
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
-/**
- * Serious and critical axe-core findings in the page's <main> (axe injected through evaluate: the
- * CSP forbids inline scripts). The console shell around it is not this spec's to judge.
- */
-async function axeProblems(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Element, opts: object): Promise<{ violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: unknown }> }> }> } }).axe;
-    const { violations } = await axe.run(document.querySelector("main")!, { resultTypes: ["violations"] });
-    return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${JSON.stringify(v.nodes.map((n) => n.target))}`);
-  });
-}
 
 /** Full-page screenshot from the top (focusing the terminal may have scrolled the page). */
 async function shot(page: Page, name: string): Promise<void> {
@@ -106,14 +90,14 @@ test.describe.serial("sandbox terminal", () => {
       ws.on("framereceived", (f) => frames.push(typeof f.payload === "string" ? f.payload : f.payload.toString("utf8")));
     });
     await page.goto(`/sandboxes/${sandboxId}/terminal`);
-    await expect(page.getByRole("heading", { name: "Terminal", level: 1 })).toBeVisible();
+    await expect(page.getByRole("heading", { name: "Terminal", level: 2 })).toBeVisible();
     await expect(page.getByText("No terminal open")).toBeVisible();
     await expect(page.getByLabel("Interactive (PTY)")).toBeChecked();
     await shot(page, "sandbox-terminal-empty-light");
-    expect(await axeProblems(page)).toEqual([]);
+    expect(await seriousAxeViolations(page, { scope: "main" })).toEqual([]);
     await page.emulateMedia({ colorScheme: "dark" });
     await shot(page, "sandbox-terminal-empty-dark");
-    expect(await axeProblems(page)).toEqual([]);
+    expect(await seriousAxeViolations(page, { scope: "main" })).toEqual([]);
     await page.emulateMedia({ colorScheme: "light" });
 
     await openTerminal(page);
@@ -150,11 +134,11 @@ test.describe.serial("sandbox terminal", () => {
     await typeLine(page, "clear; ls -la /workspace; echo ready-for-screenshot");
     await expectOnScreen(page, "ready-for-screenshot");
     await shot(page, "sandbox-terminal-pty-light");
-    expect(await axeProblems(page)).toEqual([]);
+    expect(await seriousAxeViolations(page, { scope: "main" })).toEqual([]);
     await page.emulateMedia({ colorScheme: "dark" });
     await page.evaluate(() => document.documentElement.classList.add("dark"));
     await shot(page, "sandbox-terminal-pty-dark");
-    expect(await axeProblems(page)).toEqual([]);
+    expect(await seriousAxeViolations(page, { scope: "main" })).toEqual([]);
 
     // Nothing the browser got or sent holds a token, frames and page alike.
     expect(frames.length).toBeGreaterThan(0);
@@ -283,11 +267,11 @@ test.describe.serial("sandbox terminal", () => {
     await typeLine(page, "echo to-stdout; ls /nonexistent");
     await expectOnScreen(page, "No such file");
     await shot(page, "sandbox-terminal-line-light");
-    expect(await axeProblems(page)).toEqual([]);
+    expect(await seriousAxeViolations(page, { scope: "main" })).toEqual([]);
     await page.emulateMedia({ colorScheme: "dark" });
     await page.evaluate(() => document.documentElement.classList.add("dark"));
     await shot(page, "sandbox-terminal-line-dark");
-    expect(await axeProblems(page)).toEqual([]);
+    expect(await seriousAxeViolations(page, { scope: "main" })).toEqual([]);
     expect(problems).toEqual([]);
   });
 

@@ -2,16 +2,17 @@ import type { Page } from "@playwright/test";
 import { expect, test } from "./fixtures.js";
 import { screenshot, watchForErrors } from "./helpers.js";
 
-// The eight sections of the console, in sidebar order, and the issue each empty state names.
+// The eight sections of the console, in sidebar order, and what each says to a user with no
+// connection yet: the built ones say how to connect, the others which issue builds them.
 const SECTIONS = [
-  ["Sandboxes", "/sandboxes", "issue 6"],
-  ["Volumes", "/volumes", "issue 5 or later"],
-  ["Snapshots", "/snapshots", "issue 5 or later"],
-  ["Templates", "/templates", "issue 5 or later"],
-  ["Webhooks", "/webhooks", "issue 5 or later"],
-  ["Usage", "/usage", "issue 4 or later"],
-  ["Team", "/team", "issue 4 or later"],
-  ["Settings", "/settings", "issue 4 or later"],
+  ["Sandboxes", "/sandboxes", "No orkestr connection yet"],
+  ["Volumes", "/volumes", "Not built yet: arrives with issue 5 or later"],
+  ["Snapshots", "/snapshots", "Not built yet: arrives with issue 5 or later"],
+  ["Templates", "/templates", "Not built yet: arrives with issue 5 or later"],
+  ["Webhooks", "/webhooks", "Not built yet: arrives with issue 5 or later"],
+  ["Usage", "/usage", "Not built yet: arrives with issue 4 or later"],
+  ["Team", "/team", "Not built yet: arrives with issue 4 or later"],
+  ["Settings", "/settings", "Not built yet: arrives with issue 4 or later"],
 ] as const;
 
 // Baton is set up (first run done through the API) before any test: the console needs a session
@@ -90,7 +91,8 @@ test.describe("console shell", () => {
     await expect(nav.getByRole("link")).toHaveText(SECTIONS.map(([title]) => title));
     await expect(nav.getByRole("link", { name: "Sandboxes" })).toHaveAttribute("aria-current", "page");
     await expect(page.getByRole("heading", { level: 1, name: "Sandboxes" })).toBeVisible();
-    await expect(page.getByText("Not built yet: arrives with issue 6")).toBeVisible();
+    await expect(page.getByText("No orkestr connection yet")).toBeVisible();
+    await expect(page.getByRole("main").getByRole("link", { name: "Set up a connection" })).toHaveAttribute("href", "/settings/connections");
     const status = page.getByRole("status").filter({ hasText: "Not connected" });
     await expect(status).toBeVisible();
     await expect(status).toHaveAttribute("data-state", "none");
@@ -100,15 +102,15 @@ test.describe("console shell", () => {
     expect(problems).toEqual([]);
   });
 
-  test("every section is reachable from the sidebar and says which issue builds it", async ({ signedIn: page }) => {
+  test("every section is reachable from the sidebar and says what it needs or which issue builds it", async ({ signedIn: page }) => {
     const problems = watchForErrors(page);
     await page.goto("/sandboxes");
     const nav = page.getByRole("navigation", { name: "Console" });
-    for (const [title, href, issue] of SECTIONS) {
+    for (const [title, href, emptyState] of SECTIONS) {
       await nav.getByRole("link", { name: title }).click();
       await expect(page).toHaveURL(new RegExp(`${href}$`));
       await expect(page.getByRole("heading", { level: 1, name: title })).toBeVisible();
-      await expect(page.getByText(`Not built yet: arrives with ${issue}`)).toBeVisible();
+      await expect(page.getByText(emptyState)).toBeVisible();
       await expect(nav.getByRole("link", { name: title })).toHaveAttribute("aria-current", "page");
       await expect(nav.locator("[aria-current=page]")).toHaveCount(1);
     }

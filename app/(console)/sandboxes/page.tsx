@@ -3,30 +3,53 @@ import Link from "next/link";
 import { Suspense } from "react";
 import { PageHeader } from "../../../components/layout/page-header";
 import { SandboxList } from "../../../components/sandboxes/list/sandbox-list";
+import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/alert";
 import { Button } from "../../../components/ui/button";
 import { Skeleton } from "../../../components/ui/skeleton";
 import { navItem } from "../../../lib/config/nav";
+import { requireUser } from "../../../lib/server/auth";
+import { activeConnection } from "../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Sandboxes" };
 
-/** The sandbox list; its data is live (client-side through /api/v1), its state is in the URL. */
-export default function SandboxesPage() {
+/**
+ * The sandbox list; its data is live (client-side through /api/v1), its state is in the URL.
+ * Without a connection there is nothing to list: the page says so and where to add one, rather
+ * than letting the list's queries fail one after another.
+ */
+export default async function SandboxesPage() {
   const item = navItem("/sandboxes");
+  const current = await requireUser();
+  const connection = await activeConnection(current.user.id);
   return (
     <>
       <PageHeader
         title={item.title}
         description={item.description}
         actions={
-          <Button asChild>
-            <Link href="/sandboxes/new">Create sandbox</Link>
-          </Button>
+          connection ? (
+            <Button asChild>
+              <Link href="/sandboxes/new">Create sandbox</Link>
+            </Button>
+          ) : null
         }
       />
-      {/* useSearchParams() reads the URL on the client; the fallback shows until it has. */}
-      <Suspense fallback={<Skeleton className="h-96 w-full" />}>
-        <SandboxList />
-      </Suspense>
+      {connection ? (
+        // useSearchParams() reads the URL on the client; the fallback shows until it has.
+        <Suspense fallback={<Skeleton className="h-96 w-full" />}>
+          <SandboxList />
+        </Suspense>
+      ) : (
+        <Alert variant="warning">
+          <AlertTitle>No orkestr connection yet</AlertTitle>
+          <AlertDescription className="flex flex-col items-start gap-3 text-foreground">
+            <p>Your sandboxes are listed through an orkestr connection: the hosted API with your token, any v1 server, or the local engine that ships with Baton.</p>
+            <Button size="sm" asChild>
+              <Link href="/settings/connections">Set up a connection</Link>
+            </Button>
+          </AlertDescription>
+        </Alert>
+      )}
     </>
   );
 }

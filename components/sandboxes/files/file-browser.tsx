@@ -191,9 +191,9 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
         }}
         onDrop={onDrop}
       >
-        <h2 id="files-heading" className="sr-only">
+        <h3 id="files-heading" className="sr-only">
           Files in {dir}
-        </h2>
+        </h3>
         {roots.length > 1 ? (
           <div role="group" aria-label="Location" className="inline-flex w-fit rounded-md border p-0.5">
             {roots.map((r) => (

@@ -45,6 +45,16 @@ export function PreviewsPanel({ sandbox }: { sandbox: Sandbox }) {
     refetchOnWindowFocus: false,
   });
 
+  // A port chosen that the last scan did not list: the user knows something listens there (a
+  // server started a moment after the tab's first scan), so look again now rather than in 15 s.
+  const scanned = scan.data;
+  const refetchScan = scan.refetch;
+  useEffect(() => {
+    if (port !== null && scanned && !scanned.some((p) => p.port === port)) void refetchScan();
+    // Only a change of port asks again; a scan's own result must not start another one.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [port]);
+
   const choose = (p: number | null) => {
     const params = new URLSearchParams(search.toString());
     if (p === null) params.delete("port");

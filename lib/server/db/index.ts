@@ -5,7 +5,7 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
 import { Migrator } from "kysely";
 import pg from "pg";
-import { getEnv, type DatabaseTarget, type ServerEnv } from "../env.js";
+import { getEnv, type DatabaseTarget } from "../env.js";
 import { MigrationError } from "./errors.js";
 import { migrationProvider } from "./migrations/index.js";
 import type { Database } from "./schema.js";
@@ -88,8 +88,11 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
 }
 
 // One instance per process, kept on globalThis so Next.js dev reloads don't open a pool per reload.
+// It is keyed by the database target, not by the env object: a production build bundles env.ts
+// into several chunks (pages, route handlers), each with its own parsed env, and an identity check
+// made them destroy each other's pool mid-request ("driver has already been destroyed").
 interface DbHolder {
-  env: ServerEnv;
+  target: string;
   db: Db;
   ready?: Promise<Db>;
 }
@@ -97,12 +100,13 @@ const holder = globalThis as typeof globalThis & { __batonDb?: DbHolder };
 
 /** The console's database, from DATABASE_URL (SQLite under BATON_DATA_DIR by default). */
 export function getDb(): Db {
-  const env = getEnv();
+  const { database } = getEnv();
+  const target = JSON.stringify(database);
   const current = holder.__batonDb;
-  if (current && current.env === env) return current.db;
+  if (current && current.target === target) return current.db;
   if (current) void current.db.destroy().catch(() => {});
-  const db = createDb(env.database);
-  holder.__batonDb = { env, db };
+  const db = createDb(database);
+  holder.__batonDb = { target, db };
   return db;
 }
 

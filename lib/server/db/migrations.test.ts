@@ -127,6 +127,19 @@ describe.each(testBackends)("getDb() from the environment on $name", (backend) =
       expect(sp.rows[0]?.s).toBe(t.location);
     }
   });
+
+  it("keeps the instance when the environment is parsed again (each server bundle parses its own) and swaps it when the target changes", async () => {
+    vi.stubEnv("BATON_DATA_DIR", dataDir);
+    vi.stubEnv("DATABASE_URL", t.url);
+    resetEnvForTests();
+    const db = await getMigratedDb();
+    resetEnvForTests(); // a second, equal env object: what another chunk of a production build holds
+    expect(getDb()).toBe(db);
+    await sql`select 1`.execute(db); // not destroyed under whoever is still using it
+    vi.stubEnv("DATABASE_URL", undefined);
+    resetEnvForTests();
+    expect(getDb()).not.toBe(db);
+  });
 });
 
 describe("getDb() default", () => {
