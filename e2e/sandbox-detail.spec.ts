@@ -98,6 +98,9 @@ test("overview, live CPU chart, pause gap, resume, timeline, metadata, keep-aliv
   await page.getByRole("dialog").getByRole("button", { name: "1 h 00 min" }).click();
   await page.getByRole("dialog").getByRole("button", { name: "Restart the countdown" }).click();
   await expect(page.getByTestId("expiry-countdown")).toContainText(/terminates in (59 min|1 h)/);
+  // The success toast, checked while it is up: sonner's own light-theme green failed contrast.
+  await expect(page.getByText("The countdown restarts: 3600 s from now")).toBeVisible();
+  expect(await seriousAxeViolations(page)).toEqual([]);
 
   // The timeline: lifecycle and exec events, newest first, and live (a new command appears by itself).
   await page.getByRole("navigation", { name: "Sandbox sections" }).getByRole("link", { name: "Activity" }).click();

@@ -81,7 +81,7 @@ test.describe.serial("sandbox terminal", () => {
     await api.dispose();
   });
 
-  test("interactive PTY: python, Ctrl-C, top, resize, no token on the wire", async ({ connected: page, baseURL }) => {
+  test("interactive PTY: python, Ctrl-C, top, vim, resize, no token on the wire", async ({ connected: page, baseURL }) => {
     test.setTimeout(120_000);
     const problems = watchForErrors(page);
     const frames: string[] = [];
@@ -118,6 +118,16 @@ test.describe.serial("sandbox terminal", () => {
     await page.keyboard.press("q");
     await typeLine(page, "clear; echo top-quit");
     await expectOnScreen(page, "top-quit");
+
+    // vim: insert mode, Escape, :wq — the file it wrote is read back by the shell.
+    await typeLine(page, "vim -u NONE -N /workspace/from-vim.txt");
+    await expectOnScreen(page, /\[New/); // vim's status line for a new file: it is ready for keys
+    await page.keyboard.press("i");
+    await page.keyboard.type("written in vim");
+    await page.keyboard.press("Escape");
+    await typeLine(page, ":wq");
+    await typeLine(page, "clear; cat /workspace/from-vim.txt; echo vim-done");
+    await expectOnScreen(page, /written in vim\s+vim-done/);
 
     // Resize follows the pane: the pty's size changes with the window.
     await typeLine(page, "clear; stty size");

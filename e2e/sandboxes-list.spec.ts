@@ -1,8 +1,8 @@
 import type { APIRequestContext, Page } from "@playwright/test";
-import Database from "better-sqlite3";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
+import { seedTerminatedSandboxes } from "../engine/test/helpers/seed-sandboxes.js";
+import { seriousAxeViolations } from "./a11y.js";
 import { expect, test } from "./fixtures.js";
 import { screenshot, watchForErrors } from "./helpers.js";
 
@@ -12,24 +12,11 @@ import { screenshot, watchForErrors } from "./helpers.js";
 test.use({ consoleInstance: "sandboxes-list" });
 test.describe.configure({ mode: "serial" });
 
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
-/** axe-core in the page (evaluated over CDP, so the strict CSP does not apply); serious and critical findings. */
-async function seriousA11yIssues(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[]; html: string }[] }[] }> } }).axe;
-    const result = await axe.run(document, { resultTypes: ["violations"] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => `${JSON.stringify(n.target)} ${n.html.slice(0, 160)}`) }));
-  });
-  return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.targets.join(", ")}`);
-}
-
 async function checkA11yLightAndDark(page: Page, name: string) {
   for (const scheme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     await expect(page.locator("html")).toHaveClass(scheme === "dark" ? /dark/ : /^(?!.*dark)/);
-    expect(await seriousA11yIssues(page), `axe on ${name} (${scheme})`).toEqual([]);
+    expect(await seriousAxeViolations(page), `axe on ${name} (${scheme})`).toEqual([]);
     await screenshot(page, `${name}-${scheme}`);
   }
   await page.emulateMedia({ colorScheme: "light" });
@@ -42,12 +29,9 @@ async function createSandbox(request: APIRequestContext, baseURL: string, body: 
   return ((await response.json()) as { id: string }).id;
 }
 
-/**
- * watchForErrors, tolerating a 404 for /sandboxes/new and /sandboxes/<id> only: those pages come from
- * sibling branches of issue 6, and links to them are prefetched. `extra` allows more.
- */
+/** watchForErrors, with `extra` statuses allowed. */
 function watch(page: Page, extra: (status: number, url: string) => boolean = () => false): string[] {
-  return watchForErrors(page, { allowStatus: (status, url) => (status === 404 && /\/sandboxes\/(new|sbx_[A-Za-z0-9]+)(\?|$)/.test(url)) || extra(status, url) });
+  return watchForErrors(page, { allowStatus: extra });
 }
 
 const table = (page: Page) => page.getByRole("table", { name: "Sandboxes" });
@@ -251,7 +235,7 @@ test("bulk terminate: confirmation, rows leave the default view, the empty state
   expect(problems).toEqual([]);
 });
 
-test("command palette: Ctrl+K jumps to a sandbox by id and creates; ? lists the shortcuts", async ({ connected: page, baseURL }) => {
+test("command palette: Ctrl+K jumps to a sandbox by id, pauses and resumes it, creates; ? lists the shortcuts", async ({ connected: page, baseURL, servers }) => {
   const problems = watch(page);
   const id = await createSandbox(page.request, baseURL!, { metadata: { suite: "palette" } });
   await page.goto("/sandboxes");
@@ -273,6 +257,23 @@ test("command palette: Ctrl+K jumps to a sandbox by id and creates; ? lists the 
   await checkA11yLightAndDark(page, "command-palette");
   await page.keyboard.press("Enter");
   await expect(page).toHaveURL(new RegExp(`/sandboxes/${id}$`));
+
+  // On a sandbox's page the palette pauses and resumes that sandbox, with a toast each time.
+  const badge = page.getByTestId("sandbox-status");
+  await expect(badge).toHaveText("running");
+  await page.keyboard.press("Control+k");
+  await page.getByRole("combobox", { name: "Command or sandbox id" }).fill("pause");
+  await page.getByRole("option", { name: /Pause this sandbox/ }).click();
+  await expect(page.getByText("Sandbox paused")).toBeVisible();
+  await expect(badge).toHaveText("paused");
+  expect((await servers.engine.api("GET", `/sandboxes/${id}`)).body.status).toBe("paused");
+  await page.keyboard.press("Control+k");
+  await expect(page.getByRole("option", { name: /Pause this sandbox/ })).toHaveCount(0);
+  await page.getByRole("combobox", { name: "Command or sandbox id" }).fill("resume");
+  await page.getByRole("option", { name: /Resume this sandbox/ }).click();
+  await expect(page.getByText("Sandbox resumed")).toBeVisible();
+  await expect(badge).toHaveText("running");
+  expect((await servers.engine.api("GET", `/sandboxes/${id}`)).body.status).toBe("running");
 
   await page.goto("/sandboxes");
   await expect(row(page, id)).toBeVisible(); // hydrated: the shortcut listener is attached
@@ -360,29 +361,3 @@ test("10,000 sandboxes: virtualized, all pages reachable; long tasks while typin
   await screenshot(page, "sandboxes-list-10k-light");
   expect(problems).toEqual([]);
 });
-
-/** Writes `n` terminated sandboxes into the engine's store, created over the past days, oldest first. */
-function seedTerminatedSandboxes(file: string, n: number) {
-  const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-  const ulid = (t: number, i: number) => {
-    let time = "";
-    for (let k = 0, x = t; k < 10; k++, x = Math.floor(x / 32)) time = CROCKFORD[x % 32] + time;
-    let rand = "";
-    for (let k = 0, x = i; k < 16; k++, x = Math.floor(x / 32)) rand = CROCKFORD[x % 32] + rand;
-    return time + rand;
-  };
-  const db = new Database(file);
-  db.pragma("busy_timeout = 5000");
-  const insert = db.prepare(
-    `INSERT INTO sandboxes(id,status,template,size,cpu,memory_mb,network,allow_domains,region,metadata,env_keys,timeout_seconds,on_timeout,auto_resume,preview_auth,preview_token_hash,uid,created_at,started_at,terminated_at,status_reason,cpu_seconds,gb_seconds)
-     VALUES (?,'terminated','python-3.12','small',1,1024,'off',NULL,?,?,'[]',300,'kill',0,0,NULL,?,?,?,?,'terminated',?,?)`,
-  );
-  const start = Date.now() - 3 * 24 * 3600_000;
-  db.transaction(() => {
-    for (let i = 0; i < n; i++) {
-      const t = start + i * 20_000;
-      insert.run(`sbx_${ulid(t, i)}`, i % 3 === 0 ? "hel1" : "fsn1", JSON.stringify({ batch: String(i % 50), seeded: "10k" }), 2_000_000 + i, t, t + 100, t + 60_000, (i % 17) * 0.37, (i % 11) * 2.5);
-    }
-  })();
-  db.close();
-}

@@ -8,30 +8,12 @@
 // and prints p50/p99 of each and the relay ÷ direct ratio (markdown, plus one JSON line).
 //
 //   BENCH_KEYS=400 npm run bench:console
-import { spawn } from "node:child_process";
-import fs from "node:fs";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { WebSocket } from "ws";
 import { pct } from "../engine/bench/lib.js";
-import { startEngine } from "../engine/test/helpers/engine.js";
+import { startConsoleBench } from "./bench/console-harness.js";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const KEYS = Number(process.env.BENCH_KEYS ?? 300);
 const WARMUP = 20;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A WebSocket that resolves each `echo(ch)` when that character comes back. */
 class Echo {
@@ -76,39 +58,10 @@ class Echo {
 }
 
 async function main(): Promise<void> {
-  if (!fs.existsSync(path.join(ROOT, ".next", "BUILD_ID"))) throw new Error("no production build: run `npx next build` first");
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-bench-terminal-"));
-  const engine = await startEngine({ dataDir });
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  let log = "";
-  const consoleEnv: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1", ORKESTR_API_URL: engine.origin, BATON_DATA_DIR: dataDir };
-  delete consoleEnv.DATABASE_URL;
-  const server = spawn(process.execPath, [path.join(ROOT, "scripts/console-server.mjs"), "-p", String(port), "-H", "127.0.0.1"], { cwd: ROOT, env: consoleEnv, stdio: ["ignore", "pipe", "pipe"] });
-  server.stdout.on("data", (d: Buffer) => (log += d.toString()));
-  server.stderr.on("data", (d: Buffer) => (log += d.toString()));
+  const { engine, port, cookie, origin, api, stop } = await startConsoleBench("terminal");
   let sandboxId: string | null = null;
   const echoes: Echo[] = [];
   try {
-    const deadline = Date.now() + 60_000;
-    while (!/Ready in/.test(log)) {
-      if (Date.now() > deadline || server.exitCode !== null) throw new Error(`the console server did not start:\n${log}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    // The owner, signed in: the session cookie is what a browser would carry.
-    const setup = await fetch(`${origin}/api/setup`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin },
-      body: JSON.stringify({ name: "Bench", email: "bench@example.com", password: "correct horse battery staple", team_name: "Bench" }),
-    });
-    if (setup.status !== 201) throw new Error(`setup failed: ${setup.status} ${await setup.text()}`);
-    const cookie = setup.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
-    const api = async (method: string, p: string, body?: unknown) => {
-      const r = await fetch(`${origin}${p}`, { method, headers: { cookie, origin, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
-      if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${await r.text()}`);
-      return r.status === 204 ? null : ((await r.json()) as Record<string, unknown>);
-    };
-    await api("POST", "/api/connections/local-engine");
     sandboxId = (await api("POST", "/api/v1/sandboxes", { template: "python-3.12", timeout_seconds: 600 }))!.id as string;
     const viaRelay = (await api("POST", `/api/v1/sandboxes/${sandboxId}/pty`, { command: "cat", cols: 120, rows: 30 }))!.id as string;
     const direct = (await api("POST", `/api/v1/sandboxes/${sandboxId}/pty`, { command: "cat", cols: 120, rows: 30 }))!.id as string;
@@ -143,9 +96,7 @@ async function main(): Promise<void> {
   } finally {
     for (const e of echoes) e.close();
     if (sandboxId) await engine.api("DELETE", `/sandboxes/${sandboxId}`).catch(() => undefined);
-    server.kill("SIGTERM");
-    await engine.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stop();
   }
 }
 

@@ -6,10 +6,11 @@
 #   nftables    - keeps network "open" sandboxes off the host's own addresses and private ranges
 #   iproute2    - the blackhole route for the sandbox range; test "fake internet" namespaces
 #   curl, openssl, procps - used inside sandboxes and by the network tests
+#   vim         - a full-screen editor inside sandboxes (the terminal e2e test drives it)
 #   chromium    - the browser the end-to-end tests drive (Playwright never downloads one here)
 set -euo pipefail
 need=()
-for pkg in bubblewrap slirp4netns socat nftables iproute2 curl openssl procps util-linux chromium; do
+for pkg in bubblewrap slirp4netns socat nftables iproute2 curl openssl procps util-linux vim chromium; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ "${#need[@]}" -eq 0 ]; then

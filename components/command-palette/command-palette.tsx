@@ -4,7 +4,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Command } from "cmdk";
 import { usePathname, useRouter } from "next/navigation";
 import { useMemo, useState } from "react";
-import { toast } from "sonner";
+import { toast } from "../ui/toast";
 import { consoleNavItems } from "../../lib/config/nav";
 import type { Sandbox } from "../../lib/orkestr/schemas/sandboxes";
 import { ApiError } from "../../lib/queries/api";

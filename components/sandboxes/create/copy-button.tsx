@@ -1,7 +1,7 @@
 "use client";
 
 import { useState } from "react";
-import { toast } from "sonner";
+import { toast } from "../../ui/toast";
 import { Button, type ButtonProps } from "../../ui/button";
 
 /** Copies `text` to the clipboard and says so (button text and a polite toast). */

@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useCallback, useMemo, useRef, useState, type FormEvent } from "react";
-import { toast } from "sonner";
+import { toast } from "../../ui/toast";
 import type { Limits } from "../../../lib/orkestr/schemas/limits";
 import type { CreateSandboxBody, Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { ApiError } from "../../../lib/queries/api";

@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { toast } from "sonner";
+import { toast } from "../../ui/toast";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { apiFetch } from "../../../lib/queries/api";
 import { sandboxKeys, sandboxMutations } from "../../../lib/queries/sandboxes";

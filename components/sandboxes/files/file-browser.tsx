@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useRef, useState, type DragEvent } from "react";
-import { toast } from "sonner";
+import { toast } from "../../ui/toast";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { fileKeys, fileMutations, fileQueries, joinPath, parentPath, type Entry } from "../../../lib/queries/sandbox-files";
 import { startDownload } from "./transfer";

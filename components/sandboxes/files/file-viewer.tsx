@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
-import { toast } from "sonner";
+import { toast } from "../../ui/toast";
 import { decodeText, fileKeys, fileMutations, fileQueries, parentPath, VIEWER_MAX_BYTES } from "../../../lib/queries/sandbox-files";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";

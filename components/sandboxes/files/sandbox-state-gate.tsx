@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { ReactNode } from "react";
-import { toast } from "sonner";
+import { toast } from "../../ui/toast";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { ApiError } from "../../../lib/queries/api";
 import { sandboxKeys, sandboxMutations, sandboxQueries } from "../../../lib/queries/sandboxes";

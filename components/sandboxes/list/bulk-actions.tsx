@@ -2,7 +2,7 @@
 
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { toast } from "sonner";
+import { toast } from "../../ui/toast";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { patchListedSandboxes } from "../../../lib/queries/sandbox-list";
 import { sandboxKeys, sandboxMutations } from "../../../lib/queries/sandboxes";

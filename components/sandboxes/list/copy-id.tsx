@@ -1,6 +1,6 @@
 "use client";
 
-import { toast } from "sonner";
+import { toast } from "../../ui/toast";
 
 /** The id as a link to the sandbox's page, and a button that copies it. */
 export function SandboxIdCell({ id }: { id: string }) {

@@ -1,6 +1,7 @@
 "use client";
 
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
+import dynamic from "next/dynamic";
 import Link from "next/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
@@ -12,14 +13,21 @@ import { sandboxQueries } from "../../../lib/queries/sandboxes";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { Skeleton } from "../../ui/skeleton";
-import { BulkActions } from "./bulk-actions";
 import { plural } from "./bulk";
 import { ListFilters } from "./list-filters";
 import { EMPTY_LIST_STATE, isFiltered, listStateToSearch, parseListState, serverFilters, type ListState } from "./list-state";
 import { TelemetryStore } from "./row-telemetry";
 import { SandboxTable } from "./sandbox-table";
 import { TelemetryContext } from "./telemetry-cells";
-import { TeachingEmptyState } from "./teaching-empty-state";
+
+// Split out of the page's first load (the /sandboxes budget is 180 KiB gzipped): the bulk bar only
+// matters once rows are selected, the teaching empty state only for a user with no sandboxes.
+// Both chunks start loading as soon as the list renders.
+const BulkActions = dynamic(() => import("./bulk-actions").then((m) => m.BulkActions), { ssr: false });
+const TeachingEmptyState = dynamic(() => import("./teaching-empty-state").then((m) => m.TeachingEmptyState), {
+  ssr: false,
+  loading: () => <Skeleton className="h-64 w-full" />,
+});
 
 /** The search box writes the URL this long after the last keystroke (replaceState: no history spam). */
 const SEARCH_URL_DELAY_MS = 300;

@@ -2,7 +2,7 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
-import { toast } from "sonner";
+import { toast } from "../../ui/toast";
 import { previewMutations } from "../../../lib/queries/sandbox-previews";
 import { Button } from "../../ui/button";
 import { Dialog, DialogClose } from "../../ui/dialog";

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { toast } from "sonner";
+import { toast } from "../../ui/toast";
 import { ApiError } from "../../../lib/queries/api";
 import { DESCRIBE_INTERVAL_MS, previewQueries, withPreviewToken } from "../../../lib/queries/sandbox-previews";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";

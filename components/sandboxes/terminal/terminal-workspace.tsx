@@ -2,7 +2,7 @@
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useRef, useState } from "react";
-import { toast } from "sonner";
+import { toast } from "../../ui/toast";
 import { ApiError } from "../../../lib/queries/api";
 import { sandboxQueries } from "../../../lib/queries/sandboxes";
 import { cn } from "../../../lib/utils";

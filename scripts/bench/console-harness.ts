@@ -1,0 +1,79 @@
+// The console as the browser-facing benchmarks need it: a fresh engine and the production console
+// server (scripts/console-server.mjs, so `npx next build` first) on free ports with a temp data dir,
+// an owner signed up (the session cookie a browser would carry) and the local engine connected.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface ConsoleBench {
+  engine: EngineHandle;
+  /** e.g. http://127.0.0.1:40123 */
+  origin: string;
+  port: number;
+  dataDir: string;
+  /** `name=value; …` of the owner's session. */
+  cookie: string;
+  /** A JSON call to the console as the signed-in owner (Origin set, as a browser's mutation). */
+  api(method: string, p: string, body?: unknown): Promise<Record<string, unknown> | null>;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startConsoleBench(name: string): Promise<ConsoleBench> {
+  if (!fs.existsSync(path.join(ROOT, ".next", "BUILD_ID"))) throw new Error("no production build: run `npx next build` first");
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `baton-bench-${name}-`));
+  const engine = await startEngine({ dataDir });
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  let log = "";
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1", ORKESTR_API_URL: engine.origin, BATON_DATA_DIR: dataDir };
+  delete env.DATABASE_URL;
+  const server = spawn(process.execPath, [path.join(ROOT, "scripts/console-server.mjs"), "-p", String(port), "-H", "127.0.0.1"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  server.stdout.on("data", (d: Buffer) => (log += d.toString()));
+  server.stderr.on("data", (d: Buffer) => (log += d.toString()));
+  const stop = async () => {
+    server.kill("SIGTERM");
+    await engine.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const deadline = Date.now() + 60_000;
+    while (!/Ready in/.test(log)) {
+      if (Date.now() > deadline || server.exitCode !== null) throw new Error(`the console server did not start:\n${log}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const setup = await fetch(`${origin}/api/setup`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin },
+      body: JSON.stringify({ name: "Bench", email: "bench@example.com", password: "correct horse battery staple", team_name: "Bench" }),
+    });
+    if (setup.status !== 201) throw new Error(`setup failed: ${setup.status} ${await setup.text()}`);
+    const cookie = setup.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const api = async (method: string, p: string, body?: unknown) => {
+      const r = await fetch(`${origin}${p}`, { method, headers: { cookie, origin, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+      if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${await r.text()}`);
+      return r.status === 204 ? null : ((await r.json()) as Record<string, unknown>);
+    };
+    await api("POST", "/api/connections/local-engine");
+    return { engine, origin, port, dataDir, cookie, api, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,40 @@
+import { beforeEach, describe, expect, it, vi } from "vitest";
+
+// The lazy toast facade: sonner is imported on first use, and a toast raised before the outlet has
+// mounted is held until it has (sonner drops toasts nobody listens to).
+const shown: string[] = [];
+vi.mock("sonner", () => ({
+  toast: {
+    success: (message: string) => shown.push(`success:${message}`),
+    error: (message: string, options?: { description?: string }) => shown.push(`error:${message}:${options?.description ?? ""}`),
+  },
+  Toaster: () => null,
+}));
+
+const flush = () => new Promise((r) => setTimeout(r, 0));
+
+describe("toast facade", () => {
+  beforeEach(() => {
+    shown.length = 0;
+    vi.resetModules();
+  });
+
+  it("holds toasts until the outlet is mounted, then shows them in order with their options", async () => {
+    const { toast, markToasterMounted } = await import("../../components/ui/toast.js");
+    toast.success("Sandbox paused");
+    toast.error("Could not resume", { description: "sandbox_gone" });
+    await flush();
+    expect(shown).toEqual([]);
+    markToasterMounted();
+    await flush();
+    expect(shown).toEqual(["success:Sandbox paused", "error:Could not resume:sandbox_gone"]);
+  });
+
+  it("shows a toast at once when the outlet is already there", async () => {
+    const { toast, markToasterMounted } = await import("../../components/ui/toast.js");
+    markToasterMounted();
+    toast.success("Copied");
+    await flush();
+    expect(shown).toEqual(["success:Copied"]);
+  });
+});
