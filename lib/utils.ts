@@ -1,9 +1,9 @@
 import { clsx, type ClassValue } from "clsx";
-import { twMerge } from "tailwind-merge";
+import { mergeClasses } from "./class-merge.js";
 
 /** Joins class names and lets later Tailwind utilities override earlier conflicting ones. */
 export function cn(...inputs: ClassValue[]): string {
-  return twMerge(clsx(inputs));
+  return mergeClasses(clsx(inputs));
 }
 
 /** "api.orkestr.eu" / "127.0.0.1:8787" of a base URL (the URL itself when it does not parse). */

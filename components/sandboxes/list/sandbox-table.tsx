@@ -1,6 +1,5 @@
 "use client";
 
-import { useVirtualizer } from "@tanstack/react-virtual";
 import { useRouter } from "next/navigation";
 import { memo, useEffect, useMemo, useRef, type RefObject } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
@@ -11,6 +10,7 @@ import { MetadataChips } from "./metadata-chips";
 import type { TelemetryStore } from "./row-telemetry";
 import { StatusBadge } from "./status-badge";
 import { CostCell, IdleFlag, UsageCell } from "./telemetry-cells";
+import { useRowWindow } from "./use-row-window";
 
 const ROW_HEIGHT = 44;
 /** Fixed column widths: rows are positioned absolutely, so header and cells share one grid template. */
@@ -39,22 +39,9 @@ interface Props {
 export function SandboxTable({ rows, selected, onToggle, onToggleAll, telemetry, canLoadMore, onLoadMore, scrollRef }: Props) {
   const ownRef = useRef<HTMLDivElement>(null);
   const parentRef = scrollRef ?? ownRef;
-  // The virtualizer's functions change every render by design; this component is not memoized by the compiler.
-  // eslint-disable-next-line react-hooks/incompatible-library
-  const virtualizer = useVirtualizer({
-    count: rows.length,
-    getScrollElement: () => parentRef.current,
-    estimateSize: () => ROW_HEIGHT,
-    overscan: 4,
-    // Let React batch scroll updates instead of rendering synchronously inside each scroll event.
-    useFlushSync: false,
-  });
   // While scrolling, rows render without their live cells (telemetry, clocks): a fast fling or a
   // scrollbar drag replaces every row per frame, and the light rows keep each frame short.
-  const scrolling = virtualizer.isScrolling;
-  const items = virtualizer.getVirtualItems();
-  const first = items[0]?.index ?? 0;
-  const last = items[items.length - 1]?.index ?? -1;
+  const { first, last, totalHeight, isScrolling: scrolling } = useRowWindow(parentRef, rows.length, ROW_HEIGHT, 4);
 
   // Tell the telemetry store which rows are on screen (it waits for scrolling to settle).
   useEffect(() => {
@@ -104,7 +91,7 @@ export function SandboxTable({ rows, selected, onToggle, onToggleAll, telemetry,
         <div
           role="rowgroup"
           className="relative"
-          style={{ height: virtualizer.getTotalSize() }}
+          style={{ height: totalHeight }}
           // One client-side navigation handler for every row's id link (plain <a>s: cheaper to mount than
           // a next/link per row); modified clicks keep the browser's behaviour (new tab, window).
           onClick={(e) => {
@@ -114,10 +101,9 @@ export function SandboxTable({ rows, selected, onToggle, onToggleAll, telemetry,
             router.push(a.getAttribute("href")!);
           }}
         >
-          {items.map((item) => {
-            const row = rows[item.index]!;
-            return <SandboxRow key={row.id} row={row} index={item.index} top={item.start} selected={selected.has(row.id)} onToggle={onToggle} live={!scrolling} />;
-          })}
+          {rows.slice(first, last + 1).map((row, i) => (
+            <SandboxRow key={row.id} row={row} index={first + i} top={(first + i) * ROW_HEIGHT} selected={selected.has(row.id)} onToggle={onToggle} live={!scrolling} />
+          ))}
         </div>
       </div>
     </div>
