@@ -37,16 +37,16 @@ async function typeInSearch(page: Page): Promise<void> {
 
 /** A scrollbar drag: the table jumps 1,500 px a frame from top to bottom (every row replaced each frame). */
 async function dragScroll(page: Page): Promise<void> {
+  // No named functions inside evaluate(): tsx would wrap them in a helper the page does not have.
   await page.getByTestId("sandbox-table-scroller").evaluate(async (el) => {
-    const frame = () => new Promise((r) => requestAnimationFrame(r));
     el.scrollTop = 0;
-    await frame();
+    await new Promise((r) => requestAnimationFrame(r));
     for (let y = 0; y < el.scrollHeight; y += 1500) {
       el.scrollTop = y;
-      await frame();
+      await new Promise((r) => requestAnimationFrame(r));
     }
     el.scrollTop = 0;
-    await frame();
+    await new Promise((r) => requestAnimationFrame(r));
   });
   await page.waitForTimeout(500); // the rows at rest fill in their live cells: part of the cost
 }
