@@ -1,5 +1,4 @@
 import type { APIRequestContext, Page } from "@playwright/test";
-import fs from "node:fs";
 import path from "node:path";
 import { seedTerminatedSandboxes } from "../engine/test/helpers/seed-sandboxes.js";
 import { seriousAxeViolations } from "./a11y.js";
@@ -288,10 +287,11 @@ test("command palette: Ctrl+K jumps to a sandbox by id, pauses and resumes it, c
 /**
  * 10,000 sandboxes through the real data path: the engine cannot run 10,000 sandboxes on this
  * machine, so its store is seeded with 10,000 terminated ones (rows as the engine writes them). The
- * engine serves them over HTTP, the console proxies them, the page loads them page by page; then
- * typing in the search box and scrolling are measured with the Long Tasks API.
+ * engine serves them over HTTP, the console proxies them, the page loads them page by page; search
+ * and scrolling work on all of them. How long they block the main thread is `npm run bench:list`'s
+ * to measure against the 100 ms budget (timed assertions flake on a shared 2-core machine).
  */
-test("10,000 sandboxes: virtualized, all pages reachable; long tasks while typing and scrolling are reported", async ({ connected: page, servers }) => {
+test("10,000 sandboxes: virtualized, all pages reachable, searchable and scrollable", async ({ connected: page, servers }) => {
   test.setTimeout(240_000);
   const problems = watch(page);
   const N = 10_000;
@@ -310,16 +310,6 @@ test("10,000 sandboxes: virtualized, all pages reachable; long tasks while typin
   // Virtualized: a screenful of rows in the DOM, not 10,000.
   expect(await table(page).locator("[role=row][data-sandbox-id]").count()).toBeLessThan(80);
 
-  await page.evaluate(() => {
-    const w = window as unknown as { __longTasks: number[] };
-    w.__longTasks = [];
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) w.__longTasks.push(e.duration);
-    }).observe({ type: "longtask" });
-  });
-  const longTasks = () => page.evaluate(() => (window as unknown as { __longTasks: number[] }).__longTasks.splice(0));
-  await longTasks();
-
   // Typing: each keystroke filters all loaded rows.
   const search = page.getByLabel("Search by id");
   await search.click();
@@ -330,34 +320,18 @@ test("10,000 sandboxes: virtualized, all pages reachable; long tasks while typin
   await expect(page.getByRole("heading", { name: "No sandboxes match" })).toBeVisible();
   await search.fill("");
   await expect(count(page)).toHaveText(/all loaded/);
-  const typing = await longTasks();
 
   // Scrolling: from the top to the bottom in steps, then a jump back.
-  const cdp = process.env.PROFILE_10K ? await page.context().newCDPSession(page) : null;
-  if (cdp) {
-    await cdp.send("Profiler.enable");
-    await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
-    await cdp.send("Profiler.start");
-  }
   await scroller.evaluate(async (el) => {
     el.scrollTop = 0;
-    const frame = () => new Promise((r) => requestAnimationFrame(r));
     for (let y = 0; y < el.scrollHeight; y += 1500) {
       el.scrollTop = y;
-      await frame();
+      await new Promise((r) => requestAnimationFrame(r));
     }
     el.scrollTop = 0;
-    await frame();
+    await new Promise((r) => requestAnimationFrame(r));
   });
   await page.waitForTimeout(500);
-  if (cdp) fs.writeFileSync("/tmp/wt-list-10k.cpuprofile", JSON.stringify((await cdp.send("Profiler.stop")).profile));
-  const scrolling = await longTasks();
-
-  test.info().annotations.push({ type: "long tasks while typing (ms)", description: JSON.stringify(typing.map(Math.round)) });
-  test.info().annotations.push({ type: "long tasks while scrolling (ms)", description: JSON.stringify(scrolling.map(Math.round)) });
-  console.log(`[10k] rows=${total} typing long tasks=${JSON.stringify(typing.map(Math.round))} scrolling long tasks=${JSON.stringify(scrolling.map(Math.round))}`);
-  // The 100 ms budget is a number to measure, not a pass/fail timing in a test (timed tests flake on a
-  // shared 2-core machine): the long tasks are reported here; checking the budget belongs in a bench.
   await screenshot(page, "sandboxes-list-10k-light");
   expect(problems).toEqual([]);
 });
