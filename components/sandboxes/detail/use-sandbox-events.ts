@@ -10,6 +10,11 @@ export type FollowMode = "loading" | "live" | "reconnecting" | "polling" | "paus
 
 /** Opening the stream failed this many times in a row without ever opening: poll instead. */
 const FAILED_OPENS_BEFORE_POLLING = 3;
+/** Events after which a sandbox has no more history. */
+const ENDING_EVENTS = new Set(["sandbox.terminated", "sandbox.expired", "sandbox.failed"]);
+/** A gone sandbox whose ending event is not in yet is read again this often, this many times. */
+const FINAL_READ_RETRY_MS = 1_000;
+const FINAL_READS = 5;
 
 function keyOf(e: SandboxEvent): string {
   return e.id ?? `${String(e.t ?? e.created_at)}|${e.type}|${JSON.stringify(e.data)}`;
@@ -51,15 +56,17 @@ export function useSandboxEvents(id: string, active: boolean): { events: Sandbox
     const add = (incoming: SandboxEvent[]) => {
       if (!cancelled && incoming.length) setEvents((list) => merge(list, incoming));
     };
-    const readAll = async () => {
+    /** The whole backlog, merged in; null when it could not be read. */
+    const readAll = async (): Promise<SandboxEvent[] | null> => {
       try {
-        add(await fetchAllEvents(id, controller.signal));
+        const all = await fetchAllEvents(id, controller.signal);
+        add(all);
         setError(null);
-        return true;
+        return all;
       } catch (err) {
-        if (cancelled || (err as Error).name === "AbortError") return false;
+        if (cancelled || (err as Error).name === "AbortError") return null;
         setError(err instanceof ApiError ? err : new ApiError(0, "error", (err as Error).message));
-        return false;
+        return null;
       }
     };
     const stop = () => {
@@ -124,13 +131,21 @@ export function useSandboxEvents(id: string, active: boolean): { events: Sandbox
     };
 
     void (async () => {
-      const ok = await readAll();
+      let all = await readAll();
       if (cancelled) return;
       if (!active) {
+        // The status can say "gone" before the history does: an optimistic terminate flips it
+        // before the request lands. Read again until the ending event is in (a few times at most).
+        for (let i = 0; i < FINAL_READS && !all?.some((e) => ENDING_EVENTS.has(e.type)); i++) {
+          await new Promise((r) => setTimeout(r, FINAL_READ_RETRY_MS));
+          if (cancelled) return;
+          all = await readAll();
+          if (cancelled) return;
+        }
         setMode("ended");
         return;
       }
-      if (!ok) polling = false; // still try the stream: it may work where the page did not
+      if (!all) polling = false; // still try the stream: it may work where the page did not
       document.addEventListener("visibilitychange", onVisibility);
       follow();
     })();
