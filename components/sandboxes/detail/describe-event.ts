@@ -2,6 +2,7 @@
 // from the event's type and data (§3.14). Unknown types (a newer server) still show, as they came.
 
 import type { SandboxEvent } from "../../../lib/orkestr/schemas/events";
+import { SCAN_COMMAND } from "../../../lib/queries/sandbox-previews";
 
 export type EventCategory = "lifecycle" | "exec" | "file" | "other";
 
@@ -42,7 +43,9 @@ export function describeEvent(e: SandboxEvent): DescribedEvent {
     const exit = num(d.exit_code);
     const duration = num(d.duration_ms);
     const facts = [exit !== null ? `exit ${exit}` : null, duration !== null ? `${duration} ms` : null, d.timed_out === true ? "timed out" : null, e.type === "exec.stream" ? "streamed" : null];
-    return { category: "exec", title: str(d.command) ?? "(command)", detail: facts.filter(Boolean).join(" · ") || null, failed: (exit !== null && exit !== 0) || d.timed_out === true };
+    // The Previews tab finds listening ports by exec: say so rather than show its shell one-liner.
+    const title = d.command === SCAN_COMMAND ? "Port scan (Baton's Previews tab)" : (str(d.command) ?? "(command)");
+    return { category: "exec", title, detail: facts.filter(Boolean).join(" · ") || null, failed: (exit !== null && exit !== 0) || d.timed_out === true };
   }
   if (e.type === "pty.open" || e.type === "pty.exit") {
     const exit = num(d.exit_code);
