@@ -27,7 +27,15 @@ const HIGH_WATER = 1024 * 1024;
 const LOW_WATER = 256 * 1024;
 /** Keystrokes typed while the upstream socket is still opening are kept up to this much. */
 const MAX_QUEUED_BYTES = 64 * 1024;
+/** Both sockets are pinged this often; one that has not answered the previous ping is dropped. */
 const PING_MS = 25_000;
+/**
+ * The browser's heartbeat: a page cannot send WebSocket pings nor see ours, so to notice a socket
+ * that died silently it sends this text frame and expects HEARTBEAT_PONG back. The relay answers it
+ * itself (the upstream never sees it), so it checks the whole path the browser depends on.
+ */
+export const HEARTBEAT_PING = '{"type":"ping"}';
+export const HEARTBEAT_PONG = '{"type":"pong"}';
 const UPSTREAM_HANDSHAKE_MS = 10_000;
 
 /** Close codes the browser sees when the upstream refused or failed: 4000 + its HTTP status, or these. */
@@ -120,6 +128,8 @@ export interface PtyRelayOptions {
   /** Where and how to reach the user's orkestr API (default: the vault). */
   upstreamFor?: (userId: string) => Promise<OrkestrUpgradeTarget>;
   log?: (message: string, err?: unknown) => void;
+  /** How often both sockets are pinged (tests shorten it). */
+  pingMs?: number;
 }
 
 export interface PtyRelay {
@@ -136,6 +146,8 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
   const log = options.log ?? ((message: string, err?: unknown) => console.error(`[baton] pty relay: ${message}`, err ?? ""));
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
   const alive = new WeakMap<WebSocket, boolean>();
+  /** Open upstream sockets, each with what to do when it stops answering pings. */
+  const upstreams = new Map<WebSocket, () => void>();
   const pinger = setInterval(() => {
     for (const ws of wss.clients) {
       if (alive.get(ws) === false) {
@@ -145,7 +157,18 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
       alive.set(ws, false);
       ws.ping();
     }
-  }, PING_MS);
+    // A silently dead upstream would leave the browser "connected" to nothing: drop it, and the
+    // browser reconnects (which opens a fresh upstream).
+    for (const [ws, onDead] of upstreams) {
+      if (ws.readyState !== WebSocket.OPEN) continue; // still opening: the handshake timeout covers it
+      if (alive.get(ws) === false) {
+        onDead();
+        continue;
+      }
+      alive.set(ws, false);
+      ws.ping();
+    }
+  }, options.pingMs ?? PING_MS);
   pinger.unref();
 
   const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
@@ -176,6 +199,10 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
 
     browser.on("message", (data, isBinary) => {
       const buf = rawToBuffer(data);
+      if (!isBinary && buf.length === HEARTBEAT_PING.length && buf.toString("utf8") === HEARTBEAT_PING) {
+        browser.send(HEARTBEAT_PONG);
+        return;
+      }
       if (queued) {
         if (queuedBytes + buf.length <= MAX_QUEUED_BYTES) {
           queued.push({ data: buf, isBinary });
@@ -219,6 +246,13 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
         ...(up.isLocalEngine ? {} : { lookup: guardedLookupFor() as never }),
       });
       upstream = ws;
+      alive.set(ws, true);
+      ws.on("pong", () => alive.set(ws, true));
+      upstreams.set(ws, () => {
+        upstreams.delete(ws);
+        fail(CLOSE_UPSTREAM_UNREACHABLE, "The terminal stopped answering.");
+        ws.terminate();
+      });
       ws.on("unexpected-response", (_req, res) => {
         // The upstream answered the upgrade with an error: pass its detail and status on.
         let body = "";
@@ -265,6 +299,7 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
         }
       });
       ws.on("close", (code, reason) => {
+        upstreams.delete(ws);
         if (browser.readyState === WebSocket.OPEN) browser.close(forwardableCode(code), closeReason(reason.toString("utf8")));
       });
     })();

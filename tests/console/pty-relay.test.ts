@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { testBackends } from "../../lib/server/db/test-backends.js";
-import { authorizeRelay, createPtyRelay, matchPtyRelayPath, originAllowed, type PtyRelay } from "../../lib/server/pty-relay.js";
+import { authorizeRelay, createPtyRelay, HEARTBEAT_PING, HEARTBEAT_PONG, matchPtyRelayPath, originAllowed, type PtyRelay } from "../../lib/server/pty-relay.js";
 import { makeUser, sessionCookie, useConsoleDb } from "./helpers.js";
 
 // The terminal WebSocket relay: the same session, permission and Origin checks as route() before
@@ -54,6 +54,9 @@ describe.each(testBackends)("the relay on $name", (backend) => {
       }
       upstream.handleUpgrade(req, socket, head, (ws) => {
         ws.send(Buffer.from("backlog"), { binary: true });
+        // "mute": a session whose socket stops being read (no pong ever comes back), as when the
+        // network to the upstream dies without a FIN.
+        if (req.url?.includes("/pty/mute/")) setTimeout(() => socket.pause(), 50);
         ws.on("message", (data, isBinary) => ws.send(data, { binary: isBinary }));
       });
     });
@@ -63,6 +66,7 @@ describe.each(testBackends)("the relay on $name", (backend) => {
     relay = createPtyRelay({
       upstreamFor: async () => ({ baseUrl: upstreamUrl, isLocalEngine: true, headers: { Authorization: "Bearer ork_test_upstream_token" } }),
       log: () => undefined,
+      pingMs: 200,
     });
     server = http.createServer((_req, res) => res.end());
     server.on("upgrade", (req, socket, head) => {
@@ -143,6 +147,30 @@ describe.each(testBackends)("the relay on $name", (backend) => {
     expect(upstreamAuth).toEqual(["Bearer ork_test_upstream_token"]);
     expect(received.join()).not.toContain("ork_");
     ws.close();
+  });
+
+  it("answers the browser's heartbeat itself, without troubling the upstream", async () => {
+    const member = await makeUser(ctx.db(), "member");
+    const { cookie } = await sessionCookie(ctx.db(), member.user.id);
+    const result = await connect("pty_1", { origin: ORIGIN, cookie });
+    if (!("ws" in result)) throw new Error(`refused: ${result.status} ${result.body}`);
+    const { ws } = result;
+    const received: string[] = [];
+    ws.on("message", (data, isBinary) => received.push(`${isBinary ? "bin" : "text"}:${String(data)}`));
+    ws.send(HEARTBEAT_PING);
+    ws.send(Buffer.from("x"), { binary: true }); // the echo proves the ping went no further
+    await expect.poll(() => received.length).toBe(3);
+    expect(received.sort()).toEqual(["bin:backlog", "bin:x", `text:${HEARTBEAT_PONG}`].sort());
+    ws.close();
+  });
+
+  it("drops the browser with a retryable code when the upstream stops answering pings", async () => {
+    const owner = await makeUser(ctx.db(), "owner");
+    const { cookie } = await sessionCookie(ctx.db(), owner.user.id);
+    const result = await connect("mute", { origin: ORIGIN, cookie });
+    if (!("ws" in result)) throw new Error("expected the upgrade to succeed");
+    const closed = await new Promise<{ code: number; reason: string }>((resolve) => result.ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+    expect(closed).toEqual({ code: 4502, reason: "The terminal stopped answering." });
   });
 
   it("passes an upstream refusal on as a close code with its detail", async () => {

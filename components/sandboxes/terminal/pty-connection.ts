@@ -24,6 +24,15 @@ export interface PtyConnectionOptions {
 
 const BACKOFF_MS = [250, 500, 1000, 2000, 4000, 8000];
 const encoder = new TextEncoder();
+/**
+ * Heartbeat: a socket whose network died without a FIN looks open for minutes, and keystrokes
+ * sent into it are lost. Every HEARTBEAT_MS the page sends the relay's ping text (the relay
+ * answers it, lib/server/pty-relay.ts); when nothing at all has arrived since the previous ping,
+ * the socket is given up and reattached, scrollback intact. Judged from the last ping rather than
+ * the wall clock, so a background tab whose timers the browser slows is not taken for dead.
+ */
+export const HEARTBEAT_MS = 10_000;
+const HEARTBEAT_PING = '{"type":"ping"}';
 
 function relayUrl(sandboxId: string, ptyId: string): string {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
@@ -52,6 +61,9 @@ export class PtyConnection {
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private awaitingReplay = false;
   private disposed = false;
+  private heartbeat: ReturnType<typeof setInterval> | null = null;
+  private lastFrameAt = 0;
+  private pingSentAt = 0;
   private readonly onOnline = () => {
     if (this.state.status === "reconnecting") this.reconnectNow();
   };
@@ -59,13 +71,34 @@ export class PtyConnection {
    * The browser says the network is gone: a socket may linger for minutes before TCP notices, and
    * keystrokes sent into it would be lost, so drop it now and reattach when the network is back.
    */
-  private readonly onOffline = () => {
+  private readonly onOffline = () => this.abandonSocket("You are offline.");
+
+  /** Gives up an open socket without waiting for its close handshake (which may never come). */
+  private abandonSocket(detail: string): void {
     const ws = this.ws;
     if (!ws || this.state.status !== "open") return;
+    this.stopHeartbeat();
     this.ws = null;
     ws.close();
-    void this.scheduleReconnect("You are offline.", true);
-  };
+    void this.scheduleReconnect(detail, true);
+  }
+
+  private startHeartbeat(ws: WebSocket): void {
+    this.stopHeartbeat();
+    this.lastFrameAt = Date.now();
+    this.pingSentAt = 0;
+    this.heartbeat = setInterval(() => {
+      if (this.ws !== ws || ws.readyState !== WebSocket.OPEN) return this.stopHeartbeat();
+      if (this.pingSentAt > 0 && this.lastFrameAt < this.pingSentAt) return this.abandonSocket("The connection stopped answering.");
+      this.pingSentAt = Date.now();
+      ws.send(HEARTBEAT_PING);
+    }, HEARTBEAT_MS);
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
 
   constructor(private readonly opts: PtyConnectionOptions) {
     window.addEventListener("online", this.onOnline);
@@ -90,8 +123,10 @@ export class PtyConnection {
       this.setState({ status: "open" });
       const { cols, rows } = this.opts.size();
       ws.send(JSON.stringify({ type: "resize", cols, rows }));
+      this.startHeartbeat(ws);
     };
     ws.onmessage = (ev: MessageEvent<ArrayBuffer | string>) => {
+      this.lastFrameAt = Date.now();
       if (typeof ev.data === "string") return this.onControl(ev.data);
       const bytes = new Uint8Array(ev.data);
       if (this.awaitingReplay) {
@@ -109,6 +144,7 @@ export class PtyConnection {
     ws.onclose = (ev) => {
       if (this.ws !== ws) return;
       this.ws = null;
+      this.stopHeartbeat();
       if (this.disposed || this.state.status === "exited" || this.state.status === "failed") return;
       // 4xxx: the relay or the upstream refused for good (4404: session gone, 4409: connection token…).
       if (ev.code >= 4000 && ev.code < 5000 && ev.code !== 4502) return this.setState({ status: "failed", detail: ev.reason || `The terminal was closed (code ${ev.code}).` });
@@ -175,6 +211,7 @@ export class PtyConnection {
     this.disposed = true;
     window.removeEventListener("online", this.onOnline);
     window.removeEventListener("offline", this.onOffline);
+    this.stopHeartbeat();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.ws?.close(1000, "closed");
     this.ws = null;
