@@ -161,6 +161,12 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
     // browser reconnects (which opens a fresh upstream).
     for (const [ws, onDead] of upstreams) {
       if (ws.readyState !== WebSocket.OPEN) continue; // still opening: the handshake timeout covers it
+      if (ws.isPaused) {
+        // Held back for a slow browser (flow control): it reads nothing, pongs included, so its
+        // silence says nothing. Judged again once it reads.
+        alive.set(ws, true);
+        continue;
+      }
       if (alive.get(ws) === false) {
         onDead();
         continue;
