@@ -81,6 +81,13 @@ test("an unknown route answers 404 with a way back", async ({ signedIn: page }) 
   await expect(page).toHaveURL(/\/sandboxes$/);
 });
 
+test("/favicon.ico is an icon, not a 404 (browsers ask for it on their own, outside any page's requests)", async ({ signedIn: page }) => {
+  const res = await page.request.get("/favicon.ico");
+  expect(res.status()).toBe(200);
+  expect(res.headers()["content-type"]).toMatch(/^image\//);
+  expect((await res.body()).subarray(0, 4)).toEqual(Buffer.from([0, 0, 1, 0])); // ICO header
+});
+
 test.describe("console shell", () => {
   test("/sandboxes renders the shell: sidebar with all eight sections, header, honest empty state", async ({ signedIn: page }) => {
     const problems = watchForErrors(page);
