@@ -164,21 +164,20 @@ describe.each(testBackends)("the relay on $name", (backend) => {
     ws.close();
   });
 
-  it("drops the browser with a retryable code when the upstream stops answering pings", async () => {
+  /** Opens session `pty` as an owner (the upgrade must succeed) and waits for the relay to close it. */
+  async function closeOf(pty: string): Promise<{ code: number; reason: string }> {
     const owner = await makeUser(ctx.db(), "owner");
     const { cookie } = await sessionCookie(ctx.db(), owner.user.id);
-    const result = await connect("mute", { origin: ORIGIN, cookie });
+    const result = await connect(pty, { origin: ORIGIN, cookie });
     if (!("ws" in result)) throw new Error("expected the upgrade to succeed");
-    const closed = await new Promise<{ code: number; reason: string }>((resolve) => result.ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
-    expect(closed).toEqual({ code: 4502, reason: "The terminal stopped answering." });
+    return new Promise((resolve) => result.ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+  }
+
+  it("drops the browser with a retryable code when the upstream stops answering pings", async () => {
+    expect(await closeOf("mute")).toEqual({ code: 4502, reason: "The terminal stopped answering." });
   });
 
   it("passes an upstream refusal on as a close code with its detail", async () => {
-    const owner = await makeUser(ctx.db(), "owner");
-    const { cookie } = await sessionCookie(ctx.db(), owner.user.id);
-    const result = await connect("gone", { origin: ORIGIN, cookie });
-    if (!("ws" in result)) throw new Error("expected the upgrade to succeed");
-    const closed = await new Promise<{ code: number; reason: string }>((resolve) => result.ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
-    expect(closed).toEqual({ code: 4404, reason: "PTY session gone not found in sandbox sbx_1" });
+    expect(await closeOf("gone")).toEqual({ code: 4404, reason: "PTY session gone not found in sandbox sbx_1" });
   });
 });
