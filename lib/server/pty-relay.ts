@@ -5,6 +5,7 @@ import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
 import { activeMembership, resolveSession } from "./auth.js";
 import { getMigratedDb } from "./db/index.js";
+import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../terminal-heartbeat.js";
 import { can } from "./rbac.js";
 import { parseCookieHeader, readSessionId } from "./session-cookie.js";
 import { classifyAddress, guardedLookupFor, isPublicAddress } from "./ssrf.js";
@@ -29,13 +30,6 @@ const LOW_WATER = 256 * 1024;
 const MAX_QUEUED_BYTES = 64 * 1024;
 /** Both sockets are pinged this often; one that has not answered the previous ping is dropped. */
 const PING_MS = 25_000;
-/**
- * The browser's heartbeat: a page cannot send WebSocket pings nor see ours, so to notice a socket
- * that died silently it sends this text frame and expects HEARTBEAT_PONG back. The relay answers it
- * itself (the upstream never sees it), so it checks the whole path the browser depends on.
- */
-export const HEARTBEAT_PING = '{"type":"ping"}';
-export const HEARTBEAT_PONG = '{"type":"pong"}';
 const UPSTREAM_HANDSHAKE_MS = 10_000;
 
 /** Close codes the browser sees when the upstream refused or failed: 4000 + its HTTP status, or these. */

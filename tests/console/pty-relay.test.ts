@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { testBackends } from "../../lib/server/db/test-backends.js";
-import { authorizeRelay, createPtyRelay, HEARTBEAT_PING, HEARTBEAT_PONG, matchPtyRelayPath, originAllowed, type PtyRelay } from "../../lib/server/pty-relay.js";
+import { authorizeRelay, createPtyRelay, matchPtyRelayPath, originAllowed, type PtyRelay } from "../../lib/server/pty-relay.js";
+import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../../lib/terminal-heartbeat.js";
 import { makeUser, sessionCookie, useConsoleDb } from "./helpers.js";
 
 // The terminal WebSocket relay: the same session, permission and Origin checks as route() before

@@ -1,3 +1,4 @@
+import { HEARTBEAT_PING } from "../../../lib/terminal-heartbeat.js";
 import { missedOutput, TailBuffer } from "./replay";
 
 // One interactive terminal's byte stream: the WebSocket to Baton's relay
@@ -32,7 +33,6 @@ const encoder = new TextEncoder();
  * the wall clock, so a background tab whose timers the browser slows is not taken for dead.
  */
 export const HEARTBEAT_MS = 10_000;
-const HEARTBEAT_PING = '{"type":"ping"}';
 
 function relayUrl(sandboxId: string, ptyId: string): string {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
