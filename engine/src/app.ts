@@ -87,6 +87,7 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     webhooks, usage: sandboxes.usage,
     signingKey: Buffer.from(signing, "hex"),
     bootstrapSecret: loadSecret(path.join(config.root, "bootstrap.secret")),
+    routes: [],
   };
 
   const app = Fastify({
@@ -102,6 +103,10 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
   app.addHook("onListen", async () => {
     const addr = app.server.address();
     if (addr && typeof addr === "object") config.port = addr.port;
+  });
+  // The route table, as registered: the tenancy matrix test walks every route from it.
+  app.addHook("onRoute", (r) => {
+    for (const method of [r.method].flat()) ctx.routes.push({ method, url: r.url });
   });
   installErrorHandler(app);
   // An empty body with a JSON content type is an empty object (pause, resume and friends take none).

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "./errors.js";
 import type { Db } from "./store/db.js";
-import { verifyToken, type Scope, type TokenRecord } from "./store/tokens.js";
+import { verifyToken, type Scope, type TokenRecord, type TokenRejection } from "./store/tokens.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -19,8 +19,24 @@ export function authenticate(db: Db, request: FastifyRequest): TokenRecord {
   const m = header?.match(/^Bearer\s+(\S+)$/i);
   if (!m) throw new ApiError("unauthorized", "Not authenticated: send Authorization: Bearer ork_…");
   const record = verifyToken(db, m[1]!);
-  if (!record) throw new ApiError("unauthorized", "Not authenticated: the token is unknown or revoked");
+  if ("rejected" in record) throw new ApiError("unauthorized", REJECTED[record.rejected], { reason: record.rejected });
   return record;
+}
+
+const REJECTED: Record<TokenRejection, string> = {
+  unknown: "Not authenticated: the token is unknown",
+  revoked: "Not authenticated: the token was revoked; ask for a new one",
+  expired: "Not authenticated: the token expired; ask for a new one",
+};
+
+/**
+ * The account a request acts for: every service call is scoped by it. Throws (401) when the
+ * request was not authenticated, so a route that somehow skipped authentication serves nothing.
+ */
+export function accountOf(request: FastifyRequest): string {
+  const id = request.token?.account.id;
+  if (!id) throw new ApiError("unauthorized", "Not authenticated: send Authorization: Bearer ork_…");
+  return id;
 }
 
 export function requireScope(record: TokenRecord, scope: Scope): void {

@@ -34,4 +34,6 @@ export interface EngineContext {
   signingKey: Buffer;
   /** Guards the loopback admin routes (token minting, faults). */
   bootstrapSecret: string;
+  /** Every route the app registered (method and URL pattern), for GET /_admin/routes. */
+  routes: { method: string; url: string }[];
 }

@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { costEur } from "../src/plans.js";
 import { datesBetween, UsageLedger, type MeterTotals } from "../src/services/usage.js";
-import { openDb, type Db } from "../src/store/db.js";
+import { DEFAULT_ACCOUNT_ID as ACC, openDb, type Db } from "../src/store/db.js";
+import { ensureAccount } from "../src/store/tokens.js";
 import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
 
 const DAY = 86_400_000;
@@ -16,11 +17,11 @@ describe("the usage ledger (per UTC day)", () => {
   const live = new Map<string, MeterTotals>();
   let ledger: UsageLedger;
 
-  function sandboxRow(id: string, createdAt: number, started = true): void {
+  function sandboxRow(id: string, createdAt: number, started = true, account = ACC): void {
     db.prepare(
-      `INSERT INTO sandboxes(id,status,template,size,cpu,memory_mb,network,region,metadata,env_keys,timeout_seconds,on_timeout,auto_resume,preview_auth,uid,created_at,started_at)
-       VALUES (?, 'running', 'python-3.12', 'small', 1, 1024, 'off', 'fsn1', '{}', '[]', 300, 'kill', 0, 0, 1, ?, ?)`,
-    ).run(id, createdAt, started ? createdAt : null);
+      `INSERT INTO sandboxes(id,account_id,status,template,size,cpu,memory_mb,network,region,metadata,env_keys,timeout_seconds,on_timeout,auto_resume,preview_auth,uid,created_at,started_at)
+       VALUES (?, ?, 'running', 'python-3.12', 'small', 1, 1024, 'off', 'fsn1', '{}', '[]', 300, 'kill', 0, 0, 1, ?, ?)`,
+    ).run(id, account, createdAt, started ? createdAt : null);
   }
 
   beforeAll(() => {
@@ -48,7 +49,7 @@ describe("the usage ledger (per UTC day)", () => {
       { date: "2025-06-02", cpu_seconds: 15 },
     ]);
 
-    const r = ledger.report("2025-05-31", "2025-06-04");
+    const r = ledger.report(ACC, "2025-05-31", "2025-06-04");
     expect(r).toMatchObject({ currency: "EUR", granularity: "day", from: "2025-05-31T00:00:00Z", to: "2025-06-04T23:59:59Z" });
     expect(r.series.map((d) => [d.date, d.cpu_seconds, d.gb_seconds, d.sandboxes_created])).toEqual([
       ["2025-05-31", 0, 0, 0],
@@ -64,10 +65,10 @@ describe("the usage ledger (per UTC day)", () => {
     expect(r.by_sandbox.map((s) => s.id)).toEqual(["sbx_B", "sbx_A"]);
     expect(r.by_sandbox[1]).toMatchObject({ id: "sbx_A", cpu_seconds: 25, gb_seconds: 160, template: "python-3.12", status: "running" });
 
-    const onlyA = ledger.report("2025-06-02", "2025-06-02", ["sbx_A"]);
+    const onlyA = ledger.report(ACC, "2025-06-02", "2025-06-02", ["sbx_A"]);
     expect(onlyA.totals).toMatchObject({ cpu_seconds: 15, gb_seconds: 60, sandboxes_created: 0 });
     expect(onlyA.by_sandbox.map((s) => s.id)).toEqual(["sbx_A"]);
-    expect(ledger.lifetimeCostEur()).toBeCloseTo(costEur(3625, 7360), 12);
+    expect(ledger.lifetimeCostEur(ACC)).toBeCloseTo(costEur(3625, 7360), 12);
   });
 
   it("adds what live meters counted since their last persist, on today", () => {
@@ -75,12 +76,12 @@ describe("the usage ledger (per UTC day)", () => {
     sandboxRow("sbx_LIVE", Date.now());
     ledger.persist("sbx_LIVE", { cpuSeconds: 1, gbSeconds: 2 });
     live.set("sbx_LIVE", { cpuSeconds: 4, gbSeconds: 10 });
-    const r = ledger.report(today, today, ["sbx_LIVE"]);
+    const r = ledger.report(ACC, today, today, ["sbx_LIVE"]);
     expect(r.totals).toMatchObject({ cpu_seconds: 4, gb_seconds: 10, sandboxes_created: 1 });
     expect(r.by_sandbox).toMatchObject([{ id: "sbx_LIVE", cpu_seconds: 4, gb_seconds: 10 }]);
     // Not in a window that ends before today.
-    expect(ledger.report("2025-06-01", "2025-06-01", ["sbx_LIVE"]).totals.cpu_seconds).toBe(0);
-    expect(ledger.lifetimeCostEur()).toBeCloseTo(costEur(3625 + 4, 7360 + 10), 12);
+    expect(ledger.report(ACC, "2025-06-01", "2025-06-01", ["sbx_LIVE"]).totals.cpu_seconds).toBe(0);
+    expect(ledger.lifetimeCostEur(ACC)).toBeCloseTo(costEur(3625 + 4, 7360 + 10), 12);
     live.clear();
   });
 
@@ -90,11 +91,33 @@ describe("the usage ledger (per UTC day)", () => {
       sandboxRow(`sbx_MANY${String(i).padStart(2, "0")}`, t);
       ledger.persist(`sbx_MANY${String(i).padStart(2, "0")}`, { cpuSeconds: i + 1, gbSeconds: 0 }, t);
     }
-    const r = ledger.report("2025-07-01", "2025-07-01");
+    const r = ledger.report(ACC, "2025-07-01", "2025-07-01");
     expect(r.by_sandbox).toHaveLength(50);
     expect(r.by_sandbox[0]!.id).toBe("sbx_MANY59");
     expect(r.by_sandbox[49]!.id).toBe("sbx_MANY10");
     expect(r.totals.sandboxes_created).toBe(60);
+  });
+
+  it("counts one account's sandboxes only: another's usage and live meters never show", () => {
+    const other = ensureAccount(db, "usage-other").id;
+    const t = at("2025-08-01T12:00:00Z");
+    sandboxRow("sbx_MINE", t);
+    sandboxRow("sbx_THEIRS", t, true, other);
+    ledger.persist("sbx_MINE", { cpuSeconds: 7, gbSeconds: 1 }, t);
+    ledger.persist("sbx_THEIRS", { cpuSeconds: 500, gbSeconds: 900 }, t);
+    const before = ledger.lifetimeCostEur(ACC);
+    live.set("sbx_THEIRS", { cpuSeconds: 600, gbSeconds: 1000 });
+    const mine = ledger.report(ACC, "2025-08-01", "2025-08-01");
+    expect(mine.totals).toMatchObject({ cpu_seconds: 7, gb_seconds: 1, sandboxes_created: 1 });
+    expect(mine.by_sandbox.map((s) => s.id)).toEqual(["sbx_MINE"]);
+    const theirs = ledger.report(other, "2025-08-01", "2025-08-01");
+    expect(theirs.totals).toMatchObject({ cpu_seconds: 500, gb_seconds: 900, sandboxes_created: 1 });
+    // A sandbox id of the other account in the filter matches nothing of this one.
+    expect(ledger.report(ACC, "2025-08-01", "2025-08-01", ["sbx_THEIRS"]).totals.cpu_seconds).toBe(0);
+    expect(ledger.lifetimeCostEur(other)).toBeCloseTo(costEur(600, 1000), 12);
+    // The other account's live meter moved nothing of this account's credit.
+    expect(ledger.lifetimeCostEur(ACC)).toBe(before);
+    live.clear();
   });
 
   it("spans months and leap days", () => {

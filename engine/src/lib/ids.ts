@@ -16,7 +16,7 @@ export function ulid(now = Date.now()): string {
   return time + rand;
 }
 
-export type IdPrefix = "sbx" | "evt" | "tok" | "snap" | "vol" | "tmpl" | "wh" | "dlv" | "pty";
+export type IdPrefix = "sbx" | "evt" | "tok" | "snap" | "vol" | "tmpl" | "wh" | "dlv" | "pty" | "acc";
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;
@@ -25,4 +25,13 @@ export function newId(prefix: IdPrefix): string {
 /** URL-safe random secret with a readable prefix (tokens, preview tokens). */
 export function newSecret(prefix: string, bytes = 24): string {
   return `${prefix}_${randomBytes(bytes).toString("base64url")}`;
+}
+
+/**
+ * An id as the engine writes it (lower-case prefix, upper-case ULID), from any case a client sent:
+ * ids are matched case-insensitively, and this lets that match use the primary key's index.
+ */
+export function canonicalId(id: string): string {
+  const m = /^([A-Za-z]+)_([0-9A-Za-z]+)$/.exec(id);
+  return m ? `${m[1]!.toLowerCase()}_${m[2]!.toUpperCase()}` : id;
 }

@@ -5,11 +5,30 @@ import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
 import { parse } from "../lib/validate.js";
 import { FaultRule } from "../services/faults.js";
-import { mintToken, SCOPES } from "../store/tokens.js";
+import { iso, isoOrNull } from "../lib/time.js";
+import { DEFAULT_ACCOUNT_NAME } from "../store/db.js";
+import { ACCOUNT_NAME, listAccounts, listTokens, mintToken, revokeToken, SCOPES, type TokenInfo } from "../store/tokens.js";
 
 const MintBody = z.object({
   scopes: z.array(z.enum(SCOPES)).min(1).default(["sandboxes:read", "sandboxes:write"]),
   label: z.string().max(200).optional(),
+  /** The account the token acts for, made on first use (the console uses one per Baton team). */
+  account: z.string().regex(ACCOUNT_NAME, "1-63 of a-z, 0-9, '.', '_', '-', starting with a letter or digit").default(DEFAULT_ACCOUNT_NAME),
+  /** Lifetime in seconds; without it the token lasts until it is revoked. */
+  expires_in_seconds: z.number().int().min(1).max(10 * 366 * 86_400).optional(),
+});
+const TokenListQuery = z.object({ account: z.string().regex(ACCOUNT_NAME).optional() });
+const TokenParams = z.object({ id: z.string().min(1).max(64) });
+
+const tokenView = (t: TokenInfo) => ({
+  id: t.id,
+  account: t.account,
+  scopes: t.scopes,
+  hint: t.hint,
+  label: t.label,
+  created_at: iso(t.created_at),
+  expires_at: isoOrNull(t.expires_at),
+  revoked_at: isoOrNull(t.revoked_at),
 });
 
 function isLoopback(addr: string | undefined): boolean {
@@ -30,12 +49,29 @@ export function adminRoutes(app: FastifyInstance, ctx: EngineContext): void {
     }
   });
 
-  // POST /_admin/tokens – mint an ork_ token (shown once)
+  // POST /_admin/tokens – mint an ork_ token of an account (shown once)
   app.post("/tokens", async (req, reply) => {
     const body = parse(MintBody, req.body, "body");
-    const { token, record } = mintToken(ctx.db, body.scopes, body.label);
-    return reply.status(201).send({ token, id: record.id, scopes: record.scopes, hint: record.hint });
+    const expiresAt = body.expires_in_seconds === undefined ? null : Date.now() + body.expires_in_seconds * 1000;
+    const { token, record } = mintToken(ctx.db, body.scopes, { label: body.label, account: body.account, expiresAt });
+    return reply.status(201).send({ token, id: record.id, scopes: record.scopes, hint: record.hint, account: record.account, expires_at: isoOrNull(expiresAt) });
   });
+
+  // GET /_admin/tokens?account= – every token (never its value), revoked and expired ones too
+  app.get("/tokens", async (req) => listTokens(ctx.db, parse(TokenListQuery, req.query, "query")).map(tokenView));
+
+  // DELETE /_admin/tokens/{id} – revoke: the next request with it is 401
+  app.delete("/tokens/:id", async (req, reply) => {
+    const { id } = parse(TokenParams, req.params, "path");
+    if (!revokeToken(ctx.db, id)) throw new ApiError("not_found", `Token ${id} not found`);
+    return reply.status(204).send();
+  });
+
+  // GET /_admin/accounts – the engine's accounts with their live token counts
+  app.get("/accounts", async () => listAccounts(ctx.db).map((a) => ({ id: a.id, name: a.name, created_at: iso(a.created_at), tokens: a.tokens })));
+
+  // GET /_admin/routes – every route the engine serves (tests generate their matrices from it)
+  app.get("/routes", async () => ctx.routes);
 
   // GET /_admin/faults – active fault rules
   app.get("/faults", async () => ctx.faults.list());

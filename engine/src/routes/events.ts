@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { accountOf } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import type { EngineEvent } from "../services/events.js";
 import { ApiError } from "../errors.js";
@@ -21,7 +22,7 @@ export function eventRoutes(app: FastifyInstance, ctx: EngineContext): void {
   app.get("/sandboxes/:id/events", async (req, reply) => {
     const { id } = parse(SandboxIdParams, req.params, "path");
     const q = parse(EventsQuery, req.query, "query");
-    const row = ctx.sandboxes.getRow(id);
+    const row = ctx.sandboxes.getRow(accountOf(req), id);
     const types = q.type?.split(",").map((t) => t.trim()).filter(Boolean);
     const after = q.cursor ? Number(q.cursor) : 0;
     const follow = q.follow === "true" || q.follow === "1" || String(req.headers.accept ?? "").includes("text/event-stream");

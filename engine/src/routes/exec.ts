@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { accountOf } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
 import { parse } from "../lib/validate.js";
@@ -12,7 +13,7 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
   const prepare = async (req: FastifyRequest) => {
     const { id } = parse(SandboxIdParams, req.params, "path");
     const body = parse(ExecBody, req.body, "body");
-    const { row, live } = await sandboxes.running(id);
+    const { row, live } = await sandboxes.running(accountOf(req), id);
     return { row, live, body };
   };
 

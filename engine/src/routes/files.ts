@@ -2,6 +2,7 @@ import fs from "node:fs";
 import type { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
+import { accountOf } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
 import { iso } from "../lib/time.js";
@@ -57,8 +58,8 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
   const { sandboxes, events } = ctx;
 
   /** The running sandbox (auto-resumed if it asked for it) and its file tree. */
-  const open = async (id: string) => {
-    const { row, live } = await sandboxes.running(id);
+  const open = async (account: string, id: string) => {
+    const { row, live } = await sandboxes.running(account, id);
     return { row, files: new SandboxFiles(live.proc.spec) };
   };
 
@@ -67,7 +68,7 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const { id } = parse(SandboxIdParams, req.params, "path");
     const q = parse(PathQuery, query(req), "query");
     const p = normalizeApiPath(q.path);
-    const { files } = await open(id);
+    const { files } = await open(accountOf(req), id);
     files.locate(p);
     const r = files.read(p);
     if (r.type === "directory") {
@@ -85,7 +86,7 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const p = normalizeApiPath(body.path);
     const mode = parseMode(body.mode);
     const data = decodeContent(body.content, body.encoding === "base64" ? "base64" : "utf8", MAX_JSON_FILE_BYTES);
-    const { row, files } = await open(id);
+    const { row, files } = await open(accountOf(req), id);
     files.locate(p);
     const written = files.write(p, data, mode);
     events.record(row.id, "file.write", { path: written.path, size: written.size });
@@ -97,11 +98,11 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const { id } = parse(SandboxIdParams, req.params, "path");
     const q = parse(PathQuery, query(req), "query");
     const p = normalizeApiPath(q.path);
-    const { row, files } = await open(id);
+    const { row, files } = await open(accountOf(req), id);
     files.locate(p);
     const removed = files.remove(p, q.recursive);
     if (removed.tree) {
-      const { live } = await ctx.sandboxes.running(row.id);
+      const { live } = await ctx.sandboxes.running(accountOf(req), row.id);
       const stderr = new CappedBuffer(4096);
       const r = await runExec(live.proc, { command: `rm -rf -- ${shq(p)}`, cwd: "/", env: {}, timeoutMs: 300_000 }, { onStdout: () => undefined, onStderr: (c) => stderr.push(c) }).done;
       if (r.exit_code !== 0) throw new ApiError("internal_error", `Deleting "${p}" failed: ${stderr.text().trim() || `rm exited with ${r.exit_code}`}`);
@@ -137,7 +138,7 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
     if (total > MAX_BATCH_BYTES) {
       throw new ApiError("payload_too_large", `The batch holds ${total} bytes; files/batch takes at most ${MAX_BATCH_BYTES} bytes in total. Split it, or use files/presign-upload for large files.`, { size: total, limit: MAX_BATCH_BYTES });
     }
-    const { row, files } = await open(id);
+    const { row, files } = await open(accountOf(req), id);
     const written: { path: string; size: number }[] = [];
     const errors: { path: string; detail: string; code: string }[] = [];
     for (const d of decoded) {
@@ -167,10 +168,10 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const { id } = parse(SandboxIdParams, req.params, "path");
     const body = parse(PresignUpload, req.body, "body");
     const p = normalizeApiPath(body.path);
-    const { row, files } = await open(id);
+    const { row, files } = await open(accountOf(req), id);
     files.locate(p);
     const exp = Math.floor(Date.now() / 1000) + body.expires_in_seconds;
-    const sig = sign(ctx.signingKey, { method: "PUT", sandboxId: row.id, path: p, exp, maxBytes: body.max_bytes });
+    const sig = sign(ctx.signingKey, { method: "PUT", account: row.account_id, sandboxId: row.id, path: p, exp, maxBytes: body.max_bytes });
     const params: Record<string, string> = { path: p, exp: String(exp) };
     if (body.max_bytes !== undefined) params.max = String(body.max_bytes);
     params.sig = sig;
@@ -182,21 +183,25 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const { id } = parse(SandboxIdParams, req.params, "path");
     const body = parse(Presign, req.body, "body");
     const p = normalizeApiPath(body.path);
-    const { row, files } = await open(id);
+    const { row, files } = await open(accountOf(req), id);
     files.locate(p);
     const exp = Math.floor(Date.now() / 1000) + body.expires_in_seconds;
-    const sig = sign(ctx.signingKey, { method: "GET", sandboxId: row.id, path: p, exp });
+    const sig = sign(ctx.signingKey, { method: "GET", account: row.account_id, sandboxId: row.id, path: p, exp });
     return { url: rawUrl(req, row.id, { path: p, exp: String(exp), sig }), method: "GET", expires_at: iso(exp * 1000) };
   });
 
   /**
    * Raw bytes. The auth hook lets a request through without a token only when it carries `sig`
    * and no Authorization header; such a request must then prove itself here. With a Bearer
-   * token the hook already checked the scope, and exp/sig are ignored.
+   * token the hook already checked the scope, and exp/sig are ignored. Returns the account the
+   * request acts for: the token's, or the one the URL was signed for.
    */
-  const authorizeRaw = (req: FastifyRequest, method: "GET" | "PUT", id: string, p: string, q: Record<string, string | undefined>) => {
-    if (req.token) return {};
-    return verifySigned(ctx.signingKey, q, { method, sandboxId: id, path: p });
+  const authorizeRaw = (req: FastifyRequest, method: "GET" | "PUT", id: string, p: string, q: Record<string, string | undefined>): { account: string; maxBytes?: number } => {
+    if (req.token) return { account: accountOf(req) };
+    // The signature binds the account too. An unknown sandbox is checked against no account at
+    // all, so it fails exactly like a forged signature (nothing tells the two apart).
+    const account = sandboxes.rowUnscoped(id)?.account_id ?? "";
+    return { account, ...verifySigned(ctx.signingKey, q, { method, account, sandboxId: id, path: p }) };
   };
 
   // Raw routes live in their own scope: every body is a byte stream there, whatever its
@@ -211,8 +216,8 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
       const q = query(req);
       const { path: rawPath } = parse(z.object({ path: z.string().min(1) }), q, "query");
       const p = normalizeApiPath(rawPath);
-      authorizeRaw(req, "GET", id, p, q);
-      const { files } = await open(id);
+      const { account } = authorizeRaw(req, "GET", id, p, q);
+      const { files } = await open(account, id);
       files.locate(p);
       const f = files.openForDownload(p);
       const range = parseRange(req.headers.range, f.size);
@@ -247,12 +252,12 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
       const q = query(req);
       const { path: rawPath } = parse(z.object({ path: z.string().min(1) }), q, "query");
       const p = normalizeApiPath(rawPath);
-      const { maxBytes } = authorizeRaw(req, "PUT", id, p, q);
+      const { account, maxBytes } = authorizeRaw(req, "PUT", id, p, q);
       const declared = Number(req.headers["content-length"] ?? NaN);
       if (maxBytes !== undefined && declared > maxBytes) {
         throw new ApiError("payload_too_large", `Content-Length ${declared} exceeds this URL's max_bytes (${maxBytes})`, { limit: maxBytes });
       }
-      const { row, files } = await open(id);
+      const { row, files } = await open(account, id);
       files.locate(p);
       const written = await files.upload(p, req.body as Readable | undefined, maxBytes);
       events.record(row.id, "file.write", { path: written.path, size: written.size });

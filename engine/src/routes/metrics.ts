@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { accountOf } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import { parse } from "../lib/validate.js";
 import { iso } from "../lib/time.js";
@@ -28,7 +29,7 @@ export function metricsRoutes(app: FastifyInstance, ctx: EngineContext): void {
   app.get("/sandboxes/:id/metrics", async (req) => {
     const { id } = parse(SandboxIdParams, req.params, "path");
     const { since } = parse(MetricsQuery, req.query, "query");
-    const row = ctx.sandboxes.getRow(id);
+    const row = ctx.sandboxes.getRow(accountOf(req), id);
     const meter = ctx.sandboxes.meter(row.id);
     const base = {
       sandbox_id: row.id,

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { accountOf } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import { parse } from "../lib/validate.js";
 
@@ -17,9 +18,9 @@ export function previewRoutes(app: FastifyInstance, ctx: EngineContext): void {
   // GET /v1/sandboxes/{id}/previews/{port} – {port, host, url, auth_required}
   app.get("/sandboxes/:id/previews/:port", async (req) => {
     const { id, port } = parse(PreviewParams, req.params, "path");
-    return ctx.previews.describe(id, port);
+    return ctx.previews.describe(accountOf(req), id, port);
   });
 
   // POST /v1/sandboxes/{id}/preview-token – rotate preview_auth_token (returned once, stored hashed)
-  app.post("/sandboxes/:id/preview-token", async (req) => ctx.previews.rotateToken(parse(SandboxParams, req.params, "path").id));
+  app.post("/sandboxes/:id/preview-token", async (req) => ctx.previews.rotateToken(accountOf(req), parse(SandboxParams, req.params, "path").id));
 }

@@ -3,7 +3,7 @@ import { ServerResponse, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { z } from "zod";
-import { authenticate, requireScope } from "../auth.js";
+import { accountOf, authenticate, requireScope } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
 import { parse } from "../lib/validate.js";
@@ -89,24 +89,24 @@ export function ptyRoutes(app: FastifyInstance, ctx: EngineContext): void {
   app.post("/sandboxes/:id/pty", async (req, reply) => {
     const { id } = parse(SandboxParams, req.params, "path");
     const body = parse(PtyOpenBody, req.body, "body");
-    const s = await service.open(id, body);
+    const s = await service.open(accountOf(req), id, body);
     return reply.status(201).send(s.view());
   });
 
   // GET /v1/sandboxes/{id}/pty – its sessions (exited ones linger for a minute)
-  app.get("/sandboxes/:id/pty", async (req) => service.list(parse(SandboxParams, req.params, "path").id));
+  app.get("/sandboxes/:id/pty", async (req) => service.list(accountOf(req), parse(SandboxParams, req.params, "path").id));
 
   // GET /v1/sandboxes/{id}/pty/{pid} – one session
   app.get("/sandboxes/:id/pty/:pid", async (req) => {
     const { id, pid } = parse(PtyParams, req.params, "path");
-    return service.get(id, pid).view();
+    return service.get(accountOf(req), id, pid).view();
   });
 
   // POST /v1/sandboxes/{id}/pty/{pid}/resize – {cols, rows}
   app.post("/sandboxes/:id/pty/:pid/resize", async (req) => {
     const { id, pid } = parse(PtyParams, req.params, "path");
     const body = parse(PtyResizeBody, req.body, "body");
-    const s = service.get(id, pid);
+    const s = service.get(accountOf(req), id, pid);
     s.resize(body.cols, body.rows);
     return s.view();
   });
@@ -121,14 +121,14 @@ export function ptyRoutes(app: FastifyInstance, ctx: EngineContext): void {
     } catch (e) {
       throw new ApiError("validation_error", [{ loc: ["body", "signal"], msg: (e as ApiError).detail, type: "enum" }]);
     }
-    const s = service.get(id, pid);
+    const s = service.get(accountOf(req), id, pid);
     return { id: s.id, signal, delivered: s.sendSignal(signal) };
   });
 
   // DELETE /v1/sandboxes/{id}/pty/{pid} – hang up and kill the session
   app.delete("/sandboxes/:id/pty/:pid", async (req, reply) => {
     const { id, pid } = parse(PtyParams, req.params, "path");
-    service.close(service.get(id, pid));
+    service.close(service.get(accountOf(req), id, pid));
     return reply.status(204).send();
   });
 
@@ -138,7 +138,7 @@ export function ptyRoutes(app: FastifyInstance, ctx: EngineContext): void {
     // The /v1 hook authenticated the request for reading; driving a terminal is a write.
     requireScope(req.token ?? authenticate(ctx.db, req), "sandboxes:write");
     const { id, pid } = parse(PtyParams, req.params, "path");
-    const session = service.get(id, pid);
+    const session = service.get(accountOf(req), id, pid);
     const pending = pendingUpgrades.get(req.raw);
     if (!pending) throw new ApiError("bad_request", "This endpoint is a WebSocket: send Connection: Upgrade and Upgrade: websocket");
     pendingUpgrades.delete(req.raw);

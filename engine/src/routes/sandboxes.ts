@@ -1,4 +1,5 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { accountOf } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import { parse } from "../lib/validate.js";
 import { DEFAULT_EGRESS_DOMAINS, REGIONS, SIZES } from "../plans.js";
@@ -12,7 +13,7 @@ export function sandboxRoutes(app: FastifyInstance, ctx: EngineContext): void {
   app.post("/sandboxes", async (req, reply) => {
     const body = parse(CreateSandboxBody, req.body, "body");
     return ctx.idempotency.run(req, reply, "POST /v1/sandboxes", async () => {
-      const { view, status } = await sandboxes.create(body);
+      const { view, status } = await sandboxes.create(accountOf(req), body);
       return { status, body: view };
     });
   });
@@ -28,59 +29,62 @@ export function sandboxRoutes(app: FastifyInstance, ctx: EngineContext): void {
       const m = k.match(/^metadata\[(.+)\]$/);
       if (m && v !== undefined) metadata[m[1]!] = String(first(v));
     }
-    const { items, next } = sandboxes.list({ statuses, metadata, template: first(q.template), region: first(q.region), limit, cursor });
+    const { items, next } = sandboxes.list(accountOf(req), { statuses, metadata, template: first(q.template), region: first(q.region), limit, cursor });
     if (next) reply.header("X-Next-Cursor", next);
     return items;
   });
 
   // GET /v1/sandboxes/{id} – one sandbox
-  app.get("/sandboxes/:id", async (req) => sandboxes.get(parse(SandboxIdParams, req.params, "path").id));
+  app.get("/sandboxes/:id", async (req) => sandboxes.get(accountOf(req), parse(SandboxIdParams, req.params, "path").id));
 
   // PATCH /v1/sandboxes/{id} – metadata, countdown, auto_resume, on_timeout
   app.patch("/sandboxes/:id", async (req) => {
     const { id } = parse(SandboxIdParams, req.params, "path");
-    return sandboxes.patch(id, parse(PatchSandboxBody, req.body, "body"));
+    return sandboxes.patch(accountOf(req), id, parse(PatchSandboxBody, req.body, "body"));
   });
 
   // DELETE /v1/sandboxes/{id} – terminate (idempotent)
   app.delete("/sandboxes/:id", async (req, reply) => {
-    await sandboxes.terminate(parse(SandboxIdParams, req.params, "path").id);
+    await sandboxes.terminate(accountOf(req), parse(SandboxIdParams, req.params, "path").id);
     return reply.status(204).send();
   });
 
   // POST /v1/sandboxes/{id}/pause – freeze every process, stop the meter
-  app.post("/sandboxes/:id/pause", async (req) => sandboxes.pause(parse(SandboxIdParams, req.params, "path").id));
+  app.post("/sandboxes/:id/pause", async (req) => sandboxes.pause(accountOf(req), parse(SandboxIdParams, req.params, "path").id));
 
   // POST /v1/sandboxes/{id}/resume – thaw, restart the countdown
   app.post("/sandboxes/:id/resume", async (req) => {
     const { id } = parse(SandboxIdParams, req.params, "path");
-    return sandboxes.resume(id, parse(ResumeBody, req.body, "body").timeout_seconds);
+    return sandboxes.resume(accountOf(req), id, parse(ResumeBody, req.body, "body").timeout_seconds);
   });
 
   // POST /v1/sandboxes/{id}/timeout – set_timeout: expires_at = now + timeout_seconds
   app.post("/sandboxes/:id/timeout", async (req) => {
     const { id } = parse(SandboxIdParams, req.params, "path");
-    const v = await sandboxes.setTimeout(id, parse(SetTimeoutBody, req.body, "body").timeout_seconds);
+    const v = await sandboxes.setTimeout(accountOf(req), id, parse(SetTimeoutBody, req.body, "body").timeout_seconds);
     return { id: v.id, timeout_seconds: v.timeout_seconds, expires_at: v.expires_at };
   });
 
   // GET /v1/sandboxes/limits (alias /v1/limits) – the plan, its caps and what this machine enforces
-  const limits = async () => {
+  const limits = async (req: FastifyRequest) => {
     const plan = sandboxes.plan;
+    const account = accountOf(req);
     return {
       plan: plan.name,
+      // Whose limits these are: every figure below counts this account's resources only.
+      account: req.token!.account,
       allowed_sizes: plan.allowedSizes,
       max_concurrent: Math.floor(plan.ramBudgetMb / 1024),
       ram_budget_mb: plan.ramBudgetMb,
-      ram_used_mb: sandboxes.liveMemoryMb(),
+      ram_used_mb: sandboxes.liveMemoryMb(account),
       trial_credit_eur: plan.trialCreditEur,
-      trial_credit_used_eur: Math.round(sandboxes.creditUsedEur() * 1e6) / 1e6,
+      trial_credit_used_eur: Math.round(sandboxes.creditUsedEur(account) * 1e6) / 1e6,
       sizes: (["small", "medium", "large"] as const).map((size) => ({ size, ...SIZES[size], allowed: plan.allowedSizes.includes(size) })),
       regions: REGIONS,
       default_egress_domains: DEFAULT_EGRESS_DOMAINS,
       max_named_snapshots: plan.maxNamedSnapshots,
-      running: sandboxes.runningCount(),
-      paused: sandboxes.pausedCount(),
+      running: sandboxes.runningCount(account),
+      paused: sandboxes.pausedCount(account),
       max_paused: plan.maxPaused,
       max_timeout_seconds: plan.maxTimeoutSeconds,
       max_running_seconds: plan.maxRunningSeconds,
@@ -89,9 +93,9 @@ export function sandboxRoutes(app: FastifyInstance, ctx: EngineContext): void {
       max_volumes: plan.maxVolumes,
       max_volume_gb: plan.maxVolumeGb,
       // How many named snapshots and volumes are held now, and what this machine enforces for them.
-      ...ctx.storage.limits(),
+      ...ctx.storage.limits(account),
       max_templates: plan.maxTemplates,
-      templates: ctx.templates.count(),
+      templates: ctx.templates.count(account),
       sample_interval_seconds: ctx.config.sampleMs / 1000,
       capabilities: {
         exec_stream: ["sse", "ndjson"],

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { accountOf } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
 import { parse } from "../lib/validate.js";
@@ -34,23 +35,23 @@ export function templateRoutes(app: FastifyInstance, ctx: EngineContext): void {
   // POST /v1/templates – queue a build; 202 with status queued or building (Idempotency-Key honoured)
   app.post("/templates", async (req, reply) => {
     const body = parse(CreateTemplateBody, req.body, "body");
-    return ctx.idempotency.run(req, reply, "POST /v1/templates", async () => ({ status: 202, body: templates.create(body) }));
+    return ctx.idempotency.run(req, reply, "POST /v1/templates", async () => ({ status: 202, body: templates.create(accountOf(req), body) }));
   });
 
   // GET /v1/templates – newest first; ?include_builtin=true adds the base images; ?limit=&cursor=
   app.get("/templates", async (req, reply) => {
     const q = parse(ListTemplatesQuery, req.query, "query");
-    const { items, next } = templates.list({ includeBuiltin: q.include_builtin === "true" || q.include_builtin === "1", limit: q.limit, cursor: q.cursor });
+    const { items, next } = templates.list(accountOf(req), { includeBuiltin: q.include_builtin === "true" || q.include_builtin === "1", limit: q.limit, cursor: q.cursor });
     if (next) reply.header("X-Next-Cursor", next);
     return items;
   });
 
   // GET /v1/templates/{id or name}
-  app.get("/templates/:id", async (req) => templates.get(parse(TemplateIdParams, req.params, "path").id));
+  app.get("/templates/:id", async (req) => templates.get(accountOf(req), parse(TemplateIdParams, req.params, "path").id));
 
   // DELETE /v1/templates/{id or name} – 204; sandboxes already using it keep running
   app.delete("/templates/:id", async (req, reply) => {
-    await templates.delete(parse(TemplateIdParams, req.params, "path").id);
+    await templates.delete(accountOf(req), parse(TemplateIdParams, req.params, "path").id);
     return reply.status(204).send();
   });
 
@@ -68,9 +69,9 @@ export function templateRoutes(app: FastifyInstance, ctx: EngineContext): void {
     // An SSE client reconnecting sends the last id it saw; it resumes after that line.
     const lastEventId = Number(req.headers["last-event-id"]);
     const cursor = q.cursor ?? (Number.isSafeInteger(lastEventId) && lastEventId > 0 ? lastEventId + 1 : 1);
-    if (!follow) return templates.logs(id, cursor, q.limit);
+    if (!follow) return templates.logs(accountOf(req), id, cursor, q.limit);
 
-    templates.find(id); // 404 before the stream starts
+    templates.find(accountOf(req), id); // 404 before the stream starts
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no", Connection: "keep-alive" });
@@ -92,6 +93,7 @@ export function templateRoutes(app: FastifyInstance, ctx: EngineContext): void {
       res.end();
     };
     unsubscribe = templates.follow(
+      accountOf(req),
       id,
       cursor,
       (line: LogLine) => write(`id: ${line.seq}\ndata: ${JSON.stringify(line)}\n\n`),

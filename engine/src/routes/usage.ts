@@ -1,5 +1,6 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
+import { accountOf } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
 import { parse } from "../lib/validate.js";
@@ -43,7 +44,8 @@ const invalid = (field: string, msg: string) => new ApiError("validation_error",
 /** Metered usage per UTC day (contract §3.13), from the same ledger that draws down the trial credit. */
 export function usageRoutes(app: FastifyInstance, ctx: EngineContext): void {
   // GET /v1/sandboxes/usage (alias /v1/usage) – ?from=&to=&granularity=day&sandbox_id=a,b
-  const report = async (req: { query: unknown }) => {
+  const report = async (req: FastifyRequest) => {
+    const account = accountOf(req);
     const q = parse(UsageQuery, req.query, "query");
     const today = utcDate(Date.now());
     const to = q.to ?? (q.from && q.from > today ? q.from : today);
@@ -55,9 +57,9 @@ export function usageRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const requested = [q.sandbox_id ?? []].flat().flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean);
     if (requested.length > 50) throw invalid("sandbox_id", "at most 50 sandbox ids");
     // Ids are matched case-insensitively like everywhere else; unknown ones are 404, not an empty report.
-    const sandboxIds = requested.length ? [...new Set(requested.map((id) => ctx.sandboxes.getRow(id).id))] : undefined;
+    const sandboxIds = requested.length ? [...new Set(requested.map((id) => ctx.sandboxes.getRow(account, id).id))] : undefined;
 
-    const r = ctx.usage.report(from, to, sandboxIds);
+    const r = ctx.usage.report(account, from, to, sandboxIds);
     const plan = ctx.sandboxes.plan;
     return {
       currency: r.currency,
@@ -67,7 +69,7 @@ export function usageRoutes(app: FastifyInstance, ctx: EngineContext): void {
       totals: r.totals,
       // The same figure as GET /v1/sandboxes/limits, from the same accounting: the credit is account-wide.
       trial_credit_eur: plan.trialCreditEur,
-      trial_credit_used_eur: Math.round(ctx.sandboxes.creditUsedEur() * 1e6) / 1e6,
+      trial_credit_used_eur: Math.round(ctx.sandboxes.creditUsedEur(account) * 1e6) / 1e6,
       series: r.series,
       by_sandbox: r.by_sandbox,
       prices: r.prices,

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { accountOf } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import { parse } from "../lib/validate.js";
 import { ListQuery } from "../schemas.js";
@@ -44,55 +45,55 @@ export function webhookRoutes(app: FastifyInstance, ctx: EngineContext): void {
   app.post("/webhooks", async (req, reply) => {
     const body = parse(CreateWebhookBody, req.body, "body");
     return ctx.idempotency.run(req, reply, "POST /v1/webhooks", async () => {
-      const { view, secret } = webhooks.create(body);
+      const { view, secret } = webhooks.create(accountOf(req), body);
       return { status: 201, body: { ...view, secret } };
     });
   });
 
   // GET /v1/webhooks – newest first, never with secrets; ?limit=&cursor=
   app.get("/webhooks", async (req, reply) => {
-    const { items, next } = webhooks.list(parse(ListQuery, req.query, "query"));
+    const { items, next } = webhooks.list(accountOf(req), parse(ListQuery, req.query, "query"));
     if (next) reply.header("X-Next-Cursor", next);
     return items;
   });
 
   // GET /v1/webhooks/{id}
-  app.get("/webhooks/:id", async (req) => webhooks.get(parse(WebhookParams, req.params, "path").id));
+  app.get("/webhooks/:id", async (req) => webhooks.get(accountOf(req), parse(WebhookParams, req.params, "path").id));
 
   // PATCH /v1/webhooks/{id} – url, event_types, description, enabled (alias of enable/disable)
   app.patch("/webhooks/:id", async (req) => {
     const { id } = parse(WebhookParams, req.params, "path");
-    return webhooks.update(id, parse(PatchWebhookBody, req.body, "body"));
+    return webhooks.update(accountOf(req), id, parse(PatchWebhookBody, req.body, "body"));
   });
 
   // DELETE /v1/webhooks/{id} – with its delivery log
   app.delete("/webhooks/:id", async (req, reply) => {
-    webhooks.delete(parse(WebhookParams, req.params, "path").id);
+    webhooks.delete(accountOf(req), parse(WebhookParams, req.params, "path").id);
     return reply.status(204).send();
   });
 
   // POST /v1/webhooks/{id}/enable – re-arm (also after auto-disable) and reset the failure streak
-  app.post("/webhooks/:id/enable", async (req) => webhooks.setEnabled(parse(WebhookParams, req.params, "path").id, true));
+  app.post("/webhooks/:id/enable", async (req) => webhooks.setEnabled(accountOf(req), parse(WebhookParams, req.params, "path").id, true));
 
   // POST /v1/webhooks/{id}/disable – stop deliveries; queued ones are cancelled
-  app.post("/webhooks/:id/disable", async (req) => webhooks.setEnabled(parse(WebhookParams, req.params, "path").id, false));
+  app.post("/webhooks/:id/disable", async (req) => webhooks.setEnabled(accountOf(req), parse(WebhookParams, req.params, "path").id, false));
 
   // POST /v1/webhooks/{id}/rotate-secret – the new secret, shown once
   app.post("/webhooks/:id/rotate-secret", async (req) => {
-    const { view, secret } = webhooks.rotateSecret(parse(WebhookParams, req.params, "path").id);
+    const { view, secret } = webhooks.rotateSecret(accountOf(req), parse(WebhookParams, req.params, "path").id);
     return { ...view, secret };
   });
 
   // POST /v1/webhooks/{id}/test – queue a webhook.test delivery
   app.post("/webhooks/:id/test", async (req, reply) => {
-    const deliveryId = webhooks.sendTest(parse(WebhookParams, req.params, "path").id);
+    const deliveryId = webhooks.sendTest(accountOf(req), parse(WebhookParams, req.params, "path").id);
     return reply.status(202).send({ delivery_id: deliveryId });
   });
 
   // GET /v1/webhooks/{id}/deliveries – newest first; ?status=pending|succeeded|failed&limit=&cursor=
   app.get("/webhooks/:id/deliveries", async (req, reply) => {
     const { id } = parse(WebhookParams, req.params, "path");
-    const { items, next } = webhooks.listDeliveries(id, parse(DeliveriesQuery, req.query, "query"));
+    const { items, next } = webhooks.listDeliveries(accountOf(req), id, parse(DeliveriesQuery, req.query, "query"));
     if (next) reply.header("X-Next-Cursor", next);
     return items;
   });
@@ -100,12 +101,12 @@ export function webhookRoutes(app: FastifyInstance, ctx: EngineContext): void {
   // GET /v1/webhooks/{id}/deliveries/{dlv} – with request_body and a 2 KiB response_body_excerpt
   app.get("/webhooks/:id/deliveries/:dlv", async (req) => {
     const { id, dlv } = parse(DeliveryParams, req.params, "path");
-    return webhooks.getDelivery(id, dlv);
+    return webhooks.getDelivery(accountOf(req), id, dlv);
   });
 
   // POST /v1/webhooks/{id}/deliveries/{dlv}/redeliver – send the same event again as a new delivery
   app.post("/webhooks/:id/deliveries/:dlv/redeliver", async (req, reply) => {
     const { id, dlv } = parse(DeliveryParams, req.params, "path");
-    return reply.status(202).send({ delivery_id: webhooks.redeliver(id, dlv) });
+    return reply.status(202).send({ delivery_id: webhooks.redeliver(accountOf(req), id, dlv) });
   });
 }

@@ -122,10 +122,12 @@ export function parseMode(mode: string | undefined): number | undefined {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Presigned URLs: HMAC-SHA256 over method|sandbox_id|path|exp (and |max for uploads)
+// Presigned URLs: HMAC-SHA256 over method|account|sandbox_id|path|exp (and |max for uploads)
 
 export interface SignedParams {
   method: "GET" | "PUT";
+  /** The account the URL acts for (the sandbox's): a URL never serves another account. */
+  account: string;
   sandboxId: string;
   path: string;
   exp: number;
@@ -134,7 +136,7 @@ export interface SignedParams {
 }
 
 export function sign(key: Buffer, p: SignedParams): string {
-  let msg = `${p.method}|${p.sandboxId}|${p.path}|${p.exp}`;
+  let msg = `${p.method}|${p.account}|${p.sandboxId}|${p.path}|${p.exp}`;
   if (p.method === "PUT") msg += `|${p.maxBytes ?? ""}`;
   return createHmac("sha256", key).update(msg).digest("hex");
 }

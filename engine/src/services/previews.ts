@@ -155,8 +155,8 @@ export class PreviewService {
   }
 
   /** GET /v1/sandboxes/{id}/previews/{port} */
-  describe(id: string, port: number): PreviewDescription {
-    const row = this.sandboxes.getRow(id);
+  describe(account: string, id: string, port: number): PreviewDescription {
+    const row = this.sandboxes.getRow(account, id);
     this.checkPreviewable(row);
     const host = previewHost(row.id, port, this.config.port);
     const proc = row.status === "running" ? this.sandboxes.process(row.id) : undefined;
@@ -164,8 +164,8 @@ export class PreviewService {
   }
 
   /** POST /v1/sandboxes/{id}/preview-token: a new token; the old one and its cookies stop working. */
-  rotateToken(id: string): { preview_auth_token: string } {
-    const row = this.sandboxes.getRow(id);
+  rotateToken(account: string, id: string): { preview_auth_token: string } {
+    const row = this.sandboxes.getRow(account, id);
     this.checkPreviewable(row);
     if (!row.preview_auth) {
       throw new ApiError("preview_auth_disabled", `Sandbox ${row.id} was created without preview_auth: its previews are public and have no token to rotate`);
@@ -178,7 +178,9 @@ export class PreviewService {
 
   /** The sandbox a preview host names; anything unknown is one 404, whatever the reason. */
   lookup(match: PreviewHostMatch): SandboxRow {
-    const row = match.kind === "preview" ? this.sandboxes.row(match.sandboxId) : undefined;
+    // The preview host names the sandbox itself (its id is the capability, as on orkestr), so this
+    // is the one lookup that is not scoped by an account; preview_auth guards private previews.
+    const row = match.kind === "preview" ? this.sandboxes.rowUnscoped(match.sandboxId) : undefined;
     if (!row) throw new ApiError("sandbox_not_found", "No sandbox serves this preview host");
     this.checkPlan();
     return row;
@@ -257,11 +259,11 @@ export class PreviewService {
   }
 
   private ensureRunning(row: SandboxRow): ReturnType<SandboxService["running"]> {
-    if (row.status !== "paused" || !row.auto_resume) return this.sandboxes.running(row.id);
+    if (row.status !== "paused" || !row.auto_resume) return this.sandboxes.runningRow(row);
     // A page load fires many requests at once: they share one wake.
     let wake = this.wakes.get(row.id) as ReturnType<SandboxService["running"]> | undefined;
     if (!wake) {
-      wake = this.sandboxes.running(row.id).finally(() => this.wakes.delete(row.id));
+      wake = this.sandboxes.runningRow(row).finally(() => this.wakes.delete(row.id));
       this.wakes.set(row.id, wake);
     }
     let timer: NodeJS.Timeout | undefined;

@@ -530,10 +530,10 @@ export class PtyService {
     this.opts = { idleMs: PTY_IDLE_MS, ...opts };
   }
 
-  async open(sandboxId: string, req: PtyOpenRequest): Promise<PtySession> {
+  async open(account: string, sandboxId: string, req: PtyOpenRequest): Promise<PtySession> {
     if (this.closing) throw new ApiError("fleet_full", "The engine is shutting down", {}, { "Retry-After": "5" });
     // Same gate as exec: paused sandboxes fail (or auto-resume), gone ones are 404/410.
-    const { row, live } = await this.ctx.sandboxes.running(sandboxId);
+    const { row, live } = await this.ctx.sandboxes.running(account, sandboxId);
     const envBytes = Object.entries({ ...live.proc.spec.env, ...req.env }).reduce((n, [k, v]) => n + k.length + Buffer.byteLength(v) + 2, 0);
     if (envBytes > PTY_MAX_ENV_BYTES) throw new ApiError("validation_error", [{ loc: ["body", "env"], msg: `the session's environment may total at most ${PTY_MAX_ENV_BYTES} bytes`, type: "too_big" }]);
     const open = this.forSandbox(row.id).filter((s) => s.status === "running").length;
@@ -559,15 +559,15 @@ export class PtyService {
   }
 
   /** A session of this sandbox (404 sandbox_not_found / session_not_found otherwise). */
-  get(sandboxId: string, ptyId: string): PtySession {
-    const row = this.ctx.sandboxes.getRow(sandboxId);
+  get(account: string, sandboxId: string, ptyId: string): PtySession {
+    const row = this.ctx.sandboxes.getRow(account, sandboxId);
     const s = this.sessions.get(ptyId) ?? [...this.sessions.values()].find((x) => x.id.toLowerCase() === ptyId.toLowerCase());
     if (!s || s.sandboxId !== row.id) throw new ApiError("session_not_found", `PTY session ${ptyId} not found in sandbox ${row.id}`);
     return s;
   }
 
-  list(sandboxId: string): PtyView[] {
-    const row = this.ctx.sandboxes.getRow(sandboxId);
+  list(account: string, sandboxId: string): PtyView[] {
+    const row = this.ctx.sandboxes.getRow(account, sandboxId);
     return this.forSandbox(row.id).map((s) => s.view());
   }
 
@@ -626,7 +626,7 @@ export class PtyService {
   private poll(): void {
     for (const s of this.sessions.values()) {
       if (s.status !== "running") continue;
-      const status = this.ctx.sandboxes.row(s.sandboxId)?.status;
+      const status = this.ctx.sandboxes.rowUnscoped(s.sandboxId)?.status;
       if (!status || status === "terminated" || status === "expired" || status === "failed") s.kill("sandbox_gone");
       else if (status === "running") s.refresh();
     }

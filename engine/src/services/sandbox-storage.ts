@@ -31,13 +31,13 @@ export class SandboxStorage {
    * Before anything changes: resolves `snapshot` and `volume`, fills in what a snapshot implies
    * (its template, its size unless another is asked for, its region) and checks the region pins.
    */
-  plan(body: CreateSandboxBody): { body: CreateSandboxBody; storage: StoragePlan } {
+  plan(account: string, body: CreateSandboxBody): { body: CreateSandboxBody; storage: StoragePlan } {
     const storage: StoragePlan = { snapshot: null, volume: null, volumeId: null };
     // An unknown region is the create's own 400 region_unavailable; pins are checked only for known ones.
     if (body.region && !(REGIONS as readonly string[]).includes(body.region)) return { body, storage };
     let effective = body;
     if (body.snapshot) {
-      const snap = this.snapshots.get(body.snapshot);
+      const snap = this.snapshots.get(account, body.snapshot);
       if (snap.status !== "ready") throw new ApiError("snapshot_not_found", `Snapshot ${snap.name} is still being created`);
       if (body.template && body.template !== snap.template) {
         throw new ApiError("bad_request", `Snapshot ${snap.name} was taken from a "${snap.template}" sandbox; a fork runs that template (omit template)`, { snapshot_template: snap.template });
@@ -54,7 +54,7 @@ export class SandboxStorage {
       if (typeof body.volume === "object" && body.volume.mount_path !== undefined && body.volume.mount_path !== VOLUME_MOUNT_PATH) {
         throw new ApiError("validation_error", [{ loc: ["body", "volume", "mount_path"], msg: `volumes mount at ${VOLUME_MOUNT_PATH}`, type: "value_error" }]);
       }
-      storage.volume = this.volumes.planAttach(ref, effective.region ?? null);
+      storage.volume = this.volumes.planAttach(account, ref, effective.region ?? null);
       if (!effective.region && storage.volume.region) effective = { ...effective, region: storage.volume.region };
     }
     return { body: effective, storage };
@@ -99,8 +99,8 @@ export class SandboxStorage {
   }
 
   /** The limits fields about storage (GET /v1/sandboxes/limits), beside the plan's caps. */
-  limits(): { named_snapshots: number; volumes: number; default_volume_size_gb: number; volume_size_enforced: boolean; snapshots_include_memory: false } {
-    const count = (table: "snapshots" | "volumes") => (this.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+  limits(account: string): { named_snapshots: number; volumes: number; default_volume_size_gb: number; volume_size_enforced: boolean; snapshots_include_memory: false } {
+    const count = (table: "snapshots" | "volumes") => (this.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE account_id = ?`).get(account) as { n: number }).n;
     return {
       named_snapshots: count("snapshots"),
       volumes: count("volumes"),

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import type { EngineConfig } from "../config.js";
 import { ApiError } from "../errors.js";
-import { newId, newSecret } from "../lib/ids.js";
+import { canonicalId, newId, newSecret } from "../lib/ids.js";
 import { iso, isoOrNull } from "../lib/time.js";
 import { previewHostBase } from "../lib/preview-host.js";
 import { PLANS, REGIONS, SIZES, DEFAULT_EGRESS_DOMAINS, type Plan, type SizeName } from "../plans.js";
@@ -24,6 +24,8 @@ const GONE: SandboxStatus[] = ["terminated", "expired", "failed"];
 
 interface SandboxRow {
   id: string;
+  /** The account it belongs to: every lookup on behalf of a request is scoped by it. */
+  account_id: string;
   status: SandboxStatus;
   template: string;
   size: string;
@@ -145,7 +147,7 @@ export class SandboxService {
     const now = Date.now();
     const persist = ++this.persistCounter % 10 === 0;
     for (const [id, l] of this.live) {
-      const row = this.row(id);
+      const row = this.rowUnscoped(id);
       if (!row || row.status !== "running") continue;
       l.meter.sample(l.proc.cgroup, now);
       if (persist) this.persistMeter(id, l.meter);
@@ -156,12 +158,30 @@ export class SandboxService {
     this.usage.persist(id, meter);
   }
 
-  row(id: string): SandboxRow | undefined {
-    return this.db.prepare("SELECT * FROM sandboxes WHERE id = ? COLLATE NOCASE").get(id) as SandboxRow | undefined;
+  /**
+   * A sandbox of `account`. Another account's sandbox is exactly as unknown as one that never
+   * existed: the same lookup, the same 404.
+   */
+  row(account: string, id: string): SandboxRow | undefined {
+    return this.db.prepare("SELECT * FROM sandboxes WHERE id = ? AND account_id = ?").get(canonicalId(id), account) as SandboxRow | undefined;
   }
 
-  getRow(id: string): SandboxRow {
-    const row = this.row(id);
+  getRow(account: string, id: string): SandboxRow {
+    const row = this.row(account, id);
+    if (!row) throw new ApiError("sandbox_not_found", `Sandbox ${id} not found`);
+    return row;
+  }
+
+  /**
+   * Any account's sandbox, by exact id: only for the engine's own work (timers, the sampler,
+   * webhooks) and for preview hosts, whose URL names the sandbox itself. Never for an API lookup.
+   */
+  rowUnscoped(id: string): SandboxRow | undefined {
+    return this.db.prepare("SELECT * FROM sandboxes WHERE id = ?").get(canonicalId(id)) as SandboxRow | undefined;
+  }
+
+  private rowById(id: string): SandboxRow {
+    const row = this.rowUnscoped(id);
     if (!row) throw new ApiError("sandbox_not_found", `Sandbox ${id} not found`);
     return row;
   }
@@ -197,13 +217,13 @@ export class SandboxService {
     return v;
   }
 
-  get(id: string): SandboxView {
-    return this.view(this.getRow(id));
+  get(account: string, id: string): SandboxView {
+    return this.view(this.getRow(account, id));
   }
 
-  list(filter: { statuses: string[]; metadata: Record<string, string>; template?: string; region?: string; limit: number; cursor?: string }): { items: SandboxView[]; next: string | null } {
-    const where: string[] = [];
-    const args: unknown[] = [];
+  list(account: string, filter: { statuses: string[]; metadata: Record<string, string>; template?: string; region?: string; limit: number; cursor?: string }): { items: SandboxView[]; next: string | null } {
+    const where: string[] = ["account_id = ?"];
+    const args: unknown[] = [account];
     if (filter.statuses.length) {
       where.push(`status IN (${filter.statuses.map(() => "?").join(",")})`);
       args.push(...filter.statuses);
@@ -236,22 +256,22 @@ export class SandboxService {
    * Trial credit consumed so far: all metered CPU and RAM at pay-as-you-go rates, from the same
    * ledger as the usage report, capped at the credit (beyond it a paid plan is billed instead).
    */
-  creditUsedEur(): number {
-    return Math.min(this.plan.trialCreditEur, this.usage.lifetimeCostEur());
+  creditUsedEur(account: string): number {
+    return Math.min(this.plan.trialCreditEur, this.usage.lifetimeCostEur(account));
   }
 
-  /** Memory of live (non-paused) sandboxes: the plan's concurrency gate is a RAM budget. */
-  liveMemoryMb(): number {
-    const row = this.db.prepare(`SELECT COALESCE(SUM(memory_mb),0) AS mb FROM sandboxes WHERE status IN ('creating','running','resuming','pausing')`).get() as { mb: number };
+  /** Memory of an account's live (non-paused) sandboxes: the plan's concurrency gate is a RAM budget. */
+  liveMemoryMb(account: string): number {
+    const row = this.db.prepare(`SELECT COALESCE(SUM(memory_mb),0) AS mb FROM sandboxes WHERE account_id = ? AND status IN ('creating','running','resuming','pausing')`).get(account) as { mb: number };
     return row.mb;
   }
 
-  pausedCount(): number {
-    return (this.db.prepare(`SELECT COUNT(*) AS n FROM sandboxes WHERE status = 'paused'`).get() as { n: number }).n;
+  pausedCount(account: string): number {
+    return (this.db.prepare(`SELECT COUNT(*) AS n FROM sandboxes WHERE account_id = ? AND status = 'paused'`).get(account) as { n: number }).n;
   }
 
-  runningCount(): number {
-    return (this.db.prepare(`SELECT COUNT(*) AS n FROM sandboxes WHERE status IN ('creating','running','resuming','pausing')`).get() as { n: number }).n;
+  runningCount(account: string): number {
+    return (this.db.prepare(`SELECT COUNT(*) AS n FROM sandboxes WHERE account_id = ? AND status IN ('creating','running','resuming','pausing')`).get(account) as { n: number }).n;
   }
 
   private resolveShape(body: CreateSandboxBody): { size: string; cpu: number; memory_mb: number } {
@@ -279,8 +299,8 @@ export class SandboxService {
     }
   }
 
-  private checkRamBudget(extraMb: number): void {
-    const used = this.liveMemoryMb();
+  private checkRamBudget(account: string, extraMb: number): void {
+    const used = this.liveMemoryMb(account);
     if (used + extraMb > this.plan.ramBudgetMb) {
       throw new ApiError(
         "concurrency_limit",
@@ -304,18 +324,18 @@ export class SandboxService {
     return path.join(this.config.root, "sbx", id);
   }
 
-  async create(body: CreateSandboxBody): Promise<{ view: SandboxView; status: 201 }> {
+  async create(account: string, body: CreateSandboxBody): Promise<{ view: SandboxView; status: 201 }> {
     if (this.closing) throw new ApiError("fleet_full", "The engine is shutting down", {}, { "Retry-After": "5" });
     if (this.host.isolation.mode === "unavailable") {
       throw new ApiError("not_implemented", `This machine cannot run sandboxes: ${this.host.isolation.degraded[0] ?? "sandboxing unavailable"}`);
     }
     // Named snapshots and volumes (sandbox-storage.ts): a fork takes its snapshot's template, size and region.
-    const storagePlan = this.storage?.plan(body);
+    const storagePlan = this.storage?.plan(account, body);
     if (storagePlan) body = storagePlan.body;
     const requested = body.template!;
     const templateId = TEMPLATE_ALIASES[requested] ?? requested;
     // A custom template (id or name; 409 unless ready) runs on its base image plus its layer.
-    const custom = this.host.images.has(templateId) ? undefined : this.templates?.forSandbox(requested);
+    const custom = this.host.images.has(templateId) ? undefined : this.templates?.forSandbox(account, requested);
     const image = custom?.image ?? this.host.images.get(templateId);
     if (!image) {
       throw new ApiError("template_not_found", `Template "${requested}" not found. Built-in base images: ${[...this.host.images.keys()].join(", ")}`);
@@ -334,10 +354,10 @@ export class SandboxService {
     const shape = this.resolveShape(body);
     const timeout = body.timeout_seconds ?? 300;
     this.checkTimeout(timeout);
-    if (this.plan.trialIsHardLimit && this.creditUsedEur() >= this.plan.trialCreditEur) {
+    if (this.plan.trialIsHardLimit && this.creditUsedEur(account) >= this.plan.trialCreditEur) {
       throw new ApiError("trial_exhausted", `The ${this.plan.name} plan's one-time trial credit of EUR ${this.plan.trialCreditEur} is used up`, { trial_credit_eur: this.plan.trialCreditEur });
     }
-    this.checkRamBudget(shape.memory_mb);
+    this.checkRamBudget(account, shape.memory_mb);
 
     const id = newId("sbx");
     const uid = this.allocateUid();
@@ -347,11 +367,11 @@ export class SandboxService {
     if (storagePlan) this.storage!.claim(storagePlan.storage, id, region);
     this.db
       .prepare(
-        `INSERT INTO sandboxes(id,status,template,size,cpu,memory_mb,network,allow_domains,region,metadata,env_keys,timeout_seconds,on_timeout,auto_resume,preview_auth,preview_token_hash,uid,created_at)
-         VALUES (?,'creating',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+        `INSERT INTO sandboxes(id,account_id,status,template,size,cpu,memory_mb,network,allow_domains,region,metadata,env_keys,timeout_seconds,on_timeout,auto_resume,preview_auth,preview_token_hash,uid,created_at)
+         VALUES (?,?,'creating',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
       )
       .run(
-        id, custom?.id ?? requested, shape.size, shape.cpu, shape.memory_mb, body.network, allowDomains ? JSON.stringify(allowDomains) : null, region,
+        id, account, custom?.id ?? requested, shape.size, shape.cpu, shape.memory_mb, body.network, allowDomains ? JSON.stringify(allowDomains) : null, region,
         JSON.stringify(body.metadata), JSON.stringify(Object.keys(body.env)), timeout, body.on_timeout, body.auto_resume ? 1 : 0,
         body.preview_auth ? 1 : 0, previewToken ? createHash("sha256").update(previewToken).digest("hex") : null, uid, now,
       );
@@ -404,7 +424,7 @@ export class SandboxService {
       this.creating.delete(id);
       booted();
     }
-    const view = this.view(this.getRow(id), body.preview_auth ? { preview_auth_token: previewToken! } : {});
+    const view = this.view(this.rowById(id), body.preview_auth ? { preview_auth_token: previewToken! } : {});
     this.events.record(id, "sandbox.created", { template: requested, size: shape.size, network: body.network, ...this.storage?.createdEventData(storagePlan?.storage) });
     return { view, status: 201 };
   }
@@ -417,7 +437,7 @@ export class SandboxService {
 
   private armTimer(id: string): void {
     const l = this.live.get(id);
-    const row = this.row(id);
+    const row = this.rowUnscoped(id);
     if (!l || !row || row.expires_at === null) return;
     if (l.timer) clearTimeout(l.timer);
     const ms = Math.max(0, row.expires_at - Date.now());
@@ -429,14 +449,14 @@ export class SandboxService {
   /** Runs from a timer: it must never throw, so a pause that fails ends in terminate instead. */
   private async expire(id: string): Promise<void> {
     try {
-      const row = this.row(id);
+      const row = this.rowUnscoped(id);
       if (!row || row.status !== "running") return;
       let why = "countdown ended";
       if (row.on_timeout === "pause") {
-        if (this.pausedCount() >= this.plan.maxPaused) why = "countdown ended; paused-sandbox cap reached, so it was terminated";
+        if (this.pausedCount(row.account_id) >= this.plan.maxPaused) why = "countdown ended; paused-sandbox cap reached, so it was terminated";
         else {
           try {
-            await this.pause(id, "timeout");
+            await this.pauseById(id, "timeout");
             this.events.record(id, "sandbox.expired", { action: "paused" });
             return;
           } catch (e) {
@@ -444,7 +464,7 @@ export class SandboxService {
           }
         }
       }
-      await this.terminate(id, "expired", why);
+      await this.terminateById(id, "expired", why);
       this.events.record(id, "sandbox.expired", { action: "killed" });
     } catch (e) {
       console.error(`[engine] expiring ${id} failed: ${(e as Error).message}`);
@@ -452,7 +472,7 @@ export class SandboxService {
   }
 
   private async onProcessDied(id: string, reason: string): Promise<void> {
-    const row = this.row(id);
+    const row = this.rowUnscoped(id);
     // release() drops the live entry before it kills: then the death was asked for, not a failure.
     if (!row || GONE.includes(row.status) || this.closing || !this.live.has(id)) return;
     const l = this.live.get(id);
@@ -476,12 +496,17 @@ export class SandboxService {
     return next;
   }
 
-  async terminate(id: string, finalStatus: "terminated" | "expired" = "terminated", reason: string | null = null): Promise<void> {
-    let row = this.getRow(id);
+  /** DELETE /v1/sandboxes/{id}: terminate one of the account's sandboxes (idempotent). */
+  terminate(account: string, id: string): Promise<void> {
+    return this.terminateById(this.getRow(account, id).id);
+  }
+
+  private async terminateById(id: string, finalStatus: "terminated" | "expired" = "terminated", reason: string | null = null): Promise<void> {
+    let row = this.rowById(id);
     const booting = this.creating.get(row.id);
     if (booting) {
       await booting;
-      row = this.getRow(row.id);
+      row = this.rowById(row.id);
     }
     if (GONE.includes(row.status)) return;
     await this.serialize(row.id, async () => {
@@ -521,12 +546,16 @@ export class SandboxService {
     return { bytes: Math.max(256, memoryMb) * 1024 * 1024, inodes: Math.max(65_536, memoryMb * 256) };
   }
 
-  async pause(id: string, why: "api" | "timeout" = "api"): Promise<SandboxView> {
-    const row = this.getRow(id);
+  pause(account: string, id: string): Promise<SandboxView> {
+    return this.pauseById(this.getRow(account, id).id, "api");
+  }
+
+  private async pauseById(id: string, why: "api" | "timeout"): Promise<SandboxView> {
+    const row = this.rowById(id);
     if (row.status === "paused") return this.view(row);
     // §3.6: pausing anything but a running sandbox (terminated included) is 409 sandbox_not_running.
     if (row.status !== "running") throw new ApiError("sandbox_not_running", `Sandbox ${row.id} is ${row.status}`);
-    if (why === "api" && this.pausedCount() >= this.plan.maxPaused) {
+    if (why === "api" && this.pausedCount(row.account_id) >= this.plan.maxPaused) {
       throw new ApiError("snapshot_cap_reached", `The ${this.plan.name} plan holds at most ${this.plan.maxPaused} paused sandboxes; resume or terminate one first`, { max_paused: this.plan.maxPaused });
     }
     if (!this.host.isolation.cgroups.freezer) throw new ApiError("not_implemented", "Pause needs the freezer cgroup, which this machine does not provide");
@@ -540,16 +569,20 @@ export class SandboxService {
       this.persistMeter(row.id, l.meter);
       this.db.prepare("UPDATE sandboxes SET status='paused', paused_at=?, expires_at=NULL, running_since=NULL WHERE id=?").run(Date.now(), row.id);
       this.events.record(row.id, "sandbox.paused", { reason: why });
-      return this.get(row.id);
+      return this.view(this.rowById(row.id));
     });
   }
 
-  async resume(id: string, timeoutSeconds?: number): Promise<SandboxView> {
-    const row = this.getRow(id);
+  resume(account: string, id: string, timeoutSeconds?: number): Promise<SandboxView> {
+    return this.resumeById(this.getRow(account, id).id, timeoutSeconds);
+  }
+
+  private async resumeById(id: string, timeoutSeconds?: number): Promise<SandboxView> {
+    const row = this.rowById(id);
     if (row.status !== "paused") throw new ApiError("sandbox_not_paused", `Sandbox ${row.id} is ${row.status}, not paused`);
     const timeout = timeoutSeconds ?? row.timeout_seconds;
     this.checkTimeout(timeout);
-    this.checkRamBudget(row.memory_mb);
+    this.checkRamBudget(row.account_id, row.memory_mb);
     return this.serialize(row.id, async () => {
       const l = this.live.get(row.id)!;
       const thawed = await l.proc.cgroup.thaw();
@@ -559,12 +592,12 @@ export class SandboxService {
       this.db.prepare("UPDATE sandboxes SET status='running', paused_at=NULL, running_since=?, timeout_seconds=?, expires_at=? WHERE id=?").run(now, timeout, this.deadline(now, now, timeout), row.id);
       this.armTimer(row.id);
       this.events.record(row.id, "sandbox.resumed", {});
-      return this.get(row.id);
+      return this.view(this.rowById(row.id));
     });
   }
 
-  async setTimeout(id: string, seconds: number): Promise<SandboxView> {
-    const row = this.getRow(id);
+  async setTimeout(account: string, id: string, seconds: number): Promise<SandboxView> {
+    const row = this.getRow(account, id);
     if (GONE.includes(row.status)) throw gone(row);
     if (row.status !== "running") throw new ApiError("sandbox_not_running", `Sandbox ${row.id} is ${row.status}; resume it before changing its countdown`);
     this.checkTimeout(seconds);
@@ -575,30 +608,35 @@ export class SandboxService {
     this.db.prepare("UPDATE sandboxes SET timeout_seconds=?, expires_at=? WHERE id=?").run(seconds, this.deadline(now, row.running_since ?? now, seconds), row.id);
     this.armTimer(row.id);
     this.events.record(row.id, "timeout.updated", { timeout_seconds: seconds });
-    return this.get(row.id);
+    return this.view(this.rowById(row.id));
   }
 
-  async patch(id: string, body: { metadata?: Record<string, string>; timeout_seconds?: number; auto_resume?: boolean; on_timeout?: "kill" | "pause" }): Promise<SandboxView> {
-    const row = this.getRow(id);
+  async patch(account: string, id: string, body: { metadata?: Record<string, string>; timeout_seconds?: number; auto_resume?: boolean; on_timeout?: "kill" | "pause" }): Promise<SandboxView> {
+    const row = this.getRow(account, id);
     if (GONE.includes(row.status)) throw gone(row);
-    if (body.timeout_seconds !== undefined) await this.setTimeout(row.id, body.timeout_seconds);
+    if (body.timeout_seconds !== undefined) await this.setTimeout(account, row.id, body.timeout_seconds);
     if (body.metadata !== undefined) this.db.prepare("UPDATE sandboxes SET metadata=? WHERE id=?").run(JSON.stringify(body.metadata), row.id);
     if (body.auto_resume !== undefined) this.db.prepare("UPDATE sandboxes SET auto_resume=? WHERE id=?").run(body.auto_resume ? 1 : 0, row.id);
     if (body.on_timeout !== undefined) this.db.prepare("UPDATE sandboxes SET on_timeout=? WHERE id=?").run(body.on_timeout, row.id);
-    return this.get(row.id);
+    return this.view(this.rowById(row.id));
   }
 
   /**
    * The live sandbox for exec and file calls: a paused one resumes first when it asked for
    * auto_resume, otherwise the caller learns exactly why it cannot run.
    */
-  async running(id: string): Promise<{ row: SandboxRow; live: Live }> {
-    let row = this.getRow(id);
+  running(account: string, id: string): Promise<{ row: SandboxRow; live: Live }> {
+    return this.runningRow(this.getRow(account, id));
+  }
+
+  /** running() for a row already found (a preview host names its sandbox itself). */
+  async runningRow(found: SandboxRow): Promise<{ row: SandboxRow; live: Live }> {
+    let row = this.rowById(found.id);
     if (GONE.includes(row.status)) throw gone(row);
     if (row.status === "paused") {
       if (!row.auto_resume) throw new ApiError("sandbox_paused", `Sandbox ${row.id} is paused; resume it first (or create it with auto_resume)`);
-      await this.resume(row.id);
-      row = this.getRow(row.id);
+      await this.resumeById(row.id);
+      row = this.rowById(row.id);
     }
     const l = this.live.get(row.id);
     if (row.status !== "running" || !l) throw new ApiError("sandbox_not_running", `Sandbox ${row.id} is ${row.status}`);

@@ -13,6 +13,7 @@ import type { SandboxService } from "./sandboxes.js";
 
 export interface SnapshotRow {
   id: string;
+  account_id: string;
   name: string;
   sandbox_id: string;
   template: string;
@@ -75,8 +76,9 @@ export class SnapshotService {
   recover(): number {
     const stale = this.db.prepare("SELECT id FROM snapshots WHERE status != 'ready'").all() as { id: string }[];
     for (const s of stale) this.db.prepare("DELETE FROM snapshots WHERE id = ?").run(s.id);
+    const known = this.db.prepare("SELECT 1 FROM snapshots WHERE id = ?").pluck();
     for (const name of fs.readdirSync(this.dir)) {
-      if (!this.find(name)) fs.rmSync(path.join(this.dir, name), { recursive: true, force: true });
+      if (!known.get(name)) fs.rmSync(path.join(this.dir, name), { recursive: true, force: true });
     }
     return stale.length;
   }
@@ -102,20 +104,29 @@ export class SnapshotService {
     };
   }
 
-  /** By id (any case) or by name. */
-  find(ref: string): SnapshotRow | undefined {
-    return this.db.prepare("SELECT * FROM snapshots WHERE id = ? COLLATE NOCASE OR name = ?").get(ref, ref) as SnapshotRow | undefined;
+  /** One of the account's snapshots, by id (any case) or by name. */
+  find(account: string, ref: string): SnapshotRow | undefined {
+    return this.db.prepare("SELECT * FROM snapshots WHERE account_id = ? AND (id = ? COLLATE NOCASE OR name = ?)").get(account, ref, ref) as SnapshotRow | undefined;
   }
 
-  get(ref: string): SnapshotRow {
-    const row = this.find(ref);
+  get(account: string, ref: string): SnapshotRow {
+    const row = this.find(account, ref);
     if (!row) throw new ApiError("snapshot_not_found", `Snapshot ${ref} not found`);
     return row;
   }
 
-  list(filter: { sandboxId?: string; limit: number; cursor?: string }): { items: SnapshotView[]; next: string | null } {
-    const where = ["1 = 1"];
-    const args: unknown[] = [];
+  private byId(id: string): SnapshotRow {
+    return this.db.prepare("SELECT * FROM snapshots WHERE id = ?").get(id) as SnapshotRow;
+  }
+
+  /** How many named snapshots an account holds (the plan's cap counts per account). */
+  count(account: string): number {
+    return (this.db.prepare("SELECT COUNT(*) AS n FROM snapshots WHERE account_id = ?").get(account) as { n: number }).n;
+  }
+
+  list(account: string, filter: { sandboxId?: string; limit: number; cursor?: string }): { items: SnapshotView[]; next: string | null } {
+    const where = ["account_id = ?"];
+    const args: unknown[] = [account];
     if (filter.sandboxId) {
       where.push("sandbox_id = ? COLLATE NOCASE");
       args.push(filter.sandboxId);
@@ -129,20 +140,20 @@ export class SnapshotService {
     return { items: page.map((r) => this.view(r)), next: rows.length > filter.limit ? page[page.length - 1]!.id : null };
   }
 
-  async create(sandboxRef: string, name: string): Promise<SnapshotView> {
-    const sbx = this.sandboxes.getRow(sandboxRef);
+  async create(account: string, sandboxRef: string, name: string): Promise<SnapshotView> {
+    const sbx = this.sandboxes.getRow(account, sandboxRef);
     if (sbx.status !== "running") throw new ApiError("sandbox_not_running", `Sandbox ${sbx.id} is ${sbx.status}; only a running sandbox can be snapshotted`);
-    if (this.find(name)) throw new ApiError("snapshot_name_taken", `A snapshot named "${name}" already exists`, { name });
+    if (this.find(account, name)) throw new ApiError("snapshot_name_taken", `A snapshot named "${name}" already exists`, { name });
     const max = this.sandboxes.plan.maxNamedSnapshots;
-    const held = (this.db.prepare("SELECT COUNT(*) AS n FROM snapshots").get() as { n: number }).n;
+    const held = this.count(account);
     if (held >= max) {
       throw new ApiError("snapshot_cap_reached", `The ${this.sandboxes.plan.name} plan keeps at most ${max} named snapshot(s); delete one first`, { max_named_snapshots: max });
     }
     // Checks and this insert run in one tick, so two concurrent requests cannot both take the last slot or the name.
     const id = newId("snap");
     this.db
-      .prepare("INSERT INTO snapshots(id, name, sandbox_id, template, size, region, status, created_at) VALUES (?,?,?,?,?,?,'creating',?)")
-      .run(id, name, sbx.id, sbx.template, sbx.size, sbx.region, Date.now());
+      .prepare("INSERT INTO snapshots(id, account_id, name, sandbox_id, template, size, region, status, created_at) VALUES (?,?,?,?,?,?,?,'creating',?)")
+      .run(id, account, name, sbx.id, sbx.template, sbx.size, sbx.region, Date.now());
     const partial = path.join(this.dir, `${id}.partial`);
     const captured = (async () => {
       const captureMs = await this.capture(sbx.id, partial);
@@ -162,7 +173,7 @@ export class SnapshotService {
     } finally {
       this.capturing.delete(id);
     }
-    const view = this.view(this.get(id));
+    const view = this.view(this.byId(id));
     this.events.record(sbx.id, "snapshot.created", { snapshot: view });
     return view;
   }
@@ -176,9 +187,9 @@ export class SnapshotService {
    */
   private capture(sandboxId: string, into: string): Promise<number> {
     return this.sandboxes.exclusive(sandboxId, async () => {
-      const row = this.sandboxes.getRow(sandboxId);
-      if (row.status !== "running") throw new ApiError("sandbox_not_running", `Sandbox ${row.id} is ${row.status}; only a running sandbox can be snapshotted`);
-      const { live } = await this.sandboxes.running(row.id);
+      const row = this.sandboxes.rowUnscoped(sandboxId);
+      if (row?.status !== "running") throw new ApiError("sandbox_not_running", `Sandbox ${sandboxId} is ${row?.status ?? "gone"}; only a running sandbox can be snapshotted`);
+      const { live } = await this.sandboxes.runningRow(row);
       const from = sandboxDirs(this.sandboxes.sandboxDir(row.id));
       const staging = this.canMount ? `${into}.staging` : into;
       await fsp.mkdir(staging, { mode: 0o700 });
@@ -236,12 +247,12 @@ export class SnapshotService {
     }
   }
 
-  async remove(ref: string): Promise<void> {
-    let row = this.get(ref);
+  async remove(account: string, ref: string): Promise<void> {
+    let row = this.get(account, ref);
     const capture = this.capturing.get(row.id);
     if (capture) {
       await capture.catch(() => undefined);
-      row = this.get(row.id);
+      row = this.get(account, row.id);
     }
     this.db.prepare("DELETE FROM snapshots WHERE id = ?").run(row.id);
     // Children already booted hold their own copies; forks copying right now finish first.

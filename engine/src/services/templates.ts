@@ -18,6 +18,7 @@ const FINISHED: TemplateStatus[] = ["ready", "failed"];
 
 interface TemplateRow {
   id: string;
+  account_id: string;
   name: string;
   base_image: string;
   steps: string;
@@ -153,7 +154,7 @@ export class TemplateService {
       this.db.prepare("UPDATE templates SET status='failed', error=?, finished_at=? WHERE id=?").run(JSON.stringify(error), now, row.id);
       this.appendLog(row.id, { step_index: null, stream: "system", data: "build interrupted: the engine restarted during the build\n" });
       fs.rmSync(this.layers.templateDir(row.id), { recursive: true, force: true });
-      this.events.record(null, "template.build_finished", { template: this.view(this.getRow(row.id)) });
+      this.events.recordFor(row.account_id, "template.build_finished", { template: this.view(this.getRow(row.id)) });
     }
     const gone = this.db.prepare("SELECT id FROM templates WHERE deleted_at IS NOT NULL").all() as { id: string }[];
     for (const { id } of gone) {
@@ -174,18 +175,22 @@ export class TemplateService {
     this.kick();
   }
 
-  private row(idOrName: string): TemplateRow | undefined {
-    return this.db.prepare("SELECT * FROM templates WHERE deleted_at IS NULL AND (id = ? COLLATE NOCASE OR name = ?) ORDER BY id = ? COLLATE NOCASE DESC LIMIT 1").get(idOrName, idOrName, idOrName) as TemplateRow | undefined;
+  /** One of the account's templates (not deleted), by id (any case) or by name. */
+  private row(account: string, idOrName: string): TemplateRow | undefined {
+    return this.db
+      .prepare("SELECT * FROM templates WHERE account_id = ? AND deleted_at IS NULL AND (id = ? COLLATE NOCASE OR name = ?) ORDER BY id = ? COLLATE NOCASE DESC LIMIT 1")
+      .get(account, idOrName, idOrName, idOrName) as TemplateRow | undefined;
   }
 
+  /** Any template by exact id, deleted ones too: for the engine's own build and mount work. */
   private getRow(id: string): TemplateRow {
     const row = this.db.prepare("SELECT * FROM templates WHERE id = ?").get(id) as TemplateRow | undefined;
     if (!row) throw new ApiError("template_not_found", `Template ${id} not found`);
     return row;
   }
 
-  find(idOrName: string): TemplateRow {
-    const row = this.row(idOrName);
+  find(account: string, idOrName: string): TemplateRow {
+    const row = this.row(account, idOrName);
     if (!row) throw new ApiError("template_not_found", `Template "${idOrName}" not found`);
     return row;
   }
@@ -208,19 +213,19 @@ export class TemplateService {
     };
   }
 
-  get(idOrName: string): TemplateView {
-    return this.view(this.find(idOrName));
+  get(account: string, idOrName: string): TemplateView {
+    return this.view(this.find(account, idOrName));
   }
 
-  count(): number {
-    return (this.db.prepare("SELECT COUNT(*) AS n FROM templates WHERE deleted_at IS NULL").get() as { n: number }).n;
+  count(account: string): number {
+    return (this.db.prepare("SELECT COUNT(*) AS n FROM templates WHERE account_id = ? AND deleted_at IS NULL").get(account) as { n: number }).n;
   }
 
   /** Newest first, cursor-paged like sandboxes; built-ins first on the first page when asked for. */
-  list(opts: { includeBuiltin: boolean; limit: number; cursor?: string }): { items: unknown[]; next: string | null } {
+  list(account: string, opts: { includeBuiltin: boolean; limit: number; cursor?: string }): { items: unknown[]; next: string | null } {
     const rows = this.db
-      .prepare(`SELECT * FROM templates WHERE deleted_at IS NULL ${opts.cursor ? "AND id < ?" : ""} ORDER BY id DESC LIMIT ?`)
-      .all(...(opts.cursor ? [opts.cursor] : []), opts.limit + 1) as TemplateRow[];
+      .prepare(`SELECT * FROM templates WHERE account_id = ? AND deleted_at IS NULL ${opts.cursor ? "AND id < ?" : ""} ORDER BY id DESC LIMIT ?`)
+      .all(account, ...(opts.cursor ? [opts.cursor] : []), opts.limit + 1) as TemplateRow[];
     const page = rows.slice(0, opts.limit);
     const items: unknown[] = page.map((r) => this.view(r));
     if (opts.includeBuiltin && !opts.cursor) {
@@ -230,7 +235,7 @@ export class TemplateService {
     return { items, next: rows.length > opts.limit ? page[page.length - 1]!.id : null };
   }
 
-  create(input: CreateTemplateInput): TemplateView {
+  create(account: string, input: CreateTemplateInput): TemplateView {
     const why = this.unavailable();
     if (why) throw new ApiError("not_implemented", `Custom templates cannot be built here: ${why}`);
     if (this.closing) throw new ApiError("fleet_full", "The engine is shutting down", {}, { "Retry-After": "5" });
@@ -241,19 +246,19 @@ export class TemplateService {
     if (this.host.images.has(input.name) || TEMPLATE_ALIASES[input.name] || /^tmpl_/i.test(input.name)) {
       throw new ApiError("validation_error", [{ loc: ["body", "name"], msg: "name must not be a base image id or start with tmpl_ (sandboxes resolve templates by id or name)", type: "value_error" }]);
     }
-    const used = this.count();
+    const used = this.count(account);
     if (used >= this.plan.maxTemplates) {
       throw new ApiError("template_cap_reached", `The ${this.plan.name} plan holds at most ${this.plan.maxTemplates} templates; delete one first`, { max_templates: this.plan.maxTemplates });
     }
-    if (this.row(input.name)) throw new ApiError("template_name_taken", `A template named "${input.name}" already exists`);
+    if (this.row(account, input.name)) throw new ApiError("template_name_taken", `A template named "${input.name}" already exists`);
     const id = newId("tmpl");
     this.db
-      .prepare("INSERT INTO templates(id, name, base_image, steps, env, status, created_at) VALUES (?, ?, ?, ?, ?, 'queued', ?)")
-      .run(id, input.name, baseId, JSON.stringify(input.steps), JSON.stringify(input.env), Date.now());
+      .prepare("INSERT INTO templates(id, account_id, name, base_image, steps, env, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?)")
+      .run(id, account, input.name, baseId, JSON.stringify(input.steps), JSON.stringify(input.env), Date.now());
     this.appendLog(id, { step_index: null, stream: "system", data: `queued: ${input.steps.length} step(s) on ${baseId}\n` });
     this.queue.push(id);
     this.kick();
-    return this.get(id);
+    return this.view(this.getRow(id));
   }
 
   /** Starts the next queued build unless one is running: builds run one at a time. */
@@ -297,7 +302,7 @@ export class TemplateService {
     const view = this.view(this.getRow(id));
     this.nextSeq.delete(id);
     this.bus.emit(`final:${id}`, { is_final: true, status: view.status, error: view.error, size_mb: view.size_mb } satisfies FinalFrame);
-    if (row.deleted_at === null) this.events.record(null, "template.build_finished", { template: view });
+    if (row.deleted_at === null) this.events.recordFor(row.account_id, "template.build_finished", { template: view });
   }
 
   private appendLog(id: string, line: BuildLine): void {
@@ -315,8 +320,8 @@ export class TemplateService {
   }
 
   /** One page of build log, from `cursor` (the first seq wanted) on. */
-  logs(idOrName: string, cursor: number, limit: number): { template_id: string; status: TemplateStatus; lines: LogLine[]; next_cursor: number; done: boolean } {
-    const row = this.find(idOrName);
+  logs(account: string, idOrName: string, cursor: number, limit: number): { template_id: string; status: TemplateStatus; lines: LogLine[]; next_cursor: number; done: boolean } {
+    const row = this.find(account, idOrName);
     const rows = this.db.prepare("SELECT seq, t, step_index, stream, data FROM template_logs WHERE template_id = ? AND seq >= ? ORDER BY seq LIMIT ?").all(row.id, cursor, limit + 1) as LogRow[];
     const lines = rows.slice(0, limit).map(toLine);
     const more = rows.length > limit;
@@ -327,8 +332,8 @@ export class TemplateService {
    * Follows a build's log: every line from `cursor` on, then the final frame. Listeners are
    * attached before the backlog is read, so no line falls between the two.
    */
-  follow(idOrName: string, cursor: number, onLine: (l: LogLine) => void, onFinal: (f: FinalFrame) => void): () => void {
-    const row = this.find(idOrName);
+  follow(account: string, idOrName: string, cursor: number, onLine: (l: LogLine) => void, onFinal: (f: FinalFrame) => void): () => void {
+    const row = this.find(account, idOrName);
     const id = row.id;
     let last = cursor - 1;
     let replaying = true;
@@ -373,8 +378,8 @@ export class TemplateService {
    * DELETE: the template disappears at once (its name is free again). A queued build is dropped, a
    * running one cancelled; the files go now, or when the last sandbox using the template ends.
    */
-  async delete(idOrName: string): Promise<void> {
-    const row = this.find(idOrName);
+  async delete(account: string, idOrName: string): Promise<void> {
+    const row = this.find(account, idOrName);
     this.db.prepare("UPDATE templates SET deleted_at=? WHERE id=?").run(Date.now(), row.id);
     this.queue = this.queue.filter((q) => q !== row.id);
     if (this.current?.id === row.id) {
@@ -422,8 +427,8 @@ export class TemplateService {
    * What a sandbox create needs to know of a custom template (by id or name): undefined when there
    * is none, 409 template_not_ready while it builds or after it failed.
    */
-  forSandbox(requested: string): { id: string; image: BaseImage; env: Record<string, string> } | undefined {
-    const row = this.row(requested);
+  forSandbox(account: string, requested: string): { id: string; image: BaseImage; env: Record<string, string> } | undefined {
+    const row = this.row(account, requested);
     if (!row) return undefined;
     if (row.status !== "ready") {
       const why = row.status === "failed" ? "its build failed; see GET /v1/templates/{id} for the failing step" : `it is still ${row.status}`;

@@ -50,6 +50,9 @@ const figures = (cpu: number, gb: number): UsageFigures => ({ cpu_seconds: round
  * persist lands on that UTC day in usage_daily. Readers add what live meters counted since their
  * last persist, so the usage report, /metrics and the trial-credit gate see the same numbers.
  */
+/** usage_daily rows of one account (the sandbox says whose it is); the `?` is the account id. */
+const OF_ACCOUNT = "sandbox_id IN (SELECT id FROM sandboxes WHERE account_id = ?)";
+
 export class UsageLedger {
   private readonly readRow;
   private readonly writeRow;
@@ -59,7 +62,7 @@ export class UsageLedger {
     private readonly db: Db,
     private readonly liveMeters: LiveMeters,
   ) {
-    this.readRow = db.prepare("SELECT cpu_seconds, gb_seconds FROM sandboxes WHERE id = ?");
+    this.readRow = db.prepare("SELECT cpu_seconds, gb_seconds, account_id FROM sandboxes WHERE id = ?");
     this.writeRow = db.prepare("UPDATE sandboxes SET cpu_seconds = ?, gb_seconds = ? WHERE id = ?");
     this.book = db.prepare(
       `INSERT INTO usage_daily(sandbox_id, date, cpu_seconds, gb_seconds) VALUES (?, ?, ?, ?)
@@ -79,12 +82,12 @@ export class UsageLedger {
     })();
   }
 
-  /** Usage live meters counted since they were last persisted, per sandbox (booked on today). */
-  private unbooked(): Map<string, { cpu: number; gb: number }> {
+  /** Usage an account's live meters counted since they were last persisted, per sandbox (booked on today). */
+  private unbooked(account: string): Map<string, { cpu: number; gb: number }> {
     const out = new Map<string, { cpu: number; gb: number }>();
     for (const [id, meter] of this.liveMeters()) {
-      const row = this.readRow.get(id) as { cpu_seconds: number; gb_seconds: number } | undefined;
-      if (!row) continue;
+      const row = this.readRow.get(id) as { cpu_seconds: number; gb_seconds: number; account_id: string } | undefined;
+      if (!row || row.account_id !== account) continue;
       const cpu = meter.cpuSeconds - row.cpu_seconds;
       const gb = meter.gbSeconds - row.gb_seconds;
       if (cpu !== 0 || gb !== 0) out.set(id, { cpu, gb });
@@ -92,11 +95,13 @@ export class UsageLedger {
     return out;
   }
 
-  /** Everything ever metered, at pay-as-you-go prices: what the trial credit is drawn down by. */
-  lifetimeCostEur(): number {
-    const row = this.db.prepare("SELECT COALESCE(SUM(cpu_seconds), 0) AS cpu, COALESCE(SUM(gb_seconds), 0) AS gb FROM usage_daily").get() as { cpu: number; gb: number };
+  /** Everything an account ever had metered, at pay-as-you-go prices: what its trial credit is drawn down by. */
+  lifetimeCostEur(account: string): number {
+    const row = this.db
+      .prepare(`SELECT COALESCE(SUM(cpu_seconds), 0) AS cpu, COALESCE(SUM(gb_seconds), 0) AS gb FROM usage_daily WHERE ${OF_ACCOUNT}`)
+      .get(account) as { cpu: number; gb: number };
     let { cpu, gb } = row;
-    for (const u of this.unbooked().values()) {
+    for (const u of this.unbooked(account).values()) {
       cpu += u.cpu;
       gb += u.gb;
     }
@@ -107,15 +112,15 @@ export class UsageLedger {
    * Usage per UTC day over [from, to] (`YYYY-MM-DD`, both included), optionally only for some
    * sandboxes: totals, a zero-filled daily series, and the 50 costliest sandboxes.
    */
-  report(from: string, to: string, sandboxIds?: string[]): UsageReport {
+  report(account: string, from: string, to: string, sandboxIds?: string[]): UsageReport {
     const only = sandboxIds?.length ? sandboxIds : null;
     const inIds = (column: string) => (only ? ` AND ${column} IN (${only.map(() => "?").join(",")})` : "");
     const ids = only ?? [];
 
     const days = new Map(datesBetween(from, to).map((d) => [d, { cpu: 0, gb: 0, created: 0 }]));
     const perDay = this.db
-      .prepare(`SELECT date, SUM(cpu_seconds) AS cpu, SUM(gb_seconds) AS gb FROM usage_daily WHERE date BETWEEN ? AND ?${inIds("sandbox_id")} GROUP BY date`)
-      .all(from, to, ...ids) as { date: string; cpu: number; gb: number }[];
+      .prepare(`SELECT date, SUM(cpu_seconds) AS cpu, SUM(gb_seconds) AS gb FROM usage_daily WHERE ${OF_ACCOUNT} AND date BETWEEN ? AND ?${inIds("sandbox_id")} GROUP BY date`)
+      .all(account, from, to, ...ids) as { date: string; cpu: number; gb: number }[];
     for (const r of perDay) Object.assign(days.get(r.date)!, { cpu: r.cpu, gb: r.gb });
 
     // A sandbox counts as created once it booted (a start that failed never ran, never billed).
@@ -124,9 +129,9 @@ export class UsageLedger {
     const created = this.db
       .prepare(
         `SELECT strftime('%Y-%m-%d', created_at / 1000, 'unixepoch') AS date, COUNT(*) AS n FROM sandboxes
-         WHERE created_at >= ? AND created_at < ? AND started_at IS NOT NULL${inIds("id")} GROUP BY date`,
+         WHERE account_id = ? AND created_at >= ? AND created_at < ? AND started_at IS NOT NULL${inIds("id")} GROUP BY date`,
       )
-      .all(startMs, endMs, ...ids) as { date: string; n: number }[];
+      .all(account, startMs, endMs, ...ids) as { date: string; n: number }[];
     for (const r of created) {
       const d = days.get(r.date);
       if (d) d.created = r.n;
@@ -134,13 +139,13 @@ export class UsageLedger {
 
     const perSandbox = new Map<string, { cpu: number; gb: number }>();
     const sandboxRows = this.db
-      .prepare(`SELECT sandbox_id AS id, SUM(cpu_seconds) AS cpu, SUM(gb_seconds) AS gb FROM usage_daily WHERE date BETWEEN ? AND ?${inIds("sandbox_id")} GROUP BY sandbox_id`)
-      .all(from, to, ...ids) as { id: string; cpu: number; gb: number }[];
+      .prepare(`SELECT sandbox_id AS id, SUM(cpu_seconds) AS cpu, SUM(gb_seconds) AS gb FROM usage_daily WHERE ${OF_ACCOUNT} AND date BETWEEN ? AND ?${inIds("sandbox_id")} GROUP BY sandbox_id`)
+      .all(account, from, to, ...ids) as { id: string; cpu: number; gb: number }[];
     for (const r of sandboxRows) perSandbox.set(r.id, { cpu: r.cpu, gb: r.gb });
 
     const today = days.get(utcDate(Date.now()));
     if (today) {
-      for (const [id, u] of this.unbooked()) {
+      for (const [id, u] of this.unbooked(account)) {
         if (only && !only.includes(id)) continue;
         today.cpu += u.cpu;
         today.gb += u.gb;

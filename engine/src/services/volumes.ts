@@ -19,6 +19,7 @@ export type VolumeStatus = "creating" | "available" | "attached" | "moving" | "d
 
 export interface VolumeRow {
   id: string;
+  account_id: string;
   name: string;
   size_gb: number;
   region: string;
@@ -75,6 +76,8 @@ export interface UpdateVolumeInput {
 
 /** A sandbox create's volume, resolved before anything is changed. */
 export interface VolumePlan {
+  /** The account the creating sandbox (and so the volume) belongs to. */
+  account: string;
   existing: VolumeRow | null;
   /** Name of the volume to create on first reference. */
   name: string;
@@ -131,13 +134,13 @@ export class VolumeService {
         const outcome = await this.store.recoverMove(v.id, v.region, v.move_to);
         if (outcome === "moved") {
           this.db.prepare("UPDATE volumes SET region = move_to, move_to = NULL, status = 'available', updated_at = ? WHERE id = ?").run(now, v.id);
-          this.events.record(null, "volume.moved", { volume: await this.view(this.get(v.id)), from_region: v.region, to_region: v.move_to });
+          this.events.recordFor(v.account_id, "volume.moved", { volume: await this.view(this.byId(v.id)), from_region: v.region, to_region: v.move_to });
         } else this.db.prepare("UPDATE volumes SET move_to = NULL, status = 'available', updated_at = ? WHERE id = ?").run(now, v.id);
       } else if (v.status === "deleting" || v.status === "creating") {
         // A create that never finished has no usable filesystem; a delete that never finished is finished.
         await this.store.remove(v.region, v.id);
         this.db.prepare("DELETE FROM volumes WHERE id = ?").run(v.id);
-        if (v.status === "deleting") this.events.record(null, "volume.deleted", { volume: { id: v.id, name: v.name, region: v.region }, reason: "delete finished after an engine restart" });
+        if (v.status === "deleting") this.events.recordFor(v.account_id, "volume.deleted", { volume: { id: v.id, name: v.name, region: v.region }, reason: "delete finished after an engine restart" });
       } else this.db.prepare("UPDATE volumes SET status = 'available', updated_at = ? WHERE id = ?").run(now, v.id);
     }
     await this.store.sweepStaleMountPoints();
@@ -164,7 +167,7 @@ export class VolumeService {
       if (this.busy.has(row.id) || (this.expiresAt(row) ?? Infinity) > now) continue;
       this.db.prepare("DELETE FROM volumes WHERE id = ?").run(row.id);
       const view = this.viewWith(row, row.used_bytes);
-      this.events.record(null, "volume.deleted", { volume: { ...view, status: "deleting" }, reason: "max_lifetime" });
+      this.events.recordFor(row.account_id, "volume.deleted", { volume: { ...view, status: "deleting" }, reason: "max_lifetime" });
       removals.push(this.store.remove(row.region, row.id).catch((e: Error) => console.error(`[engine] removing expired volume ${row.id} failed: ${e.message}`)));
     }
     return Promise.all(removals).then(() => undefined);
@@ -173,19 +176,31 @@ export class VolumeService {
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     await Promise.allSettled([...this.moves]);
-    await this.store.close((id) => this.find(id)?.region);
+    await this.store.close((id) => this.byIdOrNone(id)?.region);
   }
 
   // ------------------------------------------------------------------------------------------
   // Reading
 
-  find(ref: string): VolumeRow | undefined {
-    return this.db.prepare("SELECT * FROM volumes WHERE id = ? COLLATE NOCASE OR name = ?").get(ref, ref) as VolumeRow | undefined;
+  /** One of the account's volumes, by id (any case) or by name. */
+  find(account: string, ref: string): VolumeRow | undefined {
+    return this.db.prepare("SELECT * FROM volumes WHERE account_id = ? AND (id = ? COLLATE NOCASE OR name = ?)").get(account, ref, ref) as VolumeRow | undefined;
   }
 
-  get(ref: string): VolumeRow {
-    const row = this.find(ref);
+  get(account: string, ref: string): VolumeRow {
+    const row = this.find(account, ref);
     if (!row) throw new ApiError("volume_not_found", `Volume ${ref} not found`);
+    return row;
+  }
+
+  private byIdOrNone(id: string): VolumeRow | undefined {
+    return this.db.prepare("SELECT * FROM volumes WHERE id = ?").get(id) as VolumeRow | undefined;
+  }
+
+  /** A volume the engine itself works on (restart, attach, move): by exact id, any account. */
+  private byId(id: string): VolumeRow {
+    const row = this.byIdOrNone(id);
+    if (!row) throw new ApiError("volume_not_found", `Volume ${id} not found`);
     return row;
   }
 
@@ -215,9 +230,9 @@ export class VolumeService {
     return this.viewWith(row, live ?? row.used_bytes);
   }
 
-  async list(filter: { region?: string; status?: string; limit: number; cursor?: string }): Promise<{ items: VolumeView[]; next: string | null }> {
-    const where = ["1 = 1"];
-    const args: unknown[] = [];
+  async list(account: string, filter: { region?: string; status?: string; limit: number; cursor?: string }): Promise<{ items: VolumeView[]; next: string | null }> {
+    const where = ["account_id = ?"];
+    const args: unknown[] = [account];
     if (filter.region) {
       where.push("region = ?");
       args.push(filter.region);
@@ -256,31 +271,31 @@ export class VolumeService {
     }
   }
 
-  private checkCount(): void {
-    const n = (this.db.prepare("SELECT COUNT(*) AS n FROM volumes").get() as { n: number }).n;
+  private checkCount(account: string): void {
+    const n = (this.db.prepare("SELECT COUNT(*) AS n FROM volumes WHERE account_id = ?").get(account) as { n: number }).n;
     if (n >= this.plan.maxVolumes) {
       throw new ApiError("plan_limit", `The ${this.plan.name} plan keeps at most ${this.plan.maxVolumes} volume(s); delete one first`, { max_volumes: this.plan.maxVolumes });
     }
   }
 
-  private checkNameFree(name: string, except?: string): void {
-    const other = this.db.prepare("SELECT id FROM volumes WHERE name = ?").get(name) as { id: string } | undefined;
+  private checkNameFree(account: string, name: string, except?: string): void {
+    const other = this.db.prepare("SELECT id FROM volumes WHERE account_id = ? AND name = ?").get(account, name) as { id: string } | undefined;
     if (other && other.id !== except) throw new ApiError("volume_name_taken", `A volume named "${name}" already exists`, { name });
   }
 
   /** Records a new volume row; synchronous with its checks so concurrent creates cannot both pass them. */
-  private insert(input: { name: string; sizeGb: number; region: string; lifetimeHours: number | null; holder: string | null }): string {
+  private insert(input: { account: string; name: string; sizeGb: number; region: string; lifetimeHours: number | null; holder: string | null }): string {
     const id = newId("vol");
     const now = Date.now();
     this.db
-      .prepare("INSERT INTO volumes(id, name, size_gb, region, status, attached_sandbox_id, lifetime_hours, created_at, updated_at) VALUES (?,?,?,?,'creating',?,?,?,?)")
-      .run(id, input.name, input.sizeGb, input.region, input.holder, input.lifetimeHours, now, now);
+      .prepare("INSERT INTO volumes(id, account_id, name, size_gb, region, status, attached_sandbox_id, lifetime_hours, created_at, updated_at) VALUES (?,?,?,?,?,'creating',?,?,?,?)")
+      .run(id, input.account, input.name, input.sizeGb, input.region, input.holder, input.lifetimeHours, now, now);
     return id;
   }
 
   /** Makes the filesystem of a row inserted as 'creating'; the row goes if that fails. */
   private async materialize(id: string): Promise<void> {
-    const row = this.get(id);
+    const row = this.byId(id);
     try {
       await this.store.create(row.region, row.id, row.size_gb);
     } catch (e) {
@@ -289,17 +304,17 @@ export class VolumeService {
     }
   }
 
-  async create(input: CreateVolumeInput): Promise<VolumeView> {
+  async create(account: string, input: CreateVolumeInput): Promise<VolumeView> {
     const region = input.region ?? REGIONS[0];
     this.checkRegion(region);
     this.checkSize(input.size_gb);
-    this.checkNameFree(input.name);
-    this.checkCount();
-    const id = this.insert({ name: input.name, sizeGb: input.size_gb, region, lifetimeHours: input.lifetimeHours, holder: null });
+    this.checkNameFree(account, input.name);
+    this.checkCount(account);
+    const id = this.insert({ account, name: input.name, sizeGb: input.size_gb, region, lifetimeHours: input.lifetimeHours, holder: null });
     await this.materialize(id);
     this.db.prepare("UPDATE volumes SET status = 'available', updated_at = ? WHERE id = ?").run(Date.now(), id);
-    const view = await this.view(this.get(id));
-    this.events.record(null, "volume.created", { volume: view });
+    const view = await this.view(this.byId(id));
+    this.events.recordFor(account, "volume.created", { volume: view });
     return view;
   }
 
@@ -321,9 +336,9 @@ export class VolumeService {
     }
   }
 
-  async update(ref: string, input: UpdateVolumeInput): Promise<VolumeView> {
-    const row = this.get(ref);
-    if (input.name !== undefined && input.name !== row.name) this.checkNameFree(input.name, row.id);
+  async update(account: string, ref: string, input: UpdateVolumeInput): Promise<VolumeView> {
+    const row = this.get(account, ref);
+    if (input.name !== undefined && input.name !== row.name) this.checkNameFree(account, input.name, row.id);
     if (input.size_gb !== undefined && input.size_gb !== row.size_gb) {
       if (input.size_gb < row.size_gb) throw new ApiError("cannot_shrink", `Volume ${row.name} is ${row.size_gb} GB; volumes only grow`, { size_gb: row.size_gb });
       this.checkSize(input.size_gb);
@@ -335,23 +350,23 @@ export class VolumeService {
     }
     if (input.name !== undefined) this.db.prepare("UPDATE volumes SET name = ?, updated_at = ? WHERE id = ?").run(input.name, Date.now(), row.id);
     if (input.lifetimeHours !== undefined) this.db.prepare("UPDATE volumes SET lifetime_hours = ?, updated_at = ? WHERE id = ?").run(input.lifetimeHours, Date.now(), row.id);
-    return this.view(this.get(row.id));
+    return this.view(this.byId(row.id));
   }
 
-  async remove(ref: string): Promise<void> {
-    const row = this.get(ref);
+  async remove(account: string, ref: string): Promise<void> {
+    const row = this.get(account, ref);
     await this.exclusive(row, "delete it", async () => {
       this.db.prepare("UPDATE volumes SET status = 'deleting', updated_at = ? WHERE id = ?").run(Date.now(), row.id);
-      const view = await this.view(this.get(row.id));
+      const view = await this.view(this.byId(row.id));
       await this.store.remove(row.region, row.id);
       this.db.prepare("DELETE FROM volumes WHERE id = ?").run(row.id);
-      this.events.record(null, "volume.deleted", { volume: view, reason: "api" });
+      this.events.recordFor(account, "volume.deleted", { volume: view, reason: "api" });
     });
   }
 
   /** Starts a move (202): the copy runs in the background; `volume.moved` says when it is done. */
-  async move(ref: string, region: string): Promise<VolumeView> {
-    const row = this.get(ref);
+  async move(account: string, ref: string, region: string): Promise<VolumeView> {
+    const row = this.get(account, ref);
     this.checkRegion(region);
     if (row.region === region && row.status !== "moving") return this.view(row);
     if (row.status !== "available" || row.attached_sandbox_id || this.busy.has(row.id)) throw this.inUse(row, "move it");
@@ -361,15 +376,15 @@ export class VolumeService {
       try {
         await this.store.move(row.id, from, region);
         this.db.prepare("UPDATE volumes SET region = ?, move_to = NULL, status = 'available', updated_at = ? WHERE id = ?").run(region, Date.now(), row.id);
-        this.events.record(null, "volume.moved", { volume: await this.view(this.get(row.id)), from_region: from, to_region: region });
+        this.events.recordFor(account, "volume.moved", { volume: await this.view(this.byId(row.id)), from_region: from, to_region: region });
       } catch (e) {
         this.db.prepare("UPDATE volumes SET move_to = NULL, status = 'available', updated_at = ? WHERE id = ?").run(Date.now(), row.id);
-        this.events.record(null, "volume.move_failed", { volume_id: row.id, from_region: from, to_region: region, error: (e as Error).message });
+        this.events.recordFor(account, "volume.move_failed", { volume_id: row.id, from_region: from, to_region: region, error: (e as Error).message });
       }
     })();
     this.moves.add(work);
     void work.finally(() => this.moves.delete(work));
-    return this.view(this.get(row.id));
+    return this.view(this.byId(row.id));
   }
 
   // ------------------------------------------------------------------------------------------
@@ -379,24 +394,24 @@ export class VolumeService {
    * Resolves `volume` of a create before anything changes: an existing volume by id or name (its
    * region pins the sandbox's), or a name to create on first reference in the sandbox's region.
    */
-  planAttach(ref: string, region: string | null): VolumePlan {
+  planAttach(account: string, ref: string, region: string | null): VolumePlan {
     // A volume past its deadline is gone, even if the sweep has not come round yet.
     void this.sweepExpired();
-    const existing = this.find(ref) ?? null;
+    const existing = this.find(account, ref) ?? null;
     if (existing) {
       if (region && existing.region !== region) {
         throw new ApiError("volume_region_mismatch", `Volume ${existing.name} lives in ${existing.region}, not ${region}: omit region (the sandbox then runs in ${existing.region}) or move the volume first`, { volume_region: existing.region });
       }
       if (existing.status !== "available" || existing.attached_sandbox_id || this.busy.has(existing.id)) throw this.inUse(existing, "attach it elsewhere");
-      return { existing, name: existing.name, region: existing.region };
+      return { account, existing, name: existing.name, region: existing.region };
     }
     if (/^vol_/i.test(ref)) throw new ApiError("volume_not_found", `Volume ${ref} not found`);
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(ref)) {
       throw new ApiError("validation_error", [{ loc: ["body", "volume"], msg: "a new volume's name is 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit", type: "value_error" }]);
     }
     this.checkSize(Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb));
-    this.checkCount();
-    return { existing: null, name: ref, region };
+    this.checkCount(account);
+    return { account, existing: null, name: ref, region };
   }
 
   /**
@@ -406,27 +421,27 @@ export class VolumeService {
   claim(plan: VolumePlan, sandboxId: string, region: string): string {
     if (!plan.existing) {
       // Another create named it first (and holds it now).
-      const raced = this.find(plan.name);
+      const raced = this.find(plan.account, plan.name);
       if (raced) throw this.inUse(raced, "attach it elsewhere");
-      this.checkCount();
-      return this.insert({ name: plan.name, sizeGb: Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb), region, lifetimeHours: null, holder: sandboxId });
+      this.checkCount(plan.account);
+      return this.insert({ account: plan.account, name: plan.name, sizeGb: Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb), region, lifetimeHours: null, holder: sandboxId });
     }
-    if (this.busy.has(plan.existing.id)) throw this.inUse(this.get(plan.existing.id), "attach it elsewhere");
+    if (this.busy.has(plan.existing.id)) throw this.inUse(this.byId(plan.existing.id), "attach it elsewhere");
     const r = this.db
       .prepare("UPDATE volumes SET status = 'attached', attached_sandbox_id = ?, updated_at = ? WHERE id = ? AND status = 'available' AND attached_sandbox_id IS NULL")
       .run(sandboxId, Date.now(), plan.existing.id);
-    if (r.changes === 0) throw this.inUse(this.find(plan.existing.id) ?? plan.existing, "attach it elsewhere");
+    if (r.changes === 0) throw this.inUse(this.byIdOrNone(plan.existing.id) ?? plan.existing, "attach it elsewhere");
     return plan.existing.id;
   }
 
   /** Mounts the claimed volume for the sandbox's uid; returns the host path to bind at /persist. */
   async attach(volumeId: string, uid: number): Promise<string> {
-    let row = this.get(volumeId);
+    let row = this.byId(volumeId);
     if (row.status === "creating") {
       await this.materialize(row.id);
       this.db.prepare("UPDATE volumes SET status = 'attached', updated_at = ? WHERE id = ?").run(Date.now(), row.id);
-      row = this.get(row.id);
-      this.events.record(null, "volume.created", { volume: await this.view(row) });
+      row = this.byId(row.id);
+      this.events.recordFor(row.account_id, "volume.created", { volume: await this.view(row) });
     }
     const src = await this.store.attach(row.region, row.id, uid, row.owner_uid);
     this.db.prepare("UPDATE volumes SET owner_uid = ? WHERE id = ?").run(uid, row.id);

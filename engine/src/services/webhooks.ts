@@ -49,6 +49,7 @@ const USER_AGENT = "orkestr-webhooks (baton-engine)";
 
 interface WebhookRow {
   id: string;
+  account_id: string;
   url: string;
   event_types: string;
   description: string | null;
@@ -196,36 +197,37 @@ export class WebhookService {
 
   // ---- subscriptions ----
 
-  private row(id: string): WebhookRow {
-    const row = this.db.prepare("SELECT * FROM webhooks WHERE id = ? COLLATE NOCASE").get(id) as WebhookRow | undefined;
+  /** One of the account's webhooks. */
+  private row(account: string, id: string): WebhookRow {
+    const row = this.db.prepare("SELECT * FROM webhooks WHERE id = ? COLLATE NOCASE AND account_id = ?").get(id, account) as WebhookRow | undefined;
     if (!row) throw new ApiError("webhook_not_found", `Webhook ${id} not found`);
     return row;
   }
 
-  create(input: WebhookInput): { view: WebhookView; secret: string } {
+  create(account: string, input: WebhookInput): { view: WebhookView; secret: string } {
     const id = newId("wh");
     const secret = newSecret("whsec", 24);
     const now = Date.now();
     this.db
-      .prepare("INSERT INTO webhooks(id, url, event_types, description, secret, enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-      .run(id, input.url, uniqueTypes(input.event_types ?? ALL_EVENTS), input.description ?? null, secret, input.enabled === false ? 0 : 1, now, now);
-    return { view: this.get(id), secret };
+      .prepare("INSERT INTO webhooks(id, account_id, url, event_types, description, secret, enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .run(id, account, input.url, uniqueTypes(input.event_types ?? ALL_EVENTS), input.description ?? null, secret, input.enabled === false ? 0 : 1, now, now);
+    return { view: this.get(account, id), secret };
   }
 
-  get(id: string): WebhookView {
-    return webhookView(this.row(id));
+  get(account: string, id: string): WebhookView {
+    return webhookView(this.row(account, id));
   }
 
-  list(page: { limit: number; cursor?: string }): { items: WebhookView[]; next: string | null } {
+  list(account: string, page: { limit: number; cursor?: string }): { items: WebhookView[]; next: string | null } {
     const rows = this.db
-      .prepare(`SELECT * FROM webhooks${page.cursor ? " WHERE id < ?" : ""} ORDER BY id DESC LIMIT ?`)
-      .all(...(page.cursor ? [page.cursor] : []), page.limit + 1) as WebhookRow[];
+      .prepare(`SELECT * FROM webhooks WHERE account_id = ?${page.cursor ? " AND id < ?" : ""} ORDER BY id DESC LIMIT ?`)
+      .all(account, ...(page.cursor ? [page.cursor] : []), page.limit + 1) as WebhookRow[];
     const items = rows.slice(0, page.limit);
     return { items: items.map(webhookView), next: rows.length > page.limit ? items[items.length - 1]!.id : null };
   }
 
-  update(id: string, patch: Partial<WebhookInput>): WebhookView {
-    const row = this.row(id);
+  update(account: string, id: string, patch: Partial<WebhookInput>): WebhookView {
+    const row = this.row(account, id);
     const now = Date.now();
     this.db.transaction(() => {
       if (patch.url !== undefined) this.db.prepare("UPDATE webhooks SET url = ? WHERE id = ?").run(patch.url, row.id);
@@ -234,13 +236,13 @@ export class WebhookService {
       this.db.prepare("UPDATE webhooks SET updated_at = ? WHERE id = ?").run(now, row.id);
       if (patch.enabled !== undefined) this.applyEnabled(row.id, patch.enabled, "disabled by request");
     })();
-    return this.get(row.id);
+    return this.get(account, row.id);
   }
 
-  setEnabled(id: string, enabled: boolean): WebhookView {
-    const row = this.row(id);
+  setEnabled(account: string, id: string, enabled: boolean): WebhookView {
+    const row = this.row(account, id);
     this.db.transaction(() => this.applyEnabled(row.id, enabled, "disabled by request"))();
-    return this.get(row.id);
+    return this.get(account, row.id);
   }
 
   /**
@@ -260,15 +262,15 @@ export class WebhookService {
   }
 
   /** A new secret; later attempts, retries of queued deliveries included, are signed with it. */
-  rotateSecret(id: string): { view: WebhookView; secret: string } {
-    const row = this.row(id);
+  rotateSecret(account: string, id: string): { view: WebhookView; secret: string } {
+    const row = this.row(account, id);
     const secret = newSecret("whsec", 24);
     this.db.prepare("UPDATE webhooks SET secret = ?, updated_at = ? WHERE id = ?").run(secret, Date.now(), row.id);
-    return { view: this.get(row.id), secret };
+    return { view: this.get(account, row.id), secret };
   }
 
-  delete(id: string): void {
-    const row = this.row(id);
+  delete(account: string, id: string): void {
+    const row = this.row(account, id);
     // Deliveries go with it (ON DELETE CASCADE); attempts on the wire are cut short.
     this.db.prepare("DELETE FROM webhooks WHERE id = ?").run(row.id);
     for (const f of this.inFlight.values()) if (f.webhookId === row.id) f.controller.abort();
@@ -296,8 +298,8 @@ export class WebhookService {
   }
 
   /** POST …/test: a `webhook.test` event to this webhook alone, whatever it subscribed to. */
-  sendTest(id: string): string {
-    const row = this.row(id);
+  sendTest(account: string, id: string): string {
+    const row = this.row(account, id);
     const now = Date.now();
     const event = { id: newId("evt"), type: "webhook.test" };
     const body = JSON.stringify({ ...event, created_at: iso(now), data: { webhook_id: row.id, message: "Test delivery from the orkestr engine" } });
@@ -307,16 +309,16 @@ export class WebhookService {
   }
 
   /** A fresh delivery (new id, same event and body) of an earlier one, whatever its outcome. */
-  redeliver(webhookId: string, deliveryId: string): string {
-    const wh = this.row(webhookId);
+  redeliver(account: string, webhookId: string, deliveryId: string): string {
+    const wh = this.row(account, webhookId);
     const d = this.deliveryRow(wh.id, deliveryId);
     const id = this.enqueue(wh.id, { id: d.event_id, type: d.event_type }, d.body, d.id);
     this.kick();
     return id;
   }
 
-  listDeliveries(webhookId: string, q: { status?: DeliveryStatus; limit: number; cursor?: string }): { items: DeliveryView[]; next: string | null } {
-    const wh = this.row(webhookId);
+  listDeliveries(account: string, webhookId: string, q: { status?: DeliveryStatus; limit: number; cursor?: string }): { items: DeliveryView[]; next: string | null } {
+    const wh = this.row(account, webhookId);
     const where = ["webhook_id = ?"];
     const args: unknown[] = [wh.id];
     if (q.status) {
@@ -332,8 +334,8 @@ export class WebhookService {
     return { items: items.map(deliveryView), next: rows.length > q.limit ? items[items.length - 1]!.id : null };
   }
 
-  getDelivery(webhookId: string, deliveryId: string): DeliveryView & { request_body: string; response_body_excerpt: string | null } {
-    const wh = this.row(webhookId);
+  getDelivery(account: string, webhookId: string, deliveryId: string): DeliveryView & { request_body: string; response_body_excerpt: string | null } {
+    const wh = this.row(account, webhookId);
     const d = this.deliveryRow(wh.id, deliveryId);
     return { ...deliveryView(d), request_body: d.body, response_body_excerpt: d.response_body_excerpt };
   }
@@ -347,7 +349,8 @@ export class WebhookService {
   private onEvent(e: EngineEvent): void {
     if (this.closed || !FANNED_OUT.has(e.type)) return;
     try {
-      const hooks = (this.db.prepare("SELECT id, event_types FROM webhooks WHERE enabled = 1").all() as { id: string; event_types: string }[]).filter((h) =>
+      // Only the event's own account's webhooks: another account never learns of it.
+      const hooks = (this.db.prepare("SELECT id, event_types FROM webhooks WHERE enabled = 1 AND account_id = ?").all(e.account_id) as { id: string; event_types: string }[]).filter((h) =>
         (JSON.parse(h.event_types) as string[]).includes(e.type),
       );
       if (!hooks.length) return;
@@ -364,7 +367,7 @@ export class WebhookService {
   /** `data` of a delivery: the sandbox object for sandbox events; other events carry what their producer recorded. */
   private payload(e: EngineEvent): Record<string, unknown> {
     if (!e.type.startsWith("sandbox.") || !e.sandbox_id) return e.data;
-    const row = this.sandboxes.row(e.sandbox_id);
+    const row = this.sandboxes.rowUnscoped(e.sandbox_id);
     const data: Record<string, unknown> = { sandbox: row ? this.sandboxes.view(row) : { id: e.sandbox_id } };
     // sandbox.expired says what happened (paused or killed); terminate and pause say why.
     for (const k of ["action", "reason"]) if (e.data[k] !== undefined) data[k] = e.data[k];

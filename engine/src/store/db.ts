@@ -6,6 +6,10 @@ import path from "node:path";
  * The engine's own state (tokens, sandboxes, events). Migrations are an ordered list;
  * `user_version` records how far a database has come, so a restart never re-runs one.
  */
+/** The account that everything made before accounts existed belongs to, and tokens minted without --account. */
+export const DEFAULT_ACCOUNT_ID = "acc_default";
+export const DEFAULT_ACCOUNT_NAME = "default";
+
 const MIGRATIONS: string[] = [
   `
   CREATE TABLE tokens (
@@ -173,6 +177,73 @@ const MIGRATIONS: string[] = [
     data TEXT NOT NULL,
     PRIMARY KEY (template_id, seq)
   );
+  `,
+  // Accounts (tenancy): every token, sandbox, snapshot, volume, template, webhook and event belongs
+  // to one. What existed before belongs to the "default" account; names are unique per account.
+  // (SQLite refuses ADD COLUMN … REFERENCES with a non-NULL default while foreign keys are on, so
+  // the added columns carry no REFERENCES; the rebuilt tables do.)
+  `
+  CREATE TABLE accounts (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL
+  );
+  INSERT INTO accounts(id, name, created_at) VALUES ('${DEFAULT_ACCOUNT_ID}', 'default', CAST(strftime('%s','now') AS INTEGER) * 1000);
+  ALTER TABLE tokens ADD COLUMN account_id TEXT NOT NULL DEFAULT '${DEFAULT_ACCOUNT_ID}';
+  ALTER TABLE tokens ADD COLUMN expires_at INTEGER;
+  CREATE INDEX tokens_by_account ON tokens(account_id, id);
+  ALTER TABLE sandboxes ADD COLUMN account_id TEXT NOT NULL DEFAULT '${DEFAULT_ACCOUNT_ID}';
+  CREATE INDEX sandboxes_by_account ON sandboxes(account_id, id);
+  ALTER TABLE events ADD COLUMN account_id TEXT;
+  UPDATE events SET account_id = COALESCE((SELECT s.account_id FROM sandboxes s WHERE s.id = events.sandbox_id), '${DEFAULT_ACCOUNT_ID}');
+  ALTER TABLE webhooks ADD COLUMN account_id TEXT NOT NULL DEFAULT '${DEFAULT_ACCOUNT_ID}';
+  CREATE INDEX webhooks_by_account ON webhooks(account_id, id);
+  ALTER TABLE templates ADD COLUMN account_id TEXT NOT NULL DEFAULT '${DEFAULT_ACCOUNT_ID}';
+  DROP INDEX templates_name;
+  CREATE UNIQUE INDEX templates_name ON templates(account_id, name) WHERE deleted_at IS NULL;
+  -- snapshots.name and volumes.name were UNIQUE across the engine: rebuilt unique per account.
+  CREATE TABLE snapshots_new (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    name TEXT NOT NULL,
+    sandbox_id TEXT NOT NULL,
+    template TEXT NOT NULL,
+    size TEXT NOT NULL,
+    region TEXT NOT NULL,
+    status TEXT NOT NULL,
+    size_bytes INTEGER NOT NULL DEFAULT 0,
+    capture_ms INTEGER,
+    created_at INTEGER NOT NULL,
+    UNIQUE (account_id, name)
+  );
+  INSERT INTO snapshots_new(id, account_id, name, sandbox_id, template, size, region, status, size_bytes, capture_ms, created_at)
+    SELECT id, COALESCE((SELECT s.account_id FROM sandboxes s WHERE s.id = snapshots.sandbox_id), '${DEFAULT_ACCOUNT_ID}'),
+           name, sandbox_id, template, size, region, status, size_bytes, capture_ms, created_at FROM snapshots;
+  DROP TABLE snapshots;
+  ALTER TABLE snapshots_new RENAME TO snapshots;
+  CREATE INDEX snapshots_by_sandbox ON snapshots(sandbox_id, id);
+  CREATE INDEX snapshots_by_account ON snapshots(account_id, id);
+  CREATE TABLE volumes_new (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    name TEXT NOT NULL,
+    size_gb INTEGER NOT NULL,
+    region TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attached_sandbox_id TEXT,
+    used_bytes INTEGER NOT NULL DEFAULT 0,
+    owner_uid INTEGER,
+    lifetime_hours INTEGER,
+    move_to TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (account_id, name)
+  );
+  INSERT INTO volumes_new(id, account_id, name, size_gb, region, status, attached_sandbox_id, used_bytes, owner_uid, lifetime_hours, move_to, created_at, updated_at)
+    SELECT id, '${DEFAULT_ACCOUNT_ID}', name, size_gb, region, status, attached_sandbox_id, used_bytes, owner_uid, lifetime_hours, move_to, created_at, updated_at FROM volumes;
+  DROP TABLE volumes;
+  ALTER TABLE volumes_new RENAME TO volumes;
+  CREATE INDEX volumes_by_account ON volumes(account_id, id);
   `,
 ];
 

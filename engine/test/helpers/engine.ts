@@ -22,7 +22,8 @@ export interface EngineHandle {
   /** Pid of the engine process itself (the launcher re-executes it in a private mount namespace). */
   enginePid: number | null;
   log(): string;
-  mint(scopes: string[]): Promise<string>;
+  /** A new token; `account` names the engine account it acts for (default "default"). */
+  mint(scopes: string[], opts?: { account?: string; expiresInSeconds?: number; label?: string }): Promise<string>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read loosely typed JSON
   api<T = any>(method: string, p: string, body?: unknown, opts?: { token?: string | null; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -81,11 +82,11 @@ export async function startEngine(opts: { env?: Record<string, string>; dataDir?
   });
   const origin = `http://127.0.0.1:${port}`;
   const bootstrap = fs.readFileSync(path.join(dataDir, "engine", "bootstrap.secret"), "utf8").trim();
-  const mint = async (scopes: string[]) => {
+  const mint: EngineHandle["mint"] = async (scopes, opts = {}) => {
     const r = await fetch(`${origin}/_admin/tokens`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-baton-bootstrap": bootstrap },
-      body: JSON.stringify({ scopes }),
+      body: JSON.stringify({ scopes, account: opts.account, expires_in_seconds: opts.expiresInSeconds, label: opts.label }),
     });
     if (r.status !== 201) throw new Error(`mint failed: ${r.status} ${await r.text()}`);
     return ((await r.json()) as { token: string }).token;
