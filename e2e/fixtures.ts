@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { startEngine, type EngineHandle } from "../engine/test/helpers/engine.js";
+import { actAsAccountOf, startEngine, type EngineHandle } from "../engine/test/helpers/engine.js";
 import { consoleDatabase, type ConsoleDatabaseKind } from "./database.js";
 
 /**
@@ -28,6 +28,8 @@ export interface Servers {
   baseURL: string;
   /** The console's BATON_DATA_DIR (a temp dir). */
   dataDir: string;
+  /** The console process's environment (its database and data dir): for seeding scripts. */
+  env: NodeJS.ProcessEnv;
   /** The console's output so far (for failure messages). */
   log(): string;
 }
@@ -143,8 +145,12 @@ interface WorkerFixtures {
   owner: Owner;
   /** The owner signed in once per worker (POST /api/auth/login): cookies to put into a browser context. */
   ownerState: StorageState;
-  /** The owner's active connection to the worker's local engine ("Use the local engine"), made once per worker. */
-  localEngine: { connectionId: string };
+  /**
+   * The owner's active connection to the worker's local engine ("Use the local engine"), made once
+   * per worker. From then on `servers.engine.api` acts in the owner's team account (`account`), so
+   * what a test makes through it is what the owner's console shows.
+   */
+  localEngine: { connectionId: string; account: string };
 }
 
 interface TestFixtures {
@@ -186,7 +192,7 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       const baseURL = `http://127.0.0.1:${port}`;
       try {
         await waitForServer(`${baseURL}/login`, child, () => out);
-        await use({ engine, baseURL, dataDir, log: () => out });
+        await use({ engine, baseURL, dataDir, env: consoleEnv, log: () => out });
       } finally {
         await stopServer(child);
         await engine.stop();
@@ -233,7 +239,8 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       if (!response.ok()) throw new Error(`connecting the local engine failed: ${response.status()} ${await response.text()}\n${servers.log()}`);
       const { connection } = (await response.json()) as { connection: { id: string } };
       await api.dispose();
-      await use({ connectionId: connection.id });
+      const account = await actAsAccountOf(servers.engine, OWNER.email);
+      await use({ connectionId: connection.id, account });
     },
     { scope: "worker" },
   ],

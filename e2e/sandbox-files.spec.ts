@@ -30,7 +30,9 @@ async function dropFiles(page: Page, files: { name: string; text: string }[]) {
   }, files);
 }
 
-test.beforeAll(async ({ servers }) => {
+test.beforeAll(async ({ servers, localEngine }) => {
+  // After the owner connected: servers.engine then acts in the team account the console shows.
+  void localEngine;
   const r = await servers.engine.api("POST", "/sandboxes", { template: "python-3.12", network: "off", metadata: { spec: "sandbox-files" } });
   expect(r.status, r.text).toBe(201);
   sandboxId = r.body.id;

@@ -291,11 +291,11 @@ test("command palette: Ctrl+K jumps to a sandbox by id, pauses and resumes it, c
  * and scrolling work on all of them. How long they block the main thread is `npm run bench:list`'s
  * to measure against the 100 ms budget (timed assertions flake on a shared 2-core machine).
  */
-test("10,000 sandboxes: virtualized, all pages reachable, searchable and scrollable", async ({ connected: page, servers }) => {
+test("10,000 sandboxes: virtualized, all pages reachable, searchable and scrollable", async ({ connected: page, servers, localEngine }) => {
   test.setTimeout(240_000);
   const problems = watch(page);
   const N = 10_000;
-  seedTerminatedSandboxes(path.join(servers.engine.dataDir!, "engine", "engine.sqlite"), N);
+  seedTerminatedSandboxes(path.join(servers.engine.dataDir!, "engine", "engine.sqlite"), N, localEngine.account);
 
   await page.goto("/sandboxes?status=terminated");
   const scroller = page.getByTestId("sandbox-table-scroller");

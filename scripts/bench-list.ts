@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   const bench = await startConsoleBench("list");
   const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
   try {
-    seedTerminatedSandboxes(path.join(bench.engine.dataDir!, "engine", "engine.sqlite"), ROWS);
+    seedTerminatedSandboxes(path.join(bench.engine.dataDir!, "engine", "engine.sqlite"), ROWS, bench.account);
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.addCookies(
       bench.cookie.split("; ").map((pair) => {

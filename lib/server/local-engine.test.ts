@@ -11,12 +11,14 @@ import { checkConnection } from "./connection-check.js";
 import { resetEnvForTests } from "./env.js";
 import {
   bootstrapSecretPath,
+  engineAccountFor,
   isLocalEngineAvailable,
   LocalEngineError,
   localEngineOrigin,
   localEngineOrigins,
   localEngineStatus,
   mintLocalEngineToken,
+  revokeLocalEngineToken,
 } from "./local-engine.js";
 
 // The local engine helpers against a real engine that shares its data dir with the "console"
@@ -110,8 +112,9 @@ describe("with the engine sharing BATON_DATA_DIR", () => {
 
   it("mints a read/write token that the engine accepts", async () => {
     useEnv({ BATON_DATA_DIR: e.dataDir!, ORKESTR_API_URL: e.origin });
-    const token = await mintLocalEngineToken("local-engine.test");
+    const { token, id } = await mintLocalEngineToken({ account: "team-x", label: "local-engine.test" });
     expect(token).toMatch(/^ork_[A-Za-z0-9_-]{8,}$/);
+    expect(id).toMatch(/^tok_/);
     expect(token).not.toBe(e.token);
     // Reads: the limits check passes.
     expect(await checkConnection(e.origin, token, { localEngineOrigins: [e.origin] })).toMatchObject({ ok: true, engine: { kind: "local" } });
@@ -119,14 +122,31 @@ describe("with the engine sharing BATON_DATA_DIR", () => {
     const create = await e.api("POST", "/sandboxes", { template: 42 }, { token });
     expect(create.status).toBe(422);
     // A token minted twice is a different token.
-    expect(await mintLocalEngineToken("again")).not.toBe(token);
+    expect((await mintLocalEngineToken({ account: "team-x", label: "again" })).token).not.toBe(token);
+    // It acts for the account it was minted in.
+    expect((await e.api("GET", "/sandboxes/limits", undefined, { token })).body).toMatchObject({ account: { name: "team-x" } });
+  });
+
+  it("revokes a token: the engine refuses it at once; an unknown one counts as revoked", async () => {
+    useEnv({ BATON_DATA_DIR: e.dataDir!, ORKESTR_API_URL: e.origin });
+    const { token, id } = await mintLocalEngineToken({ account: "team-x", label: "revoke" });
+    expect((await e.api("GET", "/sandboxes", undefined, { token })).status).toBe(200);
+    await revokeLocalEngineToken(id);
+    expect((await e.api("GET", "/sandboxes", undefined, { token })).status).toBe(401);
+    await revokeLocalEngineToken(id);
+    await revokeLocalEngineToken("tok_01ZZZZZZZZZZZZZZZZZZZZZZZZ");
+  });
+
+  it("names one engine account per team (a user alone without one)", () => {
+    expect(engineAccountFor("team_01ABC", "user_01XYZ")).toBe("team_01abc");
+    expect(engineAccountFor(null, "user_01XYZ")).toBe("user_01xyz");
   });
 
   it("works when ORKESTR_API_URL is remote but ORKESTR_ENGINE_PORT is the engine's", async () => {
     useEnv({ BATON_DATA_DIR: e.dataDir!, ORKESTR_API_URL: "https://api.orkestr.eu", ORKESTR_ENGINE_PORT: new URL(e.origin).port });
     expect(localEngineOrigin()).toBe(e.origin);
     expect(await isLocalEngineAvailable()).toBe(true);
-    expect(await mintLocalEngineToken("port")).toMatch(/^ork_/);
+    expect((await mintLocalEngineToken({ account: "default", label: "port" })).token).toMatch(/^ork_/);
   });
 });
 
@@ -134,7 +154,7 @@ describe("when the local engine is not usable", () => {
   it("says the bootstrap secret is missing, naming the directory", async () => {
     const dir = tmpDir();
     useEnv({ BATON_DATA_DIR: dir, ORKESTR_API_URL: e.origin });
-    const err = await caught(mintLocalEngineToken("x"));
+    const err = await caught(mintLocalEngineToken({ account: "default", label: "x" }));
     expect(err.code).toBe("local_engine_secret_missing");
     expect(err.detail).toBe(
       `The local engine's bootstrap secret was not found in ${path.join(dir, "engine")}; is the engine running with the same BATON_DATA_DIR?`,
@@ -149,7 +169,7 @@ describe("when the local engine is not usable", () => {
     fs.mkdirSync(path.join(dir, "engine"));
     fs.writeFileSync(path.join(dir, "engine", "bootstrap.secret"), "not-the-engines-secret\n");
     useEnv({ BATON_DATA_DIR: dir, ORKESTR_API_URL: e.origin });
-    const err = await caught(mintLocalEngineToken("x"));
+    const err = await caught(mintLocalEngineToken({ account: "default", label: "x" }));
     expect(err.code).toBe("local_engine_refused");
     expect(err.detail).toMatch(/refused the bootstrap secret from .*\(401\): it belongs to another engine\. Is the engine running with the same BATON_DATA_DIR\?$/);
     expect(err.detail).not.toMatch(/not-the-engines-secret/);
@@ -161,7 +181,7 @@ describe("when the local engine is not usable", () => {
     const status = await localEngineStatus();
     expect(status.available).toBe(false);
     expect(status.reason).toMatch(new RegExp(`^The local engine at http://127\\.0\\.0\\.1:${port} is not running \\(ECONNREFUSED\\)\\. Start it with: npm run engine$`));
-    const err = await caught(mintLocalEngineToken("x"));
+    const err = await caught(mintLocalEngineToken({ account: "default", label: "x" }));
     expect(err.code).toBe("local_engine_unreachable");
     expect(err.detail).toMatch(/is not running \(ECONNREFUSED\)/);
   });

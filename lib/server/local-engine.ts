@@ -136,16 +136,24 @@ function causeCode(err: unknown): string | undefined {
   return undefined;
 }
 
-const MintResponse = z.object({ token: z.string().regex(/^ork_[A-Za-z0-9_-]{8,}$/), id: z.string(), scopes: z.array(z.string()), hint: z.string().optional() });
+const MintResponse = z.object({ token: z.string().regex(/^ork_[A-Za-z0-9_-]{8,}$/), id: z.string().min(1).max(64), scopes: z.array(z.string()), hint: z.string().optional() });
 
 export const LOCAL_ENGINE_SCOPES = ["sandboxes:read", "sandboxes:write"] as const;
 
 /**
- * Mints a read/write token on the local engine (`POST {origin}/_admin/tokens` with the bootstrap
- * secret) and returns it. The token is shown nowhere: save it at once with saveConnection() (or use
- * connectLocalEngine() in tokens.ts, which does both). Throws LocalEngineError.
+ * The engine account a Baton team's sandboxes live in (the orkestr model: a team's members share
+ * its sandboxes, each with a token of their own). A user without a team gets an account alone.
  */
-export async function mintLocalEngineToken(label: string, opts: { timeoutMs?: number } = {}): Promise<string> {
+export function engineAccountFor(teamId: string | null, userId: string): string {
+  return (teamId ? teamId : userId).toLowerCase();
+}
+
+/**
+ * Mints a read/write token of `account` on the local engine (`POST {origin}/_admin/tokens` with the
+ * bootstrap secret) and returns it with its engine id (to revoke it later). The token is shown
+ * nowhere: save it at once (connectLocalEngine() in tokens.ts does both). Throws LocalEngineError.
+ */
+export async function mintLocalEngineToken(input: { account: string; label: string }, opts: { timeoutMs?: number } = {}): Promise<{ token: string; id: string }> {
   const secret = readBootstrapSecret();
   const origin = localEngineOrigin();
   const timeoutMs = opts.timeoutMs ?? 5_000;
@@ -154,7 +162,7 @@ export async function mintLocalEngineToken(label: string, opts: { timeoutMs?: nu
     res = await fetch(`${origin}/_admin/tokens`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-baton-bootstrap": secret },
-      body: JSON.stringify({ scopes: LOCAL_ENGINE_SCOPES, label: label.slice(0, 200) }),
+      body: JSON.stringify({ scopes: LOCAL_ENGINE_SCOPES, account: input.account, label: input.label.slice(0, 200) }),
       signal: AbortSignal.timeout(timeoutMs),
       redirect: "manual",
     });
@@ -184,5 +192,31 @@ export async function mintLocalEngineToken(label: string, opts: { timeoutMs?: nu
     // Neither the body nor the parse error (which quotes the body) is kept: it may hold a token.
     throw new LocalEngineError("local_engine_bad_response", `The local engine at ${origin} answered the token request with something Baton could not read.`);
   }
-  return parsed.token;
+  return { token: parsed.token, id: parsed.id };
+}
+
+/**
+ * Revokes a token on the local engine (`DELETE {origin}/_admin/tokens/{id}`): the engine refuses
+ * it from the next request on. A token the engine no longer knows counts as revoked. Throws
+ * LocalEngineError when the engine cannot be reached or refuses the bootstrap secret.
+ */
+export async function revokeLocalEngineToken(id: string, opts: { timeoutMs?: number } = {}): Promise<void> {
+  const secret = readBootstrapSecret();
+  const origin = localEngineOrigin();
+  const timeoutMs = opts.timeoutMs ?? 5_000;
+  let res: Response;
+  try {
+    res = await fetch(`${origin}/_admin/tokens/${encodeURIComponent(id)}`, {
+      method: "DELETE",
+      headers: { "x-baton-bootstrap": secret },
+      signal: AbortSignal.timeout(timeoutMs),
+      redirect: "manual",
+    });
+  } catch (err) {
+    throw new LocalEngineError("local_engine_unreachable", `The local engine at ${origin} could not be reached to revoke token ${id} (${causeCode(err) ?? "connection failed"}).`, { cause: err });
+  }
+  await res.body?.cancel().catch(() => undefined);
+  if (res.status === 204 || res.status === 404) return;
+  if (res.status === 401 || res.status === 403) throw new LocalEngineError("local_engine_refused", `The local engine at ${origin} refused the bootstrap secret while revoking token ${id} (${res.status}).`);
+  throw new LocalEngineError("local_engine_bad_response", `The local engine at ${origin} could not revoke token ${id} (it answered ${res.status}).`);
 }

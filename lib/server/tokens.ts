@@ -8,6 +8,7 @@ import {
   getConnection,
   getConnectionSecret,
   listConnections,
+  listEngineTokenConnections,
   recordConnectionCheck,
   setActiveConnection,
   updateConnection,
@@ -16,7 +17,7 @@ import {
 } from "./db/connections.js";
 import { DbConflictError, DbNotFoundError } from "./db/errors.js";
 import { getMigratedDb, type Db } from "./db/index.js";
-import { localEngineOrigin, localEngineOrigins, mintLocalEngineToken } from "./local-engine.js";
+import { engineAccountFor, localEngineOrigin, localEngineOrigins, mintLocalEngineToken, revokeLocalEngineToken } from "./local-engine.js";
 import { assertSafeBaseUrl, fetchFor, UnsafeUrlError, type Resolver, type SafeBaseUrl } from "./ssrf.js";
 
 // The token vault (issue 4 item 4; architecture convention 5): the ONLY module that decrypts
@@ -332,7 +333,7 @@ export async function saveConnection(input: SaveConnectionInput, opts: VaultOpti
   return store(db, { ...input, name, token, baseUrl: safe.baseUrl }, check, opts);
 }
 
-async function store(db: Db, input: SaveConnectionInput, check: ConnectionCheckOk, opts: VaultOptions): Promise<SavedConnection> {
+async function store(db: Db, input: SaveConnectionInput, check: ConnectionCheckOk, opts: VaultOptions, engineTokenId: string | null = null): Promise<SavedConnection> {
   const conn = await upsertConnection(db, {
     userId: input.userId,
     teamId: input.teamId,
@@ -340,6 +341,7 @@ async function store(db: Db, input: SaveConnectionInput, check: ConnectionCheckO
     baseUrl: input.baseUrl,
     token: input.token,
     activate: input.activate,
+    engineTokenId,
   });
   await recordConnectionCheck(db, input.userId, conn.id, null);
   return { connection: await reread(db, input.userId, conn.id, opts), check };
@@ -358,7 +360,22 @@ export async function replaceToken(input: { userId: string; connectionId: string
   const check = await checked(safe, token, opts);
   await updateConnection(db, input.userId, conn.id, { token });
   await recordConnectionCheck(db, input.userId, conn.id, null);
+  // The engine token it held is no longer in the vault: nothing may keep using it.
+  if (conn.engineTokenId) await revokeQuietly(conn.engineTokenId);
   return { connection: await reread(db, input.userId, conn.id, opts), check };
+}
+
+/**
+ * Revokes a local-engine token the vault no longer holds. The vault row is gone or replaced
+ * already, so the token is unreachable through Baton either way; when the engine is down the
+ * failure is logged (the engine refuses nothing it cannot be told about) rather than undoing that.
+ */
+async function revokeQuietly(engineTokenId: string): Promise<void> {
+  try {
+    await revokeLocalEngineToken(engineTokenId);
+  } catch (err) {
+    console.error(`[baton] could not revoke local engine token ${engineTokenId}: ${(err as Error).message}`);
+  }
 }
 
 /**
@@ -367,8 +384,10 @@ export async function replaceToken(input: { userId: string; connectionId: string
  */
 export async function removeConnection(userId: string, connectionId: string, opts: VaultOptions = {}): Promise<{ active: ConnectionView | null }> {
   const db = await dbOf(opts);
-  const removed = await deleteConnection(db, userId, connectionId);
+  const conn = await getConnection(db, userId, connectionId);
+  const removed = conn ? await deleteConnection(db, userId, connectionId) : false;
   if (!removed) throw new DbNotFoundError("connection");
+  if (conn?.engineTokenId) await revokeQuietly(conn.engineTokenId);
   const active = await getActiveConnection(db, userId);
   return { active: active ? toView(active, opts) : null };
 }
@@ -381,15 +400,45 @@ export async function setActive(userId: string, connectionId: string, opts: Vaul
 
 /**
  * "Use the local engine": mints a read/write token on the local engine with its bootstrap secret,
- * checks it, and saves it as the active connection named "Local engine" (replacing that
- * connection's token if it exists). Throws LocalEngineError when the engine is not available.
+ * in the engine account of the user's team (its members share its sandboxes, each with a token of
+ * their own, labelled with who holds it), checks it, and saves it as the active connection named
+ * "Local engine". A token that connection held before is revoked. Throws LocalEngineError when
+ * the engine is not available.
  */
-export async function connectLocalEngine(userId: string, opts: VaultOptions & { name?: string; teamId?: string | null } = {}): Promise<SavedConnection> {
+export async function connectLocalEngine(
+  userId: string,
+  opts: VaultOptions & { name?: string; teamId?: string | null; label?: string } = {},
+): Promise<SavedConnection> {
   const name = normalizeName(opts.name ?? LOCAL_ENGINE_CONNECTION_NAME);
   const db = await dbOf(opts);
   const origin = localEngineOrigin();
   const safe = await safeUrl(origin, opts);
-  const token = await mintLocalEngineToken(`baton console: ${userId}`);
-  const check = await checked(safe, token, opts);
-  return store(db, { userId, name, baseUrl: safe.baseUrl, token, teamId: opts.teamId, activate: true }, check, opts);
+  const teamId = opts.teamId ?? null;
+  const minted = await mintLocalEngineToken({ account: engineAccountFor(teamId, userId), label: `baton: ${opts.label ?? userId}` });
+  let check: ConnectionCheckOk;
+  try {
+    check = await checked(safe, minted.token, opts);
+  } catch (err) {
+    await revokeQuietly(minted.id);
+    throw err;
+  }
+  const before = (await listConnections(db, userId)).find((c) => c.name === name);
+  const saved = await store(db, { userId, name, baseUrl: safe.baseUrl, token: minted.token, teamId, activate: true }, check, opts, minted.id);
+  if (before?.engineTokenId && before.engineTokenId !== minted.id) await revokeQuietly(before.engineTokenId);
+  return saved;
+}
+
+/**
+ * Revokes, on the local engine, every engine token a user's connections hold (those made for
+ * `teamId` only, when given) and deletes those connections: a member who left a team, or a user
+ * who was disabled, keeps no working access to the team's sandboxes. Returns how many went.
+ */
+export async function revokeEngineAccess(userId: string, opts: VaultOptions & { teamId?: string } = {}): Promise<number> {
+  const db = await dbOf(opts);
+  const held = await listEngineTokenConnections(db, { userId, teamId: opts.teamId });
+  for (const conn of held) {
+    await deleteConnection(db, userId, conn.id);
+    await revokeQuietly(conn.engineTokenId!);
+  }
+  return held.length;
 }

@@ -7,12 +7,14 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
+import { actAsAccountOf, startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 export interface ConsoleBench {
   engine: EngineHandle;
+  /** The engine account the bench owner's team uses (what its console lists). */
+  account: string;
   /** e.g. http://127.0.0.1:40123 */
   origin: string;
   port: number;
@@ -71,7 +73,9 @@ export async function startConsoleBench(name: string): Promise<ConsoleBench> {
       return r.status === 204 ? null : ((await r.json()) as Record<string, unknown>);
     };
     await api("POST", "/api/connections/local-engine");
-    return { engine, origin, port, dataDir, cookie, api, stop };
+    // engine.api and engine.token now act in the bench team's engine account, as its console does.
+    const account = await actAsAccountOf(engine, "bench@example.com");
+    return { engine, account, origin, port, dataDir, cookie, api, stop };
   } catch (err) {
     await stop();
     throw err;

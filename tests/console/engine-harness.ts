@@ -15,7 +15,7 @@ export interface EngineHandle {
   dataDir: string | null;
   bootstrap: string | null;
   log(): string;
-  mint(scopes: string[]): Promise<string>;
+  mint(scopes: string[], opts?: { account?: string; expiresInSeconds?: number; label?: string }): Promise<string>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 

@@ -81,11 +81,11 @@ describe.each(testBackends)("the /api/v1 proxy routes on $name", (backend) => {
   }
 
   /** The engine's own answer to the same call, with the harness's token: what the proxy must pass on. */
-  async function direct(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+  async function directAs(method: string, path: string, body?: unknown, token = ctx.engine().token): Promise<{ status: number; body: unknown }> {
     const engine = ctx.engine();
     const r = await fetch(`${engine.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${engine.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await r.text();
@@ -359,8 +359,11 @@ describe.each(testBackends)("the /api/v1 proxy routes on $name", (backend) => {
   });
 
   it("snapshots, volumes, templates, webhooks, previews and usage: a 2xx of the right shape, or exactly the upstream's {detail, code} error", async () => {
-    const { cookie } = await connected();
+    const { cookie, teamId } = await connected();
     const id = await newSandbox(cookie);
+    // The engine's answer as the team's own engine account sees it (the console mints one per team).
+    const teamToken = await ctx.engine().mint(["sandboxes:read", "sandboxes:write"], { account: teamId.toLowerCase() });
+    const direct = (method: string, path: string, body?: unknown) => directAs(method, path, body, teamToken);
     // These resources are being built in the engine right now: whatever it answers today, the
     // proxy must answer the same status and code (a success in the contract's shape).
     const cases: Array<{ name: string; res: Promise<Response>; upstream: Promise<{ status: number; body: unknown }>; shape: (body: unknown) => void }> = [
@@ -414,7 +417,7 @@ describe.each(testBackends)("the /api/v1 proxy routes on $name", (backend) => {
     if (logs.ok) expect(await jsonOf(logs)).toMatchObject({ lines: expect.any(Array) });
     const abort = new AbortController();
     const follow = await templateLogs(new Request(request(`/api/v1/templates/${tid}/logs?follow=true`, { cookie }), { signal: abort.signal }), params({ id: tid }));
-    const upstreamFollow = await fetch(`${ctx.engine().url}/templates/${tid}/logs?follow=true`, { headers: { authorization: `Bearer ${ctx.engine().token}`, accept: "text/event-stream" } });
+    const upstreamFollow = await fetch(`${ctx.engine().url}/templates/${tid}/logs?follow=true`, { headers: { authorization: `Bearer ${teamToken}`, accept: "text/event-stream" } });
     expect(follow.status).toBe(upstreamFollow.status);
     await upstreamFollow.body?.cancel();
     if (follow.ok) {
@@ -493,10 +496,10 @@ describe.each(testBackends)("the /api/v1 proxy routes on $name", (backend) => {
       // A plan refusal is about the request, not the token: it keeps the upstream's 403 and code.
       const { cookie: ownerCookie } = await connected();
       const tooBig = await createSandbox(request("/api/v1/sandboxes", { method: "POST", cookie: ownerCookie, body: { template: "python-3.12", size: "large" } }), noParams);
-      const upstream = await direct("POST", "/sandboxes", { template: "python-3.12", size: "large" });
+      const upstream = await directAs("POST", "/sandboxes", { template: "python-3.12", size: "large" });
       expect(tooBig.status).toBe(upstream.status);
       if (upstream.status === 403) expect(await jsonOf(tooBig)).toMatchObject({ code: (upstream.body as { code: string }).code });
-      else if (upstream.status === 201) await direct("DELETE", `/sandboxes/${(upstream.body as { id: string }).id}`);
+      else if (upstream.status === 201) await directAs("DELETE", `/sandboxes/${(upstream.body as { id: string }).id}`);
       if (tooBig.status === 201) {
         const created = (await jsonOf(tooBig)) as { id: string };
         await call(terminate, `/api/v1/sandboxes/${created.id}`, { id: created.id }, { method: "DELETE", cookie: ownerCookie });

@@ -103,7 +103,8 @@ export async function startEngine(opts: { env?: Record<string, string>; dataDir?
     enginePid: pid,
     log: () => log,
     mint,
-    api: (method, p, body, o) => call(`${origin}/v1`, o?.token === undefined ? token : o.token, method, p, body, o?.headers),
+    // handle.token, read at each call: actAsAccountOf() may point the handle at another account.
+    api: (method, p, body, o) => call(`${origin}/v1`, o?.token === undefined ? handle.token : o.token, method, p, body, o?.headers),
     stop: (signal = "SIGTERM") =>
       new Promise((resolve) => {
         // Already gone (exited, or killed by a signal: then exitCode stays null).
@@ -113,6 +114,22 @@ export async function startEngine(opts: { env?: Record<string, string>; dataDir?
       }),
   };
   return handle;
+}
+
+/**
+ * Points `e` (its token, so e.api()) at the engine account of the newest token whose label
+ * contains `label`: the console labels the tokens it mints with the user, in their team's
+ * account, so a test can seed and inspect exactly what that user's console shows. Returns the
+ * account's name.
+ */
+export async function actAsAccountOf(e: EngineHandle, label: string): Promise<string> {
+  const r = await fetch(`${e.origin}/_admin/tokens`, { headers: { "x-baton-bootstrap": e.bootstrap! } });
+  if (r.status !== 200) throw new Error(`listing tokens failed: ${r.status} ${await r.text()}`);
+  const tokens = (await r.json()) as { label: string | null; account: { name: string }; revoked_at: string | null }[];
+  const held = tokens.find((t) => t.revoked_at === null && t.label?.includes(label));
+  if (!held) throw new Error(`no live engine token labelled "${label}"`);
+  e.token = await e.mint(["sandboxes:read", "sandboxes:write"], { account: held.account.name, label: `test harness for ${label}` });
+  return held.account.name;
 }
 
 /** The server under test: ORKESTR_API_URL/KEY when given, else a fresh local engine. */

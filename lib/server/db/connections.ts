@@ -25,6 +25,8 @@ export interface Connection {
   updatedAt: Date;
   lastCheckedAt: Date | null;
   lastError: string | null;
+  /** The local engine's id of the token (to revoke it there); null for any other server. */
+  engineTokenId: string | null;
 }
 
 const ConnectionRow = z
@@ -40,6 +42,7 @@ const ConnectionRow = z
     updated_at: EpochDate,
     last_checked_at: EpochDate.nullable(),
     last_error: z.string().nullable(),
+    engine_token_id: z.string().nullable(),
   })
   .transform(
     (r): Connection => ({
@@ -54,6 +57,7 @@ const ConnectionRow = z
       updatedAt: r.updated_at,
       lastCheckedAt: r.last_checked_at,
       lastError: r.last_error,
+      engineTokenId: r.engine_token_id,
     }),
   );
 
@@ -69,6 +73,7 @@ const COLUMNS = [
   "updated_at",
   "last_checked_at",
   "last_error",
+  "engine_token_id",
 ] as const;
 
 const NameInput = z.string().trim().min(1).max(80);
@@ -121,6 +126,8 @@ export interface UpsertConnectionInput {
   token: string;
   /** Make it the active connection. The user's first connection is always made active. */
   activate?: boolean;
+  /** The local engine's id of `token` (null for any other server). */
+  engineTokenId?: string | null;
   now?: number;
 }
 
@@ -151,6 +158,7 @@ export async function upsertConnection(db: Db, input: UpsertConnectionInput): Pr
             ...secret,
             base_url: baseUrl,
             ...(input.teamId !== undefined ? { team_id: input.teamId } : {}),
+            engine_token_id: input.engineTokenId ?? null,
             updated_at: now,
             last_checked_at: null,
             last_error: null,
@@ -172,6 +180,7 @@ export async function upsertConnection(db: Db, input: UpsertConnectionInput): Pr
             updated_at: now,
             last_checked_at: null,
             last_error: null,
+            engine_token_id: input.engineTokenId ?? null,
           })
           .execute();
       }
@@ -197,7 +206,7 @@ export async function updateConnection(
   db: Db,
   userId: string,
   id: string,
-  patch: { name?: string; baseUrl?: string; token?: string; now?: number },
+  patch: { name?: string; baseUrl?: string; token?: string; engineTokenId?: string | null; now?: number },
 ): Promise<Connection> {
   const now = patch.now ?? Date.now();
   const token = patch.token !== undefined ? TokenInput.parse(patch.token) : undefined;
@@ -210,6 +219,8 @@ export async function updateConnection(
           token_hint: tokenHint(token),
           last_checked_at: null,
           last_error: null,
+          // A token pasted by hand is no engine token of ours: its id is whatever the caller says.
+          engine_token_id: patch.engineTokenId ?? null,
         }
       : {}),
     updated_at: now,
@@ -335,4 +346,14 @@ export async function deleteConnection(db: Db, userId: string, id: string, now =
     }
     return true;
   });
+}
+
+/**
+ * Connections holding a local-engine token, of one user (and, with `teamId`, made for that team):
+ * what must be revoked when the user is disabled or leaves the team.
+ */
+export async function listEngineTokenConnections(db: Db, filter: { userId: string; teamId?: string }): Promise<Connection[]> {
+  let q = db.selectFrom("orkestr_connections").select(COLUMNS).where("user_id", "=", filter.userId).where("engine_token_id", "is not", null);
+  if (filter.teamId !== undefined) q = q.where("team_id", "=", filter.teamId);
+  return (await q.execute()).map((r) => parseRow("orkestr_connections", ConnectionRow, r));
 }

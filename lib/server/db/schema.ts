@@ -85,6 +85,8 @@ export interface OrkestrConnectionsTable {
   updated_at: EpochMs;
   last_checked_at: EpochMs | null;
   last_error: string | null;
+  /** The local engine's id of the token this connection holds (to revoke it); null for other servers. */
+  engine_token_id: string | null;
 }
 
 export interface AuditEventsTable {

@@ -1,11 +1,13 @@
 import "server-only";
 import type { Migration, MigrationProvider } from "kysely";
 import * as m0001 from "./0001_init.js";
+import * as m0002 from "./0002_engine_token_id.js";
 
 // Every migration, imported statically: bundlers (Next.js) cannot glob a folder at runtime.
 // Names sort lexically; append new ones as "0002_<what>" and never edit a released migration.
 export const migrations: Readonly<Record<string, Migration>> = {
   "0001_init": m0001,
+  "0002_engine_token_id": m0002,
 };
 
 export const migrationProvider: MigrationProvider = {
