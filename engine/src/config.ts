@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { parseAllowedOrigins } from "./services/webhook-guard.js";
 
 /** Plans the engine can impersonate; numbers live in plans.ts. */
 export const PlanName = z.enum(["free", "payg", "enterprise"]);
@@ -48,6 +49,13 @@ const EnvSchema = z.object({
   ORKESTR_ENGINE_VOLUME_HOUR_MS: z.coerce.number().int().min(10).max(3_600_000).default(3_600_000),
   /** Gap between webhook delivery attempts (seed 003: 10 s); tests shorten it. */
   ORKESTR_ENGINE_WEBHOOK_RETRY_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
+  /**
+   * Comma-separated origins (e.g. "http://127.0.0.1:3000") webhooks may be delivered to although
+   * they are internal (loopback, private, link-local…) or plain http. Every other receiver must be
+   * https:// on a public address, checked when the webhook is saved and again at connect time
+   * (services/webhook-guard.ts). Empty by default: no internal receiver at all.
+   */
+  ORKESTR_ENGINE_WEBHOOK_ALLOW: z.string().default(""),
 });
 
 export interface EngineConfig {
@@ -74,6 +82,8 @@ export interface EngineConfig {
   volumeSweepMs: number;
   volumeHourMs: number;
   webhookRetryMs: number;
+  /** Origins (normalised, e.g. "http://127.0.0.1:3000") exempt from the webhook address checks. */
+  webhookAllow: string[];
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<EngineConfig> = {}): EngineConfig {
@@ -111,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     volumeSweepMs: e.ORKESTR_ENGINE_VOLUME_SWEEP_MS,
     volumeHourMs: e.ORKESTR_ENGINE_VOLUME_HOUR_MS,
     webhookRetryMs: e.ORKESTR_ENGINE_WEBHOOK_RETRY_MS,
+    webhookAllow: parseAllowedOrigins(e.ORKESTR_ENGINE_WEBHOOK_ALLOW),
     ...overrides,
   };
 }
