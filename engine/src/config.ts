@@ -56,6 +56,22 @@ const EnvSchema = z.object({
    * (services/webhook-guard.ts). Empty by default: no internal receiver at all.
    */
   ORKESTR_ENGINE_WEBHOOK_ALLOW: z.string().default(""),
+  /**
+   * What the machine keeps for itself when the engine admits sandboxes, volumes and templates
+   * (services/admission.ts): RAM (MiB; default max(1024, 10 % of MemTotal)), pids (default
+   * max(2048, 10 % of min(pid_max, threads-max))), disk on the data filesystem (MiB; default
+   * max(2048, 2 % of its size)).
+   */
+  ORKESTR_ENGINE_MEMORY_RESERVE_MB: z.coerce.number().int().min(0).optional(),
+  ORKESTR_ENGINE_PIDS_RESERVE: z.coerce.number().int().min(0).optional(),
+  ORKESTR_ENGINE_DISK_RESERVE_MB: z.coerce.number().int().min(0).optional(),
+  /**
+   * Test knobs only: pretend the machine has this much RAM (MemTotal, MiB) or this much free space
+   * on the data filesystem (MiB), so a test can reach the host clamp without filling the machine.
+   * Never set them in real use: they make the engine promise what the machine may not have.
+   */
+  ORKESTR_ENGINE_HOST_MEMORY_MB: z.coerce.number().int().min(1).optional(),
+  ORKESTR_ENGINE_HOST_DISK_FREE_MB: z.coerce.number().int().min(0).optional(),
 });
 
 export interface EngineConfig {
@@ -84,6 +100,8 @@ export interface EngineConfig {
   webhookRetryMs: number;
   /** Origins (normalised, e.g. "http://127.0.0.1:3000") exempt from the webhook address checks. */
   webhookAllow: string[];
+  /** Host clamp (services/admission.ts): configured reserves, and the test knobs that replace measurements. */
+  hostCapacity: { memoryReserveMb?: number; pidsReserve?: number; diskReserveMb?: number; memoryMb?: number; diskFreeMb?: number };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<EngineConfig> = {}): EngineConfig {
@@ -122,6 +140,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     volumeHourMs: e.ORKESTR_ENGINE_VOLUME_HOUR_MS,
     webhookRetryMs: e.ORKESTR_ENGINE_WEBHOOK_RETRY_MS,
     webhookAllow: parseAllowedOrigins(e.ORKESTR_ENGINE_WEBHOOK_ALLOW),
+    hostCapacity: {
+      memoryReserveMb: e.ORKESTR_ENGINE_MEMORY_RESERVE_MB,
+      pidsReserve: e.ORKESTR_ENGINE_PIDS_RESERVE,
+      diskReserveMb: e.ORKESTR_ENGINE_DISK_RESERVE_MB,
+      memoryMb: e.ORKESTR_ENGINE_HOST_MEMORY_MB,
+      diskFreeMb: e.ORKESTR_ENGINE_HOST_DISK_FREE_MB,
+    },
     ...overrides,
   };
 }
