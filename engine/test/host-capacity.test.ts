@@ -64,6 +64,7 @@ describe("admission is clamped to the machine's capacity", () => {
     const medium = await e.api("POST", "/sandboxes", { template: "python-3.12", size: "medium" });
     expect([medium.status, medium.body.code, medium.body.resource]).toEqual([503, "fleet_full", "memory"]);
     expect(medium.headers.get("retry-after")).toBe("30");
+    expect(medium.body).toMatchObject({ needed_mb: 4096, available_mb: 2048, retry_after_seconds: 30 });
     expect(medium.body.detail).toMatch(/^This machine has 2\.0 GiB of RAM left for sandboxes .* this sandbox needs 4\.0 GiB\. This is the machine's capacity, not your plan's limit/);
 
     const a = await createSandbox(e);

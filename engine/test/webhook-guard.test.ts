@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo, LookupFunction } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Resolver } from "../../lib/net/address.js";
-import { connectPlan, parseAllowedOrigins, receiverUrlProblem, REFUSED_CODE } from "../src/services/webhook-guard.js";
+import { connectPlan, ownAddresses, parseAllowedOrigins, receiverUrlProblem, REFUSED_CODE } from "../src/services/webhook-guard.js";
 
 /**
  * The webhook address guard as functions (no engine). Host names resolve through injected
@@ -56,6 +56,20 @@ describe("connectPlan (every delivery attempt)", () => {
     expect(connectPlan(new URL("https://[::1]:8443/x"), []).refused).toMatch(/^refused: \[::1\] is the IPv6 loopback address/);
     expect(connectPlan(new URL("http://127.0.0.1:3000/x"), ["http://127.0.0.1:3000"])).toEqual({ refused: null, lookup: undefined });
     expect(connectPlan(new URL("https://8.8.8.8/x"), [])).toEqual({ refused: null, lookup: undefined });
+  });
+
+  it("refuses this machine's own addresses, public ones included (they reach what listens on 0.0.0.0 here)", async () => {
+    const own = new Set(["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"]);
+    expect(connectPlan(new URL("https://93.184.216.34/x"), [], { ownAddresses: own }).refused).toMatch(/^refused: 93\.184\.216\.34 is an address of this machine/);
+    expect(connectPlan(new URL("https://[::ffff:93.184.216.34]/x"), [], { ownAddresses: own }).refused).toMatch(/an address of this machine/);
+    expect(connectPlan(new URL("https://[2606:2800:0220:0001:0248:1893:25c8:1946]/x"), [], { ownAddresses: own }).refused).toMatch(/an address of this machine/);
+    expect(receiverUrlProblem("https://93.184.216.34/x", [], { ownAddresses: own })).toMatch(/^93\.184\.216\.34 is an address of this machine/);
+    expect(connectPlan(new URL("https://93.184.216.35/x"), [], { ownAddresses: own }).refused).toBeNull();
+    const plan = connectPlan(new URL("https://me.example/x"), [], { ownAddresses: own, resolver: async () => [{ address: "93.184.216.34", family: 4 }] });
+    const r = await lookupOnce((plan as { lookup: LookupFunction }).lookup, "me.example");
+    expect(r.err?.message).toMatch(/^refused: me\.example resolves to 93\.184\.216\.34, an address of this machine/);
+    // The real interface list holds at least loopback, in canonical form.
+    expect(ownAddresses().has("127.0.0.1")).toBe(true);
   });
 
   it("resolves names at connect time: every answer must be public, so a name rebound to an internal address is refused", async () => {

@@ -221,7 +221,13 @@ export function describeCapacity(c: HostCapacity): string {
 }
 
 function refuse(r: Refusal): ApiError {
-  return new ApiError("fleet_full", r.detail, { resource: r.resource, needed: r.needed, available: r.available, retry_after_seconds: 30 }, { "Retry-After": "30" });
+  const unit = r.resource === "pids" ? "pids" : "mb";
+  return new ApiError(
+    "fleet_full",
+    r.detail,
+    { resource: r.resource, [`needed_${unit}`]: r.needed, [`available_${unit}`]: r.available, retry_after_seconds: 30 },
+    { "Retry-After": "30" },
+  );
 }
 
 // ------------------------------------------------------------------------------------------------

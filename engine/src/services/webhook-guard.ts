@@ -1,12 +1,13 @@
 import type { LookupFunction } from "node:net";
 import net from "node:net";
+import os from "node:os";
 import {
   classifyAddress,
   guardedLookupFor,
   isPublicAddress,
+  parseIPv6,
   PrivateAddressRefused,
   stripBrackets,
-  type AddressClass,
   type LookupCallback,
   type Resolver,
 } from "../../../lib/net/address.js";
@@ -27,6 +28,8 @@ import {
  *   address later (DNS rebinding) is refused without a request being made.
  * - Redirects are never followed (services/webhooks.ts: a 3xx is a failed attempt), so an allowed
  *   receiver cannot bounce a delivery inward either.
+ * - This machine's own addresses are refused too, public ones included: through them a delivery
+ *   would reach whatever listens on 0.0.0.0 here.
  */
 
 export const WEBHOOK_ALLOW_ENV = "ORKESTR_ENGINE_WEBHOOK_ALLOW";
@@ -59,9 +62,48 @@ export function isAllowedOrigin(url: URL, allow: readonly string[]): boolean {
 const WHY = "webhooks may only reach public addresses, so that a webhook cannot be used to reach services inside this machine's network";
 const HOW = `(the engine's operator can allow an internal receiver's origin with ${WEBHOOK_ALLOW_ENV})`;
 
+/** Why an address is refused: its class, or that it is one of this machine's own. */
+interface Refused {
+  address: string;
+  label: string;
+}
+
+const OWN_LABEL = "an address of this machine (one of its own network interfaces)";
+
+/** One spelling per address: IPv4 dotted, IPv4-mapped IPv6 as its IPv4, other IPv6 as 8 hex groups. */
+function canonical(address: string): string {
+  const a = stripBrackets(address).replace(/%.*$/, "").toLowerCase();
+  if (net.isIPv4(a)) return a;
+  const g = parseIPv6(a);
+  if (!g) return a;
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return [g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff].join(".");
+  return g.map((x) => x.toString(16)).join(":");
+}
+
+/** The addresses of this machine's interfaces, canonical. Read per attempt: interfaces come and go. */
+export function ownAddresses(): Set<string> {
+  const out = new Set<string>();
+  for (const list of Object.values(os.networkInterfaces())) for (const i of list ?? []) out.add(canonical(i.address));
+  return out;
+}
+
+/** Why this address must not be connected to, or null when it may be. */
+function refusedAddress(address: string, own: ReadonlySet<string>): Refused | null {
+  const cls = classifyAddress(address);
+  if (cls.kind !== "public") return cls;
+  return own.has(canonical(address)) ? { address: cls.address, label: OWN_LABEL } : null;
+}
+
 /** "10.0.0.5 is a private (RFC 1918) address" / "localhost resolves to 127.0.0.1, a loopback address". */
-function describe(host: string, cls: AddressClass): string {
-  return stripBrackets(host) === cls.address ? `${host} is ${cls.label}` : `${host} resolves to ${cls.address}, ${cls.label}`;
+function describe(host: string, r: Refused): string {
+  return stripBrackets(host) === r.address ? `${host} is ${r.label}` : `${host} resolves to ${r.address}, ${r.label}`;
+}
+
+export interface GuardOptions {
+  /** Replaces the system resolver (tests). */
+  resolver?: Resolver;
+  /** Replaces this machine's interface addresses (tests). */
+  ownAddresses?: ReadonlySet<string>;
 }
 
 /**
@@ -69,7 +111,7 @@ function describe(host: string, cls: AddressClass): string {
  * parses, never resolves: an IP literal is judged here, a host name at connect time (what it
  * resolves to now proves nothing about later).
  */
-export function receiverUrlProblem(raw: string, allow: readonly string[]): string | null {
+export function receiverUrlProblem(raw: string, allow: readonly string[], opts: GuardOptions = {}): string | null {
   let url: URL;
   try {
     url = new URL(raw);
@@ -81,8 +123,8 @@ export function receiverUrlProblem(raw: string, allow: readonly string[]): strin
   // An internal IP literal first: "it is a private address" says more than "use https".
   const host = stripBrackets(url.hostname);
   if (net.isIP(host)) {
-    const cls = classifyAddress(host);
-    if (cls.kind !== "public") return `${describe(url.hostname, cls)}: ${WHY} ${HOW}`;
+    const refused = refusedAddress(host, opts.ownAddresses ?? ownAddresses());
+    if (refused) return `${describe(url.hostname, refused)}: ${WHY} ${HOW}`;
   }
   if (url.protocol === "http:") return `webhook receivers must use https://; plain http:// is accepted only for origins the engine's operator allowed ${HOW}`;
   return null;
@@ -97,18 +139,21 @@ export type ConnectPlan = { refused: string } | { refused: null; lookup: LookupF
  * resolves it and refuses every non-public answer, with an error whose message is the delivery
  * log's reason.
  */
-export function connectPlan(url: URL, allow: readonly string[], opts: { resolver?: Resolver } = {}): ConnectPlan {
+export function connectPlan(url: URL, allow: readonly string[], opts: GuardOptions = {}): ConnectPlan {
   if (isAllowedOrigin(url, allow)) return { refused: null, lookup: undefined };
+  const own = opts.ownAddresses ?? ownAddresses();
   const host = stripBrackets(url.hostname);
   if (net.isIP(host)) {
-    const cls = classifyAddress(host);
-    return cls.kind === "public" ? { refused: null, lookup: undefined } : { refused: refusal(url.hostname, cls) };
+    const refused = refusedAddress(host, own);
+    return refused ? { refused: refusal(url.hostname, refused) } : { refused: null, lookup: undefined };
   }
-  const guarded = guardedLookupFor({ resolver: opts.resolver, isAllowed: isPublicAddress });
+  const guarded = guardedLookupFor({ resolver: opts.resolver, isAllowed: (a) => isPublicAddress(a) && !own.has(canonical(a)) });
   const lookup = (hostname: string, options: object, callback: LookupCallback): void =>
     guarded(hostname, options, (err, address, family) => {
       if (err instanceof PrivateAddressRefused) {
-        return callback(Object.assign(new Error(refusal(err.host, err.classification)), { code: REFUSED_CODE }), "", 0);
+        const cls = err.classification;
+        const why = cls.kind === "public" ? { address: cls.address, label: OWN_LABEL } : cls;
+        return callback(Object.assign(new Error(refusal(err.host, why)), { code: REFUSED_CODE }), "", 0);
       }
       callback(err, address, family);
     });
@@ -116,6 +161,6 @@ export function connectPlan(url: URL, allow: readonly string[], opts: { resolver
 }
 
 /** The delivery log's error for a refused connection: "refused: 10.0.0.5 is a private (RFC 1918) address; …". */
-export function refusal(host: string, cls: AddressClass): string {
-  return `refused: ${describe(host, cls)}; ${WHY}, so no request was made ${HOW}`;
+function refusal(host: string, r: Refused): string {
+  return `refused: ${describe(host, r)}; ${WHY}, so no request was made ${HOW}`;
 }
