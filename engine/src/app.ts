@@ -11,7 +11,8 @@ import { prepareHost } from "./runtime/host.js";
 import { EventLog } from "./services/events.js";
 import { Faults } from "./services/faults.js";
 import { Idempotency } from "./services/idempotency.js";
-import { SandboxService } from "./services/sandboxes.js";
+import { SandboxService, PIDS_MAX } from "./services/sandboxes.js";
+import { describeCapacity, HostAdmission } from "./services/admission.js";
 import { PreviewService } from "./services/previews.js";
 import { previewServerFactory } from "./services/preview-proxy.js";
 import { SandboxStorage } from "./services/sandbox-storage.js";
@@ -76,6 +77,13 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
   storage.snapshots.recover();
   await storage.volumes.recover();
   if (storage.volumes.backendNote) log(`  degraded: volumes are plain directories whose size is not enforced (${storage.volumes.backendNote})`);
+  // The machine's own RAM, pids and disk, checked after every plan limit (services/admission.ts).
+  const admission = new HostAdmission(config, db, {
+    sandboxThreads: (id) => sandboxes.process(id)?.cgroup.read().pids,
+    volumeData: (region, id) => ({ path: storage.volumes.store.dataPath(region, id), image: storage.volumes.store.backend === "loop-ext4" }),
+  }, PIDS_MAX);
+  sandboxes.admission = storage.volumes.admission = templates.admission = admission;
+  log(`  host capacity: ${describeCapacity(admission.capacity())}`);
   let signing = getMeta(db, "signing_key");
   if (!signing) {
     signing = randomBytes(32).toString("hex");

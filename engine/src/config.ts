@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { parseAllowedOrigins } from "./services/webhook-guard.js";
 
 /** Plans the engine can impersonate; numbers live in plans.ts. */
 export const PlanName = z.enum(["free", "payg", "enterprise"]);
@@ -48,6 +49,29 @@ const EnvSchema = z.object({
   ORKESTR_ENGINE_VOLUME_HOUR_MS: z.coerce.number().int().min(10).max(3_600_000).default(3_600_000),
   /** Gap between webhook delivery attempts (seed 003: 10 s); tests shorten it. */
   ORKESTR_ENGINE_WEBHOOK_RETRY_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
+  /**
+   * Comma-separated origins (e.g. "http://127.0.0.1:3000") webhooks may be delivered to although
+   * they are internal (loopback, private, link-local…) or plain http. Every other receiver must be
+   * https:// on a public address, checked when the webhook is saved and again at connect time
+   * (services/webhook-guard.ts). Empty by default: no internal receiver at all.
+   */
+  ORKESTR_ENGINE_WEBHOOK_ALLOW: z.string().default(""),
+  /**
+   * What the machine keeps for itself when the engine admits sandboxes, volumes and templates
+   * (services/admission.ts): RAM (MiB; default max(1024, 10 % of MemTotal)), pids (default
+   * max(2048, 10 % of min(pid_max, threads-max))), disk on the data filesystem (MiB; default
+   * max(2048, 2 % of its size)).
+   */
+  ORKESTR_ENGINE_MEMORY_RESERVE_MB: z.coerce.number().int().min(0).optional(),
+  ORKESTR_ENGINE_PIDS_RESERVE: z.coerce.number().int().min(0).optional(),
+  ORKESTR_ENGINE_DISK_RESERVE_MB: z.coerce.number().int().min(0).optional(),
+  /**
+   * Test knobs only: pretend the machine has this much RAM (MemTotal, MiB) or this much free space
+   * on the data filesystem (MiB), so a test can reach the host clamp without filling the machine.
+   * Never set them in real use: they make the engine promise what the machine may not have.
+   */
+  ORKESTR_ENGINE_HOST_MEMORY_MB: z.coerce.number().int().min(1).optional(),
+  ORKESTR_ENGINE_HOST_DISK_FREE_MB: z.coerce.number().int().min(0).optional(),
 });
 
 export interface EngineConfig {
@@ -74,6 +98,10 @@ export interface EngineConfig {
   volumeSweepMs: number;
   volumeHourMs: number;
   webhookRetryMs: number;
+  /** Origins (normalised, e.g. "http://127.0.0.1:3000") exempt from the webhook address checks. */
+  webhookAllow: string[];
+  /** Host clamp (services/admission.ts): configured reserves, and the test knobs that replace measurements. */
+  hostCapacity: { memoryReserveMb?: number; pidsReserve?: number; diskReserveMb?: number; memoryMb?: number; diskFreeMb?: number };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<EngineConfig> = {}): EngineConfig {
@@ -111,6 +139,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     volumeSweepMs: e.ORKESTR_ENGINE_VOLUME_SWEEP_MS,
     volumeHourMs: e.ORKESTR_ENGINE_VOLUME_HOUR_MS,
     webhookRetryMs: e.ORKESTR_ENGINE_WEBHOOK_RETRY_MS,
+    webhookAllow: parseAllowedOrigins(e.ORKESTR_ENGINE_WEBHOOK_ALLOW),
+    hostCapacity: {
+      memoryReserveMb: e.ORKESTR_ENGINE_MEMORY_RESERVE_MB,
+      pidsReserve: e.ORKESTR_ENGINE_PIDS_RESERVE,
+      diskReserveMb: e.ORKESTR_ENGINE_DISK_RESERVE_MB,
+      memoryMb: e.ORKESTR_ENGINE_HOST_MEMORY_MB,
+      diskFreeMb: e.ORKESTR_ENGINE_HOST_DISK_FREE_MB,
+    },
     ...overrides,
   };
 }

@@ -16,12 +16,29 @@ const local = !process.env.ORKESTR_API_URL;
 const REMOTE_SAFE_URL = "https://example.invalid/orkestr-contract";
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
+/** The loopback receiver of the local-only check; started first, so the engine can be told to allow it. */
+const got: { headers: http.IncomingHttpHeaders; raw: string }[] = [];
+const server = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on("data", (c: Buffer) => chunks.push(c));
+  req.on("end", () => {
+    got.push({ headers: req.headers, raw: Buffer.concat(chunks).toString("utf8") });
+    res.writeHead(200).end("ok");
+  });
+});
+let receiverOrigin = "";
+
 beforeAll(async () => {
-  e = await target();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  receiverOrigin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // Loopback receivers are internal: the engine delivers to one only when its origin is allowed.
+  e = await target({ env: { ORKESTR_ENGINE_WEBHOOK_ALLOW: receiverOrigin } });
 });
 afterAll(async () => {
   for (const id of created) await e.api("DELETE", `/webhooks/${id}`).catch(() => undefined);
   await e?.stop();
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
 });
 
 async function webhook(body: Record<string, unknown>) {
@@ -80,50 +97,35 @@ describe("webhooks", () => {
     }
   });
 
-  it.runIf(local)("a test delivery reaches a loopback receiver, signed with the secret, and is logged", async () => {
-    const got: { headers: http.IncomingHttpHeaders; raw: string }[] = [];
-    const server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        got.push({ headers: req.headers, raw: Buffer.concat(chunks).toString("utf8") });
-        res.writeHead(200).end("ok");
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    try {
-      const wh = await webhook({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, event_types: ["volume.moved"] });
-      const t = await e.api("POST", `/webhooks/${wh.id}/test`);
-      expect(t.status).toBe(202);
-      expect(t.body.delivery_id).toMatch(/^dlv_/);
-      const end = Date.now() + 15_000;
-      while (!got.length && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-      expect(got).toHaveLength(1);
-      const [d] = got;
-      expect(d!.headers["x-orkestr-event"]).toBe("webhook.test");
-      expect(d!.headers["x-orkestr-delivery"]).toBe(t.body.delivery_id);
-      const expected = `sha256=${createHmac("sha256", Buffer.from(wh.secret, "utf8")).update(d!.raw).digest("hex")}`;
-      expect(d!.headers["x-orkestr-signature"]).toBe(expected);
-      const body = JSON.parse(d!.raw);
-      expect(body).toMatchObject({ type: "webhook.test" });
-      expect(body.id).toMatch(/^evt_/);
-      expect(body.created_at).toMatch(ISO);
-      let logged;
-      while (Date.now() < end) {
-        logged = (await e.api("GET", `/webhooks/${wh.id}/deliveries/${t.body.delivery_id}`)).body;
-        if (logged.status !== "pending") break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(logged).toMatchObject({ id: t.body.delivery_id, event_type: "webhook.test", status: "succeeded", attempts: 1, response_status: 200, request_body: d!.raw, response_body_excerpt: "ok" });
-      const list = (await e.api("GET", `/webhooks/${wh.id}/deliveries`)).body;
-      expect(list.map((x: { id: string }) => x.id)).toEqual([t.body.delivery_id]);
-      for (const k of ["event_id", "event_type", "status", "attempts", "response_status", "duration_ms", "created_at", "last_attempt_at", "next_attempt_at"]) expect(list[0]).toHaveProperty(k);
-      const again = await e.api("POST", `/webhooks/${wh.id}/deliveries/${t.body.delivery_id}/redeliver`);
-      expect(again.status).toBe(202);
-    } finally {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+  it.runIf(local)("a test delivery reaches an allowed loopback receiver, signed with the secret, and is logged", async () => {
+    const wh = await webhook({ url: `${receiverOrigin}/hook`, event_types: ["volume.moved"] });
+    const t = await e.api("POST", `/webhooks/${wh.id}/test`);
+    expect(t.status).toBe(202);
+    expect(t.body.delivery_id).toMatch(/^dlv_/);
+    const end = Date.now() + 15_000;
+    while (!got.length && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    expect(got).toHaveLength(1);
+    const [d] = got;
+    expect(d!.headers["x-orkestr-event"]).toBe("webhook.test");
+    expect(d!.headers["x-orkestr-delivery"]).toBe(t.body.delivery_id);
+    const expected = `sha256=${createHmac("sha256", Buffer.from(wh.secret, "utf8")).update(d!.raw).digest("hex")}`;
+    expect(d!.headers["x-orkestr-signature"]).toBe(expected);
+    const body = JSON.parse(d!.raw);
+    expect(body).toMatchObject({ type: "webhook.test" });
+    expect(body.id).toMatch(/^evt_/);
+    expect(body.created_at).toMatch(ISO);
+    let logged;
+    while (Date.now() < end) {
+      logged = (await e.api("GET", `/webhooks/${wh.id}/deliveries/${t.body.delivery_id}`)).body;
+      if (logged.status !== "pending") break;
+      await new Promise((r) => setTimeout(r, 50));
     }
+    expect(logged).toMatchObject({ id: t.body.delivery_id, event_type: "webhook.test", status: "succeeded", attempts: 1, response_status: 200, request_body: d!.raw, response_body_excerpt: "ok" });
+    const list = (await e.api("GET", `/webhooks/${wh.id}/deliveries`)).body;
+    expect(list.map((x: { id: string }) => x.id)).toEqual([t.body.delivery_id]);
+    for (const k of ["event_id", "event_type", "status", "attempts", "response_status", "duration_ms", "created_at", "last_attempt_at", "next_attempt_at"]) expect(list[0]).toHaveProperty(k);
+    const again = await e.api("POST", `/webhooks/${wh.id}/deliveries/${t.body.delivery_id}/redeliver`);
+    expect(again.status).toBe(202);
   });
 });
 

@@ -65,11 +65,12 @@ describe("accounts: one engine, two tenants", () => {
   const asB = <T = Json>(method: string, p: string, body?: unknown) => call<T>(e.url, tokenB, method, p, body);
 
   beforeAll(async () => {
-    e = await startEngine();
-    tokenA = await e.mint(["sandboxes:read", "sandboxes:write"], { account: "team-a" });
-    tokenB = await e.mint(["sandboxes:read", "sandboxes:write"], { account: "team-b" });
     rxA = await receiver();
     rxB = await receiver();
+    // The two loopback receivers are the only internal origins this engine may deliver to.
+    e = await startEngine({ env: { ORKESTR_ENGINE_WEBHOOK_ALLOW: [rxA.url, rxB.url].map((u) => new URL(u).origin).join(",") } });
+    tokenA = await e.mint(["sandboxes:read", "sandboxes:write"], { account: "team-a" });
+    tokenB = await e.mint(["sandboxes:read", "sandboxes:write"], { account: "team-b" });
     // Both subscribe to everything; B's receiver must only ever hear of B's own events.
     const whB = await asB<{ id: string }>("POST", "/webhooks", { url: rxB.url });
     expect(whB.status, whB.text).toBe(201);

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, startEngine, type EngineHandle } from "./helpers/engine.js";
 
@@ -17,7 +17,7 @@ interface Received {
   raw: string;
   at: number;
 }
-type Answer = (r: Received, all: Received[]) => { status: number; body?: string; delayMs?: number };
+type Answer = (r: Received, all: Received[]) => { status: number; body?: string; delayMs?: number; headers?: Record<string, string> };
 
 /** A loopback HTTP receiver that records every request and answers as told. */
 async function receiver(answer: Answer = () => ({ status: 200 })) {
@@ -41,7 +41,7 @@ async function receiver(answer: Answer = () => ({ status: 200 })) {
       const r: Received = { path: req.url ?? "", headers: req.headers, raw: Buffer.concat(chunks).toString("utf8"), at: Date.now() };
       got.push(r);
       const a = rx.answer(r, got);
-      setTimeout(() => res.writeHead(a.status, { "content-type": "text/plain" }).end(a.body ?? ""), a.delayMs ?? 0);
+      setTimeout(() => res.writeHead(a.status, { "content-type": "text/plain", ...a.headers }).end(a.body ?? ""), a.delayMs ?? 0);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -66,14 +66,18 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 describe("webhooks on the local engine", () => {
   let e: EngineHandle;
   let rx: Awaited<ReturnType<typeof receiver>>;
+  let failing: Awaited<ReturnType<typeof receiver>>;
 
   beforeAll(async () => {
-    e = await startEngine({ env: { ORKESTR_ENGINE_WEBHOOK_RETRY_MS: String(RETRY_MS) } });
     rx = await receiver();
+    failing = await receiver(() => ({ status: 500, body: "down" }));
+    // Loopback receivers are internal addresses: the engine delivers to them only when allowed.
+    e = await startEngine({ env: { ORKESTR_ENGINE_WEBHOOK_RETRY_MS: String(RETRY_MS), ORKESTR_ENGINE_WEBHOOK_ALLOW: `${rx.url},${failing.url}` } });
   });
   afterAll(async () => {
     await e?.stop();
     await rx?.close();
+    await failing?.close();
   });
 
   it("delivers signed lifecycle events, retries with a stable delivery id, and logs every delivery", async () => {
@@ -238,14 +242,18 @@ describe("webhooks on the local engine", () => {
     expect(got!.headers["x-orkestr-signature"]).not.toBe(sign(wh.secret, got!.raw));
   });
 
-  it("receivers must be HTTPS, except loopback http://; unknown event types are 422", async () => {
-    const refused = ["http://example.invalid/hook", "http://10.0.0.1/hook", "http://0.0.0.0:8080/", "ftp://example.invalid/", "not a url", "/relative"];
+  it("receivers must be HTTPS, except allowed origins; unknown event types are 422", async () => {
+    const refused = [
+      "http://example.invalid/hook", "http://10.0.0.1/hook", "http://0.0.0.0:8080/", "ftp://example.invalid/", "not a url", "/relative",
+      // Loopback is no longer special: only the origins in ORKESTR_ENGINE_WEBHOOK_ALLOW are.
+      "http://127.0.0.1:9/x", "http://127.8.9.10/x", "http://localhost:9/x", "http://[::1]:9/x",
+    ];
     for (const url of refused) {
       const r = await e.api("POST", "/webhooks", { url });
       expect({ url, status: r.status, code: r.body.code }).toEqual({ url, status: 422, code: "validation_error" });
       expect(r.body.detail[0].loc).toEqual(["body", "url"]);
     }
-    const accepted = ["https://example.invalid/hook", "http://127.0.0.1:9/x", "http://127.8.9.10/x", "http://localhost:9/x", "http://[::1]:9/x"];
+    const accepted = ["https://example.invalid/hook", `${rx.url}/x`, `${failing.url}/y`];
     const ids: string[] = [];
     for (const url of accepted) {
       // Subscribed to an event nothing here produces, so no delivery is ever attempted.
@@ -261,38 +269,178 @@ describe("webhooks on the local engine", () => {
   });
 
   it("retries 3 times, then 20 failed deliveries in a row auto-disable the webhook until enable re-arms it", async () => {
-    const failing = await receiver(() => ({ status: 500, body: "down" }));
-    try {
-      const wh = (await e.api("POST", "/webhooks", { url: `${failing.url}/down`, event_types: ["volume.moved"] })).body;
-      const first = (await e.api("POST", `/webhooks/${wh.id}/test`)).body.delivery_id as string;
-      const d = await until("the first delivery to fail for good", async () => {
-        const r = await e.api("GET", `/webhooks/${wh.id}/deliveries/${first}`);
-        return r.body.status === "failed" ? r.body : undefined;
-      });
-      expect(d).toMatchObject({ attempts: 4, max_attempts: 4, response_status: 500, next_attempt_at: null, response_body_excerpt: "down" });
-      expect(d.error).toMatch(/500/);
-      const attempts = failing.of(first);
-      expect(attempts).toHaveLength(4);
-      for (let i = 1; i < 4; i++) expect(attempts[i]!.at - attempts[i - 1]!.at).toBeGreaterThanOrEqual(RETRY_MS - 20);
-      expect(new Set(attempts.map((a) => a.raw)).size).toBe(1);
-      expect((await e.api("GET", `/webhooks/${wh.id}`)).body).toMatchObject({ enabled: true, consecutive_failures: 1 });
+    const wh = (await e.api("POST", "/webhooks", { url: `${failing.url}/down`, event_types: ["volume.moved"] })).body;
+    const first = (await e.api("POST", `/webhooks/${wh.id}/test`)).body.delivery_id as string;
+    const d = await until("the first delivery to fail for good", async () => {
+      const r = await e.api("GET", `/webhooks/${wh.id}/deliveries/${first}`);
+      return r.body.status === "failed" ? r.body : undefined;
+    });
+    expect(d).toMatchObject({ attempts: 4, max_attempts: 4, response_status: 500, next_attempt_at: null, response_body_excerpt: "down" });
+    expect(d.error).toMatch(/500/);
+    const attempts = failing.of(first);
+    expect(attempts).toHaveLength(4);
+    for (let i = 1; i < 4; i++) expect(attempts[i]!.at - attempts[i - 1]!.at).toBeGreaterThanOrEqual(RETRY_MS - 20);
+    expect(new Set(attempts.map((a) => a.raw)).size).toBe(1);
+    expect((await e.api("GET", `/webhooks/${wh.id}`)).body).toMatchObject({ enabled: true, consecutive_failures: 1 });
 
-      for (let i = 0; i < 19; i++) expect((await e.api("POST", `/webhooks/${wh.id}/test`)).status).toBe(202);
-      const disabled = await until("the auto-disable", async () => {
-        const r = await e.api("GET", `/webhooks/${wh.id}`);
-        return r.body.enabled === false ? r.body : undefined;
-      });
-      expect(disabled.consecutive_failures).toBe(20);
-      expect(disabled.disabled_reason).toMatch(/20 consecutive failed deliveries/);
-      const failed = await e.api("GET", `/webhooks/${wh.id}/deliveries?status=failed&limit=100`);
-      expect(failed.body).toHaveLength(20);
-      expect(failing.got).toHaveLength(80);
+    for (let i = 0; i < 19; i++) expect((await e.api("POST", `/webhooks/${wh.id}/test`)).status).toBe(202);
+    const disabled = await until("the auto-disable", async () => {
+      const r = await e.api("GET", `/webhooks/${wh.id}`);
+      return r.body.enabled === false ? r.body : undefined;
+    });
+    expect(disabled.consecutive_failures).toBe(20);
+    expect(disabled.disabled_reason).toMatch(/20 consecutive failed deliveries/);
+    const failed = await e.api("GET", `/webhooks/${wh.id}/deliveries?status=failed&limit=100`);
+    expect(failed.body).toHaveLength(20);
+    expect(failing.got).toHaveLength(80);
 
-      const enabled = await e.api("POST", `/webhooks/${wh.id}/enable`);
-      expect(enabled.body).toMatchObject({ enabled: true, consecutive_failures: 0, disabled_reason: null });
-    } finally {
-      await failing.close();
+    const enabled = await e.api("POST", `/webhooks/${wh.id}/enable`);
+    expect(enabled.body).toMatchObject({ enabled: true, consecutive_failures: 0, disabled_reason: null });
+  });
+});
+
+/**
+ * A stand-in for an internal service (a database, the console, a metadata endpoint) on loopback: a
+ * bare TCP server that counts connections and answers nothing. Counting connections, not HTTP
+ * requests, is the point: a guard that refuses only after connecting (or a TLS handshake that
+ * fails) would still have reached the service.
+ */
+async function internalService() {
+  const sockets = new Set<net.Socket>();
+  let connections = 0;
+  const server = net.createServer((s) => {
+    connections++;
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+    s.on("error", () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    connections: () => connections,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe("internal receivers are refused (webhooks must not reach services inside the network)", () => {
+  let e: EngineHandle | null = null;
+  let allowed: Awaited<ReturnType<typeof receiver>>;
+  let internal: Awaited<ReturnType<typeof internalService>>;
+
+  beforeAll(async () => {
+    allowed = await receiver();
+    internal = await internalService();
+    e = await startEngine({ env: { ORKESTR_ENGINE_WEBHOOK_RETRY_MS: String(RETRY_MS), ORKESTR_ENGINE_WEBHOOK_ALLOW: allowed.url } });
+  });
+  afterAll(async () => {
+    await e?.stop();
+    await allowed?.close();
+    await internal?.close();
+  });
+
+  const finished = async (whId: string, deliveryId: string) =>
+    until(`delivery ${deliveryId} to finish`, async () => {
+      const r = await e!.api("GET", `/webhooks/${whId}/deliveries/${deliveryId}`);
+      return r.body.status !== "pending" ? r.body : undefined;
+    });
+
+  it("an internal IP literal, or plain http:// to an origin not allowed, is a 422 naming why, at create and PATCH", async () => {
+    const cases: [string, RegExp][] = [
+      [`https://127.0.0.1:${internal.port}/hook`, /127\.0\.0\.1 is a loopback address/],
+      // Another port of an allowed host is another origin: not allowed.
+      [`http://127.0.0.1:${internal.port}/hook`, /127\.0\.0\.1 is a loopback address/],
+      ["https://10.0.0.1/hook", /10\.0\.0\.1 is a private \(RFC 1918\) address/],
+      ["https://10.200.0.2/hook", /private \(RFC 1918\)/], // the sandbox range
+      ["https://172.16.5.4/hook", /private \(RFC 1918\)/],
+      ["https://192.168.1.1/hook", /private \(RFC 1918\)/],
+      ["https://100.64.0.1/hook", /carrier-grade NAT/],
+      ["https://169.254.169.254/latest/meta-data/", /169\.254\.169\.254 is the link-local cloud metadata address/],
+      ["https://169.254.10.10/hook", /link-local/],
+      ["https://0.0.0.0/hook", /unspecified/],
+      ["https://192.0.0.8/hook", /reserved/],
+      ["https://198.18.0.2/hook", /benchmarking/],
+      ["https://203.0.113.7/hook", /documentation/],
+      ["https://224.0.0.1/hook", /multicast/],
+      ["https://240.0.0.1/hook", /reserved \(240/],
+      ["https://255.255.255.255/hook", /broadcast/],
+      ["https://[::1]/hook", /\[::1\] is the IPv6 loopback address/],
+      ["https://[::]/hook", /unspecified/],
+      ["https://[::ffff:127.0.0.1]/hook", /loopback address \(IPv4-mapped 127\.0\.0\.1\)/],
+      ["https://[::ffff:169.254.169.254]/hook", /metadata address \(IPv4-mapped/],
+      ["https://[fd00::1]/hook", /unique-local/],
+      ["https://[fe80::1]/hook", /link-local \(fe80/],
+      ["https://[ff02::1]/hook", /multicast/],
+      // Other spellings of 127.0.0.1 that URL parsing normalises.
+      ["https://127.1/hook", /127\.0\.0\.1 is a loopback address/],
+      ["https://2130706433/hook", /127\.0\.0\.1 is a loopback address/],
+      ["https://0x7f000001/hook", /127\.0\.0\.1 is a loopback address/],
+      [`http://localhost:${internal.port}/hook`, /must use https:\/\/.*ORKESTR_ENGINE_WEBHOOK_ALLOW/],
+    ];
+    for (const [url, why] of cases) {
+      const r = await e!.api("POST", "/webhooks", { url, event_types: ["volume.moved"] });
+      expect({ url, status: r.status, code: r.body.code }).toEqual({ url, status: 422, code: "validation_error" });
+      expect(r.body.detail[0].loc).toEqual(["body", "url"]);
+      expect(r.body.detail[0].msg).toMatch(why);
     }
+    const ok = await e!.api("POST", "/webhooks", { url: `${allowed.url}/patched`, event_types: ["volume.moved"] });
+    expect(ok.status).toBe(201);
+    for (const [url, why] of cases.slice(0, 4)) {
+      const r = await e!.api("PATCH", `/webhooks/${ok.body.id}`, { url });
+      expect({ url, status: r.status, code: r.body.code }).toEqual({ url, status: 422, code: "validation_error" });
+      expect(r.body.detail[0].msg).toMatch(why);
+    }
+    expect((await e!.api("GET", `/webhooks/${ok.body.id}`)).body.url).toBe(`${allowed.url}/patched`);
+    await e!.api("DELETE", `/webhooks/${ok.body.id}`);
+    expect(internal.connections()).toBe(0);
+  });
+
+  it("a host name that resolves to loopback is refused when the delivery connects: a failed delivery with the reason, no connection", async () => {
+    // A name is judged at connect time, by what it resolves to then (localhost: /etc/hosts, no DNS traffic).
+    const created = await e!.api("POST", "/webhooks", { url: `https://localhost:${internal.port}/hook`, event_types: ["volume.moved"] });
+    expect(created.status).toBe(201);
+    const t = await e!.api("POST", `/webhooks/${created.body.id}/test`);
+    expect(t.status).toBe(202);
+    const d = await finished(created.body.id, t.body.delivery_id);
+    expect(d).toMatchObject({ status: "failed", attempts: 4, response_status: null, response_body_excerpt: null });
+    expect(d.error).toMatch(/^refused: localhost resolves to (127\.0\.0\.1|::1), (a|the IPv6) loopback address; webhooks may only reach public addresses.*no request was made/);
+    expect(internal.connections()).toBe(0);
+  });
+
+  it("an allowed origin gets deliveries and the 2 KiB excerpt; a redirect from it is not followed inward", async () => {
+    allowed.answer = (r) =>
+      r.path === "/bounce" ? { status: 302, body: "moved", headers: { location: `http://127.0.0.1:${internal.port}/admin` } } : { status: 200, body: "y".repeat(3000) };
+    const wh = (await e!.api("POST", "/webhooks", { url: `${allowed.url}/fine`, event_types: ["volume.moved"] })).body;
+    const t = (await e!.api("POST", `/webhooks/${wh.id}/test`)).body;
+    const d = await finished(wh.id, t.delivery_id);
+    expect(d).toMatchObject({ status: "succeeded", response_status: 200, response_body_excerpt: "y".repeat(2048) });
+
+    // An allowed receiver that redirects towards the internal service: no 3xx is followed.
+    const bouncing = (await e!.api("POST", "/webhooks", { url: `${allowed.url}/bounce`, event_types: ["volume.moved"] })).body;
+    const b = (await e!.api("POST", `/webhooks/${bouncing.id}/test`)).body;
+    const bd = await finished(bouncing.id, b.delivery_id);
+    expect(bd).toMatchObject({ status: "failed", response_status: 302 });
+    expect(bd.error).toMatch(/HTTP 302/);
+    expect(internal.connections()).toBe(0);
+    allowed.answer = () => ({ status: 200 });
+  });
+
+  it("an origin taken off the allow list is refused at the next delivery, before any connection", async () => {
+    const wh = (await e!.api("POST", "/webhooks", { url: `${allowed.url}/later`, event_types: ["volume.moved"] })).body;
+    const dataDir = e!.dataDir!;
+    expect(await e!.stop()).toBe(0);
+    e = null;
+    // Same data, no allow list: the stored webhook's 127.0.0.1 is judged at delivery time.
+    e = await startEngine({ dataDir, env: { ORKESTR_ENGINE_WEBHOOK_RETRY_MS: String(RETRY_MS) } });
+    const before = allowed.got.length;
+    const t = (await e.api("POST", `/webhooks/${wh.id}/test`)).body;
+    const d = await finished(wh.id, t.delivery_id);
+    expect(d).toMatchObject({ status: "failed", attempts: 4, response_status: null });
+    expect(d.error).toMatch(/^refused: 127\.0\.0\.1 is a loopback address/);
+    expect(allowed.got.length).toBe(before);
   });
 });
 
@@ -306,8 +454,8 @@ describe("pending deliveries across an engine restart", () => {
 
   it("a delivery queued for retry when the engine stops is sent by the next run, same id and body", async () => {
     // A retry gap long enough that the engine is stopped before the retry falls due.
-    const env = { ORKESTR_ENGINE_WEBHOOK_RETRY_MS: "4000" };
     rx = await receiver(() => ({ status: 503 }));
+    const env = { ORKESTR_ENGINE_WEBHOOK_RETRY_MS: "4000", ORKESTR_ENGINE_WEBHOOK_ALLOW: rx.url };
     e = await startEngine({ env });
     const dataDir = e.dataDir!;
     const wh = (await e.api("POST", "/webhooks", { url: `${rx.url}/restart`, event_types: ["volume.moved"] })).body;

@@ -55,7 +55,8 @@ const outputOf = (events: ExecStreamEvent[], stream: string) =>
   events.filter((ev): ev is Extract<ExecStreamEvent, { type: "output" }> => ev.type === "output" && ev.stream === stream);
 
 beforeAll(async () => {
-  e = await startEngine({ env: { ORKESTR_ENGINE_SAMPLE_MS: "200", ORKESTR_ENGINE_KEEPALIVE_MS: "100" } });
+  // The webhook test's receiver is on loopback (port 9, nothing listens): an internal origin, allowed explicitly.
+  e = await startEngine({ env: { ORKESTR_ENGINE_SAMPLE_MS: "200", ORKESTR_ENGINE_KEEPALIVE_MS: "100", ORKESTR_ENGINE_WEBHOOK_ALLOW: "http://127.0.0.1:9" } });
   // The SDK style base URL, without /v1 (C5).
   client = createOrkestrClient({ baseUrl: e.origin, token: e.token, fetch: counting });
 }, 60_000);

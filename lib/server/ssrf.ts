@@ -1,11 +1,38 @@
 import "server-only";
-import dns from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
 import { Readable } from "node:stream";
+import {
+  classifyAddress,
+  guardedLookupFor,
+  isPublicAddress,
+  PrivateAddressRefused,
+  stripBrackets,
+  systemResolver,
+  type AddressClass,
+  type GuardedLookupOptions,
+  type ResolvedAddress,
+  type Resolver,
+} from "../net/address.js";
 import type { FetchLike } from "../orkestr/core.js";
 import { localEngineOrigins } from "./local-engine.js";
+
+// The address classifier and the connect-time lookup live in lib/net/address.ts (the engine's
+// webhook deliveries use them too); re-exported here so the console keeps one import.
+export {
+  classifyAddress,
+  guardedLookupFor,
+  isPublicAddress,
+  parseIPv6,
+  PrivateAddressRefused,
+  systemResolver,
+  type AddressClass,
+  type AddressKind,
+  type ResolvedAddress,
+  type Resolver,
+} from "../net/address.js";
+export type GuardedFetchOptions = GuardedLookupOptions;
 
 // SSRF guard for user-supplied orkestr base URLs (issue 4, token vault). A connection's base URL
 // is fetched server-side with the user's token, so it must not lead the console to loopback,
@@ -15,152 +42,6 @@ import { localEngineOrigins } from "./local-engine.js";
 //   non-public address (every address, not just the first), with a message naming why;
 // - guardedFetch(): a fetch that checks the address again at connect time (its lookup hook), so a
 //   name that re-resolves to an internal address later (DNS rebinding) is refused too.
-
-// ---------------------------------------------------------------------------------------------
-// Address classification
-
-export type AddressKind =
-  | "public"
-  | "unspecified"
-  | "loopback"
-  | "private"
-  | "cgnat"
-  | "link_local"
-  | "unique_local"
-  | "multicast"
-  | "broadcast"
-  | "reserved"
-  | "invalid";
-
-export interface AddressClass {
-  kind: AddressKind;
-  /** The address as given, without brackets or zone id. */
-  address: string;
-  /** Human-readable: "a private (RFC 1918) address". */
-  label: string;
-  /** When the class comes from an IPv4 address embedded in an IPv6 one. */
-  embedded?: { via: "ipv4-mapped" | "ipv4-translated" | "ipv4-compatible" | "nat64" | "6to4"; ipv4: string };
-}
-
-interface V4Range {
-  base: number;
-  bits: number;
-  kind: Exclude<AddressKind, "public" | "invalid">;
-  label: string;
-}
-
-const v4 = (dotted: string): number => dotted.split(".").reduce((acc, octet) => acc * 256 + Number(octet), 0);
-
-// Most specific first: the first match wins.
-const V4_RANGES: V4Range[] = [
-  { base: v4("169.254.169.254"), bits: 32, kind: "link_local", label: "the link-local cloud metadata address" },
-  { base: v4("255.255.255.255"), bits: 32, kind: "broadcast", label: "the broadcast address" },
-  { base: v4("0.0.0.0"), bits: 8, kind: "unspecified", label: "an unspecified (\"this network\", 0.0.0.0/8) address" },
-  { base: v4("10.0.0.0"), bits: 8, kind: "private", label: "a private (RFC 1918) address" },
-  { base: v4("100.64.0.0"), bits: 10, kind: "cgnat", label: "a carrier-grade NAT (100.64.0.0/10) address" },
-  { base: v4("127.0.0.0"), bits: 8, kind: "loopback", label: "a loopback address" },
-  { base: v4("169.254.0.0"), bits: 16, kind: "link_local", label: "a link-local address" },
-  { base: v4("172.16.0.0"), bits: 12, kind: "private", label: "a private (RFC 1918) address" },
-  { base: v4("192.0.0.0"), bits: 24, kind: "reserved", label: "a reserved (IETF protocol assignments) address" },
-  { base: v4("192.0.2.0"), bits: 24, kind: "reserved", label: "a reserved (documentation) address" },
-  { base: v4("192.88.99.0"), bits: 24, kind: "reserved", label: "a reserved (6to4 relay anycast) address" },
-  { base: v4("192.168.0.0"), bits: 16, kind: "private", label: "a private (RFC 1918) address" },
-  { base: v4("198.18.0.0"), bits: 15, kind: "reserved", label: "a reserved (benchmarking) address" },
-  { base: v4("198.51.100.0"), bits: 24, kind: "reserved", label: "a reserved (documentation) address" },
-  { base: v4("203.0.113.0"), bits: 24, kind: "reserved", label: "a reserved (documentation) address" },
-  { base: v4("224.0.0.0"), bits: 4, kind: "multicast", label: "a multicast address" },
-  { base: v4("240.0.0.0"), bits: 4, kind: "reserved", label: "a reserved (240.0.0.0/4) address" },
-];
-
-function inV4Range(n: number, r: V4Range): boolean {
-  const size = 2 ** (32 - r.bits);
-  return n >= r.base && n < r.base + size;
-}
-
-function v4ToString(n: number): string {
-  return [n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff].join(".");
-}
-
-function classifyV4(n: number, address: string): AddressClass {
-  for (const r of V4_RANGES) if (inV4Range(n, r)) return { kind: r.kind, address, label: r.label };
-  return { kind: "public", address, label: "a public address" };
-}
-
-/** Eight 16-bit groups of an IPv6 address (zone id already removed), or null when malformed. */
-export function parseIPv6(input: string): number[] | null {
-  if (!net.isIPv6(input)) return null;
-  let text = input.toLowerCase();
-  // A trailing dotted quad ("::ffff:1.2.3.4") becomes two hex groups.
-  const quad = /(\d{1,3}(?:\.\d{1,3}){3})$/.exec(text);
-  if (quad) {
-    const n = v4(quad[1]!);
-    text = `${text.slice(0, quad.index)}${((n >>> 16) & 0xffff).toString(16)}:${(n & 0xffff).toString(16)}`;
-  }
-  const halves = text.split("::");
-  if (halves.length > 2) return null;
-  const parse = (s: string) => (s === "" ? [] : s.split(":").map((g) => parseInt(g, 16)));
-  const head = parse(halves[0]!);
-  const tail = halves.length === 2 ? parse(halves[1]!) : [];
-  const fill = 8 - head.length - tail.length;
-  if (halves.length === 1 ? fill !== 0 : fill < 1) return null;
-  const groups = [...head, ...new Array<number>(halves.length === 2 ? fill : 0).fill(0), ...tail];
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null;
-}
-
-function classifyV6(g: number[], address: string): AddressClass {
-  const is = (kind: Exclude<AddressKind, "public" | "invalid">, label: string): AddressClass => ({ kind, address, label });
-  const embed = (via: NonNullable<AddressClass["embedded"]>["via"], hi: number, lo: number): AddressClass => {
-    const n = hi * 65536 + lo;
-    const inner = classifyV4(n, address);
-    const ipv4 = v4ToString(n);
-    const how = { "ipv4-mapped": "IPv4-mapped", "ipv4-translated": "IPv4-translated", "ipv4-compatible": "IPv4-compatible", nat64: "NAT64", "6to4": "6to4" }[via];
-    return {
-      ...inner,
-      label: inner.kind === "public" ? `a public address (${how} ${ipv4})` : `${inner.label} (${how} ${ipv4})`,
-      embedded: { via, ipv4 },
-    };
-  };
-  const [a, b, c, d, e, f, g6, h] = g as [number, number, number, number, number, number, number, number];
-  const zeros = (...xs: number[]) => xs.every((x) => x === 0);
-
-  if (zeros(a, b, c, d, e, f, g6, h)) return is("unspecified", "the unspecified address (::)");
-  if (zeros(a, b, c, d, e, f, g6) && h === 1) return is("loopback", "the IPv6 loopback address (::1)");
-  if (zeros(a, b, c, d, e) && f === 0xffff) return embed("ipv4-mapped", g6, h); // ::ffff:0:0/96
-  if (zeros(a, b, c, d, f) && e === 0xffff) return embed("ipv4-translated", g6, h); // ::ffff:0:0:0/96
-  if (zeros(a, b, c, d, e, f)) return embed("ipv4-compatible", g6, h); // ::/96, deprecated
-  if (a === 0x64 && b === 0xff9b && zeros(c, d, e, f)) return embed("nat64", g6, h); // 64:ff9b::/96
-  if (a === 0x64 && b === 0xff9b && c === 1) return is("private", "a local-use NAT64 address (64:ff9b:1::/48)");
-  if (a === 0x100 && zeros(b, c, d)) return is("reserved", "a reserved (discard-only, 100::/64) address");
-  if (a === 0x2001 && b === 0x0db8) return is("reserved", "a reserved (documentation) address");
-  if (a === 0x2001 && b < 0x200) return is("reserved", "a reserved (IETF protocol assignments, incl. Teredo) address");
-  if (a === 0x2002) return embed("6to4", b, c); // 2002:V4HI:V4LO::/48
-  if (a >= 0x3fff && a < 0x4000 && b < 0x1000) return is("reserved", "a reserved (documentation, 3fff::/20) address");
-  if ((a & 0xfe00) === 0xfc00) return is("unique_local", "a unique-local (fc00::/7) address");
-  if ((a & 0xffc0) === 0xfe80) return is("link_local", "a link-local (fe80::/10) address");
-  if ((a & 0xffc0) === 0xfec0) return is("private", "a site-local (fec0::/10, deprecated) address");
-  if ((a & 0xff00) === 0xff00) return is("multicast", "a multicast address");
-  // Only 2000::/3 is allocated as global unicast.
-  if ((a & 0xe000) !== 0x2000) return is("reserved", "a reserved IPv6 address (outside 2000::/3)");
-  return { kind: "public", address, label: "a public address" };
-}
-
-/**
- * Classifies an IP address (IPv4 dotted quad, or IPv6 with or without brackets and zone id). IPv6
- * addresses that embed an IPv4 one (IPv4-mapped, -translated, -compatible, NAT64 64:ff9b::/96,
- * 6to4) are classified by the embedded address. Anything but `public` must not be fetched.
- */
-export function classifyAddress(input: string): AddressClass {
-  const address = input.trim().replace(/^\[(.*)\]$/, "$1").replace(/%.*$/, "");
-  if (net.isIPv4(address)) return classifyV4(v4(address), address);
-  const groups = parseIPv6(address);
-  if (groups) return classifyV6(groups, address);
-  return { kind: "invalid", address, label: "not an IP address" };
-}
-
-/** True only for globally routable unicast addresses. */
-export function isPublicAddress(address: string): boolean {
-  return classifyAddress(address).kind === "public";
-}
 
 // ---------------------------------------------------------------------------------------------
 // Base URL validation
@@ -179,16 +60,6 @@ export class UnsafeUrlError extends Error {
     super(detail, options);
   }
 }
-
-export interface ResolvedAddress {
-  address: string;
-  family: number;
-}
-
-/** Resolves a host name to all its addresses (like dns.lookup with `all: true`). */
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
-
-export const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
 
 export interface SafeUrlOptions {
   /** Replaces the system resolver (tests). */
@@ -212,10 +83,6 @@ export interface SafeBaseUrl {
 }
 
 const MAX_URL_LENGTH = 2048;
-
-function stripBrackets(hostname: string): string {
-  return hostname.replace(/^\[(.*)\]$/, "$1");
-}
 
 function withTimeout<T>(p: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -325,56 +192,6 @@ export async function assertSafeBaseUrl(input: string, opts: SafeUrlOptions = {}
 // ---------------------------------------------------------------------------------------------
 // A fetch that re-checks addresses at connect time
 
-/** The system error a guarded connection fails with when the address is not public. */
-export class PrivateAddressRefused extends Error {
-  override name = "PrivateAddressRefused";
-  readonly code = "EPRIVATE_ADDRESS";
-  constructor(
-    readonly host: string,
-    readonly classification: AddressClass,
-  ) {
-    super(
-      stripBrackets(host) === classification.address
-        ? `refused to connect to ${host}: it is ${classification.label}`
-        : `refused to connect to ${host}: it resolves to ${classification.address}, ${classification.label}`,
-    );
-  }
-}
-
-export interface GuardedFetchOptions {
-  resolver?: Resolver;
-  /** Which addresses may be connected to; default isPublicAddress. A test seam, nothing more. */
-  isAllowed?: (address: string) => boolean;
-}
-
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
-
-function guardedLookup(resolver: Resolver, isAllowed: (a: string) => boolean) {
-  return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
-    resolver(hostname).then(
-      (all) => {
-        const wanted = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
-        if (wanted.length === 0) {
-          return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND", hostname }), "", 0);
-        }
-        const bad = wanted.find((a) => !isAllowed(a.address));
-        if (bad) return callback(new PrivateAddressRefused(hostname, classifyAddress(bad.address)) as NodeJS.ErrnoException, "", 0);
-        if (options.all) return callback(null, wanted.map((a) => ({ address: a.address, family: a.family })));
-        callback(null, wanted[0]!.address, wanted[0]!.family);
-      },
-      (err: NodeJS.ErrnoException) => callback(err, "", 0),
-    );
-  };
-}
-
-/**
- * The connect-time DNS check of createGuardedFetch(), for other clients built on node:http (the PTY
- * WebSocket relay passes it to `ws` as its `lookup`). IP-literal hosts are checked by the caller.
- */
-export function guardedLookupFor(opts: GuardedFetchOptions = {}): (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => void {
-  return guardedLookup(opts.resolver ?? systemResolver, opts.isAllowed ?? isPublicAddress);
-}
-
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 async function bodyBytes(body: unknown): Promise<Buffer | Readable | null> {
@@ -400,7 +217,7 @@ async function bodyBytes(body: unknown): Promise<Buffer | Readable | null> {
 export function createGuardedFetch(opts: GuardedFetchOptions = {}): FetchLike {
   const resolver = opts.resolver ?? systemResolver;
   const isAllowed = opts.isAllowed ?? isPublicAddress;
-  const lookup = guardedLookup(resolver, isAllowed);
+  const lookup = guardedLookupFor({ resolver, isAllowed });
   // Own agents: their pooled sockets only ever connected to checked addresses.
   const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 

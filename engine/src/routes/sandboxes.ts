@@ -3,6 +3,8 @@ import { accountOf } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import { parse } from "../lib/validate.js";
 import { DEFAULT_EGRESS_DOMAINS, REGIONS, SIZES } from "../plans.js";
+import { effectiveRamBudgetMb, maxConcurrent } from "../services/admission.js";
+import { PIDS_MAX } from "../services/sandboxes.js";
 import { CreateSandboxBody, ListQuery, PatchSandboxBody, ResumeBody, SandboxIdParams, SandboxStatus, SetTimeoutBody } from "../schemas.js";
 
 /** Lifecycle routes of the contract (§3.1, §3.6). */
@@ -69,14 +71,21 @@ export function sandboxRoutes(app: FastifyInstance, ctx: EngineContext): void {
   const limits = async (req: FastifyRequest) => {
     const plan = sandboxes.plan;
     const account = accountOf(req);
+    // The machine's clamp (services/admission.ts): paused sandboxes and builds hold RAM too.
+    const host = sandboxes.admission?.capacity();
+    const ramUsed = sandboxes.liveMemoryMb(account);
     return {
       plan: plan.name,
       // Whose limits these are: every figure below counts this account's resources only.
       account: req.token!.account,
       allowed_sizes: plan.allowedSizes,
-      max_concurrent: Math.floor(plan.ramBudgetMb / 1024),
+      // How many 1 GiB sandboxes can run at once: the plan's budget, clamped by the machine.
+      max_concurrent: host ? maxConcurrent(plan.ramBudgetMb, host, PIDS_MAX) : Math.floor(plan.ramBudgetMb / 1024),
+      // The plan's budget for live sandboxes (contract meaning), and what of it this machine can hold now.
       ram_budget_mb: plan.ramBudgetMb,
-      ram_used_mb: sandboxes.liveMemoryMb(account),
+      effective_ram_budget_mb: host ? effectiveRamBudgetMb(plan.ramBudgetMb, ramUsed, host) : plan.ramBudgetMb,
+      ram_used_mb: ramUsed,
+      host_capacity: host ?? null,
       trial_credit_eur: plan.trialCreditEur,
       trial_credit_used_eur: Math.round(sandboxes.creditUsedEur(account) * 1e6) / 1e6,
       sizes: (["small", "medium", "large"] as const).map((size) => ({ size, ...SIZES[size], allowed: plan.allowedSizes.includes(size) })),

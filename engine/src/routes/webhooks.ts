@@ -4,33 +4,39 @@ import { accountOf } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import { parse } from "../lib/validate.js";
 import { ListQuery } from "../schemas.js";
-import { receiverUrlProblem, WEBHOOK_EVENT_TYPES } from "../services/webhooks.js";
+import { receiverUrlProblem } from "../services/webhook-guard.js";
+import { WEBHOOK_EVENT_TYPES } from "../services/webhooks.js";
 
-/** https:// anywhere, http:// only on loopback (the engine is local); checked by parsing, never by connecting. */
-const ReceiverUrl = z
-  .string()
-  .min(1)
-  .max(2048)
-  .superRefine((url, ctx) => {
-    const problem = receiverUrlProblem(url);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  });
+/**
+ * https:// on a public address, or an origin in ORKESTR_ENGINE_WEBHOOK_ALLOW; checked by parsing,
+ * never by connecting (host names are checked again at every delivery's connect: webhook-guard.ts).
+ */
+const receiverUrl = (allow: readonly string[]) =>
+  z
+    .string()
+    .min(1)
+    .max(2048)
+    .superRefine((url, ctx) => {
+      const problem = receiverUrlProblem(url, allow);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    });
 
 const EventTypes = z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1, "list at least one event type, or omit event_types for all events").max(WEBHOOK_EVENT_TYPES.length * 2);
 const Description = z.string().max(500).nullable();
 
-const CreateWebhookBody = z.object({
-  url: ReceiverUrl,
-  event_types: EventTypes.optional(),
-  description: Description.optional(),
-  enabled: z.boolean().optional(),
-});
-
-const PatchWebhookBody = z.object({
-  url: ReceiverUrl.optional(),
-  event_types: EventTypes.optional(),
-  description: Description.optional(),
-  enabled: z.boolean().optional(),
+const webhookBodies = (allow: readonly string[]) => ({
+  CreateWebhookBody: z.object({
+    url: receiverUrl(allow),
+    event_types: EventTypes.optional(),
+    description: Description.optional(),
+    enabled: z.boolean().optional(),
+  }),
+  PatchWebhookBody: z.object({
+    url: receiverUrl(allow).optional(),
+    event_types: EventTypes.optional(),
+    description: Description.optional(),
+    enabled: z.boolean().optional(),
+  }),
 });
 
 const WebhookParams = z.object({ id: z.string().min(1).max(64) });
@@ -40,6 +46,7 @@ const DeliveriesQuery = ListQuery.extend({ status: z.enum(["pending", "succeeded
 /** Webhooks and their delivery log (contract §3.11, with the seed's retry rules). */
 export function webhookRoutes(app: FastifyInstance, ctx: EngineContext): void {
   const { webhooks } = ctx;
+  const { CreateWebhookBody, PatchWebhookBody } = webhookBodies(ctx.config.webhookAllow);
 
   // POST /v1/webhooks – subscribe; the whsec_ secret is in this response only (Idempotency-Key honoured)
   app.post("/webhooks", async (req, reply) => {

@@ -17,9 +17,12 @@ export function builderUid(host: Host): number {
   return host.uidBase + UID_BLOCK - 1;
 }
 
-/** Build sandboxes get the medium size: steps such as pip install are the heaviest thing here. */
-const BUILD_SIZE = SIZES.medium;
-const BUILD_PIDS_MAX = 2048;
+/**
+ * Build sandboxes get the medium size: steps such as pip install are the heaviest thing here.
+ * Exported with the pids cap for host admission (services/admission.ts): a queued build holds them.
+ */
+export const BUILD_SIZE = SIZES.medium;
+export const BUILD_PIDS_MAX = 2048;
 /** How much of the failing step's output the template's `error.output` keeps. */
 export const ERROR_TAIL_BYTES = 4096;
 /** How often the layer's disk use is checked against the cap while a step runs. */

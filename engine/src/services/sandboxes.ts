@@ -12,6 +12,7 @@ import { startNetwork, type NetworkHandle } from "../runtime/network.js";
 import { TEMPLATE_ALIASES } from "../runtime/templates.js";
 import type { CreateSandboxBody } from "../schemas.js";
 import type { Db } from "../store/db.js";
+import type { HostAdmission } from "./admission.js";
 import type { EventLog } from "./events.js";
 import type { TemplateService } from "./templates.js";
 import { SandboxMeter } from "./metrics.js";
@@ -95,7 +96,8 @@ export interface SandboxView {
   status_reason: string | null;
 }
 
-const PIDS_MAX = 1024;
+/** pids.max of every sandbox (host admission reserves it per live or paused sandbox). */
+export const PIDS_MAX = 1024;
 
 export class SandboxService {
   readonly plan: Plan;
@@ -111,6 +113,8 @@ export class SandboxService {
   private closing = false;
   /** Named snapshots and volumes (services/sandbox-storage.ts); set once at engine start. */
   storage: SandboxStorage | null = null;
+  /** The machine's capacity (services/admission.ts), checked after the plan's; set once at engine start. */
+  admission: HostAdmission | null = null;
   /** Run once a sandbox's processes are gone (terminate, expiry, failure, shutdown): previews drop their relays. */
   private releaseHooks: ((id: string) => Promise<void>)[] = [];
 
@@ -358,6 +362,7 @@ export class SandboxService {
       throw new ApiError("trial_exhausted", `The ${this.plan.name} plan's one-time trial credit of EUR ${this.plan.trialCreditEur} is used up`, { trial_credit_eur: this.plan.trialCreditEur });
     }
     this.checkRamBudget(account, shape.memory_mb);
+    this.admission?.admitSandbox(shape.memory_mb);
 
     const id = newId("sbx");
     const uid = this.allocateUid();
@@ -583,6 +588,7 @@ export class SandboxService {
     const timeout = timeoutSeconds ?? row.timeout_seconds;
     this.checkTimeout(timeout);
     this.checkRamBudget(row.account_id, row.memory_mb);
+    this.admission?.admitResume(row.memory_mb);
     return this.serialize(row.id, async () => {
       const l = this.live.get(row.id)!;
       const thawed = await l.proc.cgroup.thaw();

@@ -11,6 +11,7 @@ import { TemplateLayers } from "../runtime/layers.js";
 import { TemplateBuild, type BuildLine, type BuildOutcome } from "../runtime/template-build.js";
 import { TEMPLATE_ALIASES, type BaseImage } from "../runtime/templates.js";
 import type { Db } from "../store/db.js";
+import type { HostAdmission } from "./admission.js";
 import type { EventLog } from "./events.js";
 
 export type TemplateStatus = "queued" | "building" | "ready" | "failed";
@@ -122,6 +123,8 @@ export class TemplateService {
   private locks = new Map<string, Promise<unknown>>();
   private mountedViews = new Set<string>();
   private closing = false;
+  /** The machine's disk, RAM and pids for builds (services/admission.ts); set once at engine start. */
+  admission: HostAdmission | null = null;
 
   constructor(
     private readonly config: EngineConfig,
@@ -251,6 +254,7 @@ export class TemplateService {
       throw new ApiError("template_cap_reached", `The ${this.plan.name} plan holds at most ${this.plan.maxTemplates} templates; delete one first`, { max_templates: this.plan.maxTemplates });
     }
     if (this.row(account, input.name)) throw new ApiError("template_name_taken", `A template named "${input.name}" already exists`);
+    this.admission?.admitTemplate();
     const id = newId("tmpl");
     this.db
       .prepare("INSERT INTO templates(id, account_id, name, base_image, steps, env, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?)")

@@ -6,6 +6,7 @@ import { REGIONS, type Plan } from "../plans.js";
 import type { Host } from "../runtime/host.js";
 import { detectVolumeBackend, VolumeStore } from "../runtime/volume-fs.js";
 import type { Db } from "../store/db.js";
+import type { HostAdmission } from "./admission.js";
 import type { EventLog } from "./events.js";
 
 /** Where a volume appears in a sandbox (seed 003 / the contract's corrections: not /data). */
@@ -100,6 +101,8 @@ export class VolumeService {
   private busy = new Set<string>();
   private moves = new Set<Promise<void>>();
   private sweeper: NodeJS.Timeout | null = null;
+  /** The machine's disk (services/admission.ts), checked after the plan's caps; set once at engine start. */
+  admission: HostAdmission | null = null;
 
   constructor(
     private readonly config: EngineConfig,
@@ -310,6 +313,7 @@ export class VolumeService {
     this.checkSize(input.size_gb);
     this.checkNameFree(account, input.name);
     this.checkCount(account);
+    this.admission?.admitVolumeGb(input.size_gb);
     const id = this.insert({ account, name: input.name, sizeGb: input.size_gb, region, lifetimeHours: input.lifetimeHours, holder: null });
     await this.materialize(id);
     this.db.prepare("UPDATE volumes SET status = 'available', updated_at = ? WHERE id = ?").run(Date.now(), id);
@@ -342,6 +346,7 @@ export class VolumeService {
     if (input.size_gb !== undefined && input.size_gb !== row.size_gb) {
       if (input.size_gb < row.size_gb) throw new ApiError("cannot_shrink", `Volume ${row.name} is ${row.size_gb} GB; volumes only grow`, { size_gb: row.size_gb });
       this.checkSize(input.size_gb);
+      this.admission?.admitVolumeGb(input.size_gb - row.size_gb, `growing volume ${row.name}`);
       const size = input.size_gb;
       await this.exclusive(row, "resize it", async () => {
         await this.store.grow(row.region, row.id, size);
@@ -411,6 +416,7 @@ export class VolumeService {
     }
     this.checkSize(Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb));
     this.checkCount(account);
+    this.admission?.admitVolumeGb(Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb), `the new volume ${ref}`);
     return { account, existing: null, name: ref, region };
   }
 

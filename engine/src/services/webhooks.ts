@@ -1,7 +1,6 @@
 import { createHmac } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
-import net from "node:net";
 import type { EngineConfig } from "../config.js";
 import { ApiError } from "../errors.js";
 import { newId, newSecret } from "../lib/ids.js";
@@ -9,6 +8,7 @@ import { iso, isoOrNull } from "../lib/time.js";
 import type { Db } from "../store/db.js";
 import type { EngineEvent, EventLog } from "./events.js";
 import type { SandboxService } from "./sandboxes.js";
+import { connectPlan, REFUSED_CODE } from "./webhook-guard.js";
 
 /**
  * Event types a webhook may subscribe to: the contract's list (§3.11), plus the resource events the
@@ -432,7 +432,7 @@ export class WebhookService {
     const headers = { "User-Agent": USER_AGENT, "X-Orkestr-Event": d.event_type, "X-Orkestr-Delivery": d.id, "X-Orkestr-Signature": signBody(wh.secret, d.body) };
     let result: AttemptResult;
     try {
-      result = await postDelivery(wh.url, headers, d.body, signal);
+      result = await postDelivery(wh.url, headers, d.body, signal, this.config.webhookAllow);
     } catch (e) {
       // Refused before anything was sent (say, a URL Node will not request): still a failed attempt.
       result = { status: null, excerpt: null, error: (e as Error).message, durationMs: 0 };
@@ -492,30 +492,6 @@ export function signBody(secret: string, body: string): string {
   return `sha256=${createHmac("sha256", Buffer.from(secret, "utf8")).update(body, "utf8").digest("hex")}`;
 }
 
-/** 127.0.0.0/8, ::1 and localhost: the only hosts a plain-http receiver may have (local mode). */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (host === "localhost") return true;
-  if (net.isIPv4(host)) return host.startsWith("127.");
-  if (net.isIPv6(host)) return host === "::1" || /^::ffff:127\./.test(host);
-  return false;
-}
-
-/** Why a receiver URL is refused, or null when it is acceptable. Only parses: never connects. */
-export function receiverUrlProblem(raw: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return "url must be an absolute https:// URL";
-  }
-  if (url.protocol === "https:") return null;
-  if (url.protocol === "http:") {
-    return isLoopbackHost(url.hostname) ? null : "webhook receivers must use https://; plain http:// is accepted only for loopback receivers (127.0.0.0/8, ::1, localhost)";
-  }
-  return `url must be https:// (got ${url.protocol.replace(/:$/, "")}:)`;
-}
-
 export interface AttemptResult {
   /** HTTP status, or null when no answer arrived (connect error, timeout). */
   status: number | null;
@@ -526,11 +502,14 @@ export interface AttemptResult {
 
 /**
  * One POST of a delivery. A fresh connection per attempt (no pooled agent), so a dead receiver
- * holds no sockets between attempts; redirects are not followed (a 3xx is a failure).
+ * holds no sockets between attempts; redirects are not followed (a 3xx is a failure). Internal
+ * addresses are refused before connecting (webhook-guard.ts), unless their origin is allowed.
  */
-function postDelivery(target: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<AttemptResult> {
+function postDelivery(target: string, headers: Record<string, string>, body: string, signal: AbortSignal, allow: readonly string[]): Promise<AttemptResult> {
   const started = Date.now();
   const url = new URL(target);
+  const plan = connectPlan(url, allow);
+  if (plan.refused !== null) return Promise.resolve({ status: null, excerpt: null, error: plan.refused, durationMs: 0 });
   const client = url.protocol === "https:" ? https : http;
   const payload = Buffer.from(body, "utf8");
   return new Promise((resolve) => {
@@ -544,7 +523,7 @@ function postDelivery(target: string, headers: Record<string, string>, body: str
       signal.removeEventListener("abort", onAbort);
       resolve({ ...r, durationMs: Date.now() - started });
     };
-    const req = client.request(url, { method: "POST", agent: false, headers: { ...headers, "Content-Type": "application/json", "Content-Length": String(payload.length) } }, (res) => {
+    const req = client.request(url, { method: "POST", agent: false, lookup: plan.lookup, headers: { ...headers, "Content-Type": "application/json", "Content-Length": String(payload.length) } }, (res) => {
       statusSeen = res.statusCode ?? null;
       const kept: Buffer[] = [];
       let size = 0;
@@ -574,7 +553,7 @@ function postDelivery(target: string, headers: Record<string, string>, body: str
       req.destroy();
     };
     signal.addEventListener("abort", onAbort, { once: true });
-    req.on("error", (e: NodeJS.ErrnoException) => finish({ status: null, excerpt: null, error: e.code ? `${e.code}: ${e.message}` : e.message }));
+    req.on("error", (e: NodeJS.ErrnoException) => finish({ status: null, excerpt: null, error: e.code && e.code !== REFUSED_CODE ? `${e.code}: ${e.message}` : e.message }));
     req.end(payload);
   });
 }

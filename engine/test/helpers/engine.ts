@@ -132,11 +132,14 @@ export async function actAsAccountOf(e: EngineHandle, label: string): Promise<st
   return held.account.name;
 }
 
-/** The server under test: ORKESTR_API_URL/KEY when given, else a fresh local engine. */
-export async function target(): Promise<EngineHandle> {
+/**
+ * The server under test: ORKESTR_API_URL/KEY when given, else a fresh local engine (started with
+ * `opts.env`, which a remote server never sees).
+ */
+export async function target(opts: { env?: Record<string, string> } = {}): Promise<EngineHandle> {
   const url = process.env.ORKESTR_API_URL;
   const key = process.env.ORKESTR_API_KEY;
-  if (!url || !key) return startEngine();
+  if (!url || !key) return startEngine({ env: opts.env });
   const base = url.replace(/\/+$/, "").replace(/\/v1$/, "") + "/v1";
   return {
     url: base,
