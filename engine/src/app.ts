@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { EngineConfig } from "./config.js";
 import type { EngineContext } from "./context.js";
-import { authHook } from "./auth.js";
+import { authHook, routedPath } from "./auth.js";
 import { installErrorHandler, sendError, ApiError } from "./errors.js";
 import { sleep } from "./lib/time.js";
 import { prepareHost } from "./runtime/host.js";
@@ -116,9 +116,11 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     }
   });
 
+  // Rules match the path the request was routed on, so "/%761/…" is the same route as "/v1/…".
   app.addHook("onRequest", async (request, reply) => {
-    if (!request.url.startsWith("/v1/")) return;
-    const fault = ctx.faults.match(request.method, request.url.split("?")[0]!);
+    const routed = routedPath(request);
+    if (!routed?.startsWith("/v1/")) return;
+    const fault = ctx.faults.match(request.method, routed);
     if (!fault) return;
     if (fault.kind === "latency") return void (await sleep(fault.latency_ms));
     if (fault.kind === "reset") {
@@ -131,6 +133,7 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     }
     return reply.status(fault.status).send({ detail: `Injected ${fault.status} fault`, code: "fault_injected" });
   });
+  // Every route, whatever plugin adds it and whenever, needs a token unless its config exempts it.
   app.addHook("onRequest", authHook(db));
 
   await app.register(async (v1) => {
@@ -149,7 +152,7 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     templateRoutes(v1, ctx);
   }, { prefix: "/v1" });
   await app.register(async (admin) => adminRoutes(admin, ctx), { prefix: "/_admin" });
-  app.get("/healthz", async () => ({ ok: true, isolation: host.isolation.mode }));
+  app.get("/healthz", { config: { auth: "public" } }, async () => ({ ok: true, isolation: host.isolation.mode }));
 
   sandboxes.startSampler();
   storage.volumes.startSweeper();
