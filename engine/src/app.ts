@@ -6,6 +6,7 @@ import type { EngineConfig } from "./config.js";
 import type { EngineContext } from "./context.js";
 import { authHook, routedPath } from "./auth.js";
 import { installErrorHandler, sendError, ApiError } from "./errors.js";
+import { apiHostAllowed } from "./lib/api-host.js";
 import { sleep } from "./lib/time.js";
 import { prepareHost } from "./runtime/host.js";
 import { EventLog } from "./services/events.js";
@@ -95,8 +96,9 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     disableRequestLogging: true,
     return503OnClosing: true,
     forceCloseConnections: true,
-    // Preview hosts (<port>-<id>.sbx.localhost) are proxied by the server itself, before any route or hook.
-    serverFactory: previewServerFactory(previews),
+    // Preview hosts (<port>-<id>.sbx.localhost) are proxied by the server itself, before any route or
+    // hook; any other Host that is not one of the engine's own names is refused there (421).
+    serverFactory: previewServerFactory(previews, (host) => apiHostAllowed(config, host)),
   });
   // ORKESTR_ENGINE_PORT=0 binds any free port: from here on config.port is the bound one, which preview URLs carry.
   app.addHook("onListen", async () => {

@@ -51,6 +51,8 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   range_not_satisfiable: 416,
+  // Misdirected Request: a Host that is not one of the engine's names (DNS rebinding defence).
+  host_not_allowed: 421,
   validation_error: 422,
   rate_limited: 429,
   concurrency_limit: 429,

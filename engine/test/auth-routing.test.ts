@@ -88,15 +88,18 @@ function otherTargets(sbx: string): [string, string][] {
   return targets;
 }
 
-/** What an unauthenticated request may get: refused, or no route at all. Never a handler's answer. */
+/**
+ * What an unauthenticated request may get: refused (401, or 421 for a target naming another
+ * host), or no route at all. Never a handler's answer.
+ */
 function expectRefused(r: { status: number; json: { code?: string } | null }, what: string, method: string): void {
   if (method === "HEAD") {
-    expect([401, 404], what).toContain(r.status);
+    expect([401, 404, 421], what).toContain(r.status);
     return;
   }
   expect(r.status, what).toBeGreaterThanOrEqual(400);
   expect(r.status, what).toBeLessThan(500);
-  expect(["unauthorized", "not_found", "bad_request"], `${what}: ${JSON.stringify(r.json)}`).toContain(r.json?.code);
+  expect(["unauthorized", "not_found", "bad_request", "host_not_allowed"], `${what}: ${JSON.stringify(r.json)}`).toContain(r.json?.code);
 }
 
 describe("authentication on the routed path", () => {
