@@ -5,7 +5,7 @@ import path from "node:path";
 import type { EngineConfig } from "./config.js";
 import type { EngineContext } from "./context.js";
 import { authHook, routedPath } from "./auth.js";
-import { installErrorHandler, sendError, ApiError } from "./errors.js";
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandler, sendError, ApiError } from "./errors.js";
 import { apiHostAllowed } from "./lib/api-host.js";
 import { sleep } from "./lib/time.js";
 import { prepareHost } from "./runtime/host.js";
@@ -96,6 +96,10 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     disableRequestLogging: true,
     return503OnClosing: true,
     forceCloseConnections: true,
+    // The router's and Node's own refusals (over-long ids, bad percent-encoding, malformed HTTP)
+    // in the contract's {detail, code} shape.
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     // Preview hosts (<port>-<id>.sbx.localhost) are proxied by the server itself, before any route or
     // hook; any other Host that is not one of the engine's own names is refused there (421).
     serverFactory: previewServerFactory(previews, (host) => apiHostAllowed(config, host)),
