@@ -86,6 +86,17 @@ export class ApiError extends Error {
     super(typeof detail === "string" ? detail : code);
     this.status = ERROR_STATUS[code];
   }
+
+  /**
+   * An error whose cause is inside the engine (a failed mount, a helper's stderr, a host path): the
+   * client gets `detail` and a short reference, the engine log gets the reference and the cause.
+   * Internal messages never go into a response.
+   */
+  static internal(detail: string, cause: unknown, code: ErrorCode = "internal_error"): ApiError {
+    const ref = randomBytes(4).toString("hex");
+    console.error(`[engine] ref ${ref}: ${detail}: ${(cause as Error)?.stack ?? String(cause)}`);
+    return new ApiError(code, `${detail} (ref ${ref}); see the engine log`, { ref });
+  }
 }
 
 export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {

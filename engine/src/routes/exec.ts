@@ -28,7 +28,7 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
       onStderr: (c) => stderr.push(c),
     });
     const result = await run.done.catch((e: Error) => {
-      throw new ApiError("sandbox_agent_unreachable", `Could not run the command in the sandbox: ${e.message}`);
+      throw ApiError.internal("Could not run the command in the sandbox", e, "sandbox_agent_unreachable");
     });
     events.record(row.id, "exec", { command: body.command.slice(0, 1000), exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out });
     return {
@@ -98,7 +98,8 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
       events.record(row.id, "exec.stream", { command: body.command.slice(0, 1000), exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out, client_disconnected: clientGone });
       write(frame({ is_final: true, exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out }));
     } catch (e) {
-      write(frame({ is_final: true, error: `Could not run the command in the sandbox: ${(e as Error).message}`, code: "sandbox_agent_unreachable" }));
+      const err = ApiError.internal("Could not run the command in the sandbox", e, "sandbox_agent_unreachable");
+      write(frame({ is_final: true, error: err.detail, code: err.code }));
     } finally {
       clearInterval(timer);
       if (!clientGone) res.end();
