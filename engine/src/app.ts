@@ -4,8 +4,9 @@ import fs from "node:fs";
 import path from "node:path";
 import type { EngineConfig } from "./config.js";
 import type { EngineContext } from "./context.js";
-import { authHook } from "./auth.js";
-import { installErrorHandler, sendError, ApiError } from "./errors.js";
+import { authHook, routedPath } from "./auth.js";
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandler, sendError, ApiError } from "./errors.js";
+import { apiHostAllowed } from "./lib/api-host.js";
 import { sleep } from "./lib/time.js";
 import { prepareHost } from "./runtime/host.js";
 import { EventLog } from "./services/events.js";
@@ -104,8 +105,13 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     disableRequestLogging: true,
     return503OnClosing: true,
     forceCloseConnections: true,
-    // Preview hosts (<port>-<id>.sbx.localhost) are proxied by the server itself, before any route or hook.
-    serverFactory: previewServerFactory(previews),
+    // The router's and Node's own refusals (over-long ids, bad percent-encoding, malformed HTTP)
+    // in the contract's {detail, code} shape.
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
+    // Preview hosts (<port>-<id>.sbx.localhost) are proxied by the server itself, before any route or
+    // hook; any other Host that is not one of the engine's own names is refused there (421).
+    serverFactory: previewServerFactory(previews, (host) => apiHostAllowed(config, host)),
   });
   // ORKESTR_ENGINE_PORT=0 binds any free port: from here on config.port is the bound one, which preview URLs carry.
   app.addHook("onListen", async () => {
@@ -129,9 +135,11 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     }
   });
 
+  // Rules match the path the request was routed on, so "/%761/…" is the same route as "/v1/…".
   app.addHook("onRequest", async (request, reply) => {
-    if (!request.url.startsWith("/v1/")) return;
-    const fault = ctx.faults.match(request.method, request.url.split("?")[0]!);
+    const routed = routedPath(request);
+    if (!routed?.startsWith("/v1/")) return;
+    const fault = ctx.faults.match(request.method, routed);
     if (!fault) return;
     if (fault.kind === "latency") return void (await sleep(fault.latency_ms));
     if (fault.kind === "reset") {
@@ -144,6 +152,7 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     }
     return reply.status(fault.status).send({ detail: `Injected ${fault.status} fault`, code: "fault_injected" });
   });
+  // Every route, whatever plugin adds it and whenever, needs a token unless its config exempts it.
   app.addHook("onRequest", authHook(db));
 
   await app.register(async (v1) => {
@@ -162,7 +171,7 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     templateRoutes(v1, ctx);
   }, { prefix: "/v1" });
   await app.register(async (admin) => adminRoutes(admin, ctx), { prefix: "/_admin" });
-  app.get("/healthz", async () => ({ ok: true, isolation: host.isolation.mode }));
+  app.get("/healthz", { config: { auth: "public" } }, async () => ({ ok: true, isolation: host.isolation.mode }));
 
   sandboxes.startSampler();
   storage.volumes.startSweeper();

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import { ApiError } from "./errors.js";
 import type { Db } from "./store/db.js";
 import { verifyToken, type Scope, type TokenRecord, type TokenRejection } from "./store/tokens.js";
@@ -6,6 +6,16 @@ import { verifyToken, type Scope, type TokenRecord, type TokenRejection } from "
 declare module "fastify" {
   interface FastifyRequest {
     token?: TokenRecord;
+  }
+  interface FastifyContextConfig {
+    /**
+     * How a route is let in without a Bearer token; unset (the default for every route, including
+     * any added later) means a token with the method's scope. "presigned": a request that carries
+     * `sig` and no Authorization header passes to the handler, which must verify the signature
+     * (the raw-file route). "bootstrap": the route checks the bootstrap secret itself (/_admin).
+     * "public": no credentials at all (/healthz). Only "presigned" is allowed under /v1.
+     */
+    auth?: "presigned" | "bootstrap" | "public";
   }
 }
 
@@ -45,14 +55,39 @@ export function requireScope(record: TokenRecord, scope: Scope): void {
   }
 }
 
-/** onRequest hook for /v1: every route is authenticated here, except presigned raw-file URLs. */
+function isV1(url: string): boolean {
+  return url === "/v1" || url.startsWith("/v1/");
+}
+
+/**
+ * onRequest hook for every route: a Bearer token with the method's scope, unless the route's config
+ * exempts it. It reads the route Fastify matched (after percent-decoding, absolute-form targets,
+ * duplicate slashes and the query split), never the raw request target, which can spell one route
+ * in many ways. Requests that match no route only reach the not-found handler.
+ */
 export function authHook(db: Db) {
-  return async (request: FastifyRequest, _reply: FastifyReply) => {
-    const url = request.url;
-    if (!url.startsWith("/v1/")) return;
-    if (/^\/v1\/sandboxes\/[^/]+\/files\/raw\?/.test(url) && /[?&]sig=/.test(url) && !request.headers.authorization) return;
+  return async (request: FastifyRequest) => {
+    if (request.is404) return;
+    const { url = "", config } = request.routeOptions;
+    const mode = config.auth;
+    // Under /v1 nothing but a presigned URL skips the token, whatever a route's config says.
+    if ((mode === "public" || mode === "bootstrap") && !isV1(url)) return;
+    // The handler verifies the signature of such a request (it has no token to fall back on).
+    if (mode === "presigned" && (request.query as Record<string, unknown>).sig !== undefined && !request.headers.authorization) return;
     const record = authenticate(db, request);
     requireScope(record, requiredScope(request.method));
     request.token = record;
   };
+}
+
+/**
+ * The path a request was routed on: the matched route's pattern with its decoded parameters put
+ * back (e.g. /v1/sandboxes/sbx_1/exec for "/%761/sandboxes/sbx_1/exec"), or null when no route
+ * matched.
+ */
+export function routedPath(request: FastifyRequest): string | null {
+  if (request.is404) return null;
+  const url = request.routeOptions.url ?? "";
+  const params = (request.params ?? {}) as Record<string, string | undefined>;
+  return url.replace(/:([A-Za-z0-9_]+)|\*/g, (m, name?: string) => (name ? params[name] : params["*"]) ?? m);
 }

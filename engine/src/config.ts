@@ -9,6 +9,11 @@ export type PlanName = z.infer<typeof PlanName>;
 const EnvSchema = z.object({
   ORKESTR_ENGINE_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   ORKESTR_ENGINE_HOST: z.string().default("127.0.0.1"),
+  /**
+   * Host headers the API answers besides 127.0.0.1, localhost and [::1] with the engine's port
+   * (comma separated; "name" admits any port, "name:port" only that one). DNS rebinding defence.
+   */
+  ORKESTR_ENGINE_ALLOWED_HOSTS: z.string().default(""),
   BATON_DATA_DIR: z.string().default("./data"),
   ORKESTR_ENGINE_PLAN: PlanName.default("payg"),
   /** Comma-separated "host=ip" pairs the egress proxy resolves before DNS (tests point names at their fake internet). */
@@ -77,6 +82,8 @@ const EnvSchema = z.object({
 export interface EngineConfig {
   port: number;
   host: string;
+  /** Extra Host header values the API answers (ORKESTR_ENGINE_ALLOWED_HOSTS, lowercased). */
+  allowedHosts: string[];
   dataDir: string;
   /** Engine state root: `${BATON_DATA_DIR}/engine`. */
   root: string;
@@ -121,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   return {
     port: e.ORKESTR_ENGINE_PORT,
     host: e.ORKESTR_ENGINE_HOST,
+    allowedHosts: e.ORKESTR_ENGINE_ALLOWED_HOSTS.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean),
     dataDir,
     root: path.join(dataDir, "engine"),
     plan: e.ORKESTR_ENGINE_PLAN,

@@ -1,4 +1,7 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { randomBytes } from "node:crypto";
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
 import { ZodError } from "zod";
 
 /** Every error code the engine emits, with its HTTP status (contract §3.0). */
@@ -30,6 +33,7 @@ export const ERROR_STATUS = {
   session_not_found: 404,
   delivery_not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   sandbox_not_running: 409,
   sandbox_paused: 409,
   network_off: 409,
@@ -49,11 +53,16 @@ export const ERROR_STATUS = {
   sandbox_terminated: 410,
   url_expired: 410,
   payload_too_large: 413,
+  // A path segment past the router's 100 characters (no id is that long).
+  uri_too_long: 414,
   unsupported_media_type: 415,
   range_not_satisfiable: 416,
+  // Misdirected Request: a Host that is not one of the engine's names (DNS rebinding defence).
+  host_not_allowed: 421,
   validation_error: 422,
   rate_limited: 429,
   concurrency_limit: 429,
+  headers_too_large: 431,
   internal_error: 500,
   not_implemented: 501,
   sandbox_agent_unreachable: 502,
@@ -76,6 +85,17 @@ export class ApiError extends Error {
   ) {
     super(typeof detail === "string" ? detail : code);
     this.status = ERROR_STATUS[code];
+  }
+
+  /**
+   * An error whose cause is inside the engine (a failed mount, a helper's stderr, a host path): the
+   * client gets `detail` and a short reference, the engine log gets the reference and the cause.
+   * Internal messages never go into a response.
+   */
+  static internal(detail: string, cause: unknown, code: ErrorCode = "internal_error"): ApiError {
+    const ref = randomBytes(4).toString("hex");
+    console.error(`[engine] ref ${ref}: ${detail}: ${(cause as Error)?.stack ?? String(cause)}`);
+    return new ApiError(code, `${detail} (ref ${ref}); see the engine log`, { ref });
   }
 }
 
@@ -130,10 +150,50 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) {
       return sendError(reply, new ApiError("bad_request", fe.message));
     }
-    request.log.error({ err: error }, "unhandled error");
-    return reply.status(500).send({ detail: "Internal engine error; see the engine log.", code: "internal_error" });
+    const ref = randomBytes(4).toString("hex");
+    request.log.error({ err: error, ref }, "unhandled error");
+    return reply.status(500).send({ detail: `Internal engine error (ref ${ref}); see the engine log.`, code: "internal_error", ref });
   });
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}`)),
   );
+}
+
+/**
+ * Fastify's `frameworkErrors`: the router's own refusals, which no hook or error handler sees. A
+ * path segment over the router's limit (414) and a path that is not valid percent-encoding (400)
+ * are the client's; anything else (an async constraint failing) is ours.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === "FST_ERR_MAX_PARAM_LENGTH") {
+    void sendError(reply, new ApiError("uri_too_long", "A path segment is longer than 100 characters; no id is that long"));
+    return;
+  }
+  if (error.code === "FST_ERR_BAD_URL") {
+    void sendError(reply, new ApiError("bad_request", "The URL path is not valid percent-encoded UTF-8"));
+    return;
+  }
+  const ref = randomBytes(4).toString("hex");
+  request.log.error({ err: error, ref }, "router error");
+  void reply.status(500).send({ detail: `Internal engine error (ref ${ref}); see the engine log.`, code: "internal_error", ref });
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser refused (bad request line or
+ * header, oversized headers, headers too slow to arrive) is answered in the contract's shape
+ * before the connection closes. Nothing is written into a response already under way.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  // As Node's own handler: answer unless a response on this connection has begun to go out.
+  const inFlight = (socket as Duplex & { _httpMessage?: { _headerSent?: boolean } | null })._httpMessage;
+  if (!socket.writable || inFlight?._headerSent) return void socket.destroy();
+  const e =
+    err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? new ApiError("request_timeout", "The request did not arrive in time")
+      : err.code === "HPE_HEADER_OVERFLOW"
+        ? new ApiError("headers_too_large", "The request's headers are too large")
+        : new ApiError("bad_request", `Malformed HTTP request${err.code?.startsWith("HPE_") ? ` (${err.code})` : ""}`);
+  const body = JSON.stringify({ detail: e.detail, code: e.code });
+  socket.end(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

@@ -5,13 +5,22 @@ import { z } from "zod";
  * dropped (as FastAPI/pydantic does upstream); wrong types, unknown enums and missing fields are 422.
  */
 
+/**
+ * Strings that become a command line, an environment variable or a path on the host: a NUL byte
+ * cannot be passed to exec (Node's spawn throws on it), so it is a 422 here, not a 500 later.
+ */
+export const noNul = (s: string) => !s.includes("\0");
+const NUL_MESSAGE = "must not contain a NUL byte";
+
 const domain = z
   .string()
   .min(1)
   .max(253)
   .regex(/^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i, "must be a host name such as api.example.com or *.example.com");
 
-export const EnvMap = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "env names are letters, digits and _"), z.string().max(32_768)).refine((m) => Object.keys(m).length <= 200, "at most 200 env vars");
+export const EnvMap = z
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "env names are letters, digits and _"), z.string().max(32_768).refine(noNul, NUL_MESSAGE))
+  .refine((m) => Object.keys(m).length <= 200, "at most 200 env vars");
 
 export const Metadata = z
   .record(z.string().min(1).max(128), z.string().max(1024))
@@ -65,8 +74,8 @@ export const ListQuery = z.object({
 });
 
 export const ExecBody = z.object({
-  command: z.string().min(1).max(256 * 1024),
-  cwd: z.string().startsWith("/", "cwd must be an absolute path").max(4096).default("/workspace"),
+  command: z.string().min(1).max(256 * 1024).refine(noNul, NUL_MESSAGE),
+  cwd: z.string().startsWith("/", "cwd must be an absolute path").max(4096).refine(noNul, NUL_MESSAGE).default("/workspace"),
   env: EnvMap.default({}),
   timeout_seconds: z.number().positive().max(86_400).default(60),
   stdin: z.string().max(10 * 1024 * 1024).nullable().optional(),

@@ -471,7 +471,7 @@ describe("pty websocket auth", () => {
     const port = Number(new URL(e.origin).port);
     const raw = await new Promise<string>((resolve, reject) => {
       const s = net.connect(port, "127.0.0.1", () => {
-        s.write(`GET /v1/sandboxes/${sbx} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${e.token}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n`);
+        s.write(`GET /v1/sandboxes/${sbx} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${e.token}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n`);
       });
       let text = "";
       s.on("data", (d) => (text += d.toString()));

@@ -40,6 +40,11 @@ function isLoopback(addr: string | undefined): boolean {
  * "use the local engine" button mints a token here; tests inject faults here.
  */
 export function adminRoutes(app: FastifyInstance, ctx: EngineContext): void {
+  // The bootstrap secret (checked by the hook below, which runs for this plugin's routes only)
+  // stands in for a Bearer token: the app-wide auth hook lets them through to it.
+  app.addHook("onRoute", (route) => {
+    route.config = { ...route.config, auth: "bootstrap" };
+  });
   app.addHook("onRequest", async (req: FastifyRequest) => {
     if (!isLoopback(req.socket.remoteAddress)) throw new ApiError("forbidden", "Admin routes answer on loopback only");
     const given = Buffer.from(String(req.headers["x-baton-bootstrap"] ?? ""));

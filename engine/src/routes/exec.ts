@@ -29,7 +29,7 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
       onStderr: (c) => stderr.push(c),
     });
     const result = await run.done.catch((e: Error) => {
-      throw new ApiError("sandbox_agent_unreachable", `Could not run the command in the sandbox: ${e.message}`);
+      throw ApiError.internal("Could not run the command in the sandbox", e, "sandbox_agent_unreachable");
     });
     events.record(row.id, "exec", { command: body.command.slice(0, 1000), exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out });
     return {
@@ -79,25 +79,28 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
       if (Buffer.from(text, "utf8").equals(c)) write(frame({ stream: streamName, data: text }));
       else write(frame({ stream: streamName, data: c.toString("base64"), encoding: "base64" }));
     };
-    run = runExec(live.proc, { command: body.command, cwd: body.cwd, env: body.env, stdin: body.stdin, timeoutMs: body.timeout_seconds * 1000 }, {
-      onStdout: chunk("stdout"),
-      onStderr: chunk("stderr"),
-    });
-    const running = run;
-    const timer = setInterval(() => write(keepalive), ctx.config.keepaliveMs);
-    res.on("close", () => {
-      if (res.writableFinished) return;
-      clientGone = true;
-      // A client that left must not leave the command blocked on a paused pipe.
-      running.resumeOutput();
-      if (killOnDisconnect) running.kill();
-    });
+    let timer: NodeJS.Timeout | undefined;
+    // The response is hijacked: whatever fails from here on (a spawn that throws included) ends it
+    // with a final frame, never leaves it open.
     try {
+      const running = (run = runExec(live.proc, { command: body.command, cwd: body.cwd, env: body.env, stdin: body.stdin, timeoutMs: body.timeout_seconds * 1000 }, {
+        onStdout: chunk("stdout"),
+        onStderr: chunk("stderr"),
+      }));
+      timer = setInterval(() => write(keepalive), ctx.config.keepaliveMs);
+      res.on("close", () => {
+        if (res.writableFinished) return;
+        clientGone = true;
+        // A client that left must not leave the command blocked on a paused pipe.
+        running.resumeOutput();
+        if (killOnDisconnect) running.kill();
+      });
       const result = await running.done;
       events.record(row.id, "exec.stream", { command: body.command.slice(0, 1000), exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out, client_disconnected: clientGone });
       write(frame({ is_final: true, exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out }));
     } catch (e) {
-      write(frame({ is_final: true, error: `Could not run the command in the sandbox: ${(e as Error).message}`, code: "sandbox_agent_unreachable" }));
+      const err = ApiError.internal("Could not run the command in the sandbox", e, "sandbox_agent_unreachable");
+      write(frame({ is_final: true, error: err.detail, code: err.code }));
     } finally {
       clearInterval(timer);
       if (!clientGone) res.end();

@@ -191,10 +191,11 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
   });
 
   /**
-   * Raw bytes. The auth hook lets a request through without a token only when it carries `sig`
-   * and no Authorization header; such a request must then prove itself here. With a Bearer
-   * token the hook already checked the scope, and exp/sig are ignored. Returns the account the
-   * request acts for: the token's, or the one the URL was signed for.
+   * Raw bytes. These routes are the API's one "presigned" exemption: the auth hook lets a request
+   * through without a token only when it carries `sig` and no Authorization header; such a request
+   * must then prove itself here. With a Bearer token the hook already checked the scope, and
+   * exp/sig are ignored. Returns the account the request acts for: the token's, or the one the URL
+   * was signed for.
    */
   const authorizeRaw = (req: FastifyRequest, method: "GET" | "PUT", id: string, p: string, q: Record<string, string | undefined>): { account: string; maxBytes?: number } => {
     if (req.token) return { account: accountOf(req) };
@@ -243,11 +244,11 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
       return reply.send(fs.createReadStream("", { fd: f.fd, start, end, autoClose: true }));
     };
     // HEAD is its own route: Fastify's automatic one would read the whole file and drop it.
-    raw.get("/sandboxes/:id/files/raw", { exposeHeadRoute: false }, download);
-    raw.head("/sandboxes/:id/files/raw", download);
+    raw.get("/sandboxes/:id/files/raw", { exposeHeadRoute: false, config: { auth: "presigned" } }, download);
+    raw.head("/sandboxes/:id/files/raw", { config: { auth: "presigned" } }, download);
 
     // PUT /v1/sandboxes/{id}/files/raw?path= – streams the body into the file, 201 {path, size}
-    raw.put("/sandboxes/:id/files/raw", async (req, reply) => {
+    raw.put("/sandboxes/:id/files/raw", { config: { auth: "presigned" } }, async (req, reply) => {
       const { id } = parse(SandboxIdParams, req.params, "path");
       const q = query(req);
       const { path: rawPath } = parse(z.object({ path: z.string().min(1) }), q, "query");

@@ -4,13 +4,13 @@ import { accountOf } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
 import { parse } from "../lib/validate.js";
-import { EnvMap } from "../schemas.js";
+import { EnvMap, noNul } from "../schemas.js";
 import type { FinalFrame, LogLine } from "../services/templates.js";
 
 const CreateTemplateBody = z.object({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"),
   base_image: z.string().min(1).max(64),
-  steps: z.array(z.string().min(1, "a step is a non-empty shell command").max(64 * 1024)).max(100).default([]),
+  steps: z.array(z.string().min(1, "a step is a non-empty shell command").max(64 * 1024).refine(noNul, "a step must not contain a NUL byte")).max(100).default([]),
   env: EnvMap.default({}),
 });
 

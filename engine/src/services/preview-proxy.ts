@@ -90,11 +90,12 @@ function responseHeaders(res: IncomingMessage): string[] {
 
 /**
  * A preview error as a plain page (a browser is usually the client), or as the API's JSON error
- * body when the client asks for JSON. The code is also in a header for tools.
+ * body when the client asks for JSON (or `asJson`: a refusal on the API's side). The code is also
+ * in a header for tools.
  */
-function errorPage(err: ApiError, req: IncomingMessage): { status: number; headers: Record<string, string>; body: string } {
+function errorPage(err: ApiError, req: IncomingMessage, asJson = false): { status: number; headers: Record<string, string>; body: string } {
   const accept = String(req.headers.accept ?? "");
-  const json = accept.includes("application/json") && !accept.includes("text/html");
+  const json = asJson || (accept.includes("application/json") && !accept.includes("text/html"));
   const detail = typeof err.detail === "string" ? err.detail : err.code;
   const body = json
     ? JSON.stringify({ detail, code: err.code, ...err.extra })
@@ -119,16 +120,16 @@ function asApiError(e: unknown): ApiError {
   return new ApiError("internal_error", "Internal engine error while proxying this preview; see the engine log");
 }
 
-function sendPage(res: ServerResponse, req: IncomingMessage, e: unknown): void {
-  const page = errorPage(asApiError(e), req);
+function sendPage(res: ServerResponse, req: IncomingMessage, e: unknown, asJson = false): void {
+  const page = errorPage(asApiError(e), req, asJson);
   if (res.headersSent) return void res.destroy();
   res.writeHead(page.status, page.headers);
   res.end(req.method === "HEAD" ? undefined : page.body);
 }
 
-function writeRawPage(socket: Duplex, req: IncomingMessage, e: unknown): void {
+function writeRawPage(socket: Duplex, req: IncomingMessage, e: unknown, asJson = false): void {
   if (socket.destroyed || !socket.writable) return void socket.destroy();
-  const page = errorPage(asApiError(e), req);
+  const page = errorPage(asApiError(e), req, asJson);
   const head = [`HTTP/1.1 ${page.status} ${STATUS_CODES[page.status] ?? ""}`, ...Object.entries(page.headers).map(([k, v]) => `${k}: ${v}`), "Connection: close"];
   socket.end(`${head.join("\r\n")}\r\n\r\n${page.body}`);
 }
@@ -239,13 +240,34 @@ async function proxyUpgrade(previews: PreviewService, match: PreviewHostMatch, r
 }
 
 /**
- * An http.Server that hands preview hosts (requests and upgrades) to the preview proxy before any
- * listener sees them: Fastify's request handler and the PTY upgrade dispatcher only ever get the
- * API's own hosts.
+ * Why a request is refused for its Host before anything else sees it, or null. RFC 9112 §3.2: no
+ * Host, or more than one, is a 400. A host that is neither a preview nor one of the API's names is
+ * a 421 (DNS rebinding: see lib/api-host.ts); so is an absolute-form target naming another host.
+ */
+function hostRefusal(req: IncomingMessage, match: PreviewHostMatch | null, apiHost: (host: string) => boolean): ApiError | null {
+  let hosts = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === "host") hosts++;
+  if (hosts !== 1) return new ApiError("bad_request", hosts ? "Send one Host header, not several" : "Send a Host header");
+  if (match) return null;
+  const host = req.headers.host ?? "";
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(req.url ?? "")?.[1];
+  for (const name of authority === undefined ? [host] : [host, authority]) {
+    if (!apiHost(name)) {
+      return new ApiError("host_not_allowed", `This engine does not answer for host "${name.slice(0, 100)}"; to serve the API under that name, add it to ORKESTR_ENGINE_ALLOWED_HOSTS`);
+    }
+  }
+  return null;
+}
+
+/**
+ * An http.Server that checks every request's Host (requests and upgrades alike) and hands preview
+ * hosts to the preview proxy before any listener sees them: Fastify's request handler and the PTY
+ * upgrade dispatcher only ever get the API's own hosts.
  */
 class PreviewAwareServer extends http.Server {
   constructor(
     private readonly previews: PreviewService,
+    private readonly apiHost: (host: string) => boolean,
     options: http.ServerOptions,
     handler: http.RequestListener,
   ) {
@@ -256,6 +278,12 @@ class PreviewAwareServer extends http.Server {
     if (event === "request" || event === "upgrade") {
       const req = args[0] as IncomingMessage;
       const match = matchPreviewHost(req.headers.host);
+      const refusal = hostRefusal(req, match, this.apiHost);
+      if (refusal) {
+        if (event === "request") sendPage(args[1] as ServerResponse, req, refusal, true);
+        else writeRawPage(args[1] as Duplex, req, refusal, true);
+        return true;
+      }
       if (match) {
         if (event === "request") void proxyRequest(this.previews, match, req, args[1] as ServerResponse);
         else void proxyUpgrade(this.previews, match, req, args[1] as Duplex, args[2] as Buffer);
@@ -266,11 +294,16 @@ class PreviewAwareServer extends http.Server {
   }
 }
 
-/** Fastify's serverFactory: its own HTTP/1 server setup (timeouts as Fastify sets them), preview-aware. */
-export function previewServerFactory(previews: PreviewService): FastifyServerFactory {
+/**
+ * Fastify's serverFactory: its own HTTP/1 server setup (timeouts as Fastify sets them), preview-aware
+ * and Host-checking. `apiHost` says whether a Host names the API (lib/api-host.ts).
+ */
+export function previewServerFactory(previews: PreviewService, apiHost: (host: string) => boolean): FastifyServerFactory {
   return (handler, opts) => {
     const o = opts as { http?: http.ServerOptions; keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number };
-    const server = new PreviewAwareServer(previews, o.http ?? {}, handler as http.RequestListener);
+    // Requests without a Host reach emit(), which answers them in the API's error shape (Node's own
+    // refusal is an empty 400).
+    const server = new PreviewAwareServer(previews, apiHost, { ...o.http, requireHostHeader: false }, handler as http.RequestListener);
     if (o.keepAliveTimeout !== undefined) server.keepAliveTimeout = o.keepAliveTimeout;
     if (o.requestTimeout !== undefined) server.requestTimeout = o.requestTimeout;
     server.setTimeout(o.connectionTimeout ?? 0);

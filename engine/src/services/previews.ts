@@ -255,7 +255,7 @@ export class PreviewService {
       if (mine?.get(port) === relay) mine.delete(port);
       void relay.close();
     }
-    return new ApiError("preview_upstream_error", `The server on port ${port} inside sandbox ${id} closed the connection without an answer (${cause.message}); reload to retry`);
+    return ApiError.internal(`The server on port ${port} inside sandbox ${id} closed the connection without an answer; reload to retry`, cause, "preview_upstream_error");
   }
 
   private ensureRunning(row: SandboxRow): ReturnType<SandboxService["running"]> {
@@ -291,7 +291,7 @@ export class PreviewService {
       relay = await PreviewRelay.start(proc, dir, port, target);
     } catch (e) {
       if (this.sandboxes.process(id) !== proc) throw new ApiError("sandbox_not_running", `Sandbox ${id} stopped while its preview was being set up`);
-      throw new ApiError("sandbox_agent_unreachable", `Could not reach port ${port} inside sandbox ${id}: ${(e as Error).message}`);
+      throw ApiError.internal(`Could not reach port ${port} inside sandbox ${id}`, e, "sandbox_agent_unreachable");
     }
     // Released (terminated) while the relay started: it must not outlive the sandbox.
     if (this.sandboxes.process(id) !== proc) {

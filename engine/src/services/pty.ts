@@ -546,7 +546,7 @@ export class PtyService {
         this.onSessionExit(s, reason),
       );
     } catch (e) {
-      throw new ApiError("sandbox_agent_unreachable", `Could not start a terminal in the sandbox: ${(e as Error).message}`);
+      throw ApiError.internal("Could not start a terminal in the sandbox", e, "sandbox_agent_unreachable");
     }
     this.sessions.set(session.id, session);
     this.record(row.id, "pty.open", { pty_id: session.id, command: req.command.slice(0, 1000), cols: req.cols, rows: req.rows });

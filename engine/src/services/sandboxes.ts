@@ -424,7 +424,7 @@ export class SandboxService {
       const reason = (e as Error).message;
       this.db.prepare("UPDATE sandboxes SET status='failed', status_reason=?, terminated_at=? WHERE id=?").run(`start failed: ${reason}`, Date.now(), id);
       this.events.record(id, "sandbox.failed", { reason });
-      throw new ApiError("internal_error", `The sandbox failed to start: ${reason}`);
+      throw e instanceof ApiError ? e : ApiError.internal("The sandbox failed to start", e);
     } finally {
       this.creating.delete(id);
       booted();

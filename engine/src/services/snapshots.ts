@@ -169,7 +169,7 @@ export class SnapshotService {
       await fsp.rm(this.dataDir(id), { recursive: true, force: true });
       this.db.prepare("DELETE FROM snapshots WHERE id = ?").run(id);
       if (e instanceof ApiError) throw e;
-      throw new ApiError("internal_error", `Snapshotting ${sbx.id} failed: ${(e as Error).message}`);
+      throw ApiError.internal(`Snapshotting ${sbx.id} failed`, e);
     } finally {
       this.capturing.delete(id);
     }

@@ -303,7 +303,7 @@ export class VolumeService {
       await this.store.create(row.region, row.id, row.size_gb);
     } catch (e) {
       this.db.prepare("DELETE FROM volumes WHERE id = ?").run(id);
-      throw new ApiError("internal_error", `Creating volume ${row.name} failed: ${(e as Error).message}`);
+      throw ApiError.internal(`Creating volume ${row.name} failed`, e);
     }
   }
 
