@@ -421,10 +421,13 @@ export class SandboxService {
       await removeSandboxDirs(dir, this.host.scratchTmpfs);
       await this.storage?.abandon(id).catch(() => undefined);
       await this.templates?.releaseFor(id).catch(() => undefined);
-      const reason = (e as Error).message;
+      // What the client may read (the row, its event, the answer) says what failed and where to
+      // look; the internal cause (bwrap's or mkfs's words, host paths) goes to the engine log only.
+      const err = e instanceof ApiError ? e : ApiError.internal("The sandbox failed to start", e);
+      const reason = typeof err.detail === "string" ? err.detail : err.code;
       this.db.prepare("UPDATE sandboxes SET status='failed', status_reason=?, terminated_at=? WHERE id=?").run(`start failed: ${reason}`, Date.now(), id);
       this.events.record(id, "sandbox.failed", { reason });
-      throw e instanceof ApiError ? e : ApiError.internal("The sandbox failed to start", e);
+      throw err;
     } finally {
       this.creating.delete(id);
       booted();
