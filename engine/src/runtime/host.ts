@@ -4,6 +4,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { EngineConfig } from "../config.js";
 import { detectCgroups, noCgroups, type CgroupDriver } from "./cgroups.js";
+import { prepareSeccomp, type SeccompFilter } from "./seccomp.js";
 import { detectBaseImages, type BaseImage } from "./templates.js";
 
 const execFileP = promisify(execFile);
@@ -24,6 +25,11 @@ export interface Isolation {
   cgroups: { version: "v1" | "v2" | "none"; memory: boolean; cpu: boolean; pids: boolean; freezer: boolean; cpuacct: boolean };
   network: { off: boolean; restricted: boolean; open: string | false; open_filter: "nftables" | false; blackhole: boolean };
   pause: "freezer" | "unavailable";
+  /**
+   * The syscall filter on every sandbox process (runtime/seccomp-policy.ts): `enforced` false says
+   * why in `reason` (and in `degraded`).
+   */
+  seccomp: { enforced: boolean; policy: string | null; blocked_abis: string[]; filter_instructions: number | null; reason: string | null };
   snapshots_include_memory: false;
   kernel: string;
   enforced: string[];
@@ -42,6 +48,8 @@ export interface Host {
   runtimeSource(bind: { src: string }): string;
   slirp4netns: string | null;
   bwrap: string | null;
+  /** The compiled seccomp filter every sandbox process runs under; null where it is degraded. */
+  seccomp: SeccompFilter | null;
   close(): Promise<void>;
 }
 
@@ -189,6 +197,8 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   } else degraded.push(`${SANDBOX_CIDR} not blackholed (needs root and iproute2)`);
 
   const sandboxing = mode !== "unavailable";
+  const sc = sandboxing ? prepareSeccomp({ disabled: config.disable.has("seccomp"), stateDir: config.root }) : { filter: null, reason: "sandboxing is unavailable" };
+  if (sc.filter && sc.built) log(`seccomp: built the libseccomp helper and a ${sc.filter.instructions}-instruction filter in ${Math.round(sc.ms)} ms`);
   const scratchTmpfs = isRoot && inPrivateMountNs();
   if (sandboxing && !scratchTmpfs) degraded.push("/workspace and /tmp are plain directories on the host disk with no size cap (the engine is not in a private mount namespace)");
   const isolation: Isolation = {
@@ -200,6 +210,9 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
     cgroups: { version: cg.version, memory: cg.memory, cpu: cg.cpu, pids: cg.pids, freezer: cg.freezer, cpuacct: cg.cpuacct },
     network: { off: sandboxing, restricted: sandboxing, open: sandboxing && slirp ? "slirp4netns" : false, open_filter: nftables ? "nftables" : false, blackhole },
     pause: cg.freezer ? "freezer" : "unavailable",
+    seccomp: sc.filter
+      ? { enforced: true, policy: "allowlist modelled on Docker's default profile", blocked_abis: ["i386", "x32"], filter_instructions: sc.filter.instructions, reason: null }
+      : { enforced: false, policy: null, blocked_abis: [], filter_instructions: null, reason: sc.reason },
     snapshots_include_memory: false,
     kernel,
     enforced,
@@ -224,10 +237,17 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
     else degraded.push("nftables (nft) is not installed: network open sandboxes can reach the host's non-loopback addresses and private networks");
   } else if (sandboxing) degraded.push("network open unavailable: slirp4netns is not installed");
   if (blackhole) enforced.push(`${SANDBOX_CIDR} blackholed on the host`);
+  if (sc.filter) {
+    enforced.push(
+      "seccomp on every sandbox process (init, exec, PTY sessions, relays): an allowlist modelled on Docker's default profile; io_uring, bpf, perf_event_open, userfaultfd, keyrings, mounts, new namespaces, kexec, kernel modules and file handles answer EPERM; i386 and x32 system calls kill the process",
+    );
+  } else if (sandboxing && !sc.filter) {
+    degraded.push(`seccomp unavailable (${sc.reason}): sandboxes can call io_uring, bpf, keyctl, perf_event_open, userfaultfd and the mount family on the shared kernel`);
+  }
   degraded.push("shared kernel: sandboxes are namespaces and cgroups, not VMs; a kernel exploit crosses them");
   degraded.push("pause keeps memory in RAM (freezer), it is not written to a snapshot; snapshots and forks copy the filesystem only (no CRIU on this kernel)");
 
-  log(`isolation: ${mode}; cgroups ${cg.version}; network open: ${isolation.network.open || "unavailable"}`);
+  log(`isolation: ${mode}; cgroups ${cg.version}; seccomp ${isolation.seccomp.enforced ? `enforced (${isolation.seccomp.filter_instructions} BPF instructions)` : "not enforced"}; network open: ${isolation.network.open || "unavailable"}`);
   for (const d of degraded) log(`  degraded: ${d}`);
 
   return {
@@ -238,6 +258,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
     images,
     bwrap,
     slirp4netns: slirp,
+    seccomp: sc.filter,
     runtimeSource: (b) => binds.get(b.src) ?? b.src,
     async close() {
       await cgroups.cleanup();
