@@ -4,6 +4,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { EngineConfig } from "../config.js";
 import { detectCgroups, noCgroups, type CgroupDriver } from "./cgroups.js";
+import { canTraverse, makeEngineDirsSearchable, sandboxRootProblem } from "./sandbox-root.js";
 import { prepareSeccomp, type SeccompFilter } from "./seccomp.js";
 import { detectBaseImages, type BaseImage } from "./templates.js";
 
@@ -66,21 +67,6 @@ function which(bin: string): string | null {
   return null;
 }
 
-/**
- * Sandbox uids must pass through the data dir to reach their own directories (which stay 0700).
- * The data dir gets o+x (search, not read); an ancestor that blocks it is reported, not changed.
- */
-function ensureTraversable(dataDir: string, degraded: string[]): void {
-  const st = fs.statSync(dataDir);
-  if ((st.mode & 0o001) === 0) fs.chmodSync(dataDir, (st.mode & 0o7777) | 0o111);
-  for (let dir = path.dirname(dataDir); dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    if ((fs.statSync(dir).mode & 0o001) === 0) {
-      degraded.push(`${dir} is not searchable by other users, so sandbox uids cannot reach ${dataDir}; move BATON_DATA_DIR or chmod o+x ${dir}`);
-      break;
-    }
-  }
-}
-
 /** Each engine hands out uids from its own block, so sandboxes of two engines never share a uid. */
 export const UID_BLOCK = 10_000;
 
@@ -118,14 +104,17 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   const kernel = fs.existsSync("/proc/sys/kernel/osrelease") ? fs.readFileSync("/proc/sys/kernel/osrelease", "utf8").trim() : "unknown";
 
   fs.mkdirSync(path.join(config.root, "sbx"), { recursive: true, mode: 0o711 });
-  ensureTraversable(config.dataDir, degraded);
-  fs.chmodSync(config.root, 0o711);
+  makeEngineDirsSearchable(config.dataDir, config.root);
   fs.chmodSync(path.join(config.root, "sbx"), 0o711);
+  // Sandbox uids must reach their directories (server.ts moves the root where they can; an engine
+  // built another way may still sit below a 0700 directory): without that nothing can start, and
+  // creates answer 501 with this sentence rather than 500 with bwrap's.
+  const unreachable = isRoot ? sandboxRootProblem(path.join(config.root, "sbx"), config.uidBase - 1) : null;
 
   // User namespaces, tried for real as an unprivileged uid: the preferred mode, where no sandbox
   // process holds any host capability.
   let mode: Isolation["mode"] = "unavailable";
-  if (bwrap && isRoot) {
+  if (bwrap && isRoot && !unreachable) {
     const probe = config.disable.has("userns")
       ? { status: 1, stderr: "disabled by ORKESTR_ENGINE_DISABLE" }
       : spawnSync(bwrap, ["--unshare-user", "--unshare-pid", "--unshare-net", "--disable-userns", "--ro-bind", "/", "/", "--proc", "/proc", "true"], {
@@ -140,7 +129,8 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
       }
     }
   }
-  if (mode === "unavailable") {
+  if (unreachable) degraded.push(unreachable);
+  else if (mode === "unavailable") {
     degraded.push(!bwrap ? "bubblewrap (bwrap) is not installed: sandboxes cannot be created (apt-get install bubblewrap)" : !isRoot ? "the engine is not running as root: it cannot give each sandbox its own host uid or cgroups, so sandboxes cannot be created" : "bwrap failed to create namespaces on this kernel");
   }
 
@@ -175,6 +165,26 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
       } catch (e) {
         degraded.push(`could not bind runtime ${b.src}: ${(e as Error).message}`);
         binds.set(b.src, b.src);
+      }
+    }
+  }
+
+  // A runtime that could not be bound (or lives below a 0700 directory outside a private mount
+  // namespace) is out of reach for bwrap running as the sandbox's uid: its images are unavailable,
+  // said plainly, rather than failing every create with bwrap's "Permission denied".
+  if (isRoot && mode !== "unavailable") {
+    const reachable = new Map<string, boolean>();
+    for (const image of images.values()) {
+      for (const b of image.binds) {
+        const src = binds.get(b.src) ?? b.src;
+        if (!reachable.has(src)) {
+          reachable.set(src, canTraverse(src, config.uidBase - 1));
+          if (!reachable.get(src)) degraded.push(`runtime ${b.src} is not reachable by sandbox uids at ${src}: images that need it are unavailable`);
+        }
+        if (!reachable.get(src) && image.available) {
+          image.available = false;
+          image.maps_to = `${image.maps_to} (unavailable: sandbox uids cannot reach ${b.src}; run the engine as root with util-linux unshare, or install the runtime outside a 0700 directory)`;
+        }
       }
     }
   }
