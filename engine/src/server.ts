@@ -31,10 +31,11 @@ async function main(): Promise<void> {
   const config = loadConfig();
   // Sandbox uids must reach the engine's tree: where the data dir sits below a directory they
   // cannot search (a checkout in /root), the engine works from a bind of it (runtime/sandbox-root.ts).
-  config.root = prepareSandboxRoot(config, {
+  const sandboxRoot = prepareSandboxRoot(config, {
     inPrivateMountNs: process.env.BATON_ENGINE_IN_MNTNS === "1",
     log: (m) => (config.logLevel === "silent" ? undefined : console.error(`[engine] ${m}`)),
   });
+  config.root = sandboxRoot.root;
   const engine = await buildEngine(config);
   await engine.app.listen({ port: config.port, host: config.host });
   const addr = engine.app.server.address();
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
     force.unref();
     try {
       await engine.close();
+      sandboxRoot.release();
       process.exit(0);
     } catch (e) {
       console.error(`[engine] shutdown failed: ${(e as Error).message}`);

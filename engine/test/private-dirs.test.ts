@@ -42,7 +42,8 @@ describe("a data dir below a 0700 directory", () => {
     const parent = privateParent();
     const dataDir = path.join(parent, "data");
     let e = await start({ dataDir });
-    expect(e.log()).toMatch(/works from its bind mount at \/run\/baton-engine\//);
+    const target = e.log().match(/works from its bind mount at (\/run\/baton-engine\/[0-9a-f]{16}) /)?.[1];
+    expect(target, e.log()).toBeDefined();
     expect(e.log()).not.toMatch(/degraded: .*not searchable|cannot reach/);
 
     const id = await createSandbox(e, { volume: "keep", network: "restricted" });
@@ -60,6 +61,9 @@ describe("a data dir below a 0700 directory", () => {
     expect((await e.api("DELETE", `/sandboxes/${id}`)).status).toBe(204);
     await e.stop();
 
+    // The mount point on the host is gone with the engine (the bind itself only ever existed in
+    // the engine's mount namespace).
+    expect(fs.existsSync(target!)).toBe(false);
     // The 0700 directory was never loosened; everything lives in the data dir.
     expect(fs.statSync(parent).mode & 0o777).toBe(0o700);
     expect(fs.existsSync(path.join(dataDir, "engine", "engine.sqlite"))).toBe(true);
@@ -99,6 +103,6 @@ describe("a data dir below a 0700 directory", () => {
     const open = fs.mkdtempSync(path.join(os.tmpdir(), "baton-open-"));
     cleanup.push(open);
     const ok = loadConfig({ BATON_DATA_DIR: open, ORKESTR_ENGINE_UID_BASE: "900000" });
-    expect(prepareSandboxRoot(ok, { inPrivateMountNs: false, log: () => undefined })).toBe(path.join(open, "engine"));
+    expect(prepareSandboxRoot(ok, { inPrivateMountNs: false, log: () => undefined }).root).toBe(path.join(open, "engine"));
   });
 });

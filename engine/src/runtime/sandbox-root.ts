@@ -53,19 +53,27 @@ export function sandboxRootProblem(root: string, uid: number): string | null {
   return `sandbox uids cannot reach ${root} (${where}): set BATON_DATA_DIR to a directory every user can traverse (e.g. /var/lib/baton) or chmod o+x ${b?.dir ?? "its parents"}`;
 }
 
+export interface SandboxRoot {
+  /** Where the engine works from. */
+  root: string;
+  /** At shutdown, after everything below it is unmounted: drops the bind and its mount point. */
+  release(): void;
+}
+
 /**
- * Returns the root the engine should work from: `<data>/engine` itself when sandbox uids can reach
- * it, else its bind mount under TRAVERSABLE_BASE. Throws one sentence when neither works (the engine
- * then refuses to start rather than fail every create).
+ * The root the engine should work from: `<data>/engine` itself when sandbox uids can reach it, else
+ * its bind mount under TRAVERSABLE_BASE. Throws one sentence when neither works (the engine then
+ * refuses to start rather than fail every create).
  */
-export function prepareSandboxRoot(config: EngineConfig, opts: { inPrivateMountNs: boolean; log: (msg: string) => void }): string {
+export function prepareSandboxRoot(config: EngineConfig, opts: { inPrivateMountNs: boolean; log: (msg: string) => void }): SandboxRoot {
   const root = config.root;
+  const asIs = { root, release: () => undefined };
   fs.mkdirSync(root, { recursive: true, mode: 0o711 });
-  if (process.getuid?.() !== 0) return root;
+  if (process.getuid?.() !== 0) return asIs;
   makeEngineDirsSearchable(config.dataDir, root);
   const probeUid = config.uidBase - 1;
   const problem = sandboxRootProblem(root, probeUid);
-  if (!problem) return root;
+  if (!problem) return asIs;
   if (!opts.inPrivateMountNs) {
     throw new Error(`${problem}; outside a private mount namespace (util-linux unshare) the engine cannot bind it elsewhere`);
   }
@@ -80,7 +88,18 @@ export function prepareSandboxRoot(config: EngineConfig, opts: { inPrivateMountN
   const still = sandboxRootProblem(target, probeUid);
   if (still) throw new Error(`${problem}; its bind at ${target} is not reachable either (${still})`);
   opts.log(`sandbox tree: ${root} is not reachable by sandbox uids, so the engine works from its bind mount at ${target} (private to the engine's mount namespace)`);
-  return target;
+  return {
+    root: target,
+    release() {
+      // The mount would go with the namespace anyway; the empty mount point is on the host.
+      spawnSync("umount", [target], { stdio: "ignore" });
+      try {
+        fs.rmdirSync(target);
+      } catch {
+        /* still busy, or another engine of the same data dir uses it */
+      }
+    },
+  };
 }
 
 /**

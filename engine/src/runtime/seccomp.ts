@@ -100,6 +100,7 @@ export function prepareSeccomp(opts: { disabled: boolean; stateDir: string }): S
   const fd = fs.openSync(filter.bpfPath, "r");
   const probe = spawnSync(filter.loaderPath, ["exec", "3", "/bin/true"], { stdio: ["ignore", "ignore", "pipe", fd], timeout: 5000 });
   fs.closeSync(fd);
+  if (probe.error) return { filter: null, reason: `the seccomp helper ${filter.loaderPath} does not run: ${probe.error.message}` };
   if (probe.status !== 0) return { filter: null, reason: `the kernel refused the filter: ${String(probe.stderr).trim() || `exit ${probe.status ?? probe.signal}`}` };
   return { filter, built, ms: performance.now() - t0 };
 }
