@@ -3,6 +3,7 @@ import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
 import { hostRequest, previewHostOf, serveInSandbox } from "./helpers/previews.js";
+import { createTemplate, waitBuilt } from "./helpers/templates.js";
 
 /**
  * The seccomp filter (runtime/seccomp.ts, seccomp-policy.ts) seen from inside real sandboxes: the
@@ -213,6 +214,31 @@ with zipfile.ZipFile(f"/workspace/{name}-{ver}-py3-none-any.whl", "w") as z:
     expect(r.exit_code).toBe(0);
     expect(r.stdout.split("\n").filter(Boolean)).toEqual(["thread", "subprocess", "worker 42", "node-fs 1000000", "pip", "wheel 42", "commits 1"]);
   }, 180_000);
+
+  it("template build steps, which run as uid 0, are filtered and hold no capability (user namespace or not)", async () => {
+    // The exec loader also does setpriv's job (runtime/sandbox-proc.ts enterArgs): for uid 0 an
+    // empty bounding set is what leaves the step without capabilities. Without a user namespace
+    // (bwrap-root) the step is the host's uid 0, so this is checked there too.
+    const rootMode = await startEngine({ env: { ORKESTR_ENGINE_DISABLE: "userns" } });
+    try {
+      const step = `id -u; grep -E '^(CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status; python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); print('keyctl', l.syscall(250, 0, 0), ctypes.get_errno())"`;
+      for (const engine of [e, rootMode]) {
+        const iso = (await engine.api("GET", "/sandboxes/limits")).body.isolation;
+        const t = await createTemplate(engine, { name: `caps-${iso.mode}`, steps: [step] });
+        expect(await waitBuilt(engine, t.id)).toMatchObject({ status: "ready" });
+        const lines = (await engine.api("GET", `/templates/${t.id}/logs?limit=1000`)).body.lines as { stream: string; data: string }[];
+        const out = lines.filter((l) => l.stream === "stdout").map((l) => l.data).join("");
+        expect(out, iso.mode).toMatch(/^0\n/);
+        for (const set of ["CapEff", "CapPrm", "CapBnd", "CapAmb"]) expect(out, `${iso.mode} ${set}`).toMatch(new RegExp(`${set}:\\s+0000000000000000\\n`));
+        expect(out, iso.mode).toMatch(/NoNewPrivs:\s+1\n/);
+        expect(out, iso.mode).toMatch(/Seccomp:\s+2\n/);
+        expect(out, iso.mode).toMatch(/keyctl -1 1\n/);
+      }
+    } finally {
+      await rootMode.stop();
+      if (rootMode.dataDir) fs.rmSync(rootMode.dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it("the egress and preview relays run under the filter too", async () => {
     const sbx = await createSandbox(e, { network: "restricted" });

@@ -1,10 +1,10 @@
 import { SECCOMP_FD, type SandboxProcess } from "./sandbox-proc.js";
 
 /**
- * How anything runs inside a sandbox (exec, PTY sessions): the host-side helpers (sh, nsenter,
- * setpriv: root until setpriv) get only HOST_ENV plus an opaque payload, and the sandbox's
- * environment is applied inside, after setpriv. Caller-chosen variables such as LD_PRELOAD or
- * BASH_ENV must never reach a root process on the host.
+ * How anything runs inside a sandbox (exec, PTY sessions): the host-side helpers (sh, nsenter, and
+ * the seccomp loader or setpriv that drop what is left of root) get only HOST_ENV plus an opaque
+ * payload, and the sandbox's environment is applied inside, after them. Caller-chosen variables
+ * such as LD_PRELOAD or BASH_ENV must never reach a root process on the host.
  */
 export const HOST_ENV = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", LANG: "C.UTF-8" };
 
@@ -45,8 +45,8 @@ export interface SpawnSpec {
 /**
  * The spawn of a shell script run inside the sandbox as its user with exactly `env`:
  * host side [bash: close fds] → sh: join cgroups, open the seccomp filter → nsenter → the static
- * seccomp loader (filter in, descriptors closed) → setpriv; sandbox side: sh evaluates the payload
- * (clear env, export `env`, then `script`).
+ * seccomp loader (capabilities and descriptors dropped, filter in; setpriv where there is no
+ * filter); sandbox side: sh evaluates the payload (clear env, export `env`, then `script`).
  */
 export function sandboxCommand(proc: SandboxProcess, env: Record<string, string>, script: string, opts: { closeFds?: boolean; argv0?: string } = {}): SpawnSpec {
   const payload = [...CLEAR_ENV, ...Object.entries(env).map(([k, v]) => `export ${k}=${shq(v)}`), script].join("\n");

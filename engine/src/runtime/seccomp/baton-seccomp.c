@@ -6,6 +6,13 @@
  *       Compiles the policy text with libseccomp into a classic-BPF program (seccomp_export_bpf) at
  *       OUT: the form `bwrap --seccomp FD` loads, and `exec` below.
  *
+ *   baton-seccomp enter FD PROG [ARG...]
+ *       `exec`, after doing what `setpriv --no-new-privs --inh-caps=-all --bounding-set=-all` did in
+ *       the exec chain: empties the bounding set (where CAP_SETPCAP allows: a process without it
+ *       holds no capability to lose, nsenter -S already dropped them with the uid) and the
+ *       inheritable and ambient sets. The engine's exec and PTY path uses it in place of setpriv,
+ *       so the filter costs no extra exec.
+ *
  *   baton-seccomp nr NAME...
  *       Prints each name's native syscall number as libseccomp knows it (-1: unknown), for tests.
  *
@@ -28,6 +35,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
@@ -175,9 +183,25 @@ static int export_filter(const char *out) {
   return 0;
 }
 
-static int exec_filtered(int argc, char **argv) {
+/* What setpriv --inh-caps=-all --bounding-set=-all did for the exec chain. */
+static void drop_capabilities(void) {
+  for (int cap = 0; cap < 64; cap++) {
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0) continue;
+    if (errno == EINVAL) break; /* past the kernel's last capability */
+    if (errno == EPERM && cap == 0) break; /* no CAP_SETPCAP: nothing to drop with it */
+    die("cannot drop the bounding set", strerror(errno));
+  }
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL) die("cannot clear ambient capabilities", strerror(errno));
+  struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct data[2];
+  if (syscall(SYS_capget, &hdr, data)) die("capget", strerror(errno));
+  data[0].inheritable = data[1].inheritable = 0;
+  if (syscall(SYS_capset, &hdr, data)) die("cannot clear inheritable capabilities", strerror(errno));
+}
+
+static int exec_filtered(int argc, char **argv, int drop) {
   long long fd;
-  if (argc < 4 || parse_int(argv[2], &fd) || fd < 3) die("usage: baton-seccomp exec FD PROG [ARG...]", NULL);
+  if (argc < 4 || parse_int(argv[2], &fd) || fd < 3) die("usage: baton-seccomp exec|enter FD PROG [ARG...]", NULL);
   /* Nothing about this process is worth inspecting before the filter is in. */
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   static struct sock_filter insns[BPF_MAXINSNS + 1];
@@ -195,6 +219,7 @@ static int exec_filtered(int argc, char **argv) {
   if (syscall(SYS_close_range, 3U, ~0U, 0U)) {
     for (int i = 3; i < 65536; i++) close(i);
   }
+  if (drop) drop_capabilities();
   struct sock_fprog prog = {.len = (unsigned short)(len / sizeof insns[0]), .filter = insns};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) die("no_new_privs", strerror(errno));
   if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) die("cannot load the seccomp filter", strerror(errno));
@@ -205,11 +230,12 @@ static int exec_filtered(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "export") == 0) return export_filter(argv[2]);
-  if (argc >= 2 && strcmp(argv[1], "exec") == 0) return exec_filtered(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "exec") == 0) return exec_filtered(argc, argv, 0);
+  if (argc >= 2 && strcmp(argv[1], "enter") == 0) return exec_filtered(argc, argv, 1);
   if (argc >= 2 && strcmp(argv[1], "nr") == 0) {
     for (int i = 2; i < argc; i++) printf("%s %d\n", argv[i], seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, argv[i]));
     return 0;
   }
-  fprintf(stderr, "usage: baton-seccomp export OUT < POLICY | baton-seccomp exec FD PROG [ARG...] | baton-seccomp nr NAME...\n");
+  fprintf(stderr, "usage: baton-seccomp export OUT < POLICY | baton-seccomp exec|enter FD PROG [ARG...] | baton-seccomp nr NAME...\n");
   return 2;
 }
