@@ -251,7 +251,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
     enforced.push(
       "seccomp on every sandbox process (init, exec, PTY sessions, relays): an allowlist modelled on Docker's default profile; io_uring, bpf, perf_event_open, userfaultfd, keyrings, mounts, new namespaces, kexec, kernel modules and file handles answer EPERM; i386 and x32 system calls kill the process",
     );
-  } else if (sandboxing && !sc.filter) {
+  } else if (sandboxing) {
     degraded.push(`seccomp unavailable (${sc.reason}): sandboxes can call io_uring, bpf, keyctl, perf_event_open, userfaultfd and the mount family on the shared kernel`);
   }
   degraded.push("shared kernel: sandboxes are namespaces and cgroups, not VMs; a kernel exploit crosses them");
