@@ -5,12 +5,15 @@
 #   socat       - the in-sandbox relay to the egress proxy for network "restricted"
 #   nftables    - keeps network "open" sandboxes off the host's own addresses and private ranges
 #   iproute2    - the blackhole route for the sandbox range; test "fake internet" namespaces
+#   gcc, libseccomp-dev - the engine builds its seccomp helper (filter generator and exec loader,
+#                 statically linked) against libseccomp at start; without them sandboxes run
+#                 without a syscall filter and limits.isolation says so
 #   curl, openssl, procps - used inside sandboxes and by the network tests
 #   vim         - a full-screen editor inside sandboxes (the terminal e2e test drives it)
 #   chromium    - the browser the end-to-end tests drive (Playwright never downloads one here)
 set -euo pipefail
 need=()
-for pkg in bubblewrap slirp4netns socat nftables iproute2 curl openssl procps util-linux vim chromium; do
+for pkg in bubblewrap slirp4netns socat nftables iproute2 gcc libc6-dev libseccomp-dev curl openssl procps util-linux vim chromium; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ "${#need[@]}" -eq 0 ]; then

@@ -26,8 +26,8 @@ const EnvSchema = z.object({
   ORKESTR_ENGINE_UID_BASE: z.coerce.number().int().min(1000).default(200_000),
   ORKESTR_ENGINE_LOG: z.enum(["silent", "error", "warn", "info", "debug"]).default("info"),
   /**
-   * Mechanisms to treat as refused by the kernel (comma list of userns, cgroups, slirp4netns), so
-   * the degraded paths can be exercised on a machine that allows everything.
+   * Mechanisms to treat as refused by the kernel (comma list of userns, cgroups, slirp4netns,
+   * seccomp), so the degraded paths can be exercised on a machine that allows everything.
    */
   ORKESTR_ENGINE_DISABLE: z.string().default(""),
   /** Overrides the plan's one-time trial credit (EUR), e.g. to exercise trial_exhausted. */
@@ -95,7 +95,7 @@ export interface EngineConfig {
   logLevel: "silent" | "error" | "warn" | "info" | "debug";
   blackhole: string[];
   trialCreditEur: number | undefined;
-  disable: Set<"userns" | "cgroups" | "slirp4netns">;
+  disable: Set<"userns" | "cgroups" | "slirp4netns" | "seccomp">;
   /** Custom template builds: step timeout (s), build network, layer size cap (MB). */
   templateStepTimeoutS: number;
   templateBuildNetwork: "off" | "restricted";
@@ -159,7 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   };
 }
 
-const DISABLEABLE = ["userns", "cgroups", "slirp4netns"] as const;
+const DISABLEABLE = ["userns", "cgroups", "slirp4netns", "seccomp"] as const;
 function parseDisable(list: string): Set<(typeof DISABLEABLE)[number]> {
   const out = new Set<(typeof DISABLEABLE)[number]>();
   for (const item of list.split(",").map((s) => s.trim()).filter(Boolean)) {

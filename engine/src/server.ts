@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { loadConfig } from "./config.js";
 import { buildEngine } from "./app.js";
 import { CLOSE_FDS } from "./runtime/sandbox-command.js";
+import { prepareSandboxRoot } from "./runtime/sandbox-root.js";
 
 /**
  * Entry point: `npm run engine`. As root it first re-executes itself in a private mount namespace
@@ -28,11 +29,18 @@ async function main(): Promise<void> {
   // A backstop: a stray rejection is logged, never allowed to take every sandbox down with the engine.
   process.on("unhandledRejection", (e) => console.error(`[engine] unhandled rejection: ${(e as Error)?.stack ?? String(e)}`));
   const config = loadConfig();
+  // Sandbox uids must reach the engine's tree: where the data dir sits below a directory they
+  // cannot search (a checkout in /root), the engine works from a bind of it (runtime/sandbox-root.ts).
+  const sandboxRoot = prepareSandboxRoot(config, {
+    inPrivateMountNs: process.env.BATON_ENGINE_IN_MNTNS === "1",
+    log: (m) => (config.logLevel === "silent" ? undefined : console.error(`[engine] ${m}`)),
+  });
+  config.root = sandboxRoot.root;
   const engine = await buildEngine(config);
   await engine.app.listen({ port: config.port, host: config.host });
   const addr = engine.app.server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.port;
-  console.error(`[engine] orkestr v1 engine listening on http://${config.host}:${port}/v1 (plan ${config.plan}, data ${config.root})`);
+  console.error(`[engine] orkestr v1 engine listening on http://${config.host}:${port}/v1 (plan ${config.plan}, data ${config.dataDir})`);
   // A line tests and the launcher wait for.
   console.log(JSON.stringify({ ready: true, port, pid: process.pid }));
 
@@ -45,6 +53,7 @@ async function main(): Promise<void> {
     force.unref();
     try {
       await engine.close();
+      sandboxRoot.release();
       process.exit(0);
     } catch (e) {
       console.error(`[engine] shutdown failed: ${(e as Error).message}`);

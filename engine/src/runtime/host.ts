@@ -4,6 +4,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { EngineConfig } from "../config.js";
 import { detectCgroups, noCgroups, type CgroupDriver } from "./cgroups.js";
+import { canTraverse, makeEngineDirsSearchable, sandboxRootProblem } from "./sandbox-root.js";
+import { prepareSeccomp, type SeccompFilter } from "./seccomp.js";
 import { detectBaseImages, type BaseImage } from "./templates.js";
 
 const execFileP = promisify(execFile);
@@ -24,6 +26,11 @@ export interface Isolation {
   cgroups: { version: "v1" | "v2" | "none"; memory: boolean; cpu: boolean; pids: boolean; freezer: boolean; cpuacct: boolean };
   network: { off: boolean; restricted: boolean; open: string | false; open_filter: "nftables" | false; blackhole: boolean };
   pause: "freezer" | "unavailable";
+  /**
+   * The syscall filter on every sandbox process (runtime/seccomp-policy.ts): `enforced` false says
+   * why in `reason` (and in `degraded`).
+   */
+  seccomp: { enforced: boolean; policy: string | null; blocked_abis: string[]; filter_instructions: number | null; reason: string | null };
   snapshots_include_memory: false;
   kernel: string;
   enforced: string[];
@@ -42,6 +49,8 @@ export interface Host {
   runtimeSource(bind: { src: string }): string;
   slirp4netns: string | null;
   bwrap: string | null;
+  /** The compiled seccomp filter every sandbox process runs under; null where it is degraded. */
+  seccomp: SeccompFilter | null;
   close(): Promise<void>;
 }
 
@@ -56,21 +65,6 @@ function which(bin: string): string | null {
     }
   }
   return null;
-}
-
-/**
- * Sandbox uids must pass through the data dir to reach their own directories (which stay 0700).
- * The data dir gets o+x (search, not read); an ancestor that blocks it is reported, not changed.
- */
-function ensureTraversable(dataDir: string, degraded: string[]): void {
-  const st = fs.statSync(dataDir);
-  if ((st.mode & 0o001) === 0) fs.chmodSync(dataDir, (st.mode & 0o7777) | 0o111);
-  for (let dir = path.dirname(dataDir); dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    if ((fs.statSync(dir).mode & 0o001) === 0) {
-      degraded.push(`${dir} is not searchable by other users, so sandbox uids cannot reach ${dataDir}; move BATON_DATA_DIR or chmod o+x ${dir}`);
-      break;
-    }
-  }
 }
 
 /** Each engine hands out uids from its own block, so sandboxes of two engines never share a uid. */
@@ -110,14 +104,17 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   const kernel = fs.existsSync("/proc/sys/kernel/osrelease") ? fs.readFileSync("/proc/sys/kernel/osrelease", "utf8").trim() : "unknown";
 
   fs.mkdirSync(path.join(config.root, "sbx"), { recursive: true, mode: 0o711 });
-  ensureTraversable(config.dataDir, degraded);
-  fs.chmodSync(config.root, 0o711);
+  makeEngineDirsSearchable(config.dataDir, config.root);
   fs.chmodSync(path.join(config.root, "sbx"), 0o711);
+  // Sandbox uids must reach their directories (server.ts moves the root where they can; an engine
+  // built another way may still sit below a 0700 directory): without that nothing can start, and
+  // creates answer 501 with this sentence rather than 500 with bwrap's.
+  const unreachable = isRoot ? sandboxRootProblem(path.join(config.root, "sbx"), config.uidBase - 1) : null;
 
   // User namespaces, tried for real as an unprivileged uid: the preferred mode, where no sandbox
   // process holds any host capability.
   let mode: Isolation["mode"] = "unavailable";
-  if (bwrap && isRoot) {
+  if (bwrap && isRoot && !unreachable) {
     const probe = config.disable.has("userns")
       ? { status: 1, stderr: "disabled by ORKESTR_ENGINE_DISABLE" }
       : spawnSync(bwrap, ["--unshare-user", "--unshare-pid", "--unshare-net", "--disable-userns", "--ro-bind", "/", "/", "--proc", "/proc", "true"], {
@@ -132,7 +129,8 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
       }
     }
   }
-  if (mode === "unavailable") {
+  if (unreachable) degraded.push(unreachable);
+  else if (mode === "unavailable") {
     degraded.push(!bwrap ? "bubblewrap (bwrap) is not installed: sandboxes cannot be created (apt-get install bubblewrap)" : !isRoot ? "the engine is not running as root: it cannot give each sandbox its own host uid or cgroups, so sandboxes cannot be created" : "bwrap failed to create namespaces on this kernel");
   }
 
@@ -171,6 +169,26 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
     }
   }
 
+  // A runtime that could not be bound (or lives below a 0700 directory outside a private mount
+  // namespace) is out of reach for bwrap running as the sandbox's uid: its images are unavailable,
+  // said plainly, rather than failing every create with bwrap's "Permission denied".
+  if (isRoot && mode !== "unavailable") {
+    const reachable = new Map<string, boolean>();
+    for (const image of images.values()) {
+      for (const b of image.binds) {
+        const src = binds.get(b.src) ?? b.src;
+        if (!reachable.has(src)) {
+          reachable.set(src, canTraverse(src, config.uidBase - 1));
+          if (!reachable.get(src)) degraded.push(`runtime ${b.src} is not reachable by sandbox uids at ${src}: images that need it are unavailable`);
+        }
+        if (!reachable.get(src) && image.available) {
+          image.available = false;
+          image.maps_to = `${image.maps_to} (unavailable: sandbox uids cannot reach ${b.src}; run the engine as root with util-linux unshare, or install the runtime outside a 0700 directory)`;
+        }
+      }
+    }
+  }
+
   let blackhole = false;
   let addedBlackhole = false;
   if (isRoot && which("ip")) {
@@ -189,6 +207,8 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   } else degraded.push(`${SANDBOX_CIDR} not blackholed (needs root and iproute2)`);
 
   const sandboxing = mode !== "unavailable";
+  const sc = sandboxing ? prepareSeccomp({ disabled: config.disable.has("seccomp"), stateDir: config.root }) : { filter: null, reason: "sandboxing is unavailable" };
+  if (sc.filter && sc.built) log(`seccomp: built the libseccomp helper and a ${sc.filter.instructions}-instruction filter in ${Math.round(sc.ms)} ms`);
   const scratchTmpfs = isRoot && inPrivateMountNs();
   if (sandboxing && !scratchTmpfs) degraded.push("/workspace and /tmp are plain directories on the host disk with no size cap (the engine is not in a private mount namespace)");
   const isolation: Isolation = {
@@ -200,6 +220,9 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
     cgroups: { version: cg.version, memory: cg.memory, cpu: cg.cpu, pids: cg.pids, freezer: cg.freezer, cpuacct: cg.cpuacct },
     network: { off: sandboxing, restricted: sandboxing, open: sandboxing && slirp ? "slirp4netns" : false, open_filter: nftables ? "nftables" : false, blackhole },
     pause: cg.freezer ? "freezer" : "unavailable",
+    seccomp: sc.filter
+      ? { enforced: true, policy: "allowlist modelled on Docker's default profile", blocked_abis: ["i386", "x32"], filter_instructions: sc.filter.instructions, reason: null }
+      : { enforced: false, policy: null, blocked_abis: [], filter_instructions: null, reason: sc.reason },
     snapshots_include_memory: false,
     kernel,
     enforced,
@@ -224,10 +247,17 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
     else degraded.push("nftables (nft) is not installed: network open sandboxes can reach the host's non-loopback addresses and private networks");
   } else if (sandboxing) degraded.push("network open unavailable: slirp4netns is not installed");
   if (blackhole) enforced.push(`${SANDBOX_CIDR} blackholed on the host`);
+  if (sc.filter) {
+    enforced.push(
+      "seccomp on every sandbox process (init, exec, PTY sessions, relays): an allowlist modelled on Docker's default profile; io_uring, bpf, perf_event_open, userfaultfd, keyrings, mounts, new namespaces, kexec, kernel modules and file handles answer EPERM; i386 and x32 system calls kill the process",
+    );
+  } else if (sandboxing) {
+    degraded.push(`seccomp unavailable (${sc.reason}): sandboxes can call io_uring, bpf, keyctl, perf_event_open, userfaultfd and the mount family on the shared kernel`);
+  }
   degraded.push("shared kernel: sandboxes are namespaces and cgroups, not VMs; a kernel exploit crosses them");
   degraded.push("pause keeps memory in RAM (freezer), it is not written to a snapshot; snapshots and forks copy the filesystem only (no CRIU on this kernel)");
 
-  log(`isolation: ${mode}; cgroups ${cg.version}; network open: ${isolation.network.open || "unavailable"}`);
+  log(`isolation: ${mode}; cgroups ${cg.version}; seccomp ${isolation.seccomp.enforced ? `enforced (${isolation.seccomp.filter_instructions} BPF instructions)` : "not enforced"}; network open: ${isolation.network.open || "unavailable"}`);
   for (const d of degraded) log(`  degraded: ${d}`);
 
   return {
@@ -238,6 +268,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
     images,
     bwrap,
     slirp4netns: slirp,
+    seccomp: sc.filter,
     runtimeSource: (b) => binds.get(b.src) ?? b.src,
     async close() {
       await cgroups.cleanup();

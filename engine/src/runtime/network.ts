@@ -7,6 +7,7 @@ import { EgressProxy, FORBIDDEN_V4, FORBIDDEN_V6 } from "../services/egress-prox
 import { sleep } from "../lib/time.js";
 import type { Host } from "./host.js";
 import type { SandboxProcess } from "./sandbox-proc.js";
+import { closeFilter, openFilter, seccompExecPrefix } from "./seccomp.js";
 
 /** In-sandbox address of the allow-listing proxy (restricted mode). */
 export const PROXY_PORT = 3128;
@@ -44,15 +45,22 @@ export async function startNetwork(host: Host, proc: SandboxProcess, mode: "off"
       await proxy.close();
       throw e;
     }
-    const relay = spawn(
-      "nsenter",
-      [
-        `--net=${netns}`, "--",
-        "setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig", "KILL", "--",
-        "socat", `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr,backlog=128,max-children=${RELAY_MAX_CONNECTIONS}`, `UNIX-CONNECT:${sock}`,
-      ],
-      { stdio: ["ignore", "ignore", "pipe"] },
-    );
+    // Under the sandboxes' seccomp filter too (fd 3): it runs in the sandbox's network namespace.
+    const filterFd = openFilter(proc.seccomp);
+    let relay: ChildProcess;
+    try {
+      relay = spawn(
+        "nsenter",
+        [
+          `--net=${netns}`, "--", ...seccompExecPrefix(proc.seccomp, 3),
+          "setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig", "KILL", "--",
+          "socat", `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr,backlog=128,max-children=${RELAY_MAX_CONNECTIONS}`, `UNIX-CONNECT:${sock}`,
+        ],
+        { stdio: ["ignore", "ignore", "pipe", filterFd] },
+      );
+    } finally {
+      closeFilter(filterFd);
+    }
     let relayErr = "";
     relay.stderr!.on("data", (d: Buffer) => (relayErr = (relayErr + d.toString()).slice(-2000)));
     relay.on("error", (e) => (relayErr += ` ${e.message}`));

@@ -7,6 +7,7 @@ import path from "node:path";
 import { sleep } from "../lib/time.js";
 import { HOST_ENV } from "./sandbox-command.js";
 import type { SandboxProcess } from "./sandbox-proc.js";
+import { closeFilter, openFilter, seccompExecPrefix } from "./seccomp.js";
 
 /**
  * Preview relays (engine-notes §4 b): the engine never exposes a sandbox on a host TCP port.
@@ -136,15 +137,22 @@ export class PreviewRelay {
     // filesystem), then setpriv drops to the sandbox's uid without capabilities. PDEATHSIG ends
     // it with the engine; socat's default backlog (5) would make parallel page loads wait on SYN
     // retransmits, hence backlog=128.
-    const child = spawn(
-      "nsenter",
-      [
-        `--net=/proc/${proc.targetPid}/ns/net`, "--",
-        "setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig", "KILL", "--",
-        "socat", `UNIX-LISTEN:${socketPath},fork,unlink-early,backlog=128,max-children=${PREVIEW_RELAY_MAX_CONNECTIONS}`, dial,
-      ],
-      { stdio: ["ignore", "ignore", "pipe"], env: HOST_ENV },
-    );
+    // Under the sandboxes' seccomp filter too (fd 3), like everything in the sandbox's namespaces.
+    const filterFd = openFilter(proc.seccomp);
+    let child: ChildProcess;
+    try {
+      child = spawn(
+        "nsenter",
+        [
+          `--net=/proc/${proc.targetPid}/ns/net`, "--", ...seccompExecPrefix(proc.seccomp, 3),
+          "setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig", "KILL", "--",
+          "socat", `UNIX-LISTEN:${socketPath},fork,unlink-early,backlog=128,max-children=${PREVIEW_RELAY_MAX_CONNECTIONS}`, dial,
+        ],
+        { stdio: ["ignore", "ignore", "pipe", filterFd], env: HOST_ENV },
+      );
+    } finally {
+      closeFilter(filterFd);
+    }
     const relay = new PreviewRelay(socketPath, target, port, child);
     child.on("error", (e) => (relay.stderr += ` ${e.message}`));
     try {

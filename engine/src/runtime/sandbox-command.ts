@@ -1,10 +1,10 @@
-import type { SandboxProcess } from "./sandbox-proc.js";
+import { SECCOMP_FD, type SandboxProcess } from "./sandbox-proc.js";
 
 /**
- * How anything runs inside a sandbox (exec, PTY sessions): the host-side helpers (sh, nsenter,
- * setpriv: root until setpriv) get only HOST_ENV plus an opaque payload, and the sandbox's
- * environment is applied inside, after setpriv. Caller-chosen variables such as LD_PRELOAD or
- * BASH_ENV must never reach a root process on the host.
+ * How anything runs inside a sandbox (exec, PTY sessions): the host-side helpers (sh, nsenter, and
+ * the seccomp loader or setpriv that drop what is left of root) get only HOST_ENV plus an opaque
+ * payload, and the sandbox's environment is applied inside, after them. Caller-chosen variables
+ * such as LD_PRELOAD or BASH_ENV must never reach a root process on the host.
  */
 export const HOST_ENV = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", LANG: "C.UTF-8" };
 
@@ -13,8 +13,12 @@ const PAYLOAD_VAR = "BATON_PAYLOAD_";
 /** Characters per payload variable: one env string may not exceed 128 KiB (MAX_ARG_STRLEN). */
 const PAYLOAD_CHUNK = 32 * 1024;
 
-/** Joins every cgroup of the sandbox, then execs the rest: nothing the command forks escapes its limits. */
-const CGROUP_PROLOGUE = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+/**
+ * Joins every cgroup of the sandbox (nothing the command forks escapes its limits), opens the
+ * seccomp program and its loader for nsenter to hand on (SandboxProcess.enterArgs; an empty first
+ * path means no filter), then execs the rest.
+ */
+const PROLOGUE = `n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; if [ -n "$1" ]; then exec ${SECCOMP_FD - 1}<"$1" ${SECCOMP_FD}<"$2" || exit 125; fi; shift 2; exec "$@"`;
 
 /**
  * Closes inherited descriptors above 2 before going on (node-pty's fork does not). dash cannot
@@ -40,8 +44,9 @@ export interface SpawnSpec {
 
 /**
  * The spawn of a shell script run inside the sandbox as its user with exactly `env`:
- * host side [bash: close fds] → sh: join cgroups → nsenter + setpriv; sandbox side: sh evaluates
- * the payload (clear env, export `env`, then `script`).
+ * host side [bash: close fds] → sh: join cgroups, open the seccomp filter → nsenter → the static
+ * seccomp loader (capabilities and descriptors dropped, filter in; setpriv where there is no
+ * filter); sandbox side: sh evaluates the payload (clear env, export `env`, then `script`).
  */
 export function sandboxCommand(proc: SandboxProcess, env: Record<string, string>, script: string, opts: { closeFds?: boolean; argv0?: string } = {}): SpawnSpec {
   const payload = [...CLEAR_ENV, ...Object.entries(env).map(([k, v]) => `export ${k}=${shq(v)}`), script].join("\n");
@@ -59,7 +64,8 @@ export function sandboxCommand(proc: SandboxProcess, env: Record<string, string>
   // The payload is unset before it runs, so its own text never shows up in `export -p` above.
   const unpack = `p="${names.map((n) => "$" + n).join("")}"; unset ${names.join(" ")}; eval "$p"`;
   const procs = proc.cgroup.procsFiles;
-  const chain = ["/bin/sh", "-c", CGROUP_PROLOGUE, "sh", String(procs.length), ...procs, "nsenter", ...proc.enterArgs(), "/bin/sh", "-c", unpack, opts.argv0 ?? "baton"];
+  const filter = proc.seccomp ? [proc.seccomp.bpfPath, proc.seccomp.loaderPath] : ["", ""];
+  const chain = ["/bin/sh", "-c", PROLOGUE, "sh", String(procs.length), ...procs, ...filter, "nsenter", ...proc.enterArgs(), "/bin/sh", "-c", unpack, opts.argv0 ?? "baton"];
   if (opts.closeFds) return { file: "/bin/bash", args: ["-c", CLOSE_FDS, opts.argv0 ?? "baton", ...chain], env: hostEnv };
   return { file: chain[0]!, args: chain.slice(1), env: hostEnv };
 }

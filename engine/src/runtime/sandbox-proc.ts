@@ -8,10 +8,14 @@ import type { Readable, Writable } from "node:stream";
 import type { Host } from "./host.js";
 import type { SandboxCgroup } from "./cgroups.js";
 import type { BaseImage } from "./templates.js";
+import { closeFilter, openFilter, type SeccompFilter } from "./seccomp.js";
 import { sleep } from "../lib/time.js";
 
 /** The uid/gid a sandbox's user sees inside its own user namespace. */
 export const INNER_UID = 1000;
+
+/** Descriptor of the seccomp program for bwrap; for exec, of the loader (the program is one below). */
+export const SECCOMP_FD = 9;
 
 export interface SandboxSpec {
   id: string;
@@ -122,6 +126,8 @@ export class SandboxProcess {
     readonly cgroup: SandboxCgroup,
     private readonly mode: "bwrap-userns" | "bwrap-root",
     private readonly rlimits: string[],
+    /** The filter bwrap gave the init; whatever enters the sandboxes later loads it too (enterArgs). */
+    readonly seccomp: SeccompFilter | null,
   ) {
     bwrap.once("exit", (code, signal) => {
       this.exited = true;
@@ -150,6 +156,9 @@ export class SandboxProcess {
       "--hostname", hostname(spec.id), "--die-with-parent", "--new-session", "--as-pid-1",
       "--info-fd", "3", "--block-fd", "4",
     );
+    // The syscall filter (runtime/seccomp.ts), installed by bwrap right before it execs the init,
+    // so every descendant inherits it; fd 9 below.
+    if (host.seccomp) args.push("--seccomp", String(SECCOMP_FD));
     // A custom template brings its whole root filesystem (runtime/layers.ts); else the host userland, piece by piece.
     if (spec.rootfs) args.push(spec.rootfs.writable ? "--bind" : "--ro-bind", spec.rootfs.path, "/");
     else args.push(
@@ -181,11 +190,17 @@ export class SandboxProcess {
     const rlimits = rlimitFallback(host, spec);
     args.push(...rlimits, "/bin/sh", "-c", RESIDENT_INIT);
 
-    const child = spawn(host.bwrap, args, {
-      stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe"],
-      ...(mode === "bwrap-userns" && !spec.asRoot ? { uid: spec.uid, gid: spec.uid } : {}),
-      env: {},
-    });
+    const filterFd = openFilter(host.seccomp);
+    let child: ChildProcess;
+    try {
+      child = spawn(host.bwrap, args, {
+        stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", filterFd],
+        ...(mode === "bwrap-userns" && !spec.asRoot ? { uid: spec.uid, gid: spec.uid } : {}),
+        env: {},
+      });
+    } finally {
+      closeFilter(filterFd);
+    }
     const stdio = child.stdio as unknown as (Readable & Writable)[];
     // bwrap closes its ends of these pipes whenever it is done with them; that is not an error.
     for (const s of stdio) s?.on("error", () => undefined);
@@ -212,7 +227,7 @@ export class SandboxProcess {
       stdio[4]!.end("x");
       await Promise.race([waitForExec(initPid, "sh"), exited, timeout(10_000, "sandbox init did not start within 10 s")]);
       child.stderr?.removeAllListeners("data");
-      return new SandboxProcess(spec, child, initPid, cgroup, mode, rlimits);
+      return new SandboxProcess(spec, child, initPid, cgroup, mode, rlimits, host.seccomp);
     } catch (e) {
       child.kill("SIGKILL");
       await cgroup.destroy().catch(() => undefined);
@@ -223,14 +238,19 @@ export class SandboxProcess {
   /**
    * nsenter arguments that run a program as the sandbox user inside every namespace of this
    * sandbox, starting in the resident process's working directory (/workspace).
+   *
+   * With a seccomp filter, the caller must have opened it as fd SECCOMP_FD - 1 and the static
+   * loader as fd SECCOMP_FD (sandbox-command.ts does): nsenter execs the loader through
+   * /proc/self/fd, a file of the host that the sandbox's view cannot replace, and it installs the
+   * filter before anything from the sandbox's filesystem (prlimit, sh) runs. Its `enter` mode also
+   * does setpriv's part (no_new_privs, empty bounding, inheritable and ambient sets), so the
+   * filter costs no extra exec per command; without a filter setpriv does that.
    */
   enterArgs(): string[] {
     const user = this.spec.asRoot ? "0" : this.mode === "bwrap-userns" ? String(INNER_UID) : String(this.spec.uid);
-    return [
-      "-t", String(this.targetPid), "-a", "-S", user, "-G", user, "-w", "--",
-      ...this.rlimits,
-      "/usr/bin/setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--",
-    ];
+    const enter = ["-t", String(this.targetPid), "-a", "-S", user, "-G", user, "-w", "--"];
+    if (this.seccomp) return [...enter, `/proc/self/fd/${SECCOMP_FD}`, "enter", String(SECCOMP_FD - 1), ...this.rlimits];
+    return [...enter, ...this.rlimits, "/usr/bin/setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"];
   }
 
   async kill(): Promise<void> {

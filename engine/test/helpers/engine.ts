@@ -47,10 +47,12 @@ function uidBase(): number {
   return 1_000_000 + ((process.pid * 13 + engines++) % 500) * 10_000;
 }
 
-export async function startEngine(opts: { env?: Record<string, string>; dataDir?: string } = {}): Promise<EngineHandle> {
+/** `checkout`: run the engine from another copy of the repository (default: this one). */
+export async function startEngine(opts: { env?: Record<string, string>; dataDir?: string; checkout?: string } = {}): Promise<EngineHandle> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "baton-engine-"));
-  const proc = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "engine/src/server.ts")], {
-    cwd: ROOT,
+  const checkout = opts.checkout ?? ROOT;
+  const proc = spawn(process.execPath, ["--import", "tsx", path.join(checkout, "engine/src/server.ts")], {
+    cwd: checkout,
     env: {
       PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
       HOME: process.env.HOME ?? "/root",
