@@ -79,9 +79,11 @@ describe("a data dir below a 0700 directory", () => {
   it("works when the whole checkout is below a 0700 directory (default ./data)", async () => {
     const parent = privateParent();
     const checkout = path.join(parent, "baton");
-    // What a clone needs to run the engine: its source and the installed packages.
+    // What a clone needs to run the engine: its source (with the lib/ modules it shares with the
+    // console) and the installed packages.
     fs.mkdirSync(checkout);
     fs.cpSync(path.join(ROOT, "engine", "src"), path.join(checkout, "engine", "src"), { recursive: true });
+    fs.cpSync(path.join(ROOT, "lib"), path.join(checkout, "lib"), { recursive: true });
     fs.copyFileSync(path.join(ROOT, "package.json"), path.join(checkout, "package.json"));
     fs.symlinkSync(fs.realpathSync(path.join(ROOT, "node_modules")), path.join(checkout, "node_modules"));
     const e = await start({ checkout, dataDir: path.join(checkout, "data") });
