@@ -40,8 +40,8 @@ export interface SpawnSpec {
 
 /**
  * The spawn of a shell script run inside the sandbox as its user with exactly `env`:
- * host side [bash: close fds] → sh: join cgroups → nsenter + setpriv; sandbox side: sh evaluates
- * the payload (clear env, export `env`, then `script`).
+ * host side [bash: close fds] → sh: join cgroups → the sandbox's entry (SandboxProcess.entry():
+ * host binaries only); sandbox side: sh evaluates the payload (clear env, export `env`, then `script`).
  */
 export function sandboxCommand(proc: SandboxProcess, env: Record<string, string>, script: string, opts: { closeFds?: boolean; argv0?: string } = {}): SpawnSpec {
   const payload = [...CLEAR_ENV, ...Object.entries(env).map(([k, v]) => `export ${k}=${shq(v)}`), script].join("\n");
@@ -59,7 +59,7 @@ export function sandboxCommand(proc: SandboxProcess, env: Record<string, string>
   // The payload is unset before it runs, so its own text never shows up in `export -p` above.
   const unpack = `p="${names.map((n) => "$" + n).join("")}"; unset ${names.join(" ")}; eval "$p"`;
   const procs = proc.cgroup.procsFiles;
-  const chain = ["/bin/sh", "-c", CGROUP_PROLOGUE, "sh", String(procs.length), ...procs, "nsenter", ...proc.enterArgs(), "/bin/sh", "-c", unpack, opts.argv0 ?? "baton"];
+  const chain = ["/bin/sh", "-c", CGROUP_PROLOGUE, "sh", String(procs.length), ...procs, ...proc.entry(), "/bin/sh", "-c", unpack, opts.argv0 ?? "baton"];
   if (opts.closeFds) return { file: "/bin/bash", args: ["-c", CLOSE_FDS, opts.argv0 ?? "baton", ...chain], env: hostEnv };
   return { file: chain[0]!, args: chain.slice(1), env: hostEnv };
 }

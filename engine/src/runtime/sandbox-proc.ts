@@ -34,6 +34,13 @@ export interface SandboxSpec {
   rootfs?: { path: string; writable: boolean };
   /** Template builds: everything runs as uid 0 (host root, in a user namespace where possible) with every capability dropped. */
   asRoot?: boolean;
+  /**
+   * Template builds (template-build.ts): the init is the build's step agent instead of the
+   * resident loop. `init` runs as pid 1 with the host directory `ctl` bound read-only at `dest`;
+   * it reads requests from and answers on fd 9, a socket (SandboxProcess.agentIo). Nothing ever
+   * enters such a sandbox from the host: its steps are the init's children.
+   */
+  agent?: { ctl: string; dest: string; init: string };
 }
 
 export interface SandboxDirs {
@@ -122,6 +129,8 @@ export class SandboxProcess {
     readonly cgroup: SandboxCgroup,
     private readonly mode: "bwrap-userns" | "bwrap-root",
     private readonly rlimits: string[],
+    /** A build's socket to its step agent (spec.agent): requests out, answers in. */
+    readonly agentIo: (Readable & Writable) | null,
   ) {
     bwrap.once("exit", (code, signal) => {
       this.exited = true;
@@ -166,6 +175,7 @@ export class SandboxProcess {
     args.push("--ro-bind-data", "5", "/etc/passwd", "--ro-bind-data", "6", "/etc/group", "--ro-bind-data", "7", "/etc/hosts", "--ro-bind-data", "8", "/etc/resolv.conf");
     for (const b of spec.rootfs ? [] : spec.image.binds) args.push("--ro-bind", host.runtimeSource(b), b.dest);
     args.push("--proc", "/proc", "--dev", "/dev", "--bind", dirs.tmp, "/tmp", "--bind", dirs.workspace, "/workspace");
+    if (spec.agent) args.push("--ro-bind", spec.agent.ctl, spec.agent.dest);
     for (const b of spec.binds ?? []) args.push("--bind", b.src, b.dest);
     args.push("--chdir", "/workspace", "--clearenv");
     // The init needs no environment of the caller's: commands get spec.env applied inside, after
@@ -178,11 +188,15 @@ export class SandboxProcess {
     }
     // The sandbox's init (pid 1 of its pid namespace, so nothing inside can kill it): it holds the
     // namespaces open for exec to join, and its wait reaps the orphans that commands leave behind.
+    // A build's init is its step agent (spec.agent), on a root the build has not written yet, with
+    // the host's prlimit in front: nothing of the build's tree runs before bwrap dropped every capability.
     const rlimits = rlimitFallback(host, spec);
-    args.push(...rlimits, "/bin/sh", "-c", RESIDENT_INIT);
+    if (spec.agent) args.push("/bin/sh", "-c", spec.agent.init);
+    else args.push(...rlimits, "/bin/sh", "-c", RESIDENT_INIT);
+    const launch = [...(spec.agent ? rlimits : []), host.bwrap, ...args];
 
-    const child = spawn(host.bwrap, args, {
-      stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe"],
+    const child = spawn(launch[0]!, launch.slice(1), {
+      stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", ...(spec.agent ? (["pipe"] as const) : [])],
       ...(mode === "bwrap-userns" && !spec.asRoot ? { uid: spec.uid, gid: spec.uid } : {}),
       env: {},
     });
@@ -212,7 +226,7 @@ export class SandboxProcess {
       stdio[4]!.end("x");
       await Promise.race([waitForExec(initPid, "sh"), exited, timeout(10_000, "sandbox init did not start within 10 s")]);
       child.stderr?.removeAllListeners("data");
-      return new SandboxProcess(spec, child, initPid, cgroup, mode, rlimits);
+      return new SandboxProcess(spec, child, initPid, cgroup, mode, rlimits, spec.agent ? stdio[9]! : null);
     } catch (e) {
       child.kill("SIGKILL");
       await cgroup.destroy().catch(() => undefined);
@@ -221,13 +235,18 @@ export class SandboxProcess {
   }
 
   /**
-   * nsenter arguments that run a program as the sandbox user inside every namespace of this
-   * sandbox, starting in the resident process's working directory (/workspace).
+   * The host-side command (argv up to the sandbox-side program) that runs a program as the sandbox
+   * user inside every namespace of this sandbox, starting in the resident process's working
+   * directory (/workspace).
+   *
+   * Never for a build (asRoot): its user is uid 0 and stays uid 0, and root keeps every capability
+   * of the namespace it enters across an exec. Its steps are its init's children (spec.agent).
    */
-  enterArgs(): string[] {
-    const user = this.spec.asRoot ? "0" : this.mode === "bwrap-userns" ? String(INNER_UID) : String(this.spec.uid);
+  entry(): string[] {
+    if (this.spec.asRoot) throw new Error("nothing enters a build sandbox: its steps run through its init (spec.agent)");
+    const user = this.mode === "bwrap-userns" ? String(INNER_UID) : String(this.spec.uid);
     return [
-      "-t", String(this.targetPid), "-a", "-S", user, "-G", user, "-w", "--",
+      "nsenter", "-t", String(this.targetPid), "-a", "-S", user, "-G", user, "-w", "--",
       ...this.rlimits,
       "/usr/bin/setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--",
     ];
@@ -237,8 +256,8 @@ export class SandboxProcess {
     await this.cgroup.destroy().catch(() => undefined);
     if (!this.exited) {
       // SIGKILL to the init of the sandbox's pid namespace ends every process in it. Without cgroups
-      // this is the only handle on them: killing bwrap alone is not enough where setpriv changed the
-      // uid (bwrap-root), as that cleared the parent-death signal bwrap gave the init. While bwrap
+      // this is the only handle on them: killing bwrap alone is not enough where the uid changed
+      // (bwrap-root), as that cleared the parent-death signal bwrap gave the init. While bwrap
       // lives it has not reaped the init, so the pid cannot have been reused.
       try {
         process.kill(this.targetPid, "SIGKILL");
