@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enginePath, startEngine, type EngineHandle } from "./helpers/engine.js";
+import { createSandbox, enginePath, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
 import { createTemplate, waitBuilt, type Json } from "./helpers/templates.js";
 
 /**
@@ -172,6 +172,26 @@ for (const mode of ["user namespaces", "no user namespaces, no cgroups (bwrap as
         hostDir: fs.readdirSync(hostDir),
       }).toEqual({ privilegedRuns: [], locked: [], hostDir: [] });
       if (HAVE_CC) expect(fs.readFileSync(layerPath(e, tmpl.id, "etc", "ld.so.preload"), "utf8")).toContain("baton-preload.so");
+    });
+
+    it("a sandbox of the template holds no privilege either, from its init to its commands", async () => {
+      // Only what the sandbox adds counts here (the build has its own test above).
+      const before = new Set(fs.readdirSync(hostDir));
+      const s = await createSandbox(e, { template: tmpl.id });
+      const r = await exec(e, s, "cat /proc/1/status; echo '<<self>>'; cat /proc/self/status; echo '<<log>>'; cat /tmp/fake.log 2>/dev/null; echo '<<tmp>>'; ls -A /tmp /opt/locked 2>&1");
+      const [init, self, log, tmp] = r.stdout.split(/<<\w+>>\n/);
+      expect({
+        privilegedRuns: privilegedRuns(log!),
+        tmp: tmp!.split("\n").filter((l) => /preload-privileged|escaped/.test(l)),
+        hostDir: fs.readdirSync(hostDir).filter((f) => !before.has(f)),
+      }).toEqual({ privilegedRuns: [], tmp: [], hostDir: [] });
+      for (const [who, status] of [["init", init!], ["command", self!]] as const) {
+        expect(statusField(status, "CapEff"), `${who}:\n${status}`).toBe("0000000000000000");
+        expect(statusField(status, "CapPrm"), who).toBe("0000000000000000");
+        expect(statusField(status, "NoNewPrivs"), who).toBe("1");
+        expect(statusField(status, "Uid"), who).not.toBe("0");
+      }
+      expect((await e.api("DELETE", `/sandboxes/${s}`)).status).toBe(204);
     });
   });
 }

@@ -87,15 +87,26 @@ function group(uid: number): string {
 }
 
 /**
+ * The host tools that run with privilege around a sandbox, named by absolute host path and run in
+ * the engine's own mount namespace, before anything enters the sandbox's. A program resolved
+ * through a sandbox's root (a custom template's is written by its build; a build's by its own
+ * steps) could have been replaced there, and so could the libraries and the /etc/ld.so.preload its
+ * dynamic loader reads: inside a sandbox nothing is executed until every privilege is gone, and
+ * nothing that enforces a limit comes from the sandbox's own tree.
+ */
+export const HOST_TOOLS = { setpriv: "/usr/bin/setpriv", prlimit: "/usr/bin/prlimit", nsenter: "/usr/bin/nsenter" } as const;
+
+/**
  * Where a cgroup controller is missing, per-process rlimits stand in: address space for memory,
- * and RLIMIT_NPROC, which counts per host uid and so per sandbox, for the pids cap.
+ * and RLIMIT_NPROC, which counts per host uid and so per sandbox, for the pids cap. The host's
+ * prlimit sets them before the sandbox is entered; whatever runs inside inherits them.
  */
 function rlimitFallback(host: Host, spec: SandboxSpec): string[] {
   const cg = host.isolation.cgroups;
   const flags: string[] = [];
   if (!cg.memory) flags.push(`--as=${spec.limits.memoryBytes}`);
   if (!cg.pids) flags.push(`--nproc=${spec.limits.pidsMax}`);
-  return flags.length ? ["/usr/bin/prlimit", ...flags, "--"] : [];
+  return flags.length ? [HOST_TOOLS.prlimit, ...flags, "--"] : [];
 }
 function hosts(id: string): string {
   return `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t${hostname(id)}\n`;
@@ -178,23 +189,30 @@ export class SandboxProcess {
     if (spec.agent) args.push("--ro-bind", spec.agent.ctl, spec.agent.dest);
     for (const b of spec.binds ?? []) args.push("--bind", b.src, b.dest);
     args.push("--chdir", "/workspace", "--clearenv");
-    // The init needs no environment of the caller's: commands get spec.env applied inside, after
-    // setpriv (sandbox-command.ts). Nothing caller-chosen may reach a process that still has root.
+    // The init needs no environment of the caller's: commands get spec.env applied inside, once
+    // nothing is privileged (sandbox-command.ts). Nothing caller-chosen may reach a process that still has root.
     args.push("--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/workspace");
     args.push(...(spec.rootfs?.writable ? [] : ["--remount-ro", "/"]), "--");
-    if (mode === "bwrap-root" && !spec.asRoot) {
-      // No user namespace: drop to the sandbox uid inside, with no capabilities left.
-      args.push("/usr/bin/setpriv", `--reuid=${spec.uid}`, `--regid=${spec.uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--");
-    }
     // The sandbox's init (pid 1 of its pid namespace, so nothing inside can kill it): it holds the
     // namespaces open for exec to join, and its wait reaps the orphans that commands leave behind.
-    // A build's init is its step agent (spec.agent), on a root the build has not written yet, with
-    // the host's prlimit in front: nothing of the build's tree runs before bwrap dropped every capability.
-    const rlimits = rlimitFallback(host, spec);
-    if (spec.agent) args.push("/bin/sh", "-c", spec.agent.init);
-    else args.push(...rlimits, "/bin/sh", "-c", RESIDENT_INIT);
-    const launch = [...(spec.agent ? rlimits : []), host.bwrap, ...args];
+    args.push("/bin/sh", "-c", spec.agent?.init ?? RESIDENT_INIT);
 
+    // Who starts bwrap decides who the init is; its first instruction already runs without privilege.
+    // - user namespaces: bwrap runs as the sandbox uid (Node's spawn sets it), unprivileged on the host.
+    // - bwrap-root, a sandbox: bwrap runs with the sandbox uid as its real uid and root as its
+    //   effective one, its setuid mode: it mounts as root, creates mount points as the sandbox uid
+    //   (a custom template's tree cannot point them at the host) and drops to that uid, without
+    //   capabilities and with no_new_privs, before it executes anything in the sandbox's root.
+    // - a build's init (asRoot): root bwrap with --cap-drop ALL, on a root the build has not written yet.
+    const userUid = mode === "bwrap-userns" ? INNER_UID : spec.uid;
+    const files = [passwd(userUid), group(userUid), hosts(spec.id), spec.network === "open" ? "nameserver 10.0.2.3\n" : ""];
+    const rlimits = rlimitFallback(host, spec);
+    const launch = [
+      ...rlimits,
+      ...(mode === "bwrap-root" && !spec.asRoot ? [HOST_TOOLS.setpriv, `--ruid=${spec.uid}`, `--rgid=${spec.uid}`, "--clear-groups", "--"] : []),
+      host.bwrap,
+      ...args,
+    ];
     const child = spawn(launch[0]!, launch.slice(1), {
       stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", ...(spec.agent ? (["pipe"] as const) : [])],
       ...(mode === "bwrap-userns" && !spec.asRoot ? { uid: spec.uid, gid: spec.uid } : {}),
@@ -205,8 +223,6 @@ export class SandboxProcess {
     for (const s of stdio) s?.on("error", () => undefined);
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()).slice(-4000));
-    const userUid = mode === "bwrap-userns" ? INNER_UID : spec.uid;
-    const files = [passwd(userUid), group(userUid), hosts(spec.id), spec.network === "open" ? "nameserver 10.0.2.3\n" : ""];
     files.forEach((content, i) => stdio[5 + i]!.end(content));
 
     const exited = new Promise<never>((_, reject) => {
@@ -235,9 +251,12 @@ export class SandboxProcess {
   }
 
   /**
-   * The host-side command (argv up to the sandbox-side program) that runs a program as the sandbox
-   * user inside every namespace of this sandbox, starting in the resident process's working
-   * directory (/workspace).
+   * The host-side command (argv up to the sandbox-side program) that runs a program inside this
+   * sandbox as its user: [prlimit] → setpriv --no-new-privs → nsenter into every namespace of the
+   * init, switching to the sandbox user, in its working directory. Every binary in it is a host
+   * one, run in the engine's mount namespace; the program is resolved in the sandbox's root only
+   * once nothing is privileged (the uid change clears the capabilities without a user namespace;
+   * with one, the exec of a non-root user drops them), and no_new_privs holds whatever that root has.
    *
    * Never for a build (asRoot): its user is uid 0 and stays uid 0, and root keeps every capability
    * of the namespace it enters across an exec. Its steps are its init's children (spec.agent).
@@ -245,11 +264,7 @@ export class SandboxProcess {
   entry(): string[] {
     if (this.spec.asRoot) throw new Error("nothing enters a build sandbox: its steps run through its init (spec.agent)");
     const user = this.mode === "bwrap-userns" ? String(INNER_UID) : String(this.spec.uid);
-    return [
-      "nsenter", "-t", String(this.targetPid), "-a", "-S", user, "-G", user, "-w", "--",
-      ...this.rlimits,
-      "/usr/bin/setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--",
-    ];
+    return [...this.rlimits, HOST_TOOLS.setpriv, "--no-new-privs", "--", HOST_TOOLS.nsenter, "-t", String(this.targetPid), "-a", "-S", user, "-G", user, "-w", "--"];
   }
 
   async kill(): Promise<void> {
