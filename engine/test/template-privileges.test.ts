@@ -159,6 +159,8 @@ for (const mode of ["user namespaces", "no user namespaces, no cgroups (bwrap as
       expect(statusField(out, "NoNewPrivs")).toBe("1");
       // Still the build's root: what it writes is root's in the layer.
       expect(out).toMatch(/^uid=0\(root\) gid=0\(root\)/m);
+      // The engine's control directory (steps, output FIFOs) is mounted in the build's own /dev, never in the layer.
+      expect(fs.existsSync(layerPath(e, tmpl.id, "root", "dev"))).toBe(false);
     });
 
     it("never ran a planted tool or the preload library with a capability", () => {
