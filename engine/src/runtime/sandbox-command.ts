@@ -1,11 +1,11 @@
 import type { SandboxProcess } from "./sandbox-proc.js";
 
 /**
- * How anything runs inside a sandbox (exec, PTY sessions): the host-side helpers (sh, prlimit,
- * setpriv, nsenter, bwrap for build steps: root until the sandbox user takes over) get only
- * HOST_ENV plus an opaque payload, and the sandbox's environment is applied inside, once nothing
- * is privileged. Caller-chosen variables such as LD_PRELOAD or BASH_ENV must never reach a root
- * process on the host.
+ * How anything runs inside a sandbox (exec, PTY sessions; never a template build, see
+ * SandboxProcess.entry()): the host-side helpers (sh, prlimit, setpriv, nsenter: root until
+ * nsenter switches to the sandbox user) get only HOST_ENV plus an opaque payload, and the
+ * sandbox's environment is applied inside, once nothing is privileged. Caller-chosen variables
+ * such as LD_PRELOAD or BASH_ENV must never reach a root process on the host.
  */
 export const HOST_ENV = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", LANG: "C.UTF-8" };
 
