@@ -216,12 +216,15 @@ with zipfile.ZipFile(f"/workspace/{name}-{ver}-py3-none-any.whl", "w") as z:
   }, 180_000);
 
   it("template build steps, which run as uid 0, are filtered and hold no capability (user namespace or not)", async () => {
-    // The exec loader also does setpriv's job (runtime/sandbox-proc.ts enterArgs): for uid 0 an
-    // empty bounding set is what leaves the step without capabilities. Without a user namespace
-    // (bwrap-root) the step is the host's uid 0, so this is checked there too.
+    // A build's steps are children of its init (runtime/template-build.ts), which bwrap started
+    // with --cap-drop ALL under the filter; nothing enters a build from outside. Without a user
+    // namespace (bwrap-root) the step is the host's uid 0, so this is checked there too. There root
+    // bwrap leaves the bounding set full: with no_new_privs and an empty permitted set, an exec
+    // cannot gain anything from it (the kernel caps a no_new_privs exec at the caller's permitted
+    // set, setuid bits and file capabilities included), which the step's second probe checks.
     const rootMode = await startEngine({ env: { ORKESTR_ENGINE_DISABLE: "userns" } });
     try {
-      const step = `id -u; grep -E '^(CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status; python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); print('keyctl', l.syscall(250, 0, 0), ctypes.get_errno())"`;
+      const step = `id -u; grep -E '^(CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status; python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); print('keyctl', l.syscall(250, 0, 0), ctypes.get_errno())"; /bin/sh -c "grep -E '^CapEff:' /proc/self/status | sed 's/CapEff/ExecEff/'"`;
       for (const engine of [e, rootMode]) {
         const iso = (await engine.api("GET", "/sandboxes/limits")).body.isolation;
         const t = await createTemplate(engine, { name: `caps-${iso.mode}`, steps: [step] });
@@ -229,7 +232,8 @@ with zipfile.ZipFile(f"/workspace/{name}-{ver}-py3-none-any.whl", "w") as z:
         const lines = (await engine.api("GET", `/templates/${t.id}/logs?limit=1000`)).body.lines as { stream: string; data: string }[];
         const out = lines.filter((l) => l.stream === "stdout").map((l) => l.data).join("");
         expect(out, iso.mode).toMatch(/^0\n/);
-        for (const set of ["CapEff", "CapPrm", "CapBnd", "CapAmb"]) expect(out, `${iso.mode} ${set}`).toMatch(new RegExp(`${set}:\\s+0000000000000000\\n`));
+        const empty = iso.mode === "bwrap-userns" ? ["CapEff", "CapPrm", "CapBnd", "CapAmb", "ExecEff"] : ["CapEff", "CapPrm", "CapAmb", "ExecEff"];
+        for (const set of empty) expect(out, `${iso.mode} ${set}`).toMatch(new RegExp(`${set}:\\s+0000000000000000\\n`));
         expect(out, iso.mode).toMatch(/NoNewPrivs:\s+1\n/);
         expect(out, iso.mode).toMatch(/Seccomp:\s+2\n/);
         expect(out, iso.mode).toMatch(/keyctl -1 1\n/);

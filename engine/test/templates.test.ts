@@ -231,7 +231,7 @@ describe("caps and restarts", () => {
     }
   });
 
-  it("without user namespaces or cgroups (bwrap as root, setpriv inside) builds still work and stay capability-free", async () => {
+  it("without user namespaces or cgroups (bwrap as root, rlimits) builds still work and stay capability-free", async () => {
     const degraded = await startEngine({ env: { ORKESTR_ENGINE_DISABLE: "userns,cgroups" } });
     try {
       const t = await waitBuilt(degraded, (await createTemplate(degraded, { name: "rootless-less", steps: ["grep CapEff /proc/self/status > /opt/caps; id -u >> /opt/caps"] })).id);

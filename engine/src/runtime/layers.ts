@@ -68,6 +68,80 @@ function isMountPoint(p: string): boolean {
   }
 }
 
+const C = fs.constants;
+/** A directory, never through a symlink in the last place (O_NOFOLLOW), nor waiting on a FIFO swapped in. */
+const DIR_NOFOLLOW = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW | C.O_NONBLOCK;
+/**
+ * openat(dirFd, name) for Node (as in services/files.ts): the kernel resolves /proc/self/fd/N to
+ * exactly the directory the fd holds, whatever was renamed since; `name` is one component. Names
+ * read back from the disk stay bytes (not every name is UTF-8).
+ */
+const at = (dirFd: number, name: string | Buffer) => Buffer.concat([Buffer.from(`/proc/self/fd/${dirFd}/`), typeof name === "string" ? Buffer.from(name) : name]);
+const errno = (e: unknown) => (e as NodeJS.ErrnoException).code;
+
+/**
+ * Empties `base`/`rel...` as root without ever following a symlink: each component is opened
+ * relative to its parent's fd with O_NOFOLLOW|O_DIRECTORY, so a component that is a symlink (or
+ * not a directory) ends the walk there; below it every entry is lstat'ed and only real
+ * directories are descended into (opened the same way, so one swapped for a symlink meanwhile
+ * fails the open and is unlinked as a link). `base` itself is the engine's own directory.
+ * Unlike a path-based `rm -rf`, nothing in the tree (however arranged, however renamed while
+ * it runs) can lead it to a file outside.
+ */
+async function emptyNoFollow(base: string, rel: string[]): Promise<void> {
+  let dir: fsp.FileHandle;
+  try {
+    dir = await fsp.open(base, DIR_NOFOLLOW);
+  } catch (e) {
+    if (errno(e) === "ENOENT") return;
+    throw e;
+  }
+  try {
+    for (const name of rel) {
+      let next: fsp.FileHandle;
+      try {
+        next = await fsp.open(at(dir.fd, name), DIR_NOFOLLOW);
+      } catch (e) {
+        // Missing, a symlink (ELOOP) or not a directory: nothing of ours to empty there.
+        if (["ENOENT", "ELOOP", "ENOTDIR"].includes(errno(e) ?? "")) return;
+        throw e;
+      }
+      await dir.close();
+      dir = next;
+    }
+    await emptyFd(dir.fd);
+  } finally {
+    await dir.close();
+  }
+}
+
+async function emptyFd(dirFd: number): Promise<void> {
+  for (const name of await fsp.readdir(`/proc/self/fd/${dirFd}`, { encoding: "buffer" })) {
+    const entry = at(dirFd, name);
+    const st = await fsp.lstat(entry).catch((e: unknown) => (errno(e) === "ENOENT" ? null : Promise.reject(e)));
+    if (!st) continue;
+    if (st.isDirectory()) {
+      let sub: fsp.FileHandle | null = null;
+      try {
+        sub = await fsp.open(entry, DIR_NOFOLLOW);
+      } catch (e) {
+        if (errno(e) !== "ELOOP" && errno(e) !== "ENOTDIR") throw e;
+      }
+      if (sub) {
+        try {
+          await emptyFd(sub.fd);
+        } finally {
+          await sub.close();
+        }
+        await fsp.rmdir(entry);
+        continue;
+      }
+    }
+    // unlink never follows a symlink: the link itself goes (and so does a whiteout, a plain file, a fifo).
+    await fsp.unlink(entry).catch((e: unknown) => (errno(e) === "ENOENT" ? undefined : Promise.reject(e)));
+  }
+}
+
 export class TemplateLayers {
   /** Where each base image's skeleton and /etc copy are, built once per engine run. */
   private bases = new Map<string, Promise<LayerPart[]>>();
@@ -234,39 +308,51 @@ export class TemplateLayers {
 
   /**
    * After a successful build: drop caches that only made the build faster (pip, apt archives),
-   * as the hosted service scrubs its images, and the overlay work directories.
+   * as the hosted service scrubs its images, and the overlay work directories. The layer is the
+   * build's own writing: where any of these paths runs through a symlink (`/var` → a host
+   * directory) it is left alone, never followed (emptyNoFollow).
    */
   async scrub(id: string): Promise<void> {
     const rootLayer = this.layer(id, "root");
     for (const p of ["root/.cache", "var/cache/apt/archives", "var/lib/apt/lists", "tmp", "var/tmp"]) {
-      const abs = path.join(rootLayer, p);
-      // Whiteouts and opaque markers stay: only what the build added is dropped.
-      if (fs.existsSync(abs) && fs.lstatSync(abs).isDirectory()) {
-        for (const entry of await fsp.readdir(abs)) await fsp.rm(path.join(abs, entry), { recursive: true, force: true });
-      }
+      // The directory itself stays (with its opaque marker, if any): only what is in it goes.
+      await emptyNoFollow(rootLayer, p.split("/"));
     }
     await this.dropBuildLeftovers(id);
   }
 
-  /** Removes what only a build needs (work dirs, scratch, mount point). */
+  /**
+   * Removes what only a build needs (work dirs, scratch, mount point). Runs once the build's
+   * processes are gone and its mounts released: overlay work dirs and empty mount points are all
+   * that is left there, nothing a step wrote.
+   */
   async dropBuildLeftovers(id: string): Promise<void> {
     const dir = this.templateDir(id);
     if (isMountPoint(this.buildRoot(id))) return; // still mounted: never delete through a mount
     for (const sub of ["work", "rw", "build"]) await fsp.rm(path.join(dir, sub), { recursive: true, force: true });
   }
 
-  /** Space the layer takes on disk, in MB (du counts whiteouts and directories too). */
+  /**
+   * Space the layer takes on disk, in MB (du counts whiteouts and directories too). It runs while
+   * steps write the layer: du never follows a symlink (-P), walks by directory fd, and -x keeps it
+   * on the layer's filesystem, so what a step plants cannot make it count anything else.
+   */
   async sizeMb(id: string): Promise<number> {
     const layer = path.join(this.templateDir(id), "layer");
-    const { stdout } = await execFileP("du", ["-sk", "--", layer]);
+    const { stdout } = await execFileP("du", ["-s", "-k", "-P", "-x", "--", layer]);
     return Math.round((Number(stdout.split(/\s/)[0]) / 1024) * 100) / 100;
   }
 
-  /** Deletes a template's files; refuses while anything is mounted under it. */
+  /**
+   * Deletes a template's files; refuses while anything is mounted under it. The layer holds what
+   * the build wrote, symlinks to anywhere included: it goes by the same no-follow walk as the scrub.
+   */
   async remove(id: string): Promise<void> {
     const dir = this.templateDir(id);
     const mounts = fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((l) => l.split(" ")[4] ?? "");
     if (mounts.some((m) => m === dir || m.startsWith(dir + "/"))) throw new Error(`template ${id} still has mounts under ${dir}`);
-    await fsp.rm(dir, { recursive: true, force: true });
+    if (!fs.existsSync(dir)) return;
+    await emptyNoFollow(dir, []);
+    await fsp.rmdir(dir);
   }
 }

@@ -1,9 +1,10 @@
 import { SECCOMP_FD, type SandboxProcess } from "./sandbox-proc.js";
 
 /**
- * How anything runs inside a sandbox (exec, PTY sessions): the host-side helpers (sh, nsenter, and
- * the seccomp loader or setpriv that drop what is left of root) get only HOST_ENV plus an opaque
- * payload, and the sandbox's environment is applied inside, after them. Caller-chosen variables
+ * How anything runs inside a sandbox (exec, PTY sessions; never a template build, see
+ * SandboxProcess.entry()): the host-side helpers (sh, prlimit, setpriv, nsenter: root until
+ * nsenter switches to the sandbox user; then the seccomp loader) get only HOST_ENV plus an opaque
+ * payload, and the sandbox's environment is applied inside, once nothing is privileged. Caller-chosen variables
  * such as LD_PRELOAD or BASH_ENV must never reach a root process on the host.
  */
 export const HOST_ENV = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", LANG: "C.UTF-8" };
@@ -15,7 +16,7 @@ const PAYLOAD_CHUNK = 32 * 1024;
 
 /**
  * Joins every cgroup of the sandbox (nothing the command forks escapes its limits), opens the
- * seccomp program and its loader for nsenter to hand on (SandboxProcess.enterArgs; an empty first
+ * seccomp program and its loader for nsenter to hand on (SandboxProcess.entry; an empty first
  * path means no filter), then execs the rest.
  */
 const PROLOGUE = `n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; if [ -n "$1" ]; then exec ${SECCOMP_FD - 1}<"$1" ${SECCOMP_FD}<"$2" || exit 125; fi; shift 2; exec "$@"`;
@@ -44,9 +45,10 @@ export interface SpawnSpec {
 
 /**
  * The spawn of a shell script run inside the sandbox as its user with exactly `env`:
- * host side [bash: close fds] → sh: join cgroups, open the seccomp filter → nsenter → the static
- * seccomp loader (capabilities and descriptors dropped, filter in; setpriv where there is no
- * filter); sandbox side: sh evaluates the payload (clear env, export `env`, then `script`).
+ * host side [bash: close fds] → sh: join cgroups, open the seccomp filter and its loader → the
+ * sandbox's entry (SandboxProcess.entry(): host binaries, then the static loader, which drops what
+ * is left of privilege and installs the filter); sandbox side: sh evaluates the payload (clear env,
+ * export `env`, then `script`).
  */
 export function sandboxCommand(proc: SandboxProcess, env: Record<string, string>, script: string, opts: { closeFds?: boolean; argv0?: string } = {}): SpawnSpec {
   const payload = [...CLEAR_ENV, ...Object.entries(env).map(([k, v]) => `export ${k}=${shq(v)}`), script].join("\n");
@@ -65,7 +67,7 @@ export function sandboxCommand(proc: SandboxProcess, env: Record<string, string>
   const unpack = `p="${names.map((n) => "$" + n).join("")}"; unset ${names.join(" ")}; eval "$p"`;
   const procs = proc.cgroup.procsFiles;
   const filter = proc.seccomp ? [proc.seccomp.bpfPath, proc.seccomp.loaderPath] : ["", ""];
-  const chain = ["/bin/sh", "-c", PROLOGUE, "sh", String(procs.length), ...procs, ...filter, "nsenter", ...proc.enterArgs(), "/bin/sh", "-c", unpack, opts.argv0 ?? "baton"];
+  const chain = ["/bin/sh", "-c", PROLOGUE, "sh", String(procs.length), ...procs, ...filter, ...proc.entry(), "/bin/sh", "-c", unpack, opts.argv0 ?? "baton"];
   if (opts.closeFds) return { file: "/bin/bash", args: ["-c", CLOSE_FDS, opts.argv0 ?? "baton", ...chain], env: hostEnv };
   return { file: chain[0]!, args: chain.slice(1), env: hostEnv };
 }

@@ -14,8 +14,10 @@ import { sleep } from "../lib/time.js";
 /** The uid/gid a sandbox's user sees inside its own user namespace. */
 export const INNER_UID = 1000;
 
-/** Descriptor of the seccomp program for bwrap; for exec, of the loader (the program is one below). */
+/** For exec: the descriptor of the seccomp loader (the program is one below; sandbox-command.ts). */
 export const SECCOMP_FD = 9;
+/** The descriptor bwrap reads the seccomp program from at start (fd 9 is a build's agent socket). */
+const BWRAP_SECCOMP_FD = 10;
 
 export interface SandboxSpec {
   id: string;
@@ -38,6 +40,13 @@ export interface SandboxSpec {
   rootfs?: { path: string; writable: boolean };
   /** Template builds: everything runs as uid 0 (host root, in a user namespace where possible) with every capability dropped. */
   asRoot?: boolean;
+  /**
+   * Template builds (template-build.ts): the init is the build's step agent instead of the
+   * resident loop. `init` runs as pid 1 with the host directory `ctl` bound read-only at `dest`;
+   * it reads requests from and answers on fd 9, a socket (SandboxProcess.agentIo). Nothing ever
+   * enters such a sandbox from the host: its steps are the init's children.
+   */
+  agent?: { ctl: string; dest: string; init: string };
 }
 
 export interface SandboxDirs {
@@ -84,15 +93,26 @@ function group(uid: number): string {
 }
 
 /**
+ * The host tools that run with privilege around a sandbox, named by absolute host path and run in
+ * the engine's own mount namespace, before anything enters the sandbox's. A program resolved
+ * through a sandbox's root (a custom template's is written by its build; a build's by its own
+ * steps) could have been replaced there, and so could the libraries and the /etc/ld.so.preload its
+ * dynamic loader reads: inside a sandbox nothing is executed until every privilege is gone, and
+ * nothing that enforces a limit comes from the sandbox's own tree.
+ */
+export const HOST_TOOLS = { setpriv: "/usr/bin/setpriv", prlimit: "/usr/bin/prlimit", nsenter: "/usr/bin/nsenter" } as const;
+
+/**
  * Where a cgroup controller is missing, per-process rlimits stand in: address space for memory,
- * and RLIMIT_NPROC, which counts per host uid and so per sandbox, for the pids cap.
+ * and RLIMIT_NPROC, which counts per host uid and so per sandbox, for the pids cap. The host's
+ * prlimit sets them before the sandbox is entered; whatever runs inside inherits them.
  */
 function rlimitFallback(host: Host, spec: SandboxSpec): string[] {
   const cg = host.isolation.cgroups;
   const flags: string[] = [];
   if (!cg.memory) flags.push(`--as=${spec.limits.memoryBytes}`);
   if (!cg.pids) flags.push(`--nproc=${spec.limits.pidsMax}`);
-  return flags.length ? ["/usr/bin/prlimit", ...flags, "--"] : [];
+  return flags.length ? [HOST_TOOLS.prlimit, ...flags, "--"] : [];
 }
 function hosts(id: string): string {
   return `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t${hostname(id)}\n`;
@@ -126,8 +146,10 @@ export class SandboxProcess {
     readonly cgroup: SandboxCgroup,
     private readonly mode: "bwrap-userns" | "bwrap-root",
     private readonly rlimits: string[],
-    /** The filter bwrap gave the init; whatever enters the sandboxes later loads it too (enterArgs). */
+    /** The filter bwrap gave the init; whatever enters the sandbox later loads it too (entry()). */
     readonly seccomp: SeccompFilter | null,
+    /** A build's socket to its step agent (spec.agent): requests out, answers in. */
+    readonly agentIo: (Readable & Writable) | null,
   ) {
     bwrap.once("exit", (code, signal) => {
       this.exited = true;
@@ -157,8 +179,8 @@ export class SandboxProcess {
       "--info-fd", "3", "--block-fd", "4",
     );
     // The syscall filter (runtime/seccomp.ts), installed by bwrap right before it execs the init,
-    // so every descendant inherits it; fd 9 below.
-    if (host.seccomp) args.push("--seccomp", String(SECCOMP_FD));
+    // so every descendant inherits it (a build's steps too: they are the init's children).
+    if (host.seccomp) args.push("--seccomp", String(BWRAP_SECCOMP_FD));
     // A custom template brings its whole root filesystem (runtime/layers.ts); else the host userland, piece by piece.
     if (spec.rootfs) args.push(spec.rootfs.writable ? "--bind" : "--ro-bind", spec.rootfs.path, "/");
     else args.push(
@@ -175,26 +197,39 @@ export class SandboxProcess {
     args.push("--ro-bind-data", "5", "/etc/passwd", "--ro-bind-data", "6", "/etc/group", "--ro-bind-data", "7", "/etc/hosts", "--ro-bind-data", "8", "/etc/resolv.conf");
     for (const b of spec.rootfs ? [] : spec.image.binds) args.push("--ro-bind", host.runtimeSource(b), b.dest);
     args.push("--proc", "/proc", "--dev", "/dev", "--bind", dirs.tmp, "/tmp", "--bind", dirs.workspace, "/workspace");
+    if (spec.agent) args.push("--ro-bind", spec.agent.ctl, spec.agent.dest);
     for (const b of spec.binds ?? []) args.push("--bind", b.src, b.dest);
     args.push("--chdir", "/workspace", "--clearenv");
-    // The init needs no environment of the caller's: commands get spec.env applied inside, after
-    // setpriv (sandbox-command.ts). Nothing caller-chosen may reach a process that still has root.
+    // The init needs no environment of the caller's: commands get spec.env applied inside, once
+    // nothing is privileged (sandbox-command.ts). Nothing caller-chosen may reach a process that still has root.
     args.push("--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/workspace");
     args.push(...(spec.rootfs?.writable ? [] : ["--remount-ro", "/"]), "--");
-    if (mode === "bwrap-root" && !spec.asRoot) {
-      // No user namespace: drop to the sandbox uid inside, with no capabilities left.
-      args.push("/usr/bin/setpriv", `--reuid=${spec.uid}`, `--regid=${spec.uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--");
-    }
     // The sandbox's init (pid 1 of its pid namespace, so nothing inside can kill it): it holds the
     // namespaces open for exec to join, and its wait reaps the orphans that commands leave behind.
-    const rlimits = rlimitFallback(host, spec);
-    args.push(...rlimits, "/bin/sh", "-c", RESIDENT_INIT);
+    args.push("/bin/sh", "-c", spec.agent?.init ?? RESIDENT_INIT);
 
+    // Who starts bwrap decides who the init is; its first instruction already runs without privilege.
+    // - user namespaces: bwrap runs as the sandbox uid (Node's spawn sets it), unprivileged on the host.
+    // - bwrap-root, a sandbox: bwrap runs with the sandbox uid as its real uid and root as its
+    //   effective one, its setuid mode: it mounts as root, creates mount points as the sandbox uid
+    //   (a custom template's tree cannot point them at the host) and drops to that uid, without
+    //   capabilities and with no_new_privs, before it executes anything in the sandbox's root.
+    // - a build's init (asRoot): root bwrap with --cap-drop ALL, on a root the build has not written yet.
+    const userUid = mode === "bwrap-userns" ? INNER_UID : spec.uid;
+    const files = [passwd(userUid), group(userUid), hosts(spec.id), spec.network === "open" ? "nameserver 10.0.2.3\n" : ""];
+    const rlimits = rlimitFallback(host, spec);
+    const launch = [
+      ...rlimits,
+      ...(mode === "bwrap-root" && !spec.asRoot ? [HOST_TOOLS.setpriv, `--ruid=${spec.uid}`, `--rgid=${spec.uid}`, "--clear-groups", "--"] : []),
+      host.bwrap,
+      ...args,
+    ];
+    // fd 9: a build's agent socket; fd 10: the seccomp program bwrap reads (BWRAP_SECCOMP_FD).
     const filterFd = openFilter(host.seccomp);
     let child: ChildProcess;
     try {
-      child = spawn(host.bwrap, args, {
-        stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", filterFd],
+      child = spawn(launch[0]!, launch.slice(1), {
+        stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", spec.agent ? "pipe" : "ignore", filterFd],
         ...(mode === "bwrap-userns" && !spec.asRoot ? { uid: spec.uid, gid: spec.uid } : {}),
         env: {},
       });
@@ -206,8 +241,6 @@ export class SandboxProcess {
     for (const s of stdio) s?.on("error", () => undefined);
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()).slice(-4000));
-    const userUid = mode === "bwrap-userns" ? INNER_UID : spec.uid;
-    const files = [passwd(userUid), group(userUid), hosts(spec.id), spec.network === "open" ? "nameserver 10.0.2.3\n" : ""];
     files.forEach((content, i) => stdio[5 + i]!.end(content));
 
     const exited = new Promise<never>((_, reject) => {
@@ -227,7 +260,7 @@ export class SandboxProcess {
       stdio[4]!.end("x");
       await Promise.race([waitForExec(initPid, "sh"), exited, timeout(10_000, "sandbox init did not start within 10 s")]);
       child.stderr?.removeAllListeners("data");
-      return new SandboxProcess(spec, child, initPid, cgroup, mode, rlimits, host.seccomp);
+      return new SandboxProcess(spec, child, initPid, cgroup, mode, rlimits, host.seccomp, spec.agent ? stdio[9]! : null);
     } catch (e) {
       child.kill("SIGKILL");
       await cgroup.destroy().catch(() => undefined);
@@ -236,29 +269,34 @@ export class SandboxProcess {
   }
 
   /**
-   * nsenter arguments that run a program as the sandbox user inside every namespace of this
-   * sandbox, starting in the resident process's working directory (/workspace).
+   * The host-side command (argv up to the sandbox-side program) that runs a program inside this
+   * sandbox as its user: [prlimit] → nsenter into every namespace of the init, switching to the
+   * sandbox user, in its working directory → the static seccomp loader (or, with no filter, setpriv
+   * before nsenter). Every binary until the loader is a host one, run in the engine's mount
+   * namespace; the loader is a host file too, executed through /proc/self/fd (the caller opened it
+   * as fd SECCOMP_FD and the program as SECCOMP_FD - 1, see sandbox-command.ts), so nothing of the
+   * sandbox's tree (a template can replace its setpriv, prlimit or ld.so.preload) runs before
+   * privilege is gone: the uid change clears the capabilities, and the loader sets no_new_privs,
+   * empties the bounding, inheritable and ambient sets and installs the filter before it executes
+   * the program from the sandbox's root.
    *
-   * With a seccomp filter, the caller must have opened it as fd SECCOMP_FD - 1 and the static
-   * loader as fd SECCOMP_FD (sandbox-command.ts does): nsenter execs the loader through
-   * /proc/self/fd, a file of the host that the sandbox's view cannot replace, and it installs the
-   * filter before anything from the sandbox's filesystem (prlimit, sh) runs. Its `enter` mode also
-   * does setpriv's part (no_new_privs, empty bounding, inheritable and ambient sets), so the
-   * filter costs no extra exec per command; without a filter setpriv does that.
+   * Never for a build (asRoot): its user is uid 0 and stays uid 0, and root keeps every capability
+   * of the namespace it enters across an exec. Its steps are its init's children (spec.agent).
    */
-  enterArgs(): string[] {
-    const user = this.spec.asRoot ? "0" : this.mode === "bwrap-userns" ? String(INNER_UID) : String(this.spec.uid);
-    const enter = ["-t", String(this.targetPid), "-a", "-S", user, "-G", user, "-w", "--"];
-    if (this.seccomp) return [...enter, `/proc/self/fd/${SECCOMP_FD}`, "enter", String(SECCOMP_FD - 1), ...this.rlimits];
-    return [...enter, ...this.rlimits, "/usr/bin/setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"];
+  entry(): string[] {
+    if (this.spec.asRoot) throw new Error("nothing enters a build sandbox: its steps run through its init (spec.agent)");
+    const user = this.mode === "bwrap-userns" ? String(INNER_UID) : String(this.spec.uid);
+    const nsenter = [HOST_TOOLS.nsenter, "-t", String(this.targetPid), "-a", "-S", user, "-G", user, "-w", "--"];
+    if (this.seccomp) return [...this.rlimits, ...nsenter, `/proc/self/fd/${SECCOMP_FD}`, "enter", String(SECCOMP_FD - 1)];
+    return [...this.rlimits, HOST_TOOLS.setpriv, "--no-new-privs", "--", ...nsenter];
   }
 
   async kill(): Promise<void> {
     await this.cgroup.destroy().catch(() => undefined);
     if (!this.exited) {
       // SIGKILL to the init of the sandbox's pid namespace ends every process in it. Without cgroups
-      // this is the only handle on them: killing bwrap alone is not enough where setpriv changed the
-      // uid (bwrap-root), as that cleared the parent-death signal bwrap gave the init. While bwrap
+      // this is the only handle on them: killing bwrap alone is not enough where the uid changed
+      // (bwrap-root), as that cleared the parent-death signal bwrap gave the init. While bwrap
       // lives it has not reaped the init, so the pid cannot have been reused.
       try {
         process.kill(this.targetPid, "SIGKILL");

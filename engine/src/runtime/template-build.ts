@@ -1,12 +1,20 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
 import fsp from "node:fs/promises";
+import net from "node:net";
+import path from "node:path";
+import readline from "node:readline";
+import { promisify } from "node:util";
 import type { EngineConfig } from "../config.js";
 import { DEFAULT_EGRESS_DOMAINS, SIZES } from "../plans.js";
-import { runExec } from "./exec.js";
 import { UID_BLOCK, type Host } from "./host.js";
 import type { TemplateLayers } from "./layers.js";
 import { PROXY_PORT, startNetwork, type NetworkHandle } from "./network.js";
+import { shq } from "./sandbox-command.js";
 import { createSandboxDirs, removeSandboxDirs, SandboxProcess, sandboxDirs } from "./sandbox-proc.js";
 import type { BaseImage } from "./templates.js";
+
+const execFileP = promisify(execFile);
 
 /**
  * Builds run one at a time (the machine has 2 cores), so one host uid suffices for them: the last
@@ -27,6 +35,94 @@ export const BUILD_PIDS_MAX = 2048;
 export const ERROR_TAIL_BYTES = 4096;
 /** How often the layer's disk use is checked against the cap while a step runs. */
 const SIZE_CHECK_MS = 2000;
+/** How long a step's output may keep arriving after it exited (from children it left behind), as for exec. */
+const DRAIN_AFTER_EXIT_MS = 30;
+
+/**
+ * Where the build's control directory appears inside the build: /dev is the build init's own
+ * tmpfs, so the mount point never lands in the layer (nor in the way of a step's `rm -rf /tmp/*`).
+ */
+const AGENT_DIR = "/dev/.baton-build";
+
+/**
+ * The build sandbox's init, and the only way anything runs in a build. bwrap starts it as pid 1
+ * without a capability (and with no_new_privs) on a root the build has not written yet; the engine
+ * never enters the build afterwards. Entering it as root to run a step, then executing anything
+ * from the build's root (setpriv to drop privileges, prlimit, or any dynamically linked program and
+ * the /etc/ld.so.preload its loader reads there), ran what the previous step had planted with
+ * every capability: uid 0 keeps the capabilities of the namespace it enters across an exec, and
+ * without a user namespace those are the host's.
+ *
+ * Protocol, on fd 9 (a socket to the engine; dash cannot name fds above 9): a step number per
+ * line; the init runs `<n>.sh` of the control directory as its child, stdin /dev/null, stdout and
+ * stderr on the FIFOs `<n>.out` and `<n>.err` (the engine made them, and the directory is
+ * read-only inside), then answers "<n> <exit status>". It ignores the signals a step could send
+ * it (the step's own shell gets them back: a subshell, not an asynchronous list, whose SIGINT and
+ * SIGQUIT dash would ignore for good); while it waits for a step, dash's wait3 loop reaps the
+ * orphans steps leave behind, and once the engine closes fd 9 it is the resident loop.
+ */
+function agentInit(dir: string): string {
+  const d = shq(dir);
+  return [
+    // Nobody reads the init's stderr once it runs: a message there must never fill the pipe and block it.
+    'trap "" HUP INT QUIT TERM USR1 USR2 PIPE; exec 2>/dev/null',
+    "while read -r n <&9; do",
+    '  case $n in ""|*[!0-9]*) continue ;; esac',
+    `  (trap - HUP INT QUIT TERM USR1 USR2 PIPE; exec /bin/sh -c '. "$1"' baton-exec ${d}/"$n".sh </dev/null >${d}/"$n".out 2>${d}/"$n".err 9<&-)`,
+    '  echo "$n $?" >&9',
+    "done",
+    "exec 9<&-",
+    "while :; do /bin/sleep 2147483647 & wait $!; done",
+  ].join("\n");
+}
+
+/** What every child of the build's init inherits from it (bwrap --clearenv, then PATH and HOME; sh adds the rest): a step starts without it. */
+const INIT_ENV = ["PATH", "HOME", "PWD", "OLDPWD", "SHLVL"];
+
+/** The script the agent sources for a step: exactly `env`, in /root, then the step as `sh -c` would run it. */
+function stepScript(env: Record<string, string>, command: string): string {
+  return [
+    "set --",
+    `unset ${INIT_ENV.join(" ")}`,
+    ...Object.entries(env).map(([k, v]) => `export ${k}=${shq(v)}`),
+    "cd -- /root || exit 126",
+    `__baton_cmd=${shq(command)}`,
+    'eval "$__baton_cmd"',
+    "",
+  ].join("\n");
+}
+
+/** Reads a FIFO the build writes into, without blocking: no EOF until a writer has come and gone. */
+function readFifo(p: string): net.Socket {
+  const fd = fs.openSync(p, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+  return new net.Socket({ fd, readable: true, writable: false });
+}
+
+/** The agent's answers, by step number; null when the agent (or the whole build sandbox) is gone. */
+class AgentAnswers {
+  private waiting = new Map<number, (code: number | null) => void>();
+  private gone = false;
+  constructor(proc: SandboxProcess) {
+    const answers = proc.agentIo!;
+    readline.createInterface({ input: answers, crlfDelay: Infinity }).on("line", (line) => {
+      const m = /^(\d+) (\d+)$/.exec(line);
+      if (m) this.settle(Number(m[1]), Number(m[2]));
+    });
+    answers.once("close", () => this.end());
+    proc.onExit(() => this.end());
+  }
+  next(step: number): Promise<number | null> {
+    return new Promise((resolve) => (this.gone ? resolve(null) : this.waiting.set(step, resolve)));
+  }
+  private settle(step: number, code: number | null): void {
+    this.waiting.get(step)?.(code);
+    this.waiting.delete(step);
+  }
+  private end(): void {
+    this.gone = true;
+    for (const step of [...this.waiting.keys()]) this.settle(step, null);
+  }
+}
 
 export interface BuildRequest {
   id: string;
@@ -92,6 +188,10 @@ class Tail {
  */
 export class TemplateBuild {
   private proc: SandboxProcess | null = null;
+  private answers: AgentAnswers | null = null;
+  /** The control directory the agent reads steps from (host side). */
+  private ctl = "";
+  private env: Record<string, string> = {};
   private cancelled: string | null = null;
   private currentKill: (() => void) | null = null;
 
@@ -127,10 +227,15 @@ export class TemplateBuild {
       const dirs = sandboxDirs(scratch);
       for (const d of [dirs.workspace, dirs.tmp]) await fsp.chown(d, 0, 0);
       await fsp.chmod(dirs.tmp, 0o1777);
+      // The agent's control directory: root's, beside (not inside) what the build can write.
+      this.ctl = path.join(scratch, "ctl");
+      await fsp.mkdir(this.ctl, { mode: 0o700 });
+      const fifos = this.req.steps.flatMap((_, i) => [`${i}.out`, `${i}.err`].map((f) => path.join(this.ctl, f)));
+      if (fifos.length) await execFileP("mkfifo", ["-m", "600", "--", ...fifos]);
       const buildId = `bld_${id.slice("tmpl_".length)}`;
       const cgroup = await this.host.cgroups.create(buildId, { memoryBytes, cpu: BUILD_SIZE.cpu, pidsMax: BUILD_PIDS_MAX });
       const networkMode = this.config.templateBuildNetwork;
-      const env: Record<string, string> = {
+      this.env = {
         PATH: image.path,
         HOME: "/root",
         USER: "root",
@@ -143,9 +248,13 @@ export class TemplateBuild {
       };
       this.proc = await SandboxProcess.start(
         this.host,
-        { id: buildId, uid, dir: scratch, image, env, network: networkMode, limits: { memoryBytes, pidsMax: BUILD_PIDS_MAX }, rootfs: { path: mounted.root, writable: true }, asRoot: true },
+        {
+          id: buildId, uid, dir: scratch, image, env: this.env, network: networkMode, limits: { memoryBytes, pidsMax: BUILD_PIDS_MAX },
+          rootfs: { path: mounted.root, writable: true }, asRoot: true, agent: { ctl: this.ctl, dest: AGENT_DIR, init: agentInit(AGENT_DIR) },
+        },
         cgroup,
       );
+      this.answers = new AgentAnswers(this.proc);
       network = await startNetwork(this.host, this.proc, networkMode, DEFAULT_EGRESS_DOMAINS, this.config);
       system(`build sandbox ready in ${Math.round(performance.now() - started)} ms (base image ${image.id}, network ${networkMode}${networkMode === "restricted" ? ": HTTPS to the default egress list through the proxy" : ""})`);
 
@@ -172,9 +281,42 @@ export class TemplateBuild {
     return { ok: false, error: { step_index, step, exit_code, output }, reason };
   }
 
+  /**
+   * Has the agent run step `i` and streams its output. A step that must stop (timeout, size cap,
+   * cancel) ends the whole build sandbox: the build has failed by then anyway.
+   */
+  private startStep(i: number, command: string, timeoutMs: number, onStdout: (c: Buffer) => void, onStderr: (c: Buffer) => void): { done: Promise<{ exit_code: number; duration_ms: number; timed_out: boolean }>; kill: () => void } {
+    const proc = this.proc!;
+    const started = performance.now();
+    let timedOut = false;
+    const kill = () => void proc.kill().catch(() => undefined);
+    const done = (async () => {
+      await fsp.writeFile(path.join(this.ctl, `${i}.sh`), stepScript(this.env, command), { mode: 0o600 });
+      const streams = [readFifo(path.join(this.ctl, `${i}.out`)), readFifo(path.join(this.ctl, `${i}.err`))];
+      const ended = streams.map((s) => new Promise<void>((r) => s.on("error", () => r()).once("end", r).once("close", r)));
+      streams[0]!.on("data", onStdout);
+      streams[1]!.on("data", onStderr);
+      const answer = this.answers!.next(i);
+      const timer = setTimeout(() => {
+        timedOut = true;
+        kill();
+      }, timeoutMs);
+      try {
+        proc.agentIo!.write(`${i}\n`);
+        const code = await answer;
+        // Output still in the FIFOs is read for a moment; a background child may hold them open.
+        await Promise.race([Promise.all(ended), new Promise((r) => setTimeout(r, DRAIN_AFTER_EXIT_MS))]);
+        return { exit_code: timedOut ? 124 : code ?? 137, duration_ms: Math.round(performance.now() - started), timed_out: timedOut };
+      } finally {
+        clearTimeout(timer);
+        for (const s of streams) s.destroy();
+      }
+    })();
+    return { done, kill };
+  }
+
   /** Runs one step; returns a failure, or null when the step exited 0. */
   private async runStep(i: number, step: string, system: (d: string, i?: number | null) => void): Promise<BuildOutcome | null> {
-    const proc = this.proc!;
     const tail = new Tail(ERROR_TAIL_BYTES);
     const out = new LineSplitter((data) => {
       tail.push(data);
@@ -186,7 +328,7 @@ export class TemplateBuild {
     });
     system(`step ${i + 1}/${this.req.steps.length}: ${step}`, i);
     const timeoutMs = this.config.templateStepTimeoutS * 1000;
-    const running = runExec(proc, { command: step, cwd: "/root", env: {}, timeoutMs }, { onStdout: (c) => out.push(c), onStderr: (c) => err.push(c) });
+    const running = this.startStep(i, step, timeoutMs, (c) => out.push(c), (c) => err.push(c));
     let overSize: string | null = null;
     this.currentKill = running.kill;
     // The layer sits on the host disk: a step that writes past the cap is stopped.
