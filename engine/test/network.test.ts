@@ -6,6 +6,8 @@ import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/e
 import { isForbiddenAddress } from "../src/services/egress-proxy.js";
 import { FAKE_GREETING, HOST_SECRET, leftoverNamespaces, startFakeInternet, startHostServer, type FakeInternet, type HostServer } from "./helpers/fake-internet.js";
 
+const ENV_CANARY = "engine-env-canary-7f3a"; // see startEngine below
+
 /**
  * Network modes against a fake internet (a namespace this file makes, engine-notes §4): no test
  * here sends a packet anywhere but loopback or that namespace. The egress proxy resolves the
@@ -150,7 +152,8 @@ beforeAll(async () => {
     `self.test=${fi.hostIp}`,
     `lan.test=${fi.privateIp}`,
   ].join(",");
-  e = await startEngine({ env: { ORKESTR_ENGINE_EGRESS_HOSTS: egressHosts } });
+  // The canary: nothing of the engine's environment may reach a process running as a sandbox's uid.
+  e = await startEngine({ env: { ORKESTR_ENGINE_EGRESS_HOSTS: egressHosts, BATON_ENV_CANARY: ENV_CANARY } });
 }, 90_000);
 
 /** Never lets one cleanup step hold up the ones after it. */
@@ -336,6 +339,13 @@ describe("network restricted", () => {
       expect(uids.every((u) => u === uids[0] && u >= 1000), `socat ${pid} uids ${uids.join(" ")}`).toBe(true);
       expect(seen.status).toMatch(/CapEff:\s+0+\n/);
       expect(seen.pidsCgroup, `socat ${pid}`).toMatch(new RegExp(`/${id}$`));
+      let environ = "";
+      try {
+        environ = fs.readFileSync(`/proc/${pid}/environ`, "utf8");
+      } catch {
+        continue; // exited meanwhile
+      }
+      expect(environ, `socat ${pid} environment`).not.toContain(ENV_CANARY);
     }
     expect(checked).toBeGreaterThan(0);
     // One listener plus at most 256 connection children.

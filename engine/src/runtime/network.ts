@@ -6,6 +6,7 @@ import type { EngineConfig } from "../config.js";
 import { EgressProxy, FORBIDDEN_V4, FORBIDDEN_V6 } from "../services/egress-proxy.js";
 import { sleep } from "../lib/time.js";
 import type { Host } from "./host.js";
+import { HOST_ENV } from "./sandbox-command.js";
 import type { SandboxProcess } from "./sandbox-proc.js";
 import { closeFilter, openFilter, seccompExecPrefix } from "./seccomp.js";
 
@@ -56,7 +57,8 @@ export async function startNetwork(host: Host, proc: SandboxProcess, mode: "off"
           "setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig", "KILL", "--",
           "socat", `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr,backlog=128,max-children=${RELAY_MAX_CONNECTIONS}`, `UNIX-CONNECT:${sock}`,
         ],
-        { stdio: ["ignore", "ignore", "pipe", filterFd] },
+        // Nothing of the engine's environment (it may hold the console's secrets under npm start).
+        { stdio: ["ignore", "ignore", "pipe", filterFd], env: HOST_ENV },
       );
     } finally {
       closeFilter(filterFd);
