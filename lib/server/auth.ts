@@ -2,6 +2,7 @@ import "server-only";
 import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
+import { hostAllowed } from "../host-policy.js";
 import { REQUEST_PATH_HEADER } from "../security-headers.js";
 import { recordAudit } from "./db/audit.js";
 import { getMigratedDb, type Db } from "./db/index.js";
@@ -51,9 +52,12 @@ export function getUserFromRequest(req: Request): Promise<CurrentUser | null> {
 
 /**
  * The signed-in user of the current server component render, or null. Memoised per request, so the
- * layout and the page share one check.
+ * layout and the page share one check. A request for a Host name Baton does not serve (DNS
+ * rebinding, lib/host-policy.ts) has no user, whatever it carries: the console's server and
+ * proxy.ts answer those with 421 first, and this keeps pages from rendering data if they did not.
  */
 export const getCurrentUser = cache(async (): Promise<CurrentUser | null> => {
+  if (!hostAllowed((await headers()).get("host"))) return null;
   const jar = await cookies();
   return currentFromCookies(jar.getAll().map(({ name, value }) => ({ name, value })));
 });

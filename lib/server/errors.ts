@@ -23,6 +23,8 @@ export const ERROR_CODES = {
   account_disabled: 403,
   not_found: 404,
   method_not_allowed: 405,
+  // A Host name Baton does not serve (DNS rebinding): 421 Misdirected Request. lib/host-policy.ts.
+  host_not_allowed: 421,
   conflict: 409,
   already_set_up: 409,
   payload_too_large: 413,

@@ -1,6 +1,6 @@
 import "server-only";
-import { describe, expect, it } from "vitest";
-import { POST as nextAuthPost } from "../../app/api/auth/[...nextauth]/route.js";
+import { describe, expect, it, vi } from "vitest";
+import { GET as nextAuthGet, POST as nextAuthPost } from "../../app/api/auth/[...nextauth]/route.js";
 import { POST as login } from "../../app/api/auth/login/route.js";
 import { POST as logoutEverywhere } from "../../app/api/auth/logout-everywhere/route.js";
 import { POST as logout } from "../../app/api/auth/logout/route.js";
@@ -14,9 +14,12 @@ import { testBackends } from "../../lib/server/db/test-backends.js";
 import { setUserDisabled } from "../../lib/server/db/users.js";
 import { decode } from "next-auth/jwt";
 import { authSecret, readSessionId, SESSION_COOKIE } from "../../lib/server/session-cookie.js";
+import { markFrontDoor } from "../../lib/server/request-info.js";
 import { SIGN_IN_LIMITS } from "../../lib/server/sign-in.js";
-import { cookieHeaderFrom, jsonOf, makeUser, noParams, PASSWORD, request, sessionCookie, uniq, useConsoleDb } from "./helpers.js";
+import { cookieHeaderFrom, jsonOf, makeUser, noParams, ORIGIN, PASSWORD, request, sessionCookie, uniq, useConsoleDb } from "./helpers.js";
 
+/** The header the console's front door writes the client's address into (lib/server/request-info.ts CLIENT_IP_HEADER). */
+const CLIENT_IP_HEADER_NAME = "x-baton-client-ip";
 const nextauthParams = (...segments: string[]) => ({ params: Promise.resolve({ nextauth: segments }) });
 
 describe("safe redirects", () => {
@@ -37,6 +40,30 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
   }
 
   describe("first run", () => {
+    it("a page on another host name (DNS rebinding to 127.0.0.1) cannot run the first-run setup: 421", async () => {
+      // The default configuration: no BATON_URL, so the loopback names on the console's port.
+      vi.stubEnv("BATON_URL", "");
+      vi.stubEnv("PORT", "3000");
+      try {
+        const body = { name: "Eve", email: "eve@example.com", password: PASSWORD, team_name: "Evil" };
+        // What the rebinding page's fetch sends: its own name in Host and Origin, same-origin.
+        const rebinding = { host: "evil.example:3000", origin: "http://evil.example:3000", "sec-fetch-site": "same-origin" };
+        const res = await setup(request("/api/setup", { method: "POST", body, headers: rebinding }), noParams);
+        expect(res.status).toBe(421);
+        expect(await jsonOf(res)).toEqual({ detail: expect.stringContaining("BATON_ALLOWED_HOSTS"), code: "host_not_allowed" });
+        expect(res.headers.getSetCookie()).toEqual([]);
+        expect(await isFirstRun(ctx.db())).toBe(true);
+        // next-auth's own routes (not built with route()) too.
+        const session = await nextAuthGet(request("/api/auth/session", { headers: { host: "evil.example:3000" } }) as never, nextauthParams("session"));
+        expect(session.status).toBe(421);
+        // The console's own name on its port is served.
+        const invalid = await setup(request("/api/setup", { method: "POST", body: { ...body, password: "short" }, headers: { ...rebinding, host: "localhost:3000", origin: "http://localhost:3000" } }), noParams);
+        expect(invalid.status).toBe(422);
+      } finally {
+        vi.stubEnv("BATON_URL", ORIGIN);
+      }
+    });
+
     it("POST /api/setup creates the owner and the first team, signs them in, and then refuses", async () => {
       expect(await isFirstRun(ctx.db())).toBe(true);
       const invalid = await setup(request("/api/setup", { method: "POST", body: { name: "", email: "not-an-email", password: "short", team_name: "x".repeat(101) } }), noParams);
@@ -115,6 +142,33 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     expect(retryAfter).toBeLessThanOrEqual(15 * 60);
     expect(await jsonOf(res)).toEqual({ detail: "Too many sign-in attempts. Try again in 15 minutes.", code: "rate_limited", retry_after_seconds: retryAfter });
     expect(res.headers.getSetCookie()).toEqual([]);
+  });
+
+  it("40 failed sign-ins with a rotating X-Forwarded-For are limited per client: the address is the front door's, not the client's word", async () => {
+    // Each attempt is for another (unknown) address, so only the per-IP limit can stop them.
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      // The front door wrote the socket's address; the client's own X-Forwarded-For/X-Real-IP rotate.
+      const headers = { [CLIENT_IP_HEADER_NAME]: "192.0.2.77", "x-forwarded-for": `198.51.100.${i}`, "x-real-ip": `203.0.113.${i}` };
+      statuses.push((await signIn(`${uniq("nobody")}@example.com`, "wrong password", headers)).status);
+    }
+    expect(statuses.slice(0, SIGN_IN_LIMITS.ip.limit)).toEqual(Array(SIGN_IN_LIMITS.ip.limit).fill(401));
+    expect(statuses.slice(SIGN_IN_LIMITS.ip.limit)).toEqual(Array(40 - SIGN_IN_LIMITS.ip.limit).fill(429));
+  });
+
+  it("without the front door (next dev, a plain next start) no header names the client: one shared, strict bucket", async () => {
+    markFrontDoor(false);
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 40; i++) {
+        // Everything a client could rotate, the front door's own header included.
+        const headers = { [CLIENT_IP_HEADER_NAME]: `192.0.2.${100 + i}`, "x-forwarded-for": `198.51.100.${i}`, "x-real-ip": `203.0.113.${i}` };
+        statuses.push((await signIn(`${uniq("nobody")}@example.com`, "wrong password", headers)).status);
+      }
+      expect(statuses.filter((s) => s === 429)).toHaveLength(40 - SIGN_IN_LIMITS.ip.limit);
+    } finally {
+      markFrontDoor(true);
+    }
   });
 
   it("a cross-site sign-in attempt is refused (login CSRF)", async () => {

@@ -1,7 +1,7 @@
 import "server-only";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { testBackends } from "../../lib/server/db/test-backends.js";
 import { authorizeRelay, createPtyRelay, matchPtyRelayPath, originAllowed, type PtyRelay } from "../../lib/server/pty-relay.js";
@@ -23,13 +23,21 @@ describe("relay paths and Origin", () => {
     }
   });
 
-  it("wants an Origin naming this host", () => {
-    expect(originAllowed({ host: HOST, origin: ORIGIN })).toBe(true);
-    expect(originAllowed({ host: "127.0.0.1:3000", "x-forwarded-host": HOST, origin: ORIGIN })).toBe(true);
-    expect(originAllowed({ host: HOST })).toBe(false);
-    expect(originAllowed({ host: HOST, origin: "http://evil.example" })).toBe(false);
-    expect(originAllowed({ host: HOST, origin: "null" })).toBe(false);
-    expect(originAllowed({ host: HOST, origin: `ftp://${HOST}` })).toBe(false);
+  it("wants an Origin that is one of Baton's own (BATON_URL), never merely the request's Host", () => {
+    vi.stubEnv("BATON_URL", ORIGIN);
+    try {
+      expect(originAllowed({ host: HOST, origin: ORIGIN })).toBe(true);
+      expect(originAllowed({ host: "127.0.0.1:3000", origin: ORIGIN })).toBe(true);
+      expect(originAllowed({ host: HOST })).toBe(false);
+      expect(originAllowed({ host: HOST, origin: "http://evil.example" })).toBe(false);
+      expect(originAllowed({ host: HOST, origin: "null" })).toBe(false);
+      expect(originAllowed({ host: HOST, origin: `ftp://${HOST}` })).toBe(false);
+      // A rebinding page names itself in both; X-Forwarded-Host is the sender's word too.
+      expect(originAllowed({ host: "evil.example", origin: "http://evil.example" })).toBe(false);
+      expect(originAllowed({ host: HOST, "x-forwarded-host": "evil.example", origin: "http://evil.example" })).toBe(false);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
 
@@ -125,6 +133,15 @@ describe.each(testBackends)("the relay on $name", (backend) => {
     const expired = await sessionCookie(ctx.db(), owner.user.id, { ttlMs: 1, now: Date.now() - 60_000 });
     expect(await connect("pty_1", { origin: ORIGIN, cookie: expired.cookie })).toMatchObject({ status: 401 });
     expect(upstreamAuth).toEqual([]); // nothing reached the upstream
+  });
+
+  it("refuses a Host name Baton does not serve (421), even with a session and a matching Origin", async () => {
+    const member = await makeUser(ctx.db(), "member");
+    const { cookie } = await sessionCookie(ctx.db(), member.user.id);
+    const rebinding = await connect("pty_1", { host: "evil.example", origin: "http://evil.example", cookie });
+    expect(rebinding).toMatchObject({ status: 421 });
+    expect(JSON.parse((rebinding as { body: string }).body)).toMatchObject({ code: "host_not_allowed" });
+    expect(upstreamAuth).toEqual([]);
   });
 
   it("lets a member through, adds the token upstream only, and pipes frames both ways", async () => {

@@ -1,5 +1,5 @@
 import "server-only";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { OrkestrError } from "../../lib/orkestr/errors.js";
 import { listAuditEvents } from "../../lib/server/db/audit.js";
@@ -7,10 +7,16 @@ import { DbConflictError } from "../../lib/server/db/errors.js";
 import { revokeSessionById } from "../../lib/server/db/sessions.js";
 import { testBackends } from "../../lib/server/db/test-backends.js";
 import { AppError } from "../../lib/server/errors.js";
-import { checkOrigin, declaredRoute, route } from "../../lib/server/route.js";
+import { checkHost, checkOrigin, declaredRoute, route } from "../../lib/server/route.js";
 import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb } from "./helpers.js";
 
 describe("checkOrigin", () => {
+  // Served as http://baton.test: the Origins accepted are that one and BATON_ALLOWED_HOSTS'.
+  beforeAll(() => {
+    vi.stubEnv("BATON_URL", "http://baton.test");
+    vi.stubEnv("BATON_ALLOWED_HOSTS", "console.example.org");
+  });
+  afterAll(() => vi.unstubAllEnvs());
   const req = (method: string, headers: Record<string, string>) => new Request("http://baton.test/api/x", { method, headers: { host: "baton.test", ...headers } });
 
   it("lets safe methods through from anywhere", () => {
@@ -26,16 +32,47 @@ describe("checkOrigin", () => {
     expect(checkOrigin(req("DELETE", { "sec-fetch-site": "cross-site" }))).toMatchObject({ code: "bad_origin" });
   });
 
-  it("falls back to Origin against Host (or X-Forwarded-Host)", () => {
+  it("falls back to Origin against Baton's own origins (BATON_URL, BATON_ALLOWED_HOSTS)", () => {
     expect(checkOrigin(req("POST", { origin: "http://baton.test" }))).toBeNull();
-    expect(checkOrigin(req("POST", { origin: "https://console.example.org", "x-forwarded-host": "console.example.org" }))).toBeNull();
+    expect(checkOrigin(req("POST", { origin: "https://console.example.org" }))).toBeNull();
     expect(checkOrigin(req("POST", { origin: "http://baton.test.evil.example" }))).toMatchObject({ code: "bad_origin" });
+    expect(checkOrigin(req("POST", { origin: "https://baton.test" }))).toMatchObject({ code: "bad_origin" }); // BATON_URL says http
     expect(checkOrigin(req("POST", { origin: "null" }))).toMatchObject({ code: "bad_origin" });
     expect(checkOrigin(req("PATCH", { origin: "file://" }))).toMatchObject({ code: "bad_origin" });
   });
 
+  it("never takes the request's own Host or X-Forwarded-Host for an allowed origin (the sender picks those)", () => {
+    // A rebinding page on evil.example sends Host: evil.example and Origin: http://evil.example.
+    expect(checkOrigin(req("POST", { host: "evil.example", origin: "http://evil.example" }))).toMatchObject({ code: "bad_origin" });
+    expect(checkOrigin(req("POST", { origin: "https://evil.example", "x-forwarded-host": "evil.example" }))).toMatchObject({ code: "bad_origin" });
+  });
+
   it("lets non-browser clients (no Origin, no Sec-Fetch-Site) through", () => {
     expect(checkOrigin(req("POST", {}))).toBeNull();
+  });
+});
+
+describe("checkHost", () => {
+  afterEach(() => vi.unstubAllEnvs());
+  const req = (host: string | null) => new Request("http://x/api/x", { headers: host === null ? {} : { host } });
+
+  it("serves the loopback names on the console's port by default, and nothing else", () => {
+    vi.stubEnv("BATON_URL", "");
+    vi.stubEnv("BATON_ALLOWED_HOSTS", "");
+    vi.stubEnv("PORT", "3000");
+    for (const ok of ["localhost:3000", "127.0.0.1:3000", "[::1]:3000", "LOCALHOST:3000"]) expect(checkHost(req(ok)), ok).toBeNull();
+    for (const bad of ["evil.example:3000", "evil.example", "localhost:3001", "localhost", "localhost.:3000", "a@localhost:3000", "", null]) {
+      expect(checkHost(req(bad)), String(bad)).toMatchObject({ status: 421, code: "host_not_allowed" });
+    }
+  });
+
+  it("serves BATON_URL's name instead, plus BATON_ALLOWED_HOSTS", () => {
+    vi.stubEnv("BATON_URL", "https://baton.example.com");
+    vi.stubEnv("BATON_ALLOWED_HOSTS", "intranet-name, 10.0.0.5:3000");
+    for (const ok of ["baton.example.com", "baton.example.com:443", "intranet-name", "intranet-name:8080", "10.0.0.5:3000"]) expect(checkHost(req(ok)), ok).toBeNull();
+    for (const bad of ["localhost:3000", "127.0.0.1:3000", "10.0.0.5:3001", "evil.example", "baton.example.com.evil.example"]) {
+      expect(checkHost(req(bad)), bad).toMatchObject({ code: "host_not_allowed" });
+    }
   });
 });
 
@@ -103,6 +140,23 @@ describe.each(testBackends)("route() on $name", (backend) => {
     expect(handler).not.toHaveBeenCalled();
     // The same request from the page itself goes through.
     expect((await post(request("/api/x", { method: "POST" }), noParams)).status).toBe(200);
+  });
+
+  it("refuses a Host name Baton does not serve with 421 host_not_allowed before doing anything (DNS rebinding)", async () => {
+    const handler = vi.fn(() => ({ ok: true }));
+    const post = route({ auth: "public" }, handler);
+    // A page on evil.example that resolves to Baton's address: its requests are same-origin to it.
+    const rebinding = { host: "evil.example", origin: "http://evil.example", "sec-fetch-site": "same-origin" };
+    const res = await post(request("/api/x", { method: "POST", headers: rebinding }), noParams);
+    expect(res.status).toBe(421);
+    expect(await jsonOf(res)).toEqual({ detail: expect.stringContaining("does not answer to this host name"), code: "host_not_allowed" });
+    expect(handler).not.toHaveBeenCalled();
+    // Reads too, signed in or not: the session cookie of baton.test never goes to evil.example, but
+    // a handler must not rely on that.
+    const { user } = await makeUser(ctx.db());
+    const { cookie } = await sessionCookie(ctx.db(), user.id);
+    expect((await whoami(request("/api/whoami", { cookie, headers: { host: "evil.example" } }), noParams)).status).toBe(421);
+    expect((await whoami(request("/api/whoami", { cookie }), noParams)).status).toBe(200);
   });
 
   it("checks the permission in the user's team: 403 forbidden naming it", async () => {

@@ -3,6 +3,7 @@ import NextAuth from "next-auth";
 import { errorResponse } from "../../../../lib/server/errors";
 import { buildAuthOptions } from "../../../../lib/server/next-auth";
 import { isSecureRequest } from "../../../../lib/server/request-info";
+import { checkHost } from "../../../../lib/server/route";
 
 export const runtime = "nodejs";
 
@@ -15,6 +16,9 @@ type Context = { params: Promise<{ nextauth: string[] }> };
 // Email + password sign-in goes through POST /api/auth/login (rate limits, `{detail, code}` errors).
 async function handler(req: NextRequest, ctx: Context): Promise<Response> {
   const [action, provider] = (await ctx.params).nextauth;
+  // Not built with route(), so its first check is made here: only Baton's own Host names.
+  const hostError = checkHost(req);
+  if (hostError) return errorResponse(hostError);
   if (req.method === "POST" && (action === "callback" || action === "signin") && provider === "credentials") {
     return Response.json({ detail: "Sign in with POST /api/auth/login.", code: "not_found" }, { status: 404, headers: { "cache-control": "no-store" } });
   }
