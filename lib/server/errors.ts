@@ -2,7 +2,7 @@ import "server-only";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { OrkestrError } from "../orkestr/errors.js";
-import { CryptoError } from "./crypto.js";
+import { CryptoError, PasswordWorkBusyError } from "./crypto.js";
 import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors.js";
 import { LocalEngineError } from "./local-engine.js";
 import { UnsafeUrlError } from "./ssrf.js";
@@ -34,6 +34,8 @@ export const ERROR_CODES = {
   internal_error: 500,
   bad_gateway: 502,
   service_unavailable: 503,
+  // Too many password checks at once (lib/server/crypto.ts PasswordWorkBusyError): try again shortly.
+  server_busy: 503,
   upstream_timeout: 504,
   // The token vault (lib/server/tokens.ts VaultError, lib/server/ssrf.ts UnsafeUrlError): the user's input.
   ...VAULT_ERROR_STATUS,
@@ -146,6 +148,10 @@ export function describeError(err: unknown, context?: string): { status: number;
     return { status: err.status, body, retryAfterSeconds: err.retryAfterSeconds };
   }
   if (err instanceof z.ZodError) return describeError(validationError(err), context);
+  if (err instanceof PasswordWorkBusyError) {
+    const detail = "Baton is checking too many passwords at once. Try again in a moment.";
+    return { status: 503, body: { detail, code: "server_busy", retry_after_seconds: err.retryAfterSeconds }, retryAfterSeconds: err.retryAfterSeconds };
+  }
   if (err instanceof OrkestrError) {
     // No response at all: the upstream could not be reached (502) or did not answer in time (504).
     const status = err.status === 0 ? (err.code === "timeout" ? 504 : 502) : err.status;

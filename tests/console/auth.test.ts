@@ -96,8 +96,10 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     expect(res.status).toBe(200);
     expect(await jsonOf(res)).toEqual({ user: { id: user.id, name: user.name, email: user.email } });
     const setCookies = res.headers.getSetCookie();
-    expect(setCookies).toHaveLength(1); // the session cookie only: not next-auth's CSRF or callback cookies
+    // The session cookie and the device cookie only: not next-auth's CSRF or callback cookies.
+    expect(setCookies).toHaveLength(2);
     expect(setCookies[0]).toMatch(/^next-auth\.session-token=[^;]+; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
+    expect(setCookies[1]).toMatch(/^baton-device=[\w-]+\.[\w-]+; Path=\/api\/auth\/login; Max-Age=31536000; HttpOnly; SameSite=Strict$/);
     const jwt = setCookies[0]!.split(";", 1)[0]!.split("=")[1]!;
     const payload = await decode({ token: jwt, secret: authSecret() });
     expect(Object.keys(payload ?? {}).sort()).toEqual(["exp", "iat", "jti", "sid"]);
@@ -112,6 +114,7 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     const { user } = await makeUser(ctx.db());
     const res = await signIn(user.email, PASSWORD, { "x-forwarded-proto": "https" });
     expect(res.headers.getSetCookie()[0]).toMatch(/^__Secure-next-auth\.session-token=.*; Secure/);
+    expect(res.headers.getSetCookie()[1]).toMatch(/^__Secure-baton-device=.*; Secure$/);
     const cookie = cookieHeaderFrom(res);
     expect((await me(request("/api/me", { cookie }), noParams)).status).toBe(200);
   });
@@ -142,6 +145,36 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     expect(retryAfter).toBeLessThanOrEqual(15 * 60);
     expect(await jsonOf(res)).toEqual({ detail: "Too many sign-in attempts. Try again in 15 minutes.", code: "rate_limited", retry_after_seconds: retryAfter });
     expect(res.headers.getSetCookie()).toEqual([]);
+  });
+
+  it("a stranger hammering the owner's address locks out strangers, not the owner's own browser (device cookie)", async () => {
+    const { user } = await makeUser(ctx.db());
+    // The owner signed in from this browser before: it holds a device cookie for the address.
+    const first = await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "192.0.2.31" });
+    expect(first.status).toBe(200);
+    const device = first.headers.getSetCookie().find((c) => c.startsWith("baton-device="))!.split(";", 1)[0]!;
+
+    // A stranger, from a new address every time (a botnet), until the address's limit holds…
+    const stranger = (i: number, password = `guess ${i}`) => signIn(user.email, password, { [CLIENT_IP_HEADER_NAME]: `198.51.100.${i}` });
+    for (let i = 0; i < SIGN_IN_LIMITS.email.limit; i++) expect((await stranger(i)).status).toBe(401);
+    expect((await stranger(50)).status).toBe(429);
+    // …and it holds for the right password too: a stranger's lucky guess gets nowhere.
+    expect((await stranger(51, PASSWORD)).status).toBe(429);
+    // Another account's device cookie, or a forged one, is no way around it.
+    const forged = `baton-device=${"A".repeat(22)}.${"B".repeat(43)}`;
+    expect((await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "198.51.100.52", cookie: forged })).status).toBe(429);
+
+    // The owner's browser, from wherever, signs in with the right password meanwhile.
+    const owner = await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "192.0.2.32", cookie: device });
+    expect(owner.status).toBe(200);
+    // The strangers' count against the address is still there.
+    expect((await stranger(53, PASSWORD)).status).toBe(429);
+
+    // A stolen device cookie does not give unlimited guesses either: it has a limit of its own.
+    for (let i = 0; i < SIGN_IN_LIMITS.device.limit; i++) {
+      expect((await signIn(user.email, `guess ${i}`, { [CLIENT_IP_HEADER_NAME]: `203.0.113.${i}`, cookie: device })).status).toBe(401);
+    }
+    expect((await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "203.0.113.99", cookie: device })).status).toBe(429);
   });
 
   it("40 failed sign-ins with a rotating X-Forwarded-For are limited per client: the address is the front door's, not the client's word", async () => {
