@@ -3,6 +3,7 @@ import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
 import { hostAllowed } from "../host-policy.js";
+import { safeNextPath } from "../safe-next-path.js";
 import { REQUEST_PATH_HEADER } from "../security-headers.js";
 import { recordAudit } from "./db/audit.js";
 import { getMigratedDb, type Db } from "./db/index.js";
@@ -71,12 +72,8 @@ export function activeMembership(current: CurrentUser): { team: Team; role: Role
   return first ? { team: first.team, role: first.membership.role } : null;
 }
 
-/** A same-origin path to come back to after signing in, or null (never `//host` or `/\host`). */
-export function safeNextPath(value: string | null | undefined): string | null {
-  if (!value || !value.startsWith("/") || value.startsWith("//") || value.startsWith("/\\")) return null;
-  if ([...value].some((ch) => ch.charCodeAt(0) < 0x20 || ch === "\u007f")) return null;
-  return value;
-}
+/** A same-origin path to come back to after signing in, or null: the one check, lib/safe-next-path.ts. */
+export { safeNextPath };
 
 export function loginPath(next: string | null | undefined): string {
   const safe = safeNextPath(next);
