@@ -11,6 +11,7 @@ import {
 } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { secureDataDir } from "./data-dir.js";
 import { getEnv, type ServerEnv } from "./env.js";
 import { createLimiter } from "./limiter.js";
 
@@ -49,6 +50,8 @@ export function deriveKey(material: Buffer): Buffer {
  */
 export function loadOrCreateKeyFile(dataDir: string): Buffer {
   const file = path.join(dataDir, SECRET_FILE);
+  // The data dir 0700 (or no longer readable by others) and an existing key 0600.
+  secureDataDir(dataDir);
   const read = (): Buffer | null => {
     let text: string;
     try {
@@ -70,7 +73,6 @@ export function loadOrCreateKeyFile(dataDir: string): Buffer {
   const existing = read();
   if (existing) return existing;
 
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
   fs.writeFileSync(tmp, `${randomBytes(KEY_BYTES).toString("base64url")}\n`, { mode: 0o600, flag: "wx" });
   try {

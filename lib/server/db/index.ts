@@ -1,10 +1,9 @@
 import "server-only";
-import fs from "node:fs";
-import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
 import { Migrator } from "kysely";
 import pg from "pg";
+import { secureDataDir, secureSqliteFile } from "../data-dir.js";
 import { getEnv, type DatabaseTarget } from "../env.js";
 import { MigrationError } from "./errors.js";
 import { migrationProvider } from "./migrations/index.js";
@@ -37,7 +36,8 @@ const pgTypes: pg.CustomTypesConfig = {
 };
 
 function openSqlite(file: string): SqliteDatabase.Database {
-  if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true });
+  // 0600 before SQLite opens it, so its WAL and shared-memory files get 0600 too.
+  if (file !== ":memory:") secureSqliteFile(file);
   const db = new SqliteDatabase(file);
   if (file !== ":memory:") db.pragma("journal_mode = WAL");
   db.pragma("foreign_keys = ON");
@@ -100,11 +100,13 @@ const holder = globalThis as typeof globalThis & { __batonDb?: DbHolder };
 
 /** The console's database, from DATABASE_URL (SQLite under BATON_DATA_DIR by default). */
 export function getDb(): Db {
-  const { database } = getEnv();
+  const { database, BATON_DATA_DIR } = getEnv();
   const target = JSON.stringify(database);
   const current = holder.__batonDb;
   if (current && current.target === target) return current.db;
   if (current) void current.db.destroy().catch(() => {});
+  // Once per process (and database): the data dir and secret.key, also those an older version left open.
+  secureDataDir(BATON_DATA_DIR);
   const db = createDb(database);
   holder.__batonDb = { target, db };
   return db;
