@@ -116,19 +116,51 @@ function queryObject(url: URL): Record<string, string | string[]> {
   return out;
 }
 
-async function readJsonBody(req: Request, maxBytes: number, optional = false): Promise<unknown> {
+/** A Content-Length over the limit is refused before a byte is read. */
+function refuseDeclaredLength(req: Request, maxBytes: number): void {
   const declared = Number(req.headers.get("content-length") ?? "");
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    throw new AppError("payload_too_large", `The request body is larger than ${Math.floor(maxBytes / 1024)} KiB.`);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+}
+
+const tooLarge = (maxBytes: number) => new AppError("payload_too_large", `The request body is larger than ${Math.floor(maxBytes / 1024)} KiB.`);
+
+/**
+ * A request body as text, read as it arrives and given up (413 payload_too_large) the moment it
+ * passes `maxBytes`: a chunked body has no Content-Length to refuse up front, and `req.text()`
+ * would hold all of it in memory before anyone could count. UTF-8, a leading BOM dropped (as
+ * `text()` does).
+ */
+export async function readBodyText(req: Request, maxBytes: number): Promise<string> {
+  refuseDeclaredLength(req, maxBytes);
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        // Stop reading: the rest is never taken off the socket into memory.
+        void reader.cancel().catch(() => undefined);
+        throw tooLarge(maxBytes);
+      }
+      chunks.push(value);
+    }
+  } finally {
+    reader.releaseLock();
   }
+  return new TextDecoder("utf-8").decode(Buffer.concat(chunks));
+}
+
+async function readJsonBody(req: Request, maxBytes: number, optional = false): Promise<unknown> {
+  refuseDeclaredLength(req, maxBytes);
   const type = req.headers.get("content-type");
   if (type !== null && !/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
     throw new AppError("unsupported_media_type", "Send the request body as JSON (Content-Type: application/json).");
   }
-  const text = await req.text();
-  if (Buffer.byteLength(text) > maxBytes) {
-    throw new AppError("payload_too_large", `The request body is larger than ${Math.floor(maxBytes / 1024)} KiB.`);
-  }
+  const text = await readBodyText(req, maxBytes);
   if (text.trim() === "") {
     if (optional) return {};
     throw new AppError("bad_request", "The request body is empty; it must be a JSON document.");

@@ -241,6 +241,60 @@ describe.each(testBackends)("route() on $name", (backend) => {
     });
   });
 
+  describe("chunked bodies", () => {
+    it("a chunked body past the limit, without Content-Length, is refused with 413 while it is read, not after", async () => {
+      const LIMIT = 64 * 1024;
+      const CHUNK = 16 * 1024;
+      const handler = vi.fn(() => ({ ok: true }));
+      const small = route({ auth: "public", body: z.unknown(), maxBodyBytes: LIMIT }, handler);
+      // 64 MiB of JSON in 16 KiB chunks, produced only as fast as they are read.
+      let pulled = 0;
+      let cancelled = false;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (pulled >= 64 * 1024 * 1024) return controller.close();
+          controller.enqueue(new TextEncoder().encode(pulled === 0 ? `{"pad":"${"x".repeat(CHUNK - 8)}` : "x".repeat(CHUNK)));
+          pulled += CHUNK;
+        },
+        cancel() {
+          cancelled = true;
+        },
+      });
+      const req = new Request("http://baton.test/x", {
+        method: "POST",
+        headers: { host: "baton.test", "content-type": "application/json", "sec-fetch-site": "same-origin" },
+        body,
+        duplex: "half",
+      } as RequestInit);
+      expect(req.headers.get("content-length")).toBeNull();
+      const res = await small(req, noParams);
+      expect(res.status).toBe(413);
+      expect(await jsonOf(res)).toEqual({ detail: "The request body is larger than 64 KiB.", code: "payload_too_large" });
+      expect(handler).not.toHaveBeenCalled();
+      // Read up to the limit and a little more (the stream's read-ahead), then given up.
+      expect(pulled).toBeLessThanOrEqual(LIMIT + 4 * CHUNK);
+      expect(cancelled).toBe(true);
+    });
+
+    it("a chunked body within the limit is read whole", async () => {
+      const echo = route({ auth: "public", body: z.object({ a: z.string() }), maxBodyBytes: 1024 }, ({ body }) => body);
+      const parts = ['{"a":', '"ét', 'é"}'];
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          // A two-byte character split across chunks still decodes.
+          const bytes = new TextEncoder().encode(parts.join(""));
+          controller.enqueue(bytes.slice(0, 7));
+          controller.enqueue(bytes.slice(7));
+          controller.close();
+        },
+      });
+      const req = new Request("http://baton.test/x", { method: "POST", headers: { host: "baton.test", "content-type": "application/json" }, body, duplex: "half" } as RequestInit);
+      const res = await echo(req, noParams);
+      expect(res.status).toBe(200);
+      expect(await jsonOf(res)).toEqual({ a: "été" });
+    });
+  });
+
   describe("error mapping", () => {
     const throwing = (err: unknown) => route({ auth: "public" }, () => { throw err; });
 
