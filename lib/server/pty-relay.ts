@@ -7,6 +7,7 @@ import { HOST_NOT_ALLOWED, hostAllowed, originAllowed as isBatonOrigin } from ".
 import { activeMembership, resolveSession } from "./auth.js";
 import { getMigratedDb } from "./db/index.js";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../terminal-heartbeat.js";
+import { upstreamFailureDetail } from "./errors.js";
 import { can } from "./rbac.js";
 import { parseCookieHeader, readSessionId } from "./session-cookie.js";
 import { classifyAddress, guardedLookupFor, isPublicAddress } from "./ssrf.js";
@@ -250,14 +251,22 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
         res.setEncoding("utf8");
         res.on("data", (c: string) => (body.length < 8192 ? (body += c) : undefined));
         res.on("end", () => {
-          let detail = `The orkestr API refused the terminal connection (HTTP ${res.statusCode}).`;
+          const status = res.statusCode ?? 502;
+          let detail = `The orkestr API refused the terminal connection (HTTP ${status}).`;
+          let upstreamDetail: string | null = null;
           try {
             const parsed = JSON.parse(body) as { detail?: unknown };
-            if (typeof parsed.detail === "string" && parsed.detail) detail = parsed.detail;
+            if (typeof parsed.detail === "string" && parsed.detail) upstreamDetail = parsed.detail;
           } catch {
             /* not JSON */
           }
-          const status = res.statusCode ?? 502;
+          if (status >= 500) {
+            // Its own words on its failure may name its internals: logged, never sent on.
+            log(`the orkestr API answered the terminal upgrade with ${status}: ${upstreamDetail ?? body.slice(0, 500)}`);
+            detail = upstreamFailureDetail({ status, code: "", retryAfterSeconds: null }).replace("this request", "this connection");
+          } else if (upstreamDetail) {
+            detail = upstreamDetail;
+          }
           // 401/403 from the upstream are about the connection's token, not the Baton session.
           fail(status === 401 || status === 403 ? 4409 : status >= 400 && status < 1000 ? 4000 + status : CLOSE_UPSTREAM_UNREACHABLE, detail);
         });

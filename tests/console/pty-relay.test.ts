@@ -46,6 +46,7 @@ describe.each(testBackends)("the relay on $name", (backend) => {
   let upstream: WebSocketServer;
   let upstreamUrl: string;
   const upstreamAuth: string[] = [];
+  const relayLog: string[] = [];
   let server: http.Server;
   let relay: PtyRelay;
   let url: string;
@@ -61,6 +62,11 @@ describe.each(testBackends)("the relay on $name", (backend) => {
         socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
         return;
       }
+      if (req.url?.includes("/pty/broken/")) {
+        const body = JSON.stringify({ detail: "pty broker pty-7.internal:7002 refused: ECONNREFUSED", code: "internal_error" });
+        socket.end(`HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+        return;
+      }
       upstream.handleUpgrade(req, socket, head, (ws) => {
         ws.send(Buffer.from("backlog"), { binary: true });
         // "mute": a session whose socket stops being read (no pong ever comes back), as when the
@@ -74,7 +80,7 @@ describe.each(testBackends)("the relay on $name", (backend) => {
 
     relay = createPtyRelay({
       upstreamFor: async () => ({ baseUrl: upstreamUrl, isLocalEngine: true, headers: { Authorization: "Bearer ork_test_upstream_token" } }),
-      log: () => undefined,
+      log: (message) => relayLog.push(message),
       pingMs: 200,
     });
     server = http.createServer((_req, res) => res.end());
@@ -197,5 +203,10 @@ describe.each(testBackends)("the relay on $name", (backend) => {
 
   it("passes an upstream refusal on as a close code with its detail", async () => {
     expect(await closeOf("gone")).toEqual({ code: 4404, reason: "PTY session gone not found in sandbox sbx_1" });
+  });
+
+  it("an upstream 5xx closes with Baton's own words; the upstream's go to the log", async () => {
+    expect(await closeOf("broken")).toEqual({ code: 4500, reason: "The orkestr API had an internal error (500); Baton did not retry this connection." });
+    expect(relayLog.join("\n")).toContain("pty-7.internal:7002");
   });
 });

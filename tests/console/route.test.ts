@@ -1,6 +1,7 @@
 import "server-only";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { createOrkestrClient } from "../../lib/orkestr/core.js";
 import { OrkestrError } from "../../lib/orkestr/errors.js";
 import { listAuditEvents } from "../../lib/server/db/audit.js";
 import { DbConflictError } from "../../lib/server/db/errors.js";
@@ -310,15 +311,64 @@ describe.each(testBackends)("route() on $name", (backend) => {
         headers: new Headers({ "retry-after": "17", "content-type": "application/json" }),
         text: JSON.stringify({ detail: "The fleet is full.", code: "fleet_full" }),
       });
+      vi.spyOn(console, "error").mockImplementation(() => undefined);
       const res = await throwing(upstream)(request("/x"), noParams);
       expect(res.status).toBe(503);
       expect(res.headers.get("retry-after")).toBe("17");
-      expect(await jsonOf(res)).toEqual({ detail: "The fleet is full.", code: "fleet_full", retry_after_seconds: 17 });
+      expect(await jsonOf(res)).toEqual({ detail: expect.stringContaining("(503 fleet_full)"), code: "fleet_full", retry_after_seconds: 17 });
 
       const quota = OrkestrError.fromResponse({ status: 429, headers: new Headers({ "retry-after": "3" }), text: JSON.stringify({ detail: "slow down", code: "rate_limited" }) });
       const limited = await throwing(quota)(request("/x"), noParams);
       expect(limited.status).toBe(429);
       expect(limited.headers.get("retry-after")).toBe("3");
+    });
+
+    describe("what the upstream answered, through the orkestr client's core", () => {
+      /** A handler that reads a sandbox from an upstream answering `response` (no retries, as the proxy). */
+      const through = (response: () => Response) =>
+        route({ auth: "public" }, () => {
+          const orkestr = createOrkestrClient({ baseUrl: "http://orkestr.test", token: "ork_test", maxRetries: 0, fetch: async () => response() });
+          return orkestr.sandboxes.get("sbx_1");
+        });
+
+      it("a redirect or a 304 becomes a logged 502 upstream_redirect, never followed and never a bare 3xx or 500", async () => {
+        const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+        const cases = [
+          () => new Response(null, { status: 302, headers: { location: "http://169.254.169.254/latest/meta-data/" } }),
+          () => new Response(null, { status: 307, headers: { location: "https://elsewhere.example/v1/sandboxes/sbx_1" } }),
+          () => new Response(null, { status: 304 }),
+        ];
+        for (const make of cases) {
+          const status = make().status;
+          logged.mockClear();
+          const res = await through(make)(request("/x"), noParams);
+          expect(res.status, String(status)).toBe(502);
+          const body = await jsonOf(res);
+          expect(body).toEqual({ detail: expect.stringContaining(`answered ${status}`), code: "upstream_redirect" });
+          expect(JSON.stringify(body)).not.toContain("169.254");
+          expect(res.headers.get("location")).toBeNull();
+          expect(logged.mock.calls.map((c) => String(c[0])).join("\n")).toMatch(new RegExp(`answered ${status} `));
+        }
+      });
+
+      it("a 5xx keeps its status but not its words: Baton's own detail goes to the browser, the upstream's to the log", async () => {
+        const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+        const internal = "psycopg2.OperationalError: could not connect to server at 10.2.3.4:5432 (sandbox-db-primary)";
+        const res = await through(() => Response.json({ detail: internal, code: "internal_error" }, { status: 500 }))(request("/x"), noParams);
+        expect(res.status).toBe(500);
+        expect(await jsonOf(res)).toEqual({ detail: "The orkestr API had an internal error (500); Baton did not retry this request.", code: "internal_error" });
+        expect(logged.mock.calls.map((c) => String(c[0])).join("\n")).toContain(internal);
+
+        const html = await through(() => new Response("<html><title>502 from lb-internal-7.corp</title></html>", { status: 502, headers: { "content-type": "text/html" } }))(request("/x"), noParams);
+        expect(html.status).toBe(502);
+        const text = JSON.stringify(await jsonOf(html));
+        expect(text).not.toContain("lb-internal-7");
+        expect(text).toContain("(502); Baton did not retry this request.");
+
+        // 4xx details are the user's to read (what was wrong with the request): passed on.
+        const notFound = await through(() => Response.json({ detail: "Sandbox sbx_1 not found", code: "sandbox_not_found" }, { status: 404 }))(request("/x"), noParams);
+        expect(await jsonOf(notFound)).toEqual({ detail: "Sandbox sbx_1 not found", code: "sandbox_not_found" });
+      });
     });
 
     it("repository conflicts → 409", async () => {
