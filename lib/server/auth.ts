@@ -11,6 +11,7 @@ import { findValidSession, revokeAllSessionsForUser, revokeSessionById, touchSes
 import { isFirstRun } from "./db/setup.js";
 import { listMembershipsForUser, type Membership, type Role, type Team } from "./db/teams.js";
 import type { User } from "./db/users.js";
+import { can, type Permission } from "./rbac.js";
 import { parseCookieHeader, readSessionId, type CookieEntry } from "./session-cookie.js";
 
 // Who is asking: the one server-side session check behind every page and API route. The cookie is
@@ -89,6 +90,27 @@ export async function requireUser(): Promise<CurrentUser> {
   if (current) return current;
   if (await isFirstRun(await getMigratedDb())) redirect("/setup");
   redirect(loginPath((await headers()).get(REQUEST_PATH_HEADER)));
+}
+
+/** What a page may show: the user and team when their role grants the permission, else why not. */
+export type PageAccess =
+  | { ok: true; current: CurrentUser; team: { team: Team; role: Role } }
+  | { ok: false; current: CurrentUser; detail: string };
+
+/**
+ * For server components whose data an API route serves under `permission`: the same check as
+ * route({ perm }) (and the same words), so a page never shows what its API would refuse with 403.
+ * Signed out → the requireUser() redirects. On `ok: false` the page renders <Forbidden> and reads
+ * nothing.
+ */
+export async function requirePermission(permission: Permission): Promise<PageAccess> {
+  const current = await requireUser();
+  const team = activeMembership(current);
+  if (team && can(team.role, permission)) return { ok: true, current, team };
+  const detail = team
+    ? `Your role in ${team.team.name} (${team.role}) does not allow this (${permission}).`
+    : `You are not a member of a team, so you cannot do this (${permission}).`;
+  return { ok: false, current, detail };
 }
 
 async function audit(db: Db, input: Parameters<typeof recordAudit>[1]): Promise<void> {
