@@ -5,6 +5,7 @@ import { Migrator } from "kysely";
 import pg from "pg";
 import { secureDataDir, secureSqliteFile } from "../data-dir.js";
 import { getEnv, type DatabaseTarget } from "../env.js";
+import { startHousekeeping } from "../housekeeping.js";
 import { MigrationError } from "./errors.js";
 import { migrationProvider } from "./migrations/index.js";
 import type { Database } from "./schema.js";
@@ -112,13 +113,24 @@ export function getDb(): Db {
   return db;
 }
 
-/** getDb(), migrated to the latest schema once per process. */
+/**
+ * The process's database once it is open and migrated, or null: what housekeeping cleans. It never
+ * opens one itself (a test that closed its database, a process that is shutting down).
+ */
+function openDb(): Promise<Db> | null {
+  return holder.__batonDb?.ready ?? null;
+}
+
+/** getDb(), migrated to the latest schema once per process; also starts the process's housekeeping. */
 export function getMigratedDb(): Promise<Db> {
   const db = getDb();
   const h = holder.__batonDb;
   if (!h) return migrateToLatest(db).then(() => db);
   h.ready ??= migrateToLatest(db).then(
-    () => db,
+    () => {
+      startHousekeeping({ db: openDb });
+      return db;
+    },
     (err: unknown) => {
       h.ready = undefined;
       throw err;
