@@ -220,6 +220,29 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     }
   });
 
+  it("next-auth's own routes read at most 64 KiB of body, chunked or not, and refuse cross-site posts", async () => {
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= 32 * 1024 * 1024) return controller.close();
+        controller.enqueue(new Uint8Array(16 * 1024).fill(0x61));
+        pulled += 16 * 1024;
+      },
+    });
+    const big = new Request(`${ORIGIN}/api/auth/signout`, {
+      method: "POST",
+      headers: { host: "baton.test", origin: ORIGIN, "sec-fetch-site": "same-origin", "content-type": "application/x-www-form-urlencoded" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    const res = await nextAuthPost(big as never, nextauthParams("signout"));
+    expect(res.status).toBe(413);
+    expect(await jsonOf(res)).toMatchObject({ code: "payload_too_large" });
+    expect(pulled).toBeLessThan(1024 * 1024);
+    const crossSite = await nextAuthPost(request("/api/auth/signout", { method: "POST", headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site" } }) as never, nextauthParams("signout"));
+    expect(crossSite.status).toBe(403);
+  });
+
   it("sign out revokes the session server-side: the old cookie stops working", async () => {
     const { user } = await makeUser(ctx.db());
     const cookie = cookieHeaderFrom(await signIn(user.email));
