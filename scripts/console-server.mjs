@@ -27,6 +27,9 @@ const hostname = values.hostname ?? process.env.HOST ?? "127.0.0.1";
 process.env.NODE_ENV ??= "production";
 // The port the loopback Host names are served on (lib/host-policy.ts) is the one listened on.
 process.env.PORT = String(port);
+// next-auth builds its absolute URLs (redirects, future OIDC callbacks) from NEXTAUTH_URL, else
+// from a default of http://localhost:3000: never from the request's Host. Baton's own origin it is.
+if (process.env.BATON_URL?.trim() && !process.env.NEXTAUTH_URL) process.env.NEXTAUTH_URL = process.env.BATON_URL.trim();
 
 const tsx = registerTsx({ namespace: "baton-console-server" });
 register("data:text/javascript," + encodeURIComponent(
