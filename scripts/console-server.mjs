@@ -53,6 +53,15 @@ await app.prepare();
 // the AsyncLocalStorage global that Next installs.
 const { createPtyRelay } = await tsx.import("../lib/server/pty-relay.ts", import.meta.url);
 
+// First run: the setup code the owner account needs (lib/server/setup-code.ts), printed here.
+const { announceSetupCode } = await tsx.import("../lib/server/setup-code.ts", import.meta.url);
+try {
+  await announceSetupCode();
+} catch (err) {
+  // The database may not be up yet: the /setup page makes and prints the code on its first visit.
+  console.error(`[baton] could not check for a first run at start: ${err instanceof Error ? err.message : String(err)}`);
+}
+
 const relay = createPtyRelay();
 const server = createConsoleServer({ frontDoor, handle, upgrade: (req, socket, head) => relay.handleUpgrade(req, socket, head) });
 server.listen(port, hostname, () => {

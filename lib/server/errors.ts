@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   host_not_allowed: 421,
   conflict: 409,
   already_set_up: 409,
+  // First-run setup without the code printed at start (lib/server/setup-code.ts).
+  bad_setup_code: 403,
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_error: 422,

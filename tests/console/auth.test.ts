@@ -1,4 +1,6 @@
 import "server-only";
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { GET as nextAuthGet, POST as nextAuthPost } from "../../app/api/auth/[...nextauth]/route.js";
 import { POST as login } from "../../app/api/auth/login/route.js";
@@ -15,6 +17,7 @@ import { setUserDisabled } from "../../lib/server/db/users.js";
 import { decode } from "next-auth/jwt";
 import { authSecret, readSessionId, SESSION_COOKIE } from "../../lib/server/session-cookie.js";
 import { markFrontDoor } from "../../lib/server/request-info.js";
+import { getEnv } from "../../lib/server/env.js";
 import { SIGN_IN_LIMITS } from "../../lib/server/sign-in.js";
 import { cookieHeaderFrom, jsonOf, makeUser, noParams, ORIGIN, PASSWORD, request, sessionCookie, uniq, useConsoleDb } from "./helpers.js";
 
@@ -72,8 +75,22 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
       expect(invalidBody.detail).toBe("Name: is required. Email: is not a valid email address. Password: must be at least 12 characters. Team name: must be at most 100 characters.");
       expect(Object.keys(invalidBody.errors as object)).toEqual(["name", "email", "password", "team_name"]);
 
-      const res = await setup(request("/api/setup", { method: "POST", body: { name: "Ada Lovelace", email: "Ada@Example.com", password: PASSWORD, team_name: "Analytical Engines" } }), noParams);
+      // The setup code the server printed (and keeps in the data dir); without it, or a wrong one, 403.
+      const owner = { name: "Ada Lovelace", email: "Ada@Example.com", password: PASSWORD, team_name: "Analytical Engines" };
+      for (const wrong of [undefined, "", "AAAA-BBBB-CCCC"]) {
+        const refused = await setup(request("/api/setup", { method: "POST", body: { ...owner, setup_code: wrong } }), noParams);
+        expect(refused.status, String(wrong)).toBe(403);
+        expect(await jsonOf(refused)).toMatchObject({ code: "bad_setup_code", detail: expect.stringContaining("not the setup code") });
+      }
+      expect(await isFirstRun(ctx.db())).toBe(true);
+      const codeFile = path.join(getEnv().BATON_DATA_DIR, "setup-code");
+      const code = fs.readFileSync(codeFile, "utf8").trim();
+      expect(code).toMatch(/^[2-9A-HJKMNP-Z]{4}-[2-9A-HJKMNP-Z]{4}-[2-9A-HJKMNP-Z]{4}$/);
+      expect(fs.statSync(codeFile).mode & 0o777).toBe(0o600);
+      // Typed in lower case with spaces, as from a terminal: accepted.
+      const res = await setup(request("/api/setup", { method: "POST", body: { ...owner, setup_code: ` ${code.toLowerCase().replace(/-/g, " ")} ` } }), noParams);
       expect(res.status).toBe(201);
+      expect(fs.existsSync(codeFile)).toBe(false); // done with
       const body = await jsonOf(res);
       expect(body).toMatchObject({ user: { name: "Ada Lovelace", email: "Ada@Example.com" }, team: { name: "Analytical Engines", slug: "analytical-engines" } });
       const cookie = cookieHeaderFrom(res);

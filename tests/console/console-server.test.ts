@@ -130,6 +130,10 @@ describe("the console server with its defaults (loopback names, no trusted proxy
   }, 60_000);
   afterAll(async () => server?.stop());
 
+  it("prints the first-run setup code before it listens, and keeps it in the data dir", () => {
+    expect(server.log()).toMatch(/First run: the setup code is [2-9A-Z]{4}-[2-9A-Z]{4}-[2-9A-Z]{4} \(also in .*setup-code\)[^\n]*\n(.|\n)*Ready in/);
+  });
+
   it("answers a foreign Host (DNS rebinding) with 421 before Next sees it: JSON for the API, a plain page otherwise", async () => {
     const host = `evil.example:${server.port}`;
     const setup = await send(server.port, {
