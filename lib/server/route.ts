@@ -17,11 +17,12 @@ import { clientIp, isSecureRequest, userAgent } from "./request-info.js";
 //     async ({ user, params, body }) => …);
 //
 // In order, it: refuses Host names Baton does not serve (421 host_not_allowed); refuses cross-site
-// mutations (403 bad_origin); resolves the session (401 when
-// required and missing); checks the permission in the user's active team (403 forbidden); awaits and
-// zod-parses params, query and JSON body (400 bad_request for unreadable JSON, 422 validation_error);
-// runs the handler; records the audit event; and turns anything thrown into `{ detail, code }` with
-// the right status (lib/server/errors.ts). Handlers never try/catch and never read the session.
+// mutations (403 bad_origin); resolves the session (401 when required and missing); checks the
+// permission in the user's active team (403 forbidden); awaits and zod-parses params, query and the
+// JSON body, counted as it arrives (413 past maxBodyBytes, 400 bad_request for unreadable JSON, 422
+// validation_error); runs the handler; records the audit event; and turns anything thrown into
+// `{ detail, code }` with the right status (lib/server/errors.ts). Handlers never try/catch and never
+// read the session.
 
 export type AuthMode = "user" | "optional" | "public";
 
