@@ -312,3 +312,25 @@ test("repeated failures are rate limited with a clear message and Retry-After", 
   await signInThroughForm(page, OWNER.email, OWNER.password);
   await expect(accountButton(page, OWNER.name)).toBeVisible();
 });
+
+// Last in this file: it spends this client's per-IP budget (every test here comes from 127.0.0.1).
+test("failed sign-ins with a rotating X-Forwarded-For are still counted per client: the console server's socket address", async ({ playwright, baseURL }) => {
+  const api = await playwright.request.newContext({ baseURL });
+  try {
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      // Every header a client could rotate to look like many clients.
+      const response = await api.post("/api/auth/login", {
+        data: { email: `nobody-${i}@example.com`, password: "wrong password" },
+        headers: { origin: baseURL!, "x-forwarded-for": `198.51.100.${i}`, "x-real-ip": `203.0.113.${i}`, "x-baton-client-ip": `192.0.2.${i}` },
+      });
+      statuses.push(response.status());
+    }
+    const firstLimited = statuses.indexOf(429);
+    expect(firstLimited, statuses.join(" ")).toBeGreaterThan(-1);
+    expect(firstLimited).toBeLessThanOrEqual(30);
+    expect(statuses.slice(firstLimited).every((s) => s === 429), statuses.join(" ")).toBe(true);
+  } finally {
+    await api.dispose();
+  }
+});
