@@ -237,6 +237,7 @@ describe("the console server behind one trusted reverse proxy, at BATON_URL", ()
 describe("the console server's configuration", () => {
   it("refuses to start with an unusable BATON_URL, BATON_ALLOWED_HOSTS or BATON_TRUSTED_PROXIES", async () => {
     const started = await startServer({ BATON_URL: "baton.example.com", BATON_ALLOWED_HOSTS: "ok.example, not a host", BATON_TRUSTED_PROXIES: "many" });
+    if ("stop" in started) await started.stop(); // it should not have started; never leave it running
     expect(started).toMatchObject({ exited: 1 });
     const { log } = started as { log: string };
     expect(log).toContain("BATON_URL must be an absolute http(s) URL");
