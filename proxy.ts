@@ -1,4 +1,5 @@
 import { NextResponse, type NextRequest } from "next/server";
+import { HOST_NOT_ALLOWED, hostAllowed } from "./lib/host-policy";
 import { REQUEST_PATH_HEADER, contentSecurityPolicy, isHttps, newNonce, securityHeaders } from "./lib/security-headers";
 
 /**
@@ -16,6 +17,19 @@ import { REQUEST_PATH_HEADER, contentSecurityPolicy, isHttps, newNonce, security
 export function proxy(request: NextRequest) {
   const nonce = newNonce();
   const csp = contentSecurityPolicy(nonce, { dev: process.env.NODE_ENV === "development" });
+  const https = isHttps(request.headers.get("x-forwarded-proto"), request.nextUrl.protocol);
+
+  // A Host name Baton does not serve (DNS rebinding: evil.example resolving to 127.0.0.1): 421,
+  // JSON for the API, a plain page otherwise. The console's own server refuses these before Next
+  // sees them; this covers `next dev` and `next start`. Route handlers check again (route()).
+  if (!hostAllowed(request.headers.get("host"))) {
+    const misdirected = request.nextUrl.pathname.startsWith("/api/")
+      ? NextResponse.json(HOST_NOT_ALLOWED, { status: 421 })
+      : new NextResponse(`421 Misdirected Request\n\n${HOST_NOT_ALLOWED.detail}\n`, { status: 421, headers: { "content-type": "text/plain; charset=utf-8" } });
+    misdirected.headers.set("cache-control", "no-store");
+    for (const [name, value] of Object.entries(securityHeaders(csp, { https }))) misdirected.headers.set(name, value);
+    return misdirected;
+  }
 
   const requestHeaders = new Headers(request.headers);
   requestHeaders.set("x-nonce", nonce);
@@ -25,7 +39,6 @@ export function proxy(request: NextRequest) {
   requestHeaders.set(REQUEST_PATH_HEADER, `${path.pathname}${path.search}`);
 
   const response = NextResponse.next({ request: { headers: requestHeaders } });
-  const https = isHttps(request.headers.get("x-forwarded-proto"), request.nextUrl.protocol);
   for (const [name, value] of Object.entries(securityHeaders(csp, { https }))) response.headers.set(name, value);
   return response;
 }

@@ -1,3 +1,4 @@
+import http from "node:http";
 import type { Page } from "@playwright/test";
 import { OWNER, expect, test } from "./fixtures.js";
 import { accountButton, screenshot, signInThroughForm, submitLogin, watchForErrors } from "./helpers.js";
@@ -29,11 +30,13 @@ test("while nobody has an account, the console and /login lead to /setup", async
   expect(await me.json()).toMatchObject({ code: "unauthorized" });
 });
 
-test("the setup page checks the confirmation, then shows the server's validation", async ({ page }) => {
+test("the setup page checks the confirmation, then shows the server's validation", async ({ page, servers }) => {
   const problems = watchForErrors(page, { allowStatus: (status, url) => status === 422 && url.endsWith("/api/setup") });
   await page.emulateMedia({ colorScheme: "light" });
   await page.goto("/setup");
-  for (const label of ["Name", "Email", "Password", "Confirm password", "Team name"]) await expect(page.getByLabel(label, { exact: true })).toBeVisible();
+  for (const label of ["Setup code", "Name", "Email", "Password", "Confirm password", "Team name"]) await expect(page.getByLabel(label, { exact: true })).toBeVisible();
+  await expect(page.getByLabel("Setup code")).toBeFocused();
+  await page.getByLabel("Setup code").fill(servers.setupCode());
   await page.getByLabel("Name", { exact: true }).fill("Ada");
   await page.getByLabel("Email").fill("ada@example.com");
   await page.getByLabel("Password", { exact: true }).fill("correct horse battery");
@@ -47,7 +50,7 @@ test("the setup page checks the confirmation, then shows the server's validation
 
   // The browser enforces the length first; the server says the same to a client that does not.
   const tooShort = await page.request.post("/api/setup", {
-    data: { name: "Ada", email: "ada@example", password: "short", team_name: "Analytical Engines" },
+    data: { name: "Ada", email: "ada@example", password: "short", team_name: "Analytical Engines", setup_code: servers.setupCode() },
     headers: { origin: new URL(page.url()).origin },
   });
   expect(tooShort.status()).toBe(422);
@@ -59,10 +62,54 @@ test("the setup page checks the confirmation, then shows the server's validation
   expect(problems).toEqual([]);
 });
 
-test("first-run setup creates the owner and lands in the console, signed in", async ({ page }) => {
+test("first-run setup needs the setup code the server printed at start", async ({ page, servers }) => {
+  const problems = watchForErrors(page, { allowStatus: (status, url) => status === 403 && url.endsWith("/api/setup") });
+  await page.goto("/setup");
+  await page.getByLabel("Setup code").fill("AAAA-BBBB-CCCC");
+  await page.getByLabel("Name", { exact: true }).fill(OWNER.name);
+  await page.getByLabel("Email").fill(OWNER.email);
+  await page.getByLabel("Password", { exact: true }).fill(OWNER.password);
+  await page.getByLabel("Confirm password").fill(OWNER.password);
+  await page.getByLabel("Team name").fill(OWNER.teamName);
+  await page.getByRole("button", { name: "Create owner account" }).click();
+  await expect(page.getByRole("main").getByRole("alert")).toContainText("That is not the setup code.");
+  await expect(page).toHaveURL(/\/setup$/);
+  // The code is in the server's log, and nowhere in what the page was sent.
+  expect(await page.content()).not.toContain(servers.setupCode());
+  expect(problems).toEqual([]);
+});
+
+test("a page on another host name (DNS rebinding to 127.0.0.1) gets 421 from the console server", async ({ servers }) => {
+  const { port } = new URL(servers.baseURL);
+  const foreign = `evil.example:${port}`;
+  const ask = (method: string, pathname: string, headers: Record<string, string>, body?: string) =>
+    new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+      const req = http.request({ host: "127.0.0.1", port: Number(port), method, path: pathname, headers, setHost: false }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (text += c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"]), body: text }));
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+  // What the rebinding page's fetch sends: its own name in Host and Origin, same-origin.
+  const body = JSON.stringify({ name: "Eve", email: "eve@example.com", password: "a long enough password", team_name: "Evil", setup_code: servers.setupCode() });
+  const setup = await ask("POST", "/api/setup", { host: foreign, origin: `http://${foreign}`, "sec-fetch-site": "same-origin", "content-type": "application/json" }, body);
+  expect(setup.status).toBe(421);
+  expect(JSON.parse(setup.body)).toMatchObject({ code: "host_not_allowed" });
+  const page = await ask("GET", "/setup", { host: foreign });
+  expect(page.status).toBe(421);
+  expect(page.type).toMatch(/^text\/plain/);
+  // The console's own names are served, and the first run is still to be done.
+  expect((await ask("GET", "/setup", { host: `localhost:${port}` })).status).toBe(200);
+});
+
+test("first-run setup creates the owner and lands in the console, signed in", async ({ page, servers }) => {
   const problems = watchForErrors(page);
   await page.emulateMedia({ colorScheme: "light" });
   await page.goto("/setup");
+  await page.getByLabel("Setup code").fill(servers.setupCode());
   await page.getByLabel("Name", { exact: true }).fill(OWNER.name);
   await page.getByLabel("Email").fill(OWNER.email);
   await page.getByLabel("Password", { exact: true }).fill(OWNER.password);
@@ -264,4 +311,26 @@ test("repeated failures are rate limited with a clear message and Retry-After", 
   await page.reload();
   await signInThroughForm(page, OWNER.email, OWNER.password);
   await expect(accountButton(page, OWNER.name)).toBeVisible();
+});
+
+// Last in this file: it spends this client's per-IP budget (every test here comes from 127.0.0.1).
+test("failed sign-ins with a rotating X-Forwarded-For are still counted per client: the console server's socket address", async ({ playwright, baseURL }) => {
+  const api = await playwright.request.newContext({ baseURL });
+  try {
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      // Every header a client could rotate to look like many clients.
+      const response = await api.post("/api/auth/login", {
+        data: { email: `nobody-${i}@example.com`, password: "wrong password" },
+        headers: { origin: baseURL!, "x-forwarded-for": `198.51.100.${i}`, "x-real-ip": `203.0.113.${i}`, "x-baton-client-ip": `192.0.2.${i}` },
+      });
+      statuses.push(response.status());
+    }
+    const firstLimited = statuses.indexOf(429);
+    expect(firstLimited, statuses.join(" ")).toBeGreaterThan(-1);
+    expect(firstLimited).toBeLessThanOrEqual(30);
+    expect(statuses.slice(firstLimited).every((s) => s === 429), statuses.join(" ")).toBe(true);
+  } finally {
+    await api.dispose();
+  }
 });

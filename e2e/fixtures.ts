@@ -32,6 +32,8 @@ export interface Servers {
   env: NodeJS.ProcessEnv;
   /** The console's output so far (for failure messages). */
   log(): string;
+  /** The first-run setup code the console printed in its log at start (lib/server/setup-code.ts). */
+  setupCode(): string;
 }
 
 function newestMtime(p: string): number {
@@ -192,7 +194,13 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       const baseURL = `http://127.0.0.1:${port}`;
       try {
         await waitForServer(`${baseURL}/login`, child, () => out);
-        await use({ engine, baseURL, dataDir, env: consoleEnv, log: () => out });
+        // The console prints it in its log and keeps it in its data dir: read it as an admin would.
+        const setupCode = () => {
+          const printed = /the setup code is ([A-Z0-9-]+)/.exec(out)?.[1];
+          if (!printed) throw new Error(`the console printed no setup code:\n${out}`);
+          return printed;
+        };
+        await use({ engine, baseURL, dataDir, env: consoleEnv, log: () => out, setupCode });
       } finally {
         await stopServer(child);
         await engine.stop();
@@ -208,7 +216,7 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       const response = await fetch(`${servers.baseURL}/api/setup`, {
         method: "POST",
         headers: { "content-type": "application/json", origin: servers.baseURL },
-        body: JSON.stringify({ name: OWNER.name, email: OWNER.email, password: OWNER.password, team_name: OWNER.teamName }),
+        body: JSON.stringify({ name: OWNER.name, email: OWNER.email, password: OWNER.password, team_name: OWNER.teamName, setup_code: servers.setupCode() }),
       });
       // 409 already_set_up: an earlier test of this worker did it (the sign-in below proves it was us).
       if (response.status !== 201 && response.status !== 409) {

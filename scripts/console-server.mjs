@@ -5,10 +5,13 @@
 //
 //   NODE_ENV=production node scripts/console-server.mjs [-p PORT] [-H HOST]   (after `next build`)
 //
-// Only the relay's TypeScript goes through tsx (a namespaced registration), so Next loads its build
-// output untouched. `server-only` (which throws outside React Server Components bundles) resolves
-// to an empty module for that graph; the relay is server-side code by construction.
-import http from "node:http";
+// Every request and upgrade passes the front door first (lib/server/front-door.ts): Host names
+// Baton does not serve get 421 (DNS rebinding), and the client's address is taken from the socket
+// (or the BATON_TRUSTED_PROXIES hops of X-Forwarded-For) into a header only this server writes.
+//
+// Only the relay's and the front door's TypeScript goes through tsx (a namespaced registration), so
+// Next loads its build output untouched. `server-only` (which throws outside React Server Components
+// bundles) resolves to an empty module for that graph; both are server-side code by construction.
 import { register } from "node:module";
 import { parseArgs } from "node:util";
 import next from "next";
@@ -22,11 +25,26 @@ const { values } = parseArgs({
 const port = Number(values.port ?? process.env.PORT ?? 3000);
 const hostname = values.hostname ?? process.env.HOST ?? "127.0.0.1";
 process.env.NODE_ENV ??= "production";
+// The port the loopback Host names are served on (lib/host-policy.ts) is the one listened on.
+process.env.PORT = String(port);
+// next-auth builds its absolute URLs (redirects, future OIDC callbacks) from NEXTAUTH_URL, else
+// from a default of http://localhost:3000: never from the request's Host. Baton's own origin it is.
+if (process.env.BATON_URL?.trim() && !process.env.NEXTAUTH_URL) process.env.NEXTAUTH_URL = process.env.BATON_URL.trim();
 
 const tsx = registerTsx({ namespace: "baton-console-server" });
 register("data:text/javascript," + encodeURIComponent(
   'export async function resolve(s, c, n) { return s === "server-only" ? { url: "data:text/javascript,export{}", shortCircuit: true } : n(s, c); }',
 ));
+
+// Before Next starts: a bad BATON_URL, BATON_ALLOWED_HOSTS or BATON_TRUSTED_PROXIES stops here.
+const { createConsoleServer, createFrontDoor } = await tsx.import("../lib/server/front-door.ts", import.meta.url);
+let frontDoor;
+try {
+  frontDoor = createFrontDoor();
+} catch (err) {
+  console.error(`[baton] ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+}
 
 const app = next({ dev: false, dir: new URL("..", import.meta.url).pathname, hostname, port });
 const handle = app.getRequestHandler();
@@ -35,16 +53,21 @@ await app.prepare();
 // the AsyncLocalStorage global that Next installs.
 const { createPtyRelay } = await tsx.import("../lib/server/pty-relay.ts", import.meta.url);
 
+// First run: the setup code the owner account needs (lib/server/setup-code.ts), printed here.
+const { announceSetupCode } = await tsx.import("../lib/server/setup-code.ts", import.meta.url);
+try {
+  await announceSetupCode();
+} catch (err) {
+  // The database may not be up yet: the /setup page makes and prints the code on its first visit.
+  console.error(`[baton] could not check for a first run at start: ${err instanceof Error ? err.message : String(err)}`);
+}
+
 const relay = createPtyRelay();
-const server = http.createServer((req, res) => void handle(req, res));
-server.on("upgrade", (req, socket, head) => {
-  if (relay.handleUpgrade(req, socket, head)) return;
-  // Nothing else upgrades in production (Next's own upgrades are dev-only HMR).
-  socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-});
+const server = createConsoleServer({ frontDoor, handle, upgrade: (req, socket, head) => relay.handleUpgrade(req, socket, head) });
 server.listen(port, hostname, () => {
   // "Ready in" is what e2e/fixtures.ts waits for, as with `next start`.
   console.log(`  ✓ Ready in ${Date.now() - started}ms: http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`);
+  console.log(`  Host names served: ${frontDoor.hosts} (BATON_URL, BATON_ALLOWED_HOSTS); X-Forwarded-For hops trusted: ${frontDoor.trustedProxies}`);
 });
 
 const stop = () => {

@@ -5,7 +5,7 @@ import { Alert, AlertDescription } from "../ui/alert";
 import { Button } from "../ui/button";
 import { Input } from "../ui/input";
 import { Label } from "../ui/label";
-import { postJson, safeNextPath } from "./post-json";
+import { nextPathFromSearch, postJson } from "./post-json";
 
 /** Email + password sign-in against POST /api/auth/login; shows the server's `detail` on failure. */
 export function LoginForm() {
@@ -25,7 +25,7 @@ export function LoginForm() {
     });
     if (result.ok) {
       // A full navigation so the next page is rendered with the new session cookie.
-      window.location.assign(safeNextPath(window.location.search, "/sandboxes"));
+      window.location.assign(nextPathFromSearch(window.location.search, "/sandboxes"));
       return;
     }
     setError(result.message);

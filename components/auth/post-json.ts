@@ -33,9 +33,5 @@ export async function postJson(url: string, body: unknown): Promise<PostResult> 
   };
 }
 
-/** A same-origin path from ?next=, or the fallback: never an absolute or protocol-relative URL. */
-export function safeNextPath(search: string, fallback: `/${string}`): string {
-  const next = new URLSearchParams(search).get("next");
-  if (next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\")) return next;
-  return fallback;
-}
+/** A same-origin path from ?next=, or the fallback (the one check, shared with the server: lib/safe-next-path.ts). */
+export { nextPathFromSearch } from "../../lib/safe-next-path.js";

@@ -9,7 +9,7 @@ import { postJson } from "./post-json";
 
 /**
  * First run: the owner account and the first team, POSTed to /api/setup as
- * `{ name, email, password, team_name }`. The password rules are the server's; its `detail` is shown.
+ * `{ name, email, password, team_name, setup_code }` (the code the server printed at start). The password rules are the server's; its `detail` is shown.
  */
 export function SetupForm({ passwordMinLength }: { passwordMinLength: number }) {
   const [pending, setPending] = useState(false);
@@ -18,6 +18,7 @@ export function SetupForm({ passwordMinLength }: { passwordMinLength: number }) 
   const errorId = useId();
   const mismatchId = useId();
   const passwordHintId = useId();
+  const codeHintId = useId();
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -38,6 +39,7 @@ export function SetupForm({ passwordMinLength }: { passwordMinLength: number }) 
       email: String(form.get("email") ?? "").trim(),
       password,
       team_name: String(form.get("team_name") ?? "").trim(),
+      setup_code: String(form.get("setup_code") ?? "").trim(),
     });
     if (result.ok) {
       // Next step of the first run: connect an orkestr API.
@@ -56,11 +58,18 @@ export function SetupForm({ passwordMinLength }: { passwordMinLength: number }) 
           <AlertDescription className="text-foreground">{error}</AlertDescription>
         </Alert>
       ) : null}
+      <div className="flex flex-col gap-2">
+        <Label htmlFor="setup-code">Setup code</Label>
+        <Input id="setup-code" name="setup_code" autoComplete="off" spellCheck={false} required autoFocus aria-describedby={codeHintId} className="font-mono uppercase" />
+        <p id={codeHintId} className="text-xs text-muted-foreground">
+          The Baton server printed it in its log when it started; it is also in the file setup-code in its data directory.
+        </p>
+      </div>
       <fieldset className="flex flex-col gap-4">
         <legend className="mb-3 text-sm font-medium text-muted-foreground">Owner account</legend>
         <div className="flex flex-col gap-2">
           <Label htmlFor="setup-name">Name</Label>
-          <Input id="setup-name" name="name" autoComplete="name" required autoFocus />
+          <Input id="setup-name" name="name" autoComplete="name" required />
         </div>
         <div className="flex flex-col gap-2">
           <Label htmlFor="setup-email">Email</Label>

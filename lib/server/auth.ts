@@ -2,6 +2,8 @@ import "server-only";
 import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
+import { hostAllowed } from "../host-policy.js";
+import { safeNextPath } from "../safe-next-path.js";
 import { REQUEST_PATH_HEADER } from "../security-headers.js";
 import { recordAudit } from "./db/audit.js";
 import { getMigratedDb, type Db } from "./db/index.js";
@@ -9,6 +11,7 @@ import { findValidSession, revokeAllSessionsForUser, revokeSessionById, touchSes
 import { isFirstRun } from "./db/setup.js";
 import { listMembershipsForUser, type Membership, type Role, type Team } from "./db/teams.js";
 import type { User } from "./db/users.js";
+import { can, type Permission } from "./rbac.js";
 import { parseCookieHeader, readSessionId, type CookieEntry } from "./session-cookie.js";
 
 // Who is asking: the one server-side session check behind every page and API route. The cookie is
@@ -51,9 +54,12 @@ export function getUserFromRequest(req: Request): Promise<CurrentUser | null> {
 
 /**
  * The signed-in user of the current server component render, or null. Memoised per request, so the
- * layout and the page share one check.
+ * layout and the page share one check. A request for a Host name Baton does not serve (DNS
+ * rebinding, lib/host-policy.ts) has no user, whatever it carries: the console's server and
+ * proxy.ts answer those with 421 first, and this keeps pages from rendering data if they did not.
  */
 export const getCurrentUser = cache(async (): Promise<CurrentUser | null> => {
+  if (!hostAllowed((await headers()).get("host"))) return null;
   const jar = await cookies();
   return currentFromCookies(jar.getAll().map(({ name, value }) => ({ name, value })));
 });
@@ -67,12 +73,8 @@ export function activeMembership(current: CurrentUser): { team: Team; role: Role
   return first ? { team: first.team, role: first.membership.role } : null;
 }
 
-/** A same-origin path to come back to after signing in, or null (never `//host` or `/\host`). */
-export function safeNextPath(value: string | null | undefined): string | null {
-  if (!value || !value.startsWith("/") || value.startsWith("//") || value.startsWith("/\\")) return null;
-  if ([...value].some((ch) => ch.charCodeAt(0) < 0x20 || ch === "\u007f")) return null;
-  return value;
-}
+/** A same-origin path to come back to after signing in, or null: the one check, lib/safe-next-path.ts. */
+export { safeNextPath };
 
 export function loginPath(next: string | null | undefined): string {
   const safe = safeNextPath(next);
@@ -88,6 +90,27 @@ export async function requireUser(): Promise<CurrentUser> {
   if (current) return current;
   if (await isFirstRun(await getMigratedDb())) redirect("/setup");
   redirect(loginPath((await headers()).get(REQUEST_PATH_HEADER)));
+}
+
+/** What a page may show: the user and team when their role grants the permission, else why not. */
+export type PageAccess =
+  | { ok: true; current: CurrentUser; team: { team: Team; role: Role } }
+  | { ok: false; current: CurrentUser; detail: string };
+
+/**
+ * For server components whose data an API route serves under `permission`: the same check as
+ * route({ perm }) (and the same words), so a page never shows what its API would refuse with 403.
+ * Signed out → the requireUser() redirects. On `ok: false` the page renders <Forbidden> and reads
+ * nothing.
+ */
+export async function requirePermission(permission: Permission): Promise<PageAccess> {
+  const current = await requireUser();
+  const team = activeMembership(current);
+  if (team && can(team.role, permission)) return { ok: true, current, team };
+  const detail = team
+    ? `Your role in ${team.team.name} (${team.role}) does not allow this (${permission}).`
+    : `You are not a member of a team, so you cannot do this (${permission}).`;
+  return { ok: false, current, detail };
 }
 
 async function audit(db: Db, input: Parameters<typeof recordAudit>[1]): Promise<void> {

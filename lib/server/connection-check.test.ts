@@ -101,7 +101,8 @@ describe("checkConnection against the local engine", () => {
     const check = failed(await checkConnection(e.origin, tokens.rw, asEngine()));
     expect(check.code).toBe("upstream_error");
     expect(check.status).toBe(502);
-    expect(check.detail).toBe(`The orkestr API at ${e.origin} answered 502 Bad Gateway (fault_injected: Injected 502 fault). It is having trouble; try again in a moment.`);
+    // The upstream's own detail ("Injected 502 fault") is logged, not shown.
+    expect(check.detail).toBe(`The orkestr API at ${e.origin} answered 502 Bad Gateway (fault_injected). It is having trouble; try again in a moment.`);
   });
 
   it("does not retry: one injected 500 fails the check", async () => {
@@ -326,7 +327,7 @@ describe("checkConnection against servers that are not orkestr", () => {
   it("an HTML 504 from a proxy → upstream_error with the status", async () => {
     const c = failed(await check("gateway"));
     expect(c).toMatchObject({ code: "upstream_error", status: 504 });
-    expect(c.detail).toMatch(/answered 504 Gateway Timeout \(.*HTML page \("504 Gateway Time-out"\)/);
+    expect(c.detail).toMatch(/answered 504 Gateway Timeout\. It is having trouble/);
   });
 
   it("429 → upstream_error with when to try again", async () => {

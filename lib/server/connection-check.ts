@@ -144,12 +144,14 @@ function fromError(base: string, err: OrkestrError, timeoutMs: number, timedOut:
   }
   if (status === 503 && err.code === "fleet_full") return null; // reachable; the caller reports ok
   if (status >= 500) {
-    const what = isJson ? `${err.code}${err.detail ? `: ${clip(err.detail)}` : ""}` : clip(err.detail);
+    // The upstream's own words on its failure (a stack trace, an internal host name) go to the log,
+    // not to the browser: the user gets the status and what to do.
+    console.error(`[baton] connection check: the orkestr API at ${base} answered ${status} ${err.code}: ${err.detail}`);
     return {
       ok: false,
       code: "upstream_error",
       status,
-      detail: `The orkestr API at ${base} answered ${statusText(status)} (${what}). It is having trouble; try again in a moment.`,
+      detail: `The orkestr API at ${base} answered ${statusText(status)}${isJson ? ` (${err.code})` : ""}. It is having trouble; try again in a moment.`,
     };
   }
   if (status === 429 || (isJson && ![404, 405, 410].includes(status) && typeof (err.body as { code?: unknown }).code === "string")) {

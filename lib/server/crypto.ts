@@ -11,7 +11,9 @@ import {
 } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { secureDataDir } from "./data-dir.js";
 import { getEnv, type ServerEnv } from "./env.js";
+import { createLimiter } from "./limiter.js";
 
 // Baton's cryptography, all on node:crypto:
 // - AES-256-GCM for secrets at rest (orkestr tokens): "v1:<iv>:<tag>:<ciphertext>", base64url parts,
@@ -48,6 +50,8 @@ export function deriveKey(material: Buffer): Buffer {
  */
 export function loadOrCreateKeyFile(dataDir: string): Buffer {
   const file = path.join(dataDir, SECRET_FILE);
+  // The data dir 0700 (or no longer readable by others) and an existing key 0600.
+  secureDataDir(dataDir);
   const read = (): Buffer | null => {
     let text: string;
     try {
@@ -69,7 +73,6 @@ export function loadOrCreateKeyFile(dataDir: string): Buffer {
   const existing = read();
   if (existing) return existing;
 
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
   fs.writeFileSync(tmp, `${randomBytes(KEY_BYTES).toString("base64url")}\n`, { mode: 0o600, flag: "wx" });
   try {
@@ -201,10 +204,31 @@ const MAX_N = 2 ** 20;
 const MAX_R = 32;
 const MAX_P = 16;
 
+/**
+ * How much scrypt work runs at once: each hash takes ~32 MiB and a libuv thread for tens of
+ * milliseconds, so a flood of sign-in attempts would otherwise take every CPU and the thread pool
+ * (which file and DNS work share). Beyond the queue, attempts are refused (503 server_busy) at once.
+ */
+export const PASSWORD_WORK = { concurrency: 2, maxQueue: 32 } as const;
+
+/** Too many password checks are running and waiting: try again shortly (503 with Retry-After). */
+export class PasswordWorkBusyError extends Error {
+  override name = "PasswordWorkBusyError";
+  readonly retryAfterSeconds = 1;
+  constructor() {
+    super("too many password checks are in progress");
+  }
+}
+
+const passwordWork = createLimiter({ ...PASSWORD_WORK, onFull: () => new PasswordWorkBusyError() });
+
 function scrypt(password: string, salt: Buffer, keylen: number, opts: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scryptCb(password.normalize("NFC"), salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key)));
-  });
+  return passwordWork.run(
+    () =>
+      new Promise<Buffer>((resolve, reject) => {
+        scryptCb(password.normalize("NFC"), salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key)));
+      }),
+  );
 }
 
 function memFor(N: number, r: number): number {

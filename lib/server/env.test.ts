@@ -101,6 +101,19 @@ describe("parseEnv", () => {
     expect(issuesOf({ ORKESTR_API_URL: "not a url" })[0]).toMatch(/absolute http\(s\) URL/);
   });
 
+  it("reads BATON_URL, BATON_ALLOWED_HOSTS and BATON_TRUSTED_PROXIES (the front door's settings)", () => {
+    const defaults = parseEnv({ PORT: "8080" });
+    expect(defaults).toMatchObject({ BATON_URL: undefined, BATON_TRUSTED_PROXIES: 0 });
+    expect(defaults.hostPolicy.summary).toBe("localhost:8080, 127.0.0.1:8080, [::1]:8080");
+    const set = parseEnv({ BATON_URL: "https://Baton.example.com/", BATON_ALLOWED_HOSTS: "lan-name", BATON_TRUSTED_PROXIES: "2" });
+    expect(set).toMatchObject({ BATON_URL: "https://baton.example.com", BATON_TRUSTED_PROXIES: 2 });
+    expect(set.hostPolicy.summary).toBe("baton.example.com, lan-name");
+    expect(issuesOf({ BATON_URL: "baton.example.com", BATON_TRUSTED_PROXIES: "-1" })).toEqual([
+      expect.stringMatching(/^BATON_URL must be an absolute http\(s\) URL/),
+      'BATON_TRUSTED_PROXIES must be a number of proxy hops, 0-99 (got "-1")',
+    ]);
+  });
+
   it("never echoes a too-short BATON_SECRET", () => {
     const issues = issuesOf({ BATON_SECRET: "tiny-secret-value" });
     expect(issues.join()).not.toContain("tiny-secret-value");

@@ -1,6 +1,7 @@
 import "server-only";
 import path from "node:path";
 import { z } from "zod";
+import { parseHostPolicy, type HostPolicy } from "../host-policy.js";
 
 // The console's server environment: validated once with zod, normalised into the shape the rest of
 // lib/server needs (absolute data dir, a resolved database target, the decoded secret bytes). Values
@@ -22,6 +23,15 @@ export interface ServerEnv {
   ORKESTR_API_URL: string;
   /** Where the console's own database lives, derived from DATABASE_URL. */
   database: DatabaseTarget;
+  /** BATON_URL as an origin (`https://baton.example.com`), or undefined (loopback defaults). */
+  BATON_URL: string | undefined;
+  /** The Host names served and the origins trusted: BATON_URL (or loopback:PORT) plus BATON_ALLOWED_HOSTS. */
+  hostPolicy: HostPolicy;
+  /**
+   * How many reverse proxies in front of Baton append to X-Forwarded-For (0: none, the socket's
+   * address is the client's). See lib/server/front-door.ts.
+   */
+  BATON_TRUSTED_PROXIES: number;
 }
 
 export class EnvError extends Error {
@@ -68,6 +78,9 @@ const RawEnv = z.object({
   BATON_SECRET: optionalString,
   ORKESTR_API_URL: optionalString,
   DATABASE_URL: optionalString,
+  BATON_URL: optionalString,
+  BATON_ALLOWED_HOSTS: optionalString,
+  BATON_TRUSTED_PROXIES: optionalString,
 });
 
 /**
@@ -167,6 +180,12 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
 
   const database = parseDatabaseUrl(raw.DATABASE_URL, dataDir, issues);
   const apiUrl = parseApiUrl(raw.ORKESTR_API_URL, raw.ORKESTR_ENGINE_PORT, issues);
+  const hosts = parseHostPolicy({ BATON_URL: raw.BATON_URL, BATON_ALLOWED_HOSTS: raw.BATON_ALLOWED_HOSTS, PORT: String(raw.PORT) });
+  issues.push(...hosts.issues);
+  const trustedProxies = raw.BATON_TRUSTED_PROXIES === undefined ? 0 : /^\d{1,2}$/.test(raw.BATON_TRUSTED_PROXIES) ? Number(raw.BATON_TRUSTED_PROXIES) : null;
+  if (trustedProxies === null) {
+    issues.push(`BATON_TRUSTED_PROXIES must be a number of proxy hops, 0-99 (got ${JSON.stringify(raw.BATON_TRUSTED_PROXIES)})`);
+  }
 
   if (issues.length > 0) throw new EnvError(issues);
   return {
@@ -177,6 +196,9 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
     ORKESTR_ENGINE_PORT: raw.ORKESTR_ENGINE_PORT,
     ORKESTR_API_URL: apiUrl,
     database,
+    BATON_URL: raw.BATON_URL === undefined ? undefined : new URL(raw.BATON_URL).origin,
+    hostPolicy: hosts.policy,
+    BATON_TRUSTED_PROXIES: trustedProxies ?? 0,
   };
 }
 

@@ -49,16 +49,19 @@ describe("errors", () => {
     expect(validationError(parsed.error!, "the request body").detail).toMatch(/^The request body: /);
   });
 
-  it("an OrkestrError keeps its status, code, detail and Retry-After", async () => {
+  it("an OrkestrError keeps its status, code and Retry-After; a 5xx's detail is Baton's own (the upstream's is logged)", async () => {
     const upstream = OrkestrError.fromResponse({
       status: 503,
       headers: new Headers({ "retry-after": "30", "content-type": "application/json" }),
-      text: JSON.stringify({ detail: "No capacity in eu-central right now", code: "fleet_full" }),
+      text: JSON.stringify({ detail: "No capacity in eu-central-7 (scheduler pod sched-3 at 10.4.0.12)", code: "fleet_full" }),
     });
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
     const { status, body, headers } = await answer(upstream);
     expect(status).toBe(503);
-    expect(body).toEqual({ detail: "No capacity in eu-central right now", code: "fleet_full", retry_after_seconds: 30 });
+    expect(body).toEqual({ detail: "orkestr has no free capacity right now (503 fleet_full); Baton did not retry this request. Try again in 30 s.", code: "fleet_full", retry_after_seconds: 30 });
     expect(headers.get("retry-after")).toBe("30");
+    expect(String(logged.mock.calls[0]?.[0])).toContain("sched-3 at 10.4.0.12");
+    logged.mockRestore();
 
     const notFound = OrkestrError.fromResponse({ status: 404, headers: new Headers(), text: JSON.stringify({ detail: "sandbox sbx_1 not found", code: "not_found" }) });
     expect(await answer(notFound)).toMatchObject({ status: 404, body: { code: "not_found", detail: "sandbox sbx_1 not found" } });

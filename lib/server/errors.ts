@@ -1,8 +1,8 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { OrkestrError } from "../orkestr/errors.js";
-import { CryptoError } from "./crypto.js";
+import { OrkestrConnectionError, OrkestrError, OrkestrParseError } from "../orkestr/errors.js";
+import { CryptoError, PasswordWorkBusyError } from "./crypto.js";
 import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors.js";
 import { LocalEngineError } from "./local-engine.js";
 import { UnsafeUrlError } from "./ssrf.js";
@@ -23,15 +23,23 @@ export const ERROR_CODES = {
   account_disabled: 403,
   not_found: 404,
   method_not_allowed: 405,
+  // A Host name Baton does not serve (DNS rebinding): 421 Misdirected Request. lib/host-policy.ts.
+  host_not_allowed: 421,
   conflict: 409,
   already_set_up: 409,
+  // First-run setup without the code printed at start (lib/server/setup-code.ts).
+  bad_setup_code: 403,
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_error: 422,
   rate_limited: 429,
   internal_error: 500,
   bad_gateway: 502,
+  // The upstream answered a redirect or 304 (never followed: lib/orkestr/core.ts); see describeError().
+  upstream_redirect: 502,
   service_unavailable: 503,
+  // Too many password checks at once (lib/server/crypto.ts PasswordWorkBusyError): try again shortly.
+  server_busy: 503,
   upstream_timeout: 504,
   // The token vault (lib/server/tokens.ts VaultError, lib/server/ssrf.ts UnsafeUrlError): the user's input.
   ...VAULT_ERROR_STATUS,
@@ -129,9 +137,38 @@ function internal(err: unknown, context?: string, status = 500, code: ErrorCode 
   return { status, body: { detail: `${what}. Try again; if it keeps happening, give the administrator this reference: ${reference}.`, code } };
 }
 
+/** What the log keeps of an upstream failure the browser gets Baton's own words for. */
+function logUpstream(err: OrkestrError, context?: string): void {
+  const where = [err.method, err.url].filter(Boolean).join(" ");
+  const location = err.headers?.get("location");
+  console.error(
+    `[baton] ${context ? `${context}: ` : ""}the orkestr API answered ${err.status} ${err.code}${where ? ` to ${where}` : ""}` +
+      `${location ? ` (Location: ${location})` : ""}${err.requestId ? ` (request id ${err.requestId})` : ""}: ${err.detail}`,
+  );
+}
+
+const UPSTREAM_FAILURE: Record<number, string> = {
+  500: "had an internal error",
+  501: "does not implement this",
+  502: "could not be reached by a gateway in front of it",
+  503: "is unavailable",
+  504: "timed out at a gateway in front of it",
+};
+
+/**
+ * Baton's own sentence for an upstream 5xx (its detail is logged, never sent on): what failed,
+ * and that Baton did not retry (the proxy never retries on the browser's behalf).
+ */
+export function upstreamFailureDetail(err: { status: number; code: string; retryAfterSeconds: number | null }): string {
+  const when = err.retryAfterSeconds !== null ? ` Try again in ${Math.max(1, Math.ceil(err.retryAfterSeconds))} s.` : "";
+  if (err.code === "fleet_full") return `orkestr has no free capacity right now (${err.status} fleet_full); Baton did not retry this request.${when}`;
+  return `The orkestr API ${UPSTREAM_FAILURE[err.status] ?? "had an error"} (${err.status}); Baton did not retry this request.${when}`;
+}
+
 /**
  * Maps anything thrown into a status and an `{ detail, code }` body:
- * AppError → its own; ZodError → 422; OrkestrError → its upstream status and code (0 → 502/504);
+ * AppError → its own; ZodError → 422; OrkestrError → its upstream status and code (0 → 502/504; a
+ * redirect or 304 → 502 upstream_redirect; a 5xx with Baton's own detail, the upstream's logged);
  * VaultError / UnsafeUrlError / LocalEngineError → their status, code, detail and field (UnsafeUrlError is
  * always about "base_url"); DbConflictError → 409; DbNotFoundError → 404; MigrationError → 503; everything else (DbRowError,
  * CryptoError, bugs) → 500 with a generic detail and a logged reference.
@@ -144,12 +181,37 @@ export function describeError(err: unknown, context?: string): { status: number;
     return { status: err.status, body, retryAfterSeconds: err.retryAfterSeconds };
   }
   if (err instanceof z.ZodError) return describeError(validationError(err), context);
+  if (err instanceof PasswordWorkBusyError) {
+    const detail = "Baton is checking too many passwords at once. Try again in a moment.";
+    return { status: 503, body: { detail, code: "server_busy", retry_after_seconds: err.retryAfterSeconds }, retryAfterSeconds: err.retryAfterSeconds };
+  }
   if (err instanceof OrkestrError) {
     // No response at all: the upstream could not be reached (502) or did not answer in time (504).
-    const status = err.status === 0 ? (err.code === "timeout" ? 504 : 502) : err.status;
-    const body: ErrorBody = { detail: err.detail, code: err.code };
+    // Baton wrote those details itself, as it did a parse failure's (502 bad_response).
+    if (err.status === 0 || err instanceof OrkestrConnectionError || err instanceof OrkestrParseError) {
+      const status = err.status === 0 ? (err.code === "timeout" ? 504 : 502) : err.status;
+      const body: ErrorBody = { detail: err.detail, code: err.code };
+      if (err.retryAfterSeconds !== null) body.retry_after_seconds = err.retryAfterSeconds;
+      return { status, body, retryAfterSeconds: err.retryAfterSeconds };
+    }
+    // A redirect or 304 (not followed), or any other status that is not an error: not an answer
+    // Baton can pass on (a 3xx without Location, or a 304 with a body, is no valid response).
+    if (err.status < 400 || err.status > 599) {
+      logUpstream(err, context);
+      return {
+        status: 502,
+        body: {
+          detail: `The orkestr API answered ${err.status}${err.status >= 300 && err.status < 400 ? " (a redirect, which Baton does not follow)" : ""} instead of a result. Check the connection's base URL in Settings → Connections.`,
+          code: "upstream_redirect",
+        },
+        retryAfterSeconds: null,
+      };
+    }
+    const body: ErrorBody = { detail: err.status >= 500 ? upstreamFailureDetail(err) : err.detail, code: err.code };
+    // The upstream's own words on its failure may name its internals: they go to the log only.
+    if (err.status >= 500) logUpstream(err, context);
     if (err.retryAfterSeconds !== null) body.retry_after_seconds = err.retryAfterSeconds;
-    return { status, body, retryAfterSeconds: err.retryAfterSeconds };
+    return { status: err.status, body, retryAfterSeconds: err.retryAfterSeconds };
   }
   if (err instanceof VaultError || err instanceof UnsafeUrlError || err instanceof LocalEngineError) {
     // Their detail is written for the user (never a token, never internals); keep status and code.
@@ -184,7 +246,11 @@ export function describeError(err: unknown, context?: string): { status: number;
 
 /** JSON error response; `Retry-After` (whole seconds) when the error has one. */
 export function errorResponse(err: unknown, context?: string): Response {
-  const { status, body, retryAfterSeconds } = describeError(err, context);
+  let { status, body, retryAfterSeconds } = describeError(err, context);
+  if (status < 400 || status > 599) {
+    // Never answer an error with a status a Response cannot carry a body with (304) or that is no error.
+    ({ status, body, retryAfterSeconds } = { ...internal(err, context), retryAfterSeconds: null });
+  }
   const headers = new Headers({ "content-type": "application/json", "cache-control": "no-store" });
   if (retryAfterSeconds !== null) headers.set("retry-after", String(Math.max(0, Math.ceil(retryAfterSeconds))));
   return new Response(JSON.stringify(body), { status, headers });

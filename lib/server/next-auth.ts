@@ -6,6 +6,7 @@ import { LoginBody } from "../validations/auth.js";
 import { resolveSession, signOut } from "./auth.js";
 import { getMigratedDb } from "./db/index.js";
 import { clientIp, isSecureRequest, userAgent } from "./request-info.js";
+import { deviceCookie, readDeviceToken } from "./device-trust.js";
 import { authSecret, SECURE_SESSION_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_S } from "./session-cookie.js";
 import { signInWithPassword, type SignInOutcome } from "./sign-in.js";
 
@@ -19,6 +20,8 @@ import { signInWithPassword, type SignInOutcome } from "./sign-in.js";
 
 /** What one credentials sign-in attempt came to, for the route that started it. */
 export interface SignInAttempt {
+  /** In: the device cookie the browser sent (lib/server/device-trust.ts). */
+  deviceToken?: string | null;
   outcome?: SignInOutcome;
   error?: unknown;
 }
@@ -52,6 +55,7 @@ function credentialsProvider(attempt: SignInAttempt | undefined) {
           password: input.data.password,
           ip: clientIp(headers),
           userAgent: userAgent(headers),
+          deviceToken: attempt?.deviceToken ?? null,
         });
         if (attempt) attempt.outcome = outcome;
         if (!outcome.ok) return null;
@@ -194,12 +198,13 @@ const isSessionCookie = (setCookie: string) => {
  * Signs in with email and password through next-auth's Credentials provider, in process: next-auth
  * issues its CSRF token, runs authorize() (lib/server/sign-in.ts: rate limits, password check,
  * session row, audit) and the jwt callback, and encodes the session cookie. Returns the outcome and
- * the session cookie's `Set-Cookie` values for the caller's response. The password travels only in
- * this request's JSON body: never in a URL, never to the browser's JavaScript.
+ * the `Set-Cookie` values for the caller's response: the session cookie and, after a success, the
+ * device cookie (lib/server/device-trust.ts), read back from this request on the next attempt. The
+ * password travels only in this request's JSON body: never in a URL, never to the browser's JavaScript.
  */
 export async function signInThroughNextAuth(req: Request, credentials: { email: string; password: string }): Promise<{ outcome: SignInOutcome; setCookies: string[] }> {
   const secure = isSecureRequest(req);
-  const attempt: SignInAttempt = {};
+  const attempt: SignInAttempt = { deviceToken: readDeviceToken(req.headers.get("cookie")) };
   const options = await buildAuthOptions({ secure, attempt });
   const headers = Object.fromEntries([...req.headers].filter(([name]) => name !== "cookie"));
 
@@ -219,5 +224,5 @@ export async function signInThroughNextAuth(req: Request, credentials: { email: 
   if (!attempt.outcome) throw new Error(`next-auth answered the credentials sign-in with ${callback.statusCode} without running authorize()`);
   const setCookies = callback.setCookies().filter(isSessionCookie);
   if (attempt.outcome.ok && setCookies.length === 0) throw new Error("next-auth signed the user in but set no session cookie");
-  return { outcome: attempt.outcome, setCookies: attempt.outcome.ok ? setCookies : [] };
+  return { outcome: attempt.outcome, setCookies: attempt.outcome.ok ? [...setCookies, deviceCookie(attempt.outcome.deviceToken, secure)] : [] };
 }

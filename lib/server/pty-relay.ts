@@ -3,9 +3,11 @@ import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
+import { HOST_NOT_ALLOWED, hostAllowed, originAllowed as isBatonOrigin } from "../host-policy.js";
 import { activeMembership, resolveSession } from "./auth.js";
 import { getMigratedDb } from "./db/index.js";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../terminal-heartbeat.js";
+import { upstreamFailureDetail } from "./errors.js";
 import { can } from "./rbac.js";
 import { parseCookieHeader, readSessionId } from "./session-cookie.js";
 import { classifyAddress, guardedLookupFor, isPublicAddress } from "./ssrf.js";
@@ -15,7 +17,7 @@ import { orkestrUpgradeFor, VaultError, type OrkestrUpgradeTarget } from "./toke
 // browser cannot put the orkestr token on a WebSocket (nor may it ever see it), so the console's own
 // server (scripts/console-server.mjs) hands upgrade requests for
 //   /api/v1/sandboxes/{id}/pty/{pid}/ws
-// to this module. It does what route() does for HTTP: Origin check, the Baton session (cookie →
+// to this module. It does what route() does for HTTP: Host and Origin checks, the Baton session (cookie →
 // sessions row), the `sandboxes.write` permission; then it opens the upstream PTY WebSocket with
 // the user's token from the vault and pipes frames both ways, unchanged (binary = terminal bytes,
 // text = JSON control messages). Nothing of the upstream handshake reaches the browser.
@@ -47,7 +49,7 @@ export function matchPtyRelayPath(url: string | undefined): PtyRelayTarget | nul
   return m ? { sandboxId: m[1]!, ptyId: m[2]! } : null;
 }
 
-export type RelayAuthResult = { ok: true; userId: string } | { ok: false; status: 401 | 403; code: string; detail: string };
+export type RelayAuthResult = { ok: true; userId: string } | { ok: false; status: 401 | 403 | 421; code: string; detail: string };
 
 function header(headers: IncomingHttpHeaders, name: string): string | null {
   const v = headers[name];
@@ -56,28 +58,18 @@ function header(headers: IncomingHttpHeaders, name: string): string | null {
 
 /**
  * Cross-site WebSocket hijacking defence: browsers always send Origin on a WebSocket, and the
- * session cookie goes along whatever the page, so the Origin must name this host. A request without
- * one is refused too (only browsers carry the cookie, and they always send it).
+ * session cookie goes along whatever the page, so the Origin must be one of Baton's own origins
+ * (lib/host-policy.ts: BATON_URL or loopback, plus BATON_ALLOWED_HOSTS), not merely equal to the
+ * request's Host, which a rebinding page chooses. A request without one is refused too (only
+ * browsers carry the cookie, and they always send it).
  */
 export function originAllowed(headers: IncomingHttpHeaders): boolean {
-  const origin = header(headers, "origin");
-  if (!origin) return false;
-  let host: string;
-  try {
-    const u = new URL(origin);
-    if (u.protocol !== "http:" && u.protocol !== "https:") return false;
-    host = u.host.toLowerCase();
-  } catch {
-    return false; // "null" (sandboxed frames) and garbage
-  }
-  const hosts = [header(headers, "host"), header(headers, "x-forwarded-host")?.split(",")[0]?.trim()]
-    .filter((h): h is string => !!h)
-    .map((h) => h.toLowerCase());
-  return hosts.includes(host);
+  return isBatonOrigin(header(headers, "origin"));
 }
 
 /** The same checks route({ auth: "user", perm: "sandboxes.write" }) makes, for an upgrade request. */
 export async function authorizeRelay(headers: IncomingHttpHeaders): Promise<RelayAuthResult> {
+  if (!hostAllowed(header(headers, "host"))) return { ok: false, status: 421, ...HOST_NOT_ALLOWED };
   if (!originAllowed(headers)) {
     return { ok: false, status: 403, code: "bad_origin", detail: "This terminal connection came from another site and was refused." };
   }
@@ -95,7 +87,7 @@ export async function authorizeRelay(headers: IncomingHttpHeaders): Promise<Rela
 /** Answers an upgrade request with a plain HTTP error (before any WebSocket exists). */
 function refuse(socket: Duplex, status: number, code: string, detail: string): void {
   const body = JSON.stringify({ detail, code });
-  const reason = status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 404 ? "Not Found" : "Error";
+  const reason = status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 404 ? "Not Found" : status === 421 ? "Misdirected Request" : "Error";
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
@@ -259,14 +251,22 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
         res.setEncoding("utf8");
         res.on("data", (c: string) => (body.length < 8192 ? (body += c) : undefined));
         res.on("end", () => {
-          let detail = `The orkestr API refused the terminal connection (HTTP ${res.statusCode}).`;
+          const status = res.statusCode ?? 502;
+          let detail = `The orkestr API refused the terminal connection (HTTP ${status}).`;
+          let upstreamDetail: string | null = null;
           try {
             const parsed = JSON.parse(body) as { detail?: unknown };
-            if (typeof parsed.detail === "string" && parsed.detail) detail = parsed.detail;
+            if (typeof parsed.detail === "string" && parsed.detail) upstreamDetail = parsed.detail;
           } catch {
             /* not JSON */
           }
-          const status = res.statusCode ?? 502;
+          if (status >= 500) {
+            // Its own words on its failure may name its internals: logged, never sent on.
+            log(`the orkestr API answered the terminal upgrade with ${status}: ${upstreamDetail ?? body.slice(0, 500)}`);
+            detail = upstreamFailureDetail({ status, code: "", retryAfterSeconds: null }).replace("this request", "this connection");
+          } else if (upstreamDetail) {
+            detail = upstreamDetail;
+          }
           // 401/403 from the upstream are about the connection's token, not the Baton session.
           fail(status === 401 || status === 403 ? 4409 : status >= 400 && status < 1000 ? 4000 + status : CLOSE_UPSTREAM_UNREACHABLE, detail);
         });

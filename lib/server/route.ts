@@ -1,5 +1,6 @@
 import "server-only";
 import { z } from "zod";
+import { HOST_NOT_ALLOWED, hostAllowed, originAllowed } from "../host-policy.js";
 import { activeMembership, getUserFromRequest, type CurrentUser } from "./auth.js";
 import { recordAudit } from "./db/audit.js";
 import { getMigratedDb } from "./db/index.js";
@@ -15,11 +16,13 @@ import { clientIp, isSecureRequest, userAgent } from "./request-info.js";
 //   export const POST = route({ auth: "user", perm: "sandboxes.write", params: ThingParams, body: PauseBody },
 //     async ({ user, params, body }) => …);
 //
-// In order, it: refuses cross-site mutations (403 bad_origin); resolves the session (401 when
-// required and missing); checks the permission in the user's active team (403 forbidden); awaits and
-// zod-parses params, query and JSON body (400 bad_request for unreadable JSON, 422 validation_error);
-// runs the handler; records the audit event; and turns anything thrown into `{ detail, code }` with
-// the right status (lib/server/errors.ts). Handlers never try/catch and never read the session.
+// In order, it: refuses Host names Baton does not serve (421 host_not_allowed); refuses cross-site
+// mutations (403 bad_origin); resolves the session (401 when required and missing); checks the
+// permission in the user's active team (403 forbidden); awaits and zod-parses params, query and the
+// JSON body, counted as it arrives (413 past maxBodyBytes, 400 bad_request for unreadable JSON, 422
+// validation_error); runs the handler; records the audit event; and turns anything thrown into
+// `{ detail, code }` with the right status (lib/server/errors.ts). Handlers never try/catch and never
+// read the session.
 
 export type AuthMode = "user" | "optional" | "public";
 
@@ -80,9 +83,20 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const DEFAULT_MAX_BODY = 1024 * 1024;
 
 /**
+ * DNS-rebinding defence: a page on another name that resolves to this server (evil.example →
+ * 127.0.0.1) sends `Host: evil.example`. Only the names of lib/host-policy.ts are served: 421.
+ * The console's own server refuses these before Next sees them; this is the handler's own check.
+ */
+export function checkHost(req: Request): AppError | null {
+  return hostAllowed(req.headers.get("host")) ? null : new AppError("host_not_allowed", HOST_NOT_ALLOWED.detail);
+}
+
+/**
  * CSRF defence for cookie-authenticated mutations: the browser's `Sec-Fetch-Site` must say
  * same-origin (not same-site: sandbox previews on *.sbx.localhost are same-site with localhost);
- * without it, `Origin` must name this host. A request with neither is not from a browser page.
+ * without it, `Origin` must be one of Baton's own origins (BATON_URL or the loopback defaults, plus
+ * BATON_ALLOWED_HOSTS): never compared with the request's own Host or X-Forwarded-Host, which the
+ * sender chooses. A request with neither is not from a browser page.
  */
 export function checkOrigin(req: Request): AppError | null {
   if (SAFE_METHODS.has(req.method)) return null;
@@ -91,18 +105,7 @@ export function checkOrigin(req: Request): AppError | null {
   if (site) return site === "same-origin" || site === "none" ? null : refuse();
   const origin = req.headers.get("origin");
   if (origin === null) return null;
-  let originHost: string;
-  try {
-    const u = new URL(origin);
-    if (u.protocol !== "http:" && u.protocol !== "https:") return refuse();
-    originHost = u.host.toLowerCase();
-  } catch {
-    return refuse(); // "null" (sandboxed frames, privacy redirects) and garbage
-  }
-  const hosts = [req.headers.get("host"), req.headers.get("x-forwarded-host")?.split(",")[0]?.trim()]
-    .filter((h): h is string => !!h)
-    .map((h) => h.toLowerCase());
-  return hosts.includes(originHost) ? null : refuse();
+  return originAllowed(origin) ? null : refuse();
 }
 
 function queryObject(url: URL): Record<string, string | string[]> {
@@ -114,19 +117,51 @@ function queryObject(url: URL): Record<string, string | string[]> {
   return out;
 }
 
-async function readJsonBody(req: Request, maxBytes: number, optional = false): Promise<unknown> {
+/** A Content-Length over the limit is refused before a byte is read. */
+function refuseDeclaredLength(req: Request, maxBytes: number): void {
   const declared = Number(req.headers.get("content-length") ?? "");
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    throw new AppError("payload_too_large", `The request body is larger than ${Math.floor(maxBytes / 1024)} KiB.`);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+}
+
+const tooLarge = (maxBytes: number) => new AppError("payload_too_large", `The request body is larger than ${Math.floor(maxBytes / 1024)} KiB.`);
+
+/**
+ * A request body as text, read as it arrives and given up (413 payload_too_large) the moment it
+ * passes `maxBytes`: a chunked body has no Content-Length to refuse up front, and `req.text()`
+ * would hold all of it in memory before anyone could count. UTF-8, a leading BOM dropped (as
+ * `text()` does).
+ */
+export async function readBodyText(req: Request, maxBytes: number): Promise<string> {
+  refuseDeclaredLength(req, maxBytes);
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        // Stop reading: the rest is never taken off the socket into memory.
+        void reader.cancel().catch(() => undefined);
+        throw tooLarge(maxBytes);
+      }
+      chunks.push(value);
+    }
+  } finally {
+    reader.releaseLock();
   }
+  return new TextDecoder("utf-8").decode(Buffer.concat(chunks));
+}
+
+async function readJsonBody(req: Request, maxBytes: number, optional = false): Promise<unknown> {
+  refuseDeclaredLength(req, maxBytes);
   const type = req.headers.get("content-type");
   if (type !== null && !/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
     throw new AppError("unsupported_media_type", "Send the request body as JSON (Content-Type: application/json).");
   }
-  const text = await req.text();
-  if (Buffer.byteLength(text) > maxBytes) {
-    throw new AppError("payload_too_large", `The request body is larger than ${Math.floor(maxBytes / 1024)} KiB.`);
-  }
+  const text = await readBodyText(req, maxBytes);
   if (text.trim() === "") {
     if (optional) return {};
     throw new AppError("bad_request", "The request body is empty; it must be a JSON document.");
@@ -182,6 +217,8 @@ export function route<
     let current: CurrentUser | null = null;
     let team: { team: Team; role: Role } | null = null;
     try {
+      const hostError = checkHost(req);
+      if (hostError) throw hostError;
       const originError = checkOrigin(req);
       if (originError) throw originError;
 

@@ -32,5 +32,7 @@ export const SetupBody = z.object({
     .min(PASSWORD_MIN_LENGTH, { error: `must be at least ${PASSWORD_MIN_LENGTH} characters` })
     .max(PASSWORD_MAX_LENGTH, { error: `must be at most ${PASSWORD_MAX_LENGTH} characters` }),
   team_name: Name,
+  /** The first-run setup code from the server's log (lib/server/setup-code.ts); checked by the handler. */
+  setup_code: z.string().max(64, { error: "must be at most 64 characters" }).optional(),
 });
 export type SetupBody = z.infer<typeof SetupBody>;

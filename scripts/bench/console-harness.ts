@@ -63,7 +63,8 @@ export async function startConsoleBench(name: string): Promise<ConsoleBench> {
     const setup = await fetch(`${origin}/api/setup`, {
       method: "POST",
       headers: { "content-type": "application/json", origin },
-      body: JSON.stringify({ name: "Bench", email: "bench@example.com", password: "correct horse battery staple", team_name: "Bench" }),
+      // The first-run setup code the console printed at start (lib/server/setup-code.ts).
+      body: JSON.stringify({ name: "Bench", email: "bench@example.com", password: "correct horse battery staple", team_name: "Bench", setup_code: /the setup code is ([A-Z0-9-]+)/.exec(log)?.[1] ?? "" }),
     });
     if (setup.status !== 201) throw new Error(`setup failed: ${setup.status} ${await setup.text()}`);
     const cookie = setup.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");

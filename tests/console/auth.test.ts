@@ -1,6 +1,8 @@
 import "server-only";
-import { describe, expect, it } from "vitest";
-import { POST as nextAuthPost } from "../../app/api/auth/[...nextauth]/route.js";
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it, vi } from "vitest";
+import { GET as nextAuthGet, POST as nextAuthPost } from "../../app/api/auth/[...nextauth]/route.js";
 import { POST as login } from "../../app/api/auth/login/route.js";
 import { POST as logoutEverywhere } from "../../app/api/auth/logout-everywhere/route.js";
 import { POST as logout } from "../../app/api/auth/logout/route.js";
@@ -14,9 +16,13 @@ import { testBackends } from "../../lib/server/db/test-backends.js";
 import { setUserDisabled } from "../../lib/server/db/users.js";
 import { decode } from "next-auth/jwt";
 import { authSecret, readSessionId, SESSION_COOKIE } from "../../lib/server/session-cookie.js";
+import { markFrontDoor } from "../../lib/server/request-info.js";
+import { getEnv } from "../../lib/server/env.js";
 import { SIGN_IN_LIMITS } from "../../lib/server/sign-in.js";
-import { cookieHeaderFrom, jsonOf, makeUser, noParams, PASSWORD, request, sessionCookie, uniq, useConsoleDb } from "./helpers.js";
+import { cookieHeaderFrom, jsonOf, makeUser, noParams, ORIGIN, PASSWORD, request, sessionCookie, uniq, useConsoleDb } from "./helpers.js";
 
+/** The header the console's front door writes the client's address into (lib/server/request-info.ts CLIENT_IP_HEADER). */
+const CLIENT_IP_HEADER_NAME = "x-baton-client-ip";
 const nextauthParams = (...segments: string[]) => ({ params: Promise.resolve({ nextauth: segments }) });
 
 describe("safe redirects", () => {
@@ -37,6 +43,30 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
   }
 
   describe("first run", () => {
+    it("a page on another host name (DNS rebinding to 127.0.0.1) cannot run the first-run setup: 421", async () => {
+      // The default configuration: no BATON_URL, so the loopback names on the console's port.
+      vi.stubEnv("BATON_URL", "");
+      vi.stubEnv("PORT", "3000");
+      try {
+        const body = { name: "Eve", email: "eve@example.com", password: PASSWORD, team_name: "Evil" };
+        // What the rebinding page's fetch sends: its own name in Host and Origin, same-origin.
+        const rebinding = { host: "evil.example:3000", origin: "http://evil.example:3000", "sec-fetch-site": "same-origin" };
+        const res = await setup(request("/api/setup", { method: "POST", body, headers: rebinding }), noParams);
+        expect(res.status).toBe(421);
+        expect(await jsonOf(res)).toEqual({ detail: expect.stringContaining("BATON_ALLOWED_HOSTS"), code: "host_not_allowed" });
+        expect(res.headers.getSetCookie()).toEqual([]);
+        expect(await isFirstRun(ctx.db())).toBe(true);
+        // next-auth's own routes (not built with route()) too.
+        const session = await nextAuthGet(request("/api/auth/session", { headers: { host: "evil.example:3000" } }) as never, nextauthParams("session"));
+        expect(session.status).toBe(421);
+        // The console's own name on its port is served.
+        const invalid = await setup(request("/api/setup", { method: "POST", body: { ...body, password: "short" }, headers: { ...rebinding, host: "localhost:3000", origin: "http://localhost:3000" } }), noParams);
+        expect(invalid.status).toBe(422);
+      } finally {
+        vi.stubEnv("BATON_URL", ORIGIN);
+      }
+    });
+
     it("POST /api/setup creates the owner and the first team, signs them in, and then refuses", async () => {
       expect(await isFirstRun(ctx.db())).toBe(true);
       const invalid = await setup(request("/api/setup", { method: "POST", body: { name: "", email: "not-an-email", password: "short", team_name: "x".repeat(101) } }), noParams);
@@ -45,8 +75,22 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
       expect(invalidBody.detail).toBe("Name: is required. Email: is not a valid email address. Password: must be at least 12 characters. Team name: must be at most 100 characters.");
       expect(Object.keys(invalidBody.errors as object)).toEqual(["name", "email", "password", "team_name"]);
 
-      const res = await setup(request("/api/setup", { method: "POST", body: { name: "Ada Lovelace", email: "Ada@Example.com", password: PASSWORD, team_name: "Analytical Engines" } }), noParams);
+      // The setup code the server printed (and keeps in the data dir); without it, or a wrong one, 403.
+      const owner = { name: "Ada Lovelace", email: "Ada@Example.com", password: PASSWORD, team_name: "Analytical Engines" };
+      for (const wrong of [undefined, "", "AAAA-BBBB-CCCC"]) {
+        const refused = await setup(request("/api/setup", { method: "POST", body: { ...owner, setup_code: wrong } }), noParams);
+        expect(refused.status, String(wrong)).toBe(403);
+        expect(await jsonOf(refused)).toMatchObject({ code: "bad_setup_code", detail: expect.stringContaining("not the setup code") });
+      }
+      expect(await isFirstRun(ctx.db())).toBe(true);
+      const codeFile = path.join(getEnv().BATON_DATA_DIR, "setup-code");
+      const code = fs.readFileSync(codeFile, "utf8").trim();
+      expect(code).toMatch(/^[2-9A-HJKMNP-Z]{4}-[2-9A-HJKMNP-Z]{4}-[2-9A-HJKMNP-Z]{4}$/);
+      expect(fs.statSync(codeFile).mode & 0o777).toBe(0o600);
+      // Typed in lower case with spaces, as from a terminal: accepted.
+      const res = await setup(request("/api/setup", { method: "POST", body: { ...owner, setup_code: ` ${code.toLowerCase().replace(/-/g, " ")} ` } }), noParams);
       expect(res.status).toBe(201);
+      expect(fs.existsSync(codeFile)).toBe(false); // done with
       const body = await jsonOf(res);
       expect(body).toMatchObject({ user: { name: "Ada Lovelace", email: "Ada@Example.com" }, team: { name: "Analytical Engines", slug: "analytical-engines" } });
       const cookie = cookieHeaderFrom(res);
@@ -69,8 +113,10 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     expect(res.status).toBe(200);
     expect(await jsonOf(res)).toEqual({ user: { id: user.id, name: user.name, email: user.email } });
     const setCookies = res.headers.getSetCookie();
-    expect(setCookies).toHaveLength(1); // the session cookie only: not next-auth's CSRF or callback cookies
+    // The session cookie and the device cookie only: not next-auth's CSRF or callback cookies.
+    expect(setCookies).toHaveLength(2);
     expect(setCookies[0]).toMatch(/^next-auth\.session-token=[^;]+; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
+    expect(setCookies[1]).toMatch(/^baton-device=[\w-]+\.[\w-]+; Path=\/api\/auth\/login; Max-Age=31536000; HttpOnly; SameSite=Strict$/);
     const jwt = setCookies[0]!.split(";", 1)[0]!.split("=")[1]!;
     const payload = await decode({ token: jwt, secret: authSecret() });
     expect(Object.keys(payload ?? {}).sort()).toEqual(["exp", "iat", "jti", "sid"]);
@@ -85,6 +131,7 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     const { user } = await makeUser(ctx.db());
     const res = await signIn(user.email, PASSWORD, { "x-forwarded-proto": "https" });
     expect(res.headers.getSetCookie()[0]).toMatch(/^__Secure-next-auth\.session-token=.*; Secure/);
+    expect(res.headers.getSetCookie()[1]).toMatch(/^__Secure-baton-device=.*; Secure$/);
     const cookie = cookieHeaderFrom(res);
     expect((await me(request("/api/me", { cookie }), noParams)).status).toBe(200);
   });
@@ -117,6 +164,65 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     expect(res.headers.getSetCookie()).toEqual([]);
   });
 
+  it("a stranger hammering the owner's address locks out strangers, not the owner's own browser (device cookie)", async () => {
+    const { user } = await makeUser(ctx.db());
+    // The owner signed in from this browser before: it holds a device cookie for the address.
+    const first = await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "192.0.2.31" });
+    expect(first.status).toBe(200);
+    // (soft: without one, the browser just sends none, and the owner's attempt below shows the difference)
+    const device = first.headers.getSetCookie().find((c) => c.startsWith("baton-device="))?.split(";", 1)[0] ?? "";
+    expect.soft(device).toMatch(/^baton-device=/);
+
+    // A stranger, from a new address every time (a botnet), until the address's limit holds…
+    const stranger = (i: number, password = `guess ${i}`) => signIn(user.email, password, { [CLIENT_IP_HEADER_NAME]: `198.51.100.${i}` });
+    for (let i = 0; i < SIGN_IN_LIMITS.email.limit; i++) expect((await stranger(i)).status).toBe(401);
+    expect((await stranger(50)).status).toBe(429);
+    // …and it holds for the right password too: a stranger's lucky guess gets nowhere.
+    expect((await stranger(51, PASSWORD)).status).toBe(429);
+    // Another account's device cookie, or a forged one, is no way around it.
+    const forged = `baton-device=${"A".repeat(22)}.${"B".repeat(43)}`;
+    expect((await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "198.51.100.52", cookie: forged })).status).toBe(429);
+
+    // The owner's browser, from wherever, signs in with the right password meanwhile.
+    const owner = await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "192.0.2.32", cookie: device });
+    expect(owner.status).toBe(200);
+    // The strangers' count against the address is still there.
+    expect((await stranger(53, PASSWORD)).status).toBe(429);
+
+    // A stolen device cookie does not give unlimited guesses either: it has a limit of its own.
+    for (let i = 0; i < SIGN_IN_LIMITS.device.limit; i++) {
+      expect((await signIn(user.email, `guess ${i}`, { [CLIENT_IP_HEADER_NAME]: `203.0.113.${i}`, cookie: device })).status).toBe(401);
+    }
+    expect((await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "203.0.113.99", cookie: device })).status).toBe(429);
+  });
+
+  it("40 failed sign-ins with a rotating X-Forwarded-For are limited per client: the address is the front door's, not the client's word", async () => {
+    // Each attempt is for another (unknown) address, so only the per-IP limit can stop them.
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      // The front door wrote the socket's address; the client's own X-Forwarded-For/X-Real-IP rotate.
+      const headers = { [CLIENT_IP_HEADER_NAME]: "192.0.2.77", "x-forwarded-for": `198.51.100.${i}`, "x-real-ip": `203.0.113.${i}` };
+      statuses.push((await signIn(`${uniq("nobody")}@example.com`, "wrong password", headers)).status);
+    }
+    expect(statuses.slice(0, SIGN_IN_LIMITS.ip.limit)).toEqual(Array(SIGN_IN_LIMITS.ip.limit).fill(401));
+    expect(statuses.slice(SIGN_IN_LIMITS.ip.limit)).toEqual(Array(40 - SIGN_IN_LIMITS.ip.limit).fill(429));
+  });
+
+  it("without the front door (next dev, a plain next start) no header names the client: one shared, strict bucket", async () => {
+    markFrontDoor(false);
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 40; i++) {
+        // Everything a client could rotate, the front door's own header included.
+        const headers = { [CLIENT_IP_HEADER_NAME]: `192.0.2.${100 + i}`, "x-forwarded-for": `198.51.100.${i}`, "x-real-ip": `203.0.113.${i}` };
+        statuses.push((await signIn(`${uniq("nobody")}@example.com`, "wrong password", headers)).status);
+      }
+      expect(statuses.filter((s) => s === 429)).toHaveLength(40 - SIGN_IN_LIMITS.ip.limit);
+    } finally {
+      markFrontDoor(true);
+    }
+  });
+
   it("a cross-site sign-in attempt is refused (login CSRF)", async () => {
     const { user } = await makeUser(ctx.db());
     const res = await signIn(user.email, PASSWORD, { origin: "https://evil.example", "sec-fetch-site": "cross-site" });
@@ -129,6 +235,29 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
       const res = await nextAuthPost(request(`/api/auth/${route.join("/")}`, { method: "POST" }) as never, nextauthParams(...route));
       expect(res.status).toBe(404);
     }
+  });
+
+  it("next-auth's own routes read at most 64 KiB of body, chunked or not, and refuse cross-site posts", async () => {
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= 32 * 1024 * 1024) return controller.close();
+        controller.enqueue(new Uint8Array(16 * 1024).fill(0x61));
+        pulled += 16 * 1024;
+      },
+    });
+    const big = new Request(`${ORIGIN}/api/auth/signout`, {
+      method: "POST",
+      headers: { host: "baton.test", origin: ORIGIN, "sec-fetch-site": "same-origin", "content-type": "application/x-www-form-urlencoded" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    const res = await nextAuthPost(big as never, nextauthParams("signout"));
+    expect(res.status).toBe(413);
+    expect(await jsonOf(res)).toMatchObject({ code: "payload_too_large" });
+    expect(pulled).toBeLessThan(1024 * 1024);
+    const crossSite = await nextAuthPost(request("/api/auth/signout", { method: "POST", headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site" } }) as never, nextauthParams("signout"));
+    expect(crossSite.status).toBe(403);
   });
 
   it("sign out revokes the session server-side: the old cookie stops working", async () => {

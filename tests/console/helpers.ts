@@ -9,6 +9,7 @@ import { createTeamWithOwner, addMember, slugify, type Role } from "../../lib/se
 import type { TestBackend, TestDatabase } from "../../lib/server/db/test-backends.js";
 import { createUser, type User } from "../../lib/server/db/users.js";
 import { resetEnvForTests } from "../../lib/server/env.js";
+import { CLIENT_IP_HEADER, markFrontDoor } from "../../lib/server/request-info.js";
 import { encodeSessionJwt, SESSION_COOKIE } from "../../lib/server/session-cookie.js";
 import { createSession } from "../../lib/server/db/sessions.js";
 
@@ -17,6 +18,8 @@ import { createSession } from "../../lib/server/db/sessions.js";
 
 export const ORIGIN = "http://baton.test";
 export const PASSWORD = "correct horse battery staple";
+/** The client address the request() helper's requests come from (as the front door writes it). */
+export const CLIENT_IP = "192.0.2.10";
 
 let passwordHash: Promise<string> | undefined;
 
@@ -30,6 +33,11 @@ export function useConsoleDb(backend: TestBackend): { db(): Db } {
     vi.stubEnv("BATON_DATA_DIR", dataDir);
     vi.stubEnv("BATON_SECRET", "c".repeat(48));
     vi.stubEnv("DATABASE_URL", t.url);
+    // The console under test is served as http://baton.test (lib/host-policy.ts), and its requests
+    // come through the front door, which writes the client's address (lib/server/front-door.ts).
+    vi.stubEnv("BATON_URL", ORIGIN);
+    vi.stubEnv("BATON_ALLOWED_HOSTS", "");
+    markFrontDoor(true);
     resetEnvForTests();
     db = await getMigratedDb();
   });
@@ -37,6 +45,7 @@ export function useConsoleDb(backend: TestBackend): { db(): Db } {
     await closeDb();
     await t.close();
     vi.unstubAllEnvs();
+    markFrontDoor(false);
     resetEnvForTests();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
@@ -74,10 +83,13 @@ export interface RequestInit2 {
   body?: string | object;
 }
 
-/** A request as a same-origin browser page sends it (Origin and Sec-Fetch-Site), unless overridden. */
+/**
+ * A request as a same-origin browser page sends it (Origin and Sec-Fetch-Site) and the front door
+ * passes it on (the client's address in CLIENT_IP_HEADER), unless overridden.
+ */
 export function request(pathAndQuery: string, init: RequestInit2 = {}): Request {
   const method = init.method ?? "GET";
-  const headers = new Headers({ host: "baton.test", "x-forwarded-for": "192.0.2.10", "user-agent": "vitest" });
+  const headers = new Headers({ host: "baton.test", [CLIENT_IP_HEADER]: CLIENT_IP, "user-agent": "vitest" });
   if (method !== "GET" && method !== "HEAD") {
     headers.set("origin", ORIGIN);
     headers.set("sec-fetch-site", "same-origin");

@@ -1,5 +1,5 @@
 import "server-only";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { POST as localEngine } from "../../app/api/connections/local-engine/route.js";
 import { GET as baseImages } from "../../app/api/v1/base-images/route.js";
 import { GET as events } from "../../app/api/v1/sandboxes/[id]/events/route.js";
@@ -346,14 +346,18 @@ describe.each(testBackends)("the /api/v1 proxy routes on $name", (backend) => {
     await call(terminate, `/api/v1/sandboxes/${id}`, p, { method: "DELETE", cookie });
   });
 
-  it("passes an upstream 501 (and any 5xx) through with its status, code and detail", async () => {
+  it("passes an upstream 501 (and any 5xx) through with its status and code, in Baton's own words", async () => {
     const { cookie } = await connected();
     await injectFault(ctx.engine(), { kind: "error", status: 501, path: "^/v1/snapshots$", method: "GET", count: 1 });
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
     try {
       const res = await listSnapshots(request("/api/v1/snapshots", { cookie }), noParams);
       expect(res.status).toBe(501);
-      expect(await jsonOf(res)).toEqual({ detail: "Injected 501 fault", code: "fault_injected" });
+      // The upstream's own detail ("Injected 501 fault") is for the server log only.
+      expect(await jsonOf(res)).toEqual({ detail: "The orkestr API does not implement this (501); Baton did not retry this request.", code: "fault_injected" });
+      expect(logged.mock.calls.map((c) => String(c[0])).join("\n")).toContain("Injected 501 fault");
     } finally {
+      logged.mockRestore();
       await clearFaults(ctx.engine());
     }
   });

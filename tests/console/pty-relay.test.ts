@@ -1,7 +1,7 @@
 import "server-only";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { testBackends } from "../../lib/server/db/test-backends.js";
 import { authorizeRelay, createPtyRelay, matchPtyRelayPath, originAllowed, type PtyRelay } from "../../lib/server/pty-relay.js";
@@ -23,13 +23,21 @@ describe("relay paths and Origin", () => {
     }
   });
 
-  it("wants an Origin naming this host", () => {
-    expect(originAllowed({ host: HOST, origin: ORIGIN })).toBe(true);
-    expect(originAllowed({ host: "127.0.0.1:3000", "x-forwarded-host": HOST, origin: ORIGIN })).toBe(true);
-    expect(originAllowed({ host: HOST })).toBe(false);
-    expect(originAllowed({ host: HOST, origin: "http://evil.example" })).toBe(false);
-    expect(originAllowed({ host: HOST, origin: "null" })).toBe(false);
-    expect(originAllowed({ host: HOST, origin: `ftp://${HOST}` })).toBe(false);
+  it("wants an Origin that is one of Baton's own (BATON_URL), never merely the request's Host", () => {
+    vi.stubEnv("BATON_URL", ORIGIN);
+    try {
+      expect(originAllowed({ host: HOST, origin: ORIGIN })).toBe(true);
+      expect(originAllowed({ host: "127.0.0.1:3000", origin: ORIGIN })).toBe(true);
+      expect(originAllowed({ host: HOST })).toBe(false);
+      expect(originAllowed({ host: HOST, origin: "http://evil.example" })).toBe(false);
+      expect(originAllowed({ host: HOST, origin: "null" })).toBe(false);
+      expect(originAllowed({ host: HOST, origin: `ftp://${HOST}` })).toBe(false);
+      // A rebinding page names itself in both; X-Forwarded-Host is the sender's word too.
+      expect(originAllowed({ host: "evil.example", origin: "http://evil.example" })).toBe(false);
+      expect(originAllowed({ host: HOST, "x-forwarded-host": "evil.example", origin: "http://evil.example" })).toBe(false);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
 
@@ -38,6 +46,7 @@ describe.each(testBackends)("the relay on $name", (backend) => {
   let upstream: WebSocketServer;
   let upstreamUrl: string;
   const upstreamAuth: string[] = [];
+  const relayLog: string[] = [];
   let server: http.Server;
   let relay: PtyRelay;
   let url: string;
@@ -53,6 +62,11 @@ describe.each(testBackends)("the relay on $name", (backend) => {
         socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
         return;
       }
+      if (req.url?.includes("/pty/broken/")) {
+        const body = JSON.stringify({ detail: "pty broker pty-7.internal:7002 refused: ECONNREFUSED", code: "internal_error" });
+        socket.end(`HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+        return;
+      }
       upstream.handleUpgrade(req, socket, head, (ws) => {
         ws.send(Buffer.from("backlog"), { binary: true });
         // "mute": a session whose socket stops being read (no pong ever comes back), as when the
@@ -66,7 +80,7 @@ describe.each(testBackends)("the relay on $name", (backend) => {
 
     relay = createPtyRelay({
       upstreamFor: async () => ({ baseUrl: upstreamUrl, isLocalEngine: true, headers: { Authorization: "Bearer ork_test_upstream_token" } }),
-      log: () => undefined,
+      log: (message) => relayLog.push(message),
       pingMs: 200,
     });
     server = http.createServer((_req, res) => res.end());
@@ -127,6 +141,15 @@ describe.each(testBackends)("the relay on $name", (backend) => {
     expect(upstreamAuth).toEqual([]); // nothing reached the upstream
   });
 
+  it("refuses a Host name Baton does not serve (421), even with a session and a matching Origin", async () => {
+    const member = await makeUser(ctx.db(), "member");
+    const { cookie } = await sessionCookie(ctx.db(), member.user.id);
+    const rebinding = await connect("pty_1", { host: "evil.example", origin: "http://evil.example", cookie });
+    expect(rebinding).toMatchObject({ status: 421 });
+    expect(JSON.parse((rebinding as { body: string }).body)).toMatchObject({ code: "host_not_allowed" });
+    expect(upstreamAuth).toEqual([]);
+  });
+
   it("lets a member through, adds the token upstream only, and pipes frames both ways", async () => {
     const member = await makeUser(ctx.db(), "member");
     const { cookie } = await sessionCookie(ctx.db(), member.user.id);
@@ -180,5 +203,10 @@ describe.each(testBackends)("the relay on $name", (backend) => {
 
   it("passes an upstream refusal on as a close code with its detail", async () => {
     expect(await closeOf("gone")).toEqual({ code: 4404, reason: "PTY session gone not found in sandbox sbx_1" });
+  });
+
+  it("an upstream 5xx closes with Baton's own words; the upstream's go to the log", async () => {
+    expect(await closeOf("broken")).toEqual({ code: 4500, reason: "The orkestr API had an internal error (500); Baton did not retry this connection." });
+    expect(relayLog.join("\n")).toContain("pty-7.internal:7002");
   });
 });

@@ -1,16 +1,23 @@
 import "server-only";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { createOrkestrClient } from "../../lib/orkestr/core.js";
 import { OrkestrError } from "../../lib/orkestr/errors.js";
 import { listAuditEvents } from "../../lib/server/db/audit.js";
 import { DbConflictError } from "../../lib/server/db/errors.js";
 import { revokeSessionById } from "../../lib/server/db/sessions.js";
 import { testBackends } from "../../lib/server/db/test-backends.js";
 import { AppError } from "../../lib/server/errors.js";
-import { checkOrigin, declaredRoute, route } from "../../lib/server/route.js";
+import { checkHost, checkOrigin, declaredRoute, route } from "../../lib/server/route.js";
 import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb } from "./helpers.js";
 
 describe("checkOrigin", () => {
+  // Served as http://baton.test: the Origins accepted are that one and BATON_ALLOWED_HOSTS'.
+  beforeAll(() => {
+    vi.stubEnv("BATON_URL", "http://baton.test");
+    vi.stubEnv("BATON_ALLOWED_HOSTS", "console.example.org");
+  });
+  afterAll(() => vi.unstubAllEnvs());
   const req = (method: string, headers: Record<string, string>) => new Request("http://baton.test/api/x", { method, headers: { host: "baton.test", ...headers } });
 
   it("lets safe methods through from anywhere", () => {
@@ -26,16 +33,47 @@ describe("checkOrigin", () => {
     expect(checkOrigin(req("DELETE", { "sec-fetch-site": "cross-site" }))).toMatchObject({ code: "bad_origin" });
   });
 
-  it("falls back to Origin against Host (or X-Forwarded-Host)", () => {
+  it("falls back to Origin against Baton's own origins (BATON_URL, BATON_ALLOWED_HOSTS)", () => {
     expect(checkOrigin(req("POST", { origin: "http://baton.test" }))).toBeNull();
-    expect(checkOrigin(req("POST", { origin: "https://console.example.org", "x-forwarded-host": "console.example.org" }))).toBeNull();
+    expect(checkOrigin(req("POST", { origin: "https://console.example.org" }))).toBeNull();
     expect(checkOrigin(req("POST", { origin: "http://baton.test.evil.example" }))).toMatchObject({ code: "bad_origin" });
+    expect(checkOrigin(req("POST", { origin: "https://baton.test" }))).toMatchObject({ code: "bad_origin" }); // BATON_URL says http
     expect(checkOrigin(req("POST", { origin: "null" }))).toMatchObject({ code: "bad_origin" });
     expect(checkOrigin(req("PATCH", { origin: "file://" }))).toMatchObject({ code: "bad_origin" });
   });
 
+  it("never takes the request's own Host or X-Forwarded-Host for an allowed origin (the sender picks those)", () => {
+    // A rebinding page on evil.example sends Host: evil.example and Origin: http://evil.example.
+    expect(checkOrigin(req("POST", { host: "evil.example", origin: "http://evil.example" }))).toMatchObject({ code: "bad_origin" });
+    expect(checkOrigin(req("POST", { origin: "https://evil.example", "x-forwarded-host": "evil.example" }))).toMatchObject({ code: "bad_origin" });
+  });
+
   it("lets non-browser clients (no Origin, no Sec-Fetch-Site) through", () => {
     expect(checkOrigin(req("POST", {}))).toBeNull();
+  });
+});
+
+describe("checkHost", () => {
+  afterEach(() => vi.unstubAllEnvs());
+  const req = (host: string | null) => new Request("http://x/api/x", { headers: host === null ? {} : { host } });
+
+  it("serves the loopback names on the console's port by default, and nothing else", () => {
+    vi.stubEnv("BATON_URL", "");
+    vi.stubEnv("BATON_ALLOWED_HOSTS", "");
+    vi.stubEnv("PORT", "3000");
+    for (const ok of ["localhost:3000", "127.0.0.1:3000", "[::1]:3000", "LOCALHOST:3000"]) expect(checkHost(req(ok)), ok).toBeNull();
+    for (const bad of ["evil.example:3000", "evil.example", "localhost:3001", "localhost", "localhost.:3000", "a@localhost:3000", "", null]) {
+      expect(checkHost(req(bad)), String(bad)).toMatchObject({ status: 421, code: "host_not_allowed" });
+    }
+  });
+
+  it("serves BATON_URL's name instead, plus BATON_ALLOWED_HOSTS", () => {
+    vi.stubEnv("BATON_URL", "https://baton.example.com");
+    vi.stubEnv("BATON_ALLOWED_HOSTS", "intranet-name, 10.0.0.5:3000");
+    for (const ok of ["baton.example.com", "baton.example.com:443", "intranet-name", "intranet-name:8080", "10.0.0.5:3000"]) expect(checkHost(req(ok)), ok).toBeNull();
+    for (const bad of ["localhost:3000", "127.0.0.1:3000", "10.0.0.5:3001", "evil.example", "baton.example.com.evil.example"]) {
+      expect(checkHost(req(bad)), bad).toMatchObject({ code: "host_not_allowed" });
+    }
   });
 });
 
@@ -103,6 +141,23 @@ describe.each(testBackends)("route() on $name", (backend) => {
     expect(handler).not.toHaveBeenCalled();
     // The same request from the page itself goes through.
     expect((await post(request("/api/x", { method: "POST" }), noParams)).status).toBe(200);
+  });
+
+  it("refuses a Host name Baton does not serve with 421 host_not_allowed before doing anything (DNS rebinding)", async () => {
+    const handler = vi.fn(() => ({ ok: true }));
+    const post = route({ auth: "public" }, handler);
+    // A page on evil.example that resolves to Baton's address: its requests are same-origin to it.
+    const rebinding = { host: "evil.example", origin: "http://evil.example", "sec-fetch-site": "same-origin" };
+    const res = await post(request("/api/x", { method: "POST", headers: rebinding }), noParams);
+    expect(res.status).toBe(421);
+    expect(await jsonOf(res)).toEqual({ detail: expect.stringContaining("does not answer to this host name"), code: "host_not_allowed" });
+    expect(handler).not.toHaveBeenCalled();
+    // Reads too, signed in or not: the session cookie of baton.test never goes to evil.example, but
+    // a handler must not rely on that.
+    const { user } = await makeUser(ctx.db());
+    const { cookie } = await sessionCookie(ctx.db(), user.id);
+    expect((await whoami(request("/api/whoami", { cookie, headers: { host: "evil.example" } }), noParams)).status).toBe(421);
+    expect((await whoami(request("/api/whoami", { cookie }), noParams)).status).toBe(200);
   });
 
   it("checks the permission in the user's team: 403 forbidden naming it", async () => {
@@ -187,6 +242,60 @@ describe.each(testBackends)("route() on $name", (backend) => {
     });
   });
 
+  describe("chunked bodies", () => {
+    it("a chunked body past the limit, without Content-Length, is refused with 413 while it is read, not after", async () => {
+      const LIMIT = 64 * 1024;
+      const CHUNK = 16 * 1024;
+      const handler = vi.fn(() => ({ ok: true }));
+      const small = route({ auth: "public", body: z.unknown(), maxBodyBytes: LIMIT }, handler);
+      // 64 MiB of JSON in 16 KiB chunks, produced only as fast as they are read.
+      let pulled = 0;
+      let cancelled = false;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (pulled >= 64 * 1024 * 1024) return controller.close();
+          controller.enqueue(new TextEncoder().encode(pulled === 0 ? `{"pad":"${"x".repeat(CHUNK - 8)}` : "x".repeat(CHUNK)));
+          pulled += CHUNK;
+        },
+        cancel() {
+          cancelled = true;
+        },
+      });
+      const req = new Request("http://baton.test/x", {
+        method: "POST",
+        headers: { host: "baton.test", "content-type": "application/json", "sec-fetch-site": "same-origin" },
+        body,
+        duplex: "half",
+      } as RequestInit);
+      expect(req.headers.get("content-length")).toBeNull();
+      const res = await small(req, noParams);
+      expect(res.status).toBe(413);
+      expect(await jsonOf(res)).toEqual({ detail: "The request body is larger than 64 KiB.", code: "payload_too_large" });
+      expect(handler).not.toHaveBeenCalled();
+      // Read up to the limit and a little more (the stream's read-ahead), then given up.
+      expect(pulled).toBeLessThanOrEqual(LIMIT + 4 * CHUNK);
+      expect(cancelled).toBe(true);
+    });
+
+    it("a chunked body within the limit is read whole", async () => {
+      const echo = route({ auth: "public", body: z.object({ a: z.string() }), maxBodyBytes: 1024 }, ({ body }) => body);
+      const parts = ['{"a":', '"ét', 'é"}'];
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          // A two-byte character split across chunks still decodes.
+          const bytes = new TextEncoder().encode(parts.join(""));
+          controller.enqueue(bytes.slice(0, 7));
+          controller.enqueue(bytes.slice(7));
+          controller.close();
+        },
+      });
+      const req = new Request("http://baton.test/x", { method: "POST", headers: { host: "baton.test", "content-type": "application/json" }, body, duplex: "half" } as RequestInit);
+      const res = await echo(req, noParams);
+      expect(res.status).toBe(200);
+      expect(await jsonOf(res)).toEqual({ a: "été" });
+    });
+  });
+
   describe("error mapping", () => {
     const throwing = (err: unknown) => route({ auth: "public" }, () => { throw err; });
 
@@ -202,15 +311,64 @@ describe.each(testBackends)("route() on $name", (backend) => {
         headers: new Headers({ "retry-after": "17", "content-type": "application/json" }),
         text: JSON.stringify({ detail: "The fleet is full.", code: "fleet_full" }),
       });
+      vi.spyOn(console, "error").mockImplementation(() => undefined);
       const res = await throwing(upstream)(request("/x"), noParams);
       expect(res.status).toBe(503);
       expect(res.headers.get("retry-after")).toBe("17");
-      expect(await jsonOf(res)).toEqual({ detail: "The fleet is full.", code: "fleet_full", retry_after_seconds: 17 });
+      expect(await jsonOf(res)).toEqual({ detail: expect.stringContaining("(503 fleet_full)"), code: "fleet_full", retry_after_seconds: 17 });
 
       const quota = OrkestrError.fromResponse({ status: 429, headers: new Headers({ "retry-after": "3" }), text: JSON.stringify({ detail: "slow down", code: "rate_limited" }) });
       const limited = await throwing(quota)(request("/x"), noParams);
       expect(limited.status).toBe(429);
       expect(limited.headers.get("retry-after")).toBe("3");
+    });
+
+    describe("what the upstream answered, through the orkestr client's core", () => {
+      /** A handler that reads a sandbox from an upstream answering `response` (no retries, as the proxy). */
+      const through = (response: () => Response) =>
+        route({ auth: "public" }, () => {
+          const orkestr = createOrkestrClient({ baseUrl: "http://orkestr.test", token: "ork_test", maxRetries: 0, fetch: async () => response() });
+          return orkestr.sandboxes.get("sbx_1");
+        });
+
+      it("a redirect or a 304 becomes a logged 502 upstream_redirect, never followed and never a bare 3xx or 500", async () => {
+        const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+        const cases = [
+          () => new Response(null, { status: 302, headers: { location: "http://169.254.169.254/latest/meta-data/" } }),
+          () => new Response(null, { status: 307, headers: { location: "https://elsewhere.example/v1/sandboxes/sbx_1" } }),
+          () => new Response(null, { status: 304 }),
+        ];
+        for (const make of cases) {
+          const status = make().status;
+          logged.mockClear();
+          const res = await through(make)(request("/x"), noParams);
+          expect(res.status, String(status)).toBe(502);
+          const body = await jsonOf(res);
+          expect(body).toEqual({ detail: expect.stringContaining(`answered ${status}`), code: "upstream_redirect" });
+          expect(JSON.stringify(body)).not.toContain("169.254");
+          expect(res.headers.get("location")).toBeNull();
+          expect(logged.mock.calls.map((c) => String(c[0])).join("\n")).toMatch(new RegExp(`answered ${status} `));
+        }
+      });
+
+      it("a 5xx keeps its status but not its words: Baton's own detail goes to the browser, the upstream's to the log", async () => {
+        const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+        const internal = "psycopg2.OperationalError: could not connect to server at 10.2.3.4:5432 (sandbox-db-primary)";
+        const res = await through(() => Response.json({ detail: internal, code: "internal_error" }, { status: 500 }))(request("/x"), noParams);
+        expect(res.status).toBe(500);
+        expect(await jsonOf(res)).toEqual({ detail: "The orkestr API had an internal error (500); Baton did not retry this request.", code: "internal_error" });
+        expect(logged.mock.calls.map((c) => String(c[0])).join("\n")).toContain(internal);
+
+        const html = await through(() => new Response("<html><title>502 from lb-internal-7.corp</title></html>", { status: 502, headers: { "content-type": "text/html" } }))(request("/x"), noParams);
+        expect(html.status).toBe(502);
+        const text = JSON.stringify(await jsonOf(html));
+        expect(text).not.toContain("lb-internal-7");
+        expect(text).toContain("(502); Baton did not retry this request.");
+
+        // 4xx details are the user's to read (what was wrong with the request): passed on.
+        const notFound = await through(() => Response.json({ detail: "Sandbox sbx_1 not found", code: "sandbox_not_found" }, { status: 404 }))(request("/x"), noParams);
+        expect(await jsonOf(notFound)).toEqual({ detail: "Sandbox sbx_1 not found", code: "sandbox_not_found" });
+      });
     });
 
     it("repository conflicts → 409", async () => {

@@ -5,6 +5,8 @@ import { Card, CardContent, CardDescription, CardHeader } from "../../../compone
 import { getCurrentUser } from "../../../lib/server/auth";
 import { getMigratedDb } from "../../../lib/server/db/index";
 import { isFirstRun } from "../../../lib/server/db/setup";
+import { getEnv } from "../../../lib/server/env";
+import { ensureSetupCode } from "../../../lib/server/setup-code";
 import { PASSWORD_MIN_LENGTH } from "../../../lib/validations/auth";
 
 export const metadata: Metadata = { title: "Set up Baton" };
@@ -12,11 +14,14 @@ export const metadata: Metadata = { title: "Set up Baton" };
 export default async function SetupPage() {
   // The first-run page exists only until the owner account does.
   if (!(await isFirstRun(await getMigratedDb()))) redirect((await getCurrentUser()) ? "/sandboxes" : "/login");
+  // The code the form asks for: created and printed in the server's log now if the server did not
+  // at start (`next dev`). Never shown here.
+  ensureSetupCode(getEnv().BATON_DATA_DIR);
   return (
     <Card>
       <CardHeader>
         <h1 className="text-xl font-semibold tracking-tight">Set up Baton</h1>
-        <CardDescription>Create the owner account and the first team.</CardDescription>
+        <CardDescription>Create the owner account and the first team, with the setup code from the server&apos;s log.</CardDescription>
       </CardHeader>
       <CardContent>
         <SetupForm passwordMinLength={PASSWORD_MIN_LENGTH} />

@@ -7,7 +7,8 @@ import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/aler
 import { Button } from "../../../components/ui/button";
 import { Skeleton } from "../../../components/ui/skeleton";
 import { navItem } from "../../../lib/config/nav";
-import { requireUser } from "../../../lib/server/auth";
+import { Forbidden } from "../../../components/layout/forbidden";
+import { requirePermission } from "../../../lib/server/auth";
 import { activeConnection } from "../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Sandboxes" };
@@ -19,8 +20,10 @@ export const metadata: Metadata = { title: "Sandboxes" };
  */
 export default async function SandboxesPage() {
   const item = navItem("/sandboxes");
-  const current = await requireUser();
-  const connection = await activeConnection(current.user.id);
+  // The permission GET /api/v1/sandboxes requires.
+  const access = await requirePermission("sandboxes.read");
+  if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
+  const connection = await activeConnection(access.current.user.id);
   return (
     <>
       <PageHeader

@@ -1,11 +1,11 @@
 import "server-only";
-import fs from "node:fs";
-import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
 import { Migrator } from "kysely";
 import pg from "pg";
+import { secureDataDir, secureSqliteFile } from "../data-dir.js";
 import { getEnv, type DatabaseTarget } from "../env.js";
+import { startHousekeeping } from "../housekeeping.js";
 import { MigrationError } from "./errors.js";
 import { migrationProvider } from "./migrations/index.js";
 import type { Database } from "./schema.js";
@@ -37,7 +37,8 @@ const pgTypes: pg.CustomTypesConfig = {
 };
 
 function openSqlite(file: string): SqliteDatabase.Database {
-  if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true });
+  // 0600 before SQLite opens it, so its WAL and shared-memory files get 0600 too.
+  if (file !== ":memory:") secureSqliteFile(file);
   const db = new SqliteDatabase(file);
   if (file !== ":memory:") db.pragma("journal_mode = WAL");
   db.pragma("foreign_keys = ON");
@@ -100,23 +101,36 @@ const holder = globalThis as typeof globalThis & { __batonDb?: DbHolder };
 
 /** The console's database, from DATABASE_URL (SQLite under BATON_DATA_DIR by default). */
 export function getDb(): Db {
-  const { database } = getEnv();
+  const { database, BATON_DATA_DIR } = getEnv();
   const target = JSON.stringify(database);
   const current = holder.__batonDb;
   if (current && current.target === target) return current.db;
   if (current) void current.db.destroy().catch(() => {});
+  // Once per process (and database): the data dir and secret.key, also those an older version left open.
+  secureDataDir(BATON_DATA_DIR);
   const db = createDb(database);
   holder.__batonDb = { target, db };
   return db;
 }
 
-/** getDb(), migrated to the latest schema once per process. */
+/**
+ * The process's database once it is open and migrated, or null: what housekeeping cleans. It never
+ * opens one itself (a test that closed its database, a process that is shutting down).
+ */
+function openDb(): Promise<Db> | null {
+  return holder.__batonDb?.ready ?? null;
+}
+
+/** getDb(), migrated to the latest schema once per process; also starts the process's housekeeping. */
 export function getMigratedDb(): Promise<Db> {
   const db = getDb();
   const h = holder.__batonDb;
   if (!h) return migrateToLatest(db).then(() => db);
   h.ready ??= migrateToLatest(db).then(
-    () => db,
+    () => {
+      startHousekeeping({ db: openDb });
+      return db;
+    },
     (err: unknown) => {
       h.ready = undefined;
       throw err;

@@ -8,7 +8,8 @@ import { SandboxTabs } from "../../../../components/sandboxes/detail/sandbox-tab
 import { Alert, AlertDescription, AlertTitle } from "../../../../components/ui/alert";
 import { OrkestrError } from "../../../../lib/orkestr/errors";
 import type { Sandbox } from "../../../../lib/orkestr/schemas/sandboxes";
-import { requireUser } from "../../../../lib/server/auth";
+import { Forbidden } from "../../../../components/layout/forbidden";
+import { requirePermission } from "../../../../lib/server/auth";
 import { describeError } from "../../../../lib/server/errors";
 import { withUpstream } from "../../../../lib/server/upstream";
 
@@ -45,8 +46,10 @@ async function loadSandbox(userId: string, id: string): Promise<{ sandbox: Sandb
 export default async function SandboxLayout({ children, params }: { children: ReactNode; params: Params }) {
   const { id: rawId } = await params;
   const id = decodeId(rawId);
-  const current = await requireUser();
-  const result = await loadSandbox(current.user.id, id);
+  // The permission GET /api/v1/sandboxes/{id} requires: without it, nothing is read.
+  const access = await requirePermission("sandboxes.read");
+  if (!access.ok) return <Forbidden title={id} detail={access.detail} />;
+  const result = await loadSandbox(access.current.user.id, id);
   if ("problem" in result) {
     if (result.problem.code === "not_found") notFound();
     const connectionProblem = ["no_connection", "connection_token_rejected", "token_unreadable", "invalid_url"].includes(result.problem.code);

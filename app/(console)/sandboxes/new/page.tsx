@@ -3,8 +3,7 @@ import Link from "next/link";
 import { PageHeader } from "../../../../components/layout/page-header";
 import { CreateSandboxForm } from "../../../../components/sandboxes/create/create-sandbox-form";
 import { Alert, AlertDescription, AlertTitle } from "../../../../components/ui/alert";
-import { activeMembership, requireUser } from "../../../../lib/server/auth";
-import { can } from "../../../../lib/server/rbac";
+import { requirePermission } from "../../../../lib/server/auth";
 import { activeConnection } from "../../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Create a sandbox" };
@@ -13,21 +12,21 @@ export const metadata: Metadata = { title: "Create a sandbox" };
 // connection's base URL (not its token) for "Show code"; the form itself is a client leaf that
 // loads the plan's limits and option lists through /api/v1.
 export default async function NewSandboxPage() {
-  const current = await requireUser();
-  const role = activeMembership(current)?.role;
-  const connection = await activeConnection(current.user.id);
   const header = <PageHeader title="Create a sandbox" description="Every option of the SDK's Sandbox.create, checked against your plan before it is sent." />;
-  if (!can(role, "sandboxes.write")) {
+  // The permission POST /api/v1/sandboxes requires; checked before anything is read.
+  const access = await requirePermission("sandboxes.write");
+  if (!access.ok) {
     return (
       <>
         {header}
         <Alert variant="warning">
           <AlertTitle>You cannot create sandboxes</AlertTitle>
-          <AlertDescription className="text-foreground">Your role in this team reads sandboxes but does not create them. Ask a team admin for the member role.</AlertDescription>
+          <AlertDescription className="text-foreground">{access.detail} Ask a team admin for the member role.</AlertDescription>
         </Alert>
       </>
     );
   }
+  const connection = await activeConnection(access.current.user.id);
   if (!connection) {
     return (
       <>

@@ -1,0 +1,139 @@
+import "server-only";
+import { sql } from "kysely";
+import type { Db } from "./db/index.js";
+import { purgeRateLimits } from "./db/rate-limit.js";
+import { purgeSessions } from "./db/sessions.js";
+
+// Housekeeping: sessions that ended a week ago and rate-limit windows that closed an hour ago are
+// deleted, or those tables only ever grow. Started once per process by getMigratedDb()
+// (lib/server/db/index.ts), so whichever server runs Baton (the console server, `next start`,
+// `next dev`) does it; the timer is unref'd and never keeps a process alive.
+//
+// Several Baton processes may share one Postgres: each schedules its own pass, and a pass first
+// claims the period with one conditional upsert of the `housekeeping.last_run` setting, so at most
+// one of them does the deletes per period. The deletes are idempotent either way.
+
+export const HOUSEKEEPING = {
+  /** How often a pass runs (and the period one pass claims across processes). */
+  intervalMs: 60 * 60_000,
+  /** The first pass, after start: not in the way of the first requests. */
+  firstDelayMs: 30_000,
+  /** Sessions that expired or were revoked longer ago than this are deleted. */
+  sessionKeepMs: 7 * 24 * 60 * 60_000,
+  /** Rate-limit windows that started longer ago than this are over (the longest is 15 minutes). */
+  rateLimitKeepMs: 60 * 60_000,
+} as const;
+
+const CLAIM_KEY = "housekeeping.last_run";
+
+export interface HousekeepingResult {
+  sessions: number;
+  rateLimits: number;
+}
+
+/**
+ * One pass at `now`, unless another process (or this one) already ran one less than `intervalMs`
+ * ago: then null. Cheap: one upsert, two indexed or small deletes.
+ */
+export async function runHousekeeping(db: Db, now = Date.now(), intervalMs: number = HOUSEKEEPING.intervalMs): Promise<HousekeepingResult | null> {
+  // Claim the period: insert, or move last_run forward only if it is at least a period old. The
+  // database serialises the upserts, so of concurrent passes exactly one gets a row back.
+  const claimed = await db
+    .insertInto("settings")
+    .values({ key: CLAIM_KEY, value: String(now) })
+    .onConflict((oc) =>
+      oc
+        .column("key")
+        .doUpdateSet({ value: String(now) })
+        .where(sql<number>`cast(settings.value as bigint)`, "<=", now - intervalMs),
+    )
+    .returning("key")
+    .executeTakeFirst();
+  if (!claimed) return null;
+  const sessions = await purgeSessions(db, { now, keepMs: HOUSEKEEPING.sessionKeepMs });
+  const rateLimits = await purgeRateLimits(db, HOUSEKEEPING.rateLimitKeepMs, now);
+  return { sessions, rateLimits };
+}
+
+export interface TimerApi {
+  setTimeout(fn: () => void, ms: number): { unref?: () => unknown };
+  setInterval(fn: () => void, ms: number): { unref?: () => unknown };
+  clearTimeout(handle: unknown): void;
+  clearInterval(handle: unknown): void;
+}
+
+export interface HousekeepingOptions {
+  /** The database to clean, or null while there is none open (then the pass is skipped). */
+  db: () => Promise<Db> | null;
+  now?: () => number;
+  timers?: TimerApi;
+  intervalMs?: number;
+  firstDelayMs?: number;
+  log?: (message: string, err?: unknown) => void;
+}
+
+export interface HousekeepingSchedule {
+  /** The pass the timers run; exposed for tests and shutdown hooks. */
+  tick(): Promise<HousekeepingResult | null>;
+  stop(): void;
+}
+
+/** Schedules housekeeping: a first pass after `firstDelayMs`, then one every `intervalMs`. */
+export function scheduleHousekeeping(options: HousekeepingOptions): HousekeepingSchedule {
+  const timers = options.timers ?? (globalThis as unknown as TimerApi);
+  const now = options.now ?? Date.now;
+  const intervalMs = options.intervalMs ?? HOUSEKEEPING.intervalMs;
+  const log = options.log ?? ((m: string, err?: unknown) => console.error(`[baton] housekeeping: ${m}`, err ?? ""));
+  let running: Promise<HousekeepingResult | null> | null = null;
+
+  const tick = (): Promise<HousekeepingResult | null> => {
+    // A slow pass is not overlapped by the next one.
+    if (running) return running;
+    const pass = (async () => {
+      try {
+        const pending = options.db();
+        if (!pending) return null;
+        return await runHousekeeping(await pending, now(), intervalMs);
+      } catch (err) {
+        log("a pass failed (the next one will try again)", err);
+        return null;
+      }
+    })();
+    running = pass;
+    void pass.finally(() => {
+      if (running === pass) running = null;
+    });
+    return pass;
+  };
+
+  let interval: unknown = null;
+  const first = timers.setTimeout(() => {
+    void tick();
+    const handle = timers.setInterval(() => void tick(), intervalMs);
+    handle.unref?.();
+    interval = handle;
+  }, options.firstDelayMs ?? HOUSEKEEPING.firstDelayMs);
+  first.unref?.();
+
+  return {
+    tick,
+    stop() {
+      timers.clearTimeout(first);
+      if (interval !== null) timers.clearInterval(interval);
+    },
+  };
+}
+
+const holder = globalThis as typeof globalThis & { __batonHousekeeping?: HousekeepingSchedule };
+
+/** Starts this process's housekeeping once (later calls return the running schedule). */
+export function startHousekeeping(options: HousekeepingOptions): HousekeepingSchedule {
+  holder.__batonHousekeeping ??= scheduleHousekeeping(options);
+  return holder.__batonHousekeeping;
+}
+
+/** Stops this process's housekeeping (tests, shutdown); the next startHousekeeping() starts anew. */
+export function stopHousekeeping(): void {
+  holder.__batonHousekeeping?.stop();
+  holder.__batonHousekeeping = undefined;
+}
