@@ -7,6 +7,7 @@ import { detectCgroups, noCgroups, type CgroupDriver } from "./cgroups.js";
 import { canTraverse, makeEngineDirsSearchable, sandboxRootProblem } from "./sandbox-root.js";
 import { prepareSeccomp, type SeccompFilter } from "./seccomp.js";
 import { detectBaseImages, type BaseImage } from "./templates.js";
+import { which } from "../lib/which.js";
 
 const execFileP = promisify(execFile);
 
@@ -54,18 +55,6 @@ export interface Host {
   close(): Promise<void>;
 }
 
-function which(bin: string): string | null {
-  for (const dir of (process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin").split(":").concat(["/usr/sbin", "/sbin"])) {
-    const p = path.join(dir, bin);
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return p;
-    } catch {
-      /* keep looking */
-    }
-  }
-  return null;
-}
 
 /** Each engine hands out uids from its own block, so sandboxes of two engines never share a uid. */
 export const UID_BLOCK = 10_000;

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { policyText } from "./seccomp-policy.js";
+import { which } from "../lib/which.js";
 
 /**
  * The seccomp filter of every sandbox process (policy: seccomp-policy.ts).
@@ -39,18 +40,6 @@ export type SeccompSetup = { filter: SeccompFilter; built: boolean; ms: number }
 const SOURCE = fileURLToPath(new URL("./seccomp/baton-seccomp.c", import.meta.url));
 const CACHE_DIRS = ["/var/cache/baton-engine"];
 
-function which(bin: string): string | null {
-  for (const dir of (process.env.PATH ?? "").split(":").concat(["/usr/bin", "/bin"])) {
-    const p = path.join(dir, bin);
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return p;
-    } catch {
-      /* keep looking */
-    }
-  }
-  return null;
-}
 
 /** A root-owned directory nobody else can write to (created 0700 if missing). */
 function privateDir(dir: string): boolean {
