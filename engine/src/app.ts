@@ -80,7 +80,8 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
   if (storage.volumes.backendNote) log(`  degraded: volumes are plain directories whose size is not enforced (${storage.volumes.backendNote})`);
   // The machine's own RAM, pids and disk, checked after every plan limit (services/admission.ts).
   const admission = new HostAdmission(config, db, {
-    sandboxThreads: (id) => sandboxes.process(id)?.cgroup.read().pids,
+    // pids.current only: admission runs on every create and resume, memory.stat is not needed there.
+    sandboxThreads: (id) => sandboxes.process(id)?.cgroup.taskCount(),
     volumeData: (region, id) => ({ path: storage.volumes.store.dataPath(region, id), image: storage.volumes.store.backend === "loop-ext4" }),
   }, PIDS_MAX);
   sandboxes.admission = storage.volumes.admission = templates.admission = admission;

@@ -90,6 +90,8 @@ export interface SandboxCgroup {
   procsFiles: string[];
   attach(pid: number): void;
   read(): CgroupReading;
+  /** How many tasks the group holds: read().pids alone, for callers that must not pay for memory.stat. */
+  taskCount(): number;
   freeze(): Promise<boolean>;
   thaw(): Promise<boolean>;
   /**
@@ -320,8 +322,12 @@ class V1Cgroup implements SandboxCgroup {
       cpuNs: acct ? readNum(path.join(acct, "cpuacct.usage")) : 0,
       workingSetBytes: workingSet,
       oomKills: oom,
-      pids: pids ? readNum(path.join(pids, "pids.current")) : this.pids().length,
+      pids: this.taskCount(),
     };
+  }
+  taskCount(): number {
+    const pids = this.groups.get("pids");
+    return pids ? readNum(path.join(pids, "pids.current")) : this.pids().length;
   }
   /** Takes a freeze hold; false (and no hold) when the group would not freeze within 2 s. */
   async freeze(): Promise<boolean> {
@@ -440,8 +446,11 @@ class V2Cgroup implements SandboxCgroup {
       cpuNs: (cpu.get("usage_usec") ?? 0) * 1000,
       workingSetBytes: Math.max(0, usage - (mem.get("inactive_file") ?? 0)),
       oomKills: events.get("oom_kill") ?? 0,
-      pids: readNum(path.join(this.dir, "pids.current")),
+      pids: this.taskCount(),
     };
+  }
+  taskCount(): number {
+    return readNum(path.join(this.dir, "pids.current"));
   }
   /** Counted like V1Cgroup's: the group thaws only when the last hold is released. */
   private holds = 0;
@@ -495,6 +504,7 @@ class NoCgroups implements CgroupDriver {
       procsFiles: [],
       attach: () => undefined,
       read: () => ({ cpuNs: 0, workingSetBytes: 0, oomKills: 0, pids: 0 }),
+      taskCount: () => 0,
       freeze: async () => false,
       thaw: async () => false,
       whileFrozen: async () => undefined,

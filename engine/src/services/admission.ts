@@ -244,6 +244,26 @@ export interface AdmissionSources {
   volumeData(region: string, id: string): { path: string; image: boolean };
 }
 
+/**
+ * How long one measurement of the machine serves. The figures it reads (RAM, pid limits, threads in
+ * use, free disk) move slowly, while what admission adds up from the database (running and paused
+ * sandboxes, builds, volumes) is read afresh every time: two creates in one second still see each other.
+ */
+const MEASURE_TTL_MS = 1000;
+
+function cachedFor<T>(ms: number, read: () => T): () => T {
+  let value: T | undefined;
+  let at = -Infinity;
+  return () => {
+    const now = performance.now();
+    if (value === undefined || now - at > ms) {
+      value = read();
+      at = now;
+    }
+    return value;
+  };
+}
+
 /** Checks every create, resume, volume size and template against the machine; wired in app.ts. */
 export class HostAdmission {
   private readonly bytesPerGb: number;
@@ -254,19 +274,27 @@ export class HostAdmission {
     private readonly sources: AdmissionSources,
     /** Sandboxes' pids.max (SandboxService's); every sandbox has the same. */
     private readonly sandboxPidsMax: number,
-    private readonly measure: () => HostMeasure = () => measureHost(config.root, { memoryMb: config.hostCapacity.memoryMb, diskFreeMb: config.hostCapacity.diskFreeMb }),
+    measure: () => HostMeasure = () => measureHost(config.root, { memoryMb: config.hostCapacity.memoryMb, diskFreeMb: config.hostCapacity.diskFreeMb }),
   ) {
     this.bytesPerGb = config.volumeUnitMb * 1024 * 1024;
+    this.measure = cachedFor(MEASURE_TTL_MS, measure);
+    this.liveOrPaused = db.prepare(`SELECT id, status, memory_mb FROM sandboxes WHERE status IN ${LIVE_OR_PAUSED}`);
+    this.buildsPending = db.prepare("SELECT COUNT(*) AS n FROM templates WHERE deleted_at IS NULL AND status IN ('queued','building')").pluck();
+    this.allVolumes = db.prepare("SELECT id, region, size_gb, used_bytes, status FROM volumes");
   }
 
+  /** The machine's figures, read at most once per MEASURE_TTL_MS (every admission asks; commitments are always fresh). */
+  private readonly measure: () => HostMeasure;
+  private readonly liveOrPaused;
+  private readonly buildsPending;
+  private readonly allVolumes;
+
   private commitments(): Commitments {
-    const s = this.db
-      .prepare(`SELECT id, status, memory_mb FROM sandboxes WHERE status IN ${LIVE_OR_PAUSED}`)
-      .all() as { id: string; status: string; memory_mb: number }[];
-    const builds = (this.db.prepare("SELECT COUNT(*) AS n FROM templates WHERE deleted_at IS NULL AND status IN ('queued','building')").get() as { n: number }).n;
+    const s = this.liveOrPaused.all() as { id: string; status: string; memory_mb: number }[];
+    const builds = this.buildsPending.get() as number;
     let threads = 0;
     for (const row of s) threads += this.sources.sandboxThreads(row.id) ?? 0;
-    const volumes = this.db.prepare("SELECT id, region, size_gb, used_bytes, status FROM volumes").all() as { id: string; region: string; size_gb: number; used_bytes: number; status: string }[];
+    const volumes = this.allVolumes.all() as { id: string; region: string; size_gb: number; used_bytes: number; status: string }[];
     let diskBytes = builds * this.config.templateMaxMb * 1024 * 1024;
     for (const v of volumes) {
       const data = this.sources.volumeData(v.region, v.id);
