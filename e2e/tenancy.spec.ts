@@ -1,6 +1,8 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
-import { expect, ROOT, test } from "./fixtures.js";
+import { seriousAxeViolations } from "./a11y.js";
+import { expect, ROOT, test, type Servers } from "./fixtures.js";
+import { screenshot } from "./helpers.js";
 
 // Two Baton teams on one local engine, through the pages: each team's members connect with
 // "Use the local engine" and get tokens of their own team's engine account, so neither team's
@@ -8,6 +10,16 @@ import { expect, ROOT, test } from "./fixtures.js";
 test.use({ consoleInstance: "tenancy" });
 
 const OTHER = { email: "grace@example.com", password: "another correct horse battery", team: "Compilers" };
+const TEAMLESS = { email: "nobody@example.com", password: "a third correct horse battery" };
+
+/** A user written straight into the console's database (e2e/seed/add-team-user.ts). */
+function addUser(servers: Servers, email: string, password: string, team?: string): void {
+  execFileSync(process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "e2e/seed/add-team-user.ts"), email, password, ...(team ? [team] : [])], {
+    cwd: ROOT,
+    env: servers.env,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+}
 
 test("two teams see only their own sandboxes, in the list and on every sandbox page", async ({ connected: page, servers, browser, baseURL }) => {
   test.setTimeout(120_000);
@@ -16,11 +28,7 @@ test("two teams see only their own sandboxes, in the list and on every sandbox p
   expect(a.status, a.text).toBe(201);
 
   // The other team (B): its owner is written into the console's database, signs in, connects.
-  execFileSync(process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "e2e/seed/add-team-user.ts"), OTHER.email, OTHER.password, OTHER.team], {
-    cwd: ROOT,
-    env: servers.env,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  addUser(servers, OTHER.email, OTHER.password, OTHER.team);
   const other = await browser.newContext({ baseURL });
   const otherPage = await other.newPage();
   const login = await other.request.post("/api/auth/login", { data: { email: OTHER.email, password: OTHER.password }, headers: { origin: baseURL! } });
@@ -58,4 +66,31 @@ test("two teams see only their own sandboxes, in the list and on every sandbox p
   const bNow = await otherPage.request.get(`/api/v1/sandboxes/${bId}`);
   expect(((await bNow.json()) as { status: string }).status).toBe("running");
   await other.close();
+});
+
+test("a user whose role cannot read sandboxes is told so on the sandbox pages, and shown none", async ({ connected: page, servers, browser, baseURL }) => {
+  // A sandbox of the owner's team, which this user must not see any of.
+  const a = await servers.engine.api<{ id: string }>("POST", "/sandboxes", { template: "python-3.12", metadata: { team: "a" } });
+  expect(a.status, a.text).toBe(201);
+  void page;
+  addUser(servers, TEAMLESS.email, TEAMLESS.password);
+  const context = await browser.newContext({ baseURL });
+  const login = await context.request.post("/api/auth/login", { data: { email: TEAMLESS.email, password: TEAMLESS.password }, headers: { origin: baseURL! } });
+  expect(login.status()).toBe(200);
+  const p = await context.newPage();
+  for (const scheme of ["light", "dark"] as const) {
+    await p.emulateMedia({ colorScheme: scheme });
+    await p.goto("/sandboxes");
+    await expect(p.getByTestId("forbidden")).toContainText("You do not have access to this page");
+    await expect(p.getByRole("link", { name: a.body.id })).toHaveCount(0);
+    await screenshot(p, `forbidden-${scheme}`);
+    expect(await seriousAxeViolations(p)).toEqual([]);
+  }
+  // The page names the id it was asked for, and nothing it would have read (status, template, tabs).
+  await p.goto(`/sandboxes/${a.body.id}`);
+  await expect(p.getByTestId("forbidden")).toBeVisible();
+  await expect(p.getByTestId("sandbox-status")).toHaveCount(0);
+  await expect(p.getByRole("navigation", { name: "Sandbox sections" })).toHaveCount(0);
+  expect((await p.request.get("/api/v1/sandboxes")).status()).toBe(403);
+  await context.close();
 });

@@ -1,7 +1,6 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import { connectionQueries } from "../../lib/queries/connections";
 import type { ConnectionStatusDto } from "../../lib/validations/connections";
 import { ConnectionStatus, type ConnectionStatusProps } from "./connection-status";
@@ -36,11 +35,7 @@ export function ConnectionIndicator({ initial }: { initial: ConnectionStatusDto 
     ? { label: data.connection ? `${data.connection.name} · ${data.connection.host}` : "orkestr API", baseUrl: data.connection?.base_url ?? "", state: "error", detail: error.message }
     : statusProps(data);
   if (props.state === "none" || !data.connection) {
-    return (
-      <Link href="/settings/connections" aria-label={`${props.state === "none" ? "Not connected" : "Connection problem"}: set up a connection`} className="rounded-md focus-visible:outline-2 focus-visible:outline-ring">
-        <ConnectionStatus {...props} className="hover:bg-accent" />
-      </Link>
-    );
+    return <ConnectionStatus {...props} href="/settings/connections" className="hover:bg-accent" />;
   }
   return <ConnectionStatus {...props} />;
 }

@@ -1,3 +1,4 @@
+import Link from "next/link";
 import { cn } from "../../lib/utils";
 
 export type ConnectionState = "ok" | "error" | "unknown" | "none";
@@ -11,9 +12,15 @@ export interface ConnectionStatusProps {
   /** Why: the last error, the check time, or what to do next. */
   detail?: string;
   className?: string;
+  /**
+   * Where to fix it (no connection yet): the state and label become a link there, named by exactly
+   * the words it shows (WCAG 2.5.3), inside the status so it keeps its live announcements.
+   */
+  href?: string;
 }
 
-const stateText: Record<ConnectionState, string> = {
+/** The state in words, as the indicator shows it (and names its link with). */
+export const CONNECTION_STATE_TEXT: Record<ConnectionState, string> = {
   ok: "Connected",
   error: "Not answering",
   unknown: "Checking",
@@ -32,8 +39,16 @@ const dotClass: Record<ConnectionState, string> = {
  * words, the label, and the base URL plus detail as a title tooltip and, for screen readers, as text.
  * role="status" announces changes politely once the state is polled.
  */
-export function ConnectionStatus({ label, baseUrl, state, detail, className }: ConnectionStatusProps) {
+export function ConnectionStatus({ label, baseUrl, state, detail, className, href }: ConnectionStatusProps) {
   const tooltip = [baseUrl || null, detail ?? null].filter(Boolean).join(" · ");
+  const words = (
+    <>
+      <span className="font-medium whitespace-nowrap">{CONNECTION_STATE_TEXT[state]}</span>{" "}
+      <span aria-hidden={href ? undefined : true} className="hidden min-w-0 truncate text-muted-foreground sm:inline">
+        {label}
+      </span>
+    </>
+  );
   return (
     <div
       role="status"
@@ -42,10 +57,13 @@ export function ConnectionStatus({ label, baseUrl, state, detail, className }: C
       className={cn("inline-flex min-w-0 items-center gap-2 rounded-md border bg-background px-2.5 py-1 text-xs", className)}
     >
       <span aria-hidden="true" className={cn("size-2 shrink-0 rounded-full", dotClass[state])} />
-      <span className="font-medium whitespace-nowrap">{stateText[state]}</span>
-      <span aria-hidden="true" className="hidden min-w-0 truncate text-muted-foreground sm:inline">
-        {label}
-      </span>
+      {href ? (
+        <Link href={href} className="inline-flex min-w-0 items-center gap-2 rounded-sm focus-visible:outline-2 focus-visible:outline-ring">
+          {words}
+        </Link>
+      ) : (
+        words
+      )}
       <span className="sr-only">
         {`: ${label}`}
         {baseUrl ? ` at ${baseUrl}` : ""}

@@ -13,7 +13,7 @@ export function Forbidden({ title, detail }: { title: string; detail: string }) 
         <AlertTitle>You do not have access to this page</AlertTitle>
         <AlertDescription className="text-foreground">
           <p>{detail}</p>
-          <p>Ask an owner or admin of your team for a role that allows it.</p>
+          <p>A team owner or admin can give you a role that allows it (or add you to their team).</p>
         </AlertDescription>
       </Alert>
     </>
