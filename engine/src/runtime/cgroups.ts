@@ -309,7 +309,6 @@ class V1Cgroup implements SandboxCgroup {
   read(): CgroupReading {
     const acct = this.groups.get("cpuacct");
     const mem = this.groups.get("memory");
-    const pids = this.groups.get("pids");
     let workingSet = 0;
     let oom = 0;
     if (mem) {
