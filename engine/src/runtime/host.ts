@@ -114,7 +114,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
       const asRoot = spawnSync(bwrap, ["--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc", "true"], { timeout: 5000 });
       if (asRoot.status === 0) {
         mode = "bwrap-root";
-        degraded.push(`user namespaces refused (${String(probe.stderr).trim() || "exit " + probe.status}): bwrap runs as root without a user namespace and drops to the sandbox uid with setpriv inside`);
+        degraded.push(`user namespaces refused (${String(probe.stderr).trim() || "exit " + probe.status}): bwrap runs without a user namespace, in its setuid mode (real uid the sandbox's, effective root), and drops to the sandbox uid itself before the sandbox's first instruction`);
       }
     }
   }

@@ -185,7 +185,8 @@ interface Viewer {
 
 /**
  * How a session is started. Host side (root, HOST_ENV): [bash: close inherited fds] → sh: join the
- * sandbox's cgroups → nsenter + setpriv into the sandbox as its user. Sandbox side: sh evaluates
+ * sandbox's cgroups → the sandbox's entry (SandboxProcess.entry(): host prlimit and nsenter, then the
+ * static seccomp loader) as its user. Sandbox side: sh evaluates
  * the payload, which empties the environment it inherited, exports the sandbox's, and starts
  * util-linux `script`. That allocates a pty from the sandbox's own devpts and relays it to ours,
  * so `tty`, ttyname(3) and job control see a /dev/pts/N that exists inside the sandbox (the host

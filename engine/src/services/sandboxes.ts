@@ -635,12 +635,20 @@ export class SandboxService {
    * auto_resume, otherwise the caller learns exactly why it cannot run.
    */
   running(account: string, id: string): Promise<{ row: SandboxRow; live: Live }> {
-    return this.runningRow(this.getRow(account, id));
+    return this.runningFrom(this.getRow(account, id));
   }
 
-  /** running() for a row already found (a preview host names its sandbox itself). */
-  async runningRow(found: SandboxRow): Promise<{ row: SandboxRow; live: Live }> {
-    let row = this.rowById(found.id);
+  /**
+   * running() for a row found earlier (a preview host names its sandbox itself): read again, as
+   * the sandbox may have changed since.
+   */
+  runningRow(found: SandboxRow): Promise<{ row: SandboxRow; live: Live }> {
+    return this.runningFrom(this.rowById(found.id));
+  }
+
+  /** `row` was read just now (in this tick): exec and file calls pay for one lookup, not two. */
+  private async runningFrom(current: SandboxRow): Promise<{ row: SandboxRow; live: Live }> {
+    let row = current;
     if (GONE.includes(row.status)) throw gone(row);
     if (row.status === "paused") {
       if (!row.auto_resume) throw new ApiError("sandbox_paused", `Sandbox ${row.id} is paused; resume it first (or create it with auto_resume)`);
