@@ -1,4 +1,5 @@
 import net from "node:net";
+import { splitHost } from "../../../lib/host-policy.js";
 import type { EngineConfig } from "../config.js";
 
 /**
@@ -11,11 +12,6 @@ import type { EngineConfig } from "../config.js";
 
 const LOOPBACK_NAMES = ["127.0.0.1", "localhost", "[::1]"];
 
-/** "name" and "name:port" ("[v6]" and "[v6]:port" for IPv6); null when it is neither. */
-function splitHostPort(host: string): { name: string; port: string | null } | null {
-  const m = /^(\[[0-9a-f:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(host);
-  return m ? { name: m[1]!, port: m[2] ?? null } : null;
-}
 
 /** The bound address as a Host name, when it is one address (not 0.0.0.0 or ::). */
 function boundName(address: string): string | null {
@@ -26,7 +22,8 @@ function boundName(address: string): string | null {
 
 /** Whether an API request with this Host header value (or absolute-form authority) is for us. */
 export function apiHostAllowed(config: Pick<EngineConfig, "port" | "host" | "allowedHosts">, host: string): boolean {
-  const parsed = splitHostPort(host.trim().toLowerCase());
+  // The console's Host parser (lowercase name, "[v6]" bracketed, port without leading zeros).
+  const parsed = splitHost(host);
   if (!parsed) return false;
   // The engine speaks plain HTTP: a Host without a port means port 80.
   const port = parsed.port ?? "80";
@@ -34,10 +31,10 @@ export function apiHostAllowed(config: Pick<EngineConfig, "port" | "host" | "all
   // Our own names only with the port we are bound to (config.port is the bound one from onListen):
   // "localhost" alone is what a proxy on port 80 in front of us sends, and that proxy's name
   // belongs in ORKESTR_ENGINE_ALLOWED_HOSTS.
-  if (port === String(config.port) && own.includes(parsed.name)) return true;
+  if (port === String(config.port) && own.includes(parsed.hostname)) return true;
   return config.allowedHosts.some((entry) => {
-    const allowed = splitHostPort(entry);
+    const allowed = splitHost(entry);
     if (!allowed) return false;
-    return allowed.name === parsed.name && (allowed.port === null || allowed.port === port);
+    return allowed.hostname === parsed.hostname && (allowed.port === null || allowed.port === port);
   });
 }
