@@ -2,6 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiError } from "../src/errors.js";
+import { fsError } from "../src/services/files.js";
 import { createSandbox, exec, startEngine, type EngineHandle, enginePath } from "./helpers/engine.js";
 
 /**
@@ -244,6 +246,13 @@ describe("paths", () => {
     }
     expect(fs.existsSync(inEngine(path.join(theirs, "planted.txt")))).toBe(false);
     expect(fs.readFileSync(inEngine(path.join(theirs, "secret.txt")), "utf8")).toBe("other sandbox's secret");
+  });
+
+  it("a parent the sandbox keeps re-creating past every retry is a 400, not a 500 (EEXIST from the walk)", () => {
+    // The swap race below reaches this only under load (CI saw a 500 from it): the mapping itself.
+    const raced = fsError(Object.assign(new Error("EEXIST: file already exists, mkdir"), { code: "EEXIST" }), "/workspace/race/d/x");
+    expect(raced).toBeInstanceOf(ApiError);
+    expect(raced).toMatchObject({ status: 400, code: "invalid_path" });
   });
 
   it("holds while the sandbox swaps a directory for escaping symlinks mid-request", async () => {

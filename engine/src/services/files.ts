@@ -628,7 +628,7 @@ function fileTooLarge(apiPath: string, size: number): ApiError {
 }
 
 /** Maps what the kernel said to the contract's codes; ApiErrors pass through unchanged. */
-function fsError(e: unknown, apiPath: string): unknown {
+export function fsError(e: unknown, apiPath: string): unknown {
   if (e instanceof ApiError) return e;
   switch (errno(e)) {
     case "ENOENT":
@@ -639,6 +639,10 @@ function fsError(e: unknown, apiPath: string): unknown {
       return new ApiError("is_a_directory", `"${apiPath}" is a directory`);
     case "ELOOP":
       return new ApiError("invalid_path", `"${apiPath}" was replaced by a symlink while it was being opened`);
+    // A parent directory the walk creates was made (and swapped again) by the sandbox itself, on
+    // every retry: the sandbox is racing the request, which is its input, never an engine fault.
+    case "EEXIST":
+      return new ApiError("invalid_path", `"${apiPath}" kept changing while it was being created (something in the sandbox is replacing it); retry`);
     case "ENAMETOOLONG":
       return new ApiError("invalid_path", `"${apiPath}" resolves to a path that is too long`);
     case "ENXIO":
