@@ -42,7 +42,10 @@ export function Dialog({ open, onOpenChange, title, description, hideTitle = fal
     // Fired for Escape, dialog.close() and form[method=dialog]; keep the owner's state in step.
     const onClose = () => {
       onOpenChange(false);
-      returnFocus.current?.focus();
+      // Back to the opener, unless closing it moved the focus on purpose (a "New file" dialog
+      // hands it to the editor it opened): only focus left in the dialog or lost goes back.
+      const active = document.activeElement;
+      if (!active || active === document.body || dialog.contains(active)) returnFocus.current?.focus();
       returnFocus.current = null;
     };
     dialog.addEventListener("close", onClose);

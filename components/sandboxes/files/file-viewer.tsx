@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useId, useState } from "react";
+import { useEffect, useId, useRef, useState } from "react";
 import { toast } from "../../ui/toast";
 import { decodeText, fileKeys, fileMutations, fileQueries, parentPath, VIEWER_MAX_BYTES } from "../../../lib/queries/sandbox-files";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
@@ -62,6 +62,16 @@ export function FileViewer({
   const dirty = draft !== null && draft !== text;
   const inEditor = editing && text !== null;
   const value = draft ?? text ?? "";
+
+  // Opening the editor is an explicit action (Edit, New file): the caret goes there. Not through
+  // autoFocus: "New file" opens it while its modal dialog is still up, which makes the rest of the
+  // page inert, so the focus waits for the task after the dialog has closed.
+  const editorRef = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    if (!inEditor) return;
+    const t = setTimeout(() => editorRef.current?.focus());
+    return () => clearTimeout(t);
+  }, [inEditor]);
 
   return (
     <section aria-label={`File ${file.path}`} className="flex min-w-0 flex-col gap-3">
@@ -146,8 +156,7 @@ export function FileViewer({
           </label>
           <textarea
             id={editorId}
-            // Opening the editor is an explicit action (Edit, New file): the caret goes there.
-            autoFocus
+            ref={editorRef}
             value={value}
             onChange={(e) => setDraft(e.target.value)}
             onKeyDown={(e) => {
