@@ -7,23 +7,55 @@ import tseslint from "typescript-eslint";
 const APP = ["app/**/*.{ts,tsx}", "components/**/*.{ts,tsx}", "lib/**/*.tsx", "proxy.ts"];
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "data/", ".next/", "coverage/", "test-results/", "playwright-report/", "next-env.d.ts"] },
+  {
+    ignores: ["node_modules/", "data/", ".next/", "coverage/", "test-results/", "playwright-report/", "next-env.d.ts"],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: "readonly", console: "readonly", Buffer: "readonly", setTimeout: "readonly", clearTimeout: "readonly", setInterval: "readonly", clearInterval: "readonly", performance: "readonly", URL: "readonly", fetch: "readonly" } },
+    languageOptions: {
+      globals: {
+        process: "readonly",
+        console: "readonly",
+        Buffer: "readonly",
+        setTimeout: "readonly",
+        clearTimeout: "readonly",
+        setInterval: "readonly",
+        clearInterval: "readonly",
+        performance: "readonly",
+        URL: "readonly",
+        fetch: "readonly",
+      },
+    },
     rules: {
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" },
+      ],
       "no-constant-condition": ["error", { checkLoops: false }],
     },
   },
   { files: APP, ...reactHooks.configs.flat["recommended-latest"] },
-  { files: APP, plugins: { "@next/next": nextPlugin }, rules: { ...nextPlugin.configs.recommended.rules, ...nextPlugin.configs["core-web-vitals"].rules } },
+  {
+    files: APP,
+    plugins: { "@next/next": nextPlugin },
+    rules: { ...nextPlugin.configs.recommended.rules, ...nextPlugin.configs["core-web-vitals"].rules },
+  },
   {
     // Convention 5: lib/server is server-only; components get data as props (DTOs).
     files: ["components/**/*.{ts,tsx}"],
     rules: {
-      "no-restricted-imports": ["error", { patterns: [{ group: ["**/lib/server", "**/lib/server/**", "@/lib/server", "@/lib/server/**"], message: "lib/server is server-only: pass data in as props (DTOs) instead." }] }],
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["**/lib/server", "**/lib/server/**", "@/lib/server", "@/lib/server/**"],
+              message: "lib/server is server-only: pass data in as props (DTOs) instead.",
+            },
+          ],
+        },
+      ],
     },
   },
 );

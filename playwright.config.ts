@@ -1,7 +1,10 @@
 import { defineConfig, devices } from "@playwright/test";
 import type { ConsoleDatabaseKind } from "./e2e/database.js";
 
-if (!process.env.TEST_DATABASE_URL) console.warn("[e2e] TEST_DATABASE_URL is not set: running the SQLite project only (bash scripts/postgres.sh starts a Postgres)");
+if (!process.env.TEST_DATABASE_URL)
+  console.warn(
+    "[e2e] TEST_DATABASE_URL is not set: running the SQLite project only (bash scripts/postgres.sh starts a Postgres)",
+  );
 
 /**
  * End-to-end tests in Debian's Chromium (never a downloaded browser) against a real production Next

@@ -25,7 +25,10 @@ export function proxy(request: NextRequest) {
   if (!hostAllowed(request.headers.get("host"))) {
     const misdirected = request.nextUrl.pathname.startsWith("/api/")
       ? NextResponse.json(HOST_NOT_ALLOWED, { status: 421 })
-      : new NextResponse(`421 Misdirected Request\n\n${HOST_NOT_ALLOWED.detail}\n`, { status: 421, headers: { "content-type": "text/plain; charset=utf-8" } });
+      : new NextResponse(`421 Misdirected Request\n\n${HOST_NOT_ALLOWED.detail}\n`, {
+          status: 421,
+          headers: { "content-type": "text/plain; charset=utf-8" },
+        });
     misdirected.headers.set("cache-control", "no-store");
     for (const [name, value] of Object.entries(securityHeaders(csp, { https }))) misdirected.headers.set(name, value);
     return misdirected;

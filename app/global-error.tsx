@@ -10,7 +10,10 @@ import "./globals.css";
  */
 export default function GlobalError({ error, retry }: { error: unknown; retry: () => void }) {
   useEffect(() => applyTheme(), []);
-  const digest = typeof error === "object" && error !== null && "digest" in error && typeof error.digest === "string" ? error.digest : undefined;
+  const digest =
+    typeof error === "object" && error !== null && "digest" in error && typeof error.digest === "string"
+      ? error.digest
+      : undefined;
   return (
     <html lang="en">
       <body className="min-h-dvh bg-background font-sans text-foreground antialiased">

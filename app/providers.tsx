@@ -7,7 +7,8 @@ import { Toaster } from "../components/ui/toaster";
 
 /** Client errors from Baton's API carry an HTTP status; 4xx answers will not change on retry. */
 function statusOf(error: unknown): number | undefined {
-  if (typeof error === "object" && error !== null && "status" in error && typeof error.status === "number") return error.status;
+  if (typeof error === "object" && error !== null && "status" in error && typeof error.status === "number")
+    return error.status;
   return undefined;
 }
 

@@ -22,12 +22,34 @@ export async function seriousAxeViolations(page: Page, { scope }: { scope?: stri
   });
   await page.evaluate(AXE_SOURCE);
   return page.evaluate(async (selector) => {
-    const axe = (window as unknown as { axe: { run: (ctx: Element | Document, opts: object) => Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[]; html: string }[] }[] }> } }).axe;
+    const axe = (
+      window as unknown as {
+        axe: {
+          run: (
+            ctx: Element | Document,
+            opts: object,
+          ) => Promise<{
+            violations: {
+              id: string;
+              impact: string | null;
+              help: string;
+              nodes: { target: unknown[]; html: string }[];
+            }[];
+          }>;
+        };
+      }
+    ).axe;
     const context = selector ? document.querySelector(selector) : document;
     if (!context) return [`nothing on the page matches ${selector}`];
     const result = await axe.run(context, { resultTypes: ["violations"] });
     return result.violations
       .filter((v) => v.impact === "serious" || v.impact === "critical")
-      .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.slice(0, 5).map((n) => `${JSON.stringify(n.target)} ${n.html.slice(0, 160)}`).join(", ")})`);
+      .map(
+        (v) =>
+          `${v.impact} ${v.id}: ${v.help} (${v.nodes
+            .slice(0, 5)
+            .map((n) => `${JSON.stringify(n.target)} ${n.html.slice(0, 160)}`)
+            .join(", ")})`,
+      );
   }, scope);
 }

@@ -34,7 +34,8 @@ test("the setup page checks the confirmation, then shows the server's validation
   const problems = watchForErrors(page, { allowStatus: (status, url) => status === 422 && url.endsWith("/api/setup") });
   await page.emulateMedia({ colorScheme: "light" });
   await page.goto("/setup");
-  for (const label of ["Setup code", "Name", "Email", "Password", "Confirm password", "Team name"]) await expect(page.getByLabel(label, { exact: true })).toBeVisible();
+  for (const label of ["Setup code", "Name", "Email", "Password", "Confirm password", "Team name"])
+    await expect(page.getByLabel(label, { exact: true })).toBeVisible();
   await expect(page.getByLabel("Setup code")).toBeFocused();
   await page.getByLabel("Setup code").fill(servers.setupCode());
   await page.getByLabel("Name", { exact: true }).fill("Ada");
@@ -50,7 +51,13 @@ test("the setup page checks the confirmation, then shows the server's validation
 
   // The browser enforces the length first; the server says the same to a client that does not.
   const tooShort = await page.request.post("/api/setup", {
-    data: { name: "Ada", email: "ada@example", password: "short", team_name: "Analytical Engines", setup_code: servers.setupCode() },
+    data: {
+      name: "Ada",
+      email: "ada@example",
+      password: "short",
+      team_name: "Analytical Engines",
+      setup_code: servers.setupCode(),
+    },
     headers: { origin: new URL(page.url()).origin },
   });
   expect(tooShort.status()).toBe(422);
@@ -79,23 +86,41 @@ test("first-run setup needs the setup code the server printed at start", async (
   expect(problems).toEqual([]);
 });
 
-test("a page on another host name (DNS rebinding to 127.0.0.1) gets 421 from the console server", async ({ servers }) => {
+test("a page on another host name (DNS rebinding to 127.0.0.1) gets 421 from the console server", async ({
+  servers,
+}) => {
   const { port } = new URL(servers.baseURL);
   const foreign = `evil.example:${port}`;
   const ask = (method: string, pathname: string, headers: Record<string, string>, body?: string) =>
     new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
-      const req = http.request({ host: "127.0.0.1", port: Number(port), method, path: pathname, headers, setHost: false }, (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (c: string) => (text += c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"]), body: text }));
-      });
+      const req = http.request(
+        { host: "127.0.0.1", port: Number(port), method, path: pathname, headers, setHost: false },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (c: string) => (text += c));
+          res.on("end", () =>
+            resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"]), body: text }),
+          );
+        },
+      );
       req.on("error", reject);
       req.end(body);
     });
   // What the rebinding page's fetch sends: its own name in Host and Origin, same-origin.
-  const body = JSON.stringify({ name: "Eve", email: "eve@example.com", password: "a long enough password", team_name: "Evil", setup_code: servers.setupCode() });
-  const setup = await ask("POST", "/api/setup", { host: foreign, origin: `http://${foreign}`, "sec-fetch-site": "same-origin", "content-type": "application/json" }, body);
+  const body = JSON.stringify({
+    name: "Eve",
+    email: "eve@example.com",
+    password: "a long enough password",
+    team_name: "Evil",
+    setup_code: servers.setupCode(),
+  });
+  const setup = await ask(
+    "POST",
+    "/api/setup",
+    { host: foreign, origin: `http://${foreign}`, "sec-fetch-site": "same-origin", "content-type": "application/json" },
+    body,
+  );
   expect(setup.status).toBe(421);
   expect(JSON.parse(setup.body)).toMatchObject({ code: "host_not_allowed" });
   const page = await ask("GET", "/setup", { host: foreign });
@@ -127,7 +152,10 @@ test("first-run setup creates the owner and lands in the console, signed in", as
   // The session is server-side: /api/me knows the owner and the team.
   const me = await page.request.get("/api/me");
   expect(me.status()).toBe(200);
-  expect(await me.json()).toMatchObject({ user: { name: OWNER.name, email: OWNER.email }, memberships: [{ role: "owner", team: { name: OWNER.teamName } }] });
+  expect(await me.json()).toMatchObject({
+    user: { name: OWNER.name, email: OWNER.email },
+    memberships: [{ role: "owner", team: { name: OWNER.teamName } }],
+  });
   // next-auth's own session endpoint agrees and does not reveal the session id.
   const nextAuthSession = await page.request.get("/api/auth/session");
   const body = await nextAuthSession.json();
@@ -163,7 +191,9 @@ test("afterwards the setup page is gone", async ({ page }) => {
 });
 
 test("a wrong password, or an unknown email, shows one clear error", async ({ page }) => {
-  const problems = watchForErrors(page, { allowStatus: (status, url) => status === 401 && url.endsWith("/api/auth/login") });
+  const problems = watchForErrors(page, {
+    allowStatus: (status, url) => status === 401 && url.endsWith("/api/auth/login"),
+  });
   await page.emulateMedia({ colorScheme: "light" });
   await page.goto("/login");
   const failed = page.waitForResponse((r) => r.url().endsWith("/api/auth/login"));
@@ -304,7 +334,9 @@ test("repeated failures are rate limited with a clear message and Retry-After", 
   const retryAfter = Number(await limited.headerValue("retry-after"));
   expect(retryAfter).toBeGreaterThan(14 * 60);
   expect(retryAfter).toBeLessThanOrEqual(15 * 60);
-  await expect(page.getByRole("main").getByRole("alert")).toHaveText("Too many sign-in attempts. Try again in 15 minutes.");
+  await expect(page.getByRole("main").getByRole("alert")).toHaveText(
+    "Too many sign-in attempts. Try again in 15 minutes.",
+  );
   await screenshot(page, "login-rate-limited");
 
   // The limit is per address: the owner can still sign in from here.
@@ -314,7 +346,10 @@ test("repeated failures are rate limited with a clear message and Retry-After", 
 });
 
 // Last in this file: it spends this client's per-IP budget (every test here comes from 127.0.0.1).
-test("failed sign-ins with a rotating X-Forwarded-For are still counted per client: the console server's socket address", async ({ playwright, baseURL }) => {
+test("failed sign-ins with a rotating X-Forwarded-For are still counted per client: the console server's socket address", async ({
+  playwright,
+  baseURL,
+}) => {
   const api = await playwright.request.newContext({ baseURL });
   try {
     const statuses: number[] = [];
@@ -322,14 +357,22 @@ test("failed sign-ins with a rotating X-Forwarded-For are still counted per clie
       // Every header a client could rotate to look like many clients.
       const response = await api.post("/api/auth/login", {
         data: { email: `nobody-${i}@example.com`, password: "wrong password" },
-        headers: { origin: baseURL!, "x-forwarded-for": `198.51.100.${i}`, "x-real-ip": `203.0.113.${i}`, "x-baton-client-ip": `192.0.2.${i}` },
+        headers: {
+          origin: baseURL!,
+          "x-forwarded-for": `198.51.100.${i}`,
+          "x-real-ip": `203.0.113.${i}`,
+          "x-baton-client-ip": `192.0.2.${i}`,
+        },
       });
       statuses.push(response.status());
     }
     const firstLimited = statuses.indexOf(429);
     expect(firstLimited, statuses.join(" ")).toBeGreaterThan(-1);
     expect(firstLimited).toBeLessThanOrEqual(30);
-    expect(statuses.slice(firstLimited).every((s) => s === 429), statuses.join(" ")).toBe(true);
+    expect(
+      statuses.slice(firstLimited).every((s) => s === 429),
+      statuses.join(" "),
+    ).toBe(true);
   } finally {
     await api.dispose();
   }

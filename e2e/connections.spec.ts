@@ -62,7 +62,10 @@ test("a private address: the SSRF refusal on the base URL field", async ({ signe
   await screenshot(page, "connections-error-ssrf-light");
 });
 
-test("connects the local engine in one click: listed as active, the header names it and turns ok", async ({ signedIn: page, servers }) => {
+test("connects the local engine in one click: listed as active, the header names it and turns ok", async ({
+  signedIn: page,
+  servers,
+}) => {
   const problems = watchForErrors(page);
   await page.emulateMedia({ colorScheme: "light" });
   await page.goto("/settings/connections");
@@ -109,7 +112,10 @@ test("the header shows an error with its detail when the API stops answering", a
     await expect(item(page, "Local engine").getByTestId("last-check")).toContainText(/500|error/i);
     await screenshot(page, "connections-check-error-dark");
   } finally {
-    await fetch(`${servers.engine.origin}/_admin/faults`, { method: "DELETE", headers: { "x-baton-bootstrap": servers.engine.bootstrap! } });
+    await fetch(`${servers.engine.origin}/_admin/faults`, {
+      method: "DELETE",
+      headers: { "x-baton-bootstrap": servers.engine.bootstrap! },
+    });
   }
 });
 

@@ -20,7 +20,19 @@ const NEXT_BIN = createRequire(import.meta.url).resolve("next/dist/bin/next");
 const CONSOLE_SERVER = path.join(ROOT, "scripts", "console-server.mjs");
 
 /** Everything a production build is made from; a change to any of them makes .next stale. */
-const BUILD_INPUTS = ["app", "components", "lib", "public", "proxy.ts", "next.config.ts", "tailwind.config.ts", "postcss.config.mjs", "tsconfig.json", "tsconfig.next.json", "package-lock.json"];
+const BUILD_INPUTS = [
+  "app",
+  "components",
+  "lib",
+  "public",
+  "proxy.ts",
+  "next.config.ts",
+  "tailwind.config.ts",
+  "postcss.config.mjs",
+  "tsconfig.json",
+  "tsconfig.next.json",
+  "package-lock.json",
+];
 
 export interface Servers {
   engine: EngineHandle;
@@ -66,7 +78,9 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr.on("data", (d: Buffer) => (out += d.toString()));
     child.on("error", reject);
-    child.on("exit", (code, signal) => (code === 0 ? resolve() : reject(new Error(`next ${args.join(" ")} failed (${signal ?? code}):\n${out}`))));
+    child.on("exit", (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`next ${args.join(" ")} failed (${signal ?? code}):\n${out}`)),
+    );
   });
 }
 
@@ -85,7 +99,8 @@ async function freePort(): Promise<number> {
 async function waitForServer(url: string, child: ChildProcess, log: () => string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`next start exited (${child.signalCode ?? child.exitCode}):\n${log()}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`next start exited (${child.signalCode ?? child.exitCode}):\n${log()}`);
     // Another process may take the free port between freePort() and Next's listen (other test
     // runs share this machine): only an answer after Next said it is ready counts as Next's.
     if (!/Ready in/.test(log())) {
@@ -174,12 +189,21 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
 
       // The embedded default: engine and console share one BATON_DATA_DIR (the engine keeps its state
       // under engine/), so the console can read the bootstrap secret for "Use the local engine".
-      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `baton-console-${consoleInstance.replace(/[^a-z0-9-]/gi, "")}-`));
+      const dataDir = fs.mkdtempSync(
+        path.join(os.tmpdir(), `baton-console-${consoleInstance.replace(/[^a-z0-9-]/gi, "")}-`),
+      );
       const engine = await startEngine({ dataDir });
       const db = await consoleDatabase(database);
       const port = await freePort();
       let out = "";
-      const consoleEnv: NodeJS.ProcessEnv = { ...env, NODE_ENV: "production", PORT: String(port), ORKESTR_API_URL: engine.origin, BATON_DATA_DIR: dataDir, ...db.env };
+      const consoleEnv: NodeJS.ProcessEnv = {
+        ...env,
+        NODE_ENV: "production",
+        PORT: String(port),
+        ORKESTR_API_URL: engine.origin,
+        BATON_DATA_DIR: dataDir,
+        ...db.env,
+      };
       // A DATABASE_URL from the runner's shell must not turn the SQLite project into a Postgres one.
       if (!db.env.DATABASE_URL) delete consoleEnv.DATABASE_URL;
       // The console's own server (Next's handler plus the terminal WebSocket relay), as `npm start` runs it.
@@ -216,7 +240,13 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       const response = await fetch(`${servers.baseURL}/api/setup`, {
         method: "POST",
         headers: { "content-type": "application/json", origin: servers.baseURL },
-        body: JSON.stringify({ name: OWNER.name, email: OWNER.email, password: OWNER.password, team_name: OWNER.teamName, setup_code: servers.setupCode() }),
+        body: JSON.stringify({
+          name: OWNER.name,
+          email: OWNER.email,
+          password: OWNER.password,
+          team_name: OWNER.teamName,
+          setup_code: servers.setupCode(),
+        }),
       });
       // 409 already_set_up: an earlier test of this worker did it (the sign-in below proves it was us).
       if (response.status !== 201 && response.status !== 409) {
@@ -244,7 +274,10 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     async ({ servers, ownerState, playwright }, use) => {
       const api = await playwright.request.newContext({ baseURL: servers.baseURL, storageState: ownerState });
       const response = await api.post("/api/connections/local-engine", { headers: { origin: servers.baseURL } });
-      if (!response.ok()) throw new Error(`connecting the local engine failed: ${response.status()} ${await response.text()}\n${servers.log()}`);
+      if (!response.ok())
+        throw new Error(
+          `connecting the local engine failed: ${response.status()} ${await response.text()}\n${servers.log()}`,
+        );
       const { connection } = (await response.json()) as { connection: { id: string } };
       await api.dispose();
       const account = await actAsAccountOf(servers.engine, OWNER.email);

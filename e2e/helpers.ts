@@ -4,7 +4,10 @@ import type { Page } from "@playwright/test";
 import { SCREENS_DIR, expect } from "./fixtures.js";
 
 /** Collects uncaught page errors, console errors (hydration mismatches included), HTTP ≥ 400 and CSP violations. */
-export function watchForErrors(page: Page, opts: { allowStatus?: (status: number, url: string) => boolean } = {}): string[] {
+export function watchForErrors(
+  page: Page,
+  opts: { allowStatus?: (status: number, url: string) => boolean } = {},
+): string[] {
   const problems: string[] = [];
   page.on("pageerror", (error) => problems.push(`pageerror: ${error.message}`));
   page.on("console", (message) => {

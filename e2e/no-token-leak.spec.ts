@@ -7,7 +7,19 @@ import { expect, test } from "./fixtures.js";
 // token of any kind (the local engine's included, which the test never learns) appears either.
 test.use({ consoleInstance: "no-token-leak" });
 
-const PAGES = ["/", "/sandboxes", "/volumes", "/snapshots", "/templates", "/webhooks", "/usage", "/team", "/settings", "/settings/connections", "/no/such/page"];
+const PAGES = [
+  "/",
+  "/sandboxes",
+  "/volumes",
+  "/snapshots",
+  "/templates",
+  "/webhooks",
+  "/usage",
+  "/team",
+  "/settings",
+  "/settings/connections",
+  "/no/such/page",
+];
 /** A whole token; hints are "ork_…abcd" (an ellipsis, four characters). */
 const ANY_TOKEN = /(?<![A-Za-z0-9_-])(ork|sp_live)_[A-Za-z0-9_-]{16,}/;
 
@@ -24,7 +36,10 @@ test("no token in any page, JS chunk or /api response of a session", async ({ si
     const original = w.fetch.bind(window);
     w.fetch = async (input, init) => {
       const response = await original(input, init);
-      const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url, location.href);
+      const url = new URL(
+        typeof input === "string" ? input : input instanceof URL ? input.href : input.url,
+        location.href,
+      );
       if (url.pathname.startsWith("/api/") && !/event-stream|ndjson/.test(response.headers.get("content-type") ?? "")) {
         void response
           .clone()
@@ -39,7 +54,10 @@ test("no token in any page, JS chunk or /api response of a session", async ({ si
     const u = new URL(response.url());
     if (u.pathname.startsWith("/api/")) apiUrlsSeen.add(u.pathname);
   });
-  const collectApiBodies = async () => page.evaluate(() => (window as unknown as { __apiBodies: Array<{ url: string; body: string }> }).__apiBodies.splice(0));
+  const collectApiBodies = async () =>
+    page.evaluate(() =>
+      (window as unknown as { __apiBodies: Array<{ url: string; body: string }> }).__apiBodies.splice(0),
+    );
   const apiBodies: Array<{ url: string; body: string }> = [];
 
   // Connect the local engine (one click), then add the known token through the form.
@@ -59,7 +77,9 @@ test("no token in any page, JS chunk or /api response of a session", async ({ si
   // Use the proxy from the page, as the console's own code will.
   const results = await page.evaluate(async () => {
     const post = (url: string, body: unknown) =>
-      fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await r.text() }));
+      fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then(
+        async (r) => ({ status: r.status, body: await r.text() }),
+      );
     const created = await post("/api/v1/sandboxes", { template: "python-3.12" });
     const id = (JSON.parse(created.body) as { id: string }).id;
     const ran = await post(`/api/v1/sandboxes/${id}/exec`, { command: "echo hi" });
@@ -67,7 +87,15 @@ test("no token in any page, JS chunk or /api response of a session", async ({ si
     const listed = await fetch("/api/v1/sandboxes").then((r) => r.status);
     const limits = await fetch("/api/v1/sandboxes/limits").then((r) => r.status);
     const gone = await fetch(`/api/v1/sandboxes/${id}`, { method: "DELETE" }).then((r) => r.status);
-    return { created: created.status, ran: ran.status, streamed: streamed.status, streamedBody: streamed.body, listed, limits, gone };
+    return {
+      created: created.status,
+      ran: ran.status,
+      streamed: streamed.status,
+      streamedBody: streamed.body,
+      listed,
+      limits,
+      gone,
+    };
   });
   expect(results).toMatchObject({ created: 201, ran: 200, streamed: 200, listed: 200, limits: 200, gone: 204 });
   expect(results.streamedBody).toContain("streamed");
@@ -96,12 +124,19 @@ test("no token in any page, JS chunk or /api response of a session", async ({ si
   }
   const apiUrls = new Set(apiBodies.map((a) => a.url));
   expect([...apiUrlsSeen].every((u) => u.startsWith("/api/"))).toBe(true);
-  for (const expected of ["/api/connections", "/api/connections/local-engine", "/api/connections/status", "/api/v1/sandboxes", "/api/v1/sandboxes/limits"]) {
+  for (const expected of [
+    "/api/connections",
+    "/api/connections/local-engine",
+    "/api/connections/status",
+    "/api/v1/sandboxes",
+    "/api/v1/sandboxes/limits",
+  ]) {
     expect([...apiUrls], expected).toContain(expected);
   }
 
   for (const { url, body } of [...documents, ...apiBodies]) {
-    for (const secret of secrets) expect(body.includes(secret), `${url} contains the token (or part of it)`).toBe(false);
+    for (const secret of secrets)
+      expect(body.includes(secret), `${url} contains the token (or part of it)`).toBe(false);
     expect(ANY_TOKEN.exec(body)?.[0] ?? null, `${url} contains a whole token`).toBeNull();
   }
 });

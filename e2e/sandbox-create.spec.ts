@@ -17,7 +17,10 @@ async function openForm(page: Page) {
   await expect(page.getByLabel("Template", { exact: true })).toHaveValue("python-3.12");
 }
 
-test("creates a sandbox with env, metadata and a restricted network through the form, then lands on its page", async ({ connected: page, servers }) => {
+test("creates a sandbox with env, metadata and a restricted network through the form, then lands on its page", async ({
+  connected: page,
+  servers,
+}) => {
   const problems = watchForErrors(page);
   await page.emulateMedia({ colorScheme: "light" });
   await openForm(page);
@@ -48,9 +51,30 @@ test("creates a sandbox with env, metadata and a restricted network through the 
   await page.getByRole("button", { name: "Show code" }).click();
   const code = page.getByTestId("request-code");
   for (const [tab, expected] of [
-    ["Python", ["from orkestr import Sandbox", 'network="restricted"', "api.internal.example.com", 'os.environ["SECRET_TOKEN"]', `"agent_run": "${run}"`, "timeout_seconds=900"]],
-    ["JavaScript", ['import { Sandbox } from "orkestr"', "allowDomains:", "timeoutSeconds: 900", 'process.env["SECRET_TOKEN"]']],
-    ["curl", ["/v1/sandboxes", "Authorization: Bearer $ORKESTR_API_KEY", "Idempotency-Key", '"SECRET_TOKEN": "${SECRET_TOKEN}"']],
+    [
+      "Python",
+      [
+        "from orkestr import Sandbox",
+        'network="restricted"',
+        "api.internal.example.com",
+        'os.environ["SECRET_TOKEN"]',
+        `"agent_run": "${run}"`,
+        "timeout_seconds=900",
+      ],
+    ],
+    [
+      "JavaScript",
+      ['import { Sandbox } from "orkestr"', "allowDomains:", "timeoutSeconds: 900", 'process.env["SECRET_TOKEN"]'],
+    ],
+    [
+      "curl",
+      [
+        "/v1/sandboxes",
+        "Authorization: Bearer $ORKESTR_API_KEY",
+        "Idempotency-Key",
+        '"SECRET_TOKEN": "${SECRET_TOKEN}"',
+      ],
+    ],
   ] as const) {
     await page.getByRole("tab", { name: tab }).click();
     for (const fragment of expected) await expect(code).toContainText(fragment);
@@ -68,7 +92,9 @@ test("creates a sandbox with env, metadata and a restricted network through the 
   await page.emulateMedia({ colorScheme: "light" });
 
   // One create, with an Idempotency-Key.
-  const createRequest = page.waitForRequest((r) => r.method() === "POST" && new URL(r.url()).pathname === "/api/v1/sandboxes");
+  const createRequest = page.waitForRequest(
+    (r) => r.method() === "POST" && new URL(r.url()).pathname === "/api/v1/sandboxes",
+  );
   await page.getByRole("button", { name: "Create sandbox" }).click();
   expect((await createRequest).headers()["idempotency-key"]).toMatch(/^[0-9a-f-]{32,36}$/);
   await expect(page).toHaveURL(SANDBOX_ID, { timeout: 30_000 });
@@ -81,9 +107,14 @@ test("creates a sandbox with env, metadata and a restricted network through the 
 
   // What the engine got: the whole request, the env value inside the sandbox only.
   const sandbox = await servers.engine.api("GET", `/sandboxes/${id}`);
-  expect(sandbox.body).toMatchObject({ network: "restricted", metadata: { agent_run: run }, env_keys: ["SECRET_TOKEN"], timeout_seconds: 900 });
+  expect(sandbox.body).toMatchObject({
+    network: "restricted",
+    metadata: { agent_run: run },
+    env_keys: ["SECRET_TOKEN"],
+    timeout_seconds: 900,
+  });
   expect(sandbox.body.allow_domains).toContain("api.internal.example.com");
-  const echoed = await servers.engine.api("POST", `/sandboxes/${id}/exec`, { command: "printf %s \"$SECRET_TOKEN\"" });
+  const echoed = await servers.engine.api("POST", `/sandboxes/${id}/exec`, { command: 'printf %s "$SECRET_TOKEN"' });
   expect(echoed.body.stdout).toBe(secret);
   await servers.engine.api("DELETE", `/sandboxes/${id}`);
   expect(problems).toEqual([]);
@@ -122,20 +153,32 @@ test("shows inline errors next to the fields and sends nothing until they are fi
   expect(posts).toBe(0);
 });
 
-test("explains a full fleet in plain words and retries on its own when Retry-After has passed", async ({ connected: page, servers }) => {
-  const problems = watchForErrors(page, { allowStatus: (status, url) => (status === 503 && new URL(url).pathname === "/api/v1/sandboxes") });
+test("explains a full fleet in plain words and retries on its own when Retry-After has passed", async ({
+  connected: page,
+  servers,
+}) => {
+  const problems = watchForErrors(page, {
+    allowStatus: (status, url) => status === 503 && new URL(url).pathname === "/api/v1/sandboxes",
+  });
   // The engine answers the next create with 503 fleet_full and Retry-After: 4 (one request only).
   const fault = await fetch(`${servers.engine.origin}/_admin/faults`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-baton-bootstrap": servers.engine.bootstrap! },
-    body: JSON.stringify({ kind: "fleet_full", path: "^/v1/sandboxes$", method: "POST", retry_after_seconds: 4, count: 1 }),
+    body: JSON.stringify({
+      kind: "fleet_full",
+      path: "^/v1/sandboxes$",
+      method: "POST",
+      retry_after_seconds: 4,
+      count: 1,
+    }),
   });
   expect(fault.status).toBe(201);
 
   await openForm(page);
   const keys: string[] = [];
   page.on("request", (r) => {
-    if (r.method() === "POST" && new URL(r.url()).pathname === "/api/v1/sandboxes") keys.push(r.headers()["idempotency-key"] ?? "");
+    if (r.method() === "POST" && new URL(r.url()).pathname === "/api/v1/sandboxes")
+      keys.push(r.headers()["idempotency-key"] ?? "");
   });
   await page.getByRole("button", { name: "Create sandbox" }).click();
   const alert = page.getByTestId("create-error");

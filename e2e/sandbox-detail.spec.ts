@@ -13,7 +13,10 @@ async function cpuNow(page: Page): Promise<number> {
   return Number.parseFloat(text);
 }
 
-test("overview, live CPU chart, pause gap, resume, timeline, metadata, keep-alive and terminate", async ({ connected: page, servers }) => {
+test("overview, live CPU chart, pause gap, resume, timeline, metadata, keep-alive and terminate", async ({
+  connected: page,
+  servers,
+}) => {
   test.setTimeout(180_000);
   const problems = watchForErrors(page);
   const created = await servers.engine.api<{ id: string }>("POST", "/sandboxes", {
@@ -29,9 +32,13 @@ test("overview, live CPU chart, pause gap, resume, timeline, metadata, keep-aliv
   await page.goto(`/sandboxes/${id}`);
   await expect(page.getByRole("heading", { level: 1, name: id })).toBeVisible();
   await expect(page.getByTestId("sandbox-status")).toHaveText("running");
-  await expect(page.getByRole("navigation", { name: "Sandbox sections" }).getByRole("link", { name: "Overview" })).toHaveAttribute("aria-current", "page");
+  await expect(
+    page.getByRole("navigation", { name: "Sandbox sections" }).getByRole("link", { name: "Overview" }),
+  ).toHaveAttribute("aria-current", "page");
   for (const tab of ["Terminal", "Files", "Previews", "Activity"]) {
-    await expect(page.getByRole("navigation", { name: "Sandbox sections" }).getByRole("link", { name: tab })).toHaveAttribute("href", `/sandboxes/${id}/${tab.toLowerCase()}`);
+    await expect(
+      page.getByRole("navigation", { name: "Sandbox sections" }).getByRole("link", { name: tab }),
+    ).toHaveAttribute("href", `/sandboxes/${id}/${tab.toLowerCase()}`);
   }
   // Every field.
   await expect(page.getByTestId("field-template")).toContainText("python-3.12");
@@ -50,7 +57,9 @@ test("overview, live CPU chart, pause gap, resume, timeline, metadata, keep-aliv
   // A busy loop takes a core, but this 2-core machine is shared with other builds: "rises" is
   // measured against the idle figure, not against 100 %.
   const busyFloor = Math.max(30, before + 20);
-  const busy = await servers.engine.api("POST", `/sandboxes/${id}/exec`, { command: "(timeout 60 yes > /dev/null 2>&1 &)" });
+  const busy = await servers.engine.api("POST", `/sandboxes/${id}/exec`, {
+    command: "(timeout 60 yes > /dev/null 2>&1 &)",
+  });
   expect(busy.status).toBe(200);
   await expect.poll(() => cpuNow(page), { timeout: 20_000 }).toBeGreaterThan(busyFloor);
   await expect(page.getByTestId("cost-so-far")).toContainText("€");
@@ -91,7 +100,10 @@ test("overview, live CPU chart, pause gap, resume, timeline, metadata, keep-aliv
   await page.getByRole("button", { name: "Save metadata" }).click();
   await expect(page.getByText("Metadata saved")).toBeVisible();
   await expect(page.getByRole("list", { name: "Metadata" })).toContainText("owner=ada");
-  expect((await servers.engine.api("GET", `/sandboxes/${id}`)).body.metadata).toEqual({ suite: "detail-edited", owner: "ada" });
+  expect((await servers.engine.api("GET", `/sandboxes/${id}`)).body.metadata).toEqual({
+    suite: "detail-edited",
+    owner: "ada",
+  });
 
   // Keep alive: the countdown restarts.
   await page.getByRole("button", { name: "Keep alive…" }).click();
@@ -113,7 +125,11 @@ test("overview, live CPU chart, pause gap, resume, timeline, metadata, keep-aliv
   await expect(timeline.locator('[data-event-type="sandbox.resumed"]')).toBeVisible();
   await servers.engine.api("POST", `/sandboxes/${id}/exec`, { command: "echo from-the-api" });
   await expect(timeline.locator("li").first()).toContainText("echo from-the-api");
-  await servers.engine.api("POST", `/sandboxes/${id}/files`, { path: "/workspace/note.txt", content: Buffer.from("hi").toString("base64"), encoding: "base64" });
+  await servers.engine.api("POST", `/sandboxes/${id}/files`, {
+    path: "/workspace/note.txt",
+    content: Buffer.from("hi").toString("base64"),
+    encoding: "base64",
+  });
   await expect(timeline.locator("li").first()).toContainText("Wrote /workspace/note.txt");
   await page.getByRole("button", { name: "Commands" }).click();
   await expect(timeline.locator('[data-event-type="sandbox.created"]')).toHaveCount(0);

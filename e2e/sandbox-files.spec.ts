@@ -26,17 +26,25 @@ async function dropFiles(page: Page, files: { name: string; text: string }[]) {
   await page.getByTestId("file-drop-zone").evaluate((zone, list) => {
     const dt = new DataTransfer();
     for (const f of list) dt.items.add(new File([f.text], f.name, { type: "text/plain" }));
-    for (const type of ["dragenter", "dragover", "drop"]) zone.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: dt }));
+    for (const type of ["dragenter", "dragover", "drop"])
+      zone.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: dt }));
   }, files);
 }
 
 test.beforeAll(async ({ servers, localEngine }) => {
   // After the owner connected: servers.engine then acts in the team account the console shows.
   void localEngine;
-  const r = await servers.engine.api("POST", "/sandboxes", { template: "python-3.12", network: "off", metadata: { spec: "sandbox-files" } });
+  const r = await servers.engine.api("POST", "/sandboxes", {
+    template: "python-3.12",
+    network: "off",
+    metadata: { spec: "sandbox-files" },
+  });
   expect(r.status, r.text).toBe(201);
   sandboxId = r.body.id;
-  await exec(servers, `mkdir -p /workspace/src && printf 'import os\\n\\ndef main():\\n    # say hello\\n    print("hello", 42)\\n' > /workspace/src/app.py`);
+  await exec(
+    servers,
+    `mkdir -p /workspace/src && printf 'import os\\n\\ndef main():\\n    # say hello\\n    print("hello", 42)\\n' > /workspace/src/app.py`,
+  );
 });
 
 test.afterAll(async ({ servers }) => {
@@ -74,7 +82,10 @@ test("browse folders with breadcrumbs and view a file with syntax colours", asyn
   expect(problems).toEqual([]);
 });
 
-test("new folder, then a new file written in the editor and read back inside the sandbox", async ({ connected: page, servers }) => {
+test("new folder, then a new file written in the editor and read back inside the sandbox", async ({
+  connected: page,
+  servers,
+}) => {
   const problems = watchForErrors(page);
   await page.emulateMedia({ colorScheme: "light" });
   await page.goto(`/sandboxes/${sandboxId}/files`);
@@ -101,7 +112,9 @@ test("new folder, then a new file written in the editor and read back inside the
   await screenshot(page, "sandbox-files-edit-light");
   await page.getByRole("button", { name: "Save", exact: true }).click();
   await expect(page.getByText("Saved /workspace/notes/hello.txt")).toBeVisible();
-  expect((await exec(servers, "cat /workspace/notes/hello.txt")).stdout).toBe("Hello from Baton\nsecond line: ünïcödé ✓\n");
+  expect((await exec(servers, "cat /workspace/notes/hello.txt")).stdout).toBe(
+    "Hello from Baton\nsecond line: ünïcödé ✓\n",
+  );
 
   // Edit again and save with the keyboard.
   await page.getByRole("button", { name: "Edit", exact: true }).click();
@@ -110,11 +123,16 @@ test("new folder, then a new file written in the editor and read back inside the
   await editor.pressSequentially("third\n");
   await editor.press("ControlOrMeta+s");
   await expect(page.getByRole("region", { name: "Contents of hello.txt" })).toContainText("third");
-  expect((await exec(servers, "cat /workspace/notes/hello.txt")).stdout).toBe("Hello from Baton\nsecond line: ünïcödé ✓\nthird\n");
+  expect((await exec(servers, "cat /workspace/notes/hello.txt")).stdout).toBe(
+    "Hello from Baton\nsecond line: ünïcödé ✓\nthird\n",
+  );
   expect(problems).toEqual([]);
 });
 
-test("upload by drag and drop, and a 12 MiB file through the presigned upload with progress", async ({ connected: page, servers }) => {
+test("upload by drag and drop, and a 12 MiB file through the presigned upload with progress", async ({
+  connected: page,
+  servers,
+}) => {
   const problems = watchForErrors(page);
   await page.emulateMedia({ colorScheme: "light" });
   await page.goto(`/sandboxes/${sandboxId}/files`);
@@ -124,17 +142,25 @@ test("upload by drag and drop, and a 12 MiB file through the presigned upload wi
     { name: "dropped.txt", text: "dropped by Playwright\n" },
     { name: "second.csv", text: "a,b\n1,2\n" },
   ]);
-  await expect(page.getByTestId("upload-row").filter({ hasText: "dropped.txt" })).toHaveAttribute("data-status", "done");
+  await expect(page.getByTestId("upload-row").filter({ hasText: "dropped.txt" })).toHaveAttribute(
+    "data-status",
+    "done",
+  );
   await expect(page.getByTestId("upload-row").filter({ hasText: "second.csv" })).toHaveAttribute("data-status", "done");
   await expect(row(page, "dropped.txt")).toBeVisible();
-  expect((await exec(servers, "cat /workspace/dropped.txt /workspace/second.csv")).stdout).toBe("dropped by Playwright\na,b\n1,2\n");
+  expect((await exec(servers, "cat /workspace/dropped.txt /workspace/second.csv")).stdout).toBe(
+    "dropped by Playwright\na,b\n1,2\n",
+  );
 
   // Dropping a file that exists asks first.
   await dropFiles(page, [{ name: "dropped.txt", text: "replaced\n" }]);
   const replace = page.getByRole("dialog", { name: "Replace an existing file?" });
   await expect(replace).toContainText("dropped.txt");
   await replace.getByRole("button", { name: "Replace and upload" }).click();
-  await expect(page.getByTestId("upload-row").filter({ hasText: "dropped.txt" }).last()).toHaveAttribute("data-status", "done");
+  await expect(page.getByTestId("upload-row").filter({ hasText: "dropped.txt" }).last()).toHaveAttribute(
+    "data-status",
+    "done",
+  );
   expect((await exec(servers, "cat /workspace/dropped.txt")).stdout).toBe("replaced\n");
 
   // A large file: presign-upload, then an XHR PUT to Baton's own files/raw, throttled so the progress shows.
@@ -142,10 +168,22 @@ test("upload by drag and drop, and a 12 MiB file through the presigned upload wi
   for (let i = 0; i < big.length; i += 4096) big.writeUInt32LE((i * 2654435761) >>> 0, i);
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Network.enable");
-  await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 3 * 1024 * 1024 });
-  const presign = page.waitForResponse((r) => r.url().includes("/files/presign-upload") && r.request().method() === "POST");
-  const put = page.waitForResponse((r) => r.url().includes("/files/raw?path=%2Fworkspace%2Fbig.bin") && r.request().method() === "PUT", { timeout: 60_000 });
-  await page.locator('input[type="file"]').setInputFiles({ name: "big.bin", mimeType: "application/octet-stream", buffer: big });
+  await cdp.send("Network.emulateNetworkConditions", {
+    offline: false,
+    latency: 0,
+    downloadThroughput: -1,
+    uploadThroughput: 3 * 1024 * 1024,
+  });
+  const presign = page.waitForResponse(
+    (r) => r.url().includes("/files/presign-upload") && r.request().method() === "POST",
+  );
+  const put = page.waitForResponse(
+    (r) => r.url().includes("/files/raw?path=%2Fworkspace%2Fbig.bin") && r.request().method() === "PUT",
+    { timeout: 60_000 },
+  );
+  await page
+    .locator('input[type="file"]')
+    .setInputFiles({ name: "big.bin", mimeType: "application/octet-stream", buffer: big });
   expect((await presign).status()).toBe(200);
   const bigRow = page.getByTestId("upload-row").filter({ hasText: "big.bin" });
   await expect(bigRow).toHaveAttribute("data-status", "uploading");
@@ -157,7 +195,12 @@ test("upload by drag and drop, and a 12 MiB file through the presigned upload wi
   await screenshot(page, "sandbox-files-upload-progress-light");
   expect((await put).status()).toBe(201);
   await expect(bigRow).toHaveAttribute("data-status", "done", { timeout: 30_000 });
-  await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+  await cdp.send("Network.emulateNetworkConditions", {
+    offline: false,
+    latency: 0,
+    downloadThroughput: -1,
+    uploadThroughput: -1,
+  });
   const sum = (await exec(servers, "wc -c < /workspace/big.bin; sha256sum /workspace/big.bin")).stdout.split("\n");
   expect(Number(sum[0])).toBe(big.length);
   expect(sum[1]!.split(" ")[0]).toBe(createHash("sha256").update(big).digest("hex"));
@@ -172,7 +215,9 @@ test("download through the presigned link", async ({ connected: page }) => {
   await row(page, "app.py").getByRole("button", { name: "Download app.py" }).click();
   const file = await download;
   expect(file.suggestedFilename()).toBe("app.py");
-  expect(fs.readFileSync(await file.path(), "utf8")).toBe('import os\n\ndef main():\n    # say hello\n    print("hello", 42)\n');
+  expect(fs.readFileSync(await file.path(), "utf8")).toBe(
+    'import os\n\ndef main():\n    # say hello\n    print("hello", 42)\n',
+  );
   expect(problems).toEqual([]);
 });
 
@@ -213,7 +258,9 @@ test("a paused sandbox is not read: the tab says so and offers Resume", async ({
     await page.goto(`/sandboxes/${paused}/files`);
     await expect(page.getByRole("heading", { name: "This sandbox is paused" })).toBeVisible();
     await page.getByRole("button", { name: "Resume sandbox" }).click();
-    await expect(page.getByTestId("folder-empty").or(page.getByTestId("file-row").first())).toBeVisible({ timeout: 30_000 });
+    await expect(page.getByTestId("folder-empty").or(page.getByTestId("file-row").first())).toBeVisible({
+      timeout: 30_000,
+    });
     expect((await servers.engine.api("GET", `/sandboxes/${paused}`)).body.status).toBe("running");
   } finally {
     await servers.engine.api("DELETE", `/sandboxes/${paused}`);
@@ -225,17 +272,25 @@ test("with a volume attached, /persist is browsable beside /workspace", async ({
   const problems = watchForErrors(page);
   const vol = await servers.engine.api("POST", "/volumes", { name: `files-spec-${Date.now()}`, size_gb: 1 });
   expect(vol.status, vol.text).toBe(201);
-  const r = await servers.engine.api("POST", "/sandboxes", { template: "python-3.12", network: "off", volume: vol.body.id });
+  const r = await servers.engine.api("POST", "/sandboxes", {
+    template: "python-3.12",
+    network: "off",
+    volume: vol.body.id,
+  });
   expect(r.status, r.text).toBe(201);
   const withVolume = r.body.id as string;
   try {
-    const w = await servers.engine.api("POST", `/sandboxes/${withVolume}/exec`, { command: "echo kept > /persist/kept.txt" });
+    const w = await servers.engine.api("POST", `/sandboxes/${withVolume}/exec`, {
+      command: "echo kept > /persist/kept.txt",
+    });
     expect(w.body.exit_code, w.text).toBe(0);
     await page.goto(`/sandboxes/${withVolume}/files`);
     const location = page.getByRole("group", { name: "Location" });
     await expect(location.getByRole("button", { name: "/workspace" })).toHaveAttribute("aria-pressed", "true");
     await location.getByRole("button", { name: /\/persist/ }).click();
-    await expect(page.getByRole("navigation", { name: "Folder" }).locator("[aria-current=location]")).toHaveText("/persist");
+    await expect(page.getByRole("navigation", { name: "Folder" }).locator("[aria-current=location]")).toHaveText(
+      "/persist",
+    );
     await page.getByRole("button", { name: "Open file kept.txt" }).click();
     await expect(page.getByRole("region", { name: "Contents of kept.txt" })).toContainText("kept");
     await screenshot(page, "sandbox-files-persist-light");

@@ -19,7 +19,10 @@ test.describe.configure({ mode: "serial" });
 
 const created: string[] = [];
 
-async function createSandbox(servers: Servers, body: Record<string, unknown>): Promise<{ id: string; preview_auth_token?: string }> {
+async function createSandbox(
+  servers: Servers,
+  body: Record<string, unknown>,
+): Promise<{ id: string; preview_auth_token?: string }> {
   const r = await servers.engine.api("POST", "/sandboxes", { template: "python-3.12", ...body });
   expect(r.status, r.text).toBe(201);
   created.push(r.body.id);
@@ -33,7 +36,11 @@ async function serve(servers: Servers, id: string, port: number) {
   });
   expect(r.body.exit_code, r.text).toBe(0);
   // Listening within a few seconds (the engine's own description says when).
-  await expect.poll(async () => (await servers.engine.api("GET", `/sandboxes/${id}/previews/${port}`)).body.listening, { timeout: 15_000 }).toBe(true);
+  await expect
+    .poll(async () => (await servers.engine.api("GET", `/sandboxes/${id}/previews/${port}`)).body.listening, {
+      timeout: 15_000,
+    })
+    .toBe(true);
 }
 
 /** A request to a preview host straight at the engine (Node does not resolve *.localhost names itself). */
@@ -41,10 +48,18 @@ function previewStatus(servers: Servers, id: string, port: number, headers: Reco
   const engine = new URL(servers.engine.origin);
   return new Promise((resolve, reject) => {
     http
-      .get({ host: engine.hostname, port: engine.port, path: "/", headers: { ...headers, host: `${port}-${id.toLowerCase()}.sbx.localhost:${engine.port}` } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      })
+      .get(
+        {
+          host: engine.hostname,
+          port: engine.port,
+          path: "/",
+          headers: { ...headers, host: `${port}-${id.toLowerCase()}.sbx.localhost:${engine.port}` },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      )
       .on("error", reject);
   });
 }
@@ -62,7 +77,10 @@ test.afterAll(async ({ servers }) => {
   for (const id of created) await servers.engine.api("DELETE", `/sandboxes/${id}`);
 });
 
-test("a server started in the sandbox is detected, listed and shown in the iframe", async ({ connected: page, servers }) => {
+test("a server started in the sandbox is detected, listed and shown in the iframe", async ({
+  connected: page,
+  servers,
+}) => {
   const problems = watchForErrors(page);
   const { id } = await createSandbox(servers, { network: "restricted" });
   await serve(servers, id, 8000);
@@ -74,7 +92,9 @@ test("a server started in the sandbox is detected, listed and shown in the ifram
   await expect(ports.getByRole("button", { name: /3128/ })).toHaveCount(0);
   await ports.getByRole("button", { name: /8000/ }).click();
   await expect(page).toHaveURL(/port=8000/);
-  await expect(page.getByTestId("preview-url")).toHaveText(new RegExp(`^http://8000-${id.toLowerCase()}\\.sbx\\.localhost:\\d+$`));
+  await expect(page.getByTestId("preview-url")).toHaveText(
+    new RegExp(`^http://8000-${id.toLowerCase()}\\.sbx\\.localhost:\\d+$`),
+  );
   await expect(page.getByText("Public", { exact: true })).toBeVisible();
   const iframe = page.locator("iframe[title='Preview of port 8000']");
   await expect(iframe).toHaveAttribute("sandbox", "allow-scripts allow-forms allow-same-origin allow-popups");
@@ -82,7 +102,10 @@ test("a server started in the sandbox is detected, listed and shown in the ifram
   const frame = page.frameLocator("iframe[title='Preview of port 8000']");
   await expect(frame.getByRole("heading", { name: "Directory listing for /" })).toBeVisible();
   await expect(frame.getByRole("link", { name: "hello-from-8000.txt" })).toBeVisible();
-  await expect(page.getByRole("link", { name: /Open in new tab/ })).toHaveAttribute("href", new RegExp(`^http://8000-${id.toLowerCase()}\\.sbx\\.localhost:\\d+/?$`));
+  await expect(page.getByRole("link", { name: /Open in new tab/ })).toHaveAttribute(
+    "href",
+    new RegExp(`^http://8000-${id.toLowerCase()}\\.sbx\\.localhost:\\d+/?$`),
+  );
 
   // Reload re-creates the frame; it loads again.
   await page.getByRole("button", { name: "Reload" }).click();
@@ -99,7 +122,9 @@ test("a server started in the sandbox is detected, listed and shown in the ifram
   // Copy URL (after the axe runs: a toast fading in is measured mid-animation) puts the plain URL (never a token) on the clipboard.
   await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
   await page.getByRole("button", { name: "Copy URL" }).click();
-  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await page.getByTestId("preview-url").textContent());
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(
+    await page.getByTestId("preview-url").textContent(),
+  );
 
   // A server started later shows up on "Scan" (and by itself within the scan interval).
   await serve(servers, id, 8001);
@@ -117,7 +142,10 @@ test("a server started in the sandbox is detected, listed and shown in the ifram
   expect(problems).toEqual([]);
 });
 
-test("a preview_auth sandbox: the URL is protected, and the iframe loads with the token the console supplies", async ({ connected: page, servers }) => {
+test("a preview_auth sandbox: the URL is protected, and the iframe loads with the token the console supplies", async ({
+  connected: page,
+  servers,
+}) => {
   const problems = watchForErrors(page, { allowStatus: (status, url) => previewHost(url) && status === 401 });
   const { id, preview_auth_token: token } = await createSandbox(servers, { network: "restricted", preview_auth: true });
   expect(token).toMatch(/^pvt_/);

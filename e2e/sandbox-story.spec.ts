@@ -17,12 +17,16 @@ async function capture(page: Page, info: TestInfo, name: string): Promise<void> 
     await page.emulateMedia({ colorScheme: scheme });
     await expect(page.locator("html")).toHaveClass(scheme === "dark" ? /(^|\s)dark(\s|$)/ : /^(?!.*\bdark\b)/);
     await screenshot(page, `story-${name}-${scheme}`);
-    await info.attach(`${name} (${scheme})`, { path: path.join(SCREENS_DIR, `story-${name}-${scheme}.png`), contentType: "image/png" });
+    await info.attach(`${name} (${scheme})`, {
+      path: path.join(SCREENS_DIR, `story-${name}-${scheme}.png`),
+      contentType: "image/png",
+    });
   }
   await page.emulateMedia({ colorScheme: "light" });
 }
 
-const section = (page: Page, name: string): Locator => page.getByRole("navigation", { name: "Sandbox sections" }).getByRole("link", { name });
+const section = (page: Page, name: string): Locator =>
+  page.getByRole("navigation", { name: "Sandbox sections" }).getByRole("link", { name });
 const terminal = (page: Page): Locator => page.locator('[role="tabpanel"]:not([hidden]) [data-testid="terminal"]');
 const screenText = (page: Page): Promise<string> => terminal(page).locator(".xterm-rows").innerText();
 
@@ -119,7 +123,10 @@ test("one sandbox through every page of the console", async ({ connected: page, 
   await page.getByRole("button", { name: "Resume" }).click();
   await expect(page.getByTestId("sandbox-status")).toHaveText("running");
   await page.getByRole("button", { name: "Terminate…" }).click();
-  await page.getByRole("dialog", { name: `Terminate ${id}?` }).getByRole("button", { name: "Terminate sandbox" }).click();
+  await page
+    .getByRole("dialog", { name: `Terminate ${id}?` })
+    .getByRole("button", { name: "Terminate sandbox" })
+    .click();
   await expect(page.getByTestId("sandbox-status")).toHaveText("terminated");
   await section(page, "Activity").click();
   await expect(page.getByTestId("timeline").locator('[data-event-type="sandbox.terminated"]')).toBeVisible();

@@ -18,7 +18,10 @@ async function shot(page: Page, name: string): Promise<void> {
 const ANY_TOKEN = /(?<![A-Za-z0-9_-])(ork|sp_live)_[A-Za-z0-9_-]{16,}/;
 
 async function createSandbox(page: Page, baseURL: string): Promise<string> {
-  const res = await page.request.post("/api/v1/sandboxes", { data: { template: "python-3.12", timeout_seconds: 1800, metadata: { spec: "sandbox-terminal" } }, headers: { origin: baseURL } });
+  const res = await page.request.post("/api/v1/sandboxes", {
+    data: { template: "python-3.12", timeout_seconds: 1800, metadata: { spec: "sandbox-terminal" } },
+    headers: { origin: baseURL },
+  });
   expect(res.status(), await res.text()).toBe(201);
   return ((await res.json()) as { id: string }).id;
 }
@@ -38,7 +41,9 @@ async function screenText(page: Page): Promise<string> {
 }
 
 async function expectOnScreen(page: Page, text: string | RegExp, timeout = 15_000): Promise<void> {
-  await expect.poll(() => screenText(page), { timeout, message: `terminal shows ${String(text)}` }).toMatch(typeof text === "string" ? new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")) : text);
+  await expect
+    .poll(() => screenText(page), { timeout, message: `terminal shows ${String(text)}` })
+    .toMatch(typeof text === "string" ? new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")) : text);
 }
 
 async function typeLine(page: Page, line: string): Promise<void> {
@@ -81,13 +86,18 @@ test.describe.serial("sandbox terminal", () => {
     await api.dispose();
   });
 
-  test("interactive PTY: python, Ctrl-C, top, vim, resize, no token on the wire", async ({ connected: page, baseURL }) => {
+  test("interactive PTY: python, Ctrl-C, top, vim, resize, no token on the wire", async ({
+    connected: page,
+    baseURL,
+  }) => {
     test.setTimeout(120_000);
     const problems = watchForErrors(page);
     const frames: string[] = [];
     page.on("websocket", (ws) => {
       ws.on("framesent", (f) => frames.push(typeof f.payload === "string" ? f.payload : f.payload.toString("utf8")));
-      ws.on("framereceived", (f) => frames.push(typeof f.payload === "string" ? f.payload : f.payload.toString("utf8")));
+      ws.on("framereceived", (f) =>
+        frames.push(typeof f.payload === "string" ? f.payload : f.payload.toString("utf8")),
+      );
     });
     await page.goto(`/sandboxes/${sandboxId}/terminal`);
     await expect(page.getByRole("heading", { name: "Terminal", level: 2 })).toBeVisible();
@@ -108,7 +118,9 @@ test.describe.serial("sandbox terminal", () => {
     await typeLine(page, "sleep 100");
     await expect.poll(async () => (await processes(page, baseURL!, sandboxId)).includes("sleep 100")).toBe(true);
     await page.keyboard.press("Control+C");
-    await expect.poll(async () => (await processes(page, baseURL!, sandboxId)).includes("sleep 100"), { timeout: 5_000 }).toBe(false);
+    await expect
+      .poll(async () => (await processes(page, baseURL!, sandboxId)).includes("sleep 100"), { timeout: 5_000 })
+      .toBe(false);
     await typeLine(page, "echo after-$((20+22))");
     await expectOnScreen(page, "after-42", 5_000);
 
@@ -185,7 +197,10 @@ test.describe.serial("sandbox terminal", () => {
     await expectOnScreen(page, "first-tab");
   });
 
-  test("reconnects after a network drop, keeps its scrollback and blocks input meanwhile", async ({ connected: page, context }) => {
+  test("reconnects after a network drop, keeps its scrollback and blocks input meanwhile", async ({
+    connected: page,
+    context,
+  }) => {
     test.setTimeout(90_000);
     await page.goto(`/sandboxes/${sandboxId}/terminal`);
     await openTerminal(page);
@@ -219,17 +234,26 @@ test.describe.serial("sandbox terminal", () => {
     await expectOnScreen(page, /^100000\s*$[\s\S]*seq-42-done/m, 60_000);
     const ms = Date.now() - started;
     // The page stays responsive: a frame is drawn promptly right after the flood.
-    const frameMs = await page.evaluate(() => new Promise<number>((resolve) => {
-      const t = performance.now();
-      requestAnimationFrame(() => resolve(performance.now() - t));
-    }));
-    test.info().annotations.push({ type: "pty seq 1 100000", description: `${ms} ms to the last line on screen; next frame after ${frameMs.toFixed(0)} ms` });
+    const frameMs = await page.evaluate(
+      () =>
+        new Promise<number>((resolve) => {
+          const t = performance.now();
+          requestAnimationFrame(() => resolve(performance.now() - t));
+        }),
+    );
+    test.info().annotations.push({
+      type: "pty seq 1 100000",
+      description: `${ms} ms to the last line on screen; next frame after ${frameMs.toFixed(0)} ms`,
+    });
     console.log(`[terminal] PTY: seq 1 100000 rendered in ${ms} ms`);
     expect(ms).toBeLessThan(30_000);
     expect(frameMs).toBeLessThan(500);
   });
 
-  test("line mode: stdout and stderr told apart, cd remembered, history, Ctrl-C, 100k lines", async ({ connected: page, baseURL }) => {
+  test("line mode: stdout and stderr told apart, cd remembered, history, Ctrl-C, 100k lines", async ({
+    connected: page,
+    baseURL,
+  }) => {
     test.setTimeout(120_000);
     const problems = watchForErrors(page);
     await page.goto(`/sandboxes/${sandboxId}/terminal?mode=line`);
@@ -263,14 +287,18 @@ test.describe.serial("sandbox terminal", () => {
     await expect.poll(async () => (await processes(page, baseURL!, sandboxId)).includes("sleep 100")).toBe(true);
     await page.keyboard.press("Control+C");
     await expect(activeTerminal(page)).toHaveAttribute("data-status", "ready");
-    await expect.poll(async () => (await processes(page, baseURL!, sandboxId)).includes("sleep 100"), { timeout: 5_000 }).toBe(false);
+    await expect
+      .poll(async () => (await processes(page, baseURL!, sandboxId)).includes("sleep 100"), { timeout: 5_000 })
+      .toBe(false);
 
     await typeLine(page, "clear");
     const started = Date.now();
     await typeLine(page, "seq 1 100000");
     await expectOnScreen(page, /^100000\s*$[\s\S]*\/tmp \$/m, 60_000);
     const ms = Date.now() - started;
-    test.info().annotations.push({ type: "line mode seq 1 100000", description: `${ms} ms to the last line on screen` });
+    test
+      .info()
+      .annotations.push({ type: "line mode seq 1 100000", description: `${ms} ms to the last line on screen` });
     console.log(`[terminal] line mode: seq 1 100000 rendered in ${ms} ms`);
     expect(ms).toBeLessThan(30_000);
 
@@ -285,8 +313,15 @@ test.describe.serial("sandbox terminal", () => {
     expect(problems).toEqual([]);
   });
 
-  test("the relay refuses a WebSocket from another origin or without a session", async ({ connected: page, baseURL, ownerState }) => {
-    const open = await page.request.post(`/api/v1/sandboxes/${sandboxId}/pty`, { data: { cols: 80, rows: 24 }, headers: { origin: baseURL! } });
+  test("the relay refuses a WebSocket from another origin or without a session", async ({
+    connected: page,
+    baseURL,
+    ownerState,
+  }) => {
+    const open = await page.request.post(`/api/v1/sandboxes/${sandboxId}/pty`, {
+      data: { cols: 80, rows: 24 },
+      headers: { origin: baseURL! },
+    });
     expect(open.status()).toBe(201);
     const ptyId = ((await open.json()) as { id: string }).id;
     const wsUrl = `${baseURL!.replace(/^http/, "ws")}/api/v1/sandboxes/${sandboxId}/pty/${ptyId}/ws`;

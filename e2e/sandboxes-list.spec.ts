@@ -22,8 +22,15 @@ async function checkA11yLightAndDark(page: Page, name: string) {
 }
 
 /** Creates a sandbox through the console's proxy, as the browser would. */
-async function createSandbox(request: APIRequestContext, baseURL: string, body: Record<string, unknown>): Promise<string> {
-  const response = await request.post("/api/v1/sandboxes", { data: { template: "python-3.12", timeout_seconds: 900, ...body }, headers: { origin: baseURL } });
+async function createSandbox(
+  request: APIRequestContext,
+  baseURL: string,
+  body: Record<string, unknown>,
+): Promise<string> {
+  const response = await request.post("/api/v1/sandboxes", {
+    data: { template: "python-3.12", timeout_seconds: 900, ...body },
+    headers: { origin: baseURL },
+  });
   expect(response.status(), await response.text()).toBe(201);
   return ((await response.json()) as { id: string }).id;
 }
@@ -39,7 +46,8 @@ const count = (page: Page) => page.getByTestId("list-count");
 
 test.afterEach(async ({ servers }, testInfo) => {
   // The console's own log explains a server-side failure (a 500 shows only a reference in the page).
-  if (testInfo.status !== testInfo.expectedStatus) await testInfo.attach("console.log", { body: servers.log().slice(-20_000), contentType: "text/plain" });
+  if (testInfo.status !== testInfo.expectedStatus)
+    await testInfo.attach("console.log", { body: servers.log().slice(-20_000), contentType: "text/plain" });
 });
 
 const created: { a: string; b: string; c: string } = { a: "", b: "", c: "" };
@@ -55,10 +63,20 @@ test("empty state teaches: what a sandbox is, the create button, the SDK snippet
   expect(problems).toEqual([]);
 });
 
-test("the table lists the user's sandboxes with live usage and cost; paused ones included", async ({ connected: page, baseURL }) => {
+test("the table lists the user's sandboxes with live usage and cost; paused ones included", async ({
+  connected: page,
+  baseURL,
+}) => {
   const problems = watch(page);
-  created.a = await createSandbox(page.request, baseURL!, { metadata: { suite: "list", owner: "alpha" }, region: "fsn1" });
-  created.b = await createSandbox(page.request, baseURL!, { metadata: { suite: "list", owner: "beta" }, region: "hel1", network: "restricted" });
+  created.a = await createSandbox(page.request, baseURL!, {
+    metadata: { suite: "list", owner: "alpha" },
+    region: "fsn1",
+  });
+  created.b = await createSandbox(page.request, baseURL!, {
+    metadata: { suite: "list", owner: "beta" },
+    region: "hel1",
+    network: "restricted",
+  });
   created.c = await createSandbox(page.request, baseURL!, { metadata: { suite: "other" }, region: "fsn1" });
   // One paused before the page opens: the default view includes it.
   const paused = await page.request.post(`/api/v1/sandboxes/${created.c}/pause`, { headers: { origin: baseURL! } });
@@ -181,7 +199,10 @@ test("bulk pause and resume with a confirmation naming the count", async ({ conn
   await row(page, created.a).getByRole("checkbox").check();
   await row(page, created.b).getByRole("checkbox").check();
   await bar.getByRole("button", { name: /^Resume/ }).click();
-  await page.getByRole("dialog", { name: "Resume 2 sandboxes?" }).getByRole("button", { name: "Resume 2 sandboxes" }).click();
+  await page
+    .getByRole("dialog", { name: "Resume 2 sandboxes?" })
+    .getByRole("button", { name: "Resume 2 sandboxes" })
+    .click();
   await expect(page.getByText("Resumed 2 sandboxes")).toBeVisible();
   await expect(row(page, created.a)).toContainText("running");
   expect((await servers.engine.api("GET", `/sandboxes/${created.b}`)).body.status).toBe("running");
@@ -195,7 +216,10 @@ test("bulk action with a failure: per-row results with the upstream's detail", a
   await expect(row(page, created.a)).toBeVisible();
   await row(page, created.a).getByRole("checkbox").check();
   await row(page, created.b).getByRole("checkbox").check();
-  await page.getByRole("region", { name: "Bulk actions" }).getByRole("button", { name: /^Pause/ }).click();
+  await page
+    .getByRole("region", { name: "Bulk actions" })
+    .getByRole("button", { name: /^Pause/ })
+    .click();
   const confirm = page.getByRole("dialog", { name: "Pause 2 sandboxes?" });
   await expect(confirm).toBeVisible();
   // Someone else terminates one of them while the confirmation is open.
@@ -217,7 +241,10 @@ test("bulk action with a failure: per-row results with the upstream's detail", a
   expect(problems).toEqual([]);
 });
 
-test("bulk terminate: confirmation, rows leave the default view, the empty state returns", async ({ connected: page, servers }) => {
+test("bulk terminate: confirmation, rows leave the default view, the empty state returns", async ({
+  connected: page,
+  servers,
+}) => {
   const problems = watch(page);
   await page.goto("/sandboxes");
   await expect(row(page, created.a)).toBeVisible();
@@ -234,7 +261,11 @@ test("bulk terminate: confirmation, rows leave the default view, the empty state
   expect(problems).toEqual([]);
 });
 
-test("command palette: Ctrl+K jumps to a sandbox by id, pauses and resumes it, creates; ? lists the shortcuts", async ({ connected: page, baseURL, servers }) => {
+test("command palette: Ctrl+K jumps to a sandbox by id, pauses and resumes it, creates; ? lists the shortcuts", async ({
+  connected: page,
+  baseURL,
+  servers,
+}) => {
   const problems = watch(page);
   const id = await createSandbox(page.request, baseURL!, { metadata: { suite: "palette" } });
   await page.goto("/sandboxes");
@@ -291,7 +322,11 @@ test("command palette: Ctrl+K jumps to a sandbox by id, pauses and resumes it, c
  * and scrolling work on all of them. How long they block the main thread is `npm run bench:list`'s
  * to measure against the 100 ms budget (timed assertions flake on a shared 2-core machine).
  */
-test("10,000 sandboxes: virtualized, all pages reachable, searchable and scrollable", async ({ connected: page, servers, localEngine }) => {
+test("10,000 sandboxes: virtualized, all pages reachable, searchable and scrollable", async ({
+  connected: page,
+  servers,
+  localEngine,
+}) => {
   test.setTimeout(240_000);
   const problems = watch(page);
   const N = 10_000;

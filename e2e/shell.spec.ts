@@ -64,7 +64,9 @@ test.describe("sign-in pages", () => {
     await page.goto("/login");
     await page.getByLabel("Email").fill("owner@example.com");
     await page.getByLabel("Password").fill("hunter2-secret");
-    const submitted = page.waitForRequest((request) => new URL(request.url()).pathname === "/login" && request.method() === "POST");
+    const submitted = page.waitForRequest(
+      (request) => new URL(request.url()).pathname === "/login" && request.method() === "POST",
+    );
     await page.getByLabel("Password").press("Enter");
     await submitted;
     await page.waitForLoadState();
@@ -81,7 +83,9 @@ test("an unknown route answers 404 with a way back", async ({ signedIn: page }) 
   await expect(page).toHaveURL(/\/sandboxes$/);
 });
 
-test("/favicon.ico is an icon, not a 404 (browsers ask for it on their own, outside any page's requests)", async ({ signedIn: page }) => {
+test("/favicon.ico is an icon, not a 404 (browsers ask for it on their own, outside any page's requests)", async ({
+  signedIn: page,
+}) => {
   const res = await page.request.get("/favicon.ico");
   expect(res.status()).toBe(200);
   expect(res.headers()["content-type"]).toMatch(/^image\//);
@@ -89,7 +93,9 @@ test("/favicon.ico is an icon, not a 404 (browsers ask for it on their own, outs
 });
 
 test.describe("console shell", () => {
-  test("/sandboxes renders the shell: sidebar with all eight sections, header, honest empty state", async ({ signedIn: page }) => {
+  test("/sandboxes renders the shell: sidebar with all eight sections, header, honest empty state", async ({
+    signedIn: page,
+  }) => {
     const problems = watchForErrors(page);
     await page.emulateMedia({ colorScheme: "light" });
     const response = await page.goto("/sandboxes");
@@ -99,7 +105,10 @@ test.describe("console shell", () => {
     await expect(nav.getByRole("link", { name: "Sandboxes" })).toHaveAttribute("aria-current", "page");
     await expect(page.getByRole("heading", { level: 1, name: "Sandboxes" })).toBeVisible();
     await expect(page.getByText("No orkestr connection yet")).toBeVisible();
-    await expect(page.getByRole("main").getByRole("link", { name: "Set up a connection" })).toHaveAttribute("href", "/settings/connections");
+    await expect(page.getByRole("main").getByRole("link", { name: "Set up a connection" })).toHaveAttribute(
+      "href",
+      "/settings/connections",
+    );
     const status = page.getByRole("status").filter({ hasText: "Not connected" });
     await expect(status).toBeVisible();
     await expect(status).toHaveAttribute("data-state", "none");
@@ -109,7 +118,9 @@ test.describe("console shell", () => {
     expect(problems).toEqual([]);
   });
 
-  test("every section is reachable from the sidebar and says what it needs or which issue builds it", async ({ signedIn: page }) => {
+  test("every section is reachable from the sidebar and says what it needs or which issue builds it", async ({
+    signedIn: page,
+  }) => {
     const problems = watchForErrors(page);
     await page.goto("/sandboxes");
     const nav = page.getByRole("navigation", { name: "Console" });
@@ -165,7 +176,10 @@ test.describe("console shell", () => {
 
 test.describe("security headers", () => {
   for (const route of ["/login", "/sandboxes", "/no/such/page"]) {
-    test(`${route}: the CSP carries a fresh nonce and every script in the HTML carries it`, async ({ request: anonymous, signedIn }) => {
+    test(`${route}: the CSP carries a fresh nonce and every script in the HTML carries it`, async ({
+      request: anonymous,
+      signedIn,
+    }) => {
       // Console pages need a session (without one they redirect to /login); the others are public.
       const request = route === "/sandboxes" ? signedIn.request : anonymous;
       const response = await request.get(route, { maxRedirects: 0 });
@@ -176,7 +190,14 @@ test.describe("security headers", () => {
       expect(csp).toContain("'strict-dynamic'");
       expect(csp).not.toContain("unsafe-eval");
       expect(csp).toContain("frame-src http://*.sbx.localhost:* https://*.sbx.orkestr.run");
-      for (const directive of ["default-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "object-src 'none'", "form-action 'self'", "connect-src 'self'"]) {
+      for (const directive of [
+        "default-src 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+        "object-src 'none'",
+        "form-action 'self'",
+        "connect-src 'self'",
+      ]) {
         expect(csp).toContain(directive);
       }
       const html = await response.text();
@@ -201,7 +222,9 @@ test.describe("security headers", () => {
     expect(problems).toEqual([]);
   });
 
-  test("security headers are set, HSTS only over HTTPS (which a client's own X-Forwarded-Proto does not prove)", async ({ signedIn }) => {
+  test("security headers are set, HSTS only over HTTPS (which a client's own X-Forwarded-Proto does not prove)", async ({
+    signedIn,
+  }) => {
     const request = signedIn.request;
     const plain = await request.get("/sandboxes", { maxRedirects: 0 });
     expect(plain.status()).toBe(200);

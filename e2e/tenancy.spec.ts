@@ -14,28 +14,54 @@ const TEAMLESS = { email: "nobody@example.com", password: "a third correct horse
 
 /** A user written straight into the console's database (e2e/seed/add-team-user.ts). */
 function addUser(servers: Servers, email: string, password: string, team?: string): void {
-  execFileSync(process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "e2e/seed/add-team-user.ts"), email, password, ...(team ? [team] : [])], {
-    cwd: ROOT,
-    env: servers.env,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  execFileSync(
+    process.execPath,
+    [
+      "--conditions=react-server",
+      "--import",
+      "tsx",
+      path.join(ROOT, "e2e/seed/add-team-user.ts"),
+      email,
+      password,
+      ...(team ? [team] : []),
+    ],
+    {
+      cwd: ROOT,
+      env: servers.env,
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
 }
 
-test("two teams see only their own sandboxes, in the list and on every sandbox page", async ({ connected: page, servers, browser, baseURL }) => {
+test("two teams see only their own sandboxes, in the list and on every sandbox page", async ({
+  connected: page,
+  servers,
+  browser,
+  baseURL,
+}) => {
   test.setTimeout(120_000);
   // The owner's team (A): a sandbox through the engine, in the account the owner's console uses.
-  const a = await servers.engine.api<{ id: string }>("POST", "/sandboxes", { template: "python-3.12", metadata: { team: "a" } });
+  const a = await servers.engine.api<{ id: string }>("POST", "/sandboxes", {
+    template: "python-3.12",
+    metadata: { team: "a" },
+  });
   expect(a.status, a.text).toBe(201);
 
   // The other team (B): its owner is written into the console's database, signs in, connects.
   addUser(servers, OTHER.email, OTHER.password, OTHER.team);
   const other = await browser.newContext({ baseURL });
   const otherPage = await other.newPage();
-  const login = await other.request.post("/api/auth/login", { data: { email: OTHER.email, password: OTHER.password }, headers: { origin: baseURL! } });
+  const login = await other.request.post("/api/auth/login", {
+    data: { email: OTHER.email, password: OTHER.password },
+    headers: { origin: baseURL! },
+  });
   expect(login.status()).toBe(200);
   const connect = await other.request.post("/api/connections/local-engine", { headers: { origin: baseURL! } });
   expect(connect.status(), await connect.text()).toBe(201);
-  const b = await other.request.post("/api/v1/sandboxes", { data: { template: "python-3.12", metadata: { team: "b" } }, headers: { origin: baseURL! } });
+  const b = await other.request.post("/api/v1/sandboxes", {
+    data: { template: "python-3.12", metadata: { team: "b" } },
+    headers: { origin: baseURL! },
+  });
   expect(b.status()).toBe(201);
   const bId = ((await b.json()) as { id: string }).id;
   const aId = a.body.id;
@@ -59,7 +85,14 @@ test("two teams see only their own sandboxes, in the list and on every sandbox p
     }
     // And the API behind them answers 404 too, for reads and writes.
     expect((await p.request.get(`/api/v1/sandboxes/${foreign}`)).status()).toBe(404);
-    expect((await p.request.post(`/api/v1/sandboxes/${foreign}/exec`, { data: { command: "true" }, headers: { origin: baseURL! } })).status()).toBe(404);
+    expect(
+      (
+        await p.request.post(`/api/v1/sandboxes/${foreign}/exec`, {
+          data: { command: "true" },
+          headers: { origin: baseURL! },
+        })
+      ).status(),
+    ).toBe(404);
   }
   // Both sandboxes still run: nothing of one team was touched by the other.
   expect((await servers.engine.api<{ status: string }>("GET", `/sandboxes/${aId}`)).body.status).toBe("running");
@@ -68,14 +101,25 @@ test("two teams see only their own sandboxes, in the list and on every sandbox p
   await other.close();
 });
 
-test("a user whose role cannot read sandboxes is told so on the sandbox pages, and shown none", async ({ connected: page, servers, browser, baseURL }) => {
+test("a user whose role cannot read sandboxes is told so on the sandbox pages, and shown none", async ({
+  connected: page,
+  servers,
+  browser,
+  baseURL,
+}) => {
   // A sandbox of the owner's team, which this user must not see any of.
-  const a = await servers.engine.api<{ id: string }>("POST", "/sandboxes", { template: "python-3.12", metadata: { team: "a" } });
+  const a = await servers.engine.api<{ id: string }>("POST", "/sandboxes", {
+    template: "python-3.12",
+    metadata: { team: "a" },
+  });
   expect(a.status, a.text).toBe(201);
   void page;
   addUser(servers, TEAMLESS.email, TEAMLESS.password);
   const context = await browser.newContext({ baseURL });
-  const login = await context.request.post("/api/auth/login", { data: { email: TEAMLESS.email, password: TEAMLESS.password }, headers: { origin: baseURL! } });
+  const login = await context.request.post("/api/auth/login", {
+    data: { email: TEAMLESS.email, password: TEAMLESS.password },
+    headers: { origin: baseURL! },
+  });
   expect(login.status()).toBe(200);
   const p = await context.newPage();
   // In the page's main landmark: while the page streams in after loading.tsx, React's hidden copy

@@ -12,7 +12,18 @@ describe("the host policy", () => {
     expect(splitHost("LocalHost:03000")).toEqual({ hostname: "localhost", port: "3000" });
     expect(splitHost("[::1]:3000")).toEqual({ hostname: "[::1]", port: "3000" });
     expect(splitHost("baton.example.com")).toEqual({ hostname: "baton.example.com", port: null });
-    for (const bad of ["", "a@localhost:3000", "localhost:3000/x", "localhost:0", "localhost:70000", "::1", "local host", "localhost.", "-x.example"]) expect(splitHost(bad), bad).toBeNull();
+    for (const bad of [
+      "",
+      "a@localhost:3000",
+      "localhost:3000/x",
+      "localhost:0",
+      "localhost:70000",
+      "::1",
+      "local host",
+      "localhost.",
+      "-x.example",
+    ])
+      expect(splitHost(bad), bad).toBeNull();
   });
 
   it("defaults to the loopback names on PORT; BATON_URL replaces them; BATON_ALLOWED_HOSTS adds to either", () => {
@@ -22,7 +33,10 @@ describe("the host policy", () => {
     expect(hostAllowed("127.0.0.1:3000", defaults)).toBe(false);
     expect(hostAllowed("evil.example:4000", defaults)).toBe(false);
 
-    const url = policy({ BATON_URL: "https://Baton.Example.com", BATON_ALLOWED_HOSTS: " 192.168.1.20:3000 , http://intranet:8080 ,," });
+    const url = policy({
+      BATON_URL: "https://Baton.Example.com",
+      BATON_ALLOWED_HOSTS: " 192.168.1.20:3000 , http://intranet:8080 ,,",
+    });
     expect(url.summary).toBe("baton.example.com, 192.168.1.20:3000, intranet:8080");
     expect(hostAllowed("baton.example.com", url)).toBe(true);
     expect(hostAllowed("localhost:3000", url)).toBe(false);
@@ -37,16 +51,25 @@ describe("the host policy", () => {
     expect(originAllowed("http://intranet:8080", p)).toBe(true);
     expect(originAllowed("http://intranet:8081", p)).toBe(false);
     expect(originAllowed("https://lan-name:9443", p)).toBe(true);
-    for (const bad of [null, "", "null", "file://", "https://baton.example.com.evil.example", "javascript:alert(1)"]) expect(originAllowed(bad, p), String(bad)).toBe(false);
+    for (const bad of [null, "", "null", "file://", "https://baton.example.com.evil.example", "javascript:alert(1)"])
+      expect(originAllowed(bad, p), String(bad)).toBe(false);
     const loopback = policy({});
     expect(originAllowed("http://localhost:3000", loopback)).toBe(true);
     expect(originAllowed("http://localhost", loopback)).toBe(false);
   });
 
   it("reports what is wrong with the variables", () => {
-    expect(parseHostPolicy({ BATON_URL: "baton.example.com" }).issues).toEqual([expect.stringContaining("BATON_URL must be an absolute http(s) URL")]);
-    expect(parseHostPolicy({ BATON_URL: "https://baton.example.com/console" }).issues).toEqual([expect.stringContaining("origin only")]);
-    expect(parseHostPolicy({ BATON_URL: "ftp://baton.example.com" }).issues).toEqual([expect.stringContaining("http or https")]);
-    expect(parseHostPolicy({ BATON_ALLOWED_HOSTS: "ok, not ok" }).issues).toEqual([expect.stringContaining('"not ok"')]);
+    expect(parseHostPolicy({ BATON_URL: "baton.example.com" }).issues).toEqual([
+      expect.stringContaining("BATON_URL must be an absolute http(s) URL"),
+    ]);
+    expect(parseHostPolicy({ BATON_URL: "https://baton.example.com/console" }).issues).toEqual([
+      expect.stringContaining("origin only"),
+    ]);
+    expect(parseHostPolicy({ BATON_URL: "ftp://baton.example.com" }).issues).toEqual([
+      expect.stringContaining("http or https"),
+    ]);
+    expect(parseHostPolicy({ BATON_ALLOWED_HOSTS: "ok, not ok" }).issues).toEqual([
+      expect.stringContaining('"not ok"'),
+    ]);
   });
 });

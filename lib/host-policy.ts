@@ -37,7 +37,8 @@ const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"] as const;
 const DEFAULT_PORT = "3000";
 
 /** A Host header value (or a host[:port] entry): a DNS name or IPv4, or a bracketed IPv6, and an optional port. */
-const HOST_SYNTAX = /^(?:([a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*)|(\[[0-9a-f:.]+\]))(?::(\d{1,5}))?$/i;
+const HOST_SYNTAX =
+  /^(?:([a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*)|(\[[0-9a-f:.]+\]))(?::(\d{1,5}))?$/i;
 
 /** Splits `host[:port]` into a lowercase hostname and a port (without leading zeros), or null when it is not one. */
 export function splitHost(value: string): { hostname: string; port: string | null } | null {
@@ -56,7 +57,9 @@ function originEntry(raw: string, what: string, issues: string[]): HostEntry | n
   try {
     u = new URL(raw);
   } catch {
-    issues.push(`${what} must be an absolute http(s) URL such as https://baton.example.com (got ${JSON.stringify(raw)})`);
+    issues.push(
+      `${what} must be an absolute http(s) URL such as https://baton.example.com (got ${JSON.stringify(raw)})`,
+    );
     return null;
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") {
@@ -64,7 +67,9 @@ function originEntry(raw: string, what: string, issues: string[]): HostEntry | n
     return null;
   }
   if (u.username || u.password || u.search || u.hash || (u.pathname !== "/" && u.pathname !== "")) {
-    issues.push(`${what} must be an origin only (scheme, host and port, no path, query or credentials; got ${JSON.stringify(raw)})`);
+    issues.push(
+      `${what} must be an origin only (scheme, host and port, no path, query or credentials; got ${JSON.stringify(raw)})`,
+    );
     return null;
   }
   return { hostname: u.hostname.toLowerCase(), port: u.port || null, scheme: u.protocol };
@@ -138,7 +143,10 @@ export function originAllowed(origin: string | null | undefined, policy: HostPol
   if (u.protocol !== "http:" && u.protocol !== "https:") return false;
   const hostname = u.hostname.toLowerCase();
   const port = u.port || (u.protocol === "https:" ? "443" : "80");
-  return policy.entries.some((e) => e.hostname === hostname && (e.scheme === null || e.scheme === u.protocol) && (e.port === null || e.port === port));
+  return policy.entries.some(
+    (e) =>
+      e.hostname === hostname && (e.scheme === null || e.scheme === u.protocol) && (e.port === null || e.port === port),
+  );
 }
 
 /** The error body for a request to a name Baton does not serve (HTTP 421 Misdirected Request). */

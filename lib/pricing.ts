@@ -21,5 +21,10 @@ export function computeCostEur(cpuSeconds: number, gbSeconds: number): number {
 /** "€0.0042": small amounts keep four decimals so a minute of use is visible, larger ones two. */
 export function formatEur(amount: number): string {
   const digits = Math.abs(amount) < 1 ? 4 : 2;
-  return new Intl.NumberFormat("en-IE", { style: "currency", currency: "EUR", minimumFractionDigits: digits, maximumFractionDigits: digits }).format(amount);
+  return new Intl.NumberFormat("en-IE", {
+    style: "currency",
+    currency: "EUR",
+    minimumFractionDigits: digits,
+    maximumFractionDigits: digits,
+  }).format(amount);
 }

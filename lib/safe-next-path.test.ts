@@ -34,7 +34,9 @@ const ESCAPES = [
 describe("safeNextPath (the one check for server and client)", () => {
   it("keeps same-origin paths with their query and fragment", () => {
     expect(safeNextPath("/sandboxes?status=running&q=a%2Fb#top")).toBe("/sandboxes?status=running&q=a%2Fb#top");
-    expect(safeNextPath("/sandboxes/sbx_1/files?path=%2Fworkspace%5Ca")).toBe("/sandboxes/sbx_1/files?path=%2Fworkspace%5Ca");
+    expect(safeNextPath("/sandboxes/sbx_1/files?path=%2Fworkspace%5Ca")).toBe(
+      "/sandboxes/sbx_1/files?path=%2Fworkspace%5Ca",
+    );
     expect(safeNextPath("/a/../volumes")).toBe("/volumes");
     expect(safeNextPath("/")).toBe("/");
   });
@@ -55,10 +57,19 @@ describe("the login form's ?next= (components/auth/post-json.ts)", () => {
     expect(nextPathFromSearch("?next=%2Fvolumes", "/sandboxes")).toBe("/volumes");
     // The reported open redirect: %09 decodes to a tab, which the browser then drops: //evil.example.
     expect(nextPathFromSearch("?next=/%09/evil.example", "/sandboxes")).toBe("/sandboxes");
-    for (const search of ["?next=//evil.example", "?next=/%5Cevil.example", "?next=%2F%2Fevil.example", "?next=/%0D%0A/evil.example", "?next=javascript:alert(1)", "?next=https://evil.example", "?next=/%252F%252Fevil.example"]) {
+    for (const search of [
+      "?next=//evil.example",
+      "?next=/%5Cevil.example",
+      "?next=%2F%2Fevil.example",
+      "?next=/%0D%0A/evil.example",
+      "?next=javascript:alert(1)",
+      "?next=https://evil.example",
+      "?next=/%252F%252Fevil.example",
+    ]) {
       expect(nextPathFromSearch(search, "/sandboxes"), search).toBe("/sandboxes");
     }
-    for (const value of ESCAPES) expect(nextPathFromSearch(`?next=${encodeURIComponent(value)}`, "/sandboxes"), value).toBe("/sandboxes");
+    for (const value of ESCAPES)
+      expect(nextPathFromSearch(`?next=${encodeURIComponent(value)}`, "/sandboxes"), value).toBe("/sandboxes");
     expect(nextPathFromSearch("", "/sandboxes")).toBe("/sandboxes");
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { contentSecurityPolicy, isHttps, newNonce, securityHeaders } from "./security-headers.js";
 
-const directives = (csp: string) => new Map(csp.split("; ").map((d) => [d.split(" ")[0], d.split(" ").slice(1).join(" ")]));
+const directives = (csp: string) =>
+  new Map(csp.split("; ").map((d) => [d.split(" ")[0], d.split(" ").slice(1).join(" ")]));
 
 describe("security headers", () => {
   it("builds a nonce-based CSP with the preview domains as frame sources", () => {

@@ -16,12 +16,21 @@ import { startConsoleBench } from "./bench/console-harness.js";
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const BUDGET_MS = 100;
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 const log = (s: string) => process.stderr.write(`[bench:list] ${s}\n`);
 
 /** Long tasks (ms) since the last call. */
-const takeLongTasks = (page: Page) => page.evaluate(() => (window as unknown as { __longTasks: number[] }).__longTasks.splice(0));
+const takeLongTasks = (page: Page) =>
+  page.evaluate(() => (window as unknown as { __longTasks: number[] }).__longTasks.splice(0));
 
 async function typeInSearch(page: Page): Promise<void> {
   const search = page.getByLabel("Search by id");
@@ -98,22 +107,35 @@ async function main(): Promise<void> {
     await takeLongTasks(page);
 
     const interactions = { typing: typeInSearch, "scrollbar drag": dragScroll, "mouse wheel": wheelScroll } as const;
-    const longest: Record<keyof typeof interactions, number[]> = { typing: [], "scrollbar drag": [], "mouse wheel": [] };
+    const longest: Record<keyof typeof interactions, number[]> = {
+      typing: [],
+      "scrollbar drag": [],
+      "mouse wheel": [],
+    };
     const counts: Record<keyof typeof interactions, number> = { typing: 0, "scrollbar drag": 0, "mouse wheel": 0 };
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [name, run] of Object.entries(interactions) as [keyof typeof interactions, (p: Page) => Promise<void>][]) {
+      for (const [name, run] of Object.entries(interactions) as [
+        keyof typeof interactions,
+        (p: Page) => Promise<void>,
+      ][]) {
         await takeLongTasks(page);
         await run(page);
         const tasks = await takeLongTasks(page);
         longest[name].push(tasks.length ? Math.max(...tasks) : 0);
         counts[name] += tasks.length;
       }
-      log(`round ${round + 1}/${ROUNDS}: ${JSON.stringify(Object.fromEntries(Object.entries(longest).map(([k, v]) => [k, Math.round(v[round]!)])))}`);
+      log(
+        `round ${round + 1}/${ROUNDS}: ${JSON.stringify(Object.fromEntries(Object.entries(longest).map(([k, v]) => [k, Math.round(v[round]!)])))}`,
+      );
     }
 
     const f = (n: number) => `${Math.round(n)} ms`;
-    console.log(`\nThe sandbox list with ${ROWS.toLocaleString("en")} sandboxes (every page loaded in ${f(loadAllMs)}), ${ROUNDS} rounds, Debian Chromium, software rendering.`);
-    console.log("Longest main-thread task per round (Long Tasks API; 0 = no task over 50 ms). Budget (issue 6): never blocks over 100 ms.\n");
+    console.log(
+      `\nThe sandbox list with ${ROWS.toLocaleString("en")} sandboxes (every page loaded in ${f(loadAllMs)}), ${ROUNDS} rounds, Debian Chromium, software rendering.`,
+    );
+    console.log(
+      "Longest main-thread task per round (Long Tasks API; 0 = no task over 50 ms). Budget (issue 6): never blocks over 100 ms.\n",
+    );
     console.log("| Interaction | tasks > 50 ms | median round | worst round | budget | worst ÷ budget | verdict |");
     console.log("|---|---:|---:|---:|---:|---:|---|");
     const summary: Record<string, unknown> = {};
@@ -121,10 +143,18 @@ async function main(): Promise<void> {
       const xs = longest[name];
       const worst = Math.max(...xs);
       const verdict = worst <= BUDGET_MS ? "within budget" : "OVER BUDGET";
-      console.log(`| ${name} | ${counts[name]} | ${f(pct(xs, 50))} | ${f(worst)} | ${BUDGET_MS} ms | ${(worst / BUDGET_MS).toFixed(2)}× | ${verdict} |`);
-      summary[name] = { longest_per_round_ms: xs.map(Math.round), long_tasks: counts[name], within_budget: worst <= BUDGET_MS };
+      console.log(
+        `| ${name} | ${counts[name]} | ${f(pct(xs, 50))} | ${f(worst)} | ${BUDGET_MS} ms | ${(worst / BUDGET_MS).toFixed(2)}× | ${verdict} |`,
+      );
+      summary[name] = {
+        longest_per_round_ms: xs.map(Math.round),
+        long_tasks: counts[name],
+        within_budget: worst <= BUDGET_MS,
+      };
     }
-    console.log(`\n${JSON.stringify({ bench: "sandbox-list-10k", rows: ROWS, rounds: ROUNDS, load_all_ms: Math.round(loadAllMs), budget_ms: BUDGET_MS, ...summary })}`);
+    console.log(
+      `\n${JSON.stringify({ bench: "sandbox-list-10k", rows: ROWS, rounds: ROUNDS, load_all_ms: Math.round(loadAllMs), budget_ms: BUDGET_MS, ...summary })}`,
+    );
   } finally {
     await browser.close();
     await bench.stop();

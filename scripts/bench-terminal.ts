@@ -62,11 +62,19 @@ async function main(): Promise<void> {
   let sandboxId: string | null = null;
   const echoes: Echo[] = [];
   try {
-    sandboxId = (await api("POST", "/api/v1/sandboxes", { template: "python-3.12", timeout_seconds: 600 }))!.id as string;
-    const viaRelay = (await api("POST", `/api/v1/sandboxes/${sandboxId}/pty`, { command: "cat", cols: 120, rows: 30 }))!.id as string;
-    const direct = (await api("POST", `/api/v1/sandboxes/${sandboxId}/pty`, { command: "cat", cols: 120, rows: 30 }))!.id as string;
-    const relayEcho = await Echo.open(`ws://127.0.0.1:${port}/api/v1/sandboxes/${sandboxId}/pty/${viaRelay}/ws`, { cookie, origin });
-    const directEcho = await Echo.open(`${engine.url.replace(/^http/, "ws")}/sandboxes/${sandboxId}/pty/${direct}/ws`, { authorization: `Bearer ${engine.token}` });
+    sandboxId = (await api("POST", "/api/v1/sandboxes", { template: "python-3.12", timeout_seconds: 600 }))!
+      .id as string;
+    const viaRelay = (await api("POST", `/api/v1/sandboxes/${sandboxId}/pty`, { command: "cat", cols: 120, rows: 30 }))!
+      .id as string;
+    const direct = (await api("POST", `/api/v1/sandboxes/${sandboxId}/pty`, { command: "cat", cols: 120, rows: 30 }))!
+      .id as string;
+    const relayEcho = await Echo.open(`ws://127.0.0.1:${port}/api/v1/sandboxes/${sandboxId}/pty/${viaRelay}/ws`, {
+      cookie,
+      origin,
+    });
+    const directEcho = await Echo.open(`${engine.url.replace(/^http/, "ws")}/sandboxes/${sandboxId}/pty/${direct}/ws`, {
+      authorization: `Bearer ${engine.token}`,
+    });
     echoes.push(relayEcho, directEcho);
     await new Promise((r) => setTimeout(r, 1_000)); // the sandbox-side pty is ready and the backlog is in
 
@@ -75,14 +83,28 @@ async function main(): Promise<void> {
     for (let i = 0; i < KEYS + WARMUP; i++) {
       const ch = alphabet[i % alphabet.length]!;
       // Alternate which goes first so neither always runs on a warmer path.
-      const order: Array<["relay" | "direct", Echo]> = i % 2 ? [["relay", relayEcho], ["direct", directEcho]] : [["direct", directEcho], ["relay", relayEcho]];
+      const order: Array<["relay" | "direct", Echo]> =
+        i % 2
+          ? [
+              ["relay", relayEcho],
+              ["direct", directEcho],
+            ]
+          : [
+              ["direct", directEcho],
+              ["relay", relayEcho],
+            ];
       for (const [name, e] of order) {
         const ms = await e.roundTrip(ch);
         if (i >= WARMUP) samples[name].push(ms);
       }
-      if (i % alphabet.length === alphabet.length - 1) await Promise.all([relayEcho.clearLine(), directEcho.clearLine()]);
+      if (i % alphabet.length === alphabet.length - 1)
+        await Promise.all([relayEcho.clearLine(), directEcho.clearLine()]);
     }
-    const stats = (xs: number[]) => ({ p50: pct(xs, 50), p99: pct(xs, 99), mean: xs.reduce((a, b) => a + b, 0) / xs.length });
+    const stats = (xs: number[]) => ({
+      p50: pct(xs, 50),
+      p99: pct(xs, 99),
+      mean: xs.reduce((a, b) => a + b, 0) / xs.length,
+    });
     const r = stats(samples.relay);
     const d = stats(samples.direct);
     const f = (n: number) => n.toFixed(2);
@@ -91,8 +113,12 @@ async function main(): Promise<void> {
     console.log("|---|---:|---:|---:|");
     console.log(`| Through Baton's relay | ${f(r.p50)} ms | ${f(r.p99)} ms | ${f(r.mean)} ms |`);
     console.log(`| Direct to the engine | ${f(d.p50)} ms | ${f(d.p99)} ms | ${f(d.mean)} ms |`);
-    console.log(`| Relay ÷ direct | ${(r.p50 / d.p50).toFixed(2)}× | ${(r.p99 / d.p99).toFixed(2)}× | ${(r.mean / d.mean).toFixed(2)}× |`);
-    console.log(`\n${JSON.stringify({ bench: "terminal-typing-latency", keys: KEYS, relay_ms: r, direct_ms: d, ratio_p50: r.p50 / d.p50, ratio_p99: r.p99 / d.p99 })}`);
+    console.log(
+      `| Relay ÷ direct | ${(r.p50 / d.p50).toFixed(2)}× | ${(r.p99 / d.p99).toFixed(2)}× | ${(r.mean / d.mean).toFixed(2)}× |`,
+    );
+    console.log(
+      `\n${JSON.stringify({ bench: "terminal-typing-latency", keys: KEYS, relay_ms: r, direct_ms: d, ratio_p50: r.p50 / d.p50, ratio_p99: r.p99 / d.p99 })}`,
+    );
   } finally {
     for (const e of echoes) e.close();
     if (sandboxId) await engine.api("DELETE", `/sandboxes/${sandboxId}`).catch(() => undefined);

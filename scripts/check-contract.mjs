@@ -13,7 +13,9 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const url = process.env.ORKESTR_API_URL;
 const key = process.env.ORKESTR_API_KEY;
 if (url && !key) {
-  console.error("check-contract: ORKESTR_API_URL is set but ORKESTR_API_KEY is not; give both, or neither for a local engine.");
+  console.error(
+    "check-contract: ORKESTR_API_URL is set but ORKESTR_API_KEY is not; give both, or neither for a local engine.",
+  );
   process.exit(2);
 }
 if (url) {
@@ -30,8 +32,12 @@ if (url) {
 }
 
 const vitest = createRequire(import.meta.url).resolve("vitest/vitest.mjs");
-const result = spawnSync(process.execPath, [vitest, "run", "--project", "engine", "engine/test/contract", ...process.argv.slice(2)], {
-  cwd: root,
-  stdio: "inherit",
-});
+const result = spawnSync(
+  process.execPath,
+  [vitest, "run", "--project", "engine", "engine/test/contract", ...process.argv.slice(2)],
+  {
+    cwd: root,
+    stdio: "inherit",
+  },
+);
 process.exit(result.status ?? 1);

@@ -32,9 +32,12 @@ process.env.PORT = String(port);
 if (process.env.BATON_URL?.trim() && !process.env.NEXTAUTH_URL) process.env.NEXTAUTH_URL = process.env.BATON_URL.trim();
 
 const tsx = registerTsx({ namespace: "baton-console-server" });
-register("data:text/javascript," + encodeURIComponent(
-  'export async function resolve(s, c, n) { return s === "server-only" ? { url: "data:text/javascript,export{}", shortCircuit: true } : n(s, c); }',
-));
+register(
+  "data:text/javascript," +
+    encodeURIComponent(
+      'export async function resolve(s, c, n) { return s === "server-only" ? { url: "data:text/javascript,export{}", shortCircuit: true } : n(s, c); }',
+    ),
+);
 
 // Before Next starts: a bad BATON_URL, BATON_ALLOWED_HOSTS or BATON_TRUSTED_PROXIES stops here.
 const { createConsoleServer, createFrontDoor } = await tsx.import("../lib/server/front-door.ts", import.meta.url);
@@ -59,15 +62,25 @@ try {
   await announceSetupCode();
 } catch (err) {
   // The database may not be up yet: the /setup page makes and prints the code on its first visit.
-  console.error(`[baton] could not check for a first run at start: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(
+    `[baton] could not check for a first run at start: ${err instanceof Error ? err.message : String(err)}`,
+  );
 }
 
 const relay = createPtyRelay();
-const server = createConsoleServer({ frontDoor, handle, upgrade: (req, socket, head) => relay.handleUpgrade(req, socket, head) });
+const server = createConsoleServer({
+  frontDoor,
+  handle,
+  upgrade: (req, socket, head) => relay.handleUpgrade(req, socket, head),
+});
 server.listen(port, hostname, () => {
   // "Ready in" is what e2e/fixtures.ts waits for, as with `next start`.
-  console.log(`  ✓ Ready in ${Date.now() - started}ms: http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`);
-  console.log(`  Host names served: ${frontDoor.hosts} (BATON_URL, BATON_ALLOWED_HOSTS); X-Forwarded-For hops trusted: ${frontDoor.trustedProxies}`);
+  console.log(
+    `  ✓ Ready in ${Date.now() - started}ms: http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`,
+  );
+  console.log(
+    `  Host names served: ${frontDoor.hosts} (BATON_URL, BATON_ALLOWED_HOSTS); X-Forwarded-For hops trusted: ${frontDoor.trustedProxies}`,
+  );
 });
 
 const stop = () => {

@@ -28,7 +28,17 @@ const BUDGETS = [
 ];
 const DEFAULT_ROUTES = ["/login", "/sandboxes"];
 /** Segment files whose client entry chunks load with the route. */
-const SEGMENT_KINDS = new Set(["layout", "template", "page", "loading", "error", "global-error", "not-found", "forbidden", "unauthorized"]);
+const SEGMENT_KINDS = new Set([
+  "layout",
+  "template",
+  "page",
+  "loading",
+  "error",
+  "global-error",
+  "not-found",
+  "forbidden",
+  "unauthorized",
+]);
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -44,7 +54,8 @@ function fail(message) {
   process.exit(2);
 }
 
-if (!fs.existsSync(path.join(distDir, "build-manifest.json"))) fail(`no production build in ${distDir} (run \`npx next build\` first)`);
+if (!fs.existsSync(path.join(distDir, "build-manifest.json")))
+  fail(`no production build in ${distDir} (run \`npx next build\` first)`);
 const buildManifest = JSON.parse(fs.readFileSync(path.join(distDir, "build-manifest.json"), "utf8"));
 const rootMainFiles = buildManifest.rootMainFiles ?? [];
 if (rootMainFiles.length === 0) fail("build-manifest.json has no rootMainFiles (is this an App Router build?)");
@@ -106,7 +117,9 @@ function sizes(file) {
   const abs = path.join(distDir, file);
   const raw = fs.readFileSync(abs);
   // gzip(1) at level 6 as the notes prescribe; zlib's level 6 as a fallback (within a few bytes).
-  const gz = gzipCli ? spawnSync("gzip", ["-6", "-c", abs], { maxBuffer: 64 * 1024 * 1024 }).stdout.length : zlib.gzipSync(raw, { level: 6 }).length;
+  const gz = gzipCli
+    ? spawnSync("gzip", ["-6", "-c", abs], { maxBuffer: 64 * 1024 * 1024 }).stdout.length
+    : zlib.gzipSync(raw, { level: 6 }).length;
   const s = { raw: raw.length, gzip: gz };
   sizeCache.set(file, s);
   return s;
@@ -155,33 +168,63 @@ if (baseUrl) {
     const extraInHtml = [...served].filter((f) => !computed.has(f));
     const ok = res.status < 300 && missingFromHtml.length === 0 && extraInHtml.length === 0;
     if (!ok) crossCheckFailed = true;
-    crossChecks.push({ route: row.route, status: res.status, ok, served: served.size, computed: computed.size, missingFromHtml, extraInHtml });
+    crossChecks.push({
+      route: row.route,
+      status: res.status,
+      ok,
+      served: served.size,
+      computed: computed.size,
+      missingFromHtml,
+      extraInHtml,
+    });
   }
 }
 
 const budgetRows = BUDGETS.map((b) => {
-  const row = rows.find((r) => r.route === b.route && !r.missing) ?? (routes.has(b.route) ? { route: b.route, ...weigh(routes.get(b.route).files) } : null);
+  const row =
+    rows.find((r) => r.route === b.route && !r.missing) ??
+    (routes.has(b.route) ? { route: b.route, ...weigh(routes.get(b.route).files) } : null);
   return { ...b, gzip: row ? row.gzip : null, ok: row ? row.gzip <= b.kib * KiB : null };
 });
 const overBudget = budgetRows.some((b) => b.ok === false);
 
 if (flag("--json")) {
-  console.log(JSON.stringify({ distDir, gzip: gzipCli ? "gzip -6" : "zlib level 6", shared, routes: rows, budgets: budgetRows, crossChecks }, null, 2));
+  console.log(
+    JSON.stringify(
+      { distDir, gzip: gzipCli ? "gzip -6" : "zlib level 6", shared, routes: rows, budgets: budgetRows, crossChecks },
+      null,
+      2,
+    ),
+  );
 } else {
   const kib = (n) => `${(n / KiB).toFixed(1)} KiB`;
   const pad = (s, n) => String(s).padEnd(n);
   const lpad = (s, n) => String(s).padStart(n);
-  console.log(`First-load JS per route (${path.relative(process.cwd(), distDir) || "."}, ${gzipCli ? "gzip -6" : "zlib level 6"})\n`);
+  console.log(
+    `First-load JS per route (${path.relative(process.cwd(), distDir) || "."}, ${gzipCli ? "gzip -6" : "zlib level 6"})\n`,
+  );
   console.log(`${pad("route", 26)}${lpad("files", 6)}${lpad("raw", 13)}${lpad("gzip", 13)}`);
-  console.log(`${pad("shared (rootMainFiles)", 26)}${lpad(rootMainFiles.length, 6)}${lpad(kib(shared.raw), 13)}${lpad(kib(shared.gzip), 13)}`);
+  console.log(
+    `${pad("shared (rootMainFiles)", 26)}${lpad(rootMainFiles.length, 6)}${lpad(kib(shared.raw), 13)}${lpad(kib(shared.gzip), 13)}`,
+  );
   for (const row of rows) {
     if (row.missing) console.log(`${pad(row.route, 26)}${lpad("—", 6)}${lpad("no such route", 26)}`);
-    else console.log(`${pad(row.route, 26)}${lpad(row.files.length, 6)}${lpad(kib(row.raw), 13)}${lpad(kib(row.gzip), 13)}`);
+    else
+      console.log(
+        `${pad(row.route, 26)}${lpad(row.files.length, 6)}${lpad(kib(row.raw), 13)}${lpad(kib(row.gzip), 13)}`,
+      );
   }
   console.log("\nBudgets (perf-notes.md)\n");
   for (const b of budgetRows) {
-    const verdict = b.ok === null ? "route not built yet" : b.ok ? `ok (${((b.gzip / (b.kib * KiB)) * 100).toFixed(0)}% of budget)` : "OVER BUDGET";
-    console.log(`${pad(b.route, 26)}${lpad(b.gzip === null ? "—" : kib(b.gzip), 12)} ≤ ${lpad(`${b.kib} KiB`, 8)}  ${verdict}   ${b.note}`);
+    const verdict =
+      b.ok === null
+        ? "route not built yet"
+        : b.ok
+          ? `ok (${((b.gzip / (b.kib * KiB)) * 100).toFixed(0)}% of budget)`
+          : "OVER BUDGET";
+    console.log(
+      `${pad(b.route, 26)}${lpad(b.gzip === null ? "—" : kib(b.gzip), 12)} ≤ ${lpad(`${b.kib} KiB`, 8)}  ${verdict}   ${b.note}`,
+    );
   }
   if (flag("--verbose")) {
     for (const row of rows.filter((r) => !r.missing)) {
@@ -193,7 +236,9 @@ if (flag("--json")) {
   if (crossChecks.length) {
     console.log(`\nCross-check against <script src> tags served by ${baseUrl}\n`);
     for (const c of crossChecks) {
-      const verdict = c.ok ? "same set" : `DIFFERS (HTTP ${c.status}; only computed: ${c.missingFromHtml.join(" ") || "—"}; only served: ${c.extraInHtml.join(" ") || "—"})`;
+      const verdict = c.ok
+        ? "same set"
+        : `DIFFERS (HTTP ${c.status}; only computed: ${c.missingFromHtml.join(" ") || "—"}; only served: ${c.extraInHtml.join(" ") || "—"})`;
       console.log(`${pad(c.route, 26)}${lpad(`${c.served} served / ${c.computed} computed`, 26)}  ${verdict}`);
     }
   }

@@ -20,7 +20,10 @@ if (fs.existsSync("app") && fs.existsSync("next.config.ts")) {
   if (!fs.existsSync(".next/BUILD_ID")) {
     // A fresh checkout has no production build yet: make one (about 20 s on 2 cores).
     console.error("[start] building the console (next build)...");
-    const build = spawnSync("npx", ["next", "build"], { stdio: "inherit", env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env } });
+    const build = spawnSync("npx", ["next", "build"], {
+      stdio: "inherit",
+      env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env },
+    });
     if (build.status !== 0) {
       console.error("[start] next build failed");
       for (const c of children) c.kill("SIGTERM");
@@ -30,7 +33,10 @@ if (fs.existsSync("app") && fs.existsSync("next.config.ts")) {
   const port = process.env.PORT ?? "3000";
   // Loopback by default: put a TLS proxy in front (or set HOST) to serve it beyond this machine.
   // Next's request handler plus the terminal WebSocket relay (what `next start` cannot do).
-  run("console", process.execPath, ["scripts/console-server.mjs", "-H", process.env.HOST ?? "127.0.0.1", "-p", port], { NEXT_TELEMETRY_DISABLED: "1", NODE_ENV: "production" });
+  run("console", process.execPath, ["scripts/console-server.mjs", "-H", process.env.HOST ?? "127.0.0.1", "-p", port], {
+    NEXT_TELEMETRY_DISABLED: "1",
+    NODE_ENV: "production",
+  });
   console.error(`[start] Baton: http://localhost:${port} (the first visitor creates the owner account)`);
 } else {
   const port = process.env.ORKESTR_ENGINE_PORT ?? "8787";

@@ -28,7 +28,11 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
       <Sidebar />
       <div className="flex min-w-0 flex-1 flex-col">
         <Header connection={connection} user={{ name: user.name, email: user.email }} />
-        <main id="main" tabIndex={-1} className="mx-auto w-full max-w-6xl flex-1 px-4 py-6 outline-none md:px-8 md:py-8">
+        <main
+          id="main"
+          tabIndex={-1}
+          className="mx-auto w-full max-w-6xl flex-1 px-4 py-6 outline-none md:px-8 md:py-8"
+        >
           {children}
         </main>
       </div>

@@ -34,7 +34,13 @@ export function LoginForm() {
 
   return (
     // method="post": a submit before hydration must never put the password in the URL.
-    <form method="post" onSubmit={onSubmit} aria-busy={pending} aria-describedby={error ? errorId : undefined} className="flex flex-col gap-4">
+    <form
+      method="post"
+      onSubmit={onSubmit}
+      aria-busy={pending}
+      aria-describedby={error ? errorId : undefined}
+      className="flex flex-col gap-4"
+    >
       {error ? (
         <Alert variant="destructive" id={errorId}>
           <AlertDescription className="text-foreground">{error}</AlertDescription>
@@ -42,7 +48,15 @@ export function LoginForm() {
       ) : null}
       <div className="flex flex-col gap-2">
         <Label htmlFor="login-email">Email</Label>
-        <Input id="login-email" name="email" type="email" autoComplete="username" inputMode="email" required autoFocus />
+        <Input
+          id="login-email"
+          name="email"
+          type="email"
+          autoComplete="username"
+          inputMode="email"
+          required
+          autoFocus
+        />
       </div>
       <div className="flex flex-col gap-2">
         <Label htmlFor="login-password">Password</Label>

@@ -14,7 +14,11 @@ export async function postJson(url: string, body: unknown): Promise<PostResult> 
       credentials: "same-origin",
     });
   } catch {
-    return { ok: false, status: null, message: "Could not reach the Baton server. Check your connection and try again." };
+    return {
+      ok: false,
+      status: null,
+      message: "Could not reach the Baton server. Check your connection and try again.",
+    };
   }
   let data: unknown = null;
   if (response.headers.get("content-type")?.includes("application/json")) {
@@ -25,7 +29,10 @@ export async function postJson(url: string, body: unknown): Promise<PostResult> 
     }
   }
   if (response.ok) return { ok: true, data };
-  const detail = typeof data === "object" && data !== null && "detail" in data && typeof data.detail === "string" ? data.detail.trim() : "";
+  const detail =
+    typeof data === "object" && data !== null && "detail" in data && typeof data.detail === "string"
+      ? data.detail.trim()
+      : "";
   return {
     ok: false,
     status: response.status,

@@ -52,7 +52,13 @@ export function SetupForm({ passwordMinLength }: { passwordMinLength: number }) 
 
   return (
     // method="post": a submit before hydration must never put the password in the URL.
-    <form method="post" onSubmit={onSubmit} aria-busy={pending} aria-describedby={error ? errorId : undefined} className="flex flex-col gap-4">
+    <form
+      method="post"
+      onSubmit={onSubmit}
+      aria-busy={pending}
+      aria-describedby={error ? errorId : undefined}
+      className="flex flex-col gap-4"
+    >
       {error ? (
         <Alert variant="destructive" id={errorId}>
           <AlertDescription className="text-foreground">{error}</AlertDescription>
@@ -60,9 +66,19 @@ export function SetupForm({ passwordMinLength }: { passwordMinLength: number }) 
       ) : null}
       <div className="flex flex-col gap-2">
         <Label htmlFor="setup-code">Setup code</Label>
-        <Input id="setup-code" name="setup_code" autoComplete="off" spellCheck={false} required autoFocus aria-describedby={codeHintId} className="font-mono uppercase" />
+        <Input
+          id="setup-code"
+          name="setup_code"
+          autoComplete="off"
+          spellCheck={false}
+          required
+          autoFocus
+          aria-describedby={codeHintId}
+          className="font-mono uppercase"
+        />
         <p id={codeHintId} className="text-xs text-muted-foreground">
-          The Baton server printed it in its log when it started; it is also in the file setup-code in its data directory.
+          The Baton server printed it in its log when it started; it is also in the file setup-code in its data
+          directory.
         </p>
       </div>
       <fieldset className="flex flex-col gap-4">

@@ -27,21 +27,31 @@ function cachedSandboxes(lists: [unknown, unknown][]): Sandbox[] {
   const byId = new Map<string, Sandbox>();
   for (const [, data] of lists) {
     const d = data as { pages?: { items?: Sandbox[] }[]; items?: Sandbox[] } | undefined;
-    for (const page of d?.pages ?? (d?.items ? [d] : [])) for (const s of page.items ?? []) if (!byId.has(s.id)) byId.set(s.id, s);
+    for (const page of d?.pages ?? (d?.items ? [d] : []))
+      for (const s of page.items ?? []) if (!byId.has(s.id)) byId.set(s.id, s);
   }
   return [...byId.values()];
 }
 
 const itemClass =
   "flex cursor-pointer items-center justify-between gap-3 rounded-md px-3 py-2 text-sm aria-selected:bg-accent aria-selected:text-accent-foreground data-[disabled=true]:opacity-50";
-const groupClass = "[&_[cmdk-group-heading]]:px-3 [&_[cmdk-group-heading]]:pt-3 [&_[cmdk-group-heading]]:pb-1 [&_[cmdk-group-heading]]:text-xs [&_[cmdk-group-heading]]:font-medium [&_[cmdk-group-heading]]:text-muted-foreground";
+const groupClass =
+  "[&_[cmdk-group-heading]]:px-3 [&_[cmdk-group-heading]]:pt-3 [&_[cmdk-group-heading]]:pb-1 [&_[cmdk-group-heading]]:text-xs [&_[cmdk-group-heading]]:font-medium [&_[cmdk-group-heading]]:text-muted-foreground";
 
 /**
  * The command palette: jump to a sandbox by id, create one, pause or resume the one whose page is
  * open, go to any console page. Filtering is done here (not by cmdk) so thousands of cached
  * sandboxes stay cheap to search.
  */
-export function CommandPalette({ open, onOpenChange, onShowShortcuts }: { open: boolean; onOpenChange: (open: boolean) => void; onShowShortcuts: () => void }) {
+export function CommandPalette({
+  open,
+  onOpenChange,
+  onShowShortcuts,
+}: {
+  open: boolean;
+  onOpenChange: (open: boolean) => void;
+  onShowShortcuts: () => void;
+}) {
   const router = useRouter();
   const pathname = usePathname();
   const queryClient = useQueryClient();
@@ -75,7 +85,8 @@ export function CommandPalette({ open, onOpenChange, onShowShortcuts }: { open: 
     await queryClient.cancelQueries({ queryKey: key });
     const previous = queryClient.getQueryData<Sandbox>(key);
     // Optimistic: the page shows the transition at once; rolled back if the server refuses.
-    if (previous) queryClient.setQueryData<Sandbox>(key, { ...previous, status: action === "pause" ? "pausing" : "resuming" });
+    if (previous)
+      queryClient.setQueryData<Sandbox>(key, { ...previous, status: action === "pause" ? "pausing" : "resuming" });
     try {
       const next = await (action === "pause" ? sandboxMutations.pause(id) : sandboxMutations.resume(id));
       queryClient.setQueryData(key, next);
@@ -91,7 +102,8 @@ export function CommandPalette({ open, onOpenChange, onShowShortcuts }: { open: 
   };
 
   const matches = (text: string) => !needle || text.toLowerCase().includes(needle);
-  const typedId = ID_PATTERN.test(search.trim()) && !sandboxes.some((s) => s.id === search.trim()) ? search.trim() : null;
+  const typedId =
+    ID_PATTERN.test(search.trim()) && !sandboxes.some((s) => s.id === search.trim()) ? search.trim() : null;
   const status = current.data?.status;
   const actions = [
     { id: "create", label: "Create sandbox", hint: "/sandboxes/new", run: () => go("/sandboxes/new") },
@@ -99,7 +111,14 @@ export function CommandPalette({ open, onOpenChange, onShowShortcuts }: { open: 
       ? [{ id: "pause", label: "Pause this sandbox", hint: currentId, run: () => void lifecycle("pause", currentId) }]
       : []),
     ...(currentId && (status === "paused" || status === undefined)
-      ? [{ id: "resume", label: "Resume this sandbox", hint: currentId, run: () => void lifecycle("resume", currentId) }]
+      ? [
+          {
+            id: "resume",
+            label: "Resume this sandbox",
+            hint: currentId,
+            run: () => void lifecycle("resume", currentId),
+          },
+        ]
       : []),
     { id: "shortcuts", label: "Keyboard shortcuts", hint: "?", run: () => (close(), onShowShortcuts()) },
   ].filter((a) => matches(`${a.label} ${a.hint}`));
@@ -107,7 +126,13 @@ export function CommandPalette({ open, onOpenChange, onShowShortcuts }: { open: 
   const nothing = actions.length === 0 && pages.length === 0 && sandboxes.length === 0 && !typedId;
 
   return (
-    <Dialog open={open} onOpenChange={(o) => (o ? onOpenChange(true) : close())} title="Command palette" hideTitle className="max-w-xl">
+    <Dialog
+      open={open}
+      onOpenChange={(o) => (o ? onOpenChange(true) : close())}
+      title="Command palette"
+      hideTitle
+      className="max-w-xl"
+    >
       <Command shouldFilter={false} label="Command or sandbox id" loop className="-m-6 flex flex-col">
         <div className="border-b px-3">
           <Command.Input
@@ -118,10 +143,16 @@ export function CommandPalette({ open, onOpenChange, onShowShortcuts }: { open: 
           />
         </div>
         <Command.List label="Results" className="max-h-96 overflow-y-auto p-2">
-          {nothing ? <p className="px-3 py-6 text-center text-sm text-muted-foreground">Nothing matches “{search}”.</p> : null}
+          {nothing ? (
+            <p className="px-3 py-6 text-center text-sm text-muted-foreground">Nothing matches “{search}”.</p>
+          ) : null}
           {typedId ? (
             <Command.Group heading="Sandbox" className={groupClass}>
-              <Command.Item value={`open ${typedId}`} onSelect={() => go(`/sandboxes/${encodeURIComponent(typedId)}`)} className={itemClass}>
+              <Command.Item
+                value={`open ${typedId}`}
+                onSelect={() => go(`/sandboxes/${encodeURIComponent(typedId)}`)}
+                className={itemClass}
+              >
                 <span>
                   Open <span className="font-mono">{typedId}</span>
                 </span>
@@ -141,7 +172,12 @@ export function CommandPalette({ open, onOpenChange, onShowShortcuts }: { open: 
           {sandboxes.length ? (
             <Command.Group heading="Sandboxes" className={groupClass}>
               {sandboxes.map((s) => (
-                <Command.Item key={s.id} value={`sandbox ${s.id}`} onSelect={() => go(`/sandboxes/${encodeURIComponent(s.id)}`)} className={itemClass}>
+                <Command.Item
+                  key={s.id}
+                  value={`sandbox ${s.id}`}
+                  onSelect={() => go(`/sandboxes/${encodeURIComponent(s.id)}`)}
+                  className={itemClass}
+                >
                   <span className="truncate font-mono text-xs">{s.id}</span>
                   <span className="text-xs text-muted-foreground">{s.status}</span>
                 </Command.Item>

@@ -8,7 +8,10 @@ export interface Shortcut {
 export function shortcutList(mac: boolean): Shortcut[] {
   const mod = mac ? "⌘" : "Ctrl";
   return [
-    { keys: [mod, "K"], what: "Open the command palette: jump to a sandbox, create one, pause or resume the one you are on" },
+    {
+      keys: [mod, "K"],
+      what: "Open the command palette: jump to a sandbox, create one, pause or resume the one you are on",
+    },
     { keys: ["?"], what: "Show these shortcuts" },
     { keys: ["/"], what: "Search sandboxes by id (on the sandbox list)" },
     { keys: ["↑", "↓", "Enter"], what: "Move through the palette's results and run one" },

@@ -20,7 +20,9 @@ export function statusProps(status: ConnectionStatusDto): ConnectionStatusProps 
     label: `${c.name} · ${c.host}`,
     baseUrl: c.base_url,
     state: status.state,
-    detail: status.detail ?? (status.state === "ok" ? `Answered at ${new Date(status.checked_at).toLocaleTimeString()}` : undefined),
+    detail:
+      status.detail ??
+      (status.state === "ok" ? `Answered at ${new Date(status.checked_at).toLocaleTimeString()}` : undefined),
   };
 }
 
@@ -32,7 +34,12 @@ export function statusProps(status: ConnectionStatusDto): ConnectionStatusProps 
 export function ConnectionIndicator({ initial }: { initial: ConnectionStatusDto }) {
   const { data, error } = useQuery({ ...connectionQueries.status(), initialData: initial });
   const props: ConnectionStatusProps = error
-    ? { label: data.connection ? `${data.connection.name} · ${data.connection.host}` : "orkestr API", baseUrl: data.connection?.base_url ?? "", state: "error", detail: error.message }
+    ? {
+        label: data.connection ? `${data.connection.name} · ${data.connection.host}` : "orkestr API",
+        baseUrl: data.connection?.base_url ?? "",
+        state: "error",
+        detail: error.message,
+      }
     : statusProps(data);
   if (props.state === "none" || !data.connection) {
     return <ConnectionStatus {...props} href="/settings/connections" className="hover:bg-accent" />;

@@ -54,11 +54,17 @@ export function ConnectionStatus({ label, baseUrl, state, detail, className, hre
       role="status"
       data-state={state}
       title={tooltip || undefined}
-      className={cn("inline-flex min-w-0 items-center gap-2 rounded-md border bg-background px-2.5 py-1 text-xs", className)}
+      className={cn(
+        "inline-flex min-w-0 items-center gap-2 rounded-md border bg-background px-2.5 py-1 text-xs",
+        className,
+      )}
     >
       <span aria-hidden="true" className={cn("size-2 shrink-0 rounded-full", dotClass[state])} />
       {href ? (
-        <Link href={href} className="inline-flex min-w-0 items-center gap-2 rounded-sm focus-visible:outline-2 focus-visible:outline-ring">
+        <Link
+          href={href}
+          className="inline-flex min-w-0 items-center gap-2 rounded-sm focus-visible:outline-2 focus-visible:outline-ring"
+        >
           {words}
         </Link>
       ) : (

@@ -20,7 +20,12 @@ export function Header({
   className?: string;
 }) {
   return (
-    <header className={cn("sticky top-0 z-10 flex h-14 shrink-0 items-center gap-3 border-b bg-background/95 px-4 backdrop-blur md:px-6", className)}>
+    <header
+      className={cn(
+        "sticky top-0 z-10 flex h-14 shrink-0 items-center gap-3 border-b bg-background/95 px-4 backdrop-blur md:px-6",
+        className,
+      )}
+    >
       <MobileNav />
       <div className="min-w-0 flex-1">{children}</div>
       <ConnectionIndicator initial={connection} />

@@ -5,7 +5,19 @@ import { NavIcon } from "./icons";
 import { PageHeader } from "./page-header";
 
 /** A console page that is not built yet: its title from the nav data and an honest empty state. */
-export function NotBuiltYet({ href, title, description, arrivesWith, action }: { href: NavItem["href"]; title?: string; description?: string; arrivesWith?: string; action?: ReactNode }) {
+export function NotBuiltYet({
+  href,
+  title,
+  description,
+  arrivesWith,
+  action,
+}: {
+  href: NavItem["href"];
+  title?: string;
+  description?: string;
+  arrivesWith?: string;
+  action?: ReactNode;
+}) {
   const item = navItem(href);
   const when = arrivesWith ?? item.arrivesWith;
   return (

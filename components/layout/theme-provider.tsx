@@ -63,7 +63,10 @@ const systemIsDark = () => window.matchMedia(DARK_QUERY).matches;
 /** Sets the `dark` class on <html> from the stored choice or the system preference. */
 export function applyTheme(): void {
   const preference = readPreference();
-  document.documentElement.classList.toggle("dark", preference === "dark" || (preference === "system" && systemIsDark()));
+  document.documentElement.classList.toggle(
+    "dark",
+    preference === "dark" || (preference === "system" && systemIsDark()),
+  );
 }
 // On the server (and during hydration) nothing is known; the pre-paint script has already set the class.
 const serverPreference = (): ThemePreference => "system";

@@ -15,7 +15,11 @@ const options: { value: ThemePreference; label: string; Icon: typeof SunIcon }[]
 export function ThemeToggle({ className }: { className?: string }) {
   const { theme, setTheme } = useTheme();
   return (
-    <div role="group" aria-label="Theme" className={cn("inline-flex items-center gap-0.5 rounded-md border bg-background p-0.5", className)}>
+    <div
+      role="group"
+      aria-label="Theme"
+      className={cn("inline-flex items-center gap-0.5 rounded-md border bg-background p-0.5", className)}
+    >
       {options.map(({ value, label, Icon }) => (
         <button
           key={value}

@@ -16,7 +16,8 @@ export interface UserMenuUser {
 
 function initials(user: UserMenuUser): string {
   const words = user.name.trim().split(/\s+/).filter(Boolean);
-  const letters = words.length >= 2 ? `${words[0]![0]}${words[words.length - 1]![0]}` : (words[0] ?? user.email).slice(0, 2);
+  const letters =
+    words.length >= 2 ? `${words[0]![0]}${words[words.length - 1]![0]}` : (words[0] ?? user.email).slice(0, 2);
   return letters.toUpperCase();
 }
 
@@ -162,7 +163,14 @@ export function UserMenu({ user }: { user: UserMenuUser }) {
               <AlertDescription className="text-foreground">{error}</AlertDescription>
             </Alert>
           ) : null}
-          <div ref={menuRef} id={menuId} role="menu" aria-labelledby={buttonId} onKeyDown={onMenuKeyDown} className="flex flex-col">
+          <div
+            ref={menuRef}
+            id={menuId}
+            role="menu"
+            aria-labelledby={buttonId}
+            onKeyDown={onMenuKeyDown}
+            className="flex flex-col"
+          >
             <button
               type="button"
               role="menuitem"
@@ -203,7 +211,11 @@ export function UserMenu({ user }: { user: UserMenuUser }) {
           <DialogClose className="inline-flex h-9 items-center justify-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent hover:text-accent-foreground">
             Cancel
           </DialogClose>
-          <Button variant="destructive" aria-disabled={pending !== null || undefined} onClick={() => void signOut(true)}>
+          <Button
+            variant="destructive"
+            aria-disabled={pending !== null || undefined}
+            onClick={() => void signOut(true)}
+          >
             {pending === "all" ? "Signing out…" : "Sign out everywhere"}
           </Button>
         </div>

@@ -6,7 +6,8 @@ export const alertVariants = cva("relative w-full rounded-lg border px-4 py-3 te
   variants: {
     variant: {
       default: "bg-card text-card-foreground",
-      destructive: "border-destructive/50 bg-destructive/10 text-foreground [&>[data-slot=alert-title]]:text-destructive",
+      destructive:
+        "border-destructive/50 bg-destructive/10 text-foreground [&>[data-slot=alert-title]]:text-destructive",
       success: "border-success/50 bg-success/10 text-foreground",
       warning: "border-warning/60 bg-warning/15 text-foreground",
     },

@@ -19,7 +19,16 @@ export type DialogProps = {
  * inside, the top layer handles stacking), Escape closes it, a click on the backdrop closes it, and
  * focus returns to the element that opened it. Controlled through `open` / `onOpenChange`.
  */
-export function Dialog({ open, onOpenChange, title, description, hideTitle = false, children, className, ...props }: DialogProps) {
+export function Dialog({
+  open,
+  onOpenChange,
+  title,
+  description,
+  hideTitle = false,
+  children,
+  className,
+  ...props
+}: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const returnFocus = useRef<HTMLElement | null>(null);
   const titleId = useId();

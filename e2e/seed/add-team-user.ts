@@ -18,7 +18,9 @@ if (!email || !password) {
 const db = await getMigratedDb();
 try {
   const user = await createUser(db, { email, name: teamName ?? "No team", passwordHash: await hashPassword(password) });
-  const team = teamName ? (await createTeamWithOwner(db, { name: teamName, slug: slugify(teamName), ownerId: user.id })).team : null;
+  const team = teamName
+    ? (await createTeamWithOwner(db, { name: teamName, slug: slugify(teamName), ownerId: user.id })).team
+    : null;
   console.log(JSON.stringify({ userId: user.id, teamId: team?.id ?? null }));
 } finally {
   await closeDb();

@@ -57,7 +57,9 @@ async function main(): Promise<void> {
     for (const [name] of engines) {
       const a = first.get(name)!;
       const b = rtt.get(name)!;
-      console.log(`${name}: create→first exec p50 ${f(a, 50)} ms, p95 ${f(a, 95)} ms (N=${N_CREATE}) | exec round trip p50 ${f(b, 50)} ms, p95 ${f(b, 95)} ms (N=${N_EXEC})`);
+      console.log(
+        `${name}: create→first exec p50 ${f(a, 50)} ms, p95 ${f(a, 95)} ms (N=${N_CREATE}) | exec round trip p50 ${f(b, 50)} ms, p95 ${f(b, 95)} ms (N=${N_EXEC})`,
+      );
     }
   } finally {
     for (const [, e] of engines) {

@@ -29,11 +29,15 @@ export interface Row {
   source: string;
 }
 
-const fmt = (n: number) => (Number.isNaN(n) ? "—" : Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(2));
+const fmt = (n: number) =>
+  Number.isNaN(n) ? "—" : Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(2);
 
 /** A markdown table: our number, the reference, and ours ÷ reference side by side. */
 export function table(rows: Row[]): string {
-  const lines = ["| Measurement | Ours | Reference / target | Ours ÷ ref | Reference source |", "|---|---:|---:|---:|---|"];
+  const lines = [
+    "| Measurement | Ours | Reference / target | Ours ÷ ref | Reference source |",
+    "|---|---:|---:|---:|---|",
+  ];
   for (const r of rows) {
     const ref = r.ref === null ? "—" : `${fmt(r.ref)} ${r.unit}`;
     const ratio = r.ref === null || r.ref === 0 ? "—" : `${(r.ours / r.ref).toFixed(2)}×`;
@@ -57,7 +61,13 @@ export interface StreamResult {
  * Both framings put one JSON object per line (JSON never holds a raw newline), so the client splits
  * Buffers on "\n" without copying the body around: the client should not be the bottleneck.
  */
-export function streamExec(origin: string, token: string, id: string, command: string, format: "sse" | "ndjson"): Promise<StreamResult> {
+export function streamExec(
+  origin: string,
+  token: string,
+  id: string,
+  command: string,
+  format: "sse" | "ndjson",
+): Promise<StreamResult> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const req = http.request(`${origin}/v1/sandboxes/${id}/exec/stream`, {
@@ -86,7 +96,8 @@ export function streamExec(origin: string, token: string, id: string, command: s
         } else if (!json.trim()) return; // keepalive
         const f = JSON.parse(json) as { data?: string; encoding?: string; is_final?: boolean };
         if (f.is_final) final = f as StreamResult["final"];
-        else if (f.data !== undefined) payloadBytes += f.encoding === "base64" ? Buffer.from(f.data, "base64").length : Buffer.byteLength(f.data);
+        else if (f.data !== undefined)
+          payloadBytes += f.encoding === "base64" ? Buffer.from(f.data, "base64").length : Buffer.byteLength(f.data);
       };
       res.on("data", (chunk: Buffer) => {
         wireBytes += chunk.length;
@@ -135,7 +146,10 @@ export function procStatus(pid: number): { name: string; rssBytes: number } {
 
 /** User+system CPU seconds a process has used (/proc/<pid>/stat, USER_HZ = 100). */
 export function cpuSeconds(pid: number): number {
-  const f = safe(() => fs.readFileSync(`/proc/${pid}/stat`, "utf8"), "").split(") ")[1]?.split(" ") ?? [];
+  const f =
+    safe(() => fs.readFileSync(`/proc/${pid}/stat`, "utf8"), "")
+      .split(") ")[1]
+      ?.split(" ") ?? [];
   return (Number(f[11] ?? 0) + Number(f[12] ?? 0)) / 100;
 }
 
@@ -147,7 +161,9 @@ export function listeningPid(rootPid: number, port: number): number | null {
   const portHex = port.toString(16).toUpperCase().padStart(4, "0");
   const inodes = new Set<string>();
   for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    for (const line of safe(() => fs.readFileSync(file, "utf8"), "").split("\n").slice(1)) {
+    for (const line of safe(() => fs.readFileSync(file, "utf8"), "")
+      .split("\n")
+      .slice(1)) {
       const f = line.trim().split(/\s+/);
       if (f[1]?.endsWith(`:${portHex}`) && f[3] === "0A" && f[9]) inodes.add(`socket:[${f[9]}]`);
     }

@@ -64,7 +64,8 @@ function timedGet(port: number, host: string, agent: http.Agent): Promise<number
       res.on("data", (d: string) => (body += d));
       res.on("end", () => {
         const t = performance.now() - t0;
-        if (res.statusCode !== 200 || body !== BODY) reject(new Error(`preview GET: ${res.statusCode} ${body.slice(0, 200)}`));
+        if (res.statusCode !== 200 || body !== BODY)
+          reject(new Error(`preview GET: ${res.statusCode} ${body.slice(0, 200)}`));
         else resolve(t);
       });
       res.on("error", reject);
@@ -79,11 +80,15 @@ export async function previewOverhead(b: Bench): Promise<Row[]> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   let rows: Row[];
   try {
-    await b.exec(id, `echo ${b64(SERVER)} | base64 -d > /tmp/srv.py && echo ${b64(CLIENT)} | base64 -d > /tmp/get.py && (nohup python3 /tmp/srv.py >/tmp/srv.log 2>&1 &)`);
+    await b.exec(
+      id,
+      `echo ${b64(SERVER)} | base64 -d > /tmp/srv.py && echo ${b64(CLIENT)} | base64 -d > /tmp/get.py && (nohup python3 /tmp/srv.py >/tmp/srv.log 2>&1 &)`,
+    );
     const info = await waitListening(b, id);
     const port = Number(new URL(b.e.origin).port);
     const host: string = info.host;
-    if (host !== `${PORT}-${id.toLowerCase()}.sbx.localhost:${port}`) throw new Error(`unexpected preview host ${host}`);
+    if (host !== `${PORT}-${id.toLowerCase()}.sbx.localhost:${port}`)
+      throw new Error(`unexpected preview host ${host}`);
 
     const preview: number[] = [];
     const direct: number[] = [];
@@ -104,10 +109,34 @@ export async function previewOverhead(b: Bench): Promise<Row[]> {
     const src = "same GET inside the sandbox to 127.0.0.1:8000, keep-alive";
     const n = preview.length;
     rows = [
-      { metric: `preview GET through the proxy, p50 (N=${n}, keep-alive)`, ours: pct(preview, 50), unit: "ms", ref: pct(direct, 50), source: `${src}, p50` },
-      { metric: "preview GET through the proxy, p99", ours: pct(preview, 99), unit: "ms", ref: pct(direct, 99), source: `${src}, p99` },
-      { metric: "preview GET through the proxy, p50", ours: pct(preview, 50), unit: "ms", ref: 4.43, source: "engine-notes §4 b: curl through a socat relay, new connection per GET, median" },
-      { metric: "preview proxy: added latency at p50 (preview − direct)", ours: pct(preview, 50) - pct(direct, 50), unit: "ms", ref: null, source: "difference of the p50s above" },
+      {
+        metric: `preview GET through the proxy, p50 (N=${n}, keep-alive)`,
+        ours: pct(preview, 50),
+        unit: "ms",
+        ref: pct(direct, 50),
+        source: `${src}, p50`,
+      },
+      {
+        metric: "preview GET through the proxy, p99",
+        ours: pct(preview, 99),
+        unit: "ms",
+        ref: pct(direct, 99),
+        source: `${src}, p99`,
+      },
+      {
+        metric: "preview GET through the proxy, p50",
+        ours: pct(preview, 50),
+        unit: "ms",
+        ref: 4.43,
+        source: "engine-notes §4 b: curl through a socat relay, new connection per GET, median",
+      },
+      {
+        metric: "preview proxy: added latency at p50 (preview − direct)",
+        ours: pct(preview, 50) - pct(direct, 50),
+        unit: "ms",
+        ref: null,
+        source: "difference of the p50s above",
+      },
     ];
   } finally {
     agent.destroy();

@@ -2,7 +2,19 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import { startEngine, type EngineHandle } from "../test/helpers/engine.js";
-import { children, cpuSeconds, descendants, listeningPid, pct, procStatus, sleep, streamExec, table, type Bench, type Row } from "./lib.js";
+import {
+  children,
+  cpuSeconds,
+  descendants,
+  listeningPid,
+  pct,
+  procStatus,
+  sleep,
+  streamExec,
+  table,
+  type Bench,
+  type Row,
+} from "./lib.js";
 import { previewOverhead } from "./previews.js";
 import { snapshotFork } from "./storage.js";
 import { templateBuild } from "./templates.js";
@@ -44,7 +56,13 @@ async function createToFirstExec(b: Bench): Promise<Row[]> {
   }
   const src = "orkestr claim: ~150 ms cold start";
   return [
-    { metric: `create→first exec \`true\`, median (N=${N_CREATE})`, ours: pct(total, 50), unit: "ms", ref: 50, source: "Baton target ≤ 50 ms" },
+    {
+      metric: `create→first exec \`true\`, median (N=${N_CREATE})`,
+      ours: pct(total, 50),
+      unit: "ms",
+      ref: 50,
+      source: "Baton target ≤ 50 ms",
+    },
     { metric: "create→first exec `true`, median", ours: pct(total, 50), unit: "ms", ref: 150, source: src },
     { metric: "create→first exec `true`, p95", ours: pct(total, 95), unit: "ms", ref: 150, source: src },
     { metric: "create alone (201 running), median", ours: pct(createOnly, 50), unit: "ms", ref: 150, source: src },
@@ -64,8 +82,20 @@ async function execRoundTrip(b: Bench): Promise<Row[]> {
   await b.terminate(id);
   const src = "engine-notes §5: `nsenter -a` into a running sandbox ~20 ms";
   return [
-    { metric: `exec \`true\` round trip, warm, p50 (N=${N_EXEC})`, ours: pct(times, 50), unit: "ms", ref: 20, source: src },
-    { metric: "exec `true` round trip, warm, p99", ours: pct(times, 99), unit: "ms", ref: 20, source: `${src} (a median)` },
+    {
+      metric: `exec \`true\` round trip, warm, p50 (N=${N_EXEC})`,
+      ours: pct(times, 50),
+      unit: "ms",
+      ref: 20,
+      source: src,
+    },
+    {
+      metric: "exec `true` round trip, warm, p99",
+      ours: pct(times, 99),
+      unit: "ms",
+      ref: 20,
+      source: `${src} (a median)`,
+    },
   ];
 }
 
@@ -85,7 +115,9 @@ async function streamThroughput(b: Bench): Promise<Row[]> {
     const r = await streamExec(b.e.origin, b.e.token, id, cmd, format).finally(() => clearInterval(poll));
     const client = process.cpuUsage(client0);
     if (r.final.exit_code !== 0 || r.payloadBytes !== STREAM_BYTES) {
-      throw new Error(`${format}: exit ${r.final.exit_code ?? r.final.error}, ${r.payloadBytes} payload bytes (want ${STREAM_BYTES})`);
+      throw new Error(
+        `${format}: exit ${r.final.exit_code ?? r.final.error}, ${r.payloadBytes} payload bytes (want ${STREAM_BYTES})`,
+      );
     }
     rows.push({
       metric: `exec/stream ${format.toUpperCase()} \`${cmd}\`: ${r.payloadBytes} bytes verified, ${(r.ms / 1000).toFixed(1)} s`,
@@ -159,12 +191,25 @@ async function pauseResume(b: Bench): Promise<Row[]> {
     await sleep(30);
   }
   await b.terminate(id);
-  if (failures.length) notes.push(`Pause failed ${failures.length}× (${pause.length} good cycles): ${failures.join("; ")}.`);
+  if (failures.length)
+    notes.push(`Pause failed ${failures.length}× (${pause.length} good cycles): ${failures.join("; ")}.`);
   if (!pause.length) throw new Error(`no pause succeeded: ${failures.join("; ")}`);
   return [
-    { metric: `pause, median (N=${pause.length}, busy loop inside)`, ours: pct(pause, 50), unit: "ms", ref: 16, source: "engine-notes §3: freezer FROZEN in 16 ms" },
+    {
+      metric: `pause, median (N=${pause.length}, busy loop inside)`,
+      ours: pct(pause, 50),
+      unit: "ms",
+      ref: 16,
+      source: "engine-notes §3: freezer FROZEN in 16 ms",
+    },
     { metric: "pause, p95", ours: pct(pause, 95), unit: "ms", ref: 16, source: "(same, a single reading)" },
-    { metric: "resume, median", ours: pct(resume, 50), unit: "ms", ref: 14, source: "engine-notes §3: THAWED in 14 ms" },
+    {
+      metric: "resume, median",
+      ours: pct(resume, 50),
+      unit: "ms",
+      ref: 14,
+      source: "engine-notes §3: THAWED in 14 ms",
+    },
     { metric: "resume, p95", ours: pct(resume, 95), unit: "ms", ref: 14, source: "(same, a single reading)" },
   ];
 }
@@ -180,7 +225,8 @@ async function idleDensity(b: Bench): Promise<Row[]> {
   let workingSet = 0;
   for (const id of ids) {
     const m = await b.e.api("GET", `/sandboxes/${id}/metrics`);
-    if (m.status !== 200 || typeof m.body.memory?.usage_bytes !== "number") throw new Error(`metrics: ${m.status} ${m.text}`);
+    if (m.status !== 200 || typeof m.body.memory?.usage_bytes !== "number")
+      throw new Error(`metrics: ${m.status} ${m.text}`);
     workingSet += m.body.memory.usage_bytes as number;
   }
   const engine = enginePid(b.e);
@@ -204,9 +250,27 @@ async function idleDensity(b: Bench): Promise<Row[]> {
   );
   const none = "no published figure (orkestr `small` reserves 1 GiB)";
   return [
-    { metric: `idle sandbox: cgroup working set, mean of K=${K_IDLE}`, ours: perWs, unit: "MiB", ref: null, source: "GET /metrics memory.usage_bytes" },
-    { metric: "idle sandbox: host-side bwrap RSS, mean", ours: perHost, unit: "MiB", ref: null, source: "/proc/<pid>/status VmRSS" },
-    { metric: "idle sandbox: total host memory", ours: per, unit: "MiB", ref: null, source: "sum of the two rows above" },
+    {
+      metric: `idle sandbox: cgroup working set, mean of K=${K_IDLE}`,
+      ours: perWs,
+      unit: "MiB",
+      ref: null,
+      source: "GET /metrics memory.usage_bytes",
+    },
+    {
+      metric: "idle sandbox: host-side bwrap RSS, mean",
+      ours: perHost,
+      unit: "MiB",
+      ref: null,
+      source: "/proc/<pid>/status VmRSS",
+    },
+    {
+      metric: "idle sandbox: total host memory",
+      ours: per,
+      unit: "MiB",
+      ref: null,
+      source: "sum of the two rows above",
+    },
     { metric: "idle sandboxes per 1 GiB (1024 ÷ total)", ours: 1024 / per, unit: "", ref: null, source: none },
   ];
 }
@@ -216,7 +280,10 @@ function header(): string {
   return [
     `# Baton engine bench — ${new Date().toISOString()}`,
     "",
-    `Machine: ${os.availableParallelism()} CPUs (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, kernel ${os.release()}, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`,
+    `Machine: ${os.availableParallelism()} CPUs (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, kernel ${os.release()}, Node ${process.version}, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
   ].join("\n");
 }
 
@@ -247,14 +314,17 @@ async function main(): Promise<void> {
     },
     async exec(id, command, extra = {}) {
       const r = await e.api("POST", `/sandboxes/${id}/exec`, { command, ...extra });
-      if (r.status !== 200 || r.body.exit_code !== 0) throw new Error(`exec ${command.slice(0, 200)}: ${r.status} ${r.text.slice(0, 2000)}`);
+      if (r.status !== 200 || r.body.exit_code !== 0)
+        throw new Error(`exec ${command.slice(0, 200)}: ${r.status} ${r.text.slice(0, 2000)}`);
       return r.body.stdout as string;
     },
     note: (text) => notes.push(text),
   };
   try {
     const limits = await e.api("GET", "/limits");
-    console.log(`Engine: plan ${limits.body.plan}, isolation ${limits.body.isolation?.mode}, template python-3.12, keep-alive HTTP on 127.0.0.1`);
+    console.log(
+      `Engine: plan ${limits.body.plan}, isolation ${limits.body.isolation?.mode}, template python-3.12, keep-alive HTTP on 127.0.0.1`,
+    );
     const rows: Row[] = [];
     for (const [name, fn] of [
       ["create→first exec", createToFirstExec],
@@ -272,7 +342,13 @@ async function main(): Promise<void> {
         log(`${name} done in ${(ms(t0) / 1000).toFixed(1)} s`);
       } catch (err) {
         // One broken measurement should not hide the others.
-        rows.push({ metric: `${name}: FAILED (${(err as Error).message.slice(0, 200)})`, ours: NaN, unit: "", ref: null, source: "—" });
+        rows.push({
+          metric: `${name}: FAILED (${(err as Error).message.slice(0, 200)})`,
+          ours: NaN,
+          unit: "",
+          ref: null,
+          source: "—",
+        });
         log(`${name} failed: ${(err as Error).stack}`);
       }
     }

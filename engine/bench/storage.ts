@@ -14,7 +14,11 @@ const FILE_BYTES = 4000;
 
 export async function snapshotFork(b: Bench): Promise<Row[]> {
   const source = await b.create();
-  await b.exec(source, `head -c ${BLOB} /dev/urandom > /workspace/blob && mkdir /workspace/src && cd /workspace/src && for i in $(seq 1 ${FILES}); do head -c ${FILE_BYTES} /dev/urandom > f$i; done`, { timeout_seconds: 120 });
+  await b.exec(
+    source,
+    `head -c ${BLOB} /dev/urandom > /workspace/blob && mkdir /workspace/src && cd /workspace/src && for i in $(seq 1 ${FILES}); do head -c ${FILE_BYTES} /dev/urandom > f$i; done`,
+    { timeout_seconds: 120 },
+  );
   const snapshot: number[] = [];
   const frozen: number[] = [];
   const forkCreate: number[] = [];
@@ -60,9 +64,21 @@ export async function snapshotFork(b: Bench): Promise<Row[]> {
   const cp = "engine-notes §6: `cp -a` 54 MB on ext4, median";
   const fork = "engine-notes §6: fork ~100 ms per 50 MB";
   return [
-    { metric: `snapshot 50 MB workspace (POST /snapshots → 201), median (N=${REPS})`, ours: pct(snapshot, 50), unit: "ms", ref: 111, source: cp },
+    {
+      metric: `snapshot 50 MB workspace (POST /snapshots → 201), median (N=${REPS})`,
+      ours: pct(snapshot, 50),
+      unit: "ms",
+      ref: 111,
+      source: cp,
+    },
     { metric: "snapshot 50 MB, p95", ours: pct(snapshot, 95), unit: "ms", ref: 111, source: cp },
-    { metric: "fork: create from the snapshot (201 running), median", ours: pct(forkCreate, 50), unit: "ms", ref: 100, source: fork },
+    {
+      metric: "fork: create from the snapshot (201 running), median",
+      ours: pct(forkCreate, 50),
+      unit: "ms",
+      ref: 100,
+      source: fork,
+    },
     { metric: "fork: create alone, p95", ours: pct(forkCreate, 95), unit: "ms", ref: 100, source: fork },
     { metric: "fork: create→first exec `true`, median", ours: pct(forkExec, 50), unit: "ms", ref: 100, source: fork },
     { metric: "fork: create→first exec `true`, p95", ours: pct(forkExec, 95), unit: "ms", ref: 100, source: fork },

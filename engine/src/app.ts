@@ -73,17 +73,30 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
   const builds = templates.recoverAfterRestart();
   if (builds.failed) log(`${builds.failed} template build(s) interrupted by the restart marked failed`);
   // Named snapshots and volumes. Recovered after the sandboxes: every holder died with the last run.
-  const storage = new SandboxStorage(new SnapshotService(config, db, events, sandboxes, host.scratchTmpfs), new VolumeService(config, db, host, events, sandboxes.plan), db);
+  const storage = new SandboxStorage(
+    new SnapshotService(config, db, events, sandboxes, host.scratchTmpfs),
+    new VolumeService(config, db, host, events, sandboxes.plan),
+    db,
+  );
   sandboxes.storage = storage;
   storage.snapshots.recover();
   await storage.volumes.recover();
-  if (storage.volumes.backendNote) log(`  degraded: volumes are plain directories whose size is not enforced (${storage.volumes.backendNote})`);
+  if (storage.volumes.backendNote)
+    log(`  degraded: volumes are plain directories whose size is not enforced (${storage.volumes.backendNote})`);
   // The machine's own RAM, pids and disk, checked after every plan limit (services/admission.ts).
-  const admission = new HostAdmission(config, db, {
-    // pids.current only: admission runs on every create and resume, memory.stat is not needed there.
-    sandboxThreads: (id) => sandboxes.process(id)?.cgroup.taskCount(),
-    volumeData: (region, id) => ({ path: storage.volumes.store.dataPath(region, id), image: storage.volumes.store.backend === "loop-ext4" }),
-  }, PIDS_MAX);
+  const admission = new HostAdmission(
+    config,
+    db,
+    {
+      // pids.current only: admission runs on every create and resume, memory.stat is not needed there.
+      sandboxThreads: (id) => sandboxes.process(id)?.cgroup.taskCount(),
+      volumeData: (region, id) => ({
+        path: storage.volumes.store.dataPath(region, id),
+        image: storage.volumes.store.backend === "loop-ext4",
+      }),
+    },
+    PIDS_MAX,
+  );
   sandboxes.admission = storage.volumes.admission = templates.admission = admission;
   log(`  host capacity: ${describeCapacity(admission.capacity())}`);
   let signing = getMeta(db, "signing_key");
@@ -93,8 +106,18 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
   }
   const previews = new PreviewService(config, db, sandboxes, events, Buffer.from(signing, "hex"));
   const ctx: EngineContext = {
-    config, db, host, events, sandboxes, storage, templates, faults: new Faults(), idempotency: new Idempotency(db), previews,
-    webhooks, usage: sandboxes.usage,
+    config,
+    db,
+    host,
+    events,
+    sandboxes,
+    storage,
+    templates,
+    faults: new Faults(),
+    idempotency: new Idempotency(db),
+    previews,
+    webhooks,
+    usage: sandboxes.usage,
     signingKey: Buffer.from(signing, "hex"),
     bootstrapSecret: loadSecret(path.join(config.root, "bootstrap.secret")),
     routes: [],
@@ -149,28 +172,39 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
       return;
     }
     if (fault.kind === "fleet_full") {
-      return sendError(reply, new ApiError("fleet_full", "The fleet is momentarily full (injected fault); retry after the given delay", { retry_after_seconds: fault.retry_after_seconds }, { "Retry-After": String(fault.retry_after_seconds) }));
+      return sendError(
+        reply,
+        new ApiError(
+          "fleet_full",
+          "The fleet is momentarily full (injected fault); retry after the given delay",
+          { retry_after_seconds: fault.retry_after_seconds },
+          { "Retry-After": String(fault.retry_after_seconds) },
+        ),
+      );
     }
     return reply.status(fault.status).send({ detail: `Injected ${fault.status} fault`, code: "fault_injected" });
   });
   // Every route, whatever plugin adds it and whenever, needs a token unless its config exempts it.
   app.addHook("onRequest", authHook(db));
 
-  await app.register(async (v1) => {
-    sandboxRoutes(v1, ctx);
-    execRoutes(v1, ctx);
-    fileRoutes(v1, ctx);
-    metricsRoutes(v1, ctx);
-    eventRoutes(v1, ctx);
-    catalogRoutes(v1, ctx);
-    ptyRoutes(v1, ctx);
-    previewRoutes(v1, ctx);
-    snapshotRoutes(v1, ctx);
-    volumeRoutes(v1, ctx);
-    webhookRoutes(v1, ctx);
-    usageRoutes(v1, ctx);
-    templateRoutes(v1, ctx);
-  }, { prefix: "/v1" });
+  await app.register(
+    async (v1) => {
+      sandboxRoutes(v1, ctx);
+      execRoutes(v1, ctx);
+      fileRoutes(v1, ctx);
+      metricsRoutes(v1, ctx);
+      eventRoutes(v1, ctx);
+      catalogRoutes(v1, ctx);
+      ptyRoutes(v1, ctx);
+      previewRoutes(v1, ctx);
+      snapshotRoutes(v1, ctx);
+      volumeRoutes(v1, ctx);
+      webhookRoutes(v1, ctx);
+      usageRoutes(v1, ctx);
+      templateRoutes(v1, ctx);
+    },
+    { prefix: "/v1" },
+  );
   await app.register(async (admin) => adminRoutes(admin, ctx), { prefix: "/_admin" });
   app.get("/healthz", { config: { auth: "public" } }, async () => ({ ok: true, isolation: host.isolation.mode }));
 

@@ -73,7 +73,12 @@ export function authHook(db: Db) {
     // Under /v1 nothing but a presigned URL skips the token, whatever a route's config says.
     if ((mode === "public" || mode === "bootstrap") && !isV1(url)) return;
     // The handler verifies the signature of such a request (it has no token to fall back on).
-    if (mode === "presigned" && (request.query as Record<string, unknown>).sig !== undefined && !request.headers.authorization) return;
+    if (
+      mode === "presigned" &&
+      (request.query as Record<string, unknown>).sig !== undefined &&
+      !request.headers.authorization
+    )
+      return;
     const record = authenticate(db, request);
     requireScope(record, requiredScope(request.method));
     request.token = record;

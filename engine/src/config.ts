@@ -108,7 +108,13 @@ export interface EngineConfig {
   /** Origins (normalised, e.g. "http://127.0.0.1:3000") exempt from the webhook address checks. */
   webhookAllow: string[];
   /** Host clamp (services/admission.ts): configured reserves, and the test knobs that replace measurements. */
-  hostCapacity: { memoryReserveMb?: number; pidsReserve?: number; diskReserveMb?: number; memoryMb?: number; diskFreeMb?: number };
+  hostCapacity: {
+    memoryReserveMb?: number;
+    pidsReserve?: number;
+    diskReserveMb?: number;
+    memoryMb?: number;
+    diskFreeMb?: number;
+  };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<EngineConfig> = {}): EngineConfig {
@@ -120,7 +126,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const e = parsed.data;
   const dataDir = path.resolve(e.BATON_DATA_DIR);
   const egressHosts = new Map<string, string>();
-  for (const pair of e.ORKESTR_ENGINE_EGRESS_HOSTS.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const pair of e.ORKESTR_ENGINE_EGRESS_HOSTS.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [host, ip] = pair.split("=");
     if (!host || !ip) throw new Error(`invalid ORKESTR_ENGINE_EGRESS_HOSTS entry "${pair}" (want host=ip)`);
     egressHosts.set(host.toLowerCase(), ip);
@@ -128,7 +136,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   return {
     port: e.ORKESTR_ENGINE_PORT,
     host: e.ORKESTR_ENGINE_HOST,
-    allowedHosts: e.ORKESTR_ENGINE_ALLOWED_HOSTS.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean),
+    allowedHosts: e.ORKESTR_ENGINE_ALLOWED_HOSTS.split(",")
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
     dataDir,
     root: path.join(dataDir, "engine"),
     plan: e.ORKESTR_ENGINE_PLAN,
@@ -139,7 +149,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: e.ORKESTR_ENGINE_LOG,
     trialCreditEur: e.ORKESTR_ENGINE_TRIAL_CREDIT_EUR,
     disable: parseDisable(e.ORKESTR_ENGINE_DISABLE),
-    blackhole: e.ORKESTR_ENGINE_BLACKHOLE.split(",").map((s) => s.trim()).filter(Boolean),
+    blackhole: e.ORKESTR_ENGINE_BLACKHOLE.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
     templateStepTimeoutS: e.ORKESTR_ENGINE_TEMPLATE_STEP_TIMEOUT_S,
     templateBuildNetwork: e.ORKESTR_ENGINE_TEMPLATE_BUILD_NETWORK,
     templateMaxMb: e.ORKESTR_ENGINE_TEMPLATE_MAX_MB,
@@ -162,8 +174,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
 const DISABLEABLE = ["userns", "cgroups", "slirp4netns", "seccomp"] as const;
 function parseDisable(list: string): Set<(typeof DISABLEABLE)[number]> {
   const out = new Set<(typeof DISABLEABLE)[number]>();
-  for (const item of list.split(",").map((s) => s.trim()).filter(Boolean)) {
-    if (!(DISABLEABLE as readonly string[]).includes(item)) throw new Error(`ORKESTR_ENGINE_DISABLE: unknown "${item}" (known: ${DISABLEABLE.join(", ")})`);
+  for (const item of list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    if (!(DISABLEABLE as readonly string[]).includes(item))
+      throw new Error(`ORKESTR_ENGINE_DISABLE: unknown "${item}" (known: ${DISABLEABLE.join(", ")})`);
     out.add(item as (typeof DISABLEABLE)[number]);
   }
   return out;

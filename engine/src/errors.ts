@@ -120,7 +120,10 @@ function drain(stream: NodeJS.ReadableStream, cap: number): Promise<void> {
 }
 
 /** FastAPI-style validation detail: [{loc, msg, type}]. */
-export function zodDetail(err: ZodError, where: "body" | "query" | "path"): { loc: (string | number)[]; msg: string; type: string }[] {
+export function zodDetail(
+  err: ZodError,
+  where: "body" | "query" | "path",
+): { loc: (string | number)[]; msg: string; type: string }[] {
   return err.issues.map((i) => ({
     loc: [where, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))],
     msg: i.message,
@@ -138,13 +141,29 @@ export function installErrorHandler(app: FastifyInstance): void {
       // Read the rest of the body first (bounded) so the client, still uploading, gets the 413
       // instead of a reset connection.
       return drain(request.raw, 256 * 1024 * 1024).then(() =>
-        sendError(reply, new ApiError("payload_too_large", "Request body is larger than this route accepts. Use files/presign-upload or files/raw for large files.")),
+        sendError(
+          reply,
+          new ApiError(
+            "payload_too_large",
+            "Request body is larger than this route accepts. Use files/presign-upload or files/raw for large files.",
+          ),
+        ),
       );
     }
     if (fe.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
-      return sendError(reply, new ApiError("unsupported_media_type", `Unsupported Content-Type "${request.headers["content-type"] ?? ""}"; send application/json.`));
+      return sendError(
+        reply,
+        new ApiError(
+          "unsupported_media_type",
+          `Unsupported Content-Type "${request.headers["content-type"] ?? ""}"; send application/json.`,
+        ),
+      );
     }
-    if (fe.code === "FST_ERR_CTP_EMPTY_JSON_BODY" || fe.code === "FST_ERR_CTP_INVALID_JSON_BODY" || (fe.statusCode === 400 && error instanceof SyntaxError)) {
+    if (
+      fe.code === "FST_ERR_CTP_EMPTY_JSON_BODY" ||
+      fe.code === "FST_ERR_CTP_INVALID_JSON_BODY" ||
+      (fe.statusCode === 400 && error instanceof SyntaxError)
+    ) {
       return sendError(reply, new ApiError("bad_request", `Malformed JSON body: ${fe.message}`));
     }
     if (typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) {
@@ -152,7 +171,9 @@ export function installErrorHandler(app: FastifyInstance): void {
     }
     const ref = randomBytes(4).toString("hex");
     request.log.error({ err: error, ref }, "unhandled error");
-    return reply.status(500).send({ detail: `Internal engine error (ref ${ref}); see the engine log.`, code: "internal_error", ref });
+    return reply
+      .status(500)
+      .send({ detail: `Internal engine error (ref ${ref}); see the engine log.`, code: "internal_error", ref });
   });
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}`)),
@@ -166,7 +187,10 @@ export function installErrorHandler(app: FastifyInstance): void {
  */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (error.code === "FST_ERR_MAX_PARAM_LENGTH") {
-    void sendError(reply, new ApiError("uri_too_long", "A path segment is longer than 100 characters; no id is that long"));
+    void sendError(
+      reply,
+      new ApiError("uri_too_long", "A path segment is longer than 100 characters; no id is that long"),
+    );
     return;
   }
   if (error.code === "FST_ERR_BAD_URL") {
@@ -175,7 +199,9 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
   }
   const ref = randomBytes(4).toString("hex");
   request.log.error({ err: error, ref }, "router error");
-  void reply.status(500).send({ detail: `Internal engine error (ref ${ref}); see the engine log.`, code: "internal_error", ref });
+  void reply
+    .status(500)
+    .send({ detail: `Internal engine error (ref ${ref}); see the engine log.`, code: "internal_error", ref });
 }
 
 /**
@@ -195,5 +221,7 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): 
         ? new ApiError("headers_too_large", "The request's headers are too large")
         : new ApiError("bad_request", `Malformed HTTP request${err.code?.startsWith("HPE_") ? ` (${err.code})` : ""}`);
   const body = JSON.stringify({ detail: e.detail, code: e.code });
-  socket.end(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -17,17 +17,40 @@ async function main(): Promise<void> {
     // setpriv --pdeathsig: if this launcher dies, even by SIGKILL, the engine gets SIGTERM and cleans up.
     // bash closes descriptors this process inherited without close-on-exec, so none of them can
     // travel on into sandboxes.
-    const child = spawn("bash", ["-c", CLOSE_FDS, "baton-engine", "setpriv", "--pdeathsig", "TERM", "--", "unshare", "--mount", "--propagation", "private", "--", process.execPath, ...process.execArgv, self, ...process.argv.slice(2)], {
-      stdio: "inherit",
-      env: { ...process.env, BATON_ENGINE_IN_MNTNS: "1" },
-    });
+    const child = spawn(
+      "bash",
+      [
+        "-c",
+        CLOSE_FDS,
+        "baton-engine",
+        "setpriv",
+        "--pdeathsig",
+        "TERM",
+        "--",
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        process.execPath,
+        ...process.execArgv,
+        self,
+        ...process.argv.slice(2),
+      ],
+      {
+        stdio: "inherit",
+        env: { ...process.env, BATON_ENGINE_IN_MNTNS: "1" },
+      },
+    );
     for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(sig, () => child.kill(sig));
     child.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 + 15 : 1)));
     return;
   }
 
   // A backstop: a stray rejection is logged, never allowed to take every sandbox down with the engine.
-  process.on("unhandledRejection", (e) => console.error(`[engine] unhandled rejection: ${(e as Error)?.stack ?? String(e)}`));
+  process.on("unhandledRejection", (e) =>
+    console.error(`[engine] unhandled rejection: ${(e as Error)?.stack ?? String(e)}`),
+  );
   const config = loadConfig();
   // Sandbox uids must reach the engine's tree: where the data dir sits below a directory they
   // cannot search (a checkout in /root), the engine works from a bind of it (runtime/sandbox-root.ts).
@@ -40,7 +63,9 @@ async function main(): Promise<void> {
   await engine.app.listen({ port: config.port, host: config.host });
   const addr = engine.app.server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.port;
-  console.error(`[engine] orkestr v1 engine listening on http://${config.host}:${port}/v1 (plan ${config.plan}, data ${config.dataDir})`);
+  console.error(
+    `[engine] orkestr v1 engine listening on http://${config.host}:${port}/v1 (plan ${config.plan}, data ${config.dataDir})`,
+  );
   // A line tests and the launcher wait for.
   console.log(JSON.stringify({ ready: true, port, pid: process.pid }));
 

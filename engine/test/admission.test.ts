@@ -33,7 +33,14 @@ const machine = (over: Partial<HostMeasure> = {}): HostMeasure => ({
   ...over,
 });
 
-const nothing: Commitments = { sandboxMemoryMb: 0, pausedMemoryMb: 0, buildMemoryMb: 0, pids: 0, sandboxThreadsNow: 0, diskMb: 0 };
+const nothing: Commitments = {
+  sandboxMemoryMb: 0,
+  pausedMemoryMb: 0,
+  buildMemoryMb: 0,
+  pids: 0,
+  sandboxThreadsNow: 0,
+  diskMb: 0,
+};
 
 /** Commitments of `live` running and `paused` paused sandboxes of `mb` each. */
 const sandboxes = (live: number, paused: number, mb = SIZES.small.memory_mb, threadsEach = 5): Commitments => ({
@@ -48,9 +55,17 @@ describe("reserves", () => {
   it("default to max(1 GiB, 10 %) of RAM, max(2048, 10 %) of pids, max(2 GiB, 2 %) of disk; configured values win", () => {
     expect(reservesFor(machine())).toEqual({ memoryMb: 2355, pids: 3277, diskMb: 2048 });
     // Small machine: the floors. pid_max 4 M but threads-max 192 k: the smaller is the limit.
-    expect(reservesFor(machine({ memoryTotalMb: 4 * GiB, pidMax: 4_194_304, diskTotalMb: 20 * GiB }))).toEqual({ memoryMb: 1024, pids: 19_273, diskMb: 2048 });
+    expect(reservesFor(machine({ memoryTotalMb: 4 * GiB, pidMax: 4_194_304, diskTotalMb: 20 * GiB }))).toEqual({
+      memoryMb: 1024,
+      pids: 19_273,
+      diskMb: 2048,
+    });
     expect(reservesFor(machine({ diskTotalMb: 1024 * GiB })).diskMb).toBe(20_972);
-    expect(reservesFor(machine(), { memoryMb: 512, pids: 100, diskMb: 0 })).toEqual({ memoryMb: 512, pids: 100, diskMb: 0 });
+    expect(reservesFor(machine(), { memoryMb: 512, pids: 100, diskMb: 0 })).toEqual({
+      memoryMb: 512,
+      pids: 100,
+      diskMb: 0,
+    });
   });
 });
 
@@ -63,13 +78,19 @@ describe("memory: the plan would admit it, the machine does not", () => {
     const plan = PLANS.payg;
     let live = 0;
     // Admit small sandboxes until the machine says no; the plan alone would go on to 32.
-    while (!checkSandbox(hostCapacity(m, r, sandboxes(live, 0)), { memoryMb: SIZES.small.memory_mb, pidsMax: PIDS })) live++;
+    while (!checkSandbox(hostCapacity(m, r, sandboxes(live, 0)), { memoryMb: SIZES.small.memory_mb, pidsMax: PIDS }))
+      live++;
     expect(live).toBe(Math.floor(room / 1024));
     expect(live).toBe(20);
     expect((live + 1) * SIZES.small.memory_mb).toBeLessThanOrEqual(plan.ramBudgetMb);
-    const refusal = checkSandbox(hostCapacity(m, r, sandboxes(live, 0)), { memoryMb: SIZES.small.memory_mb, pidsMax: PIDS })!;
+    const refusal = checkSandbox(hostCapacity(m, r, sandboxes(live, 0)), {
+      memoryMb: SIZES.small.memory_mb,
+      pidsMax: PIDS,
+    })!;
     expect(refusal).toMatchObject({ resource: "memory", needed: 1024, available: room - 20 * 1024 });
-    expect(refusal.detail).toMatch(/^This machine has 717 MiB of RAM left for sandboxes \(23\.0 GiB in all, 2\.3 GiB kept for the host, the engine and the console; 20\.0 GiB is held by running and paused sandboxes.*this sandbox needs 1\.0 GiB\. This is the machine's capacity, not your plan's limit/);
+    expect(refusal.detail).toMatch(
+      /^This machine has 717 MiB of RAM left for sandboxes \(23\.0 GiB in all, 2\.3 GiB kept for the host, the engine and the console; 20\.0 GiB is held by running and paused sandboxes.*this sandbox needs 1\.0 GiB\. This is the machine's capacity, not your plan's limit/,
+    );
   });
 
   it("counts paused sandboxes: they stay in RAM, though the plan's budget ignores them", () => {
@@ -80,7 +101,10 @@ describe("memory: the plan would admit it, the machine does not", () => {
     // Without the paused ones the same create fits.
     expect(checkSandbox(hostCapacity(m, r, sandboxes(10, 0)), { memoryMb: 1024, pidsMax: PIDS })).toBeNull();
     // A template build holds its share too.
-    expect(checkSandbox(hostCapacity(m, r, { ...sandboxes(16, 0), buildMemoryMb: 4096 }), { memoryMb: 1024, pidsMax: PIDS })?.resource).toBe("memory");
+    expect(
+      checkSandbox(hostCapacity(m, r, { ...sandboxes(16, 0), buildMemoryMb: 4096 }), { memoryMb: 1024, pidsMax: PIDS })
+        ?.resource,
+    ).toBe("memory");
   });
 
   it("a resuming sandbox is already counted: admitted when full, refused only when the machine is over-committed", () => {
@@ -118,7 +142,13 @@ describe("pids", () => {
 
   it("each sandbox reserves its pids.max; the host's threads (outside sandboxes) and the reserve come off pid_max", () => {
     let n = 0;
-    while (!checkSandbox(hostCapacity(m, r, sandboxes(n - Math.floor(n / 3), Math.floor(n / 3), 1024, 20)), { memoryMb: 1024, pidsMax: PIDS })) n++;
+    while (
+      !checkSandbox(hostCapacity(m, r, sandboxes(n - Math.floor(n / 3), Math.floor(n / 3), 1024, 20)), {
+        memoryMb: 1024,
+        pidsMax: PIDS,
+      })
+    )
+      n++;
     // Threads inside sandboxes are inside their reservation: the host uses 1500 − 20·n.
     const cap = hostCapacity(m, r, sandboxes(n - Math.floor(n / 3), Math.floor(n / 3), 1024, 20));
     expect(cap.pids_used_by_host).toBe(1500 - 20 * n);
@@ -126,16 +156,26 @@ describe("pids", () => {
     const refusal = checkSandbox(cap, { memoryMb: 1024, pidsMax: PIDS })!;
     expect(refusal.resource).toBe("pids");
     expect(refusal.detail).toMatch(/room for \d+ more processes in sandboxes \(limit 32768, 3277 kept for the host/);
-    expect(maxConcurrent(PLANS.enterprise.ramBudgetMb, cap, PIDS)).toBe(Math.floor((32_768 - 3277 - cap.pids_used_by_host) / PIDS));
+    expect(maxConcurrent(PLANS.enterprise.ramBudgetMb, cap, PIDS)).toBe(
+      Math.floor((32_768 - 3277 - cap.pids_used_by_host) / PIDS),
+    );
   });
 
   it("a pids cgroup above the engine (systemd TasksMax) binds when it is tighter", () => {
-    const capped = machine({ memoryTotalMb: 512 * GiB, pidsCgroup: { max: 4915, current: 215, path: "/sys/fs/cgroup/pids/system.slice/baton.service" } });
+    const capped = machine({
+      memoryTotalMb: 512 * GiB,
+      pidsCgroup: { max: 4915, current: 215, path: "/sys/fs/cgroup/pids/system.slice/baton.service" },
+    });
     const cap = hostCapacity(capped, reservesFor(capped), sandboxes(1, 0, 1024, 15));
     expect(cap).toMatchObject({ pids_limit: 4915, pids_used_by_host: 200, pids_committed: 1024 });
     // 4915 − 3277 − 200 − 1024 = 414 < 1024.
     expect(checkSandbox(cap, { memoryMb: 1024, pidsMax: PIDS })?.resource).toBe("pids");
-    expect(checkSandbox(hostCapacity(capped, { ...reservesFor(capped), pids: 500 }, sandboxes(1, 0, 1024, 15)), { memoryMb: 1024, pidsMax: PIDS })).toBeNull();
+    expect(
+      checkSandbox(hostCapacity(capped, { ...reservesFor(capped), pids: 500 }, sandboxes(1, 0, 1024, 15)), {
+        memoryMb: 1024,
+        pidsMax: PIDS,
+      }),
+    ).toBeNull();
   });
 });
 
@@ -160,7 +200,10 @@ describe("disk", () => {
 
 describe("measuring", () => {
   it("parses /proc/meminfo and /proc/loadavg", () => {
-    expect(parseMeminfo("MemTotal:       24683584 kB\nMemFree:  1 kB\nMemAvailable:   24182596 kB\n")).toEqual({ totalMb: 24105, availableMb: 23615 });
+    expect(parseMeminfo("MemTotal:       24683584 kB\nMemFree:  1 kB\nMemAvailable:   24182596 kB\n")).toEqual({
+      totalMb: 24105,
+      availableMb: 23615,
+    });
     expect(parseMeminfo("MemTotal: 2048 kB\n")).toEqual({ totalMb: 2, availableMb: null });
     expect(() => parseMeminfo("nothing")).toThrow(/MemTotal/);
     expect(parseLoadavgThreads("0.12 0.33 0.21 1/118 8107\n")).toBe(118);
@@ -174,7 +217,11 @@ describe("measuring", () => {
     expect(real.diskFreeMb).toBeLessThanOrEqual(real.diskTotalMb);
     expect(real.overridden).toEqual([]);
     const knobs = measureHost(`${os.tmpdir()}/not/made/yet`, { memoryMb: 3072, diskFreeMb: 400 });
-    expect(knobs).toMatchObject({ memoryTotalMb: 3072, diskFreeMb: 400, overridden: ["memory_total_mb", "disk_free_mb"] });
+    expect(knobs).toMatchObject({
+      memoryTotalMb: 3072,
+      diskFreeMb: 400,
+      overridden: ["memory_total_mb", "disk_free_mb"],
+    });
     expect(knobs.pidMax).toBe(real.pidMax);
   });
 });

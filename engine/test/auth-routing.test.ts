@@ -99,7 +99,10 @@ function expectRefused(r: { status: number; json: { code?: string } | null }, wh
   }
   expect(r.status, what).toBeGreaterThanOrEqual(400);
   expect(r.status, what).toBeLessThan(500);
-  expect(["unauthorized", "not_found", "bad_request", "host_not_allowed"], `${what}: ${JSON.stringify(r.json)}`).toContain(r.json?.code);
+  expect(
+    ["unauthorized", "not_found", "bad_request", "host_not_allowed"],
+    `${what}: ${JSON.stringify(r.json)}`,
+  ).toContain(r.json?.code);
 }
 
 describe("authentication on the routed path", () => {
@@ -111,14 +114,24 @@ describe("authentication on the routed path", () => {
       expectRefused(r, `POST ${target}`, "POST");
     }
     // A wrong token is no better.
-    const bad = await raw(port, "POST", `/%761/sandboxes/${id}/exec`, { headers: { ...json, Authorization: "Bearer ork_nope" }, body: '{"command":"touch /workspace/marker-bad"}' });
+    const bad = await raw(port, "POST", `/%761/sandboxes/${id}/exec`, {
+      headers: { ...json, Authorization: "Bearer ork_nope" },
+      body: '{"command":"touch /workspace/marker-bad"}',
+    });
     expect(bad.status).toBe(401);
     expect((await exec(e, id, "ls /workspace")).stdout).not.toMatch(/marker/);
   });
 
   it("the percent-encoded and absolute-form spellings do reach the route (so the 401s above are auth, not a miss)", async () => {
-    for (const target of [`/%761/sandboxes/${id}/exec`, `/v%31/sandboxes/${id}/%65xec`, `http://127.0.0.1:${port}/v1/sandboxes/${id}/exec`]) {
-      const r = await raw(port, "POST", target, { headers: { ...json, ...bearer() }, body: '{"command":"echo routed"}' });
+    for (const target of [
+      `/%761/sandboxes/${id}/exec`,
+      `/v%31/sandboxes/${id}/%65xec`,
+      `http://127.0.0.1:${port}/v1/sandboxes/${id}/exec`,
+    ]) {
+      const r = await raw(port, "POST", target, {
+        headers: { ...json, ...bearer() },
+        body: '{"command":"echo routed"}',
+      });
       expect(r.status, target).toBe(200);
       expect(r.json.stdout, target).toBe("routed\n");
     }
@@ -156,7 +169,11 @@ describe("authentication on the routed path", () => {
     const encoded = await raw(port, "GET", `/%761/sandboxes/${id}/files/raw${url.search}`);
     expect(encoded.status).toBe(200);
     expect(encoded.text).toBe("signed");
-    const forged = await raw(port, "GET", `/%761/sandboxes/${id}/files/raw?path=/workspace/p.txt&exp=9999999999&sig=00`);
+    const forged = await raw(
+      port,
+      "GET",
+      `/%761/sandboxes/${id}/files/raw?path=/workspace/p.txt&exp=9999999999&sig=00`,
+    );
     expect(forged.status).toBe(403);
     expect(forged.json.code).toBe("invalid_signature");
     // With an Authorization header the token is what counts, not the signature.

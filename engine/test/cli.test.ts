@@ -22,7 +22,9 @@ describe("npm run engine:token", () => {
     const token = out.trim().split("\n").at(-1)!;
     expect(token).toMatch(/^ork_[A-Za-z0-9_-]{20,}$/);
     expect((await e.api("GET", "/sandboxes", undefined, { token })).status).toBe(200);
-    expect((await e.api("POST", "/sandboxes", { template: "python-3.12" }, { token })).body.code).toBe("insufficient_scope");
+    expect((await e.api("POST", "/sandboxes", { template: "python-3.12" }, { token })).body.code).toBe(
+      "insufficient_scope",
+    );
   });
 
   it("refuses unknown scopes with a clear message and exit code 2", () => {

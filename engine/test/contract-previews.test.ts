@@ -97,7 +97,9 @@ describe("preview_auth (§3.7)", () => {
       expect(denied.status).toBe(401);
       expect(JSON.parse(denied.body).code).toBe("preview_auth_required");
       // With the current token it gets as far as the (empty) port.
-      const through = await hostRequest(e, h, "/", { headers: { accept: "application/json", "x-orkestr-preview-token": rot.body.preview_auth_token } });
+      const through = await hostRequest(e, h, "/", {
+        headers: { accept: "application/json", "x-orkestr-preview-token": rot.body.preview_auth_token },
+      });
       expect(through.status).toBe(502);
       const stale = await hostRequest(e, h, "/", { headers: { "x-orkestr-preview-token": r.body.preview_auth_token } });
       expect(stale.status).toBe(401);

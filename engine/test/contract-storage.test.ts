@@ -59,7 +59,10 @@ describe("snapshots", () => {
     expect(typeof r.body.size_mb).toBe("number");
     expect(["creating", "ready", "failed"]).toContain(r.body.status);
     expect(r.body.created_at).toMatch(ISO);
-    const ready = await until(() => e.api("GET", `/snapshots/${r.body.id}`), (x) => x.body.status !== "creating");
+    const ready = await until(
+      () => e.api("GET", `/snapshots/${r.body.id}`),
+      (x) => x.body.status !== "creating",
+    );
     expect(ready.body.status).toBe("ready");
     expect((await e.api("GET", `/snapshots/contract-${tag}`)).body.id).toBe(r.body.id);
 
@@ -67,7 +70,10 @@ describe("snapshots", () => {
     expect([201, 202]).toContain(child.status);
     sandboxes.push(child.body.id);
     expect(child.body.snapshot).toBe(r.body.id);
-    await until(() => e.api("GET", `/sandboxes/${child.body.id}`), (x) => x.body.status === "running");
+    await until(
+      () => e.api("GET", `/sandboxes/${child.body.id}`),
+      (x) => x.body.status === "running",
+    );
     expect((await exec(e, child.body.id, "cat /workspace/c")).stdout).toBe("contract\n");
   });
 
@@ -98,7 +104,13 @@ describe("volumes", () => {
     const r = await e.api("POST", "/volumes", { name: `vol-${tag}`, size_gb: 1, max_lifetime_days: 30 });
     expect(r.status).toBe(201);
     volumes.push(r.body.id);
-    expect(r.body).toMatchObject({ name: `vol-${tag}`, size_gb: 1, size_mb: 0, attached_sandbox_id: null, max_lifetime_hours: 720 });
+    expect(r.body).toMatchObject({
+      name: `vol-${tag}`,
+      size_gb: 1,
+      size_mb: 0,
+      attached_sandbox_id: null,
+      max_lifetime_hours: 720,
+    });
     expect(r.body.id).toMatch(/^vol_/);
     expect(["creating", "available"]).toContain(r.body.status);
     expect(r.body.expires_at).toMatch(ISO);
@@ -134,7 +146,10 @@ describe("volumes", () => {
     expect(pinned.status).toBeLessThan(500);
 
     expect((await e.api("DELETE", `/sandboxes/${first.body.id}`)).status).toBe(204);
-    await until(() => e.api("GET", `/volumes/${name}`), (x) => x.body.status === "available");
+    await until(
+      () => e.api("GET", `/volumes/${name}`),
+      (x) => x.body.status === "available",
+    );
     const next = await sandbox({ volume: name });
     expect((await exec(e, next, "cat /persist/k")).stdout).toBe("kept\n");
     await e.api("DELETE", `/sandboxes/${next}`);
@@ -146,7 +161,10 @@ describe("volumes", () => {
     const moving = await e.api("POST", `/volumes/${r.body.id}/move`, { region: "hel1" });
     expect(moving.status).toBe(202);
     expect(["moving", "available"]).toContain(moving.body.status);
-    const done = await until(() => e.api("GET", `/volumes/${r.body.id}`), (x) => x.body.status === "available");
+    const done = await until(
+      () => e.api("GET", `/volumes/${r.body.id}`),
+      (x) => x.body.status === "available",
+    );
     expect(done.body.region).toBe("hel1");
     expect((await e.api("DELETE", `/volumes/${r.body.id}`)).status).toBe(204);
     const gone = await e.api("GET", `/volumes/${r.body.id}`);

@@ -62,7 +62,14 @@ describe("templates contract", () => {
     const r = await e.api("POST", "/templates", { name, base_image: "python-3.12", steps });
     expect(r.status).toBe(202);
     templates.push(r.body.id);
-    expect(r.body).toMatchObject({ name, base_image: "python-3.12", steps, size_mb: null, error: null, ready_at: null });
+    expect(r.body).toMatchObject({
+      name,
+      base_image: "python-3.12",
+      steps,
+      size_mb: null,
+      error: null,
+      ready_at: null,
+    });
     expect(r.body.id).toMatch(/^tmpl_/);
     expect(["queued", "building"]).toContain(r.body.status);
     expect(r.body.created_at).toMatch(ISO);
@@ -82,8 +89,11 @@ describe("templates contract", () => {
     const logs = await e.api("GET", `/templates/${r.body.id}/logs`);
     expect(logs.status).toBe(200);
     expect(logs.body).toMatchObject({ template_id: r.body.id, status: "ready", done: true });
-    expect(logs.body.lines.some((l: Json) => l.stream === "stdout" && l.data.includes("built") && l.step_index === 1)).toBe(true);
-    for (const l of logs.body.lines) expect(Object.keys(l).sort()).toEqual(["data", "seq", "step_index", "stream", "t"]);
+    expect(
+      logs.body.lines.some((l: Json) => l.stream === "stdout" && l.data.includes("built") && l.step_index === 1),
+    ).toBe(true);
+    for (const l of logs.body.lines)
+      expect(Object.keys(l).sort()).toEqual(["data", "seq", "step_index", "stream", "t"]);
 
     const patch = await e.api("PATCH", `/templates/${r.body.id}`, { steps: [] });
     expect([404, 405]).toContain(patch.status);
@@ -96,9 +106,12 @@ describe("templates contract", () => {
     expect((await e.api("GET", `/templates/${r.body.id}`)).status).toBe(404);
   });
 
-  it.runIf(!process.env.ORKESTR_API_URL)("the limits report max_templates and the engine's template count", async () => {
-    const limits = (await e.api("GET", "/sandboxes/limits")).body;
-    expect(limits.max_templates).toBe(15);
-    expect(limits.templates).toBe((await e.api("GET", "/templates")).body.length);
-  });
+  it.runIf(!process.env.ORKESTR_API_URL)(
+    "the limits report max_templates and the engine's template count",
+    async () => {
+      const limits = (await e.api("GET", "/sandboxes/limits")).body;
+      expect(limits.max_templates).toBe(15);
+      expect(limits.templates).toBe((await e.api("GET", "/templates")).body.length);
+    },
+  );
 });

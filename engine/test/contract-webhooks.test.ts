@@ -91,60 +91,97 @@ describe("webhooks", () => {
     expect([plain.status, plain.body.code]).toEqual([422, "validation_error"]);
     const unknown = await e.api("POST", "/webhooks", { url: REMOTE_SAFE_URL, event_types: ["sandbox.exploded"] });
     expect([unknown.status, unknown.body.code]).toEqual([422, "validation_error"]);
-    for (const [method, p] of [["GET", ""], ["POST", "/test"], ["GET", "/deliveries"], ["DELETE", ""]] as const) {
+    for (const [method, p] of [
+      ["GET", ""],
+      ["POST", "/test"],
+      ["GET", "/deliveries"],
+      ["DELETE", ""],
+    ] as const) {
       const r = await e.api(method, `/webhooks/wh_00000000000000000000000000${p}`);
-      expect({ method, p, status: r.status, code: r.body.code }).toEqual({ method, p, status: 404, code: "webhook_not_found" });
+      expect({ method, p, status: r.status, code: r.body.code }).toEqual({
+        method,
+        p,
+        status: 404,
+        code: "webhook_not_found",
+      });
     }
   });
 
-  it.runIf(local)("a test delivery reaches an allowed loopback receiver, signed with the secret, and is logged", async () => {
-    const wh = await webhook({ url: `${receiverOrigin}/hook`, event_types: ["volume.moved"] });
-    const t = await e.api("POST", `/webhooks/${wh.id}/test`);
-    expect(t.status).toBe(202);
-    expect(t.body.delivery_id).toMatch(/^dlv_/);
-    const end = Date.now() + 15_000;
-    while (!got.length && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-    expect(got).toHaveLength(1);
-    const [d] = got;
-    expect(d!.headers["x-orkestr-event"]).toBe("webhook.test");
-    expect(d!.headers["x-orkestr-delivery"]).toBe(t.body.delivery_id);
-    const expected = `sha256=${createHmac("sha256", Buffer.from(wh.secret, "utf8")).update(d!.raw).digest("hex")}`;
-    expect(d!.headers["x-orkestr-signature"]).toBe(expected);
-    const body = JSON.parse(d!.raw);
-    expect(body).toMatchObject({ type: "webhook.test" });
-    expect(body.id).toMatch(/^evt_/);
-    expect(body.created_at).toMatch(ISO);
-    let logged;
-    while (Date.now() < end) {
-      logged = (await e.api("GET", `/webhooks/${wh.id}/deliveries/${t.body.delivery_id}`)).body;
-      if (logged.status !== "pending") break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(logged).toMatchObject({ id: t.body.delivery_id, event_type: "webhook.test", status: "succeeded", attempts: 1, response_status: 200, request_body: d!.raw, response_body_excerpt: "ok" });
-    const list = (await e.api("GET", `/webhooks/${wh.id}/deliveries`)).body;
-    expect(list.map((x: { id: string }) => x.id)).toEqual([t.body.delivery_id]);
-    for (const k of ["event_id", "event_type", "status", "attempts", "response_status", "duration_ms", "created_at", "last_attempt_at", "next_attempt_at"]) expect(list[0]).toHaveProperty(k);
-    const again = await e.api("POST", `/webhooks/${wh.id}/deliveries/${t.body.delivery_id}/redeliver`);
-    expect(again.status).toBe(202);
-  });
+  it.runIf(local)(
+    "a test delivery reaches an allowed loopback receiver, signed with the secret, and is logged",
+    async () => {
+      const wh = await webhook({ url: `${receiverOrigin}/hook`, event_types: ["volume.moved"] });
+      const t = await e.api("POST", `/webhooks/${wh.id}/test`);
+      expect(t.status).toBe(202);
+      expect(t.body.delivery_id).toMatch(/^dlv_/);
+      const end = Date.now() + 15_000;
+      while (!got.length && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      expect(got).toHaveLength(1);
+      const [d] = got;
+      expect(d!.headers["x-orkestr-event"]).toBe("webhook.test");
+      expect(d!.headers["x-orkestr-delivery"]).toBe(t.body.delivery_id);
+      const expected = `sha256=${createHmac("sha256", Buffer.from(wh.secret, "utf8")).update(d!.raw).digest("hex")}`;
+      expect(d!.headers["x-orkestr-signature"]).toBe(expected);
+      const body = JSON.parse(d!.raw);
+      expect(body).toMatchObject({ type: "webhook.test" });
+      expect(body.id).toMatch(/^evt_/);
+      expect(body.created_at).toMatch(ISO);
+      let logged;
+      while (Date.now() < end) {
+        logged = (await e.api("GET", `/webhooks/${wh.id}/deliveries/${t.body.delivery_id}`)).body;
+        if (logged.status !== "pending") break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(logged).toMatchObject({
+        id: t.body.delivery_id,
+        event_type: "webhook.test",
+        status: "succeeded",
+        attempts: 1,
+        response_status: 200,
+        request_body: d!.raw,
+        response_body_excerpt: "ok",
+      });
+      const list = (await e.api("GET", `/webhooks/${wh.id}/deliveries`)).body;
+      expect(list.map((x: { id: string }) => x.id)).toEqual([t.body.delivery_id]);
+      for (const k of [
+        "event_id",
+        "event_type",
+        "status",
+        "attempts",
+        "response_status",
+        "duration_ms",
+        "created_at",
+        "last_attempt_at",
+        "next_attempt_at",
+      ])
+        expect(list[0]).toHaveProperty(k);
+      const again = await e.api("POST", `/webhooks/${wh.id}/deliveries/${t.body.delivery_id}/redeliver`);
+      expect(again.status).toBe(202);
+    },
+  );
 });
 
 describe("usage", () => {
   it("reports totals, a daily series and the costliest sandboxes, at /v1/sandboxes/usage and /v1/usage", async () => {
-    for (const p of ["/sandboxes/usage?from=2025-06-01&to=2025-06-30&granularity=day", "/usage?from=2025-06-01&to=2025-06-30"]) {
+    for (const p of [
+      "/sandboxes/usage?from=2025-06-01&to=2025-06-30&granularity=day",
+      "/usage?from=2025-06-01&to=2025-06-30",
+    ]) {
       const r = await e.api("GET", p);
       expect(r.status).toBe(200);
       const u = r.body;
       expect(u.currency).toBe("EUR");
       expect(Date.parse(u.from)).toBe(Date.parse("2025-06-01T00:00:00Z"));
       expect(Date.parse(u.to)).toBeGreaterThanOrEqual(Date.parse("2025-06-30T23:59:59Z"));
-      for (const k of ["cpu_seconds", "gb_seconds", "sandboxes_created", "cost_eur"]) expect(typeof u.totals[k]).toBe("number");
+      for (const k of ["cpu_seconds", "gb_seconds", "sandboxes_created", "cost_eur"])
+        expect(typeof u.totals[k]).toBe("number");
       expect(typeof u.trial_credit_eur).toBe("number");
       expect(typeof u.trial_credit_used_eur).toBe("number");
       expect(Array.isArray(u.series)).toBe(true);
       for (const d of u.series) {
         expect(d.date).toMatch(/^2025-06-\d{2}$/);
-        for (const k of ["cpu_seconds", "gb_seconds", "sandboxes_created", "cost_eur"]) expect(typeof d[k]).toBe("number");
+        for (const k of ["cpu_seconds", "gb_seconds", "sandboxes_created", "cost_eur"])
+          expect(typeof d[k]).toBe("number");
       }
       expect(Array.isArray(u.by_sandbox)).toBe(true);
       expect(u.by_sandbox.length).toBeLessThanOrEqual(50);

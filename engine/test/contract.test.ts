@@ -35,15 +35,18 @@ describe("auth and errors", () => {
     }
   });
 
-  it.runIf(!process.env.ORKESTR_API_URL)("403 insufficient_scope for a read-only token on a mutation, reads allowed", async () => {
-    const ro = await e.mint(["sandboxes:read"]);
-    expect((await e.api("GET", "/sandboxes", undefined, { token: ro })).status).toBe(200);
-    const r = await e.api("POST", "/sandboxes", { template: "python-3.12" }, { token: ro });
-    expect(r.status).toBe(403);
-    expect(r.body.code).toBe("insufficient_scope");
-    const wo = await e.mint(["sandboxes:write"]);
-    expect((await e.api("GET", "/sandboxes", undefined, { token: wo })).body.code).toBe("insufficient_scope");
-  });
+  it.runIf(!process.env.ORKESTR_API_URL)(
+    "403 insufficient_scope for a read-only token on a mutation, reads allowed",
+    async () => {
+      const ro = await e.mint(["sandboxes:read"]);
+      expect((await e.api("GET", "/sandboxes", undefined, { token: ro })).status).toBe(200);
+      const r = await e.api("POST", "/sandboxes", { template: "python-3.12" }, { token: ro });
+      expect(r.status).toBe(403);
+      expect(r.body.code).toBe("insufficient_scope");
+      const wo = await e.mint(["sandboxes:write"]);
+      expect((await e.api("GET", "/sandboxes", undefined, { token: wo })).body.code).toBe("insufficient_scope");
+    },
+  );
 
   it("404 sandbox_not_found for unknown ids", async () => {
     const r = await e.api("GET", "/sandboxes/sbx_00000000000000000000000000");
@@ -77,7 +80,11 @@ describe("auth and errors", () => {
   });
 
   it("an oversized body is 413 payload_too_large", async () => {
-    const r = await e.api("POST", "/sandboxes", JSON.stringify({ template: "python-3.12", metadata: { big: "x".repeat(50 * 1024 * 1024) } }));
+    const r = await e.api(
+      "POST",
+      "/sandboxes",
+      JSON.stringify({ template: "python-3.12", metadata: { big: "x".repeat(50 * 1024 * 1024) } }),
+    );
     expect(r.status).toBe(413);
     expect(r.body.code).toBe("payload_too_large");
   });
@@ -85,12 +92,30 @@ describe("auth and errors", () => {
 
 describe("sandboxes", () => {
   it("creates a running sandbox with the contract's fields, and never echoes env values", async () => {
-    const r = await e.api("POST", "/sandboxes", { template: "python-3.12", size: "small", env: { SECRET_KEY: "s3cr3t-value" }, metadata: { agent_run: "r_42" }, timeout_seconds: 600 });
+    const r = await e.api("POST", "/sandboxes", {
+      template: "python-3.12",
+      size: "small",
+      env: { SECRET_KEY: "s3cr3t-value" },
+      metadata: { agent_run: "r_42" },
+      timeout_seconds: 600,
+    });
     expect(r.status).toBe(201);
     created.push(r.body.id);
     const s = r.body;
     expect(s.id).toMatch(/^sbx_[0-9A-HJKMNP-TV-Z]{26}$/);
-    expect(s).toMatchObject({ status: "running", template: "python-3.12", size: "small", cpu: 1, memory_mb: 1024, network: "off", metadata: { agent_run: "r_42" }, env_keys: ["SECRET_KEY"], timeout_seconds: 600, on_timeout: "kill", auto_resume: false });
+    expect(s).toMatchObject({
+      status: "running",
+      template: "python-3.12",
+      size: "small",
+      cpu: 1,
+      memory_mb: 1024,
+      network: "off",
+      metadata: { agent_run: "r_42" },
+      env_keys: ["SECRET_KEY"],
+      timeout_seconds: 600,
+      on_timeout: "kill",
+      auto_resume: false,
+    });
     expect(r.text).not.toContain("s3cr3t-value");
     for (const k of ["created_at", "started_at", "expires_at"]) expect(s[k]).toMatch(ISO);
     expect(s.paused_at).toBeNull();
@@ -161,7 +186,11 @@ describe("exec", () => {
   });
 
   it("runs the seed's quick start: python writes and computes", async () => {
-    const w = await exec(e, id, "printf 'print(sum(range(1_000_000)))' > /workspace/main.py && python /workspace/main.py");
+    const w = await exec(
+      e,
+      id,
+      "printf 'print(sum(range(1_000_000)))' > /workspace/main.py && python /workspace/main.py",
+    );
     expect(w.stdout).toBe("499999500000\n");
   });
 
@@ -200,8 +229,18 @@ describe("exec", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/text\/event-stream/);
     const frames = parseFrames(await res.text());
-    expect(frames.filter((f) => f.stream === "stdout").map((f) => f.data).join("")).toBe("one\n");
-    expect(frames.filter((f) => f.stream === "stderr").map((f) => f.data).join("")).toBe("two\n");
+    expect(
+      frames
+        .filter((f) => f.stream === "stdout")
+        .map((f) => f.data)
+        .join(""),
+    ).toBe("one\n");
+    expect(
+      frames
+        .filter((f) => f.stream === "stderr")
+        .map((f) => f.data)
+        .join(""),
+    ).toBe("two\n");
     const last = frames[frames.length - 1]!;
     expect(last).toMatchObject({ is_final: true, exit_code: 4 });
     expect(typeof last.duration_ms).toBe("number");
@@ -210,11 +249,18 @@ describe("exec", () => {
   it("streams NDJSON when asked, and /exec with stream:true streams too", async () => {
     const res = await fetch(`${e.url}/sandboxes/${id}/exec/stream`, {
       method: "POST",
-      headers: { authorization: `Bearer ${e.token}`, "content-type": "application/json", accept: "application/x-ndjson" },
+      headers: {
+        authorization: `Bearer ${e.token}`,
+        "content-type": "application/json",
+        accept: "application/x-ndjson",
+      },
       body: JSON.stringify({ command: "echo nd" }),
     });
     expect(res.headers.get("content-type")).toMatch(/application\/x-ndjson/);
-    const lines = (await res.text()).split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const lines = (await res.text())
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toEqual({ stream: "stdout", data: "nd\n" });
     expect(lines[lines.length - 1]).toMatchObject({ is_final: true, exit_code: 0 });
     const viaExec = await fetch(`${e.url}/sandboxes/${id}/exec`, {
@@ -236,7 +282,11 @@ describe("lifecycle", () => {
   it("pause freezes, resume thaws; paused exec is 409 sandbox_paused", async () => {
     const id = await sandbox();
     // tmp + mv: a reader never sees the counter file half-written.
-    await exec(e, id, "nohup sh -c 'i=0; while :; do i=$((i+1)); echo $i > /tmp/counter.new; mv /tmp/counter.new /tmp/counter; sleep 0.05; done' >/dev/null 2>&1 &");
+    await exec(
+      e,
+      id,
+      "nohup sh -c 'i=0; while :; do i=$((i+1)); echo $i > /tmp/counter.new; mv /tmp/counter.new /tmp/counter; sleep 0.05; done' >/dev/null 2>&1 &",
+    );
     await new Promise((r) => setTimeout(r, 300));
     const p = await e.api("POST", `/sandboxes/${id}/pause`);
     expect(p.status).toBe(200);
@@ -248,7 +298,12 @@ describe("lifecycle", () => {
     expect(x.body.code).toBe("sandbox_paused");
     const m = await e.api("GET", `/sandboxes/${id}/metrics`);
     // Seed: paused → null live usage and an empty window; lifetime stays.
-    expect(m.body).toMatchObject({ sandbox_status: "paused", cpu: { usage_percent: null, usage_cores: null }, memory: { usage_bytes: null }, samples: [] });
+    expect(m.body).toMatchObject({
+      sandbox_status: "paused",
+      cpu: { usage_percent: null, usage_cores: null },
+      memory: { usage_bytes: null },
+      samples: [],
+    });
     expect(m.body.lifetime.cpu_seconds).toBeGreaterThan(0);
     const r = await e.api("POST", `/sandboxes/${id}/resume`, { timeout_seconds: 120 });
     expect([200, 201]).toContain(r.status);
@@ -268,9 +323,19 @@ describe("lifecycle", () => {
     expect(t.status).toBe(200);
     expect(t.body).toMatchObject({ id, timeout_seconds: 900 });
     expect(Math.abs(Date.parse(t.body.expires_at) - (Date.now() + 900_000))).toBeLessThan(5000);
-    const p = await e.api("PATCH", `/sandboxes/${id}`, { timeout_seconds: 120, metadata: { owner: "ci" }, on_timeout: "pause", auto_resume: true });
+    const p = await e.api("PATCH", `/sandboxes/${id}`, {
+      timeout_seconds: 120,
+      metadata: { owner: "ci" },
+      on_timeout: "pause",
+      auto_resume: true,
+    });
     expect(p.status).toBe(200);
-    expect(p.body).toMatchObject({ timeout_seconds: 120, metadata: { owner: "ci" }, on_timeout: "pause", auto_resume: true });
+    expect(p.body).toMatchObject({
+      timeout_seconds: 120,
+      metadata: { owner: "ci" },
+      on_timeout: "pause",
+      auto_resume: true,
+    });
     expect((await e.api("POST", `/sandboxes/${id}/timeout`, { timeout_seconds: 5 })).status).toBe(422);
   });
 
@@ -285,7 +350,8 @@ describe("lifecycle", () => {
     const killed = await sandbox({ timeout_seconds: 10 });
     const paused = await sandbox({ timeout_seconds: 10, on_timeout: "pause" });
     const deadline = Date.now() + 25_000;
-    let k = "", p = "";
+    let k = "",
+      p = "";
     while (Date.now() < deadline) {
       k = (await e.api("GET", `/sandboxes/${killed}`)).body.status;
       p = (await e.api("GET", `/sandboxes/${paused}`)).body.status;
@@ -303,10 +369,15 @@ describe("metrics, events, limits, base images", () => {
   it("metrics come from the kernel: CPU rises under load, memory is the working set", async () => {
     const id = await sandbox();
     await exec(e, id, "nohup sh -c 'while :; do :; done' >/dev/null 2>&1 &");
-    await exec(e, id, "python3 -c \"import time; b=bytearray(80*1024*1024); time.sleep(30)\" >/dev/null 2>&1 &");
+    await exec(e, id, 'python3 -c "import time; b=bytearray(80*1024*1024); time.sleep(30)" >/dev/null 2>&1 &');
     await new Promise((r) => setTimeout(r, 2500));
     const m = (await e.api("GET", `/sandboxes/${id}/metrics`)).body;
-    expect(m).toMatchObject({ sandbox_id: id, sandbox_status: "running", cpu: { cores: 1 }, memory: { limit_bytes: 1024 ** 3 } });
+    expect(m).toMatchObject({
+      sandbox_id: id,
+      sandbox_status: "running",
+      cpu: { cores: 1 },
+      memory: { limit_bytes: 1024 ** 3 },
+    });
     expect(m.sample_interval_seconds).toBeGreaterThan(0);
     // A busy loop shows up as CPU use (other test files share these 2 cores, so no exact figure).
     expect(Math.max(...m.samples.map((s: { cpu_percent: number }) => s.cpu_percent))).toBeGreaterThan(30);
@@ -334,7 +405,12 @@ describe("metrics, events, limits, base images", () => {
     await e.api("POST", `/sandboxes/${id}/pause`);
     await e.api("POST", `/sandboxes/${id}/resume`);
     const all = (await e.api("GET", `/sandboxes/${id}/events`)).body;
-    expect(all.map((x: { type: string }) => x.type)).toEqual(["sandbox.created", "exec", "sandbox.paused", "sandbox.resumed"]);
+    expect(all.map((x: { type: string }) => x.type)).toEqual([
+      "sandbox.created",
+      "exec",
+      "sandbox.paused",
+      "sandbox.resumed",
+    ]);
     expect(all[1].data).toMatchObject({ command: "echo hi", exit_code: 0 });
     expect(all[0].id).toMatch(/^evt_/);
     const p1 = await e.api("GET", `/sandboxes/${id}/events?limit=2`);
@@ -343,7 +419,10 @@ describe("metrics, events, limits, base images", () => {
     expect(p2.body.map((x: { type: string }) => x.type)).toEqual(["sandbox.paused", "sandbox.resumed"]);
 
     const ac = new AbortController();
-    const res = await fetch(`${e.url}/sandboxes/${id}/events?follow=true`, { headers: { authorization: `Bearer ${e.token}` }, signal: ac.signal });
+    const res = await fetch(`${e.url}/sandboxes/${id}/events?follow=true`, {
+      headers: { authorization: `Bearer ${e.token}` },
+      signal: ac.signal,
+    });
     const reader = res.body!.getReader();
     let text = "";
     void exec(e, id, "echo live");
@@ -381,7 +460,9 @@ describe("metrics, events, limits, base images", () => {
     const r = await e.api("GET", "/base-images");
     expect(r.status).toBe(200);
     const ids = r.body.map((i: { id: string }) => i.id);
-    expect(ids).toEqual(expect.arrayContaining(["python-3.12", "python-3.12-bare", "code-interpreter", "node-22", "debian-12"]));
+    expect(ids).toEqual(
+      expect.arrayContaining(["python-3.12", "python-3.12-bare", "code-interpreter", "node-22", "debian-12"]),
+    );
     if (e.local) for (const i of r.body) expect(i.maps_to).toBeTruthy();
   });
 

@@ -31,7 +31,11 @@ describe("degraded isolation", () => {
 
   it("still runs sandboxes as an unprivileged uid with no capabilities, and rlimits stand in for cgroups", async () => {
     const id = await createSandbox(e, { memory_mb: 128 });
-    const r = await exec(e, id, "id -u; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; grep 'Max processes' /proc/self/limits; ls /root 2>&1; touch /usr/x 2>&1");
+    const r = await exec(
+      e,
+      id,
+      "id -u; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; grep 'Max processes' /proc/self/limits; ls /root 2>&1; touch /usr/x 2>&1",
+    );
     const [uid] = r.stdout.split("\n");
     expect(Number(uid)).toBeGreaterThanOrEqual(500_000);
     expect(r.stdout).toMatch(/CapEff:\s+0000000000000000/);

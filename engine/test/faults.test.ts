@@ -31,7 +31,17 @@ describe("faults", () => {
   });
 
   it("injects 503 fleet_full with Retry-After on a chosen route, for a chosen count", async () => {
-    expect((await admin("POST", "/faults", { kind: "fleet_full", path: "^/v1/sandboxes$", method: "POST", retry_after_seconds: 7, count: 2 })).status).toBe(201);
+    expect(
+      (
+        await admin("POST", "/faults", {
+          kind: "fleet_full",
+          path: "^/v1/sandboxes$",
+          method: "POST",
+          retry_after_seconds: 7,
+          count: 2,
+        })
+      ).status,
+    ).toBe(201);
     for (let i = 0; i < 2; i++) {
       const r = await e.api("POST", "/sandboxes", { template: "python-3.12" });
       expect(r.status).toBe(503);

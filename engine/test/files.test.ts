@@ -52,7 +52,15 @@ describe("read and write", () => {
 
   it("accepts utf8 content and overwrites in place", async () => {
     const p = "/tmp/notes/hello.txt";
-    expect((await e.api("POST", `/sandboxes/${id}/files`, { path: p, content: "a much longer first version", encoding: "utf8" })).status).toBe(201);
+    expect(
+      (
+        await e.api("POST", `/sandboxes/${id}/files`, {
+          path: p,
+          content: "a much longer first version",
+          encoding: "utf8",
+        })
+      ).status,
+    ).toBe(201);
     const w = await e.api("POST", `/sandboxes/${id}/files`, { path: p, content: "héllo", encoding: "utf8" });
     expect(w.body).toEqual({ path: p, size: 6 });
     expect((await exec(e, id, `cat ${p}`)).stdout).toBe("héllo");
@@ -67,7 +75,13 @@ describe("read and write", () => {
     expect(r.status).toBe(200);
     expect(r.body.path).toBe("/workspace/ls");
     expect(r.body.type).toBe("directory");
-    const entries = r.body.entries as { name: string; path: string; is_dir: boolean; size: number; modified_at: string }[];
+    const entries = r.body.entries as {
+      name: string;
+      path: string;
+      is_dir: boolean;
+      size: number;
+      modified_at: string;
+    }[];
     expect(entries.map((x) => x.name)).toEqual(["a.txt", "b.txt", "link", "sub"]);
     expect(entries[0]).toMatchObject({ name: "a.txt", path: "/workspace/ls/a.txt", is_dir: false, size: 1 });
     expect(entries.find((x) => x.name === "sub")!.is_dir).toBe(true);
@@ -93,11 +107,17 @@ describe("read and write", () => {
     await write(id, "/workspace/own/run.sh", "#!/bin/sh\necho ran\n", { mode: "0755" });
     const me = (await exec(e, id, "id -u")).stdout.trim();
     expect(me).toBe("1000");
-    const st = await exec(e, id, "stat -c '%u %a' /workspace/own /workspace/own/deep /workspace/own/deep/f.txt /workspace/own/run.sh");
+    const st = await exec(
+      e,
+      id,
+      "stat -c '%u %a' /workspace/own /workspace/own/deep /workspace/own/deep/f.txt /workspace/own/run.sh",
+    );
     expect(st.stdout.trim().split("\n")).toEqual([`${me} 755`, `${me} 755`, `${me} 644`, `${me} 755`]);
     expect((await exec(e, id, "/workspace/own/run.sh")).stdout).toBe("ran\n");
     // The sandbox can change and delete what the engine wrote for it.
-    expect((await exec(e, id, "echo more >> /workspace/own/deep/f.txt && rm -r /workspace/own && echo ok")).stdout).toBe("ok\n");
+    expect(
+      (await exec(e, id, "echo more >> /workspace/own/deep/f.txt && rm -r /workspace/own && echo ok")).stdout,
+    ).toBe("ok\n");
   });
 
   it("refuses to write onto a directory, and invalid base64", async () => {
@@ -130,7 +150,9 @@ describe("read and write", () => {
     expect(r.body.code).toBe("payload_too_large");
     expect(r.body.detail).toMatch(/presign-download|files\/raw/);
     // files/raw has no such cap.
-    const raw = await fetch(`${e.url}/sandboxes/${id}/files/raw?path=${q("/workspace/big.bin")}`, { headers: { authorization: `Bearer ${e.token}` } });
+    const raw = await fetch(`${e.url}/sandboxes/${id}/files/raw?path=${q("/workspace/big.bin")}`, {
+      headers: { authorization: `Bearer ${e.token}` },
+    });
     expect(raw.status).toBe(200);
     expect(raw.headers.get("content-length")).toBe("11000000");
     expect((await raw.arrayBuffer()).byteLength).toBe(11_000_000);
@@ -179,7 +201,9 @@ describe("delete", () => {
     await write(id, "/workspace/evt.txt", "12345");
     await del(id, "/workspace/evt.txt");
     const ev = await e.api("GET", `/sandboxes/${id}/events?type=file.write,file.delete&limit=500`);
-    const mine = (ev.body as { type: string; data: { path: string; size: number } }[]).filter((x) => x.data.path === "/workspace/evt.txt");
+    const mine = (ev.body as { type: string; data: { path: string; size: number } }[]).filter(
+      (x) => x.data.path === "/workspace/evt.txt",
+    );
     expect(mine.map((x) => x.type)).toEqual(["file.write", "file.delete"]);
     expect(mine[0]!.data.size).toBe(5);
   });
@@ -187,7 +211,15 @@ describe("delete", () => {
 
 describe("paths", () => {
   it("refuses relative paths, .. segments, NUL bytes and paths outside /workspace and /tmp", async () => {
-    for (const p of ["/workspace/../etc/passwd", "/etc/passwd", "workspace/x.txt", "/", "/usr/bin/python3", "/workspace/a\u0000b", `/workspace/${"x".repeat(300)}`]) {
+    for (const p of [
+      "/workspace/../etc/passwd",
+      "/etc/passwd",
+      "workspace/x.txt",
+      "/",
+      "/usr/bin/python3",
+      "/workspace/a\u0000b",
+      `/workspace/${"x".repeat(300)}`,
+    ]) {
       const r = await read(id, p);
       expect(r.status, p).toBe(400);
       expect(r.body.code, p).toBe("invalid_path");
@@ -201,13 +233,28 @@ describe("paths", () => {
 
   it("refuses symlinks that lead out of the sandbox, reading and writing", async () => {
     const name = `baton_files_test_${randomBytes(4).toString("hex")}`;
-    await exec(e, id, "ln -s /etc /workspace/etc_link && ln -s /etc/hostname /workspace/hostname_link && ln -s ../../../../../../../../etc /workspace/rel_etc && ln -s / /workspace/slash");
-    for (const p of ["/workspace/etc_link/hostname", "/workspace/hostname_link", "/workspace/rel_etc/hostname", "/workspace/slash/etc/hostname", "/workspace/etc_link"]) {
+    await exec(
+      e,
+      id,
+      "ln -s /etc /workspace/etc_link && ln -s /etc/hostname /workspace/hostname_link && ln -s ../../../../../../../../etc /workspace/rel_etc && ln -s / /workspace/slash",
+    );
+    for (const p of [
+      "/workspace/etc_link/hostname",
+      "/workspace/hostname_link",
+      "/workspace/rel_etc/hostname",
+      "/workspace/slash/etc/hostname",
+      "/workspace/etc_link",
+    ]) {
       const r = await read(id, p);
       expect(r.status, p).toBe(400);
       expect(r.body.code, p).toBe("invalid_path");
     }
-    for (const p of [`/workspace/etc_link/${name}`, `/workspace/rel_etc/${name}`, `/workspace/slash/etc/${name}`, `/workspace/etc_link/sub/${name}`]) {
+    for (const p of [
+      `/workspace/etc_link/${name}`,
+      `/workspace/rel_etc/${name}`,
+      `/workspace/slash/etc/${name}`,
+      `/workspace/etc_link/sub/${name}`,
+    ]) {
       const w = await write(id, p, "pwned");
       expect(w.status, p).toBe(400);
       expect(w.body.code, p).toBe("invalid_path");
@@ -221,7 +268,9 @@ describe("paths", () => {
     // Presigning and raw access are refused the same way.
     const ps = await e.api("POST", `/sandboxes/${id}/files/presign-download`, { path: "/etc/hostname" });
     expect(ps.status).toBe(400);
-    const raw = await fetch(`${e.url}/sandboxes/${id}/files/raw?path=${q("/workspace/hostname_link")}`, { headers: { authorization: `Bearer ${e.token}` } });
+    const raw = await fetch(`${e.url}/sandboxes/${id}/files/raw?path=${q("/workspace/hostname_link")}`, {
+      headers: { authorization: `Bearer ${e.token}` },
+    });
     expect(raw.status).toBe(400);
     // Deleting through a symlinked parent is refused; deleting the link itself is fine.
     expect((await del(id, "/workspace/etc_link/hostname")).status).toBe(400);
@@ -250,7 +299,10 @@ describe("paths", () => {
 
   it("a parent the sandbox keeps re-creating past every retry is a 400, not a 500 (EEXIST from the walk)", () => {
     // The swap race below reaches this only under load (CI saw a 500 from it): the mapping itself.
-    const raced = fsError(Object.assign(new Error("EEXIST: file already exists, mkdir"), { code: "EEXIST" }), "/workspace/race/d/x");
+    const raced = fsError(
+      Object.assign(new Error("EEXIST: file already exists, mkdir"), { code: "EEXIST" }),
+      "/workspace/race/d/x",
+    );
     expect(raced).toBeInstanceOf(ApiError);
     expect(raced).toMatchObject({ status: 400, code: "invalid_path" });
   });
@@ -261,11 +313,20 @@ describe("paths", () => {
     const hostname = fs.readFileSync("/etc/hostname");
     await write(id, "/workspace/race/d/hostname", "safe");
     // Bounded: the swapping loop stops by itself after 3 s.
-    const swapper = exec(e, id, `cd /workspace/race && timeout 3 sh -c 'while :; do mv d real; ln -s /etc d; rm d; ln -s ${theirs} d; rm d; mv real d 2>/dev/null || { rm -rf d; mv real d; }; done'; true`, { timeout_seconds: 20 });
+    const swapper = exec(
+      e,
+      id,
+      `cd /workspace/race && timeout 3 sh -c 'while :; do mv d real; ln -s /etc d; rm d; ln -s ${theirs} d; rm d; mv real d 2>/dev/null || { rm -rf d; mv real d; }; done'; true`,
+      { timeout_seconds: 20 },
+    );
     const seen = new Map<number, number>();
     const until = Date.now() + 2500;
     while (Date.now() < until) {
-      const [w, r, l] = await Promise.all([write(id, `/workspace/race/d/${name}`, "x"), read(id, "/workspace/race/d/hostname"), read(id, "/workspace/race/d")]);
+      const [w, r, l] = await Promise.all([
+        write(id, `/workspace/race/d/${name}`, "x"),
+        read(id, "/workspace/race/d/hostname"),
+        read(id, "/workspace/race/d"),
+      ]);
       for (const x of [w, r, l]) seen.set(x.status, (seen.get(x.status) ?? 0) + 1);
       expect([200, 201, 400, 404, 409]).toContain(w.status);
       if (r.status === 200) expect(Buffer.from(r.body.content, "base64").toString()).toBe("safe");
@@ -283,11 +344,17 @@ describe("paths", () => {
 
   it("follows symlinks that stay inside the sandbox, the way the sandbox sees them", async () => {
     await write(id, "/workspace/real/data.txt", "through the link");
-    await exec(e, id, "ln -s /workspace/real /workspace/alias && ln -s real/data.txt /workspace/rel_alias && ln -s /tmp /workspace/tmp_link");
+    await exec(
+      e,
+      id,
+      "ln -s /workspace/real /workspace/alias && ln -s real/data.txt /workspace/rel_alias && ln -s /tmp /workspace/tmp_link",
+    );
     const r = await read(id, "/workspace/alias/data.txt");
     expect(r.status).toBe(200);
     expect(Buffer.from(r.body.content, "base64").toString()).toBe("through the link");
-    expect(Buffer.from((await read(id, "/workspace/rel_alias")).body.content, "base64").toString()).toBe("through the link");
+    expect(Buffer.from((await read(id, "/workspace/rel_alias")).body.content, "base64").toString()).toBe(
+      "through the link",
+    );
     expect((await write(id, "/workspace/tmp_link/via-link.txt", "in tmp")).status).toBe(201);
     expect((await exec(e, id, "cat /tmp/via-link.txt")).stdout).toBe("in tmp");
   });
@@ -320,7 +387,9 @@ describe("batch", () => {
 
   it("refuses a batch over 25 MiB in total", async () => {
     const chunk = b64(Buffer.alloc(9 * 1024 * 1024));
-    const r = await e.api("POST", `/sandboxes/${id}/files/batch`, { files: [0, 1, 2].map((i) => ({ path: `/workspace/huge${i}`, content: chunk })) });
+    const r = await e.api("POST", `/sandboxes/${id}/files/batch`, {
+      files: [0, 1, 2].map((i) => ({ path: `/workspace/huge${i}`, content: chunk })),
+    });
     expect(r.status).toBe(413);
     expect(r.body.code).toBe("payload_too_large");
     expect((await read(id, "/workspace/huge0")).status).toBe(404);
@@ -328,7 +397,8 @@ describe("batch", () => {
 });
 
 describe("presigned URLs and raw bytes", () => {
-  const presign = (kind: "upload" | "download", body: Record<string, unknown>, sbx = id) => e.api("POST", `/sandboxes/${sbx}/files/presign-${kind}`, body);
+  const presign = (kind: "upload" | "download", body: Record<string, unknown>, sbx = id) =>
+    e.api("POST", `/sandboxes/${sbx}/files/presign-${kind}`, body);
 
   it("uploads with a presigned PUT and no token", async () => {
     const ps = await presign("upload", { path: "/workspace/up/data.bin" });
@@ -348,10 +418,17 @@ describe("presigned URLs and raw bytes", () => {
 
   it("takes any Content-Type as raw bytes with a Bearer token", async () => {
     const url = `${e.url}/sandboxes/${id}/files/raw?path=${q("/workspace/up/not.json")}`;
-    const put = await fetch(url, { method: "PUT", headers: { authorization: `Bearer ${e.token}`, "content-type": "application/json" }, body: "{not json" });
+    const put = await fetch(url, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${e.token}`, "content-type": "application/json" },
+      body: "{not json",
+    });
     expect(put.status).toBe(201);
     expect((await exec(e, id, "cat /workspace/up/not.json")).stdout).toBe("{not json");
-    const empty = await fetch(`${e.url}/sandboxes/${id}/files/raw?path=${q("/workspace/up/empty")}`, { method: "PUT", headers: { authorization: `Bearer ${e.token}` } });
+    const empty = await fetch(`${e.url}/sandboxes/${id}/files/raw?path=${q("/workspace/up/empty")}`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${e.token}` },
+    });
     expect(empty.status).toBe(201);
     expect(await empty.json()).toEqual({ path: "/workspace/up/empty", size: 0 });
   });
@@ -376,7 +453,9 @@ describe("presigned URLs and raw bytes", () => {
       duplex: "half",
     } as RequestInit);
     expect(chunked.status).toBe(413);
-    expect((await exec(e, id, "cat /workspace/up/keep.txt; ls -A /workspace/up")).stdout).toBe("original" + ["data.bin", "empty", "keep.txt", "not.json"].join("\n") + "\n");
+    expect((await exec(e, id, "cat /workspace/up/keep.txt; ls -A /workspace/up")).stdout).toBe(
+      "original" + ["data.bin", "empty", "keep.txt", "not.json"].join("\n") + "\n",
+    );
     // Raising max in the URL breaks the signature.
     const raised = ps.body.url.replace("max=10", "max=1000");
     expect((await fetch(raised, { method: "PUT", headers: ps.body.headers, body: Buffer.alloc(11) })).status).toBe(403);
@@ -423,7 +502,11 @@ describe("presigned URLs and raw bytes", () => {
       ["other path", dl.replace(q("/workspace/sig.txt"), q("/workspace/dl.txt"))],
       ["other sandbox", dl.replace(`/sandboxes/${id}/`, `/sandboxes/${other}/`)],
       ["later exp", dl.replace(/exp=(\d+)/, (_, n: string) => `exp=${Number(n) + 1000}`)],
-      ["GET url used for PUT", dl, { method: "PUT", body: "x", headers: { "content-type": "application/octet-stream" } }],
+      [
+        "GET url used for PUT",
+        dl,
+        { method: "PUT", body: "x", headers: { "content-type": "application/octet-stream" } },
+      ],
       ["PUT url used for GET", up],
     ];
     for (const [what, url, init] of cases) {

@@ -56,7 +56,9 @@ describe("admission is clamped to the machine's capacity", () => {
     expect(l.effective_ram_budget_mb).toBe(2048);
     expect(l.max_concurrent).toBe(2);
     // The start log says the same.
-    expect(e.log()).toMatch(/host capacity: 2\.0 GiB RAM for sandboxes \(1\.0 GiB of 3\.0 GiB kept for the host\).*\[test overrides: memory_total_mb, disk_free_mb\]/);
+    expect(e.log()).toMatch(
+      /host capacity: 2\.0 GiB RAM for sandboxes \(1\.0 GiB of 3\.0 GiB kept for the host\).*\[test overrides: memory_total_mb, disk_free_mb\]/,
+    );
   });
 
   it("refuses a create past the machine's RAM with 503 fleet_full while the plan would allow it; paused sandboxes count", async () => {
@@ -65,7 +67,9 @@ describe("admission is clamped to the machine's capacity", () => {
     expect([medium.status, medium.body.code, medium.body.resource]).toEqual([503, "fleet_full", "memory"]);
     expect(medium.headers.get("retry-after")).toBe("30");
     expect(medium.body).toMatchObject({ needed_mb: 4096, available_mb: 2048, retry_after_seconds: 30 });
-    expect(medium.body.detail).toMatch(/^This machine has 2\.0 GiB of RAM left for sandboxes .* this sandbox needs 4\.0 GiB\. This is the machine's capacity, not your plan's limit/);
+    expect(medium.body.detail).toMatch(
+      /^This machine has 2\.0 GiB of RAM left for sandboxes .* this sandbox needs 4\.0 GiB\. This is the machine's capacity, not your plan's limit/,
+    );
 
     const a = await createSandbox(e);
     made.push(a);
@@ -112,7 +116,9 @@ describe("admission is clamped to the machine's capacity", () => {
     const v3 = await e.api("POST", "/volumes", { name: "cap-c", size_gb: 15 });
     expect([v3.status, v3.body.code, v3.body.resource]).toEqual([503, "fleet_full", "disk"]);
     expect(v3.headers.get("retry-after")).toBe("30");
-    expect(v3.body.detail).toMatch(/^This machine's data disk has \d+ MiB left for volumes and templates .* and this volume needs 120 MiB\. This is the machine's capacity, not your plan's limit/);
+    expect(v3.body.detail).toMatch(
+      /^This machine's data disk has \d+ MiB left for volumes and templates .* and this volume needs 120 MiB\. This is the machine's capacity, not your plan's limit/,
+    );
     expect((await e.api("GET", "/volumes/cap-c")).status).toBe(404);
 
     const grow = await e.api("PATCH", "/volumes/cap-a", { size_gb: 30 });
@@ -129,7 +135,9 @@ describe("admission is clamped to the machine's capacity", () => {
     // A template's layer may grow to 1000 MiB: more than the disk has room for.
     const tpl = await e.api("POST", "/templates", { name: "cap-tpl", base_image: "python-3.12", steps: ["true"] });
     expect([tpl.status, tpl.body.code, tpl.body.resource]).toEqual([503, "fleet_full", "disk"]);
-    expect(tpl.body.detail).toMatch(/a template build \(its layer may grow to ORKESTR_ENGINE_TEMPLATE_MAX_MB\) needs 1000 MiB/);
+    expect(tpl.body.detail).toMatch(
+      /a template build \(its layer may grow to ORKESTR_ENGINE_TEMPLATE_MAX_MB\) needs 1000 MiB/,
+    );
 
     // Deleting a volume gives its promise back.
     expect((await e.api("DELETE", "/volumes/cap-b")).status).toBe(204);

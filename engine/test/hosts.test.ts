@@ -66,12 +66,29 @@ describe("Host allow-list", () => {
       "proxy.test:8444",
     ];
     for (const host of foreign) {
-      expectMisdirected(await raw(port, "GET", "/v1/sandboxes", { host, headers: bearer() }), `GET /v1/sandboxes as ${host}`);
+      expectMisdirected(
+        await raw(port, "GET", "/v1/sandboxes", { host, headers: bearer() }),
+        `GET /v1/sandboxes as ${host}`,
+      );
       expectMisdirected(await raw(port, "GET", "/healthz", { host }), `GET /healthz as ${host}`);
     }
     const evil = `evil.test:${port}`;
-    expectMisdirected(await raw(port, "POST", "/_admin/tokens", { host: evil, headers: { "x-baton-bootstrap": e.bootstrap!, "content-type": "application/json" }, body: "{}" }), "mint");
-    expectMisdirected(await raw(port, "POST", `/v1/sandboxes/${id}/exec`, { host: evil, headers: { ...bearer(), "content-type": "application/json" }, body: '{"command":"true"}' }), "exec");
+    expectMisdirected(
+      await raw(port, "POST", "/_admin/tokens", {
+        host: evil,
+        headers: { "x-baton-bootstrap": e.bootstrap!, "content-type": "application/json" },
+        body: "{}",
+      }),
+      "mint",
+    );
+    expectMisdirected(
+      await raw(port, "POST", `/v1/sandboxes/${id}/exec`, {
+        host: evil,
+        headers: { ...bearer(), "content-type": "application/json" },
+        body: '{"command":"true"}',
+      }),
+      "exec",
+    );
     expectMisdirected(await raw(port, "GET", "/no/such/route", { host: evil }), "404 path");
     // An absolute-form target names the host too.
     expectMisdirected(await raw(port, "GET", "http://evil.test/v1/sandboxes", { headers: bearer() }), "absolute-form");
@@ -91,19 +108,34 @@ describe("Host allow-list", () => {
   });
 
   it("answers its own names with its port, and ORKESTR_ENGINE_ALLOWED_HOSTS", async () => {
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LocalHost:${port}`, `[::1]:${port}`, "baton.internal", `baton.internal:${port}`, "proxy.test:8443"]) {
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `LocalHost:${port}`,
+      `[::1]:${port}`,
+      "baton.internal",
+      `baton.internal:${port}`,
+      "proxy.test:8443",
+    ]) {
       const r = await raw(port, "GET", "/v1/sandboxes", { host, headers: bearer() });
       expect(r.status, host).toBe(200);
     }
     expect((await raw(port, "GET", "/healthz", { host: `localhost:${port}` })).status).toBe(200);
     // Presigned URLs are built on the Host the caller used, so they only ever name allowed hosts.
-    const ps = await raw(port, "POST", `/v1/sandboxes/${id}/files/presign-download`, { host: "baton.internal", headers: { ...bearer(), "content-type": "application/json" }, body: '{"path":"/workspace/x"}' });
+    const ps = await raw(port, "POST", `/v1/sandboxes/${id}/files/presign-download`, {
+      host: "baton.internal",
+      headers: { ...bearer(), "content-type": "application/json" },
+      body: '{"path":"/workspace/x"}',
+    });
     expect(ps.status).toBe(200);
     expect(new URL(ps.json.url as string).host).toBe("baton.internal");
   });
 
   it("matches names and ports as HTTP means them (a Host without a port is port 80)", () => {
-    const on = (port: number, host = "127.0.0.1", allowedHosts: string[] = []) => (h: string) => apiHostAllowed({ port, host, allowedHosts }, h);
+    const on =
+      (port: number, host = "127.0.0.1", allowedHosts: string[] = []) =>
+      (h: string) =>
+        apiHostAllowed({ port, host, allowedHosts }, h);
     expect(on(80)("localhost")).toBe(true);
     expect(on(80)("127.0.0.1:80")).toBe(true);
     expect(on(80)("localhost:8787")).toBe(false);
@@ -113,7 +145,16 @@ describe("Host allow-list", () => {
     expect(on(8787, "fd00::1")("[fd00::1]:8787")).toBe(true);
     expect(on(8787, "0.0.0.0")("0.0.0.0:8787")).toBe(false);
     expect(on(8787, "127.0.0.1", ["proxy.test:80"])("proxy.test")).toBe(true);
-    for (const bad of ["", ":8787", "127.0.0.1:8787:1", "::1:8787", "[::1", "localhost:8787/x", "user@localhost:8787", "localhost :8787"]) {
+    for (const bad of [
+      "",
+      ":8787",
+      "127.0.0.1:8787:1",
+      "::1:8787",
+      "[::1",
+      "localhost:8787/x",
+      "user@localhost:8787",
+      "localhost :8787",
+    ]) {
       expect(on(8787)(bad), bad).toBe(false);
     }
   });
@@ -128,7 +169,10 @@ describe("Host allow-list", () => {
     const ws = `/v1/sandboxes/${id}/pty/pty_nope/ws`;
     expectMisdirected(await upgrade(ws, `evil.test:${port}`, bearer()), "pty upgrade");
     expectMisdirected(await upgrade("/hmr", `evil.test:${port}`), "other upgrade");
-    expectMisdirected(await upgrade("/", `3000-${id.toLowerCase()}.sbx.localhost.evil.test:${port}`), "preview look-alike upgrade");
+    expectMisdirected(
+      await upgrade("/", `3000-${id.toLowerCase()}.sbx.localhost.evil.test:${port}`),
+      "preview look-alike upgrade",
+    );
     // The same upgrade under our own name reaches the route (and its auth, then the session lookup).
     const own = await upgrade(ws, `127.0.0.1:${port}`, bearer());
     expect(own.status).toBe(404);

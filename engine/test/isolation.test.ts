@@ -67,7 +67,10 @@ function procsOf(id: string): number[] {
 
 function statusUids(pid: number): number[] | null {
   try {
-    const line = fs.readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("Uid:"));
+    const line = fs
+      .readFileSync(`/proc/${pid}/status`, "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("Uid:"));
     return line ? line.split(/\s+/).slice(1, 5).map(Number) : null;
   } catch {
     return null;
@@ -106,7 +109,10 @@ beforeAll(async () => {
   e = await startEngine();
   A = await sandbox();
   B = await sandbox();
-  const w = await run(B, `printf '%s' '${SECRET}' > /workspace/secret.txt && printf '%s' '${SECRET}' > /tmp/secret.txt && cat /workspace/secret.txt`);
+  const w = await run(
+    B,
+    `printf '%s' '${SECRET}' > /workspace/secret.txt && printf '%s' '${SECRET}' > /tmp/secret.txt && cat /workspace/secret.txt`,
+  );
   expect(w.stdout).toBe(SECRET);
 }, 90_000);
 
@@ -151,9 +157,20 @@ describe("filesystem isolation", () => {
     expect(st.mode & 0o777).toBe(0o700);
     // Inside the engine's mount namespace, where the workspace really is: A's uid is refused.
     const [ns, ...nsArgs] = inEngineMountNs(e);
-    const r = await execFileP(ns!, [...nsArgs, "setpriv", `--reuid=${uidA}`, `--regid=${uidA}`, "--clear-groups", "cat", secretPath]).then(
+    const r = await execFileP(ns!, [
+      ...nsArgs,
+      "setpriv",
+      `--reuid=${uidA}`,
+      `--regid=${uidA}`,
+      "--clear-groups",
+      "cat",
+      secretPath,
+    ]).then(
       (o) => ({ code: 0, out: o.stdout + o.stderr }),
-      (err: { code?: number; stdout?: string; stderr?: string }) => ({ code: err.code ?? -1, out: `${err.stdout ?? ""}${err.stderr ?? ""}` }),
+      (err: { code?: number; stdout?: string; stderr?: string }) => ({
+        code: err.code ?? -1,
+        out: `${err.stdout ?? ""}${err.stderr ?? ""}`,
+      }),
     );
     expect(r.code).not.toBe(0);
     expect(r.out).toContain("Permission denied");
@@ -161,13 +178,19 @@ describe("filesystem isolation", () => {
   });
 
   it("A cannot see the engine's data dir, the repo or /root's contents", async () => {
-    const r = await run(A, `ls ${e.dataDir} 2>&1; echo "rc=$?"; ls ${process.cwd()} 2>&1; echo "rc=$?"; cat /root/.npmrc 2>&1; echo "rc=$?"`);
+    const r = await run(
+      A,
+      `ls ${e.dataDir} 2>&1; echo "rc=$?"; ls ${process.cwd()} 2>&1; echo "rc=$?"; cat /root/.npmrc 2>&1; echo "rc=$?"`,
+    );
     expect(r.stdout).not.toMatch(/rc=0/);
     expect(r.stdout).toContain("No such file or directory");
     expect(r.stdout).not.toContain("bootstrap");
     const root = await run(A, "ls -a /root");
     const entries = root.stdout.split("\n").filter((x) => x && x !== "." && x !== "..");
-    expect(entries.every((x) => x === ".pyenv"), root.stdout).toBe(true);
+    expect(
+      entries.every((x) => x === ".pyenv"),
+      root.stdout,
+    ).toBe(true);
     const shadow = await run(A, "cat /etc/shadow 2>&1; echo rc=$?");
     expect(shadow.stdout).toMatch(/No such file or directory[\s\S]*rc=1/);
   });
@@ -195,7 +218,10 @@ describe("identity and processes", () => {
     for (const pid of pids) {
       const u = statusUids(pid);
       if (!u) continue;
-      expect(u.every((x) => x === u[0] && x >= 1000 && x !== 0), `pid ${pid} (${comm(pid)}) uids ${u.join(" ")}`).toBe(true);
+      expect(
+        u.every((x) => x === u[0] && x >= 1000 && x !== 0),
+        `pid ${pid} (${comm(pid)}) uids ${u.join(" ")}`,
+      ).toBe(true);
       const caps = fs.readFileSync(`/proc/${pid}/status`, "utf8").match(/CapEff:\s+(\w+)/)?.[1];
       expect(caps, `pid ${pid}`).toBe("0000000000000000");
     }
@@ -210,8 +236,18 @@ describe("identity and processes", () => {
     const bg = await run(B, "setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo started");
     expect(bg.stdout).toContain("started");
     let bPid = 0;
-    expect(await waitFor(() => (bPid = procsOf(B).find((p) => fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("sleep\u0000300")) ?? 0) > 0, 3000)).toBe(true);
-    const r = await run(A, `kill -0 ${bPid} 2>&1; echo rc=$?; kill -9 ${bPid} 2>&1; echo rc=$?; kill -9 1 2>&1; echo rc=$?`);
+    expect(
+      await waitFor(
+        () =>
+          (bPid =
+            procsOf(B).find((p) => fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("sleep\u0000300")) ?? 0) > 0,
+        3000,
+      ),
+    ).toBe(true);
+    const r = await run(
+      A,
+      `kill -0 ${bPid} 2>&1; echo rc=$?; kill -9 ${bPid} 2>&1; echo rc=$?; kill -9 1 2>&1; echo rc=$?`,
+    );
     const rcs = [...r.stdout.matchAll(/rc=(\d+)/g)].map((m) => m[1]);
     expect(rcs.slice(0, 2), r.stdout).toEqual(["1", "1"]);
     expect(r.stdout).toContain("No such process");
@@ -255,7 +291,12 @@ describe("resource limits", () => {
     const memDir = cgroupDir("memory", m);
     expect(memDir).not.toBeNull();
     expect(Number(fs.readFileSync(path.join(memDir!, "memory.limit_in_bytes"), "utf8"))).toBe(128 * 1024 * 1024);
-    const script = ["chunks = []", "for i in range(40):", "    chunks.append(b'\\x01' * (10 * 1024 * 1024))", "    print(f'allocated {(i + 1) * 10} MB', flush=True)"].join("\n");
+    const script = [
+      "chunks = []",
+      "for i in range(40):",
+      "    chunks.append(b'\\x01' * (10 * 1024 * 1024))",
+      "    print(f'allocated {(i + 1) * 10} MB', flush=True)",
+    ].join("\n");
     // The script travels in the environment: no shell quoting.
     const res = await exec(e, m, 'python3 -c "$PY"', { timeout_seconds: 60, env: { PY: script } });
     const killed = res.exit_code === 137 || /MemoryError/.test(res.stderr);
@@ -302,14 +343,17 @@ describe("resource limits", () => {
     expect(fs.readFileSync(path.join(pidsDir, "pids.events"), "utf8")).toMatch(/max [1-9]/);
 
     const pidsNow = () => Number(fs.readFileSync(path.join(pidsDir, "pids.current"), "utf8"));
-    const refusals = () => Number(fs.readFileSync(path.join(pidsDir, "pids.events"), "utf8").match(/max (\d+)/)?.[1] ?? 0);
+    const refusals = () =>
+      Number(fs.readFileSync(path.join(pidsDir, "pids.events"), "utf8").match(/max (\d+)/)?.[1] ?? 0);
     expect(await waitFor(() => pidsNow() < 10, 10_000)).toBe(true);
 
     // Then a classic shell fork bomb, terminated while it runs. Bounded by itself too: the bomb's
     // processes stay in timeout(1)'s process group (bash keeps timeout waiting with `sleep`), which
     // timeout SIGKILLs after 5 s.
     const before = refusals();
-    const bomb = exec(e, f, "timeout -s KILL 5 bash -c ':(){ :|:& }; :; sleep 10'; echo bomb-done", { timeout_seconds: 10 }).catch((err: Error) => ({ stdout: err.message, exit_code: -1 }));
+    const bomb = exec(e, f, "timeout -s KILL 5 bash -c ':(){ :|:& }; :; sleep 10'; echo bomb-done", {
+      timeout_seconds: 10,
+    }).catch((err: Error) => ({ stdout: err.message, exit_code: -1 }));
     expect(await waitFor(() => refusals() > before, 4000)).toBe(true);
     expect(pidsNow()).toBeLessThanOrEqual(max);
     const other = await run(A, "echo still-fine");
@@ -319,7 +363,12 @@ describe("resource limits", () => {
     const del = await e.api("DELETE", `/sandboxes/${f}`);
     expect(del.status).toBe(204);
     expect(Date.now() - t0).toBeLessThan(10_000);
-    expect(await waitFor(() => cgroupDir("pids", f) === null && cgroupDir("memory", f) === null && cgroupDir("freezer", f) === null, 5000)).toBe(true);
+    expect(
+      await waitFor(
+        () => cgroupDir("pids", f) === null && cgroupDir("memory", f) === null && cgroupDir("freezer", f) === null,
+        5000,
+      ),
+    ).toBe(true);
     await bomb;
     expect(fs.existsSync(enginePath(e, path.join(e.dataDir!, "engine", "sbx", f)))).toBe(false);
     expect((await run(B, "echo b-alive")).stdout).toBe("b-alive\n");
@@ -332,7 +381,9 @@ describe("resource limits", () => {
     const cpuDir = cgroupDir("cpu", c)!;
     expect(fs.readFileSync(path.join(cpuDir, "cpu.cfs_quota_us"), "utf8").trim()).toBe("50000");
     const usage = () => Number(fs.readFileSync(path.join(acct!, "cpuacct.usage"), "utf8"));
-    const busy = exec(e, c, "timeout 4 sh -c 'yes >/dev/null & yes >/dev/null & wait'; echo done", { timeout_seconds: 15 });
+    const busy = exec(e, c, "timeout 4 sh -c 'yes >/dev/null & yes >/dev/null & wait'; echo done", {
+      timeout_seconds: 15,
+    });
     await new Promise((r) => setTimeout(r, 1000));
     const u0 = usage();
     const t0 = process.hrtime.bigint();

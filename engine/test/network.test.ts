@@ -4,7 +4,15 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
 import { isForbiddenAddress } from "../src/services/egress-proxy.js";
-import { FAKE_GREETING, HOST_SECRET, leftoverNamespaces, startFakeInternet, startHostServer, type FakeInternet, type HostServer } from "./helpers/fake-internet.js";
+import {
+  FAKE_GREETING,
+  HOST_SECRET,
+  leftoverNamespaces,
+  startFakeInternet,
+  startHostServer,
+  type FakeInternet,
+  type HostServer,
+} from "./helpers/fake-internet.js";
 
 const ENV_CANARY = "engine-env-canary-7f3a"; // see startEngine below
 
@@ -85,7 +93,10 @@ function helpersOf(id: string): number[] {
   return [...relays()]
     .filter(([pid]) => {
       try {
-        return fs.readFileSync(`/proc/${pid}/cgroup`, "utf8").split("\n").some((l) => l.includes(":pids:") && l.endsWith(`/${id}`));
+        return fs
+          .readFileSync(`/proc/${pid}/cgroup`, "utf8")
+          .split("\n")
+          .some((l) => l.includes(":pids:") && l.endsWith(`/${id}`));
       } catch {
         return false;
       }
@@ -109,7 +120,11 @@ function liveProcess(pid: number): { status: string; pidsCgroup: string } | null
   try {
     if (exiting()) return null;
     const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-    const pidsCgroup = fs.readFileSync(`/proc/${pid}/cgroup`, "utf8").split("\n").find((l) => /:pids:/.test(l)) ?? "";
+    const pidsCgroup =
+      fs
+        .readFileSync(`/proc/${pid}/cgroup`, "utf8")
+        .split("\n")
+        .find((l) => /:pids:/.test(l)) ?? "";
     if (exiting()) return null;
     return { status, pidsCgroup };
   } catch {
@@ -129,7 +144,9 @@ async function waitGone(pids: number[], ms: number): Promise<number[]> {
   const end = Date.now() + ms;
   let left = pids;
   while (Date.now() < end) {
-    left = pids.filter((p) => fs.existsSync(`/proc/${p}`) && !fs.readFileSync(`/proc/${p}/stat`, "utf8").includes(") Z "));
+    left = pids.filter(
+      (p) => fs.existsSync(`/proc/${p}`) && !fs.readFileSync(`/proc/${p}/stat`, "utf8").includes(") Z "),
+    );
     if (left.length === 0) return [];
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -180,10 +197,32 @@ afterAll(async () => {
 
 describe("egress address policy", () => {
   it("refuses loopback, unspecified, private, link-local and host addresses, in any spelling", () => {
-    const refused = ["127.0.0.1", "127.1.2.3", "0.0.0.0", "10.200.1.2", "10.1.2.3", "172.16.0.1", "192.168.1.1", "100.64.0.1", "169.254.169.254", "224.0.0.1", "255.255.255.255",
-      "::", "::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:169.254.169.254", "fe80::1", "fd00::1", "ff02::1", "64:ff9b::7f00:1", "not-an-ip"];
+    const refused = [
+      "127.0.0.1",
+      "127.1.2.3",
+      "0.0.0.0",
+      "10.200.1.2",
+      "10.1.2.3",
+      "172.16.0.1",
+      "192.168.1.1",
+      "100.64.0.1",
+      "169.254.169.254",
+      "224.0.0.1",
+      "255.255.255.255",
+      "::",
+      "::1",
+      "::ffff:127.0.0.1",
+      "::ffff:7f00:1",
+      "::ffff:169.254.169.254",
+      "fe80::1",
+      "fd00::1",
+      "ff02::1",
+      "64:ff9b::7f00:1",
+      "not-an-ip",
+    ];
     for (const ip of refused) expect(isForbiddenAddress(ip), ip).toBe(true);
-    for (const ip of ["198.18.0.2", "8.8.4.4", "2001:db8::1", "::ffff:198.18.0.2"]) expect(isForbiddenAddress(ip), ip).toBe(false);
+    for (const ip of ["198.18.0.2", "8.8.4.4", "2001:db8::1", "::ffff:198.18.0.2"])
+      expect(isForbiddenAddress(ip), ip).toBe(false);
   });
 });
 
@@ -200,7 +239,12 @@ describe("engine host setup", () => {
     expect(Array.isArray(list)).toBe(true);
     expect((list as string[]).length).toBeGreaterThan(0);
     for (const d of list as string[]) expect(d).toMatch(/^(\*\.)?[a-z0-9.-]+$/);
-    expect(r.body.isolation.network).toMatchObject({ off: true, restricted: true, open: "slirp4netns", blackhole: true });
+    expect(r.body.isolation.network).toMatchObject({
+      off: true,
+      restricted: true,
+      open: "slirp4netns",
+      blackhole: true,
+    });
   });
 });
 
@@ -253,7 +297,10 @@ describe("network restricted", () => {
   });
 
   it("verifies TLS end to end (the tunnel is opaque: the sandbox sees the server's own certificate)", async () => {
-    const put = await run(id, `printf '%s' ${sh(fi.certPem)} > /tmp/fi.pem && curl -s -m 5 --cacert /tmp/fi.pem https://allowed.test/`);
+    const put = await run(
+      id,
+      `printf '%s' ${sh(fi.certPem)} > /tmp/fi.pem && curl -s -m 5 --cacert /tmp/fi.pem https://allowed.test/`,
+    );
     expect(put.exit_code).toBe(0);
     expect(put.stdout).toContain(FAKE_GREETING);
   });
@@ -280,14 +327,20 @@ describe("network restricted", () => {
   });
 
   it("refuses CONNECT to any port but 443, and to IP literals", async () => {
-    const port80 = await run(id, "curl -s -m 5 -p -o /dev/null -w '%{http_connect}' http://allowed.test/; echo \" rc=$?\"");
+    const port80 = await run(
+      id,
+      "curl -s -m 5 -p -o /dev/null -w '%{http_connect}' http://allowed.test/; echo \" rc=$?\"",
+    );
     expect(port80.stdout).toMatch(/^403 /);
     const literal = await run(id, `curl -sk -m 5 -o /dev/null -w '%{http_connect}' https://${fi.ip}/; echo " rc=$?"`);
     expect(literal.stdout).toMatch(/^403 /);
     const loopback = await run(id, `curl -s -m 5 -p -x http://127.0.0.1:3128 ${sh(hostLo.url)}; echo " rc=$?"`);
     expect(loopback.stdout).not.toContain(HOST_SECRET);
     expect(loopback.stdout).not.toMatch(/rc=0$/m);
-    const raw = await run(id, `printf 'CONNECT allowed.test:22 HTTP/1.1\\r\\nHost: allowed.test:22\\r\\n\\r\\n' | curl -s -m 3 telnet://127.0.0.1:3128 | head -1`);
+    const raw = await run(
+      id,
+      `printf 'CONNECT allowed.test:22 HTTP/1.1\\r\\nHost: allowed.test:22\\r\\n\\r\\n' | curl -s -m 3 telnet://127.0.0.1:3128 | head -1`,
+    );
     expect(raw.stdout).toMatch(/^HTTP\/1\.1 403/);
     expect(hostLo.hits()).toBe(0);
   });
@@ -319,7 +372,8 @@ describe("network restricted", () => {
   it("runs its relay as the sandbox's uid, inside the sandbox's cgroups, with bounded fan-out", async () => {
     const mine = () => [...relays()].filter(([, i]) => i.comm === "socat" && i.cmd.includes(id)).map(([pid]) => pid);
     // Bounded: 300 connections held for 6 s (longer than the 3 s of sampling below).
-    const py = "import socket, time\nt = time.time()\ns = []\nfor i in range(300):\n    s.append(socket.create_connection(('127.0.0.1', 3128), timeout=2))\nprint('open', len(s), round(time.time() - t, 2), flush=True)\ntime.sleep(6)";
+    const py =
+      "import socket, time\nt = time.time()\ns = []\nfor i in range(300):\n    s.append(socket.create_connection(('127.0.0.1', 3128), timeout=2))\nprint('open', len(s), round(time.time() - t, 2), flush=True)\ntime.sleep(6)";
     const held = exec(e, id, 'python3 -c "$PY" 2>&1 | tail -1', { env: { PY: py }, timeout_seconds: 20 });
     let peak = 0;
     for (let i = 0; i < 30; i++) {
@@ -335,8 +389,14 @@ describe("network restricted", () => {
       // the root for PF_EXITING tasks): it says nothing about where it ran.
       if (!seen) continue;
       checked++;
-      const uids = seen.status.match(/Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)/)!.slice(1).map(Number);
-      expect(uids.every((u) => u === uids[0] && u >= 1000), `socat ${pid} uids ${uids.join(" ")}`).toBe(true);
+      const uids = seen.status
+        .match(/Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)/)!
+        .slice(1)
+        .map(Number);
+      expect(
+        uids.every((u) => u === uids[0] && u >= 1000),
+        `socat ${pid} uids ${uids.join(" ")}`,
+      ).toBe(true);
       expect(seen.status).toMatch(/CapEff:\s+0+\n/);
       expect(seen.pidsCgroup, `socat ${pid}`).toMatch(new RegExp(`/${id}$`));
       let environ = "";
@@ -393,7 +453,12 @@ describe("network open", () => {
   });
 
   it("cannot reach the host through its other addresses, nor private networks", async () => {
-    const urls = [hostVeth.url, `http://10.0.2.2:${hostVeth.port}/`, `http://${fi.privateIp}/`, `http://${fi.hostIp}:${hostLo.port}/`];
+    const urls = [
+      hostVeth.url,
+      `http://10.0.2.2:${hostVeth.port}/`,
+      `http://${fi.privateIp}/`,
+      `http://${fi.hostIp}:${hostLo.port}/`,
+    ];
     const before = (await fi.requests()).length;
     for (const url of urls) {
       const r = await run(id, `curl -s -m 2 ${sh(url)}; echo "rc=$?"`);
@@ -434,7 +499,8 @@ describe("teardown of network helpers", () => {
     expect((await run(r, "curl -sk -m 5 https://allowed.test/")).stdout).toContain(FAKE_GREETING);
     expect((await run(o, `curl -s -m 5 http://${fi.ip}/`)).stdout).toContain(FAKE_GREETING);
     const mine = [...relays()].filter(([pid]) => !before.has(pid));
-    const tablesOf = async () => (await execFileP("nft", ["list", "tables"])).stdout.split("\n").filter((l) => l.includes(o.toLowerCase()));
+    const tablesOf = async () =>
+      (await execFileP("nft", ["list", "tables"])).stdout.split("\n").filter((l) => l.includes(o.toLowerCase()));
     // Its per-sandbox nftables table (named after the sandbox id) exists while it runs.
     expect(await tablesOf()).toHaveLength(1);
     const comms = mine.map(([, i]) => i.comm).sort();
@@ -446,7 +512,12 @@ describe("teardown of network helpers", () => {
     expect(mine.find(([, i]) => i.comm === "socat")![1].cmd).toContain(r);
     await terminate(r);
     await terminate(o);
-    expect(await waitGone(mine.map(([pid]) => pid), 3000)).toEqual([]);
+    expect(
+      await waitGone(
+        mine.map(([pid]) => pid),
+        3000,
+      ),
+    ).toEqual([]);
     expect(await tablesOf()).toEqual([]);
     // Their sandbox dirs (with the proxy socket) are gone too.
     expect(fs.existsSync(`${e.dataDir}/engine/sbx/${r}`)).toBe(false);

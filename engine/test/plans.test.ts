@@ -13,7 +13,17 @@ describe("free plan", () => {
 
   it("reports the free plan's limits", async () => {
     const l = (await e.api("GET", "/sandboxes/limits")).body;
-    expect(l).toMatchObject({ plan: "free", allowed_sizes: ["small"], trial_credit_eur: 5, max_paused: 1, max_timeout_seconds: 1800, max_running_seconds: 3600, network_open_allowed: false, previews_allowed: false, ram_budget_mb: 2048 });
+    expect(l).toMatchObject({
+      plan: "free",
+      allowed_sizes: ["small"],
+      trial_credit_eur: 5,
+      max_paused: 1,
+      max_timeout_seconds: 1800,
+      max_running_seconds: 3600,
+      network_open_allowed: false,
+      previews_allowed: false,
+      ram_budget_mb: 2048,
+    });
     expect(l.sizes.find((s: { size: string }) => s.size === "medium").allowed).toBe(false);
   });
 
@@ -58,7 +68,9 @@ describe("trial credit", () => {
   let e: EngineHandle;
   beforeAll(async () => {
     // A tiny credit so real metered CPU exhausts it within the test.
-    e = await startEngine({ env: { ORKESTR_ENGINE_PLAN: "free", ORKESTR_ENGINE_TRIAL_CREDIT_EUR: "0.00001", ORKESTR_ENGINE_SAMPLE_MS: "200" } });
+    e = await startEngine({
+      env: { ORKESTR_ENGINE_PLAN: "free", ORKESTR_ENGINE_TRIAL_CREDIT_EUR: "0.00001", ORKESTR_ENGINE_SAMPLE_MS: "200" },
+    });
   });
   afterAll(async () => {
     await e?.stop();
@@ -86,7 +98,12 @@ describe("enterprise plan", () => {
 
   it("offers every size with the enterprise envelope", async () => {
     const l = (await e.api("GET", "/limits")).body;
-    expect(l).toMatchObject({ plan: "enterprise", allowed_sizes: ["small", "medium", "large"], ram_budget_mb: 131072, max_paused: 50 });
+    expect(l).toMatchObject({
+      plan: "enterprise",
+      allowed_sizes: ["small", "medium", "large"],
+      ram_budget_mb: 131072,
+      max_paused: 50,
+    });
     const id = await createSandbox(e, { size: "large" });
     const s = (await e.api("GET", `/sandboxes/${id}`)).body;
     expect(s).toMatchObject({ size: "large", cpu: 4, memory_mb: 8192 });

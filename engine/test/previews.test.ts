@@ -2,7 +2,14 @@ import fs from "node:fs";
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, enginePath, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
-import { enginePort, hostRequest, openPreviewSocket, previewHostOf, roundTrip, serveInSandbox } from "./helpers/previews.js";
+import {
+  enginePort,
+  hostRequest,
+  openPreviewSocket,
+  previewHostOf,
+  roundTrip,
+  serveInSandbox,
+} from "./helpers/previews.js";
 
 /**
  * Preview URLs through a real engine: http://<port>-<id>.sbx.localhost:<engine port>, reached on
@@ -19,7 +26,8 @@ async function sandbox(body: Record<string, unknown>): Promise<string> {
 }
 
 const host = (id: string, port = 8000) => previewHostOf(e, id, port);
-const get = (id: string, path = "/", opts: Parameters<typeof hostRequest>[3] = {}, port = 8000) => hostRequest(e, host(id, port), path, opts);
+const get = (id: string, path = "/", opts: Parameters<typeof hostRequest>[3] = {}, port = 8000) =>
+  hostRequest(e, host(id, port), path, opts);
 
 /** socat relays of one sandbox (their socket lives in its directory). */
 function relaysOf(id: string): number[] {
@@ -87,14 +95,22 @@ describe("preview URLs", () => {
     expect((await e.api("GET", `/sandboxes/${a}`)).body.preview_host_base).toBe(base);
     const r = await e.api("GET", `/sandboxes/${a}/previews/8000`);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ port: 8000, host: `8000-${base}`, url: `http://8000-${base}`, auth_required: false, listening: true });
+    expect(r.body).toEqual({
+      port: 8000,
+      host: `8000-${base}`,
+      url: `http://8000-${base}`,
+      auth_required: false,
+      listening: true,
+    });
     expect((await e.api("GET", `/sandboxes/${a}/previews/8001`)).body.listening).toBe(false);
     for (const bad of ["0", "65536", "abc"]) {
       const v = await e.api("GET", `/sandboxes/${a}/previews/${bad}`);
       expect(v.status, bad).toBe(422);
       expect(v.body.code).toBe("validation_error");
     }
-    expect((await e.api("GET", "/sandboxes/sbx_01AAAAAAAAAAAAAAAAAAAAAAAA/previews/8000")).body.code).toBe("sandbox_not_found");
+    expect((await e.api("GET", "/sandboxes/sbx_01AAAAAAAAAAAAAAAAAAAAAAAA/previews/8000")).body.code).toBe(
+      "sandbox_not_found",
+    );
   });
 
   it("serves two sandboxes on the same port at once, each its own server on 127.0.0.1", async () => {
@@ -110,7 +126,12 @@ describe("preview URLs", () => {
   it("matches the host case-insensitively, with or without the sbx_ prefix", async () => {
     const port = enginePort(e);
     const suffix = a.slice("sbx_".length);
-    for (const h of [`8000-${a.toUpperCase()}.SBX.LOCALHOST:${port}`, `8000-${a}.sbx.localhost:${port}`, `8000-${a.toLowerCase()}.Sbx.Localhost`, `8000-${suffix.toLowerCase()}.sbx.localhost:${port}`]) {
+    for (const h of [
+      `8000-${a.toUpperCase()}.SBX.LOCALHOST:${port}`,
+      `8000-${a}.sbx.localhost:${port}`,
+      `8000-${a.toLowerCase()}.Sbx.Localhost`,
+      `8000-${suffix.toLowerCase()}.sbx.localhost:${port}`,
+    ]) {
       const r = await hostRequest(e, h);
       expect([r.status, r.body], h).toEqual([200, "hello from A\n"]);
     }
@@ -119,7 +140,13 @@ describe("preview URLs", () => {
   it("passes method, target, body, status and headers through and adds X-Forwarded-*", async () => {
     const r = await get(a, "/echo/p%2Fq?x=1&y=%20", {
       method: "POST",
-      headers: { "content-type": "text/plain", "x-custom": "kept", "x-orkestr-preview-token": "not-for-the-sandbox", connection: "keep-alive, x-hop", "x-hop": "dropped" },
+      headers: {
+        "content-type": "text/plain",
+        "x-custom": "kept",
+        "x-orkestr-preview-token": "not-for-the-sandbox",
+        connection: "keep-alive, x-hop",
+        "x-hop": "dropped",
+      },
       body: "payload",
     });
     expect(r.status).toBe(201);
@@ -144,14 +171,17 @@ describe("preview URLs", () => {
     const { firstAt, body } = await new Promise<{ firstAt: number; body: string }>((resolve, reject) => {
       let firstAt = 0;
       let body = "";
-      const req = http.request({ host: "127.0.0.1", port: enginePort(e), path: "/stream", headers: { host: host(a) }, agent: false }, (res) => {
-        res.setEncoding("utf8");
-        res.on("data", (d: string) => {
-          if (!firstAt) firstAt = Date.now() - t0;
-          body += d;
-        });
-        res.on("end", () => resolve({ firstAt, body }));
-      });
+      const req = http.request(
+        { host: "127.0.0.1", port: enginePort(e), path: "/stream", headers: { host: host(a) }, agent: false },
+        (res) => {
+          res.setEncoding("utf8");
+          res.on("data", (d: string) => {
+            if (!firstAt) firstAt = Date.now() - t0;
+            body += d;
+          });
+          res.on("end", () => resolve({ firstAt, body }));
+        },
+      );
       req.on("error", reject);
       req.end();
     });
@@ -162,16 +192,26 @@ describe("preview URLs", () => {
 
   it("streams a request body as it is sent (the sandbox answers the first chunk before the rest exists)", async () => {
     const text = await new Promise<string>((resolve, reject) => {
-      const req = http.request({ host: "127.0.0.1", port: enginePort(e), method: "POST", path: "/firstchunk", headers: { host: host(a), "transfer-encoding": "chunked" }, agent: false }, (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (d: string) => {
-          body += d;
-          // Only once the sandbox has seen the first chunk does the rest get sent.
-          if (body === "got 5\n") req.end("world!");
-        });
-        res.on("end", () => resolve(body));
-      });
+      const req = http.request(
+        {
+          host: "127.0.0.1",
+          port: enginePort(e),
+          method: "POST",
+          path: "/firstchunk",
+          headers: { host: host(a), "transfer-encoding": "chunked" },
+          agent: false,
+        },
+        (res) => {
+          let body = "";
+          res.setEncoding("utf8");
+          res.on("data", (d: string) => {
+            body += d;
+            // Only once the sandbox has seen the first chunk does the rest get sent.
+            if (body === "got 5\n") req.end("world!");
+          });
+          res.on("end", () => resolve(body));
+        },
+      );
       req.on("error", reject);
       req.write("hello");
       setTimeout(() => reject(new Error("the first chunk never reached the sandbox on its own")), 10_000).unref();
@@ -209,7 +249,12 @@ describe("preview URLs", () => {
 
   it("answers 404 for unknown sandboxes and malformed preview hosts, never the API", async () => {
     const port = enginePort(e);
-    for (const h of [`8000-sbx_01AAAAAAAAAAAAAAAAAAAAAAAA.sbx.localhost:${port}`, `nothing.sbx.localhost:${port}`, `0-${a}.sbx.localhost:${port}`, `x.8000-${a}.sbx.localhost`]) {
+    for (const h of [
+      `8000-sbx_01AAAAAAAAAAAAAAAAAAAAAAAA.sbx.localhost:${port}`,
+      `nothing.sbx.localhost:${port}`,
+      `0-${a}.sbx.localhost:${port}`,
+      `x.8000-${a}.sbx.localhost`,
+    ]) {
       const r = await hostRequest(e, h, "/v1/sandboxes", { headers: { authorization: `Bearer ${e.token}` } });
       expect(r.status, h).toBe(404);
       expect(r.headers["content-type"], h).toMatch(/^text\/plain/);
@@ -220,7 +265,11 @@ describe("preview URLs", () => {
   it("sends /v1 and /_admin paths on a preview host to the sandbox, not the API", async () => {
     const list = await get(a, "/v1/sandboxes", { headers: { authorization: `Bearer ${e.token}` } });
     expect([list.status, list.body]).toEqual([200, "hello from A\n"]);
-    const admin = await get(a, "/_admin/tokens", { method: "POST", headers: { "x-baton-bootstrap": e.bootstrap!, "content-type": "application/json" }, body: "{}" });
+    const admin = await get(a, "/_admin/tokens", {
+      method: "POST",
+      headers: { "x-baton-bootstrap": e.bootstrap!, "content-type": "application/json" },
+      body: "{}",
+    });
     expect([admin.status, admin.body]).toEqual([200, "hello from A\n"]);
     // The API itself still wants its bearer token.
     expect((await e.api("GET", "/sandboxes", undefined, { token: null })).status).toBe(401);
@@ -234,10 +283,17 @@ describe("preview URLs", () => {
     expect(pids.length).toBeGreaterThan(0);
     for (const pid of pids) {
       const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-      const uids = status.match(/Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)/)!.slice(1).map(Number);
+      const uids = status
+        .match(/Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)/)!
+        .slice(1)
+        .map(Number);
       expect(uids.every((u) => u === uids[0] && u >= 1000)).toBe(true);
       expect(status).toMatch(/CapEff:\s+0+\n/);
-      const pidsCg = fs.readFileSync(`/proc/${pid}/cgroup`, "utf8").split("\n").find((l) => /:pids:/.test(l)) ?? "";
+      const pidsCg =
+        fs
+          .readFileSync(`/proc/${pid}/cgroup`, "utf8")
+          .split("\n")
+          .find((l) => /:pids:/.test(l)) ?? "";
       expect(pidsCg).toMatch(new RegExp(`/${c}$`));
       // In the sandbox's network namespace, not the engine's.
       expect(fs.readlinkSync(`/proc/${pid}/ns/net`)).not.toBe(fs.readlinkSync(`/proc/${e.enginePid}/ns/net`));
@@ -272,11 +328,16 @@ describe("preview URLs", () => {
 
   it("keeps at most 16 relays per sandbox, starting an evicted one again on demand", async () => {
     const g = await sandbox({ network: "restricted" });
-    const many = 'const http = require("http"); for (let p = 9000; p <= 9016; p++) http.createServer((q, r) => r.end("port " + p)).listen(p, "127.0.0.1");';
+    const many =
+      'const http = require("http"); for (let p = 9000; p <= 9016; p++) http.createServer((q, r) => r.end("port " + p)).listen(p, "127.0.0.1");';
     await exec(e, g, `(nohup node -e "$SRV" >/dev/null 2>&1 &)`, { env: { SRV: many } });
     const ports = Array.from({ length: 17 }, (_, i) => 9000 + i);
-    for (let i = 0; i < 100 && (await get(g, "/", {}, 9016)).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
-    const listeners = () => relaysOf(g).filter((pid) => Number(fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]) === e.enginePid);
+    for (let i = 0; i < 100 && (await get(g, "/", {}, 9016)).status !== 200; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    const listeners = () =>
+      relaysOf(g).filter(
+        (pid) => Number(fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]) === e.enginePid,
+      );
     const alive = () => listeners().filter((pid) => !fs.readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z "));
     for (const p of ports) expect((await get(g, "/", {}, p)).body).toBe(`port ${p}`);
     expect(await waitFor(() => alive().length === 16, 3000)).toBe(true);
@@ -317,7 +378,12 @@ describe("preview_auth", () => {
   });
 
   it("refuses requests without the token: 401 preview_auth_required", async () => {
-    const attempts: Record<string, string>[] = [{}, { "x-orkestr-preview-token": "pvt_wrong" }, { cookie: "orkestr_preview=forged" }, { cookie: "orkestr_preview_lax=forged" }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { "x-orkestr-preview-token": "pvt_wrong" },
+      { cookie: "orkestr_preview=forged" },
+      { cookie: "orkestr_preview_lax=forged" },
+    ];
     for (const headers of attempts) {
       const r = await get(id, "/", { headers });
       expect(r.status).toBe(401);
@@ -343,7 +409,9 @@ describe("preview_auth", () => {
     expect(first.headers.location).toBe("/echo?a=1&b=2");
     const [setCookie, setLaxCookie] = first.headers["set-cookie"]! as string[];
     // SameSite=None; Secure; Partitioned: sent inside a console's cross-site iframe (a Lax cookie is not).
-    expect(setCookie).toMatch(/^orkestr_preview=[A-Za-z0-9_-]+; Path=\/; HttpOnly; Secure; SameSite=None; Partitioned$/);
+    expect(setCookie).toMatch(
+      /^orkestr_preview=[A-Za-z0-9_-]+; Path=\/; HttpOnly; Secure; SameSite=None; Partitioned$/,
+    );
     // The Lax twin serves top-level visits in browsers that refuse Secure cookies over http.
     expect(setLaxCookie).toMatch(/^orkestr_preview_lax=[A-Za-z0-9_-]+; Path=\/; HttpOnly; SameSite=Lax$/);
     expect(setCookie).not.toContain(token);
@@ -361,7 +429,9 @@ describe("preview_auth", () => {
     expect(viaLax.status).toBe(201);
     expect(JSON.parse(viaLax.body).headers.cookie).toBe("theirs=1");
     expect((await get(id, "/echo", { headers: { cookie: `${cookie}; ${laxCookie}` } })).status).toBe(201);
-    expect(JSON.parse((await get(id, "/echo", { headers: { cookie: `${cookie}; ${laxCookie}` } })).body).headers.cookie).toBeUndefined();
+    expect(
+      JSON.parse((await get(id, "/echo", { headers: { cookie: `${cookie}; ${laxCookie}` } })).body).headers.cookie,
+    ).toBeUndefined();
     // The cookie is bound to this host (port): it does not open another port of the same sandbox.
     await serveInSandbox(e, id, 8002, "P2");
     expect((await get(id, "/", { headers: { cookie } }, 8002)).status).toBe(401);

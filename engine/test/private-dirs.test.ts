@@ -48,13 +48,25 @@ describe("a data dir below a 0700 directory", () => {
 
     const id = await createSandbox(e, { volume: "keep", network: "restricted" });
     expect((await exec(e, id, "echo ok")).stdout).toBe("ok\n");
-    const put = await e.api("POST", `/sandboxes/${id}/files`, { path: "/workspace/note.txt", content: "written through the API\n", encoding: "utf8" });
+    const put = await e.api("POST", `/sandboxes/${id}/files`, {
+      path: "/workspace/note.txt",
+      content: "written through the API\n",
+      encoding: "utf8",
+    });
     expect(put.status).toBe(201);
-    const w = await exec(e, id, "cat /workspace/note.txt && echo persisted > /persist/v.txt && echo in-snapshot > /workspace/s.txt && id -u");
+    const w = await exec(
+      e,
+      id,
+      "cat /workspace/note.txt && echo persisted > /persist/v.txt && echo in-snapshot > /workspace/s.txt && id -u",
+    );
     expect(w.stdout).toBe("written through the API\n1000\n");
     // The restricted relay (socat as the sandbox's uid) reaches the egress proxy's socket in the
     // sandbox's directory: a CONNECT to a host off the allowlist gets the proxy's 403.
-    const proxied = await exec(e, id, "curl -s -o /dev/null -w '%{http_connect}' -x http://127.0.0.1:3128 https://denied.invalid/ ; true");
+    const proxied = await exec(
+      e,
+      id,
+      "curl -s -o /dev/null -w '%{http_connect}' -x http://127.0.0.1:3128 https://denied.invalid/ ; true",
+    );
     expect(proxied.stdout).toBe("403");
     const snap = await e.api("POST", `/sandboxes/${id}/snapshots`, { name: "kept" });
     expect(snap.status).toBe(201);
@@ -96,7 +108,9 @@ describe("a data dir below a 0700 directory", () => {
   it("refuses to start with one sentence when the tree cannot be reached or moved", () => {
     const parent = privateParent();
     const config = loadConfig({ BATON_DATA_DIR: path.join(parent, "data"), ORKESTR_ENGINE_UID_BASE: "900000" });
-    expect(sandboxRootProblem(parent, 899_999)).toMatch(new RegExp(`^sandbox uids cannot reach ${parent} \\(${parent} is mode 0700\\): set BATON_DATA_DIR`));
+    expect(sandboxRootProblem(parent, 899_999)).toMatch(
+      new RegExp(`^sandbox uids cannot reach ${parent} \\(${parent} is mode 0700\\): set BATON_DATA_DIR`),
+    );
     // Outside a private mount namespace a bind would leak onto the host: the engine stops instead.
     expect(() => prepareSandboxRoot(config, { inPrivateMountNs: false, log: () => undefined })).toThrow(
       /^sandbox uids cannot reach .*\/data\/engine \(.* is mode 0700\): set BATON_DATA_DIR to a directory every user can traverse .*; outside a private mount namespace/,
@@ -105,6 +119,8 @@ describe("a data dir below a 0700 directory", () => {
     const open = fs.mkdtempSync(path.join(os.tmpdir(), "baton-open-"));
     cleanup.push(open);
     const ok = loadConfig({ BATON_DATA_DIR: open, ORKESTR_ENGINE_UID_BASE: "900000" });
-    expect(prepareSandboxRoot(ok, { inPrivateMountNs: false, log: () => undefined }).root).toBe(path.join(open, "engine"));
+    expect(prepareSandboxRoot(ok, { inPrivateMountNs: false, log: () => undefined }).root).toBe(
+      path.join(open, "engine"),
+    );
   });
 });

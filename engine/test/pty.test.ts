@@ -69,7 +69,8 @@ class Term {
       const m = this.out.slice(since).match(re);
       if (m) return m;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for ${re}; output so far:\n${JSON.stringify(this.out.slice(since))}`);
+      if (left <= 0)
+        throw new Error(`timed out waiting for ${re}; output so far:\n${JSON.stringify(this.out.slice(since))}`);
       await new Promise<void>((r) => {
         const t = setTimeout(r, left);
         this.waiters.push(() => {
@@ -156,7 +157,11 @@ async function eventually<T>(check: () => Promise<T>, ms = 10_000): Promise<T> {
 
 /** How many processes in the sandbox run exactly `cmdline` (args joined by spaces). */
 async function countProcs(id: string, cmdline: string): Promise<number> {
-  const r = await exec(e, id, `for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < "$f" 2>/dev/null; echo; done | grep -cx '${cmdline} ' || true`);
+  const r = await exec(
+    e,
+    id,
+    `for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < "$f" 2>/dev/null; echo; done | grep -cx '${cmdline} ' || true`,
+  );
   return Number(r.stdout.trim());
 }
 
@@ -173,16 +178,29 @@ describe("pty sessions", () => {
   it("opens a session with defaults and lists it", async () => {
     const p = await openPty(sbx);
     expect(p.id).toMatch(/^pty_/);
-    expect(p).toMatchObject({ sandbox_id: sbx, cols: 80, rows: 24, status: "running", ws_path: `/v1/sandboxes/${sbx}/pty/${p.id}/ws` });
+    expect(p).toMatchObject({
+      sandbox_id: sbx,
+      cols: 80,
+      rows: 24,
+      status: "running",
+      ws_path: `/v1/sandboxes/${sbx}/pty/${p.id}/ws`,
+    });
     expect(Date.parse(p.created_at)).toBeGreaterThan(0);
     const list = await e.api<PtyView[]>("GET", `/sandboxes/${sbx}/pty`);
     expect(list.status).toBe(200);
     expect(list.body.map((s) => s.id)).toContain(p.id);
     expect((await e.api("DELETE", `/sandboxes/${sbx}/pty/${p.id}`)).status).toBe(204);
     await eventually(async () => {
-      const events = await e.api<{ type: string; data: Record<string, unknown> }[]>("GET", `/sandboxes/${sbx}/events?type=pty.open,pty.exit&limit=500`);
-      expect(events.body.find((ev) => ev.type === "pty.open" && ev.data.pty_id === p.id)?.data).toMatchObject({ command: "/bin/bash -l" });
-      expect(events.body.find((ev) => ev.type === "pty.exit" && ev.data.pty_id === p.id)?.data).toMatchObject({ reason: "killed" });
+      const events = await e.api<{ type: string; data: Record<string, unknown> }[]>(
+        "GET",
+        `/sandboxes/${sbx}/events?type=pty.open,pty.exit&limit=500`,
+      );
+      expect(events.body.find((ev) => ev.type === "pty.open" && ev.data.pty_id === p.id)?.data).toMatchObject({
+        command: "/bin/bash -l",
+      });
+      expect(events.body.find((ev) => ev.type === "pty.exit" && ev.data.pty_id === p.id)?.data).toMatchObject({
+        reason: "killed",
+      });
     });
   });
 
@@ -280,7 +298,11 @@ describe("pty sessions", () => {
   });
 
   it("runs a given command in a given cwd with extra env", async () => {
-    const p = await openPty(sbx, { command: 'echo "[$GREETING|$PWD|$ORKESTR_SANDBOX_ID]"; exit 7', cwd: "/tmp", env: { GREETING: "hi there" } });
+    const p = await openPty(sbx, {
+      command: 'echo "[$GREETING|$PWD|$ORKESTR_SANDBOX_ID]"; exit 7',
+      cwd: "/tmp",
+      env: { GREETING: "hi there" },
+    });
     const t = await attach(p.ws_path);
     await t.waitFor(new RegExp(`\\[hi there\\|/tmp\\|${sbx}\\]`));
     expect(await t.exit).toMatchObject({ exit_code: 7 });
@@ -317,7 +339,15 @@ describe("pty sessions", () => {
         if (cmd.includes(secret) && !cmd.includes("vitest")) hits.push(Number(pid));
       }
       expect(hits).toEqual([]);
-      const t = await attach((await openPty(sbx, { command: "for v in QUOTES EMOJI BIG SECRET BASH_ENV; do printf '%s' \"$(printenv $v)\" | sha256sum; done; echo env-done", env })).ws_path);
+      const t = await attach(
+        (
+          await openPty(sbx, {
+            command:
+              "for v in QUOTES EMOJI BIG SECRET BASH_ENV; do printf '%s' \"$(printenv $v)\" | sha256sum; done; echo env-done",
+            env,
+          })
+        ).ws_path,
+      );
       await t.waitFor(/env-done/);
       const sums = [...t.text().matchAll(/([0-9a-f]{64}) {2}-/g)].map((m) => m[1]);
       const sha = (v: string) => createHash("sha256").update(v.replace(/\n+$/, "")).digest("hex");
@@ -361,7 +391,9 @@ describe("pty sessions", () => {
     await a.waitFor(/[\r\n]both-9\r\n/, ma);
     await b.waitFor(/[\r\n]both-9\r\n/, mb);
     a.close();
-    await eventually(async () => expect((await e.api<PtyView>("GET", `/sandboxes/${sbx}/pty/${p.id}`)).body.viewers).toBe(1));
+    await eventually(async () =>
+      expect((await e.api<PtyView>("GET", `/sandboxes/${sbx}/pty/${p.id}`)).body.viewers).toBe(1),
+    );
     b.type("exit\r");
     await b.exit;
   });
@@ -408,13 +440,24 @@ describe("pty sessions", () => {
     expect(r.status).toBe(429);
     expect(r.body.code).toBe("rate_limited");
     expect((await e.api("DELETE", `/sandboxes/${id}/pty/${ids[0]}`)).status).toBe(204);
-    await eventually(async () => expect((await e.api<PtyView[]>("GET", `/sandboxes/${id}/pty`)).body.filter((s) => s.status === "running")).toHaveLength(15));
+    await eventually(async () =>
+      expect(
+        (await e.api<PtyView[]>("GET", `/sandboxes/${id}/pty`)).body.filter((s) => s.status === "running"),
+      ).toHaveLength(15),
+    );
     expect((await e.api("POST", `/sandboxes/${id}/pty`, { command: "sleep 300" })).status).toBe(201);
     await e.api("DELETE", `/sandboxes/${id}`);
   });
 
   it("validates the open body", async () => {
-    for (const body of [{ cols: 0 }, { rows: 501 }, { cols: 1001 }, { cwd: "relative" }, { command: "" }, { env: { "BAD-NAME": "x" } }]) {
+    for (const body of [
+      { cols: 0 },
+      { rows: 501 },
+      { cols: 1001 },
+      { cwd: "relative" },
+      { command: "" },
+      { env: { "BAD-NAME": "x" } },
+    ]) {
       const r = await e.api<{ code: string }>("POST", `/sandboxes/${sbx}/pty`, body);
       expect(r.status, JSON.stringify(body)).toBe(422);
     }
@@ -464,14 +507,18 @@ describe("pty websocket auth", () => {
 
   it("answers a plain GET on the socket path, and other upgrade requests as plain HTTP", async () => {
     expect((await e.api("GET", path.replace(/^\/v1/, ""))).status).toBe(400);
-    const r = await fetch(`${e.url}/sandboxes/${sbx}`, { headers: { authorization: `Bearer ${e.token}`, connection: "upgrade", upgrade: "h2c" } }).catch(() => null);
+    const r = await fetch(`${e.url}/sandboxes/${sbx}`, {
+      headers: { authorization: `Bearer ${e.token}`, connection: "upgrade", upgrade: "h2c" },
+    }).catch(() => null);
     // fetch (undici) refuses to send Upgrade itself; a raw request proves the engine answers it.
     if (r) expect(r.status).toBe(200);
     const net = await import("node:net");
     const port = Number(new URL(e.origin).port);
     const raw = await new Promise<string>((resolve, reject) => {
       const s = net.connect(port, "127.0.0.1", () => {
-        s.write(`GET /v1/sandboxes/${sbx} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${e.token}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n`);
+        s.write(
+          `GET /v1/sandboxes/${sbx} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${e.token}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n`,
+        );
       });
       let text = "";
       s.on("data", (d) => (text += d.toString()));
@@ -510,7 +557,10 @@ describe("pty lifecycle", () => {
       const list = await e.api<PtyView[]>("GET", `/sandboxes/${id}/pty`);
       expect(list.body.every((s) => s.status === "exited")).toBe(true);
     });
-    const events = await e.api<{ type: string; data: Record<string, unknown> }[]>("GET", `/sandboxes/${id}/events?type=pty.exit`);
+    const events = await e.api<{ type: string; data: Record<string, unknown> }[]>(
+      "GET",
+      `/sandboxes/${id}/events?type=pty.exit`,
+    );
     expect(events.body[0]?.data).toMatchObject({ pty_id: p.id, reason: "sandbox_gone" });
     // 410 sandbox_terminated (409 while SandboxService's terminate/onProcessDied race marks it failed).
     expect([409, 410]).toContain((await e.api("POST", `/sandboxes/${id}/pty`, {})).status);
@@ -534,7 +584,10 @@ describe("pty idle sessions", () => {
       const v = await e2.api<PtyView>("GET", `/sandboxes/${id}/pty/${r.body.id}`);
       expect(v.body.status).toBe("exited");
     }, 15_000);
-    const events = await e2.api<{ type: string; data: Record<string, unknown> }[]>("GET", `/sandboxes/${id}/events?type=pty.exit`);
+    const events = await e2.api<{ type: string; data: Record<string, unknown> }[]>(
+      "GET",
+      `/sandboxes/${id}/events?type=pty.exit`,
+    );
     expect(events.body[0]?.data).toMatchObject({ pty_id: r.body.id, reason: "idle" });
   });
 });

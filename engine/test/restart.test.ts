@@ -39,7 +39,11 @@ function helperProcessesFor(dataDir: string): string[] {
   for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {
       const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
-      if ((cmd.includes("socat") && cmd.includes(dataDir)) || cmd.startsWith("slirp4netns") && !fs.existsSync(cmd.match(/\/proc\/(\d+)\/ns\/net/)?.[0] ?? "/")) out.push(`${pid} ${cmd}`);
+      if (
+        (cmd.includes("socat") && cmd.includes(dataDir)) ||
+        (cmd.startsWith("slirp4netns") && !fs.existsSync(cmd.match(/\/proc\/(\d+)\/ns\/net/)?.[0] ?? "/"))
+      )
+        out.push(`${pid} ${cmd}`);
     } catch {
       /* exited */
     }
@@ -62,14 +66,21 @@ describe("restarts", () => {
     const uidBase = 7_000_000 + (process.pid % 100) * 10_000;
     const env = { ORKESTR_ENGINE_UID_BASE: String(uidBase) };
     const a = await startEngine({ dataDir, env });
-    const ids = [await createSandbox(a), await createSandbox(a, { network: "restricted" }), await createSandbox(a, { network: "open" })];
+    const ids = [
+      await createSandbox(a),
+      await createSandbox(a, { network: "restricted" }),
+      await createSandbox(a, { network: "open" }),
+    ];
     await exec(a, ids[0]!, "nohup sleep 1000 >/dev/null 2>&1 &");
     await exec(a, ids[0]!, "echo persisted > /workspace/f");
     // A volume is a loop-mounted ext4 image while a sandbox (here a paused one) holds it.
     const holder = await createSandbox(a, { volume: "restart-vol" });
     await exec(a, holder, "echo on-volume > /persist/v");
     expect((await a.api("POST", `/sandboxes/${holder}/pause`)).status).toBe(200);
-    const loops = () => execFileSync("losetup", ["-a"], { encoding: "utf8" }).split("\n").filter((l) => l.includes(dataDir));
+    const loops = () =>
+      execFileSync("losetup", ["-a"], { encoding: "utf8" })
+        .split("\n")
+        .filter((l) => l.includes(dataDir));
     expect(loops()).toHaveLength(1);
     const uids = new Set(Array.from({ length: 10 }, (_, i) => uidBase + i));
     expect(processesOwnedBy(uids).length).toBeGreaterThan(0);
@@ -95,7 +106,10 @@ describe("restarts", () => {
       expect(events).toEqual(["sandbox.created", "exec", "exec", "sandbox.terminated"]);
       const terminated = (await b.api("GET", "/sandboxes?status=terminated")).body.map((x: { id: string }) => x.id);
       expect(terminated).toEqual(expect.arrayContaining(ids));
-      expect((await b.api("GET", "/volumes/restart-vol")).body).toMatchObject({ status: "available", attached_sandbox_id: null });
+      expect((await b.api("GET", "/volumes/restart-vol")).body).toMatchObject({
+        status: "available",
+        attached_sandbox_id: null,
+      });
     } finally {
       await b.stop();
     }
@@ -110,7 +124,10 @@ describe("restarts", () => {
     await exec(a, id, "nohup sleep 1000 >/dev/null 2>&1 &");
     const holder = await createSandbox(a, { volume: "crash-vol" });
     await exec(a, holder, "echo before-crash > /persist/c && sync");
-    const loops = () => execFileSync("losetup", ["-a"], { encoding: "utf8" }).split("\n").filter((l) => l.includes(dataDir));
+    const loops = () =>
+      execFileSync("losetup", ["-a"], { encoding: "utf8" })
+        .split("\n")
+        .filter((l) => l.includes(dataDir));
     expect(loops()).toHaveLength(1);
     const crashedPid = a.enginePid!;
     process.kill(crashedPid, "SIGKILL");
@@ -130,7 +147,10 @@ describe("restarts", () => {
       expect(ev.at(-1)).toBe("sandbox.failed");
       // The volume's mount and loop device died with the engine's mount namespace; its data did not.
       expect(loops()).toEqual([]);
-      expect((await b.api("GET", "/volumes/crash-vol")).body).toMatchObject({ status: "available", attached_sandbox_id: null });
+      expect((await b.api("GET", "/volumes/crash-vol")).body).toMatchObject({
+        status: "available",
+        attached_sandbox_id: null,
+      });
       const again = await createSandbox(b, { volume: "crash-vol" });
       expect((await exec(b, again, "cat /persist/c")).stdout).toBe("before-crash\n");
     } finally {

@@ -39,9 +39,29 @@ print("PROBE " + json.dumps(out, sort_keys=True))
 `;
 
 /** The ten calls the security review named, each of which must answer EPERM. */
-const MUST_BE_EPERM = ["io_uring_setup", "bpf", "keyctl", "perf_event_open", "userfaultfd", "mount", "unshare_newuser", "add_key", "open_by_handle_at", "kexec_load"];
+const MUST_BE_EPERM = [
+  "io_uring_setup",
+  "bpf",
+  "keyctl",
+  "perf_event_open",
+  "userfaultfd",
+  "mount",
+  "unshare_newuser",
+  "add_key",
+  "open_by_handle_at",
+  "kexec_load",
+];
 /** Further calls the filter answers EPERM. */
-const ALSO_EPERM = ["request_key", "init_module", "setns", "name_to_handle_at", "socket_vsock", "personality_addr_no_randomize", "pivot_root", "fsopen"];
+const ALSO_EPERM = [
+  "request_key",
+  "init_module",
+  "setns",
+  "name_to_handle_at",
+  "socket_vsock",
+  "personality_addr_no_randomize",
+  "pivot_root",
+  "fsopen",
+];
 /** Refused by the kernel for an unprivileged caller even without a filter: not evidence either way. */
 const KERNEL_REFUSES_ANYWAY = ["pivot_root", "fsopen"];
 
@@ -85,7 +105,10 @@ function probeResult(text: string): Record<string, number> {
 beforeAll(async () => {
   [e, ctl] = await Promise.all([startEngine(), startEngine({ env: { ORKESTR_ENGINE_DISABLE: "seccomp" } })]);
   [id, ctlId] = await Promise.all([createSandbox(e), createSandbox(ctl)]);
-  for (const [engine, sbx] of [[e, id], [ctl, ctlId]] as const) {
+  for (const [engine, sbx] of [
+    [e, id],
+    [ctl, ctlId],
+  ] as const) {
     await put(engine, sbx, "/workspace/probe.py", PROBE);
     await put(engine, sbx, "/workspace/int80.py", INT80);
     await put(engine, sbx, "/workspace/x32.py", X32);
@@ -113,7 +136,11 @@ describe("seccomp", () => {
   });
 
   it("a plain exec runs under one filter, with nothing of the loader left open", async () => {
-    const r = await exec(e, id, "grep -E '^(Seccomp|Seccomp_filters|NoNewPrivs):' /proc/self/status /proc/1/status; ls -l /proc/self/fd/");
+    const r = await exec(
+      e,
+      id,
+      "grep -E '^(Seccomp|Seccomp_filters|NoNewPrivs):' /proc/self/status /proc/1/status; ls -l /proc/self/fd/",
+    );
     expect(r.stdout).toMatch(/\/proc\/self\/status:Seccomp:\s+2\n/);
     expect(r.stdout).toMatch(/\/proc\/self\/status:Seccomp_filters:\s+1\n/);
     // The sandbox's init got the same filter from bwrap.
@@ -146,12 +173,24 @@ describe("seccomp", () => {
       body: JSON.stringify({ command: "python3 /workspace/probe.py" }),
     });
     expect(res.status).toBe(200);
-    const frames = (await res.text()).split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)) as { stream?: string; data?: string });
-    const streamed = probeResult(frames.filter((f) => f.stream === "stdout").map((f) => f.data).join(""));
+    const frames = (await res.text())
+      .split("\n")
+      .filter((l) => l.startsWith("data:"))
+      .map((l) => JSON.parse(l.slice(5)) as { stream?: string; data?: string });
+    const streamed = probeResult(
+      frames
+        .filter((f) => f.stream === "stdout")
+        .map((f) => f.data)
+        .join(""),
+    );
 
-    const pty = await e.api("POST", `/sandboxes/${id}/pty`, { command: "python3 /workspace/probe.py; grep '^Seccomp:' /proc/self/status" });
+    const pty = await e.api("POST", `/sandboxes/${id}/pty`, {
+      command: "python3 /workspace/probe.py; grep '^Seccomp:' /proc/self/status",
+    });
     expect(pty.status).toBe(201);
-    const ws = new WebSocket(e.origin.replace(/^http/, "ws") + pty.body.ws_path, { headers: { authorization: `Bearer ${e.token}` } });
+    const ws = new WebSocket(e.origin.replace(/^http/, "ws") + pty.body.ws_path, {
+      headers: { authorization: `Bearer ${e.token}` },
+    });
     let out = "";
     await new Promise<void>((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`no exit from the PTY session; output: ${out}`)), 20_000);
@@ -174,12 +213,20 @@ describe("seccomp", () => {
   });
 
   it("i386 (int 0x80) and x32 system calls kill the process", async () => {
-    const filtered = await exec(e, id, "python3 /workspace/int80.py; echo rc=$?; python3 /workspace/x32.py; echo rc=$?");
+    const filtered = await exec(
+      e,
+      id,
+      "python3 /workspace/int80.py; echo rc=$?; python3 /workspace/x32.py; echo rc=$?",
+    );
     expect(filtered.stdout).not.toMatch(/int80|x32 /);
     expect(filtered.stdout).toMatch(/rc=159\n[\s\S]*rc=159\n/);
     // Without the filter int 0x80 reaches the kernel's IA32 emulation (or, on a kernel without it,
     // faults: SIGSEGV, not SIGSYS) and the x32 call returns.
-    const open = await exec(ctl, ctlId, "python3 /workspace/int80.py; echo rc=$?; python3 /workspace/x32.py; echo rc=$?");
+    const open = await exec(
+      ctl,
+      ctlId,
+      "python3 /workspace/int80.py; echo rc=$?; python3 /workspace/x32.py; echo rc=$?",
+    );
     expect(open.stdout).toMatch(/(int80 True\nrc=0|rc=139)\n/);
     expect(open.stdout).toMatch(/x32 -?\d+ \d+\nrc=0\n/);
   });
@@ -212,7 +259,15 @@ with zipfile.ZipFile(f"/workspace/{name}-{ver}-py3-none-any.whl", "w") as z:
     const r = await exec(e, id, script, { timeout_seconds: 120 });
     expect(r.stderr).toBe("");
     expect(r.exit_code).toBe(0);
-    expect(r.stdout.split("\n").filter(Boolean)).toEqual(["thread", "subprocess", "worker 42", "node-fs 1000000", "pip", "wheel 42", "commits 1"]);
+    expect(r.stdout.split("\n").filter(Boolean)).toEqual([
+      "thread",
+      "subprocess",
+      "worker 42",
+      "node-fs 1000000",
+      "pip",
+      "wheel 42",
+      "commits 1",
+    ]);
   }, 180_000);
 
   it("template build steps, which run as uid 0, are filtered and hold no capability (user namespace or not)", async () => {
@@ -229,11 +284,21 @@ with zipfile.ZipFile(f"/workspace/{name}-{ver}-py3-none-any.whl", "w") as z:
         const iso = (await engine.api("GET", "/sandboxes/limits")).body.isolation;
         const t = await createTemplate(engine, { name: `caps-${iso.mode}`, steps: [step] });
         expect(await waitBuilt(engine, t.id)).toMatchObject({ status: "ready" });
-        const lines = (await engine.api("GET", `/templates/${t.id}/logs?limit=1000`)).body.lines as { stream: string; data: string }[];
-        const out = lines.filter((l) => l.stream === "stdout").map((l) => l.data).join("");
+        const lines = (await engine.api("GET", `/templates/${t.id}/logs?limit=1000`)).body.lines as {
+          stream: string;
+          data: string;
+        }[];
+        const out = lines
+          .filter((l) => l.stream === "stdout")
+          .map((l) => l.data)
+          .join("");
         expect(out, iso.mode).toMatch(/^0\n/);
-        const empty = iso.mode === "bwrap-userns" ? ["CapEff", "CapPrm", "CapBnd", "CapAmb", "ExecEff"] : ["CapEff", "CapPrm", "CapAmb", "ExecEff"];
-        for (const set of empty) expect(out, `${iso.mode} ${set}`).toMatch(new RegExp(`${set}:\\s+0000000000000000\\n`));
+        const empty =
+          iso.mode === "bwrap-userns"
+            ? ["CapEff", "CapPrm", "CapBnd", "CapAmb", "ExecEff"]
+            : ["CapEff", "CapPrm", "CapAmb", "ExecEff"];
+        for (const set of empty)
+          expect(out, `${iso.mode} ${set}`).toMatch(new RegExp(`${set}:\\s+0000000000000000\\n`));
         expect(out, iso.mode).toMatch(/NoNewPrivs:\s+1\n/);
         expect(out, iso.mode).toMatch(/Seccomp:\s+2\n/);
         expect(out, iso.mode).toMatch(/keyctl -1 1\n/);

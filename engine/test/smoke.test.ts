@@ -45,13 +45,31 @@ describe("the host side of exec", () => {
   it("gives a command exactly the sandbox's environment plus its own, nothing of the host helpers", async () => {
     const id = await createSandbox(e, { env: { CREATED_WITH: "1" } });
     const r = await exec(e, id, "env | cut -d= -f1 | sort | tr '\\n' ' '", { env: { PER_EXEC: "2" } });
-    expect(r.stdout.trim().split(" ")).toEqual(["CREATED_WITH", "HOME", "LANG", "OLDPWD", "ORKESTR_EXEC_ID", "ORKESTR_SANDBOX_ID", "PATH", "PER_EXEC", "PWD", "PYTHONUNBUFFERED", "TERM"]);
+    expect(r.stdout.trim().split(" ")).toEqual([
+      "CREATED_WITH",
+      "HOME",
+      "LANG",
+      "OLDPWD",
+      "ORKESTR_EXEC_ID",
+      "ORKESTR_SANDBOX_ID",
+      "PATH",
+      "PER_EXEC",
+      "PWD",
+      "PYTHONUNBUFFERED",
+      "TERM",
+    ]);
   });
 
   it("passes no inherited descriptors into the sandbox", async () => {
     const id = await createSandbox(e);
     const r = await exec(e, id, "ls /proc/self/fd | sort -n | tr '\\n' ' '");
     // 0-2 plus the fd ls itself opens to read the directory.
-    expect(r.stdout.trim().split(" ").map(Number).filter((fd) => fd > 3)).toEqual([]);
+    expect(
+      r.stdout
+        .trim()
+        .split(" ")
+        .map(Number)
+        .filter((fd) => fd > 3),
+    ).toEqual([]);
   });
 });

@@ -23,10 +23,21 @@ afterAll(async () => {
 describe("fork", () => {
   it("children boot from a snapshot and diverge: no write is seen by a sibling or the source", async () => {
     const source = await createSandbox(e, { metadata: { role: "source" } });
-    await exec(e, source, "mkdir -p /workspace/app && echo ready > /workspace/state && echo scratch > /tmp/t && ln -s /etc/passwd /workspace/app/link && mkfifo /tmp/fifo");
+    await exec(
+      e,
+      source,
+      "mkdir -p /workspace/app && echo ready > /workspace/state && echo scratch > /tmp/t && ln -s /etc/passwd /workspace/app/link && mkfifo /tmp/fifo",
+    );
     const snap = await e.api("POST", `/sandboxes/${source}/snapshots`, { name: "warmed" });
     expect(snap.status).toBe(201);
-    expect(snap.body).toMatchObject({ name: "warmed", sandbox_id: source, template: "python-3.12", region: "fsn1", status: "ready", memory_captured: false });
+    expect(snap.body).toMatchObject({
+      name: "warmed",
+      sandbox_id: source,
+      template: "python-3.12",
+      region: "fsn1",
+      status: "ready",
+      memory_captured: false,
+    });
     expect(snap.body.id).toMatch(/^snap_[0-9A-Z]{26}$/);
     expect(typeof snap.body.size_mb).toBe("number");
     // The source keeps running.
@@ -37,8 +48,18 @@ describe("fork", () => {
     expect(a.status).toBe(201);
     expect(b.status).toBe(201);
     for (const child of [a.body, b.body]) {
-      expect(child).toMatchObject({ status: "running", template: "python-3.12", snapshot: snap.body.id, region: "fsn1", size: "small" });
-      const seen = await exec(e, child.id, "cat /workspace/state /tmp/t; readlink /workspace/app/link; test -p /tmp/fifo && echo fifo; stat -c %U /workspace/state; touch /workspace/w && echo writable");
+      expect(child).toMatchObject({
+        status: "running",
+        template: "python-3.12",
+        snapshot: snap.body.id,
+        region: "fsn1",
+        size: "small",
+      });
+      const seen = await exec(
+        e,
+        child.id,
+        "cat /workspace/state /tmp/t; readlink /workspace/app/link; test -p /tmp/fifo && echo fifo; stat -c %U /workspace/state; touch /workspace/w && echo writable",
+      );
       expect(seen.stdout).toBe("ready\nscratch\n/etc/passwd\nfifo\nuser\nwritable\n");
     }
     expect((await e.api("GET", `/sandboxes/${source}`)).body.snapshot).toBeNull();
@@ -46,9 +67,15 @@ describe("fork", () => {
     await exec(e, a.body.id, "echo from-a > /workspace/state && echo a > /workspace/only-a");
     await exec(e, b.body.id, "echo from-b > /workspace/state && rm /tmp/t");
     await exec(e, source, "echo from-source > /workspace/state");
-    expect((await exec(e, a.body.id, "cat /workspace/state /tmp/t; ls /workspace")).stdout).toBe("from-a\nscratch\napp\nonly-a\nstate\nw\n");
-    expect((await exec(e, b.body.id, "cat /workspace/state; ls /tmp /workspace")).stdout).toBe("from-b\n/tmp:\nfifo\n\n/workspace:\napp\nstate\nw\n");
-    expect((await exec(e, source, "cat /workspace/state /tmp/t; ls /workspace")).stdout).toBe("from-source\nscratch\napp\nstate\n");
+    expect((await exec(e, a.body.id, "cat /workspace/state /tmp/t; ls /workspace")).stdout).toBe(
+      "from-a\nscratch\napp\nonly-a\nstate\nw\n",
+    );
+    expect((await exec(e, b.body.id, "cat /workspace/state; ls /tmp /workspace")).stdout).toBe(
+      "from-b\n/tmp:\nfifo\n\n/workspace:\napp\nstate\nw\n",
+    );
+    expect((await exec(e, source, "cat /workspace/state /tmp/t; ls /workspace")).stdout).toBe(
+      "from-source\nscratch\napp\nstate\n",
+    );
 
     const timeline = (await e.api("GET", `/sandboxes/${source}/events?type=snapshot.created`)).body;
     expect(timeline).toHaveLength(1);
@@ -70,7 +97,9 @@ describe("fork", () => {
     expect(region.body).toMatchObject({ code: "snapshot_region_mismatch", snapshot_region: "fsn1" });
     const template = await e.api("POST", "/sandboxes", { snapshot: snap.id, template: "node-22" });
     expect(template.status).toBe(400);
-    expect((await e.api("POST", "/sandboxes", { snapshot: "snap_01NOPE0000000000000000000" })).body.code).toBe("snapshot_not_found");
+    expect((await e.api("POST", "/sandboxes", { snapshot: "snap_01NOPE0000000000000000000" })).body.code).toBe(
+      "snapshot_not_found",
+    );
     expect((await e.api("POST", "/sandboxes", { snapshot: "no-such-name" })).status).toBe(404);
     await e.api("DELETE", `/sandboxes/${medium.body.id}`);
     expect((await e.api("DELETE", `/snapshots/${snap.id}`)).status).toBe(204);
@@ -78,7 +107,11 @@ describe("fork", () => {
 
   it("50 MB: snapshot and fork times (printed)", async () => {
     const source = await createSandbox(e);
-    await exec(e, source, "head -c 30000000 /dev/urandom > /workspace/big && mkdir /workspace/many && cd /workspace/many && for i in $(seq 1 2000); do head -c 10240 /dev/urandom > f$i; done");
+    await exec(
+      e,
+      source,
+      "head -c 30000000 /dev/urandom > /workspace/big && mkdir /workspace/many && cd /workspace/many && for i in $(seq 1 2000); do head -c 10240 /dev/urandom > f$i; done",
+    );
     let t = performance.now();
     const snap = await e.api("POST", `/sandboxes/${source}/snapshots`, { name: "fifty" });
     const snapMs = performance.now() - t;
@@ -88,8 +121,12 @@ describe("fork", () => {
     const child = await e.api("POST", "/sandboxes", { snapshot: snap.body.id });
     const forkMs = performance.now() - t;
     expect(child.status).toBe(201);
-    expect((await exec(e, child.body.id, "ls /workspace/many | wc -l; stat -c %s /workspace/big")).stdout).toBe("2000\n30000000\n");
-    console.log(`[measure] snapshot of ${snap.body.size_mb} MB: ${Math.round(snapMs)} ms request, ${snap.body.frozen_ms} ms frozen; fork (create incl. boot): ${Math.round(forkMs)} ms`);
+    expect((await exec(e, child.body.id, "ls /workspace/many | wc -l; stat -c %s /workspace/big")).stdout).toBe(
+      "2000\n30000000\n",
+    );
+    console.log(
+      `[measure] snapshot of ${snap.body.size_mb} MB: ${Math.round(snapMs)} ms request, ${snap.body.frozen_ms} ms frozen; fork (create incl. boot): ${Math.round(forkMs)} ms`,
+    );
     for (const id of [source, child.body.id]) await e.api("DELETE", `/sandboxes/${id}`);
     await e.api("DELETE", `/snapshots/${snap.body.id}`);
   });
@@ -118,8 +155,12 @@ describe("rules", () => {
     // Pause semantics are untouched: resume brings the same sandbox back.
     expect((await e.api("POST", `/sandboxes/${id}/resume`)).body.status).toBe("running");
     await e.api("DELETE", `/sandboxes/${id}`);
-    expect((await e.api("POST", `/sandboxes/${id}/snapshots`, { name: "after-terminate" })).body.code).toBe("sandbox_not_running");
-    expect((await e.api("POST", `/sandboxes/sbx_01NOPE0000000000000000000/snapshots`, { name: "x" })).body.code).toBe("sandbox_not_found");
+    expect((await e.api("POST", `/sandboxes/${id}/snapshots`, { name: "after-terminate" })).body.code).toBe(
+      "sandbox_not_running",
+    );
+    expect((await e.api("POST", `/sandboxes/sbx_01NOPE0000000000000000000/snapshots`, { name: "x" })).body.code).toBe(
+      "sandbox_not_found",
+    );
     expect((await e.api("DELETE", "/snapshots/once")).status).toBe(204);
   });
 
@@ -130,7 +171,10 @@ describe("rules", () => {
     const r = (await e.api("POST", `/sandboxes/${s2}/snapshots`, { name: "list-3" })).body;
     const mine = await e.api("GET", `/snapshots?sandbox_id=${s1}`);
     expect(mine.body.map((x: { id: string }) => x.id)).toEqual([q.id, p.id]);
-    expect((await e.api("GET", `/sandboxes/${s1}/snapshots`)).body.map((x: { id: string }) => x.id)).toEqual([q.id, p.id]);
+    expect((await e.api("GET", `/sandboxes/${s1}/snapshots`)).body.map((x: { id: string }) => x.id)).toEqual([
+      q.id,
+      p.id,
+    ]);
     const page1 = await e.api("GET", "/snapshots?limit=1");
     expect(page1.body.map((x: { id: string }) => x.id)).toEqual([r.id]);
     const cursor = page1.headers.get("x-next-cursor");
@@ -196,7 +240,11 @@ describe("plan cap", () => {
   it("free keeps one named snapshot: the second is 409 snapshot_cap_reached until one is deleted", async () => {
     const free = await startEngine({ env: { ORKESTR_ENGINE_PLAN: "free" } });
     try {
-      expect((await free.api("GET", "/sandboxes/limits")).body).toMatchObject({ max_named_snapshots: 1, named_snapshots: 0, snapshots_include_memory: false });
+      expect((await free.api("GET", "/sandboxes/limits")).body).toMatchObject({
+        max_named_snapshots: 1,
+        named_snapshots: 0,
+        snapshots_include_memory: false,
+      });
       const id = await createSandbox(free);
       expect((await free.api("POST", `/sandboxes/${id}/snapshots`, { name: "first" })).status).toBe(201);
       const capped = await free.api("POST", `/sandboxes/${id}/snapshots`, { name: "second" });

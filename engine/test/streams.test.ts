@@ -15,7 +15,10 @@ async function readFor(res: Response, ms: number): Promise<string> {
   let text = "";
   const end = Date.now() + ms;
   while (Date.now() < end) {
-    const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), end - Date.now()))]);
+    const next = await Promise.race([
+      reader.read(),
+      new Promise<null>((r) => setTimeout(() => r(null), end - Date.now())),
+    ]);
     if (!next || next.done) break;
     text += new TextDecoder().decode(next.value);
   }
@@ -47,9 +50,19 @@ describe("exec streams", () => {
     const sse = await readFor(await stream(id, { command: "sleep 1; echo done" }), 3000);
     expect(sse.match(/^: keepalive$/gm)?.length ?? 0).toBeGreaterThanOrEqual(2);
     expect(sse).toContain('"is_final":true');
-    const nd = await readFor(await stream(id, { command: "sleep 1; echo done" }, { accept: "application/x-ndjson" }), 3000);
+    const nd = await readFor(
+      await stream(id, { command: "sleep 1; echo done" }, { accept: "application/x-ndjson" }),
+      3000,
+    );
     expect(nd).toMatch(/\n\n/);
-    expect(nd.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)).at(-1)).toMatchObject({ is_final: true, exit_code: 0 });
+    expect(
+      nd
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .at(-1),
+    ).toMatchObject({ is_final: true, exit_code: 0 });
   });
 
   it("kill_on_disconnect kills the command when the client goes; without it the command runs on", async () => {
@@ -72,7 +85,9 @@ describe("exec streams", () => {
 
   it("a timeout kills everything the command started, even what left its process group", async () => {
     const id = await createSandbox(e);
-    const r = await exec(e, id, "setsid sleep 103 & (trap '' HUP; nohup sleep 104 >/dev/null 2>&1 &); sleep 30", { timeout_seconds: 0.5 });
+    const r = await exec(e, id, "setsid sleep 103 & (trap '' HUP; nohup sleep 104 >/dev/null 2>&1 &); sleep 30", {
+      timeout_seconds: 0.5,
+    });
     expect(r).toMatchObject({ exit_code: 124, timed_out: true });
     expect(await waitForExit(id, "sleep 103", 3000)).toBe(true);
     expect(await waitForExit(id, "sleep 104", 3000)).toBe(true);
@@ -92,7 +107,11 @@ describe("exec streams", () => {
   it("bytes that are not UTF-8 arrive base64-encoded", async () => {
     const id = await createSandbox(e);
     const text = await readFor(await stream(id, { command: "printf '\\377\\376ok'" }), 3000);
-    const chunk = text.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5))).find((f) => f.stream === "stdout");
+    const chunk = text
+      .split("\n")
+      .filter((l) => l.startsWith("data:"))
+      .map((l) => JSON.parse(l.slice(5)))
+      .find((f) => f.stream === "stdout");
     expect(chunk.encoding).toBe("base64");
     expect(Buffer.from(chunk.data, "base64")).toEqual(Buffer.from([0xff, 0xfe, 0x6f, 0x6b]));
   });
@@ -101,19 +120,39 @@ describe("exec streams", () => {
 describe("Idempotency-Key", () => {
   it("a retried create with the same key returns the same sandbox, not a second one", async () => {
     const key = `k-${Date.now()}`;
-    const a = await e.api("POST", "/sandboxes", { template: "python-3.12", metadata: { idem: key } }, { headers: { "idempotency-key": key } });
-    const b = await e.api("POST", "/sandboxes", { template: "python-3.12", metadata: { idem: key } }, { headers: { "idempotency-key": key } });
+    const a = await e.api(
+      "POST",
+      "/sandboxes",
+      { template: "python-3.12", metadata: { idem: key } },
+      { headers: { "idempotency-key": key } },
+    );
+    const b = await e.api(
+      "POST",
+      "/sandboxes",
+      { template: "python-3.12", metadata: { idem: key } },
+      { headers: { "idempotency-key": key } },
+    );
     expect(a.status).toBe(201);
     expect(b.status).toBe(201);
     expect(b.body.id).toBe(a.body.id);
     expect(b.headers.get("idempotent-replayed")).toBe("true");
     const listed = (await e.api("GET", `/sandboxes?metadata[idem]=${key}`)).body;
     expect(listed).toHaveLength(1);
-    const other = await e.api("POST", "/sandboxes", { template: "python-3.12" }, { headers: { "idempotency-key": `${key}-2` } });
+    const other = await e.api(
+      "POST",
+      "/sandboxes",
+      { template: "python-3.12" },
+      { headers: { "idempotency-key": `${key}-2` } },
+    );
     expect(other.body.id).not.toBe(a.body.id);
     // Another token does not see this token's keys.
     const t2 = await e.mint(["sandboxes:read", "sandboxes:write"]);
-    const c = await e.api("POST", "/sandboxes", { template: "python-3.12" }, { token: t2, headers: { "idempotency-key": key } });
+    const c = await e.api(
+      "POST",
+      "/sandboxes",
+      { template: "python-3.12" },
+      { token: t2, headers: { "idempotency-key": key } },
+    );
     expect(c.body.id).not.toBe(a.body.id);
   });
 });

@@ -25,7 +25,13 @@ const HAVE_CC = fs.existsSync("/usr/bin/cc");
 
 /** The block device, type and in-filesystem path of the host directory, for the escape attempt. */
 function hostDisk(dir: string): { dev: [number, number]; fstype: string; rel: string } {
-  const [majmin, fstype, fsroot, target] = execFileSync("findmnt", ["-n", "-o", "MAJ:MIN,FSTYPE,FSROOT,TARGET", "-T", dir], { encoding: "utf8" }).trim().split(/\s+/);
+  const [majmin, fstype, fsroot, target] = execFileSync(
+    "findmnt",
+    ["-n", "-o", "MAJ:MIN,FSTYPE,FSROOT,TARGET", "-T", dir],
+    { encoding: "utf8" },
+  )
+    .trim()
+    .split(/\s+/);
   const [maj, min] = majmin!.split(":").map(Number);
   const below = path.relative(target!, dir);
   return { dev: [maj!, min!], fstype: fstype!, rel: path.join(fsroot!, below) };
@@ -128,7 +134,10 @@ function privilegedRuns(log: string): string[] {
 
 async function stepOutput(e: EngineHandle, id: string, step: number): Promise<string> {
   const lines = (await e.api("GET", `/templates/${id}/logs?limit=1000`)).body.lines as Json[];
-  return lines.filter((l) => l.step_index === step && l.stream !== "system").map((l) => l.data).join("");
+  return lines
+    .filter((l) => l.step_index === step && l.stream !== "system")
+    .map((l) => l.data)
+    .join("");
 }
 
 const engines: EngineHandle[] = [];
@@ -155,7 +164,8 @@ for (const mode of ["user namespaces", "no user namespaces, no cgroups (bwrap as
       expect(tmpl.status, JSON.stringify(tmpl.error)).toBe("ready");
       const out = await stepOutput(e, tmpl.id, 1);
       expect(out).toContain("step2-done");
-      for (const cap of ["CapInh", "CapPrm", "CapEff", "CapAmb"]) expect(statusField(out, cap), `${cap} in:\n${out}`).toBe("0000000000000000");
+      for (const cap of ["CapInh", "CapPrm", "CapEff", "CapAmb"])
+        expect(statusField(out, cap), `${cap} in:\n${out}`).toBe("0000000000000000");
       expect(statusField(out, "NoNewPrivs")).toBe("1");
       // Still the build's root: what it writes is root's in the layer.
       expect(out).toMatch(/^uid=0\(root\) gid=0\(root\)/m);
@@ -173,21 +183,29 @@ for (const mode of ["user namespaces", "no user namespaces, no cgroups (bwrap as
         locked: fs.readdirSync(layerPath(e, tmpl.id, "root", "opt", "locked")),
         hostDir: fs.readdirSync(hostDir),
       }).toEqual({ privilegedRuns: [], locked: [], hostDir: [] });
-      if (HAVE_CC) expect(fs.readFileSync(layerPath(e, tmpl.id, "etc", "ld.so.preload"), "utf8")).toContain("baton-preload.so");
+      if (HAVE_CC)
+        expect(fs.readFileSync(layerPath(e, tmpl.id, "etc", "ld.so.preload"), "utf8")).toContain("baton-preload.so");
     });
 
     it("a sandbox of the template holds no privilege either, from its init to its commands", async () => {
       // Only what the sandbox adds counts here (the build has its own test above).
       const before = new Set(fs.readdirSync(hostDir));
       const s = await createSandbox(e, { template: tmpl.id });
-      const r = await exec(e, s, "cat /proc/1/status; echo '<<self>>'; cat /proc/self/status; echo '<<log>>'; cat /tmp/fake.log 2>/dev/null; echo '<<tmp>>'; ls -A /tmp /opt/locked 2>&1");
+      const r = await exec(
+        e,
+        s,
+        "cat /proc/1/status; echo '<<self>>'; cat /proc/self/status; echo '<<log>>'; cat /tmp/fake.log 2>/dev/null; echo '<<tmp>>'; ls -A /tmp /opt/locked 2>&1",
+      );
       const [init, self, log, tmp] = r.stdout.split(/<<\w+>>\n/);
       expect({
         privilegedRuns: privilegedRuns(log!),
         tmp: tmp!.split("\n").filter((l) => /preload-privileged|escaped/.test(l)),
         hostDir: fs.readdirSync(hostDir).filter((f) => !before.has(f)),
       }).toEqual({ privilegedRuns: [], tmp: [], hostDir: [] });
-      for (const [who, status] of [["init", init!], ["command", self!]] as const) {
+      for (const [who, status] of [
+        ["init", init!],
+        ["command", self!],
+      ] as const) {
         expect(statusField(status, "CapEff"), `${who}:\n${status}`).toBe("0000000000000000");
         expect(statusField(status, "CapPrm"), who).toBe("0000000000000000");
         expect(statusField(status, "NoNewPrivs"), who).toBe("1");

@@ -23,7 +23,11 @@ describe("the post-build scrub", () => {
   const canary = fs.mkdtempSync(path.join(os.tmpdir(), "baton-canary-"));
   const files = ["tmp/keep", "cache/apt/archives/keep.deb", "lib/apt/lists/keep", "dotcache/keep", "apt/lists/keep"];
   const tree = (dir: string): string[] =>
-    fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => path.relative(canary, path.join(d.parentPath, d.name))).sort();
+    fs
+      .readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((d) => d.isFile())
+      .map((d) => path.relative(canary, path.join(d.parentPath, d.name)))
+      .sort();
 
   beforeAll(async () => {
     fs.chmodSync(canary, 0o755);
@@ -40,23 +44,30 @@ describe("the post-build scrub", () => {
 
   it("never follows a symlink the build planted, and still empties the caches the build really wrote", async () => {
     // /var itself a symlink (the paths to scrub run through it), and /root/.cache one as the last component.
-    const whole = await createTemplate(e, { name: "var-symlink", steps: [`rm -rf /var && ln -s ${canary} /var && ln -s ${canary}/dotcache /root/.cache`] });
+    const whole = await createTemplate(e, {
+      name: "var-symlink",
+      steps: [`rm -rf /var && ln -s ${canary} /var && ln -s ${canary}/dotcache /root/.cache`],
+    });
     // A real /var whose lib/ is a symlink; the caches it really wrote go as before.
     const partial = await createTemplate(e, {
       name: "var-lib-symlink",
-      steps: [`mkdir -p /var/cache/apt/archives /var/tmp /root/.cache/pip && echo deb > /var/cache/apt/archives/x.deb && echo junk > /var/tmp/junk && echo c > /root/.cache/pip/c && rm -rf /var/lib && ln -s ${canary} /var/lib`],
+      steps: [
+        `mkdir -p /var/cache/apt/archives /var/tmp /root/.cache/pip && echo deb > /var/cache/apt/archives/x.deb && echo junk > /var/tmp/junk && echo c > /root/.cache/pip/c && rm -rf /var/lib && ln -s ${canary} /var/lib`,
+      ],
     });
     const built = [await waitBuilt(e, whole.id), await waitBuilt(e, partial.id)];
     for (const t of built) expect(t.status, JSON.stringify(t.error)).toBe("ready");
     expect(tree(canary)).toEqual([...files].sort());
 
     expect(fs.readlinkSync(layerPath(e, whole.id, "root", "var"))).toBe(canary);
-    for (const d of ["var/cache/apt/archives", "var/tmp", "root/.cache"]) expect(fs.readdirSync(layerPath(e, partial.id, "root", d)), d).toEqual([]);
+    for (const d of ["var/cache/apt/archives", "var/tmp", "root/.cache"])
+      expect(fs.readdirSync(layerPath(e, partial.id, "root", d)), d).toEqual([]);
     expect(fs.readlinkSync(layerPath(e, partial.id, "root", "var", "lib"))).toBe(canary);
 
     // Deleting the templates removes the links, never what they point at.
     for (const t of built) expect((await e.api("DELETE", `/templates/${t.id}`)).status).toBe(204);
-    for (const t of built) expect(fs.existsSync(enginePath(e, path.join(e.dataDir!, "engine", "templates", t.id)))).toBe(false);
+    for (const t of built)
+      expect(fs.existsSync(enginePath(e, path.join(e.dataDir!, "engine", "templates", t.id)))).toBe(false);
     expect(tree(canary)).toEqual([...files].sort());
   });
 });

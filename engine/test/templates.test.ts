@@ -42,7 +42,12 @@ const INSTALL_STEPS = [
 function events(type: string): Json[] {
   const db = new Database(path.join(e.dataDir!, "engine", "engine.sqlite"), { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare("SELECT sandbox_id, data FROM events WHERE type = ? ORDER BY seq").all(type) as { sandbox_id: string | null; data: string }[]).map((r) => ({ sandbox_id: r.sandbox_id, ...JSON.parse(r.data) }));
+    return (
+      db.prepare("SELECT sandbox_id, data FROM events WHERE type = ? ORDER BY seq").all(type) as {
+        sandbox_id: string | null;
+        data: string;
+      }[]
+    ).map((r) => ({ sandbox_id: r.sandbox_id, ...JSON.parse(r.data) }));
   } finally {
     db.close();
   }
@@ -50,13 +55,20 @@ function events(type: string): Json[] {
 
 describe("a build whose step fails", () => {
   it("fails the template with the step index, exit code and output tail, and ends the SSE stream with it", async () => {
-    const t = await createTemplate(e, { name: "fails", steps: ["echo first-ok", "echo to-stdout; echo boom >&2; exit 3", "echo never-runs"] });
+    const t = await createTemplate(e, {
+      name: "fails",
+      steps: ["echo first-ok", "echo to-stdout; echo boom >&2; exit 3", "echo never-runs"],
+    });
     expect(t.id).toMatch(/^tmpl_/);
     expect(["queued", "building"]).toContain(t.status);
     const { frames, ended } = await followLogs(e, t.id);
     expect(ended).toBe(true);
     const final = frames.at(-1);
-    expect(final).toMatchObject({ is_final: true, status: "failed", error: { step_index: 1, step: "echo to-stdout; echo boom >&2; exit 3", exit_code: 3 } });
+    expect(final).toMatchObject({
+      is_final: true,
+      status: "failed",
+      error: { step_index: 1, step: "echo to-stdout; echo boom >&2; exit 3", exit_code: 3 },
+    });
     expect(final.error.output).toContain("boom");
     expect(final.error.output).toContain("to-stdout");
     const lines = frames.slice(0, -1);
@@ -85,13 +97,27 @@ describe("a ready template", () => {
   let tmpl: Json;
   beforeAll(async () => {
     const started = Date.now();
-    tmpl = await createTemplate(e, { name: "tools", base_image: "python-3.12", steps: INSTALL_STEPS, env: { GREETING: "hello" } });
+    tmpl = await createTemplate(e, {
+      name: "tools",
+      base_image: "python-3.12",
+      steps: INSTALL_STEPS,
+      env: { GREETING: "hello" },
+    });
     tmpl = await waitBuilt(e, tmpl.id);
-    console.log(`[templates.test] build of ${INSTALL_STEPS.length} steps took ${Date.now() - started} ms (created → ready, polled)`);
+    console.log(
+      `[templates.test] build of ${INSTALL_STEPS.length} steps took ${Date.now() - started} ms (created → ready, polled)`,
+    );
   });
 
   it("is ready with its size, timestamps and no env values echoed", () => {
-    expect(tmpl).toMatchObject({ status: "ready", name: "tools", base_image: "python-3.12", steps: INSTALL_STEPS, error: null, env_keys: ["GREETING"] });
+    expect(tmpl).toMatchObject({
+      status: "ready",
+      name: "tools",
+      base_image: "python-3.12",
+      steps: INSTALL_STEPS,
+      error: null,
+      env_keys: ["GREETING"],
+    });
     expect(tmpl.size_mb).toBeGreaterThanOrEqual(0);
     expect(Date.parse(tmpl.ready_at)).toBeGreaterThanOrEqual(Date.parse(tmpl.created_at));
     expect(JSON.stringify(tmpl)).not.toContain("hello");
@@ -100,7 +126,11 @@ describe("a ready template", () => {
   it("new sandboxes (by name or id) see what the steps installed, as the unprivileged user", async () => {
     const a = await sandbox({ template: "tools" });
     expect((await e.api("GET", `/sandboxes/${a}`)).body.template).toBe(tmpl.id);
-    const r = await exec(e, a, "tool; cat /opt/x/data /opt/x/build-uid /opt/x/home /opt/x/greeting; python3 -c 'import tmplmod; print(tmplmod.VALUE)'; id -u; echo $GREETING; test -e /usr/bin/yes || echo yes-removed");
+    const r = await exec(
+      e,
+      a,
+      "tool; cat /opt/x/data /opt/x/build-uid /opt/x/home /opt/x/greeting; python3 -c 'import tmplmod; print(tmplmod.VALUE)'; id -u; echo $GREETING; test -e /usr/bin/yes || echo yes-removed",
+    );
     expect(r.stderr).toBe("");
     expect(r.stdout).toBe("tool-ok\nfrom-template\n0\n/root\nhello\n42\n1000\nhello\nyes-removed\n");
     // The sandbox's workspace is its own, as with any template.
@@ -110,16 +140,25 @@ describe("a ready template", () => {
   it("sandboxes cannot change the template for each other, and the host never saw the build", async () => {
     const a = await sandbox({ template: tmpl.id });
     const b = await sandbox({ template: tmpl.id });
-    const attempts = await exec(e, a, "echo evil > /opt/x/data; echo evil > /usr/local/bin/tool; rm -f /usr/local/bin/tool; mkdir /opt/y; touch /etc/evil; echo rc=$?");
+    const attempts = await exec(
+      e,
+      a,
+      "echo evil > /opt/x/data; echo evil > /usr/local/bin/tool; rm -f /usr/local/bin/tool; mkdir /opt/y; touch /etc/evil; echo rc=$?",
+    );
     expect(attempts.stderr).toMatch(/Read-only file system/);
-    expect((await exec(e, b, "cat /opt/x/data; tool; ls /opt; test -e /etc/evil || echo no-evil")).stdout).toBe("from-template\ntool-ok\nx\nno-evil\n");
+    expect((await exec(e, b, "cat /opt/x/data; tool; ls /opt; test -e /etc/evil || echo no-evil")).stdout).toBe(
+      "from-template\ntool-ok\nx\nno-evil\n",
+    );
     // The build ran in its own root: the host's /usr is untouched.
     expect(fs.existsSync("/usr/local/bin/tool")).toBe(false);
     expect(fs.existsSync("/usr/bin/yes")).toBe(true);
     expect(fs.existsSync("/opt/x/data")).toBe(false);
     // A built-in image does not see the template's files.
     const plain = await sandbox({ template: "python-3.12" });
-    expect((await exec(e, plain, "test -e /usr/local/bin/tool || echo absent; test -e /usr/bin/yes && echo yes-present")).stdout).toBe("absent\nyes-present\n");
+    expect(
+      (await exec(e, plain, "test -e /usr/local/bin/tool || echo absent; test -e /usr/bin/yes && echo yes-present"))
+        .stdout,
+    ).toBe("absent\nyes-present\n");
   });
 
   it("records template.build_finished (no sandbox) with the template", () => {
@@ -134,7 +173,9 @@ describe("a ready template", () => {
     const all = (await e.api("GET", `/templates/${tmpl.id}/logs?limit=1000`)).body;
     expect(all).toMatchObject({ template_id: tmpl.id, status: "ready", done: true });
     expect(all.lines.map((l: Json) => l.seq)).toEqual(all.lines.map((_: Json, i: number) => i + 1));
-    expect(all.lines.some((l: Json) => l.stream === "stdout" && l.data === "installed\n" && l.step_index === 5)).toBe(true);
+    expect(all.lines.some((l: Json) => l.stream === "stdout" && l.data === "installed\n" && l.step_index === 5)).toBe(
+      true,
+    );
     expect(all.lines.some((l: Json) => l.stream === "stderr" && l.data === "warning-on-stderr\n")).toBe(true);
     for (const l of all.lines) expect(l.t).toMatch(/^\d{4}-\d{2}-\d{2}T/);
 
@@ -175,7 +216,11 @@ describe("builds", () => {
   });
 
   it("deleting a template in use keeps its sandboxes working; its files go with the last of them", async () => {
-    const t = await waitBuilt(e, (await createTemplate(e, { name: "doomed", steps: ["mkdir -p /opt/doomed && echo still-here > /opt/doomed/f"] })).id);
+    const t = await waitBuilt(
+      e,
+      (await createTemplate(e, { name: "doomed", steps: ["mkdir -p /opt/doomed && echo still-here > /opt/doomed/f"] }))
+        .id,
+    );
     expect(t.status).toBe("ready");
     const s1 = await sandbox({ template: "doomed" });
     const s2 = await sandbox({ template: "doomed" });
@@ -224,7 +269,9 @@ describe("caps and restarts", () => {
       const sixth = await free.api("POST", "/templates", { name: "cap-5", base_image: "debian-12", steps: [] });
       expect([sixth.status, sixth.body.code, sixth.body.max_templates]).toEqual([403, "template_cap_reached", 5]);
       expect((await free.api("DELETE", `/templates/${ids[0]}`)).status).toBe(204);
-      expect((await free.api("POST", "/templates", { name: "cap-5", base_image: "debian-12", steps: [] })).status).toBe(202);
+      expect((await free.api("POST", "/templates", { name: "cap-5", base_image: "debian-12", steps: [] })).status).toBe(
+        202,
+      );
       for (const id of ids.slice(1)) await waitBuilt(free, id);
     } finally {
       expect(await free.stop()).toBe(0);
@@ -234,7 +281,15 @@ describe("caps and restarts", () => {
   it("without user namespaces or cgroups (bwrap as root, rlimits) builds still work and stay capability-free", async () => {
     const degraded = await startEngine({ env: { ORKESTR_ENGINE_DISABLE: "userns,cgroups" } });
     try {
-      const t = await waitBuilt(degraded, (await createTemplate(degraded, { name: "rootless-less", steps: ["grep CapEff /proc/self/status > /opt/caps; id -u >> /opt/caps"] })).id);
+      const t = await waitBuilt(
+        degraded,
+        (
+          await createTemplate(degraded, {
+            name: "rootless-less",
+            steps: ["grep CapEff /proc/self/status > /opt/caps; id -u >> /opt/caps"],
+          })
+        ).id,
+      );
       expect(t.status).toBe("ready");
       const s = await createSandbox(degraded, { template: t.id });
       expect((await exec(degraded, s, "cat /opt/caps")).stdout).toBe("CapEff:\t0000000000000000\n0\n");
@@ -250,7 +305,19 @@ describe("caps and restarts", () => {
     let interruptedId: string;
     let readyId: string;
     try {
-      readyId = (await waitBuilt(a, (await createTemplate(a, { name: "survivor", steps: ["printf '#!/bin/sh\\necho survived\\n' > /usr/local/bin/survivor; chmod +x /usr/local/bin/survivor"] })).id)).id;
+      readyId = (
+        await waitBuilt(
+          a,
+          (
+            await createTemplate(a, {
+              name: "survivor",
+              steps: [
+                "printf '#!/bin/sh\\necho survived\\n' > /usr/local/bin/survivor; chmod +x /usr/local/bin/survivor",
+              ],
+            })
+          ).id,
+        )
+      ).id;
       // A sandbox of it is running at shutdown: the view's mounts must be released cleanly.
       await createSandbox(a, { template: "survivor" });
       const shutdownBuild = await createTemplate(a, { name: "cut-by-shutdown", steps: ["sleep 30"] });
@@ -264,7 +331,10 @@ describe("caps and restarts", () => {
 
       const b = await startEngine({ dataDir });
       try {
-        expect((await b.api("GET", `/templates/${shutdownBuild.id}`)).body).toMatchObject({ status: "failed", error: { output: expect.stringMatching(/shut down during the build/) } });
+        expect((await b.api("GET", `/templates/${shutdownBuild.id}`)).body).toMatchObject({
+          status: "failed",
+          error: { output: expect.stringMatching(/shut down during the build/) },
+        });
         interruptedId = (await createTemplate(b, { name: "cut-by-crash", steps: ["sleep 30"] })).id;
         await new Promise((r) => setTimeout(r, 500));
         expect((await b.api("GET", `/templates/${interruptedId}`)).body.status).toBe("building");

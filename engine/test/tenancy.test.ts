@@ -60,7 +60,11 @@ describe("accounts: one engine, two tenants", () => {
   /** B's own sandbox and webhook: parents for "B's parent, A's child" lookups. */
   const theirs: Record<string, string> = {};
   /** The engine handle acting with another token (helpers take a handle). */
-  const as = (token: string): EngineHandle => ({ ...e, token, api: (m, p, b, o) => call(e.url, o?.token === undefined ? token : o.token, m, p, b, o?.headers) });
+  const as = (token: string): EngineHandle => ({
+    ...e,
+    token,
+    api: (m, p, b, o) => call(e.url, o?.token === undefined ? token : o.token, m, p, b, o?.headers),
+  });
   const asA = <T = Json>(method: string, p: string, body?: unknown) => call<T>(e.url, tokenA, method, p, body);
   const asB = <T = Json>(method: string, p: string, body?: unknown) => call<T>(e.url, tokenB, method, p, body);
 
@@ -68,7 +72,9 @@ describe("accounts: one engine, two tenants", () => {
     rxA = await receiver();
     rxB = await receiver();
     // The two loopback receivers are the only internal origins this engine may deliver to.
-    e = await startEngine({ env: { ORKESTR_ENGINE_WEBHOOK_ALLOW: [rxA.url, rxB.url].map((u) => new URL(u).origin).join(",") } });
+    e = await startEngine({
+      env: { ORKESTR_ENGINE_WEBHOOK_ALLOW: [rxA.url, rxB.url].map((u) => new URL(u).origin).join(",") },
+    });
     tokenA = await e.mint(["sandboxes:read", "sandboxes:write"], { account: "team-a" });
     tokenB = await e.mint(["sandboxes:read", "sandboxes:write"], { account: "team-b" });
     // Both subscribe to everything; B's receiver must only ever hear of B's own events.
@@ -79,7 +85,12 @@ describe("accounts: one engine, two tenants", () => {
     expect(whA.status, whA.text).toBe(201);
     mine.webhook = whA.body.id;
 
-    const a = await asA<{ id: string }>("POST", "/sandboxes", { template: "python-3.12", network: "restricted", preview_auth: true, metadata: { owner: "a" } });
+    const a = await asA<{ id: string }>("POST", "/sandboxes", {
+      template: "python-3.12",
+      network: "restricted",
+      preview_auth: true,
+      metadata: { owner: "a" },
+    });
     expect(a.status, a.text).toBe(201);
     mine.sandbox = a.body.id;
     await exec(as(tokenA), mine.sandbox!, "echo a-secret > /workspace/a.txt");
@@ -114,7 +125,11 @@ describe("accounts: one engine, two tenants", () => {
     if (param === "dlv") return "delivery";
     if (param === "port") return "port";
     const family = url.split("/")[2]!;
-    return { sandboxes: "sandbox", snapshots: "snapshot", volumes: "volume", templates: "template", webhooks: "webhook" }[family] ?? `unknown:${family}`;
+    return (
+      { sandboxes: "sandbox", snapshots: "snapshot", volumes: "volume", templates: "template", webhooks: "webhook" }[
+        family
+      ] ?? `unknown:${family}`
+    );
   }
 
   /** A body that passes validation, so the request reaches the lookup instead of stopping at 422. */
@@ -148,7 +163,9 @@ describe("accounts: one engine, two tenants", () => {
   };
 
   async function matrix(substitute: (url: string, param: string, role: "target" | "parent") => string) {
-    const routes = (await (await fetch(`${e.origin}/_admin/routes`, { headers: { "x-baton-bootstrap": e.bootstrap! } })).json()) as { method: string; url: string }[];
+    const routes = (await (
+      await fetch(`${e.origin}/_admin/routes`, { headers: { "x-baton-bootstrap": e.bootstrap! } })
+    ).json()) as { method: string; url: string }[];
     const withIds = routes.filter((r) => r.url.startsWith("/v1/") && r.url.includes(":") && r.method !== "HEAD");
     expect(withIds.length).toBeGreaterThan(40);
     const rows: { route: string; stolen: ApiResponse<Json>; never: ApiResponse<Json> }[] = [];
@@ -179,7 +196,9 @@ describe("accounts: one engine, two tenants", () => {
       const code = (x: ApiResponse<Json>) => (x.body as Json | null)?.code;
       if (stolen.status !== want) problems.push(`${route}: B got ${stolen.status} ${stolen.text.slice(0, 200)}`);
       if (stolen.status !== never.status || code(stolen) !== code(never)) {
-        problems.push(`${route}: A's id ${stolen.status}/${String(code(stolen))} but an unknown id ${never.status}/${String(code(never))}`);
+        problems.push(
+          `${route}: A's id ${stolen.status}/${String(code(stolen))} but an unknown id ${never.status}/${String(code(never))}`,
+        );
       }
     }
     expect(problems).toEqual([]);
@@ -207,15 +226,37 @@ describe("accounts: one engine, two tenants", () => {
 
   it("lists, usage and limits show each account only its own", async () => {
     const everyIdOfA = Object.values(mine);
-    for (const p of ["/sandboxes", "/sandboxes?status=running,paused,terminated,failed", "/snapshots", "/volumes", "/templates?include_builtin=true", "/webhooks", "/usage", "/sandboxes/limits"]) {
+    for (const p of [
+      "/sandboxes",
+      "/sandboxes?status=running,paused,terminated,failed",
+      "/snapshots",
+      "/volumes",
+      "/templates?include_builtin=true",
+      "/webhooks",
+      "/usage",
+      "/sandboxes/limits",
+    ]) {
       const r = await asB("GET", p);
       expect(r.status, `${p}: ${r.text}`).toBe(200);
       for (const id of everyIdOfA) expect(r.text, `${p} leaks ${id}`).not.toContain(id);
     }
     const limitsB = (await asB<Json>("GET", "/sandboxes/limits")).body;
-    expect(limitsB).toMatchObject({ account: { name: "team-b" }, named_snapshots: 0, volumes: 0, templates: 0, running: 1, ram_used_mb: 1024 });
+    expect(limitsB).toMatchObject({
+      account: { name: "team-b" },
+      named_snapshots: 0,
+      volumes: 0,
+      templates: 0,
+      running: 1,
+      ram_used_mb: 1024,
+    });
     const limitsA = (await asA<Json>("GET", "/sandboxes/limits")).body;
-    expect(limitsA).toMatchObject({ account: { name: "team-a" }, named_snapshots: 1, volumes: 1, templates: 1, running: 1 });
+    expect(limitsA).toMatchObject({
+      account: { name: "team-a" },
+      named_snapshots: 1,
+      volumes: 1,
+      templates: 1,
+      running: 1,
+    });
     // Names are unique per account: B may use the names A used.
     const snapB = await asB("POST", `/sandboxes/${theirs.sandbox}/snapshots`, { name: "shared-name" });
     expect(snapB.status, snapB.text).toBe(201);
@@ -225,7 +266,7 @@ describe("accounts: one engine, two tenants", () => {
     expect(((await asB<Json>("GET", "/volumes/shared-name")).body as { id: string }).id).not.toBe(mine.volume);
     expect((await asB("POST", "/sandboxes", { template: "python-3.12", snapshot: mine.snapshot })).status).toBe(404);
     expect((await asB("POST", "/sandboxes", { template: "shared-name" })).status).toBe(404);
-    const usageB = (await asB<{ by_sandbox: { id: string }[] }>("GET", `/usage?sandbox_id=${mine.sandbox}`));
+    const usageB = await asB<{ by_sandbox: { id: string }[] }>("GET", `/usage?sandbox_id=${mine.sandbox}`);
     expect(usageB.status).toBe(404);
   }, 60_000);
 
@@ -233,19 +274,30 @@ describe("accounts: one engine, two tenants", () => {
     expect((await asB("GET", `/sandboxes/${mine.sandbox}/events`)).status).toBe(404);
     expect((await asB("GET", `/sandboxes/${mine.sandbox}/events?follow=true`)).status).toBe(404);
     // A's activity since the start (create, snapshot, volume, template, test delivery) reached A's receiver...
-    await until(async () => (["sandbox.created", "snapshot.created", "volume.created", "template.build_finished"].every((t) => rxA.types.includes(t)) ? true : undefined));
+    await until(async () =>
+      ["sandbox.created", "snapshot.created", "volume.created", "template.build_finished"].every((t) =>
+        rxA.types.includes(t),
+      )
+        ? true
+        : undefined,
+    );
     // ...and only B's own events reached B's.
     const bHeard = [...rxB.types];
     expect(bHeard).toContain("sandbox.created");
     const bOwn = await asB<{ request_body: string }[]>("GET", `/webhooks/${theirs.webhook}/deliveries?limit=100`);
     for (const d of bOwn.body) {
-      const one = await asB<{ request_body: string }>("GET", `/webhooks/${theirs.webhook}/deliveries/${(d as unknown as { id: string }).id}`);
+      const one = await asB<{ request_body: string }>(
+        "GET",
+        `/webhooks/${theirs.webhook}/deliveries/${(d as unknown as { id: string }).id}`,
+      );
       for (const id of Object.values(mine)) expect(one.body.request_body).not.toContain(id);
     }
   }, 60_000);
 
   it("a presigned URL serves its own account's sandbox only", async () => {
-    const r = await asA<{ url: string }>("POST", `/sandboxes/${mine.sandbox}/files/presign-download`, { path: "/workspace/a.txt" });
+    const r = await asA<{ url: string }>("POST", `/sandboxes/${mine.sandbox}/files/presign-download`, {
+      path: "/workspace/a.txt",
+    });
     expect(r.status, r.text).toBe(200);
     const ok = await fetch(r.body.url);
     expect(await ok.text()).toBe("a-secret\n");
@@ -262,10 +314,18 @@ describe("accounts: one engine, two tenants", () => {
     expect(expired.status).toBe(401);
     expect(expired.body).toMatchObject({ code: "unauthorized", reason: "expired" });
 
-    const doomed = await e.mint(["sandboxes:read", "sandboxes:write"], { account: "team-a", label: "alice@example.test" });
+    const doomed = await e.mint(["sandboxes:read", "sandboxes:write"], {
+      account: "team-a",
+      label: "alice@example.test",
+    });
     expect((await call(e.url, doomed, "GET", `/sandboxes/${mine.sandbox}`)).status).toBe(200);
-    const admin = (method: string, p: string) => fetch(`${e.origin}/_admin${p}`, { method, headers: { "x-baton-bootstrap": e.bootstrap! } });
-    const list = (await (await admin("GET", "/tokens?account=team-a")).json()) as { id: string; label: string | null; revoked_at: string | null }[];
+    const admin = (method: string, p: string) =>
+      fetch(`${e.origin}/_admin${p}`, { method, headers: { "x-baton-bootstrap": e.bootstrap! } });
+    const list = (await (await admin("GET", "/tokens?account=team-a")).json()) as {
+      id: string;
+      label: string | null;
+      revoked_at: string | null;
+    }[];
     const row = list.find((t) => t.label === "alice@example.test")!;
     expect(row).toMatchObject({ revoked_at: null });
     expect(JSON.stringify(list)).not.toContain(doomed);
@@ -285,7 +345,9 @@ describe("accounts: one engine, two tenants", () => {
       body: JSON.stringify({ account: "../Team A" }),
     });
     expect(r.status).toBe(422);
-    const accounts = (await (await fetch(`${e.origin}/_admin/accounts`, { headers: { "x-baton-bootstrap": e.bootstrap! } })).json()) as { name: string }[];
+    const accounts = (await (
+      await fetch(`${e.origin}/_admin/accounts`, { headers: { "x-baton-bootstrap": e.bootstrap! } })
+    ).json()) as { name: string }[];
     expect(accounts.map((a) => a.name)).toEqual(expect.arrayContaining(["default", "team-a", "team-b"]));
   });
 });

@@ -43,14 +43,24 @@ describe("the usage ledger (per UTC day)", () => {
     ledger.persist("sbx_B", { cpuSeconds: 3600, gbSeconds: 7200 }, at("2025-06-03T12:00:00Z"));
     // Nothing new: no row written.
     ledger.persist("sbx_B", { cpuSeconds: 3600, gbSeconds: 7200 }, at("2025-06-04T12:00:00Z"));
-    expect(db.prepare("SELECT cpu_seconds, gb_seconds FROM sandboxes WHERE id='sbx_A'").get()).toEqual({ cpu_seconds: 25, gb_seconds: 160 });
-    expect(db.prepare("SELECT date, cpu_seconds FROM usage_daily WHERE sandbox_id='sbx_A' ORDER BY date").all()).toEqual([
+    expect(db.prepare("SELECT cpu_seconds, gb_seconds FROM sandboxes WHERE id='sbx_A'").get()).toEqual({
+      cpu_seconds: 25,
+      gb_seconds: 160,
+    });
+    expect(
+      db.prepare("SELECT date, cpu_seconds FROM usage_daily WHERE sandbox_id='sbx_A' ORDER BY date").all(),
+    ).toEqual([
       { date: "2025-06-01", cpu_seconds: 10 },
       { date: "2025-06-02", cpu_seconds: 15 },
     ]);
 
     const r = ledger.report(ACC, "2025-05-31", "2025-06-04");
-    expect(r).toMatchObject({ currency: "EUR", granularity: "day", from: "2025-05-31T00:00:00Z", to: "2025-06-04T23:59:59Z" });
+    expect(r).toMatchObject({
+      currency: "EUR",
+      granularity: "day",
+      from: "2025-05-31T00:00:00Z",
+      to: "2025-06-04T23:59:59Z",
+    });
     expect(r.series.map((d) => [d.date, d.cpu_seconds, d.gb_seconds, d.sandboxes_created])).toEqual([
       ["2025-05-31", 0, 0, 0],
       ["2025-06-01", 10, 100, 1],
@@ -59,11 +69,22 @@ describe("the usage ledger (per UTC day)", () => {
       ["2025-06-04", 0, 0, 0],
     ]);
     // A start that failed never ran: it is not counted as created.
-    expect(r.totals).toEqual({ cpu_seconds: 3625, gb_seconds: 7360, sandboxes_created: 2, cost_eur: Math.round(costEur(3625, 7360) * 1e6) / 1e6 });
+    expect(r.totals).toEqual({
+      cpu_seconds: 3625,
+      gb_seconds: 7360,
+      sandboxes_created: 2,
+      cost_eur: Math.round(costEur(3625, 7360) * 1e6) / 1e6,
+    });
     // 1 vCPU-hour at 0.045 plus 2 GiB-hours at 0.015.
     expect(r.series[3]!.cost_eur).toBeCloseTo(0.045 + 0.03, 9);
     expect(r.by_sandbox.map((s) => s.id)).toEqual(["sbx_B", "sbx_A"]);
-    expect(r.by_sandbox[1]).toMatchObject({ id: "sbx_A", cpu_seconds: 25, gb_seconds: 160, template: "python-3.12", status: "running" });
+    expect(r.by_sandbox[1]).toMatchObject({
+      id: "sbx_A",
+      cpu_seconds: 25,
+      gb_seconds: 160,
+      template: "python-3.12",
+      status: "running",
+    });
 
     const onlyA = ledger.report(ACC, "2025-06-02", "2025-06-02", ["sbx_A"]);
     expect(onlyA.totals).toMatchObject({ cpu_seconds: 15, gb_seconds: 60, sandboxes_created: 0 });
@@ -160,22 +181,42 @@ describe("GET /v1/sandboxes/usage on the local engine", () => {
       const u = await e.api("GET", `/sandboxes/usage?sandbox_id=${id}`);
       expect(u.status).toBe(200);
       const mine = u.body.by_sandbox[0];
-      expect({ step, cpu: mine.cpu_seconds, gb: mine.gb_seconds }).toEqual({ step, cpu: m.lifetime.cpu_seconds, gb: m.lifetime.gb_seconds });
+      expect({ step, cpu: mine.cpu_seconds, gb: mine.gb_seconds }).toEqual({
+        step,
+        cpu: m.lifetime.cpu_seconds,
+        gb: m.lifetime.gb_seconds,
+      });
       expect(mine.cost_eur).toBeCloseTo(costEur(m.lifetime.cpu_seconds, m.lifetime.gb_seconds), 5);
-      expect(u.body.totals).toMatchObject({ cpu_seconds: mine.cpu_seconds, gb_seconds: mine.gb_seconds, sandboxes_created: 1 });
+      expect(u.body.totals).toMatchObject({
+        cpu_seconds: mine.cpu_seconds,
+        gb_seconds: mine.gb_seconds,
+        sandboxes_created: 1,
+      });
     }
 
     const all = await e.api("GET", "/sandboxes/usage");
     expect(all.status).toBe(200);
     const r = all.body;
-    expect(Object.keys(r)).toEqual(expect.arrayContaining(["currency", "from", "to", "totals", "trial_credit_eur", "trial_credit_used_eur", "series", "by_sandbox"]));
+    expect(Object.keys(r)).toEqual(
+      expect.arrayContaining([
+        "currency",
+        "from",
+        "to",
+        "totals",
+        "trial_credit_eur",
+        "trial_credit_used_eur",
+        "series",
+        "by_sandbox",
+      ]),
+    );
     expect(r.currency).toBe("EUR");
     // Default window: the last 30 UTC days, today included.
     expect(r.series).toHaveLength(30);
     expect(r.series[29].date).toBe(today());
     expect(r.to).toBe(`${today()}T23:59:59Z`);
     expect(r.from).toMatch(/^\d{4}-\d{2}-\d{2}T00:00:00Z$/);
-    for (const d of r.series) expect(Object.keys(d).sort()).toEqual(["cost_eur", "cpu_seconds", "date", "gb_seconds", "sandboxes_created"]);
+    for (const d of r.series)
+      expect(Object.keys(d).sort()).toEqual(["cost_eur", "cpu_seconds", "date", "gb_seconds", "sandboxes_created"]);
     const sum = (k: string) => r.series.reduce((a: number, d: Record<string, number>) => a + d[k]!, 0);
     expect(sum("cpu_seconds")).toBeCloseTo(r.totals.cpu_seconds, 2);
     expect(sum("sandboxes_created")).toBe(r.totals.sandboxes_created);
@@ -214,7 +255,12 @@ describe("GET /v1/sandboxes/usage on the local engine", () => {
     const r = await e.api("GET", "/sandboxes/usage?from=2025-06-01T23:30:00-02:00&to=1749081600&granularity=day");
     expect(r.status).toBe(200);
     expect([r.body.from, r.body.to]).toEqual(["2025-06-02T00:00:00Z", "2025-06-05T23:59:59Z"]);
-    expect(r.body.series.map((d: { date: string }) => d.date)).toEqual(["2025-06-02", "2025-06-03", "2025-06-04", "2025-06-05"]);
+    expect(r.body.series.map((d: { date: string }) => d.date)).toEqual([
+      "2025-06-02",
+      "2025-06-03",
+      "2025-06-04",
+      "2025-06-05",
+    ]);
     expect(r.body.totals).toEqual({ cpu_seconds: 0, gb_seconds: 0, sandboxes_created: 0, cost_eur: 0 });
     expect(r.body.by_sandbox).toEqual([]);
   });

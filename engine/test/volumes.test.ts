@@ -15,13 +15,20 @@ const HOUR_MS = 3000;
 let e: EngineHandle;
 let dataDir: string;
 const image = (region: string, id: string) => path.join(dataDir, "engine", "volumes", "images", region, `${id}.img`);
-const loopsFor = (dir: string) => execFileSync("losetup", ["-a"], { encoding: "utf8" }).split("\n").filter((l) => l.includes(dir));
+const loopsFor = (dir: string) =>
+  execFileSync("losetup", ["-a"], { encoding: "utf8" })
+    .split("\n")
+    .filter((l) => l.includes(dir));
 
 /** Volume events have no sandbox, so they are read from the engine's own event table. */
 function volumeEvents(dir: string, type: string): { data: Record<string, unknown> }[] {
   const db = new Database(path.join(dir, "engine", "engine.sqlite"), { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare("SELECT data FROM events WHERE type = ? AND sandbox_id IS NULL ORDER BY seq").all(type) as { data: string }[]).map((r) => ({ data: JSON.parse(r.data) }));
+    return (
+      db.prepare("SELECT data FROM events WHERE type = ? AND sandbox_id IS NULL ORDER BY seq").all(type) as {
+        data: string;
+      }[]
+    ).map((r) => ({ data: JSON.parse(r.data) }));
   } finally {
     db.close();
   }
@@ -40,7 +47,11 @@ beforeAll(async () => {
   dataDir = fs.mkdtempSync("/var/tmp/baton-volumes-test-");
   e = await startEngine({
     dataDir,
-    env: { ORKESTR_ENGINE_VOLUME_UNIT_MB: String(UNIT_MB), ORKESTR_ENGINE_VOLUME_HOUR_MS: String(HOUR_MS), ORKESTR_ENGINE_VOLUME_SWEEP_MS: "200" },
+    env: {
+      ORKESTR_ENGINE_VOLUME_UNIT_MB: String(UNIT_MB),
+      ORKESTR_ENGINE_VOLUME_HOUR_MS: String(HOUR_MS),
+      ORKESTR_ENGINE_VOLUME_SWEEP_MS: "200",
+    },
   });
 });
 afterAll(async () => {
@@ -59,11 +70,27 @@ describe("/persist", () => {
     const volId = first.body.volume.id as string;
     expect(volId).toMatch(/^vol_/);
     const v = (await e.api("GET", "/volumes/my-cache")).body;
-    expect(v).toMatchObject({ id: volId, size_gb: 10, status: "attached", region: "fsn1", attached_sandbox_id: first.body.id, size_enforced: true });
-    expect(await exec(e, first.body.id, "stat -c '%U %a' /persist && echo trained-weights-v1 > /persist/model.txt && head -c 3000000 /dev/urandom > /persist/blob")).toMatchObject({ exit_code: 0, stdout: "user 700\n" });
+    expect(v).toMatchObject({
+      id: volId,
+      size_gb: 10,
+      status: "attached",
+      region: "fsn1",
+      attached_sandbox_id: first.body.id,
+      size_enforced: true,
+    });
+    expect(
+      await exec(
+        e,
+        first.body.id,
+        "stat -c '%U %a' /persist && echo trained-weights-v1 > /persist/model.txt && head -c 3000000 /dev/urandom > /persist/blob",
+      ),
+    ).toMatchObject({ exit_code: 0, stdout: "user 700\n" });
     expect(loopsFor(dataDir)).toHaveLength(1);
     // The file API reaches /persist as well.
-    const read = await e.api("GET", `/sandboxes/${first.body.id}/files?path=${encodeURIComponent("/persist/model.txt")}`);
+    const read = await e.api(
+      "GET",
+      `/sandboxes/${first.body.id}/files?path=${encodeURIComponent("/persist/model.txt")}`,
+    );
     expect(Buffer.from(read.body.content, "base64").toString()).toBe("trained-weights-v1\n");
 
     expect((await e.api("DELETE", `/sandboxes/${first.body.id}`)).status).toBe(204);
@@ -78,7 +105,15 @@ describe("/persist", () => {
     const filler = await createSandbox(e);
     const second = await e.api("POST", "/sandboxes", { template: "python-3.12", volume: volId });
     expect(second.status).toBe(201);
-    expect((await exec(e, second.body.id, "cat /persist/model.txt && echo more >> /persist/model.txt && stat -c %U /persist/blob")).stdout).toBe("trained-weights-v1\nuser\n");
+    expect(
+      (
+        await exec(
+          e,
+          second.body.id,
+          "cat /persist/model.txt && echo more >> /persist/model.txt && stat -c %U /persist/blob",
+        )
+      ).stdout,
+    ).toBe("trained-weights-v1\nuser\n");
     for (const id of [filler, second.body.id]) await e.api("DELETE", `/sandboxes/${id}`);
   });
 
@@ -86,7 +121,11 @@ describe("/persist", () => {
     const created = await e.api("POST", "/volumes", { name: "tiny", size_gb: 1 });
     expect(created.status).toBe(201);
     const id = await createSandbox(e, { volume: "tiny" });
-    const r = await exec(e, id, `head -c ${(UNIT_MB + 8) * 1024 * 1024} /dev/zero > /persist/fill; echo rc=$?; df -m /persist | tail -1`);
+    const r = await exec(
+      e,
+      id,
+      `head -c ${(UNIT_MB + 8) * 1024 * 1024} /dev/zero > /persist/fill; echo rc=$?; df -m /persist | tail -1`,
+    );
     expect(r.stderr).toMatch(/No space left on device/);
     expect(r.stdout).toMatch(/rc=1/);
     const used = (await e.api("GET", "/volumes/tiny")).body.size_mb;
@@ -105,7 +144,9 @@ describe("one holder", () => {
     expect(second.status).toBe(409);
     expect(second.body).toMatchObject({ code: "volume_in_use", attached_sandbox_id: holder });
     expect((await e.api("POST", `/sandboxes/${holder}/pause`)).status).toBe(200);
-    expect((await e.api("POST", "/sandboxes", { template: "python-3.12", volume: "held" })).body.code).toBe("volume_in_use");
+    expect((await e.api("POST", "/sandboxes", { template: "python-3.12", volume: "held" })).body.code).toBe(
+      "volume_in_use",
+    );
     const del = await e.api("DELETE", "/volumes/held");
     expect(del.status).toBe(409);
     expect(del.body.code).toBe("volume_in_use");
@@ -118,7 +159,9 @@ describe("one holder", () => {
     expect((await e.api("DELETE", "/volumes/held")).status).toBe(204);
     expect(fs.existsSync(image("fsn1", v.id))).toBe(false);
     expect((await e.api("GET", "/volumes/held")).body.code).toBe("volume_not_found");
-    expect(volumeEvents(dataDir, "volume.deleted").some((x) => (x.data.volume as { id: string }).id === v.id)).toBe(true);
+    expect(volumeEvents(dataDir, "volume.deleted").some((x) => (x.data.volume as { id: string }).id === v.id)).toBe(
+      true,
+    );
   });
 });
 
@@ -151,7 +194,10 @@ describe("regions", () => {
     const moving = await e.api("POST", "/volumes/roamer/move", { region: "hel1" });
     expect(moving.status).toBe(202);
     expect(moving.body).toMatchObject({ status: "moving", region: "rbx" });
-    const moved = await waitFor(() => e.api("GET", `/volumes/${v.id}`), (r) => r.body.status === "available");
+    const moved = await waitFor(
+      () => e.api("GET", `/volumes/${v.id}`),
+      (r) => r.body.status === "available",
+    );
     expect(moved.body.region).toBe("hel1");
     expect(fs.existsSync(image("hel1", v.id))).toBe(true);
     expect(fs.existsSync(image("rbx", v.id))).toBe(false);
@@ -167,12 +213,25 @@ describe("regions", () => {
 
 describe("management", () => {
   it("validates create, and PATCH renames, grows only, and sets and clears lifetimes", async () => {
-    for (const bad of [{ name: "x", size_gb: 0 }, { name: "x", size_gb: 101 }, { name: "vol_x" }, { name: "x", max_lifetime_hours: 25 }, { name: "x", max_lifetime_hours: 2, max_lifetime_days: 1 }, {}]) {
+    for (const bad of [
+      { name: "x", size_gb: 0 },
+      { name: "x", size_gb: 101 },
+      { name: "vol_x" },
+      { name: "x", max_lifetime_hours: 25 },
+      { name: "x", max_lifetime_hours: 2, max_lifetime_days: 1 },
+      {},
+    ]) {
       const r = await e.api("POST", "/volumes", bad);
       expect(r.status, JSON.stringify(bad)).toBe(422);
     }
     const v = (await e.api("POST", "/volumes", { name: "editable", size_gb: 1, max_lifetime_days: 30 })).body;
-    expect(v).toMatchObject({ size_gb: 1, size_mb: 0, status: "available", max_lifetime_hours: 720, max_lifetime_days: 30 });
+    expect(v).toMatchObject({
+      size_gb: 1,
+      size_mb: 0,
+      status: "available",
+      max_lifetime_hours: 720,
+      max_lifetime_days: 30,
+    });
     expect(Date.parse(v.expires_at) - Date.parse(v.created_at)).toBe(720 * HOUR_MS);
     expect((await e.api("POST", "/volumes", { name: "editable" })).body.code).toBe("volume_name_taken");
     await e.api("POST", "/volumes", { name: "other", size_gb: 1 });
@@ -199,20 +258,30 @@ describe("management", () => {
     const list = await e.api("GET", "/volumes?status=available&limit=1");
     expect(list.body).toHaveLength(1);
     expect(list.headers.get("x-next-cursor")).toBeTruthy();
-    expect((await e.api("GET", "/volumes?region=hel1")).body.every((x: { region: string }) => x.region === "hel1")).toBe(true);
+    expect(
+      (await e.api("GET", "/volumes?region=hel1")).body.every((x: { region: string }) => x.region === "hel1"),
+    ).toBe(true);
     for (const name of ["renamed", "other"]) expect((await e.api("DELETE", `/volumes/${name}`)).status).toBe(204);
     expect((await e.api("DELETE", "/volumes/other")).status).toBe(404);
   });
 
   it("the engine deletes a volume past its lifetime, but only once no sandbox holds it", async () => {
     const loose = (await e.api("POST", "/volumes", { name: "ephemeral", size_gb: 1, max_lifetime_hours: 1 })).body;
-    expect((await e.api("POST", "/volumes", { name: "held-past-deadline", size_gb: 1, max_lifetime_hours: 1 })).status).toBe(201);
+    expect(
+      (await e.api("POST", "/volumes", { name: "held-past-deadline", size_gb: 1, max_lifetime_hours: 1 })).status,
+    ).toBe(201);
     const holder = await createSandbox(e, { volume: "held-past-deadline" });
     await exec(e, holder, "echo still-here > /persist/x");
-    const gone = await waitFor(() => e.api("GET", `/volumes/${loose.id}`), (r) => r.status === 404, HOUR_MS * 4);
+    const gone = await waitFor(
+      () => e.api("GET", `/volumes/${loose.id}`),
+      (r) => r.status === 404,
+      HOUR_MS * 4,
+    );
     expect(gone.status).toBe(404);
     expect(fs.existsSync(image("fsn1", loose.id))).toBe(false);
-    const deleted = volumeEvents(dataDir, "volume.deleted").find((x) => (x.data.volume as { id: string }).id === loose.id);
+    const deleted = volumeEvents(dataDir, "volume.deleted").find(
+      (x) => (x.data.volume as { id: string }).id === loose.id,
+    );
     expect(deleted?.data.reason).toBe("max_lifetime");
     // Past its deadline but held: it stays, and the sandbox keeps its data.
     const held = (await e.api("GET", "/volumes/held-past-deadline")).body;
@@ -220,7 +289,15 @@ describe("management", () => {
     expect(Date.parse(held.expires_at)).toBeLessThan(Date.now());
     expect((await exec(e, holder, "cat /persist/x")).stdout).toBe("still-here\n");
     await e.api("DELETE", `/sandboxes/${holder}`);
-    expect((await waitFor(() => e.api("GET", "/volumes/held-past-deadline"), (r) => r.status === 404, 5000)).status).toBe(404);
+    expect(
+      (
+        await waitFor(
+          () => e.api("GET", "/volumes/held-past-deadline"),
+          (r) => r.status === 404,
+          5000,
+        )
+      ).status,
+    ).toBe(404);
   });
 });
 
@@ -228,7 +305,13 @@ describe("plan caps", () => {
   it("free: one volume of at most 10 GB (403 plan_limit); limits report the caps", async () => {
     const free = await startEngine({ env: { ORKESTR_ENGINE_PLAN: "free", ORKESTR_ENGINE_VOLUME_UNIT_MB: "8" } });
     try {
-      expect((await free.api("GET", "/sandboxes/limits")).body).toMatchObject({ max_volumes: 1, max_volume_gb: 10, volumes: 0, default_volume_size_gb: 10, volume_size_enforced: true });
+      expect((await free.api("GET", "/sandboxes/limits")).body).toMatchObject({
+        max_volumes: 1,
+        max_volume_gb: 10,
+        volumes: 0,
+        default_volume_size_gb: 10,
+        volume_size_enforced: true,
+      });
       const big = await free.api("POST", "/volumes", { name: "big", size_gb: 20 });
       expect(big.status).toBe(403);
       expect(big.body).toMatchObject({ code: "plan_limit", max_volume_gb: 10 });
@@ -236,7 +319,9 @@ describe("plan caps", () => {
       const second = await free.api("POST", "/volumes", { name: "two", size_gb: 1 });
       expect(second.body).toMatchObject({ code: "plan_limit", max_volumes: 1 });
       // Created on first reference counts the same.
-      expect((await free.api("POST", "/sandboxes", { template: "python-3.12", volume: "three" })).body.code).toBe("plan_limit");
+      expect((await free.api("POST", "/sandboxes", { template: "python-3.12", volume: "three" })).body.code).toBe(
+        "plan_limit",
+      );
       expect((await free.api("PATCH", "/volumes/one", { size_gb: 11 })).body.code).toBe("plan_limit");
     } finally {
       await free.stop();
@@ -247,7 +332,10 @@ describe("plan caps", () => {
 describe("restart", () => {
   it("volumes and their data survive a restart; shutdown leaves no mount or loop device", async () => {
     const dir = fs.mkdtempSync("/var/tmp/baton-volumes-restart-");
-    const env = { ORKESTR_ENGINE_VOLUME_UNIT_MB: "16", ORKESTR_ENGINE_UID_BASE: String(4_000_000 + (process.pid % 100) * 10_000) };
+    const env = {
+      ORKESTR_ENGINE_VOLUME_UNIT_MB: "16",
+      ORKESTR_ENGINE_UID_BASE: String(4_000_000 + (process.pid % 100) * 10_000),
+    };
     const first = await startEngine({ dataDir: dir, env });
     let volId: string;
     try {

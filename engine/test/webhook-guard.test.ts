@@ -2,17 +2,33 @@ import http from "node:http";
 import type { AddressInfo, LookupFunction } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Resolver } from "../../lib/net/address.js";
-import { connectPlan, ownAddresses, parseAllowedOrigins, receiverUrlProblem, REFUSED_CODE } from "../src/services/webhook-guard.js";
+import {
+  connectPlan,
+  ownAddresses,
+  parseAllowedOrigins,
+  receiverUrlProblem,
+  REFUSED_CODE,
+} from "../src/services/webhook-guard.js";
 
 /**
  * The webhook address guard as functions (no engine). Host names resolve through injected
  * resolvers; the only connections go to a server this file runs on 127.0.0.1.
  */
 
-type Lookup = (hostname: string, options: object, cb: (err: NodeJS.ErrnoException | null, address: unknown, family?: number) => void) => void;
+type Lookup = (
+  hostname: string,
+  options: object,
+  cb: (err: NodeJS.ErrnoException | null, address: unknown, family?: number) => void,
+) => void;
 
-function lookupOnce(lookup: LookupFunction, hostname: string, options: object = {}): Promise<{ err: NodeJS.ErrnoException | null; address: unknown }> {
-  return new Promise((resolve) => (lookup as unknown as Lookup)(hostname, options, (err, address) => resolve({ err, address })));
+function lookupOnce(
+  lookup: LookupFunction,
+  hostname: string,
+  options: object = {},
+): Promise<{ err: NodeJS.ErrnoException | null; address: unknown }> {
+  return new Promise((resolve) =>
+    (lookup as unknown as Lookup)(hostname, options, (err, address) => resolve({ err, address })),
+  );
 }
 
 describe("ORKESTR_ENGINE_WEBHOOK_ALLOW", () => {
@@ -23,7 +39,13 @@ describe("ORKESTR_ENGINE_WEBHOOK_ALLOW", () => {
       "https://hooks.example.com",
       "http://[::1]",
     ]);
-    for (const bad of ["127.0.0.1:3000", "http://127.0.0.1:3000/hooks", "ftp://127.0.0.1", "http://u:p@127.0.0.1", "http://127.0.0.1/?x=1"]) {
+    for (const bad of [
+      "127.0.0.1:3000",
+      "http://127.0.0.1:3000/hooks",
+      "ftp://127.0.0.1",
+      "http://u:p@127.0.0.1",
+      "http://127.0.0.1/?x=1",
+    ]) {
       expect(() => parseAllowedOrigins(bad), bad).toThrow(/ORKESTR_ENGINE_WEBHOOK_ALLOW/);
     }
   });
@@ -32,14 +54,26 @@ describe("ORKESTR_ENGINE_WEBHOOK_ALLOW", () => {
 describe("receiverUrlProblem (create and PATCH)", () => {
   const allow = ["http://127.0.0.1:3000"];
   it("accepts https:// host names and public literals, and allowed origins over http", () => {
-    for (const ok of ["https://hooks.example.com/x", "https://8.8.8.8/x", "https://[2606:4700::1111]/x", "http://127.0.0.1:3000/api/hooks", "https://localhost/x"]) {
+    for (const ok of [
+      "https://hooks.example.com/x",
+      "https://8.8.8.8/x",
+      "https://[2606:4700::1111]/x",
+      "http://127.0.0.1:3000/api/hooks",
+      "https://localhost/x",
+    ]) {
       expect(receiverUrlProblem(ok, allow), ok).toBeNull();
     }
   });
   it("refuses internal literals (saying which range) and plain http elsewhere", () => {
-    expect(receiverUrlProblem("http://127.0.0.1:3001/x", allow)).toMatch(/^127\.0\.0\.1 is a loopback address: webhooks may only reach public addresses/);
-    expect(receiverUrlProblem("https://[::ffff:10.0.0.5]/x", allow)).toMatch(/is a private \(RFC 1918\) address \(IPv4-mapped 10\.0\.0\.5\)/);
-    expect(receiverUrlProblem("https://[64:ff9b::a9fe:a9fe]/x", allow)).toMatch(/cloud metadata address \(NAT64 169\.254\.169\.254\)/);
+    expect(receiverUrlProblem("http://127.0.0.1:3001/x", allow)).toMatch(
+      /^127\.0\.0\.1 is a loopback address: webhooks may only reach public addresses/,
+    );
+    expect(receiverUrlProblem("https://[::ffff:10.0.0.5]/x", allow)).toMatch(
+      /is a private \(RFC 1918\) address \(IPv4-mapped 10\.0\.0\.5\)/,
+    );
+    expect(receiverUrlProblem("https://[64:ff9b::a9fe:a9fe]/x", allow)).toMatch(
+      /cloud metadata address \(NAT64 169\.254\.169\.254\)/,
+    );
     expect(receiverUrlProblem("http://hooks.example.com/x", allow)).toMatch(/must use https:\/\//);
     expect(receiverUrlProblem("gopher://hooks.example.com/x", allow)).toMatch(/must be https/);
     expect(receiverUrlProblem("nope", allow)).toMatch(/absolute https/);
@@ -53,19 +87,35 @@ describe("connectPlan (every delivery attempt)", () => {
     expect(connectPlan(new URL("https://10.0.0.5/x"), []).refused).toBe(
       "refused: 10.0.0.5 is a private (RFC 1918) address; webhooks may only reach public addresses, so that a webhook cannot be used to reach services inside this machine's network, so no request was made (the engine's operator can allow an internal receiver's origin with ORKESTR_ENGINE_WEBHOOK_ALLOW)",
     );
-    expect(connectPlan(new URL("https://[::1]:8443/x"), []).refused).toMatch(/^refused: \[::1\] is the IPv6 loopback address/);
-    expect(connectPlan(new URL("http://127.0.0.1:3000/x"), ["http://127.0.0.1:3000"])).toEqual({ refused: null, lookup: undefined });
+    expect(connectPlan(new URL("https://[::1]:8443/x"), []).refused).toMatch(
+      /^refused: \[::1\] is the IPv6 loopback address/,
+    );
+    expect(connectPlan(new URL("http://127.0.0.1:3000/x"), ["http://127.0.0.1:3000"])).toEqual({
+      refused: null,
+      lookup: undefined,
+    });
     expect(connectPlan(new URL("https://8.8.8.8/x"), [])).toEqual({ refused: null, lookup: undefined });
   });
 
   it("refuses this machine's own addresses, public ones included (they reach what listens on 0.0.0.0 here)", async () => {
     const own = new Set(["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"]);
-    expect(connectPlan(new URL("https://93.184.216.34/x"), [], { ownAddresses: own }).refused).toMatch(/^refused: 93\.184\.216\.34 is an address of this machine/);
-    expect(connectPlan(new URL("https://[::ffff:93.184.216.34]/x"), [], { ownAddresses: own }).refused).toMatch(/an address of this machine/);
-    expect(connectPlan(new URL("https://[2606:2800:0220:0001:0248:1893:25c8:1946]/x"), [], { ownAddresses: own }).refused).toMatch(/an address of this machine/);
-    expect(receiverUrlProblem("https://93.184.216.34/x", [], { ownAddresses: own })).toMatch(/^93\.184\.216\.34 is an address of this machine/);
+    expect(connectPlan(new URL("https://93.184.216.34/x"), [], { ownAddresses: own }).refused).toMatch(
+      /^refused: 93\.184\.216\.34 is an address of this machine/,
+    );
+    expect(connectPlan(new URL("https://[::ffff:93.184.216.34]/x"), [], { ownAddresses: own }).refused).toMatch(
+      /an address of this machine/,
+    );
+    expect(
+      connectPlan(new URL("https://[2606:2800:0220:0001:0248:1893:25c8:1946]/x"), [], { ownAddresses: own }).refused,
+    ).toMatch(/an address of this machine/);
+    expect(receiverUrlProblem("https://93.184.216.34/x", [], { ownAddresses: own })).toMatch(
+      /^93\.184\.216\.34 is an address of this machine/,
+    );
     expect(connectPlan(new URL("https://93.184.216.35/x"), [], { ownAddresses: own }).refused).toBeNull();
-    const plan = connectPlan(new URL("https://me.example/x"), [], { ownAddresses: own, resolver: async () => [{ address: "93.184.216.34", family: 4 }] });
+    const plan = connectPlan(new URL("https://me.example/x"), [], {
+      ownAddresses: own,
+      resolver: async () => [{ address: "93.184.216.34", family: 4 }],
+    });
     const r = await lookupOnce((plan as { lookup: LookupFunction }).lookup, "me.example");
     expect(r.err?.message).toMatch(/^refused: me\.example resolves to 93\.184\.216\.34, an address of this machine/);
     // The real interface list holds at least loopback, in canonical form.
@@ -74,7 +124,14 @@ describe("connectPlan (every delivery attempt)", () => {
 
   it("resolves names at connect time: every answer must be public, so a name rebound to an internal address is refused", async () => {
     // A rebinding name: public when first asked (say, when the webhook was saved), then loopback.
-    const answers = [[{ address: "93.184.216.34", family: 4 }], [{ address: "127.0.0.1", family: 4 }], [{ address: "93.184.216.34", family: 4 }, { address: "169.254.169.254", family: 4 }]];
+    const answers = [
+      [{ address: "93.184.216.34", family: 4 }],
+      [{ address: "127.0.0.1", family: 4 }],
+      [
+        { address: "93.184.216.34", family: 4 },
+        { address: "169.254.169.254", family: 4 },
+      ],
+    ];
     let asked = 0;
     const resolver: Resolver = async () => answers[asked++]!;
     const plan = connectPlan(new URL("https://rebind.example/x"), [], { resolver });
@@ -122,8 +179,14 @@ describe("connectPlan (every delivery attempt)", () => {
       expect(r1.error?.code).toBe(REFUSED_CODE);
       expect(hits).toBe(0);
       // The same request with a lookup that vouches for the address connects: the hook is what stopped it.
-      const passthrough: LookupFunction = ((_h: string, o: { all?: boolean }, cb: (e: null, a: unknown, f?: number) => void) =>
-        o.all ? cb(null, [{ address: "127.0.0.1", family: 4 }]) : cb(null, "127.0.0.1", 4)) as unknown as LookupFunction;
+      const passthrough: LookupFunction = ((
+        _h: string,
+        o: { all?: boolean },
+        cb: (e: null, a: unknown, f?: number) => void,
+      ) =>
+        o.all
+          ? cb(null, [{ address: "127.0.0.1", family: 4 }])
+          : cb(null, "127.0.0.1", 4)) as unknown as LookupFunction;
       const r2 = await post(url, passthrough);
       expect(r2.status).toBe(200);
       expect(hits).toBe(1);

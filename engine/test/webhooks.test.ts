@@ -17,7 +17,10 @@ interface Received {
   raw: string;
   at: number;
 }
-type Answer = (r: Received, all: Received[]) => { status: number; body?: string; delayMs?: number; headers?: Record<string, string> };
+type Answer = (
+  r: Received,
+  all: Received[],
+) => { status: number; body?: string; delayMs?: number; headers?: Record<string, string> };
 
 /** A loopback HTTP receiver that records every request and answers as told. */
 async function receiver(answer: Answer = () => ({ status: 200 })) {
@@ -38,10 +41,18 @@ async function receiver(answer: Answer = () => ({ status: 200 })) {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const r: Received = { path: req.url ?? "", headers: req.headers, raw: Buffer.concat(chunks).toString("utf8"), at: Date.now() };
+      const r: Received = {
+        path: req.url ?? "",
+        headers: req.headers,
+        raw: Buffer.concat(chunks).toString("utf8"),
+        at: Date.now(),
+      };
       got.push(r);
       const a = rx.answer(r, got);
-      setTimeout(() => res.writeHead(a.status, { "content-type": "text/plain", ...a.headers }).end(a.body ?? ""), a.delayMs ?? 0);
+      setTimeout(
+        () => res.writeHead(a.status, { "content-type": "text/plain", ...a.headers }).end(a.body ?? ""),
+        a.delayMs ?? 0,
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -49,9 +60,14 @@ async function receiver(answer: Answer = () => ({ status: 200 })) {
   return rx;
 }
 
-const sign = (secret: string, raw: string) => `sha256=${createHmac("sha256", Buffer.from(secret, "utf8")).update(raw).digest("hex")}`;
+const sign = (secret: string, raw: string) =>
+  `sha256=${createHmac("sha256", Buffer.from(secret, "utf8")).update(raw).digest("hex")}`;
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  ms = 20_000,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await probe();
@@ -72,7 +88,12 @@ describe("webhooks on the local engine", () => {
     rx = await receiver();
     failing = await receiver(() => ({ status: 500, body: "down" }));
     // Loopback receivers are internal addresses: the engine delivers to them only when allowed.
-    e = await startEngine({ env: { ORKESTR_ENGINE_WEBHOOK_RETRY_MS: String(RETRY_MS), ORKESTR_ENGINE_WEBHOOK_ALLOW: `${rx.url},${failing.url}` } });
+    e = await startEngine({
+      env: {
+        ORKESTR_ENGINE_WEBHOOK_RETRY_MS: String(RETRY_MS),
+        ORKESTR_ENGINE_WEBHOOK_ALLOW: `${rx.url},${failing.url}`,
+      },
+    });
   });
   afterAll(async () => {
     await e?.stop();
@@ -91,10 +112,19 @@ describe("webhooks on the local engine", () => {
       }
       return { status: 200, body: "x".repeat(5000) };
     };
-    const created = await e.api("POST", "/webhooks", { url: `${rx.url}/lifecycle`, event_types: ["sandbox.created", "sandbox.terminated"], description: "lifecycle" });
+    const created = await e.api("POST", "/webhooks", {
+      url: `${rx.url}/lifecycle`,
+      event_types: ["sandbox.created", "sandbox.terminated"],
+      description: "lifecycle",
+    });
     expect(created.status).toBe(201);
     const wh = created.body;
-    expect(wh).toMatchObject({ url: `${rx.url}/lifecycle`, event_types: ["sandbox.created", "sandbox.terminated"], enabled: true, description: "lifecycle" });
+    expect(wh).toMatchObject({
+      url: `${rx.url}/lifecycle`,
+      event_types: ["sandbox.created", "sandbox.terminated"],
+      enabled: true,
+      description: "lifecycle",
+    });
     expect(wh.id).toMatch(/^wh_[0-9A-Z]{26}$/);
     expect(wh.secret).toMatch(/^whsec_[A-Za-z0-9_-]{20,}$/);
     expect(wh.created_at).toMatch(ISO);
@@ -106,7 +136,9 @@ describe("webhooks on the local engine", () => {
     expect((await e.api("DELETE", `/sandboxes/${sbx}`)).status).toBe(204);
 
     const byId = await until("two deliveries, each retried once", () => {
-      const ids = [...new Set(rx.got.filter((r) => r.path === "/lifecycle").map((r) => String(r.headers["x-orkestr-delivery"])))];
+      const ids = [
+        ...new Set(rx.got.filter((r) => r.path === "/lifecycle").map((r) => String(r.headers["x-orkestr-delivery"]))),
+      ];
       return ids.length === 2 && ids.every((id) => rx.of(id).length === 2) ? ids : undefined;
     });
     const timeline = (await e.api("GET", `/sandboxes/${sbx}/events`)).body as { id: string; type: string }[];
@@ -137,7 +169,14 @@ describe("webhooks on the local engine", () => {
     expect(log.status).toBe(200);
     expect(log.body).toHaveLength(2);
     for (const d of log.body) {
-      expect(d).toMatchObject({ webhook_id: wh.id, status: "succeeded", attempts: 2, response_status: 200, error: null, next_attempt_at: null });
+      expect(d).toMatchObject({
+        webhook_id: wh.id,
+        status: "succeeded",
+        attempts: 2,
+        response_status: 200,
+        error: null,
+        next_attempt_at: null,
+      });
       expect(d.event_id).toMatch(/^evt_/);
       expect(typeof d.duration_ms).toBe("number");
       expect(d.last_attempt_at).toMatch(ISO);
@@ -146,7 +185,10 @@ describe("webhooks on the local engine", () => {
     expect((await e.api("GET", `/webhooks/${wh.id}/deliveries?status=failed`)).body).toEqual([]);
     const paged = await e.api("GET", `/webhooks/${wh.id}/deliveries?limit=1`);
     expect(paged.body).toHaveLength(1);
-    const rest = await e.api("GET", `/webhooks/${wh.id}/deliveries?limit=1&cursor=${paged.headers.get("x-next-cursor")}`);
+    const rest = await e.api(
+      "GET",
+      `/webhooks/${wh.id}/deliveries?limit=1&cursor=${paged.headers.get("x-next-cursor")}`,
+    );
     expect(rest.body.map((d: { id: string }) => d.id)).toEqual([log.body[1].id]);
 
     const detail = await e.api("GET", `/webhooks/${wh.id}/deliveries/${byId[0]}`);
@@ -162,27 +204,44 @@ describe("webhooks on the local engine", () => {
     const t = await e.api("POST", `/webhooks/${wh.id}/test`);
     expect(t.status).toBe(202);
     expect(t.body.delivery_id).toMatch(/^dlv_/);
-    const [got] = await until("the test delivery", () => (rx.of(t.body.delivery_id).length ? rx.of(t.body.delivery_id) : undefined));
+    const [got] = await until("the test delivery", () =>
+      rx.of(t.body.delivery_id).length ? rx.of(t.body.delivery_id) : undefined,
+    );
     expect(got!.headers["x-orkestr-event"]).toBe("webhook.test");
     expect(got!.headers["x-orkestr-signature"]).toBe(sign(wh.secret, got!.raw));
     const event = JSON.parse(got!.raw);
     expect(event).toMatchObject({ type: "webhook.test", data: { webhook_id: wh.id } });
     expect(event.id).toMatch(/^evt_/);
-    await until("the test delivery to be logged", async () => (await e.api("GET", `/webhooks/${wh.id}/deliveries/${t.body.delivery_id}`)).body.status === "succeeded");
+    await until(
+      "the test delivery to be logged",
+      async () =>
+        (await e.api("GET", `/webhooks/${wh.id}/deliveries/${t.body.delivery_id}`)).body.status === "succeeded",
+    );
 
     const again = await e.api("POST", `/webhooks/${wh.id}/deliveries/${t.body.delivery_id}/redeliver`);
     expect(again.status).toBe(202);
     expect(again.body.delivery_id).not.toBe(t.body.delivery_id);
-    const [resent] = await until("the redelivery", () => (rx.of(again.body.delivery_id).length ? rx.of(again.body.delivery_id) : undefined));
+    const [resent] = await until("the redelivery", () =>
+      rx.of(again.body.delivery_id).length ? rx.of(again.body.delivery_id) : undefined,
+    );
     expect(resent!.raw).toBe(got!.raw);
     const d = await until("the redelivery to be logged", async () => {
       const r = await e.api("GET", `/webhooks/${wh.id}/deliveries/${again.body.delivery_id}`);
       return r.body.status === "succeeded" ? r.body : undefined;
     });
-    expect(d).toMatchObject({ event_id: event.id, event_type: "webhook.test", redelivered_from: t.body.delivery_id, attempts: 1 });
+    expect(d).toMatchObject({
+      event_id: event.id,
+      event_type: "webhook.test",
+      redelivered_from: t.body.delivery_id,
+      attempts: 1,
+    });
 
-    expect((await e.api("GET", `/webhooks/${wh.id}/deliveries/dlv_00000000000000000000000000`)).body.code).toBe("delivery_not_found");
-    expect((await e.api("POST", `/webhooks/${wh.id}/deliveries/dlv_00000000000000000000000000/redeliver`)).status).toBe(404);
+    expect((await e.api("GET", `/webhooks/${wh.id}/deliveries/dlv_00000000000000000000000000`)).body.code).toBe(
+      "delivery_not_found",
+    );
+    expect((await e.api("POST", `/webhooks/${wh.id}/deliveries/dlv_00000000000000000000000000/redeliver`)).status).toBe(
+      404,
+    );
     const missing = await e.api("POST", "/webhooks/wh_00000000000000000000000000/test");
     expect([missing.status, missing.body.code]).toEqual([404, "webhook_not_found"]);
   });
@@ -204,7 +263,12 @@ describe("webhooks on the local engine", () => {
   });
 
   it("lists and gets without the secret; enable, disable, PATCH and delete", async () => {
-    const wh = (await e.api("POST", "/webhooks", { url: "https://example.invalid/hooks", event_types: ["template.build_finished"] })).body;
+    const wh = (
+      await e.api("POST", "/webhooks", {
+        url: "https://example.invalid/hooks",
+        event_types: ["template.build_finished"],
+      })
+    ).body;
     const list = await e.api("GET", "/webhooks");
     expect(list.status).toBe(200);
     expect(list.body.map((w: { id: string }) => w.id)).toContain(wh.id);
@@ -213,12 +277,28 @@ describe("webhooks on the local engine", () => {
     expect(got.body).toMatchObject({ id: wh.id, enabled: true, event_types: ["template.build_finished"] });
     expect(got.body.secret).toBeUndefined();
 
-    expect((await e.api("POST", `/webhooks/${wh.id}/disable`)).body).toMatchObject({ enabled: false, disabled_reason: "disabled by request" });
-    expect((await e.api("POST", `/webhooks/${wh.id}/enable`)).body).toMatchObject({ enabled: true, disabled_reason: null, consecutive_failures: 0 });
-    const patched = await e.api("PATCH", `/webhooks/${wh.id}`, { enabled: false, event_types: ["volume.moved", "volume.moved"], description: "moves" });
+    expect((await e.api("POST", `/webhooks/${wh.id}/disable`)).body).toMatchObject({
+      enabled: false,
+      disabled_reason: "disabled by request",
+    });
+    expect((await e.api("POST", `/webhooks/${wh.id}/enable`)).body).toMatchObject({
+      enabled: true,
+      disabled_reason: null,
+      consecutive_failures: 0,
+    });
+    const patched = await e.api("PATCH", `/webhooks/${wh.id}`, {
+      enabled: false,
+      event_types: ["volume.moved", "volume.moved"],
+      description: "moves",
+    });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ enabled: false, event_types: ["volume.moved"], description: "moves" });
-    for (const bad of [{ event_types: ["sandbox.exploded"] }, { url: "http://example.invalid/x" }, { enabled: "yes" }, { event_types: [] }]) {
+    for (const bad of [
+      { event_types: ["sandbox.exploded"] },
+      { url: "http://example.invalid/x" },
+      { enabled: "yes" },
+      { event_types: [] },
+    ]) {
       const r = await e.api("PATCH", `/webhooks/${wh.id}`, bad);
       expect([r.status, r.body.code]).toEqual([422, "validation_error"]);
     }
@@ -237,16 +317,26 @@ describe("webhooks on the local engine", () => {
     expect(rotated.body.secret).not.toBe(wh.secret);
     expect((await e.api("GET", `/webhooks/${wh.id}`)).text).not.toContain(rotated.body.secret);
     const t = (await e.api("POST", `/webhooks/${wh.id}/test`)).body;
-    const [got] = await until("the delivery after rotation", () => (rx.of(t.delivery_id).length ? rx.of(t.delivery_id) : undefined));
+    const [got] = await until("the delivery after rotation", () =>
+      rx.of(t.delivery_id).length ? rx.of(t.delivery_id) : undefined,
+    );
     expect(got!.headers["x-orkestr-signature"]).toBe(sign(rotated.body.secret, got!.raw));
     expect(got!.headers["x-orkestr-signature"]).not.toBe(sign(wh.secret, got!.raw));
   });
 
   it("receivers must be HTTPS, except allowed origins; unknown event types are 422", async () => {
     const refused = [
-      "http://example.invalid/hook", "http://10.0.0.1/hook", "http://0.0.0.0:8080/", "ftp://example.invalid/", "not a url", "/relative",
+      "http://example.invalid/hook",
+      "http://10.0.0.1/hook",
+      "http://0.0.0.0:8080/",
+      "ftp://example.invalid/",
+      "not a url",
+      "/relative",
       // Loopback is no longer special: only the origins in ORKESTR_ENGINE_WEBHOOK_ALLOW are.
-      "http://127.0.0.1:9/x", "http://127.8.9.10/x", "http://localhost:9/x", "http://[::1]:9/x",
+      "http://127.0.0.1:9/x",
+      "http://127.8.9.10/x",
+      "http://localhost:9/x",
+      "http://[::1]:9/x",
     ];
     for (const url of refused) {
       const r = await e.api("POST", "/webhooks", { url });
@@ -261,7 +351,10 @@ describe("webhooks on the local engine", () => {
       expect({ url, status: r.status }).toEqual({ url, status: 201 });
       ids.push(r.body.id);
     }
-    const unknown = await e.api("POST", "/webhooks", { url: "https://example.invalid/hook", event_types: ["sandbox.created", "sandbox.exploded"] });
+    const unknown = await e.api("POST", "/webhooks", {
+      url: "https://example.invalid/hook",
+      event_types: ["sandbox.created", "sandbox.exploded"],
+    });
     expect([unknown.status, unknown.body.code]).toEqual([422, "validation_error"]);
     expect(unknown.body.detail[0].loc).toEqual(["body", "event_types", 1]);
     expect((await e.api("POST", "/webhooks", {})).status).toBe(422);
@@ -275,7 +368,13 @@ describe("webhooks on the local engine", () => {
       const r = await e.api("GET", `/webhooks/${wh.id}/deliveries/${first}`);
       return r.body.status === "failed" ? r.body : undefined;
     });
-    expect(d).toMatchObject({ attempts: 4, max_attempts: 4, response_status: 500, next_attempt_at: null, response_body_excerpt: "down" });
+    expect(d).toMatchObject({
+      attempts: 4,
+      max_attempts: 4,
+      response_status: 500,
+      next_attempt_at: null,
+      response_body_excerpt: "down",
+    });
     expect(d.error).toMatch(/500/);
     const attempts = failing.of(first);
     expect(attempts).toHaveLength(4);
@@ -334,7 +433,9 @@ describe("internal receivers are refused (webhooks must not reach services insid
   beforeAll(async () => {
     allowed = await receiver();
     internal = await internalService();
-    e = await startEngine({ env: { ORKESTR_ENGINE_WEBHOOK_RETRY_MS: String(RETRY_MS), ORKESTR_ENGINE_WEBHOOK_ALLOW: allowed.url } });
+    e = await startEngine({
+      env: { ORKESTR_ENGINE_WEBHOOK_RETRY_MS: String(RETRY_MS), ORKESTR_ENGINE_WEBHOOK_ALLOW: allowed.url },
+    });
   });
   afterAll(async () => {
     await e?.stop();
@@ -400,26 +501,35 @@ describe("internal receivers are refused (webhooks must not reach services insid
 
   it("a host name that resolves to loopback is refused when the delivery connects: a failed delivery with the reason, no connection", async () => {
     // A name is judged at connect time, by what it resolves to then (localhost: /etc/hosts, no DNS traffic).
-    const created = await e!.api("POST", "/webhooks", { url: `https://localhost:${internal.port}/hook`, event_types: ["volume.moved"] });
+    const created = await e!.api("POST", "/webhooks", {
+      url: `https://localhost:${internal.port}/hook`,
+      event_types: ["volume.moved"],
+    });
     expect(created.status).toBe(201);
     const t = await e!.api("POST", `/webhooks/${created.body.id}/test`);
     expect(t.status).toBe(202);
     const d = await finished(created.body.id, t.body.delivery_id);
     expect(d).toMatchObject({ status: "failed", attempts: 4, response_status: null, response_body_excerpt: null });
-    expect(d.error).toMatch(/^refused: localhost resolves to (127\.0\.0\.1|::1), (a|the IPv6) loopback address; webhooks may only reach public addresses.*no request was made/);
+    expect(d.error).toMatch(
+      /^refused: localhost resolves to (127\.0\.0\.1|::1), (a|the IPv6) loopback address; webhooks may only reach public addresses.*no request was made/,
+    );
     expect(internal.connections()).toBe(0);
   });
 
   it("an allowed origin gets deliveries and the 2 KiB excerpt; a redirect from it is not followed inward", async () => {
     allowed.answer = (r) =>
-      r.path === "/bounce" ? { status: 302, body: "moved", headers: { location: `http://127.0.0.1:${internal.port}/admin` } } : { status: 200, body: "y".repeat(3000) };
+      r.path === "/bounce"
+        ? { status: 302, body: "moved", headers: { location: `http://127.0.0.1:${internal.port}/admin` } }
+        : { status: 200, body: "y".repeat(3000) };
     const wh = (await e!.api("POST", "/webhooks", { url: `${allowed.url}/fine`, event_types: ["volume.moved"] })).body;
     const t = (await e!.api("POST", `/webhooks/${wh.id}/test`)).body;
     const d = await finished(wh.id, t.delivery_id);
     expect(d).toMatchObject({ status: "succeeded", response_status: 200, response_body_excerpt: "y".repeat(2048) });
 
     // An allowed receiver that redirects towards the internal service: no 3xx is followed.
-    const bouncing = (await e!.api("POST", "/webhooks", { url: `${allowed.url}/bounce`, event_types: ["volume.moved"] })).body;
+    const bouncing = (
+      await e!.api("POST", "/webhooks", { url: `${allowed.url}/bounce`, event_types: ["volume.moved"] })
+    ).body;
     const b = (await e!.api("POST", `/webhooks/${bouncing.id}/test`)).body;
     const bd = await finished(bouncing.id, b.delivery_id);
     expect(bd).toMatchObject({ status: "failed", response_status: 302 });
@@ -460,7 +570,10 @@ describe("pending deliveries across an engine restart", () => {
     const dataDir = e.dataDir!;
     const wh = (await e.api("POST", "/webhooks", { url: `${rx.url}/restart`, event_types: ["volume.moved"] })).body;
     const id = (await e.api("POST", `/webhooks/${wh.id}/test`)).body.delivery_id as string;
-    await until("the first attempt to be logged", async () => (await e!.api("GET", `/webhooks/${wh.id}/deliveries/${id}`)).body.attempts === 1);
+    await until(
+      "the first attempt to be logged",
+      async () => (await e!.api("GET", `/webhooks/${wh.id}/deliveries/${id}`)).body.attempts === 1,
+    );
     const before = (await e.api("GET", `/webhooks/${wh.id}/deliveries/${id}`)).body;
     expect(before).toMatchObject({ status: "pending", attempts: 1, response_status: 503 });
     expect(before.next_attempt_at).toMatch(ISO);

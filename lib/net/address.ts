@@ -45,7 +45,7 @@ const v4 = (dotted: string): number => dotted.split(".").reduce((acc, octet) => 
 const V4_RANGES: V4Range[] = [
   { base: v4("169.254.169.254"), bits: 32, kind: "link_local", label: "the link-local cloud metadata address" },
   { base: v4("255.255.255.255"), bits: 32, kind: "broadcast", label: "the broadcast address" },
-  { base: v4("0.0.0.0"), bits: 8, kind: "unspecified", label: "an unspecified (\"this network\", 0.0.0.0/8) address" },
+  { base: v4("0.0.0.0"), bits: 8, kind: "unspecified", label: 'an unspecified ("this network", 0.0.0.0/8) address' },
   { base: v4("10.0.0.0"), bits: 8, kind: "private", label: "a private (RFC 1918) address" },
   { base: v4("100.64.0.0"), bits: 10, kind: "cgnat", label: "a carrier-grade NAT (100.64.0.0/10) address" },
   { base: v4("127.0.0.0"), bits: 8, kind: "loopback", label: "a loopback address" },
@@ -98,12 +98,22 @@ export function parseIPv6(input: string): number[] | null {
 }
 
 function classifyV6(g: number[], address: string): AddressClass {
-  const is = (kind: Exclude<AddressKind, "public" | "invalid">, label: string): AddressClass => ({ kind, address, label });
+  const is = (kind: Exclude<AddressKind, "public" | "invalid">, label: string): AddressClass => ({
+    kind,
+    address,
+    label,
+  });
   const embed = (via: NonNullable<AddressClass["embedded"]>["via"], hi: number, lo: number): AddressClass => {
     const n = hi * 65536 + lo;
     const inner = classifyV4(n, address);
     const ipv4 = v4ToString(n);
-    const how = { "ipv4-mapped": "IPv4-mapped", "ipv4-translated": "IPv4-translated", "ipv4-compatible": "IPv4-compatible", nat64: "NAT64", "6to4": "6to4" }[via];
+    const how = {
+      "ipv4-mapped": "IPv4-mapped",
+      "ipv4-translated": "IPv4-translated",
+      "ipv4-compatible": "IPv4-compatible",
+      nat64: "NAT64",
+      "6to4": "6to4",
+    }[via];
     return {
       ...inner,
       label: inner.kind === "public" ? `a public address (${how} ${ipv4})` : `${inner.label} (${how} ${ipv4})`,
@@ -140,7 +150,10 @@ function classifyV6(g: number[], address: string): AddressClass {
  * 6to4) are classified by the embedded address. Anything but `public` must not be fetched.
  */
 export function classifyAddress(input: string): AddressClass {
-  const address = input.trim().replace(/^\[(.*)\]$/, "$1").replace(/%.*$/, "");
+  const address = input
+    .trim()
+    .replace(/^\[(.*)\]$/, "$1")
+    .replace(/%.*$/, "");
   if (net.isIPv4(address)) return classifyV4(v4(address), address);
   const groups = parseIPv6(address);
   if (groups) return classifyV6(groups, address);
@@ -192,19 +205,37 @@ export interface GuardedLookupOptions {
   isAllowed?: (address: string) => boolean;
 }
 
-export type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+export type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | dns.LookupAddress[],
+  family?: number,
+) => void;
 
 function guardedLookup(resolver: Resolver, isAllowed: (a: string) => boolean) {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
     resolver(hostname).then(
       (all) => {
-        const wanted = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
+        const wanted =
+          options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
         if (wanted.length === 0) {
-          return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND", hostname }), "", 0);
+          return callback(
+            Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND", hostname }),
+            "",
+            0,
+          );
         }
         const bad = wanted.find((a) => !isAllowed(a.address));
-        if (bad) return callback(new PrivateAddressRefused(hostname, classifyAddress(bad.address)) as NodeJS.ErrnoException, "", 0);
-        if (options.all) return callback(null, wanted.map((a) => ({ address: a.address, family: a.family })));
+        if (bad)
+          return callback(
+            new PrivateAddressRefused(hostname, classifyAddress(bad.address)) as NodeJS.ErrnoException,
+            "",
+            0,
+          );
+        if (options.all)
+          return callback(
+            null,
+            wanted.map((a) => ({ address: a.address, family: a.family })),
+          );
         callback(null, wanted[0]!.address, wanted[0]!.family);
       },
       (err: NodeJS.ErrnoException) => callback(err, "", 0),
@@ -218,6 +249,8 @@ function guardedLookup(resolver: Resolver, isAllowed: (a: string) => boolean) {
  * is the one checked and a name that re-resolves to an internal address (DNS rebinding) fails.
  * Node does not call `lookup` for IP-literal hosts: the caller checks those itself.
  */
-export function guardedLookupFor(opts: GuardedLookupOptions = {}): (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => void {
+export function guardedLookupFor(
+  opts: GuardedLookupOptions = {},
+): (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => void {
   return guardedLookup(opts.resolver ?? systemResolver, opts.isAllowed ?? isPublicAddress);
 }

@@ -16,10 +16,15 @@ let e: EngineHandle;
 let client: OrkestrClient;
 const calls: { method: string; url: string; headers: Headers }[] = [];
 const counting: FetchLike = (url, init) => {
-  calls.push({ method: init?.method ?? "GET", url, headers: new Headers(init?.headers as ConstructorParameters<typeof Headers>[0]) });
+  calls.push({
+    method: init?.method ?? "GET",
+    url,
+    headers: new Headers(init?.headers as ConstructorParameters<typeof Headers>[0]),
+  });
   return fetch(url, init);
 };
-const callsTo = (method: string, re: RegExp) => calls.filter((c) => c.method === method && re.test(new URL(c.url).pathname));
+const callsTo = (method: string, re: RegExp) =>
+  calls.filter((c) => c.method === method && re.test(new URL(c.url).pathname));
 
 async function fault(rule: Record<string, unknown>): Promise<void> {
   const r = await fetch(`${e.origin}/_admin/faults`, {
@@ -52,11 +57,19 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 }
 
 const outputOf = (events: ExecStreamEvent[], stream: string) =>
-  events.filter((ev): ev is Extract<ExecStreamEvent, { type: "output" }> => ev.type === "output" && ev.stream === stream);
+  events.filter(
+    (ev): ev is Extract<ExecStreamEvent, { type: "output" }> => ev.type === "output" && ev.stream === stream,
+  );
 
 beforeAll(async () => {
   // The webhook test's receiver is on loopback (port 9, nothing listens): an internal origin, allowed explicitly.
-  e = await startEngine({ env: { ORKESTR_ENGINE_SAMPLE_MS: "200", ORKESTR_ENGINE_KEEPALIVE_MS: "100", ORKESTR_ENGINE_WEBHOOK_ALLOW: "http://127.0.0.1:9" } });
+  e = await startEngine({
+    env: {
+      ORKESTR_ENGINE_SAMPLE_MS: "200",
+      ORKESTR_ENGINE_KEEPALIVE_MS: "100",
+      ORKESTR_ENGINE_WEBHOOK_ALLOW: "http://127.0.0.1:9",
+    },
+  });
   // The SDK style base URL, without /v1 (C5).
   client = createOrkestrClient({ baseUrl: e.origin, token: e.token, fetch: counting });
 }, 60_000);
@@ -89,13 +102,20 @@ describe("a sandbox's life through the client", () => {
   let id = "";
 
   it("creates a sandbox (201 running) and finds it again", async () => {
-    const sbx = await client.sandboxes.create({ template: "python-3.12", metadata: { suite: "client-integration" }, timeout_seconds: 600 });
+    const sbx = await client.sandboxes.create({
+      template: "python-3.12",
+      metadata: { suite: "client-integration" },
+      timeout_seconds: 600,
+    });
     id = sbx.id;
     expect(sbx.id).toMatch(/^sbx_/);
     expect(sbx.status).toBe("running");
     expect(sbx.metadata).toEqual({ suite: "client-integration" });
     expect((await client.sandboxes.get(id)).status).toBe("running");
-    const page = await client.sandboxes.list({ metadata: { suite: "client-integration" }, status: ["running", "paused"] });
+    const page = await client.sandboxes.list({
+      metadata: { suite: "client-integration" },
+      status: ["running", "paused"],
+    });
     expect(page.items.map((s) => s.id)).toEqual([id]);
     const all: string[] = [];
     for await (const s of client.sandboxes.listAll({ limit: 1 })) all.push(s.id);
@@ -109,13 +129,23 @@ describe("a sandbox's life through the client", () => {
   });
 
   it("streams a command over SSE, keepalives and non-UTF-8 bytes included", async () => {
-    const events = await collect(client.exec.stream(id, { command: "printf 'a\\n'; sleep 0.35; printf '\\377\\376'; printf 'b\\n' >&2; exit 2" }));
+    const events = await collect(
+      client.exec.stream(id, { command: "printf 'a\\n'; sleep 0.35; printf '\\377\\376'; printf 'b\\n' >&2; exit 2" }),
+    );
     expect(events.at(-1)).toMatchObject({ type: "exit", exit_code: 2, timed_out: false });
-    expect(outputOf(events, "stdout").map((o) => o.data).join("")).toBe("a\n\ufffd\ufffd");
+    expect(
+      outputOf(events, "stdout")
+        .map((o) => o.data)
+        .join(""),
+    ).toBe("a\n\ufffd\ufffd");
     const bytes = outputOf(events, "stdout").flatMap((o) => [...o.bytes]);
     expect(bytes).toEqual([0x61, 0x0a, 0xff, 0xfe]);
     expect(outputOf(events, "stdout").some((o) => o.encoding === "base64")).toBe(true);
-    expect(outputOf(events, "stderr").map((o) => o.data).join("")).toBe("b\n");
+    expect(
+      outputOf(events, "stderr")
+        .map((o) => o.data)
+        .join(""),
+    ).toBe("b\n");
   });
 
   it("streams over NDJSON too", async () => {
@@ -134,14 +164,22 @@ describe("a sandbox's life through the client", () => {
   });
 
   it("writes, reads, lists and deletes files", async () => {
-    expect(await client.files.write(id, "/workspace/dir/hello.txt", "héllo ✓\n")).toMatchObject({ path: "/workspace/dir/hello.txt", size: 11 });
+    expect(await client.files.write(id, "/workspace/dir/hello.txt", "héllo ✓\n")).toMatchObject({
+      path: "/workspace/dir/hello.txt",
+      size: 11,
+    });
     await client.files.write(id, "/workspace/bin.dat", Uint8Array.of(0, 1, 2, 255), { mode: "0600" });
     expect(await client.files.readText(id, "/workspace/dir/hello.txt")).toBe("héllo ✓\n");
     const bin = await client.files.read(id, "/workspace/bin.dat");
     expect([...bin.bytes]).toEqual([0, 1, 2, 255]);
     expect(bin.size).toBe(4);
     const entries = await client.files.list(id, "/workspace");
-    expect(entries.map((en) => [en.name, en.is_dir])).toEqual(expect.arrayContaining([["dir", true], ["bin.dat", false]]));
+    expect(entries.map((en) => [en.name, en.is_dir])).toEqual(
+      expect.arrayContaining([
+        ["dir", true],
+        ["bin.dat", false],
+      ]),
+    );
 
     const batch = await client.files.writeBatch(id, { "/workspace/src/app.py": "print('hi')\n", "relative/path": "x" });
     expect(batch.written.map((w) => w.path)).toEqual(["/workspace/src/app.py"]);
@@ -168,12 +206,17 @@ describe("a sandbox's life through the client", () => {
     const got = await fetch(down.url);
     expect(new Uint8Array(await got.arrayBuffer())).toEqual(Uint8Array.of(9, 8, 7));
 
-    const viaBearer = await fetch(client.files.rawUrl(id, "/workspace/up.bin"), { headers: { Authorization: `Bearer ${e.token}` } });
+    const viaBearer = await fetch(client.files.rawUrl(id, "/workspace/up.bin"), {
+      headers: { Authorization: `Bearer ${e.token}` },
+    });
     expect(viaBearer.status).toBe(200);
     const ranged = await client.files.readRaw(id, "/workspace/up.bin", { range: "bytes=1-" });
     expect(ranged.status).toBe(206);
     expect(new Uint8Array(await ranged.arrayBuffer())).toEqual(Uint8Array.of(8, 7));
-    expect(await client.files.writeRaw(id, "/workspace/raw.txt", "raw bytes")).toMatchObject({ path: "/workspace/raw.txt", size: 9 });
+    expect(await client.files.writeRaw(id, "/workspace/raw.txt", "raw bytes")).toMatchObject({
+      path: "/workspace/raw.txt",
+      size: 9,
+    });
     expect(await client.files.readText(id, "/workspace/raw.txt")).toBe("raw bytes");
   });
 
@@ -197,7 +240,9 @@ describe("a sandbox's life through the client", () => {
     expect(types).toEqual(expect.arrayContaining(["exec", "exec.stream", "file.write", "file.delete"]));
     const all = await collect(client.sandboxes.allEvents(id, { limit: 3 }));
     expect(all.map((ev) => ev.id)).toEqual(page.items.map((ev) => ev.id));
-    expect((await client.sandboxes.events(id, { type: "file.delete" })).items.every((ev) => ev.type === "file.delete")).toBe(true);
+    expect(
+      (await client.sandboxes.events(id, { type: "file.delete" })).items.every((ev) => ev.type === "file.delete"),
+    ).toBe(true);
 
     const ac = new AbortController();
     const seen: SandboxEvent[] = [];
@@ -303,7 +348,11 @@ describe("the rest of the contract, parsed by the typed client", () => {
   });
 
   it("builds a template and reads its paged logs", async () => {
-    const tpl = await client.templates.create({ name: `client-it-${Date.now()}`, base_image: "debian-12", steps: ["echo built-by-client"] });
+    const tpl = await client.templates.create({
+      name: `client-it-${Date.now()}`,
+      base_image: "debian-12",
+      steps: ["echo built-by-client"],
+    });
     let got = await client.templates.get(tpl.id);
     for (let i = 0; i < 300 && got.status !== "ready" && got.status !== "failed"; i++) {
       await new Promise((r) => setTimeout(r, 100));
@@ -435,6 +484,8 @@ describe("errors and faults from a real server", () => {
     const err = await caught(dead.sandboxes.limits());
     expect(err).toBeInstanceOf(OrkestrConnectionError);
     expect(err.status).toBe(0);
-    expect(err.message).toBe(`Could not reach the orkestr API at http://127.0.0.1:${port}/v1 (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:${port}). Check the URL and that the server is running, then try again.`);
+    expect(err.message).toBe(
+      `Could not reach the orkestr API at http://127.0.0.1:${port}/v1 (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:${port}). Check the URL and that the server is running, then try again.`,
+    );
   });
 });

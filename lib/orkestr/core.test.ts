@@ -1,11 +1,25 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createOrkestrClient, normalizeBaseUrl, type OrkestrClientOptions } from "./core.js";
-import { OrkestrAbortError, OrkestrConnectionError, OrkestrError, OrkestrParseError, OrkestrTimeoutError } from "./errors.js";
+import {
+  OrkestrAbortError,
+  OrkestrConnectionError,
+  OrkestrError,
+  OrkestrParseError,
+  OrkestrTimeoutError,
+} from "./errors.js";
 import { paginate } from "./pagination.js";
 import { buildQuery, path } from "./path.js";
 import { ERRORS, HTML_502, SANDBOX } from "./testing/contract-examples.js";
-import { apiError, connectionRefused, fakeFetch, hangingFetch, json, recordingSleep, type Reply } from "./testing/fake-fetch.js";
+import {
+  apiError,
+  connectionRefused,
+  fakeFetch,
+  hangingFetch,
+  json,
+  recordingSleep,
+  type Reply,
+} from "./testing/fake-fetch.js";
 
 const BASE = "https://api.orkestr.eu";
 
@@ -37,14 +51,17 @@ describe("base URL (C5)", () => {
     expect(normalizeBaseUrl("/api/v1")).toBe("/api/v1");
   });
 
-  it.each(["", "ftp://x.example", "not a url", "https://u:p@api.orkestr.eu", "https://api.orkestr.eu/?x=1"])("refuses %j with invalid_base_url", (bad) => {
-    expect(() => normalizeBaseUrl(bad)).toThrow(OrkestrError);
-    try {
-      normalizeBaseUrl(bad);
-    } catch (e) {
-      expect((e as OrkestrError).code).toBe("invalid_base_url");
-    }
-  });
+  it.each(["", "ftp://x.example", "not a url", "https://u:p@api.orkestr.eu", "https://api.orkestr.eu/?x=1"])(
+    "refuses %j with invalid_base_url",
+    (bad) => {
+      expect(() => normalizeBaseUrl(bad)).toThrow(OrkestrError);
+      try {
+        normalizeBaseUrl(bad);
+      } catch (e) {
+        expect((e as OrkestrError).code).toBe("invalid_base_url");
+      }
+    },
+  );
 
   it("sends requests under /v1 either way", async () => {
     for (const baseUrl of ["https://api.orkestr.eu", "https://api.orkestr.eu/v1/"]) {
@@ -80,7 +97,9 @@ describe("path tag", () => {
   });
 
   it("buildQuery skips empty values and repeats arrays", () => {
-    expect(buildQuery({ a: 1, b: undefined, c: null, d: ["x", "y"], e: true, f: "a b&c" })).toBe("?a=1&d=x&d=y&e=true&f=a+b%26c");
+    expect(buildQuery({ a: 1, b: undefined, c: null, d: ["x", "y"], e: true, f: "a b&c" })).toBe(
+      "?a=1&d=x&d=y&e=true&f=a+b%26c",
+    );
     expect(buildQuery({})).toBe("");
   });
 });
@@ -108,7 +127,10 @@ describe("requests", () => {
   });
 
   it("adds an Idempotency-Key to creates and keeps it across retries", async () => {
-    const { c, fetch } = client([apiError(503, "fleet_full", "full", {}, { "Retry-After": "1" }), json(SANDBOX, { status: 201 })]);
+    const { c, fetch } = client([
+      apiError(503, "fleet_full", "full", {}, { "Retry-After": "1" }),
+      json(SANDBOX, { status: 201 }),
+    ]);
     await c.sandboxes.create({ template: "python-3.12" });
     const keys = fetch.calls.map((r) => r.headers.get("idempotency-key"));
     expect(keys[0]).toMatch(/^[0-9a-f-]{20,}$/);
@@ -141,16 +163,21 @@ describe("requests", () => {
 });
 
 describe("error mapping through the client", () => {
-  it.each(ERRORS.filter((e) => e.status < 500 && e.status !== 429))("$status $code is thrown as is, never retried", async ({ status, code, detail, extra }) => {
-    const { c, fetch, waits } = client(() => apiError(status, code, detail, extra));
-    const err = await caught(c.sandboxes.get("sbx_1"));
-    expect([err.status, err.code, err.detail]).toEqual([status, code, detail]);
-    expect(fetch.calls).toHaveLength(1);
-    expect(waits).toEqual([]);
-  });
+  it.each(ERRORS.filter((e) => e.status < 500 && e.status !== 429))(
+    "$status $code is thrown as is, never retried",
+    async ({ status, code, detail, extra }) => {
+      const { c, fetch, waits } = client(() => apiError(status, code, detail, extra));
+      const err = await caught(c.sandboxes.get("sbx_1"));
+      expect([err.status, err.code, err.detail]).toEqual([status, code, detail]);
+      expect(fetch.calls).toHaveLength(1);
+      expect(waits).toEqual([]);
+    },
+  );
 
   it("a non-JSON 502 page is a clear OrkestrError after the retries", async () => {
-    const { c, fetch, waits } = client(() => new Response(HTML_502, { status: 502, headers: { "Content-Type": "text/html" } }));
+    const { c, fetch, waits } = client(
+      () => new Response(HTML_502, { status: 502, headers: { "Content-Type": "text/html" } }),
+    );
     const err = await caught(c.sandboxes.get("sbx_1"));
     expect(err.status).toBe(502);
     expect(err.code).toBe("bad_gateway");
@@ -160,7 +187,9 @@ describe("error mapping through the client", () => {
   });
 
   it("a success body that is not JSON is an OrkestrParseError", async () => {
-    const { c } = client(() => new Response("<html>hello</html>", { status: 200, headers: { "Content-Type": "text/html" } }));
+    const { c } = client(
+      () => new Response("<html>hello</html>", { status: 200, headers: { "Content-Type": "text/html" } }),
+    );
     const err = await caught(c.sandboxes.get("sbx_1"));
     expect(err).toBeInstanceOf(OrkestrParseError);
     expect(err.code).toBe("bad_response");
@@ -198,7 +227,9 @@ describe("timeouts and connection errors", () => {
     const err = await caught(c.sandboxes.get("sbx_1"));
     expect(err).toBeInstanceOf(OrkestrTimeoutError);
     expect(err.code).toBe("timeout");
-    expect(err.message).toBe("The orkestr API at https://api.orkestr.eu/v1 did not answer within 40 ms. Check the URL or try again.");
+    expect(err.message).toBe(
+      "The orkestr API at https://api.orkestr.eu/v1 did not answer within 40 ms. Check the URL or try again.",
+    );
   });
 
   it("retries a timed-out GET, not a timed-out exec", async () => {
@@ -217,7 +248,9 @@ describe("timeouts and connection errors", () => {
     let seen: AbortSignal | null = null;
     const fetch = fakeFetch((req) => {
       seen = req.signal;
-      return new Promise<Response>((resolve) => setTimeout(() => resolve(json({ stdout: "ok", stderr: "", exit_code: 0 })), 80));
+      return new Promise<Response>((resolve) =>
+        setTimeout(() => resolve(json({ stdout: "ok", stderr: "", exit_code: 0 })), 80),
+      );
     });
     const c = createOrkestrClient({ baseUrl: BASE, fetch, timeoutMs: 30 });
     const r = await c.exec.run("sbx_1", { command: "sleep 0.05", timeout_seconds: 5 });
@@ -255,7 +288,10 @@ describe("timeouts and connection errors", () => {
 describe("retries", () => {
   it("retries GET on 500/502/503/504/408/429 with exponential backoff and jitter", async () => {
     for (const status of [500, 502, 503, 504, 408, 429]) {
-      const { c, fetch, waits } = client([apiError(status, undefined, "x"), apiError(status, undefined, "x"), json(SANDBOX)], { random: () => 1 });
+      const { c, fetch, waits } = client(
+        [apiError(status, undefined, "x"), apiError(status, undefined, "x"), json(SANDBOX)],
+        { random: () => 1 },
+      );
       const s = await c.sandboxes.get("sbx_1");
       expect(s.id).toBe(SANDBOX.id);
       expect(fetch.calls).toHaveLength(3);
@@ -278,13 +314,20 @@ describe("retries", () => {
 
   it("honours Retry-After as an HTTP date", async () => {
     const now = Date.parse("2025-06-01T12:00:00Z");
-    const { c, waits } = client([apiError(503, "fleet_full", "full", {}, { "Retry-After": "Sun, 01 Jun 2025 12:00:04 GMT" }), json(SANDBOX, { status: 201 })], { now: () => now });
+    const { c, waits } = client(
+      [
+        apiError(503, "fleet_full", "full", {}, { "Retry-After": "Sun, 01 Jun 2025 12:00:04 GMT" }),
+        json(SANDBOX, { status: 201 }),
+      ],
+      { now: () => now },
+    );
     await c.sandboxes.create({ template: "python-3.12" });
     expect(waits).toEqual([4000]);
   });
 
   it("retries 503 fleet_full for any method, up to maxRetries", async () => {
-    const full = () => apiError(503, "fleet_full", "The fleet is momentarily full", { retry_after_seconds: 2 }, { "Retry-After": "2" });
+    const full = () =>
+      apiError(503, "fleet_full", "The fleet is momentarily full", { retry_after_seconds: 2 }, { "Retry-After": "2" });
     const { c, fetch, waits } = client(full);
     const err = await caught(c.sandboxes.resume("sbx_1"));
     expect(err.code).toBe("fleet_full");
@@ -294,7 +337,10 @@ describe("retries", () => {
   });
 
   it("resume succeeds after a fleet_full blip", async () => {
-    const { c, fetch } = client([apiError(503, "fleet_full", "full", {}, { "Retry-After": "1" }), json({ ...SANDBOX, status: "running" })]);
+    const { c, fetch } = client([
+      apiError(503, "fleet_full", "full", {}, { "Retry-After": "1" }),
+      json({ ...SANDBOX, status: "running" }),
+    ]);
     expect((await c.sandboxes.resume("sbx_1", { timeout_seconds: 600 })).status).toBe("running");
     expect(fetch.calls.map((r) => r.body)).toEqual([{ timeout_seconds: 600 }, { timeout_seconds: 600 }]);
   });
@@ -309,7 +355,9 @@ describe("retries", () => {
   });
 
   it("counts every wait against retryMaxSeconds", async () => {
-    const { c, fetch, waits } = client(() => apiError(503, "fleet_full", "full", {}, { "Retry-After": "25" }), { maxRetries: 5 });
+    const { c, fetch, waits } = client(() => apiError(503, "fleet_full", "full", {}, { "Retry-After": "25" }), {
+      maxRetries: 5,
+    });
     await caught(c.sandboxes.create({ template: "python-3.12" }));
     expect(waits).toEqual([25_000, 25_000]);
     expect(fetch.calls).toHaveLength(3);
@@ -336,7 +384,10 @@ describe("retries", () => {
   });
 
   it("never retries 501 not_implemented or 429 concurrency_limit", async () => {
-    for (const r of [() => apiError(501, "not_implemented", "x"), () => apiError(429, "concurrency_limit", "x", {}, { "Retry-After": "1" })]) {
+    for (const r of [
+      () => apiError(501, "not_implemented", "x"),
+      () => apiError(429, "concurrency_limit", "x", {}, { "Retry-After": "1" }),
+    ]) {
       const { c, fetch } = client(r);
       await caught(c.sandboxes.get("sbx_1"));
       expect(fetch.calls).toHaveLength(1);
@@ -391,7 +442,10 @@ describe("lists (§3.16.2)", () => {
   });
 
   it("treats an empty or null cursor as the last page", async () => {
-    for (const body of [{ items: [A], next_cursor: "" }, { items: [A], next_cursor: null }]) {
+    for (const body of [
+      { items: [A], next_cursor: "" },
+      { items: [A], next_cursor: null },
+    ]) {
       const { c } = client(json(body));
       expect((await c.sandboxes.list()).nextCursor).toBeNull();
     }
@@ -406,11 +460,23 @@ describe("lists (§3.16.2)", () => {
 
   it("sends filters in the contract's spelling", async () => {
     const { c, fetch } = client(json([]));
-    await c.sandboxes.list({ status: ["running", "paused"], metadata: { agent_run: "r_42" }, template: "python-3.12", region: "fsn1", limit: 10, cursor: "abc" });
+    await c.sandboxes.list({
+      status: ["running", "paused"],
+      metadata: { agent_run: "r_42" },
+      template: "python-3.12",
+      region: "fsn1",
+      limit: 10,
+      cursor: "abc",
+    });
     const q = fetch.calls[0]!.query;
     expect(q.get("status")).toBe("running,paused");
     expect(q.get("metadata[agent_run]")).toBe("r_42");
-    expect([q.get("template"), q.get("region"), q.get("limit"), q.get("cursor")]).toEqual(["python-3.12", "fsn1", "10", "abc"]);
+    expect([q.get("template"), q.get("region"), q.get("limit"), q.get("cursor")]).toEqual([
+      "python-3.12",
+      "fsn1",
+      "10",
+      "abc",
+    ]);
   });
 
   it("listAll walks every page", async () => {

@@ -1,5 +1,11 @@
 import type { z } from "zod";
-import { OrkestrAbortError, OrkestrConnectionError, OrkestrError, OrkestrParseError, OrkestrTimeoutError } from "./errors.js";
+import {
+  OrkestrAbortError,
+  OrkestrConnectionError,
+  OrkestrError,
+  OrkestrParseError,
+  OrkestrTimeoutError,
+} from "./errors.js";
 import { cursorOf, extractList } from "./pagination.js";
 import { BaseImages } from "./resources/base-images.js";
 import { Exec } from "./resources/exec.js";
@@ -100,7 +106,12 @@ const BACKOFF_CAP_MS = 8_000;
 export function normalizeBaseUrl(input: string): string {
   const trimmed = (input ?? "").trim();
   const invalid = (why: string) =>
-    new OrkestrError({ status: 0, code: "invalid_base_url", detail: `"${trimmed}" is not a usable orkestr API URL: ${why}.`, hint: "Use a URL such as https://api.orkestr.eu." });
+    new OrkestrError({
+      status: 0,
+      code: "invalid_base_url",
+      detail: `"${trimmed}" is not a usable orkestr API URL: ${why}.`,
+      hint: "Use a URL such as https://api.orkestr.eu.",
+    });
   if (!trimmed) throw invalid("it is empty");
   if (/[?#]/.test(trimmed)) throw invalid("it must not contain a query or fragment");
   if (!trimmed.startsWith("/")) {
@@ -161,7 +172,12 @@ export class OrkestrCore {
     this.baseUrl = normalizeBaseUrl(options.baseUrl);
     this.token = options.token ?? null;
     const g = globalThis as { fetch?: FetchLike };
-    if (!options.fetch && !g.fetch) throw new OrkestrError({ status: 0, code: "no_fetch", detail: "No fetch implementation is available; pass one as options.fetch." });
+    if (!options.fetch && !g.fetch)
+      throw new OrkestrError({
+        status: 0,
+        code: "no_fetch",
+        detail: "No fetch implementation is available; pass one as options.fetch.",
+      });
     // Looked up per call (a framework may patch it later) and never called as a method of this
     // object: browsers throw "Illegal invocation" for fetch with a foreign `this`.
     this.fetchImpl = options.fetch ?? ((input, init) => (g.fetch as FetchLike)(input, init));
@@ -206,19 +222,34 @@ export class OrkestrCore {
    * <extraKeys>: [...]}`; the cursor from `X-Next-Cursor`, `X-Next-Token`, `next_cursor` or
    * `nextCursor`.
    */
-  async list<S extends z.ZodType>(req: CoreRequest & { item: S; keys?: readonly string[] }): Promise<Page<z.output<S>>> {
+  async list<S extends z.ZodType>(
+    req: CoreRequest & { item: S; keys?: readonly string[] },
+  ): Promise<Page<z.output<S>>> {
     const { response, text } = await this.send(req);
     const body = this.parseJson(req, response, text ?? "", []);
     const found = extractList(body, req.keys ?? []);
     if (!found) {
-      throw this.parseError(req, response, "expected a list (a JSON array, or an object with items, data, sandboxes or results)", text ?? "");
+      throw this.parseError(
+        req,
+        response,
+        "expected a list (a JSON array, or an object with items, data, sandboxes or results)",
+        text ?? "",
+      );
     }
     const items = found.items.map((item, i) => {
       const r = req.item.safeParse(item);
-      if (!r.success) throw this.parseError(req, response, `item ${i}: ${summarizeIssues(r.error)}`, JSON.stringify(item).slice(0, 500), r.error);
+      if (!r.success)
+        throw this.parseError(
+          req,
+          response,
+          `item ${i}: ${summarizeIssues(r.error)}`,
+          JSON.stringify(item).slice(0, 500),
+          r.error,
+        );
       return r.data as z.output<S>;
     });
-    const nextCursor = cursorOf(response.headers.get("x-next-cursor")) ?? cursorOf(response.headers.get("x-next-token")) ?? found.cursor;
+    const nextCursor =
+      cursorOf(response.headers.get("x-next-cursor")) ?? cursorOf(response.headers.get("x-next-token")) ?? found.cursor;
     return { items, nextCursor };
   }
 
@@ -263,7 +294,10 @@ export class OrkestrCore {
     return this.sleep(ms, signal);
   }
 
-  private async once(req: CoreRequest, idempotencyKey: string | undefined): Promise<{ response: Response; text: string | null }> {
+  private async once(
+    req: CoreRequest,
+    idempotencyKey: string | undefined,
+  ): Promise<{ response: Response; text: string | null }> {
     const opts = req.options ?? {};
     const url = this.url(req.path, req.query);
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
@@ -273,7 +307,8 @@ export class OrkestrCore {
 
     // Header names are case-insensitive: set() keeps one value per name, the last one winning.
     const headers = new Headers({ Accept: "application/json" });
-    const setAll = (h: Record<string, string> | undefined) => Object.entries(h ?? {}).forEach(([k, v]) => headers.set(k, v));
+    const setAll = (h: Record<string, string> | undefined) =>
+      Object.entries(h ?? {}).forEach(([k, v]) => headers.set(k, v));
     setAll(this.defaultHeaders);
     if (this.token) headers.set("Authorization", `Bearer ${this.token}`);
     let body: string | Uint8Array | ReadableStream<Uint8Array> | Blob | undefined;
@@ -303,7 +338,11 @@ export class OrkestrCore {
       return new OrkestrConnectionError({
         baseUrl: this.baseUrl,
         cause: e,
-        ...(during === "request" ? {} : { detail: `The connection to the orkestr API at ${this.baseUrl} broke while reading the response. Try again.` }),
+        ...(during === "request"
+          ? {}
+          : {
+              detail: `The connection to the orkestr API at ${this.baseUrl} broke while reading the response. Try again.`,
+            }),
         ...ctx,
       });
     };
@@ -345,7 +384,15 @@ export class OrkestrCore {
         } catch (e) {
           if (timedOut || userSignal?.aborted) throw failure(e, "body");
         }
-        throw OrkestrError.fromResponse({ status: response.status, statusText: response.statusText, headers: response.headers, text, baseUrl: this.baseUrl, now: this.now(), ...ctx });
+        throw OrkestrError.fromResponse({
+          status: response.status,
+          statusText: response.statusText,
+          headers: response.headers,
+          text,
+          baseUrl: this.baseUrl,
+          now: this.now(),
+          ...ctx,
+        });
       }
       if (req.stream) {
         // The caller reads the body; the caller's signal must still be able to cancel it.
@@ -374,18 +421,36 @@ export class OrkestrCore {
       return JSON.parse(text) as unknown;
     } catch (e) {
       const type = response.headers.get("content-type") ?? "unknown type";
-      throw this.parseError(req, response, `the ${response.status} response is not JSON (${type})`, text.slice(0, 500), e);
+      throw this.parseError(
+        req,
+        response,
+        `the ${response.status} response is not JSON (${type})`,
+        text.slice(0, 500),
+        e,
+      );
     }
   }
 
-  private parse<S extends z.ZodType>(req: CoreRequest, response: Response, text: string, schema: S, emptyAs: unknown): z.output<S> {
+  private parse<S extends z.ZodType>(
+    req: CoreRequest,
+    response: Response,
+    text: string,
+    schema: S,
+    emptyAs: unknown,
+  ): z.output<S> {
     const body = this.parseJson(req, response, text, emptyAs);
     const r = schema.safeParse(body);
     if (!r.success) throw this.parseError(req, response, summarizeIssues(r.error), text.slice(0, 500), r.error);
     return r.data as z.output<S>;
   }
 
-  parseError(req: Pick<CoreRequest, "method" | "path" | "query">, response: Response | null, problem: string, excerpt: string, cause?: unknown): OrkestrParseError {
+  parseError(
+    req: Pick<CoreRequest, "method" | "path" | "query">,
+    response: Response | null,
+    problem: string,
+    excerpt: string,
+    cause?: unknown,
+  ): OrkestrParseError {
     return new OrkestrParseError({
       baseUrl: this.baseUrl,
       upstreamStatus: response?.status ?? 0,
@@ -416,7 +481,9 @@ export function retryDecision(err: OrkestrError, retryable: boolean): { afterMs?
 
 /** One line naming the first few schema mismatches: `status: expected string, received number`. */
 export function summarizeIssues(err: z.ZodError): string {
-  const parts = err.issues.slice(0, 3).map((i) => `${i.path.length ? i.path.map(String).join(".") : "(root)"}: ${i.message}`);
+  const parts = err.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.length ? i.path.map(String).join(".") : "(root)"}: ${i.message}`);
   if (err.issues.length > 3) parts.push(`and ${err.issues.length - 3} more`);
   return parts.join("; ");
 }

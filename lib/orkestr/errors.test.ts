@@ -1,12 +1,28 @@
 import { describe, expect, it } from "vitest";
-import { codeForStatus, OrkestrAbortError, OrkestrConnectionError, OrkestrError, OrkestrParseError, OrkestrTimeoutError, parseRetryAfter, readableDetail } from "./errors.js";
+import {
+  codeForStatus,
+  OrkestrAbortError,
+  OrkestrConnectionError,
+  OrkestrError,
+  OrkestrParseError,
+  OrkestrTimeoutError,
+  parseRetryAfter,
+  readableDetail,
+} from "./errors.js";
 import { ERRORS, HTML_502, VALIDATION_ERROR } from "./testing/contract-examples.js";
 
 const BASE = "https://api.orkestr.eu/v1";
 
 function fromBody(status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = typeof body === "string" ? body : JSON.stringify(body);
-  return OrkestrError.fromResponse({ status, headers: new Headers(headers), text, baseUrl: BASE, method: "GET", url: `${BASE}/x` });
+  return OrkestrError.fromResponse({
+    status,
+    headers: new Headers(headers),
+    text,
+    baseUrl: BASE,
+    method: "GET",
+    url: `${BASE}/x`,
+  });
 }
 
 describe("OrkestrError.fromResponse", () => {
@@ -29,19 +45,26 @@ describe("OrkestrError.fromResponse", () => {
   });
 
   it("says what to do for well-known codes", () => {
-    expect(fromBody(503, { detail: "The fleet is momentarily full", code: "fleet_full" }, { "Retry-After": "30" }).message).toBe(
-      "The fleet is momentarily full. orkestr has no free capacity right now; try again in 30 s.",
-    );
+    expect(
+      fromBody(503, { detail: "The fleet is momentarily full", code: "fleet_full" }, { "Retry-After": "30" }).message,
+    ).toBe("The fleet is momentarily full. orkestr has no free capacity right now; try again in 30 s.");
     expect(fromBody(401, { detail: "Not authenticated", code: "unauthorized" }).message).toMatch(/Check the API token/);
-    expect(fromBody(501, { detail: "Snapshots are not implemented", code: "not_implemented" }).message).toMatch(/does not offer this feature/);
+    expect(fromBody(501, { detail: "Snapshots are not implemented", code: "not_implemented" }).message).toMatch(
+      /does not offer this feature/,
+    );
   });
 
   it("renders a FastAPI array detail readably and keeps the raw array", () => {
     const err = fromBody(422, VALIDATION_ERROR);
     expect(err.code).toBe("validation_error");
-    expect(err.detail).toBe("Invalid request: timeout_seconds: Input should be greater than or equal to 10; env.1BAD: env names are letters, digits and _.");
+    expect(err.detail).toBe(
+      "Invalid request: timeout_seconds: Input should be greater than or equal to 10; env.1BAD: env names are letters, digits and _.",
+    );
     expect(err.raw).toEqual(VALIDATION_ERROR.detail);
-    expect(err.fieldErrors).toEqual({ timeout_seconds: "Input should be greater than or equal to 10", "env.1BAD": "env names are letters, digits and _" });
+    expect(err.fieldErrors).toEqual({
+      timeout_seconds: "Input should be greater than or equal to 10",
+      "env.1BAD": "env names are letters, digits and _",
+    });
   });
 
   it("gives a code when FastAPI sends none (dispatch on code always works)", () => {
@@ -64,17 +87,25 @@ describe("OrkestrError.fromResponse", () => {
   });
 
   it("handles empty, plain-text and JSON-without-detail bodies", () => {
-    expect(fromBody(503, "").detail).toBe(`The orkestr API at ${BASE} answered 503 Service Unavailable with an empty body. Try again in a moment.`);
+    expect(fromBody(503, "").detail).toBe(
+      `The orkestr API at ${BASE} answered 503 Service Unavailable with an empty body. Try again in a moment.`,
+    );
     expect(fromBody(500, "upstream connect error or disconnect/reset before headers").detail).toBe(
       `The orkestr API at ${BASE} answered 500 Internal Server Error: upstream connect error or disconnect/reset before headers`,
     );
-    expect(fromBody(500, { oops: true }).detail).toBe(`The orkestr API at ${BASE} answered 500 Internal Server Error without an explanation.`);
+    expect(fromBody(500, { oops: true }).detail).toBe(
+      `The orkestr API at ${BASE} answered 500 Internal Server Error without an explanation.`,
+    );
     expect(fromBody(500, "[1,2]").code).toBe("internal_error");
   });
 
   it("accepts other providers' error shapes", () => {
     // E2B: {code:int, message}
-    const e2b = fromBody(409, { code: 409, message: "sandbox cannot be paused", error_code: "sandbox_capacity_unavailable" });
+    const e2b = fromBody(409, {
+      code: 409,
+      message: "sandbox cannot be paused",
+      error_code: "sandbox_capacity_unavailable",
+    });
     expect(e2b.code).toBe("sandbox_capacity_unavailable");
     expect(e2b.detail).toBe("sandbox cannot be paused");
     const nested = fromBody(400, { error: { code: "bad_thing", message: "that was bad" } });
@@ -85,7 +116,11 @@ describe("OrkestrError.fromResponse", () => {
   });
 
   it("keeps the request id and exposes a safe JSON shape", () => {
-    const err = fromBody(429, { detail: "Slow down", code: "rate_limited" }, { "X-Request-Id": "req_123", "Retry-After": "2" });
+    const err = fromBody(
+      429,
+      { detail: "Slow down", code: "rate_limited" },
+      { "X-Request-Id": "req_123", "Retry-After": "2" },
+    );
     expect(err.requestId).toBe("req_123");
     expect(err.toJSON()).toEqual({ detail: "Slow down", code: "rate_limited", status: 429, retry_after_seconds: 2 });
     expect(JSON.stringify(err)).not.toContain("x-request-id");
@@ -109,11 +144,15 @@ describe("parseRetryAfter", () => {
 
 describe("client-side errors", () => {
   it("connection errors name the host and the cause", () => {
-    const cause = Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }) });
+    const cause = Object.assign(new TypeError("fetch failed"), {
+      cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }),
+    });
     const err = new OrkestrConnectionError({ baseUrl: "http://127.0.0.1:9/v1", cause });
     expect(err.status).toBe(0);
     expect(err.code).toBe("connection_error");
-    expect(err.message).toBe("Could not reach the orkestr API at http://127.0.0.1:9/v1 (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9). Check the URL and that the server is running, then try again.");
+    expect(err.message).toBe(
+      "Could not reach the orkestr API at http://127.0.0.1:9/v1 (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9). Check the URL and that the server is running, then try again.",
+    );
     expect(err.cause).toBe(cause);
   });
 
@@ -130,7 +169,9 @@ describe("client-side errors", () => {
     expect(err.code).toBe("bad_response");
     expect(err.status).toBe(502);
     expect(err.upstreamStatus).toBe(200);
-    expect(err.message).toMatch(/could not read: status: expected string\. The server may not speak the orkestr v1 API/);
+    expect(err.message).toMatch(
+      /could not read: status: expected string\. The server may not speak the orkestr v1 API/,
+    );
   });
 
   it("aborts are their own kind", () => {
@@ -145,12 +186,24 @@ describe("helpers", () => {
     expect(readableDetail("  x ")).toBe("x");
     expect(readableDetail(null)).toBe("");
     expect(readableDetail([])).toBe("");
-    expect(readableDetail(["a", { msg: "b" }, { loc: ["query", "limit"], msg: "too big" }])).toBe("Invalid request: a; b; limit: too big.");
+    expect(readableDetail(["a", { msg: "b" }, { loc: ["query", "limit"], msg: "too big" }])).toBe(
+      "Invalid request: a; b; limit: too big.",
+    );
     expect(readableDetail(42)).toBe("42");
   });
   it("codeForStatus covers the contract statuses", () => {
     expect([400, 401, 403, 404, 409, 410, 413, 422, 429, 501, 503].map(codeForStatus)).toEqual([
-      "bad_request", "unauthorized", "forbidden", "not_found", "conflict", "gone", "payload_too_large", "validation_error", "rate_limited", "not_implemented", "service_unavailable",
+      "bad_request",
+      "unauthorized",
+      "forbidden",
+      "not_found",
+      "conflict",
+      "gone",
+      "payload_too_large",
+      "validation_error",
+      "rate_limited",
+      "not_implemented",
+      "service_unavailable",
     ]);
   });
 });

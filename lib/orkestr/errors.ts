@@ -36,7 +36,10 @@ export class OrkestrError extends Error {
   readonly url?: string;
 
   constructor(init: OrkestrErrorInit) {
-    super(init.hint ? `${/[.!?:]$/.test(init.detail) ? init.detail : `${init.detail}.`} ${init.hint}` : init.detail, init.cause === undefined ? undefined : { cause: init.cause });
+    super(
+      init.hint ? `${/[.!?:]$/.test(init.detail) ? init.detail : `${init.detail}.`} ${init.hint}` : init.detail,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
     this.status = init.status;
     this.code = init.code;
     this.detail = init.detail;
@@ -66,14 +69,28 @@ export class OrkestrError extends Error {
 
   /** The `{detail, code}` shape Baton's own API answers with (never the headers or URL). */
   toJSON(): { detail: string; code: string; status: number; retry_after_seconds?: number } {
-    return { detail: this.detail, code: this.code, status: this.status, ...(this.retryAfterSeconds !== null ? { retry_after_seconds: this.retryAfterSeconds } : {}) };
+    return {
+      detail: this.detail,
+      code: this.code,
+      status: this.status,
+      ...(this.retryAfterSeconds !== null ? { retry_after_seconds: this.retryAfterSeconds } : {}),
+    };
   }
 
   /**
    * Builds the error for a non-2xx response whose body has been read as text. Never throws: an
    * HTML page from a proxy, an empty body or a foreign error shape still give a readable error.
    */
-  static fromResponse(input: { status: number; statusText?: string; headers: Headers; text: string; method?: string; url?: string; baseUrl?: string; now?: number }): OrkestrError {
+  static fromResponse(input: {
+    status: number;
+    statusText?: string;
+    headers: Headers;
+    text: string;
+    method?: string;
+    url?: string;
+    baseUrl?: string;
+    now?: number;
+  }): OrkestrError {
     const { status, headers, text } = input;
     const where = input.baseUrl ?? "the orkestr API";
     let parsed: unknown;
@@ -102,7 +119,9 @@ export class OrkestrError extends Error {
         ? `The orkestr API at ${where} answered ${describeStatus(status, input.statusText)} without an explanation.`
         : nonJsonDetail(status, input.statusText, headers, text, where);
     }
-    const retryAfterSeconds = parseRetryAfter(headers, input.now) ?? (typeof b?.retry_after_seconds === "number" ? b.retry_after_seconds : null);
+    const retryAfterSeconds =
+      parseRetryAfter(headers, input.now) ??
+      (typeof b?.retry_after_seconds === "number" ? b.retry_after_seconds : null);
     return new OrkestrError({
       status,
       code,
@@ -122,7 +141,14 @@ export class OrkestrError extends Error {
 /** No response arrived: DNS failure, refused or reset connection, TLS error. `status` is 0. */
 export class OrkestrConnectionError extends OrkestrError {
   override name = "OrkestrConnectionError";
-  constructor(init: { baseUrl: string; cause?: unknown; detail?: string; code?: string; method?: string; url?: string }) {
+  constructor(init: {
+    baseUrl: string;
+    cause?: unknown;
+    detail?: string;
+    code?: string;
+    method?: string;
+    url?: string;
+  }) {
     const reason = describeCause(init.cause);
     super({
       status: 0,
@@ -168,7 +194,15 @@ export class OrkestrAbortError extends OrkestrError {
 export class OrkestrParseError extends OrkestrError {
   override name = "OrkestrParseError";
   readonly upstreamStatus: number;
-  constructor(init: { baseUrl: string; upstreamStatus: number; problem: string; excerpt?: string; method?: string; url?: string; cause?: unknown }) {
+  constructor(init: {
+    baseUrl: string;
+    upstreamStatus: number;
+    problem: string;
+    excerpt?: string;
+    method?: string;
+    url?: string;
+    cause?: unknown;
+  }) {
     super({
       status: 502,
       code: "bad_response",
@@ -253,14 +287,29 @@ const CODE_BY_STATUS: Record<number, string> = {
 
 /** The code to use when the server sent none (§3.16.1 says dispatch on code, so always give one). */
 export function codeForStatus(status: number): string {
-  return CODE_BY_STATUS[status] ?? (status >= 500 ? "server_error" : status >= 400 ? "client_error" : "unexpected_status");
+  return (
+    CODE_BY_STATUS[status] ?? (status >= 500 ? "server_error" : status >= 400 ? "client_error" : "unexpected_status")
+  );
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
-  405: "Method Not Allowed", 408: "Request Timeout", 409: "Conflict", 410: "Gone", 413: "Payload Too Large",
-  422: "Unprocessable Entity", 429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented",
-  502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+  400: "Bad Request",
+  401: "Unauthorized",
+  402: "Payment Required",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  408: "Request Timeout",
+  409: "Conflict",
+  410: "Gone",
+  413: "Payload Too Large",
+  422: "Unprocessable Entity",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  501: "Not Implemented",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
 };
 
 function describeStatus(status: number, statusText?: string): string {
@@ -268,10 +317,17 @@ function describeStatus(status: number, statusText?: string): string {
   return text ? `${status} ${text}` : String(status);
 }
 
-function nonJsonDetail(status: number, statusText: string | undefined, headers: Headers, text: string, where: string): string {
+function nonJsonDetail(
+  status: number,
+  statusText: string | undefined,
+  headers: Headers,
+  text: string,
+  where: string,
+): string {
   const what = describeStatus(status, statusText);
   const type = headers.get("content-type") ?? "";
-  if (!text.trim()) return `The orkestr API at ${where} answered ${what} with an empty body.${status >= 500 ? " Try again in a moment." : ""}`;
+  if (!text.trim())
+    return `The orkestr API at ${where} answered ${what} with an empty body.${status >= 500 ? " Try again in a moment." : ""}`;
   if (type.includes("html") || /^\s*</.test(text)) {
     const title = /<title[^>]*>([^<]{1,200})<\/title>/i.exec(text)?.[1]?.trim();
     return `The orkestr API at ${where} answered ${what} with an HTML page${title ? ` ("${title}")` : ""} instead of JSON, usually from a proxy or load balancer in front of it.${status >= 500 ? " Try again in a moment; if it persists, check the URL." : " Check the URL."}`;
@@ -306,7 +362,8 @@ function describeCause(cause: unknown): string {
   // undici wraps the system error: TypeError("fetch failed", { cause: Error{code: "ECONNREFUSED"} }).
   for (let depth = 0; depth < 4 && c && typeof c === "object"; depth++) {
     const e = c as { code?: unknown; message?: unknown; cause?: unknown };
-    if (typeof e.code === "string" && /^E[A-Z_]+$|^UND_ERR/.test(e.code)) return `${e.code}${typeof e.message === "string" && e.message ? `: ${e.message}` : ""}`;
+    if (typeof e.code === "string" && /^E[A-Z_]+$|^UND_ERR/.test(e.code))
+      return `${e.code}${typeof e.message === "string" && e.message ? `: ${e.message}` : ""}`;
     if (!e.cause) return typeof e.message === "string" ? e.message : "";
     c = e.cause;
   }

@@ -2,7 +2,14 @@
  * Baton's one typed orkestr client (architecture convention 3). Isomorphic: no Node-only APIs and
  * no secrets, so the browser can use it against Baton's own `/api` with cookie auth.
  */
-export { createOrkestrClient, OrkestrClient, OrkestrCore, normalizeBaseUrl, retryDecision, summarizeIssues } from "./core.js";
+export {
+  createOrkestrClient,
+  OrkestrClient,
+  OrkestrCore,
+  normalizeBaseUrl,
+  retryDecision,
+  summarizeIssues,
+} from "./core.js";
 export type { CoreRequest, FetchLike, Method, OrkestrClientOptions, RequestOptions } from "./core.js";
 export { path, buildQuery } from "./path.js";
 export type { Query, QueryValue } from "./path.js";

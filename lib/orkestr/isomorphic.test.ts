@@ -24,14 +24,19 @@ describe("lib/orkestr is isomorphic", () => {
     expect(files.length).toBeGreaterThan(20);
   });
 
-  it.each(files.map((f) => [path.relative(ROOT, f), f]))("%s uses no Node-only API and no lib/server", (_name, file) => {
-    const code = fs
-      .readFileSync(file, "utf8")
-      .replace(/\/\*[\s\S]*?\*\//g, "")
-      .replace(/^\s*\/\/.*$/gm, "");
-    expect(code).not.toMatch(/from\s+["']node:|require\(|from\s+["'](fs|path|http|https|net|crypto|stream|buffer|url)["']/);
-    expect(code).not.toMatch(/\bBuffer\.|\bprocess\.|__dirname/);
-    expect(code).not.toMatch(/lib\/server|\.\.\/server\//);
-    expect(code).not.toMatch(/["']server-only["']/);
-  });
+  it.each(files.map((f) => [path.relative(ROOT, f), f]))(
+    "%s uses no Node-only API and no lib/server",
+    (_name, file) => {
+      const code = fs
+        .readFileSync(file, "utf8")
+        .replace(/\/\*[\s\S]*?\*\//g, "")
+        .replace(/^\s*\/\/.*$/gm, "");
+      expect(code).not.toMatch(
+        /from\s+["']node:|require\(|from\s+["'](fs|path|http|https|net|crypto|stream|buffer|url)["']/,
+      );
+      expect(code).not.toMatch(/\bBuffer\.|\bprocess\.|__dirname/);
+      expect(code).not.toMatch(/lib\/server|\.\.\/server\//);
+      expect(code).not.toMatch(/["']server-only["']/);
+    },
+  );
 });

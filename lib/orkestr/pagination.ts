@@ -3,14 +3,20 @@ import type { Page } from "./schemas/common.js";
 const LIST_KEYS = ["items", "data", "sandboxes", "results"] as const;
 
 /** A list body in any of the accepted shapes, or null. */
-export function extractList(body: unknown, extraKeys: readonly string[] = []): { items: unknown[]; cursor: string | null } | null {
+export function extractList(
+  body: unknown,
+  extraKeys: readonly string[] = [],
+): { items: unknown[]; cursor: string | null } | null {
   if (Array.isArray(body)) return { items: body, cursor: null };
   if (!body || typeof body !== "object") return null;
   const o = body as Record<string, unknown>;
   for (const key of [...LIST_KEYS, ...extraKeys]) {
     const v = o[key];
     if (Array.isArray(v)) {
-      return { items: v, cursor: cursorOf(o.next_cursor) ?? cursorOf(o.nextCursor) ?? cursorOf(o.next_token) ?? cursorOf(o.nextToken) };
+      return {
+        items: v,
+        cursor: cursorOf(o.next_cursor) ?? cursorOf(o.nextCursor) ?? cursorOf(o.next_token) ?? cursorOf(o.nextToken),
+      };
     }
   }
   return null;
@@ -23,7 +29,10 @@ export function cursorOf(v: unknown): string | null {
 }
 
 /** Every item of every page, fetched lazily; stops if the server repeats a cursor. */
-export async function* paginate<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>, first?: string): AsyncGenerator<T, void, undefined> {
+export async function* paginate<T>(
+  fetchPage: (cursor: string | undefined) => Promise<Page<T>>,
+  first?: string,
+): AsyncGenerator<T, void, undefined> {
   const seen = new Set<string>();
   let cursor = first;
   for (;;) {

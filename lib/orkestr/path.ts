@@ -12,9 +12,11 @@ export type Query = Record<string, QueryValue>;
 export function path(strings: TemplateStringsArray, ...params: readonly unknown[]): string {
   let out = strings[0] ?? "";
   params.forEach((param, i) => {
-    if (typeof param !== "string" && typeof param !== "number") throw invalidPath(`a path parameter must be a string or number, got ${typeof param}`);
+    if (typeof param !== "string" && typeof param !== "number")
+      throw invalidPath(`a path parameter must be a string or number, got ${typeof param}`);
     const value = String(param);
-    if (value === "" || value === "." || value === "..") throw invalidPath(`path parameter ${JSON.stringify(value)} is not allowed`);
+    if (value === "" || value === "." || value === "..")
+      throw invalidPath(`path parameter ${JSON.stringify(value)} is not allowed`);
     out += encodeURIComponent(value) + (strings[i + 1] ?? "");
   });
   const pathname = out.split(/[?#]/)[0] ?? "";

@@ -73,8 +73,13 @@ describe("Sandbox", () => {
     expect(Sandbox.parse({ id: "sbx_1", status: "running" }).template).toBeUndefined();
     expect(Sandbox.parse({ id: "sbx_1", status: "running", created_at: 1717243200 }).created_at).toBe(1717243200);
     expect(Sandbox.parse({ id: "sbx_1", status: "running", volume: "my-cache" }).volume).toBe("my-cache");
-    expect(Sandbox.parse({ id: "sbx_1", status: "running", volume: { id: "vol_1", mount_path: "/persist" } }).volume).toEqual({ id: "vol_1", mount_path: "/persist" });
-    expect(Sandbox.parse({ id: "sbx_1", status: "running", cpu: "2", memory_mb: "4096" })).toMatchObject({ cpu: 2, memory_mb: 4096 });
+    expect(
+      Sandbox.parse({ id: "sbx_1", status: "running", volume: { id: "vol_1", mount_path: "/persist" } }).volume,
+    ).toEqual({ id: "vol_1", mount_path: "/persist" });
+    expect(Sandbox.parse({ id: "sbx_1", status: "running", cpu: "2", memory_mb: "4096" })).toMatchObject({
+      cpu: 2,
+      memory_mb: 4096,
+    });
   });
 
   it("still refuses what is not a sandbox", () => {
@@ -88,7 +93,9 @@ describe("other tolerant readings", () => {
   it("Metrics: sample times as ISO strings or unix seconds, null usage, missing samples", () => {
     const m = Metrics.parse({ ...ex.METRICS, samples: [{ t: 1717243205, cpu_percent: 1, mem_bytes: 2 }] });
     expect(toDate(m.samples[0]!.t)?.toISOString()).toBe("2024-06-01T12:00:05.000Z");
-    expect(Metrics.parse({ sandbox_status: "terminated", lifetime: { cpu_seconds: 1, gb_seconds: 2 } }).samples).toEqual([]);
+    expect(
+      Metrics.parse({ sandbox_status: "terminated", lifetime: { cpu_seconds: 1, gb_seconds: 2 } }).samples,
+    ).toEqual([]);
   });
 
   it("ExecResult fills what a server left out", () => {
@@ -97,13 +104,21 @@ describe("other tolerant readings", () => {
   });
 
   it("Template error as object or string; log lines without data", () => {
-    expect(Template.parse({ ...ex.TEMPLATE, status: "failed", error: ex.TEMPLATE_FAILED_ERROR }).error).toMatchObject({ exit_code: 100 });
+    expect(Template.parse({ ...ex.TEMPLATE, status: "failed", error: ex.TEMPLATE_FAILED_ERROR }).error).toMatchObject({
+      exit_code: 100,
+    });
     expect(Template.parse({ id: "tmpl_1", error: "boom" }).error).toBe("boom");
     expect(TemplateLogLine.parse({ seq: 1 }).data).toBe("");
   });
 
   it("Limits accepts the engine's extra fields and unprefixed names", () => {
-    const l = Limits.parse({ plan: "payg", regions: ["fsn1"], max_timeout_seconds: 86400, capabilities: { pty: { transport: "websocket" } }, isolation: { mode: "bwrap" } });
+    const l = Limits.parse({
+      plan: "payg",
+      regions: ["fsn1"],
+      max_timeout_seconds: 86400,
+      capabilities: { pty: { transport: "websocket" } },
+      isolation: { mode: "bwrap" },
+    });
     expect(l.capabilities).toEqual({ pty: { transport: "websocket" } });
     expect((l as Record<string, unknown>).isolation).toEqual({ mode: "bwrap" });
   });
@@ -113,12 +128,33 @@ describe("other tolerant readings", () => {
   });
 
   it("PtySession as the engine sends it", () => {
-    const p = PtySession.parse({ id: "pty_1", sandbox_id: "sbx_1", status: "running", command: "/bin/bash -l", cwd: "/workspace", cols: 80, rows: 24, viewers: 0, ws_path: "/v1/sandboxes/sbx_1/pty/pty_1/ws", created_at: "2025-06-01T12:00:00Z", exited_at: null, exit_code: null, signal: null });
+    const p = PtySession.parse({
+      id: "pty_1",
+      sandbox_id: "sbx_1",
+      status: "running",
+      command: "/bin/bash -l",
+      cwd: "/workspace",
+      cols: 80,
+      rows: 24,
+      viewers: 0,
+      ws_path: "/v1/sandboxes/sbx_1/pty/pty_1/ws",
+      created_at: "2025-06-01T12:00:00Z",
+      exited_at: null,
+      exit_code: null,
+      signal: null,
+    });
     expect(p.ws_path).toMatch(/\/ws$/);
   });
 
   it("ApiErrorBody accepts string, array, object and foreign shapes", () => {
-    for (const body of [{ detail: "x", code: "y" }, ex.VALIDATION_ERROR, { detail: { msg: "x" } }, { code: 409, message: "m" }, { error: { code: "c" } }, {}]) {
+    for (const body of [
+      { detail: "x", code: "y" },
+      ex.VALIDATION_ERROR,
+      { detail: { msg: "x" } },
+      { code: 409, message: "m" },
+      { error: { code: "c" } },
+      {},
+    ]) {
       expect(ApiErrorBody.safeParse(body).success).toBe(true);
     }
   });
@@ -126,7 +162,14 @@ describe("other tolerant readings", () => {
 
 describe("request bodies are strict-ish", () => {
   it("CreateSandboxBody needs a template or a snapshot", () => {
-    expect(CreateSandboxBody.safeParse({ template: "python-3.12", size: "small", network: "restricted", allow_domains: ["api.example.com"] }).success).toBe(true);
+    expect(
+      CreateSandboxBody.safeParse({
+        template: "python-3.12",
+        size: "small",
+        network: "restricted",
+        allow_domains: ["api.example.com"],
+      }).success,
+    ).toBe(true);
     expect(CreateSandboxBody.safeParse({ snapshot: "snap_1" }).success).toBe(true);
     expect(CreateSandboxBody.safeParse({}).success).toBe(false);
     expect(CreateSandboxBody.safeParse({ template: "python-3.12", size: "huge" }).success).toBe(false);

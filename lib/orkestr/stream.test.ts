@@ -30,7 +30,14 @@ const enc = new TextEncoder();
 
 describe("readLines", () => {
   it("splits on \\n, \\r\\n and \\r, also across chunks", async () => {
-    expect(await collect(readLines(chunked(["a\nb\r\nc\rd", "\r", "\ne\n", "f"])))).toEqual(["a", "b", "c", "d", "e", "f"]);
+    expect(await collect(readLines(chunked(["a\nb\r\nc\rd", "\r", "\ne\n", "f"])))).toEqual([
+      "a",
+      "b",
+      "c",
+      "d",
+      "e",
+      "f",
+    ]);
   });
 
   it("reassembles UTF-8 characters split across chunks", async () => {
@@ -40,7 +47,9 @@ describe("readLines", () => {
   });
 
   it("refuses an endless line", async () => {
-    await expect(collect(readLines(chunked(["x".repeat(100)]), { maxLineLength: 10 }))).rejects.toBeInstanceOf(OrkestrParseError);
+    await expect(collect(readLines(chunked(["x".repeat(100)]), { maxLineLength: 10 }))).rejects.toBeInstanceOf(
+      OrkestrParseError,
+    );
   });
 
   it("turns a broken body into an OrkestrConnectionError", async () => {
@@ -65,7 +74,13 @@ describe("parseStream (SSE and NDJSON)", () => {
   });
 
   it("reads NDJSON, with blank keepalive lines", async () => {
-    expect(await data(['{"stream":"stdout","data":"a"}\n', "\n", '{"stream":"stdout","data":"b"}\n{"is_final":true,"exit_code":0}\n'])).toEqual([
+    expect(
+      await data([
+        '{"stream":"stdout","data":"a"}\n',
+        "\n",
+        '{"stream":"stdout","data":"b"}\n{"is_final":true,"exit_code":0}\n',
+      ]),
+    ).toEqual([
       { stream: "stdout", data: "a" },
       { stream: "stdout", data: "b" },
       { is_final: true, exit_code: 0 },
@@ -82,11 +97,19 @@ describe("parseStream (SSE and NDJSON)", () => {
   });
 
   it("accepts data: with or without the space, CRLF line ends and a missing final newline", async () => {
-    expect(await data(['data:{"a":1}\r\n\r\ndata: {"a":2}\r\n\r\n', 'data: {"a":3}'])).toEqual([{ a: 1 }, { a: 2 }, { a: 3 }]);
+    expect(await data(['data:{"a":1}\r\n\r\ndata: {"a":2}\r\n\r\n', 'data: {"a":3}'])).toEqual([
+      { a: 1 },
+      { a: 2 },
+      { a: 3 },
+    ]);
   });
 
   it("remembers id: and event: lines", async () => {
-    const f = await frames(['id: 7\nevent: exec\ndata: {"type":"exec"}\n\n', 'data: {"type":"file.write"}\n\n', 'id: 9\ndata: {"x":1}\n\n']);
+    const f = await frames([
+      'id: 7\nevent: exec\ndata: {"type":"exec"}\n\n',
+      'data: {"type":"file.write"}\n\n',
+      'id: 9\ndata: {"x":1}\n\n',
+    ]);
     expect(f.map((x) => [x.id, x.event])).toEqual([
       ["7", "exec"],
       ["7", undefined],
@@ -103,7 +126,9 @@ describe("parseStream (SSE and NDJSON)", () => {
   });
 
   it("ignores retry: lines, comments, whitespace lines and [DONE]", async () => {
-    expect(await data(["retry: 1000\n", ":comment\n", "   \n", 'data: {"a":1}\n\n', "data: [DONE]\n\n"])).toEqual([{ a: 1 }]);
+    expect(await data(["retry: 1000\n", ":comment\n", "   \n", 'data: {"a":1}\n\n', "data: [DONE]\n\n"])).toEqual([
+      { a: 1 },
+    ]);
   });
 
   it("throws OrkestrParseError on a frame that is not JSON", async () => {
@@ -162,7 +187,11 @@ describe("terminal frames (§3.16.3)", () => {
   });
 
   it("untilTerminal stops after the final frame", async () => {
-    const out = await collect(untilTerminal(parseStream(chunked(['{"stream":"stdout","data":"a"}\n{"exit_code":0}\n{"stream":"stdout","data":"late"}\n']))));
+    const out = await collect(
+      untilTerminal(
+        parseStream(chunked(['{"stream":"stdout","data":"a"}\n{"exit_code":0}\n{"stream":"stdout","data":"late"}\n'])),
+      ),
+    );
     expect(out.map((f) => f.data)).toEqual([{ stream: "stdout", data: "a" }, { exit_code: 0 }]);
   });
 });
@@ -178,7 +207,10 @@ describe("execEvents", () => {
 
   it("decodes base64 chunks to bytes and text", async () => {
     const bytes = Uint8Array.of(0xff, 0x00, 0x41);
-    const ev = await exec([`data: ${JSON.stringify({ stream: "stdout", data: encodeBase64(bytes), encoding: "base64" })}\n\n`, 'data: {"is_final":true,"exit_code":0}\n\n']);
+    const ev = await exec([
+      `data: ${JSON.stringify({ stream: "stdout", data: encodeBase64(bytes), encoding: "base64" })}\n\n`,
+      'data: {"is_final":true,"exit_code":0}\n\n',
+    ]);
     const out = ev[0] as Extract<ExecStreamEvent, { type: "output" }>;
     expect(out.encoding).toBe("base64");
     expect([...out.bytes]).toEqual([0xff, 0x00, 0x41]);
@@ -197,7 +229,10 @@ describe("execEvents", () => {
       `${JSON.stringify({ stream: "stderr", data: "e" })}\n`,
       '{"exit_code":0}\n',
     ]);
-    const text = ev.filter((e): e is Extract<ExecStreamEvent, { type: "output" }> => e.type === "output" && e.stream === "stdout").map((e) => e.data).join("");
+    const text = ev
+      .filter((e): e is Extract<ExecStreamEvent, { type: "output" }> => e.type === "output" && e.stream === "stdout")
+      .map((e) => e.data)
+      .join("");
     expect(text).toBe("ok ✓");
   });
 
@@ -229,13 +264,18 @@ describe("execEvents", () => {
 
   it("a frame carrying output and the final fields yields both", async () => {
     const ev = await exec(['{"stream":"stdout","data":"last","is_final":true,"exit_code":1}\n']);
-    expect(ev).toMatchObject([{ type: "output", data: "last" }, { type: "exit", exit_code: 1 }]);
+    expect(ev).toMatchObject([
+      { type: "output", data: "last" },
+      { type: "exit", exit_code: 1 },
+    ]);
   });
 
   it("reports a stream that ends without its final frame", async () => {
     const ev = await exec(['data: {"stream":"stdout","data":"a"}\n\n']);
     expect(ev.map((e) => e.type)).toEqual(["output", "error"]);
-    expect((ev[1] as Extract<ExecStreamEvent, { type: "error" }>).error.message).toMatch(/ended before the command finished/);
+    expect((ev[1] as Extract<ExecStreamEvent, { type: "error" }>).error.message).toMatch(
+      /ended before the command finished/,
+    );
   });
 
   it("reports a broken frame as an error event instead of throwing", async () => {
@@ -266,7 +306,10 @@ describe("client.exec.stream / raw", () => {
   });
 
   it("falls back to POST /exec {stream:true} where /exec/stream is missing", async () => {
-    const fetch = fakeFetch([apiError(404, "not_found", "No route POST /v1/sandboxes/sbx_1/exec/stream"), streamResponse(EXEC_STREAM_SSE)]);
+    const fetch = fakeFetch([
+      apiError(404, "not_found", "No route POST /v1/sandboxes/sbx_1/exec/stream"),
+      streamResponse(EXEC_STREAM_SSE),
+    ]);
     const c = createOrkestrClient({ baseUrl: "http://e", token: "t", fetch });
     const ev = await collect(c.exec.stream("sbx_1", "echo"));
     expect(ev.at(-1)?.type).toBe("exit");
@@ -279,7 +322,10 @@ describe("client.exec.stream / raw", () => {
   it("throws errors that arrive before the stream starts", async () => {
     const fetch = fakeFetch(() => apiError(409, "sandbox_paused", "Sandbox sbx_1 is paused; resume it first"));
     const c = createOrkestrClient({ baseUrl: "http://e", token: "t", fetch });
-    await expect(collect(c.exec.stream("sbx_1", "echo"))).rejects.toMatchObject({ code: "sandbox_paused", status: 409 });
+    await expect(collect(c.exec.stream("sbx_1", "echo"))).rejects.toMatchObject({
+      code: "sandbox_paused",
+      status: 409,
+    });
     expect(fetch.calls).toHaveLength(1);
     const notFound = fakeFetch(() => apiError(404, "sandbox_not_found", "Sandbox sbx_x not found"));
     const c2 = createOrkestrClient({ baseUrl: "http://e", token: "t", fetch: notFound });
@@ -317,7 +363,9 @@ describe("client.exec.stream / raw", () => {
 
 describe("proxy helpers", () => {
   it("passthrough forwards only safe headers", async () => {
-    const upstream = json([], { headers: { "X-Next-Cursor": "c2", "Retry-After": "3", "Set-Cookie": "a=b", "X-Internal": "1" } });
+    const upstream = json([], {
+      headers: { "X-Next-Cursor": "c2", "Retry-After": "3", "Set-Cookie": "a=b", "X-Internal": "1" },
+    });
     const h = passthrough(upstream).headers;
     expect(h.get("x-next-cursor")).toBe("c2");
     expect(h.get("retry-after")).toBe("3");

@@ -31,7 +31,10 @@ export interface ParseStreamOptions {
 const MAX_LINE = 16 * 1024 * 1024;
 
 /** Lines of a UTF-8 byte stream; `\n`, `\r\n` and `\r` all end a line. Cancels the body on early exit. */
-export async function* readLines(body: ReadableStream<Uint8Array>, options: ParseStreamOptions = {}): AsyncGenerator<string, void, undefined> {
+export async function* readLines(
+  body: ReadableStream<Uint8Array>,
+  options: ParseStreamOptions = {},
+): AsyncGenerator<string, void, undefined> {
   const reader = body.getReader();
   const decoder = new TextDecoder("utf-8");
   const max = options.maxLineLength ?? MAX_LINE;
@@ -49,7 +52,11 @@ export async function* readLines(body: ReadableStream<Uint8Array>, options: Pars
         chunk = await reader.read();
       } catch (e) {
         if (options.signal?.aborted) return;
-        throw new OrkestrConnectionError({ baseUrl: source, cause: e, detail: `The stream from ${source} broke off before it ended. Try again.` });
+        throw new OrkestrConnectionError({
+          baseUrl: source,
+          cause: e,
+          detail: `The stream from ${source} broke off before it ended. Try again.`,
+        });
       }
       if (chunk.done) {
         finished = true;
@@ -80,7 +87,12 @@ export async function* readLines(body: ReadableStream<Uint8Array>, options: Pars
       }
       buffer = buffer.slice(start);
       if (buffer.length > max) {
-        throw new OrkestrParseError({ baseUrl: source, upstreamStatus: 200, problem: `a stream line is longer than ${max} characters`, excerpt: buffer.slice(0, 200) });
+        throw new OrkestrParseError({
+          baseUrl: source,
+          upstreamStatus: 200,
+          problem: `a stream line is longer than ${max} characters`,
+          excerpt: buffer.slice(0, 200),
+        });
       }
     }
   } finally {
@@ -91,7 +103,10 @@ export async function* readLines(body: ReadableStream<Uint8Array>, options: Pars
 }
 
 /** SSE or NDJSON frames with JSON payloads. Throws OrkestrParseError on a payload that is not JSON. */
-export async function* parseStream(body: ReadableStream<Uint8Array>, options: ParseStreamOptions = {}): AsyncGenerator<StreamFrame, void, undefined> {
+export async function* parseStream(
+  body: ReadableStream<Uint8Array>,
+  options: ParseStreamOptions = {},
+): AsyncGenerator<StreamFrame, void, undefined> {
   const source = options.source ?? "the orkestr API";
   let dataLines: string[] = [];
   let event: string | undefined;
@@ -104,7 +119,13 @@ export async function* parseStream(body: ReadableStream<Uint8Array>, options: Pa
     try {
       data = JSON.parse(trimmed);
     } catch (e) {
-      throw new OrkestrParseError({ baseUrl: source, upstreamStatus: 200, problem: "a stream frame is not JSON", excerpt: trimmed.slice(0, 200), cause: e });
+      throw new OrkestrParseError({
+        baseUrl: source,
+        upstreamStatus: 200,
+        problem: "a stream frame is not JSON",
+        excerpt: trimmed.slice(0, 200),
+        cause: e,
+      });
     }
     const f: StreamFrame = { data, text: trimmed };
     if (event !== undefined) f.event = event;
@@ -207,7 +228,10 @@ export type ExecStreamEvent =
  * connection, an unreadable frame, an error frame or a stream that ends without its final frame
  * all become one last `{type:"error"}` event.
  */
-export async function* execEvents(frames: AsyncIterable<StreamFrame>, options: { source?: string; signal?: AbortSignal } = {}): AsyncGenerator<ExecStreamEvent, void, undefined> {
+export async function* execEvents(
+  frames: AsyncIterable<StreamFrame>,
+  options: { source?: string; signal?: AbortSignal } = {},
+): AsyncGenerator<ExecStreamEvent, void, undefined> {
   const source = options.source ?? "the orkestr API";
   const decoders = new Map<string, InstanceType<typeof TextDecoder>>();
   const decode = (stream: string, bytes: Uint8Array) => {
@@ -221,7 +245,17 @@ export async function* execEvents(frames: AsyncIterable<StreamFrame>, options: {
       try {
         bytes = decodeBase64(data);
       } catch (e) {
-        return { type: "error", error: new OrkestrParseError({ baseUrl: source, upstreamStatus: 200, problem: `a ${stream} chunk says base64 but is not`, excerpt: data.slice(0, 200), cause: e }), raw: data };
+        return {
+          type: "error",
+          error: new OrkestrParseError({
+            baseUrl: source,
+            upstreamStatus: 200,
+            problem: `a ${stream} chunk says base64 but is not`,
+            excerpt: data.slice(0, 200),
+            cause: e,
+          }),
+          raw: data,
+        };
       }
       return { type: "output", stream, data: decode(stream, bytes), bytes, encoding: "base64" };
     }
@@ -255,7 +289,13 @@ export async function* execEvents(frames: AsyncIterable<StreamFrame>, options: {
         return;
       }
       if (terminal) {
-        yield { type: "exit", exit_code: c.exit_code ?? null, duration_ms: c.duration_ms ?? null, timed_out: c.timed_out ?? false, raw: c };
+        yield {
+          type: "exit",
+          exit_code: c.exit_code ?? null,
+          duration_ms: c.duration_ms ?? null,
+          timed_out: c.timed_out ?? false,
+          raw: c,
+        };
         return;
       }
     }
@@ -268,7 +308,10 @@ export async function* execEvents(frames: AsyncIterable<StreamFrame>, options: {
   if (options.signal?.aborted) return;
   yield {
     type: "error",
-    error: new OrkestrConnectionError({ baseUrl: source, detail: `The exec stream from ${source} ended before the command finished (no final frame). The command may still be running; check the sandbox's activity.` }),
+    error: new OrkestrConnectionError({
+      baseUrl: source,
+      detail: `The exec stream from ${source} ended before the command finished (no final frame). The command may still be running; check the sandbox's activity.`,
+    }),
     raw: null,
   };
 }
@@ -284,7 +327,8 @@ const KNOWN_STREAM_ERROR_STATUS: Record<string, number> = {
 /** An error frame inside a started stream (§3.3: `{"is_final":true,"error":"…","code":"…"}`). */
 export function streamError(error: unknown, code: unknown, source: string): OrkestrError {
   const nested = error && typeof error === "object" ? (error as Record<string, unknown>) : null;
-  const c = (typeof code === "string" && code) || (nested && typeof nested.code === "string" && nested.code) || "stream_error";
+  const c =
+    (typeof code === "string" && code) || (nested && typeof nested.code === "string" && nested.code) || "stream_error";
   const detail = readableDetail(error) || `The stream from ${source} reported an error.`;
   return new OrkestrError({ status: KNOWN_STREAM_ERROR_STATUS[c] ?? 502, code: c, detail, raw: error });
 }
@@ -298,7 +342,17 @@ export const STREAM_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
   "X-Accel-Buffering": "no",
 };
 
-const FORWARDED = ["content-type", "retry-after", "x-next-cursor", "x-next-token", "content-length", "content-range", "accept-ranges", "content-disposition", "last-modified"];
+const FORWARDED = [
+  "content-type",
+  "retry-after",
+  "x-next-cursor",
+  "x-next-token",
+  "content-length",
+  "content-range",
+  "accept-ranges",
+  "content-disposition",
+  "last-modified",
+];
 
 /** The upstream headers worth forwarding (never auth or cookies), plus the no-buffering pair. */
 export function passthroughHeaders(upstream: Response, extra: Record<string, string> = {}): Headers {
@@ -339,7 +393,11 @@ export function framesToSse(frames: AsyncIterable<StreamFrame>): ReadableStream<
       const next = await it.next();
       if (next.done) return controller.close();
       const { data, id, event } = next.value;
-      controller.enqueue(encoder.encode(encodeSse(data, { ...(id !== undefined ? { id } : {}), ...(event !== undefined ? { event } : {}) })));
+      controller.enqueue(
+        encoder.encode(
+          encodeSse(data, { ...(id !== undefined ? { id } : {}), ...(event !== undefined ? { event } : {}) }),
+        ),
+      );
     },
     async cancel() {
       await it.return?.();

@@ -76,8 +76,16 @@ async function apiRequest<T>(url: string, init: ApiInit): Promise<{ data: T; res
     }
   }
   if (response.ok) return { data: data as T, response };
-  const body = (typeof data === "object" && data !== null ? data : {}) as { detail?: unknown; code?: unknown; field?: unknown; errors?: unknown };
-  const detail = typeof body.detail === "string" && body.detail.trim() ? body.detail.trim() : `The server answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}.`;
+  const body = (typeof data === "object" && data !== null ? data : {}) as {
+    detail?: unknown;
+    code?: unknown;
+    field?: unknown;
+    errors?: unknown;
+  };
+  const detail =
+    typeof body.detail === "string" && body.detail.trim()
+      ? body.detail.trim()
+      : `The server answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}.`;
   const errors: Record<string, string> = {};
   if (typeof body.errors === "object" && body.errors !== null) {
     for (const [k, v] of Object.entries(body.errors)) if (typeof v === "string") errors[k] = v;

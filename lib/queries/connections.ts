@@ -16,7 +16,11 @@ export const connectionKeys = {
 };
 
 export const connectionQueries = {
-  list: () => queryOptions({ queryKey: connectionKeys.list(), queryFn: ({ signal }) => apiFetch<ConnectionListDto>("/api/connections", { signal }) }),
+  list: () =>
+    queryOptions({
+      queryKey: connectionKeys.list(),
+      queryFn: ({ signal }) => apiFetch<ConnectionListDto>("/api/connections", { signal }),
+    }),
   status: () =>
     queryOptions({
       queryKey: connectionKeys.status(),
@@ -27,9 +31,19 @@ export const connectionQueries = {
 };
 
 export const connectionMutations = {
-  create: (body: { name: string; base_url: string; token: string }) => apiFetch<{ connection: ConnectionDto }>("/api/connections", { method: "POST", body }),
+  create: (body: { name: string; base_url: string; token: string }) =>
+    apiFetch<{ connection: ConnectionDto }>("/api/connections", { method: "POST", body }),
   localEngine: () => apiFetch<{ connection: ConnectionDto }>("/api/connections/local-engine", { method: "POST" }),
-  replaceToken: (id: string, token: string) => apiFetch<{ connection: ConnectionDto }>(`/api/connections/${encodeURIComponent(id)}`, { method: "PATCH", body: { token } }),
-  activate: (id: string) => apiFetch<{ connection: ConnectionDto }>(`/api/connections/${encodeURIComponent(id)}`, { method: "PATCH", body: { active: true } }),
-  remove: (id: string) => apiFetch<{ active: ConnectionDto | null }>(`/api/connections/${encodeURIComponent(id)}`, { method: "DELETE" }),
+  replaceToken: (id: string, token: string) =>
+    apiFetch<{ connection: ConnectionDto }>(`/api/connections/${encodeURIComponent(id)}`, {
+      method: "PATCH",
+      body: { token },
+    }),
+  activate: (id: string) =>
+    apiFetch<{ connection: ConnectionDto }>(`/api/connections/${encodeURIComponent(id)}`, {
+      method: "PATCH",
+      body: { active: true },
+    }),
+  remove: (id: string) =>
+    apiFetch<{ active: ConnectionDto | null }>(`/api/connections/${encodeURIComponent(id)}`, { method: "DELETE" }),
 };

@@ -31,7 +31,9 @@ async function allPages<T>(url: string, signal: AbortSignal): Promise<T[]> {
   let cursor: string | null = null;
   for (let i = 0; i < 10; i++) {
     const sep = url.includes("?") ? "&" : "?";
-    const page: ApiPage<T> = await apiFetchPage<T>(`${url}${sep}limit=100${cursor ? `&cursor=${enc(cursor)}` : ""}`, { signal });
+    const page: ApiPage<T> = await apiFetchPage<T>(`${url}${sep}limit=100${cursor ? `&cursor=${enc(cursor)}` : ""}`, {
+      signal,
+    });
     items.push(...page.items);
     if (!page.nextCursor) break;
     cursor = page.nextCursor;
@@ -44,7 +46,8 @@ export const createOptionQueries = {
   baseImages: () =>
     queryOptions({
       queryKey: createOptionKeys.baseImages(),
-      queryFn: ({ signal }) => apiFetch<BaseImage[]>("/api/v1/base-images", { signal }).then((l) => (Array.isArray(l) ? l : [])),
+      queryFn: ({ signal }) =>
+        apiFetch<BaseImage[]>("/api/v1/base-images", { signal }).then((l) => (Array.isArray(l) ? l : [])),
       staleTime: 5 * 60_000,
     }),
   /**
@@ -52,9 +55,20 @@ export const createOptionQueries = {
    * built-ins too when a server has no /base-images route.
    */
   templates: () =>
-    queryOptions({ queryKey: createOptionKeys.templates(), queryFn: ({ signal }) => allPages<Template>("/api/v1/templates?include_builtin=true", signal) }),
-  volumes: () => queryOptions({ queryKey: createOptionKeys.volumes(), queryFn: ({ signal }) => allPages<Volume>("/api/v1/volumes", signal) }),
-  snapshots: () => queryOptions({ queryKey: createOptionKeys.snapshots(), queryFn: ({ signal }) => allPages<Snapshot>("/api/v1/snapshots", signal) }),
+    queryOptions({
+      queryKey: createOptionKeys.templates(),
+      queryFn: ({ signal }) => allPages<Template>("/api/v1/templates?include_builtin=true", signal),
+    }),
+  volumes: () =>
+    queryOptions({
+      queryKey: createOptionKeys.volumes(),
+      queryFn: ({ signal }) => allPages<Volume>("/api/v1/volumes", signal),
+    }),
+  snapshots: () =>
+    queryOptions({
+      queryKey: createOptionKeys.snapshots(),
+      queryFn: ({ signal }) => allPages<Snapshot>("/api/v1/snapshots", signal),
+    }),
 };
 
 export const sandboxEventKeys = {

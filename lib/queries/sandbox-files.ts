@@ -79,7 +79,10 @@ export const fileQueries = {
     queryOptions({
       queryKey: fileKeys.dir(id, path),
       queryFn: async ({ signal }): Promise<Entry[]> => {
-        const res = await apiFetch<DirectoryListing | FileContent | FileEntry[]>(`/api/v1/sandboxes/${enc(id)}/files?path=${enc(path)}`, { signal });
+        const res = await apiFetch<DirectoryListing | FileContent | FileEntry[]>(
+          `/api/v1/sandboxes/${enc(id)}/files?path=${enc(path)}`,
+          { signal },
+        );
         if (Array.isArray(res)) return normalizeEntries(path, res);
         if ("entries" in res && Array.isArray(res.entries)) return normalizeEntries(path, res.entries);
         throw new ApiError(400, "not_a_directory", `"${path}" is a file, not a folder.`);
@@ -90,10 +93,14 @@ export const fileQueries = {
     queryOptions({
       queryKey: fileKeys.file(id, path),
       queryFn: async ({ signal }): Promise<{ bytes: Uint8Array; size: number | null }> => {
-        const res = await apiFetch<Partial<FileContent> & Partial<DirectoryListing>>(`/api/v1/sandboxes/${enc(id)}/files?path=${enc(path)}`, { signal });
+        const res = await apiFetch<Partial<FileContent> & Partial<DirectoryListing>>(
+          `/api/v1/sandboxes/${enc(id)}/files?path=${enc(path)}`,
+          { signal },
+        );
         const content = res.content;
         if (typeof content !== "string") throw new ApiError(400, "not_a_file", `"${path}" is a folder, not a file.`);
-        const bytes = res.encoding && /^utf-?8$/i.test(res.encoding) ? new TextEncoder().encode(content) : decodeBase64(content);
+        const bytes =
+          res.encoding && /^utf-?8$/i.test(res.encoding) ? new TextEncoder().encode(content) : decodeBase64(content);
         return { bytes, size: typeof res.size === "number" ? res.size : bytes.length };
       },
       // The editor works on what it loaded: no refetch under the user's hands.
@@ -105,12 +112,20 @@ export const fileQueries = {
 export const fileMutations = {
   /** Writes text as UTF-8 (the editor's save). Parents are created by the upstream. */
   writeText: (id: string, path: string, text: string) =>
-    apiFetch<WrittenFile>(`/api/v1/sandboxes/${enc(id)}/files`, { method: "POST", body: { path, content: text, encoding: "utf8" } }),
+    apiFetch<WrittenFile>(`/api/v1/sandboxes/${enc(id)}/files`, {
+      method: "POST",
+      body: { path, content: text, encoding: "utf8" },
+    }),
   /** A small file's bytes in one JSON body (base64). */
   writeBytes: (id: string, path: string, bytes: Uint8Array) =>
-    apiFetch<WrittenFile>(`/api/v1/sandboxes/${enc(id)}/files`, { method: "POST", body: { path, content: encodeBase64(bytes), encoding: "base64" } }),
+    apiFetch<WrittenFile>(`/api/v1/sandboxes/${enc(id)}/files`, {
+      method: "POST",
+      body: { path, content: encodeBase64(bytes), encoding: "base64" },
+    }),
   remove: (id: string, path: string, recursive: boolean) =>
-    apiFetch<void>(`/api/v1/sandboxes/${enc(id)}/files?path=${enc(path)}${recursive ? "&recursive=true" : ""}`, { method: "DELETE" }),
+    apiFetch<void>(`/api/v1/sandboxes/${enc(id)}/files?path=${enc(path)}${recursive ? "&recursive=true" : ""}`, {
+      method: "DELETE",
+    }),
   /**
    * The contract has no mkdir route (POST /files writes files only), so a folder is made with
    * `mkdir -p` through exec, which any v1 server runs. A failure comes back as the command's stderr.
@@ -121,11 +136,18 @@ export const fileMutations = {
       body: { command: `mkdir -p -- ${shellQuote(path)}`, cwd: "/", timeout_seconds: 30 },
     });
     if (res.exit_code !== 0) {
-      throw new ApiError(422, "mkdir_failed", (res.stderr ?? "").trim() || `mkdir exited with code ${res.exit_code ?? "unknown"}.`);
+      throw new ApiError(
+        422,
+        "mkdir_failed",
+        (res.stderr ?? "").trim() || `mkdir exited with code ${res.exit_code ?? "unknown"}.`,
+      );
     }
   },
   presignUpload: (id: string, path: string, maxBytes: number) =>
-    apiFetch<PresignedUrl>(`/api/v1/sandboxes/${enc(id)}/files/presign-upload`, { method: "POST", body: { path, max_bytes: Math.max(1, maxBytes) } }),
+    apiFetch<PresignedUrl>(`/api/v1/sandboxes/${enc(id)}/files/presign-upload`, {
+      method: "POST",
+      body: { path, max_bytes: Math.max(1, maxBytes) },
+    }),
   presignDownload: (id: string, path: string) =>
     apiFetch<PresignedUrl>(`/api/v1/sandboxes/${enc(id)}/files/presign-download`, { method: "POST", body: { path } }),
 };

@@ -38,7 +38,8 @@ export function listApiSearch(filters: ServerFilters, cursor: string | null, lim
 
 export type SandboxListData = InfiniteData<ApiPage<Sandbox>, string | null>;
 
-export const sandboxListKey = (filters: ServerFilters) => [...sandboxKeys.lists(), { view: "table", ...filters }] as const;
+export const sandboxListKey = (filters: ServerFilters) =>
+  [...sandboxKeys.lists(), { view: "table", ...filters }] as const;
 
 /**
  * The list, page after page. `placeholderData: keepPreviousData` keeps the old rows on screen while a
@@ -47,7 +48,8 @@ export const sandboxListKey = (filters: ServerFilters) => [...sandboxKeys.lists(
 export const sandboxListQuery = (filters: ServerFilters) =>
   infiniteQueryOptions({
     queryKey: sandboxListKey(filters),
-    queryFn: ({ pageParam, signal }) => apiFetchPage<Sandbox>(`/api/v1/sandboxes${listApiSearch(filters, pageParam, LIST_PAGE_SIZE)}`, { signal }),
+    queryFn: ({ pageParam, signal }) =>
+      apiFetchPage<Sandbox>(`/api/v1/sandboxes${listApiSearch(filters, pageParam, LIST_PAGE_SIZE)}`, { signal }),
     initialPageParam: (filters.cursor || null) as string | null,
     getNextPageParam: (last) => last.nextCursor,
     placeholderData: keepPreviousData,
@@ -85,7 +87,11 @@ export function fetchSandboxMetrics(id: string, sinceUnixSeconds: number, signal
 }
 
 /** One page of a sandbox's exec events (oldest first), after `cursor`. */
-export function fetchExecEvents(id: string, cursor: string | null, signal?: AbortSignal): Promise<ApiPage<SandboxEvent>> {
+export function fetchExecEvents(
+  id: string,
+  cursor: string | null,
+  signal?: AbortSignal,
+): Promise<ApiPage<SandboxEvent>> {
   const params = new URLSearchParams({ type: "exec,exec.stream", limit: "500" });
   if (cursor) params.set("cursor", cursor);
   return apiFetchPage<SandboxEvent>(`/api/v1/sandboxes/${enc(id)}/events?${params.toString()}`, { signal });

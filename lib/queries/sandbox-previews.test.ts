@@ -22,7 +22,9 @@ describe("parseListeningPorts", () => {
   });
 
   it("keeps the proxy's port when no proxy is set (network open without one, or another provider)", () => {
-    expect(parseListeningPorts(SCAN.replace(/^proxy .*$/m, "proxy  ")).map((p) => p.port)).toEqual([3000, 3128, 5432, 8000]);
+    expect(parseListeningPorts(SCAN.replace(/^proxy .*$/m, "proxy  ")).map((p) => p.port)).toEqual([
+      3000, 3128, 5432, 8000,
+    ]);
   });
 
   it("returns nothing for empty or unrelated output", () => {
@@ -43,7 +45,9 @@ describe("parsePort", () => {
 
 describe("withPreviewToken", () => {
   it("adds orkestr_token to the URL, keeping its path and query", () => {
-    expect(withPreviewToken("http://8000-sbx_a.sbx.localhost:1234/x?y=1", "pvt_a+b")).toBe("http://8000-sbx_a.sbx.localhost:1234/x?y=1&orkestr_token=pvt_a%2Bb");
+    expect(withPreviewToken("http://8000-sbx_a.sbx.localhost:1234/x?y=1", "pvt_a+b")).toBe(
+      "http://8000-sbx_a.sbx.localhost:1234/x?y=1&orkestr_token=pvt_a%2Bb",
+    );
     expect(withPreviewToken("https://3000-sbx_a.sbx.orkestr.run", null)).toBe("https://3000-sbx_a.sbx.orkestr.run");
   });
 });

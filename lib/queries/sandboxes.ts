@@ -36,29 +36,46 @@ export const sandboxQueries = {
   list: (query: Record<string, string | string[] | undefined> = {}) =>
     queryOptions({
       queryKey: sandboxKeys.list(query),
-      queryFn: ({ signal }): Promise<ApiPage<Sandbox>> => apiFetchPage<Sandbox>(`/api/v1/sandboxes${toSearch(query)}`, { signal }),
+      queryFn: ({ signal }): Promise<ApiPage<Sandbox>> =>
+        apiFetchPage<Sandbox>(`/api/v1/sandboxes${toSearch(query)}`, { signal }),
     }),
   detail: (id: string) =>
-    queryOptions({ queryKey: sandboxKeys.detail(id), queryFn: ({ signal }) => apiFetch<Sandbox>(`/api/v1/sandboxes/${enc(id)}`, { signal }) }),
+    queryOptions({
+      queryKey: sandboxKeys.detail(id),
+      queryFn: ({ signal }) => apiFetch<Sandbox>(`/api/v1/sandboxes/${enc(id)}`, { signal }),
+    }),
   /** Samples since `since` (RFC 3339 or unix seconds) and the lifetime totals. */
   metrics: (id: string, since?: string) =>
     queryOptions({
       queryKey: [...sandboxKeys.metrics(id), since ?? null] as const,
-      queryFn: ({ signal }) => apiFetch<Metrics>(`/api/v1/sandboxes/${enc(id)}/metrics${since ? `?since=${enc(since)}` : ""}`, { signal }),
+      queryFn: ({ signal }) =>
+        apiFetch<Metrics>(`/api/v1/sandboxes/${enc(id)}/metrics${since ? `?since=${enc(since)}` : ""}`, { signal }),
     }),
   /** Plan, sizes, regions, templates allowed: changes rarely. */
   limits: () =>
-    queryOptions({ queryKey: sandboxKeys.limits(), queryFn: ({ signal }) => apiFetch<Limits>("/api/v1/sandboxes/limits", { signal }), staleTime: 5 * 60_000 }),
+    queryOptions({
+      queryKey: sandboxKeys.limits(),
+      queryFn: ({ signal }) => apiFetch<Limits>("/api/v1/sandboxes/limits", { signal }),
+      staleTime: 5 * 60_000,
+    }),
 };
 
 export const sandboxMutations = {
   /** `idempotencyKey` makes a retried create (after a timeout) return the first sandbox, not a second. */
   create: (body: CreateSandboxBody, idempotencyKey?: string) =>
-    apiFetch<Sandbox>("/api/v1/sandboxes", { method: "POST", body, headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : undefined }),
+    apiFetch<Sandbox>("/api/v1/sandboxes", {
+      method: "POST",
+      body,
+      headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : undefined,
+    }),
   pause: (id: string) => apiFetch<Sandbox>(`/api/v1/sandboxes/${enc(id)}/pause`, { method: "POST" }),
   resume: (id: string) => apiFetch<Sandbox>(`/api/v1/sandboxes/${enc(id)}/resume`, { method: "POST" }),
   terminate: (id: string) => apiFetch<void>(`/api/v1/sandboxes/${enc(id)}`, { method: "DELETE" }),
   setTimeout: (id: string, timeoutSeconds: number) =>
-    apiFetch<SetTimeoutResult>(`/api/v1/sandboxes/${enc(id)}/timeout`, { method: "POST", body: { timeout_seconds: timeoutSeconds } }),
-  update: (id: string, body: { metadata?: Record<string, string> }) => apiFetch<Sandbox>(`/api/v1/sandboxes/${enc(id)}`, { method: "PATCH", body }),
+    apiFetch<SetTimeoutResult>(`/api/v1/sandboxes/${enc(id)}/timeout`, {
+      method: "POST",
+      body: { timeout_seconds: timeoutSeconds },
+    }),
+  update: (id: string, body: { metadata?: Record<string, string> }) =>
+    apiFetch<Sandbox>(`/api/v1/sandboxes/${enc(id)}`, { method: "PATCH", body }),
 };

@@ -16,7 +16,10 @@ interface Options {
 const dbOf = (opts: Options): Promise<Db> => (opts.db ? Promise.resolve(opts.db) : getMigratedDb());
 
 /** Removes a member from a team (refused for the last owner) and revokes their engine tokens of that team. */
-export async function removeTeamMember(input: { teamId: string; userId: string }, opts: Options = {}): Promise<{ revoked: number }> {
+export async function removeTeamMember(
+  input: { teamId: string; userId: string },
+  opts: Options = {},
+): Promise<{ revoked: number }> {
   const db = await dbOf(opts);
   await removeMember(db, input);
   return { revoked: await revokeEngineAccess(input.userId, { db, teamId: input.teamId }) };

@@ -7,7 +7,13 @@ import { safeNextPath } from "../safe-next-path.js";
 import { REQUEST_PATH_HEADER } from "../security-headers.js";
 import { recordAudit } from "./db/audit.js";
 import { getMigratedDb, type Db } from "./db/index.js";
-import { findValidSession, revokeAllSessionsForUser, revokeSessionById, touchSession, type Session } from "./db/sessions.js";
+import {
+  findValidSession,
+  revokeAllSessionsForUser,
+  revokeSessionById,
+  touchSession,
+  type Session,
+} from "./db/sessions.js";
 import { isFirstRun } from "./db/setup.js";
 import { listMembershipsForUser, type Membership, type Role, type Team } from "./db/teams.js";
 import type { User } from "./db/users.js";
@@ -132,6 +138,11 @@ export async function signOut(current: CurrentUser, info: { ip: string | null })
 export async function signOutEverywhere(current: CurrentUser, info: { ip: string | null }): Promise<number> {
   const db = await getMigratedDb();
   const revoked = await revokeAllSessionsForUser(db, current.user.id);
-  await audit(db, { action: "auth.sign_out_everywhere", userId: current.user.id, ip: info.ip, data: { sessions_revoked: revoked } });
+  await audit(db, {
+    action: "auth.sign_out_everywhere",
+    userId: current.user.id,
+    ip: info.ip,
+    data: { sessions_revoked: revoked },
+  });
   return revoked;
 }

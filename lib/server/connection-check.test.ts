@@ -56,7 +56,12 @@ afterEach(clearFaults);
 describe("checkConnection against the local engine", () => {
   it("accepts a good token and reports plan, regions, engine and latency", async () => {
     const check = await checkConnection(e.origin, tokens.rw, asEngine());
-    expect(check).toMatchObject({ ok: true, baseUrl: e.origin, plan: "payg", engine: { kind: "local", name: "baton-engine" } });
+    expect(check).toMatchObject({
+      ok: true,
+      baseUrl: e.origin,
+      plan: "payg",
+      engine: { kind: "local", name: "baton-engine" },
+    });
     if (!check.ok) throw new Error("unreachable");
     expect(check.regions.length).toBeGreaterThan(0);
     expect(check.latencyMs).toBeGreaterThanOrEqual(0);
@@ -75,7 +80,12 @@ describe("checkConnection against the local engine", () => {
 
   it("refuses an unknown token with bad_token", async () => {
     const check = failed(await checkConnection(e.origin, "ork_thisTokenWasNeverMinted_0000", asEngine()));
-    expect(check).toEqual({ ok: false, code: "bad_token", status: 401, detail: "The token was refused (401). Check it was copied whole and not revoked." });
+    expect(check).toEqual({
+      ok: false,
+      code: "bad_token",
+      status: 401,
+      detail: "The token was refused (401). Check it was copied whole and not revoked.",
+    });
   });
 
   it("names the missing scope of a write-only token", async () => {
@@ -92,7 +102,9 @@ describe("checkConnection against the local engine", () => {
     expect(check.code).toBe("not_orkestr");
     expect(check.status).toBe(404);
     expect(check.detail).toMatch(
-      new RegExp(`^${e.origin.replace(/\./g, "\\.")}/orkestr does not look like an orkestr v1 API \\(GET ${e.origin.replace(/\./g, "\\.")}/orkestr/v1/sandboxes/limits answered 404 Not Found\\)\\. Check the base URL`),
+      new RegExp(
+        `^${e.origin.replace(/\./g, "\\.")}/orkestr does not look like an orkestr v1 API \\(GET ${e.origin.replace(/\./g, "\\.")}/orkestr/v1/sandboxes/limits answered 404 Not Found\\)\\. Check the base URL`,
+      ),
     );
   });
 
@@ -102,7 +114,9 @@ describe("checkConnection against the local engine", () => {
     expect(check.code).toBe("upstream_error");
     expect(check.status).toBe(502);
     // The upstream's own detail ("Injected 502 fault") is logged, not shown.
-    expect(check.detail).toBe(`The orkestr API at ${e.origin} answered 502 Bad Gateway (fault_injected). It is having trouble; try again in a moment.`);
+    expect(check.detail).toBe(
+      `The orkestr API at ${e.origin} answered 502 Bad Gateway (fault_injected). It is having trouble; try again in a moment.`,
+    );
   });
 
   it("does not retry: one injected 500 fails the check", async () => {
@@ -156,19 +170,32 @@ describe("checkConnection without a server", () => {
     const origin = `http://127.0.0.1:${port}`;
     const check = failed(await checkConnection(origin, "ork_abcdefghijklmnop", { localEngineOrigins: [origin] }));
     expect(check.code).toBe("unreachable");
-    expect(check.detail).toMatch(new RegExp(`^Could not reach the server at ${origin.replace(/\./g, "\\.")} \\(ECONNREFUSED.*\\): the connection was refused: nothing is listening on that host and port\\. Check the port and that the server is running\\.$`));
+    expect(check.detail).toMatch(
+      new RegExp(
+        `^Could not reach the server at ${origin.replace(/\./g, "\\.")} \\(ECONNREFUSED.*\\): the connection was refused: nothing is listening on that host and port\\. Check the port and that the server is running\\.$`,
+      ),
+    );
   });
 
   it("returns the URL's own refusal without sending anything", async () => {
     const noDns: Resolver = async (h) => {
       throw new Error(`unexpected lookup ${h}`);
     };
-    expect(await checkConnection("ftp://x", "ork_abcdefghijkl", { resolver: noDns })).toMatchObject({ ok: false, code: "invalid_url" });
-    expect(await checkConnection("https://10.1.2.3", "ork_abcdefghijkl", { resolver: noDns })).toMatchObject({ ok: false, code: "private_address" });
+    expect(await checkConnection("ftp://x", "ork_abcdefghijkl", { resolver: noDns })).toMatchObject({
+      ok: false,
+      code: "invalid_url",
+    });
+    expect(await checkConnection("https://10.1.2.3", "ork_abcdefghijkl", { resolver: noDns })).toMatchObject({
+      ok: false,
+      code: "private_address",
+    });
     const missing: Resolver = async () => {
       throw Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" });
     };
-    expect(await checkConnection("https://nope.example", "ork_abcdefghijkl", { resolver: missing })).toMatchObject({ ok: false, code: "unresolvable_host" });
+    expect(await checkConnection("https://nope.example", "ork_abcdefghijkl", { resolver: missing })).toMatchObject({
+      ok: false,
+      code: "unresolvable_host",
+    });
   });
 
   it("refuses a token with spaces or line breaks before sending it", async () => {
@@ -201,11 +228,32 @@ describe("checkConnection over TLS (guarded fetch, self-signed certificate)", ()
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-tls-"));
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=api.tls.test", "-keyout", path.join(dir, "key.pem"), "-out", path.join(dir, "cert.pem")], { stdio: "ignore" });
-    server = https.createServer({ key: fs.readFileSync(path.join(dir, "key.pem")), cert: fs.readFileSync(path.join(dir, "cert.pem")) }, (_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ plan: "payg" }));
-    });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=api.tls.test",
+        "-keyout",
+        path.join(dir, "key.pem"),
+        "-out",
+        path.join(dir, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
+    server = https.createServer(
+      { key: fs.readFileSync(path.join(dir, "key.pem")), cert: fs.readFileSync(path.join(dir, "cert.pem")) },
+      (_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ plan: "payg" }));
+      },
+    );
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     port = (server.address() as AddressInfo).port;
   });
@@ -219,8 +267,14 @@ describe("checkConnection over TLS (guarded fetch, self-signed certificate)", ()
   it("reports an untrusted certificate as unreachable with a TLS hint", async () => {
     // api.tls.test "resolves" to a public address for the URL check; the test policy of the
     // guarded fetch then lets it connect to the server on 127.0.0.1 under that name.
-    const safe = await assertSafeBaseUrl(`https://api.tls.test:${port}`, { resolver: async () => [{ address: "93.184.216.34", family: 4 }], localEngineOrigins: [] });
-    const f = createGuardedFetch({ resolver: async () => [{ address: "127.0.0.1", family: 4 }], isAllowed: (a) => a === "127.0.0.1" });
+    const safe = await assertSafeBaseUrl(`https://api.tls.test:${port}`, {
+      resolver: async () => [{ address: "93.184.216.34", family: 4 }],
+      localEngineOrigins: [],
+    });
+    const f = createGuardedFetch({
+      resolver: async () => [{ address: "127.0.0.1", family: 4 }],
+      isAllowed: (a) => a === "127.0.0.1",
+    });
     const check = failed(await checkConnection(safe, "ork_abcdefghijklmnop", { fetch: f }));
     expect(check.code).toBe("unreachable");
     expect(check.detail).toMatch(
@@ -287,12 +341,15 @@ describe("checkConnection against servers that are not orkestr", () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  const check = (prefix: string) => checkConnection(`${origin}/${prefix}`, "ork_abcdefghijklmnop", { localEngineOrigins: [origin] });
+  const check = (prefix: string) =>
+    checkConnection(`${origin}/${prefix}`, "ork_abcdefghijklmnop", { localEngineOrigins: [origin] });
 
   it("HTML with 200 → not_orkestr", async () => {
     const c = failed(await check("html"));
     expect(c.code).toBe("not_orkestr");
-    expect(c.detail).toMatch(/\/html does not look like an orkestr v1 API \(GET .*\/html\/v1\/sandboxes\/limits answered 200 with a response that is not JSON \(text\/html\)\)/);
+    expect(c.detail).toMatch(
+      /\/html does not look like an orkestr v1 API \(GET .*\/html\/v1\/sandboxes\/limits answered 200 with a response that is not JSON \(text\/html\)\)/,
+    );
   });
 
   it("JSON without any limits field → not_orkestr", async () => {
@@ -321,7 +378,9 @@ describe("checkConnection against servers that are not orkestr", () => {
   it("a redirect → not_orkestr naming the target", async () => {
     const c = failed(await check("moved"));
     expect(c.code).toBe("not_orkestr");
-    expect(c.detail).toMatch(/answered a redirect \(301\) to https:\/\/api\.orkestr\.eu\/v1\/sandboxes\/limits; if that is the API, use it as the base URL/);
+    expect(c.detail).toMatch(
+      /answered a redirect \(301\) to https:\/\/api\.orkestr\.eu\/v1\/sandboxes\/limits; if that is the API, use it as the base URL/,
+    );
   });
 
   it("an HTML 504 from a proxy → upstream_error with the status", async () => {

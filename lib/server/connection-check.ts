@@ -2,13 +2,21 @@ import "server-only";
 import { createOrkestrClient, type FetchLike } from "../orkestr/core.js";
 import { OrkestrError, OrkestrParseError, OrkestrTimeoutError } from "../orkestr/errors.js";
 import type { Limits } from "../orkestr/schemas/limits.js";
-import { assertSafeBaseUrl, fetchFor, UnsafeUrlError, type SafeBaseUrl, type SafeUrlOptions, type UnsafeUrlCode } from "./ssrf.js";
+import {
+  assertSafeBaseUrl,
+  fetchFor,
+  UnsafeUrlError,
+  type SafeBaseUrl,
+  type SafeUrlOptions,
+  type UnsafeUrlCode,
+} from "./ssrf.js";
 
 // "Does this base URL + token work?", asked when a connection is saved and by the status
 // indicator: one GET of the limits endpoint (alias /v1/limits), a short timeout, no retries, and
 // an answer the Settings page can show as is. Never throws for anything the server does.
 
-export type ConnectionCheckCode = "bad_token" | "insufficient_scope" | "not_orkestr" | "unreachable" | "upstream_error" | UnsafeUrlCode;
+export type ConnectionCheckCode =
+  "bad_token" | "insufficient_scope" | "not_orkestr" | "unreachable" | "upstream_error" | UnsafeUrlCode;
 
 export interface ConnectionCheckOk {
   ok: true;
@@ -43,14 +51,31 @@ export interface CheckConnectionOptions extends SafeUrlOptions {
 }
 
 /** Fields of which at least one is in every orkestr limits answer (the seed lists plan and sizes). */
-const LIMITS_MARKERS = ["plan", "allowed_sizes", "sizes", "max_concurrent", "ram_budget_mb", "regions", "max_timeout_seconds"] as const;
+const LIMITS_MARKERS = [
+  "plan",
+  "allowed_sizes",
+  "sizes",
+  "max_concurrent",
+  "ram_budget_mb",
+  "regions",
+  "max_timeout_seconds",
+] as const;
 
 const LIMITS_PATH = "/v1/sandboxes/limits";
 
 const STATUS_TEXT: Record<number, string> = {
-  400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 410: "Gone",
-  429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway",
-  503: "Service Unavailable", 504: "Gateway Timeout",
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  410: "Gone",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  501: "Not Implemented",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
 };
 
 const statusText = (status: number) => (STATUS_TEXT[status] ? `${status} ${STATUS_TEXT[status]}` : String(status));
@@ -73,7 +98,8 @@ function systemCause(err: unknown): { code?: string; message: string } | null {
   return null;
 }
 
-const TLS_CODES = /^(CERT_|ERR_TLS_|ERR_SSL_|EPROTO$|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|HOSTNAME_MISMATCH$)/;
+const TLS_CODES =
+  /^(CERT_|ERR_TLS_|ERR_SSL_|EPROTO$|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|HOSTNAME_MISMATCH$)/;
 
 function unreachable(base: string, err: OrkestrError, timeoutMs: number, timedOut: boolean): ConnectionCheckFailed {
   const at = `the server at ${base}`;
@@ -86,17 +112,31 @@ function unreachable(base: string, err: OrkestrError, timeoutMs: number, timedOu
   }
   const cause = systemCause(err.cause);
   const code = cause?.code ?? "";
-  const said = cause ? `${code}${cause.message && !cause.message.startsWith(code) ? `: ${cause.message}` : ""}` : err.detail;
+  const said = cause
+    ? `${code}${cause.message && !cause.message.startsWith(code) ? `: ${cause.message}` : ""}`
+    : err.detail;
   if (code === "EPRIVATE_ADDRESS") {
-    return { ok: false, code: "private_address", detail: `Refused to connect to ${base}: ${cause?.message ?? "it resolves to an internal address"}. Baton only connects to public addresses (and the local engine).` };
+    return {
+      ok: false,
+      code: "private_address",
+      detail: `Refused to connect to ${base}: ${cause?.message ?? "it resolves to an internal address"}. Baton only connects to public addresses (and the local engine).`,
+    };
   }
   let why: string;
-  if (code === "ECONNREFUSED") why = "the connection was refused: nothing is listening on that host and port. Check the port and that the server is running";
-  else if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_NONAME") why = "the host name does not resolve. Check the spelling";
-  else if (code === "ECONNRESET" || code === "EPIPE" || code.startsWith("UND_ERR_SOCKET")) why = "the connection was reset. A proxy or firewall may be blocking it; try again";
-  else if (code === "EHOSTUNREACH" || code === "ENETUNREACH" || code === "EADDRNOTAVAIL") why = "there is no network route to the host. Check the URL and this machine's network";
-  else if (code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT") why = "connecting timed out. Check the URL; a firewall may be dropping the connection";
-  else if (TLS_CODES.test(code)) why = "the TLS handshake failed: the server's certificate is not trusted or does not match the host name. Use the API's public https:// URL";
+  if (code === "ECONNREFUSED")
+    why =
+      "the connection was refused: nothing is listening on that host and port. Check the port and that the server is running";
+  else if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_NONAME")
+    why = "the host name does not resolve. Check the spelling";
+  else if (code === "ECONNRESET" || code === "EPIPE" || code.startsWith("UND_ERR_SOCKET"))
+    why = "the connection was reset. A proxy or firewall may be blocking it; try again";
+  else if (code === "EHOSTUNREACH" || code === "ENETUNREACH" || code === "EADDRNOTAVAIL")
+    why = "there is no network route to the host. Check the URL and this machine's network";
+  else if (code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT")
+    why = "connecting timed out. Check the URL; a firewall may be dropping the connection";
+  else if (TLS_CODES.test(code))
+    why =
+      "the TLS handshake failed: the server's certificate is not trusted or does not match the host name. Use the API's public https:// URL";
   else why = "the connection failed. Check the URL and that the server is running";
   return { ok: false, code: "unreachable", detail: `Could not reach ${at} (${clip(said, 160)}): ${why}.` };
 }
@@ -123,15 +163,26 @@ function fromError(base: string, err: OrkestrError, timeoutMs: number, timedOut:
   const { status } = err;
   if (err.code === "redirect_not_followed" || (status >= 300 && status < 400)) {
     const to = err.headers?.get("location");
-    return notOrkestr(base, `answered a redirect (${status})${to ? ` to ${clip(to, 200)}; if that is the API, use it as the base URL` : ""}`, status);
+    return notOrkestr(
+      base,
+      `answered a redirect (${status})${to ? ` to ${clip(to, 200)}; if that is the API, use it as the base URL` : ""}`,
+      status,
+    );
   }
   if (status === 401) {
-    return { ok: false, code: "bad_token", status, detail: "The token was refused (401). Check it was copied whole and not revoked." };
+    return {
+      ok: false,
+      code: "bad_token",
+      status,
+      detail: "The token was refused (401). Check it was copied whole and not revoked.",
+    };
   }
   if (status === 403 && err.code === "insufficient_scope") {
     const body = (isJson ? err.body : {}) as { required_scope?: unknown };
     const scope =
-      typeof body.required_scope === "string" ? body.required_scope : (/\b(sandboxes:[a-z]+)\b/.exec(err.detail)?.[1] ?? "sandboxes:read");
+      typeof body.required_scope === "string"
+        ? body.required_scope
+        : (/\b(sandboxes:[a-z]+)\b/.exec(err.detail)?.[1] ?? "sandboxes:read");
     return {
       ok: false,
       code: "insufficient_scope",
@@ -140,7 +191,12 @@ function fromError(base: string, err: OrkestrError, timeoutMs: number, timedOut:
     };
   }
   if (status === 403 && isJson) {
-    return { ok: false, code: "bad_token", status, detail: `The token was refused (403${err.detail ? `: ${clip(err.detail)}` : ""}). Check it was copied whole and not revoked.` };
+    return {
+      ok: false,
+      code: "bad_token",
+      status,
+      detail: `The token was refused (403${err.detail ? `: ${clip(err.detail)}` : ""}). Check it was copied whole and not revoked.`,
+    };
   }
   if (status === 503 && err.code === "fleet_full") return null; // reachable; the caller reports ok
   if (status >= 500) {
@@ -154,9 +210,20 @@ function fromError(base: string, err: OrkestrError, timeoutMs: number, timedOut:
       detail: `The orkestr API at ${base} answered ${statusText(status)}${isJson ? ` (${err.code})` : ""}. It is having trouble; try again in a moment.`,
     };
   }
-  if (status === 429 || (isJson && ![404, 405, 410].includes(status) && typeof (err.body as { code?: unknown }).code === "string")) {
-    const wait = err.retryAfterSeconds !== null ? ` Try again in ${Math.ceil(err.retryAfterSeconds)} s.` : " Try again in a moment.";
-    return { ok: false, code: "upstream_error", status, detail: `The orkestr API at ${base} answered ${statusText(status)} (${err.code}${err.detail ? `: ${clip(err.detail)}` : ""}).${status === 429 ? wait : ""}` };
+  if (
+    status === 429 ||
+    (isJson && ![404, 405, 410].includes(status) && typeof (err.body as { code?: unknown }).code === "string")
+  ) {
+    const wait =
+      err.retryAfterSeconds !== null
+        ? ` Try again in ${Math.ceil(err.retryAfterSeconds)} s.`
+        : " Try again in a moment.";
+    return {
+      ok: false,
+      code: "upstream_error",
+      status,
+      detail: `The orkestr API at ${base} answered ${statusText(status)} (${err.code}${err.detail ? `: ${clip(err.detail)}` : ""}).${status === 429 ? wait : ""}`,
+    };
   }
   return notOrkestr(base, `answered ${statusText(status)}${isJson ? "" : " without JSON"}`, status);
 }
@@ -168,7 +235,11 @@ function fromError(base: string, err: OrkestrError, timeoutMs: number, timedOut:
  * insufficient_scope, not_orkestr, unreachable, upstream_error, or the URL's invalid_url,
  * private_address, unresolvable_host. A 503 fleet_full counts as reachable (ok, with a warning).
  */
-export async function checkConnection(baseUrl: string | SafeBaseUrl, token: string, opts: CheckConnectionOptions = {}): Promise<ConnectionCheck> {
+export async function checkConnection(
+  baseUrl: string | SafeBaseUrl,
+  token: string,
+  opts: CheckConnectionOptions = {},
+): Promise<ConnectionCheck> {
   let safe: SafeBaseUrl;
   if (typeof baseUrl === "string") {
     try {
@@ -182,7 +253,11 @@ export async function checkConnection(baseUrl: string | SafeBaseUrl, token: stri
   }
   const base = safe.baseUrl;
   if (!/^[\x21-\x7e]+$/.test(token)) {
-    return { ok: false, code: "bad_token", detail: "The token contains spaces, line breaks or other characters a token never has. Paste it again, whole." };
+    return {
+      ok: false,
+      code: "bad_token",
+      detail: "The token contains spaces, line breaks or other characters a token never has. Paste it again, whole.",
+    };
   }
 
   const timeoutMs = opts.timeoutMs ?? 5_000;
@@ -216,7 +291,11 @@ export async function checkConnection(baseUrl: string | SafeBaseUrl, token: stri
   const latencyMs = Math.round(performance.now() - started);
   const body = limits as Record<string, unknown>;
   if (!LIMITS_MARKERS.some((k) => body[k] !== undefined && body[k] !== null)) {
-    return notOrkestr(base, `answered 200 with JSON that has none of the limits fields (${LIMITS_MARKERS.slice(0, 3).join(", ")}…)`, 200);
+    return notOrkestr(
+      base,
+      `answered 200 with JSON that has none of the limits fields (${LIMITS_MARKERS.slice(0, 3).join(", ")}…)`,
+      200,
+    );
   }
   const engineKind = limits.engine?.kind;
   return {
@@ -224,7 +303,9 @@ export async function checkConnection(baseUrl: string | SafeBaseUrl, token: stri
     baseUrl: base,
     plan: limits.plan ?? null,
     regions: limits.regions ?? [],
-    ...(engineKind ? { engine: { kind: engineKind, ...(limits.engine?.name ? { name: limits.engine.name } : {}) } } : {}),
+    ...(engineKind
+      ? { engine: { kind: engineKind, ...(limits.engine?.name ? { name: limits.engine.name } : {}) } }
+      : {}),
     latencyMs,
   };
 }

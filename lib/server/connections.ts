@@ -50,7 +50,14 @@ export async function connectionStatus(userId: string, opts: VaultOptions = {}):
   const { connection: c, check } = result;
   return ConnectionStatusDto.parse({
     state: check.ok ? "ok" : "error",
-    connection: { id: c.id, name: c.name, base_url: c.baseUrl, host: hostOf(c.baseUrl), token_hint: c.tokenHint, is_local_engine: c.isLocalEngine },
+    connection: {
+      id: c.id,
+      name: c.name,
+      base_url: c.baseUrl,
+      host: hostOf(c.baseUrl),
+      token_hint: c.tokenHint,
+      is_local_engine: c.isLocalEngine,
+    },
     detail: check.ok ? (check.warning ?? null) : check.detail,
     code: check.ok ? null : check.code,
     checked_at: checkedAt,

@@ -290,6 +290,10 @@ export function needsRehash(stored: string): boolean {
   if (!parsed) return true;
   const { N, r, p, saltBytes, keyBytes } = SCRYPT_PARAMS;
   return (
-    parsed.N !== N || parsed.r !== r || parsed.p !== p || parsed.salt.length !== saltBytes || parsed.hash.length !== keyBytes
+    parsed.N !== N ||
+    parsed.r !== r ||
+    parsed.p !== p ||
+    parsed.salt.length !== saltBytes ||
+    parsed.hash.length !== keyBytes
   );
 }

@@ -43,7 +43,8 @@ describe("the data directory's permissions (SQLite)", () => {
     useDataDir(dir);
     await start();
     expect(mode(dir)).toBe(0o700);
-    for (const f of ["baton.sqlite", "baton.sqlite-wal", "baton.sqlite-shm", "secret.key"]) expect(mode(path.join(dir, f)), f).toBe(0o600);
+    for (const f of ["baton.sqlite", "baton.sqlite-wal", "baton.sqlite-shm", "secret.key"])
+      expect(mode(path.join(dir, f)), f).toBe(0o600);
   });
 
   it("an older version's world-readable data dir (0755, files 0644) is tightened at start", async () => {
@@ -54,7 +55,8 @@ describe("the data directory's permissions (SQLite)", () => {
     old.pragma("journal_mode = WAL");
     old.exec("create table leftover (x text); insert into leftover values ('secret');");
     fs.writeFileSync(path.join(dir, "secret.key"), `${Buffer.alloc(32, 9).toString("base64url")}\n`);
-    for (const f of ["baton.sqlite", "baton.sqlite-wal", "baton.sqlite-shm", "secret.key"]) fs.chmodSync(path.join(dir, f), 0o644);
+    for (const f of ["baton.sqlite", "baton.sqlite-wal", "baton.sqlite-shm", "secret.key"])
+      fs.chmodSync(path.join(dir, f), 0o644);
     fs.chmodSync(dir, 0o755);
     old.close();
     // (closing the last connection checkpoints and removes the WAL; leave one behind as a crash would)
@@ -66,6 +68,7 @@ describe("the data directory's permissions (SQLite)", () => {
     // Group and other may no longer list or read it; search (x) stays for the engine's sandbox uids.
     expect(mode(dir) & 0o066).toBe(0);
     expect(mode(dir) & 0o700).toBe(0o700);
-    for (const f of ["baton.sqlite", "baton.sqlite-wal", "baton.sqlite-shm", "secret.key"]) expect(mode(path.join(dir, f)), f).toBe(0o600);
+    for (const f of ["baton.sqlite", "baton.sqlite-wal", "baton.sqlite-shm", "secret.key"])
+      expect(mode(path.join(dir, f)), f).toBe(0o600);
   });
 });

@@ -26,11 +26,15 @@ const TOKEN_SHAPE = /^([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
 let keyCache: { vault: Buffer; key: Buffer } | undefined;
 function deviceKey(): Buffer {
   const vault = getVaultKey();
-  if (keyCache?.vault !== vault) keyCache = { vault, key: Buffer.from(hkdfSync("sha256", vault, "baton", "baton/device-cookie/v1", 32)) };
+  if (keyCache?.vault !== vault)
+    keyCache = { vault, key: Buffer.from(hkdfSync("sha256", vault, "baton", "baton/device-cookie/v1", 32)) };
   return keyCache.key;
 }
 
-const mac = (email: string, deviceId: string) => createHmac("sha256", deviceKey()).update(`device:v1\n${normalizeEmail(email)}\n${deviceId}`).digest("base64url");
+const mac = (email: string, deviceId: string) =>
+  createHmac("sha256", deviceKey())
+    .update(`device:v1\n${normalizeEmail(email)}\n${deviceId}`)
+    .digest("base64url");
 
 /** A new device token for a browser that just signed in to `email`. */
 export function issueDeviceToken(email: string): string {

@@ -37,7 +37,12 @@ describe("parseEnv", () => {
   });
 
   it("derives the SQLite path from BATON_DATA_DIR and the engine URL from ORKESTR_ENGINE_PORT", () => {
-    const env = parseEnv({ BATON_DATA_DIR: "/var/lib/baton", ORKESTR_ENGINE_PORT: "9999", PORT: "8080", NODE_ENV: "production" });
+    const env = parseEnv({
+      BATON_DATA_DIR: "/var/lib/baton",
+      ORKESTR_ENGINE_PORT: "9999",
+      PORT: "8080",
+      NODE_ENV: "production",
+    });
     expect(env.database).toEqual({ kind: "sqlite", path: "/var/lib/baton/baton.sqlite" });
     expect(env.ORKESTR_API_URL).toBe("http://127.0.0.1:9999");
     expect(env.PORT).toBe(8080);
@@ -53,9 +58,18 @@ describe("parseEnv", () => {
   });
 
   it("accepts sqlite: paths, including sqlite:/// and :memory:", () => {
-    expect(parseEnv({ DATABASE_URL: "sqlite:/tmp/x.sqlite" }).database).toEqual({ kind: "sqlite", path: "/tmp/x.sqlite" });
-    expect(parseEnv({ DATABASE_URL: "sqlite:///tmp/y.sqlite" }).database).toEqual({ kind: "sqlite", path: "/tmp/y.sqlite" });
-    expect(parseEnv({ DATABASE_URL: "sqlite:rel/z.sqlite" }).database).toEqual({ kind: "sqlite", path: path.resolve("rel/z.sqlite") });
+    expect(parseEnv({ DATABASE_URL: "sqlite:/tmp/x.sqlite" }).database).toEqual({
+      kind: "sqlite",
+      path: "/tmp/x.sqlite",
+    });
+    expect(parseEnv({ DATABASE_URL: "sqlite:///tmp/y.sqlite" }).database).toEqual({
+      kind: "sqlite",
+      path: "/tmp/y.sqlite",
+    });
+    expect(parseEnv({ DATABASE_URL: "sqlite:rel/z.sqlite" }).database).toEqual({
+      kind: "sqlite",
+      path: path.resolve("rel/z.sqlite"),
+    });
     expect(parseEnv({ DATABASE_URL: "sqlite::memory:" }).database).toEqual({ kind: "sqlite", path: ":memory:" });
   });
 
@@ -105,7 +119,11 @@ describe("parseEnv", () => {
     const defaults = parseEnv({ PORT: "8080" });
     expect(defaults).toMatchObject({ BATON_URL: undefined, BATON_TRUSTED_PROXIES: 0 });
     expect(defaults.hostPolicy.summary).toBe("localhost:8080, 127.0.0.1:8080, [::1]:8080");
-    const set = parseEnv({ BATON_URL: "https://Baton.example.com/", BATON_ALLOWED_HOSTS: "lan-name", BATON_TRUSTED_PROXIES: "2" });
+    const set = parseEnv({
+      BATON_URL: "https://Baton.example.com/",
+      BATON_ALLOWED_HOSTS: "lan-name",
+      BATON_TRUSTED_PROXIES: "2",
+    });
     expect(set).toMatchObject({ BATON_URL: "https://baton.example.com", BATON_TRUSTED_PROXIES: 2 });
     expect(set.hostPolicy.summary).toBe("baton.example.com, lan-name");
     expect(issuesOf({ BATON_URL: "baton.example.com", BATON_TRUSTED_PROXIES: "-1" })).toEqual([

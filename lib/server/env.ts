@@ -7,9 +7,7 @@ import { parseHostPolicy, type HostPolicy } from "../host-policy.js";
 // lib/server needs (absolute data dir, a resolved database target, the decoded secret bytes). Values
 // that may hold credentials (DATABASE_URL, BATON_SECRET) are never echoed back in error messages.
 
-export type DatabaseTarget =
-  | { kind: "sqlite"; path: string }
-  | { kind: "postgres"; url: string };
+export type DatabaseTarget = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
 
 export interface ServerEnv {
   NODE_ENV: "development" | "production" | "test";
@@ -180,11 +178,22 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
 
   const database = parseDatabaseUrl(raw.DATABASE_URL, dataDir, issues);
   const apiUrl = parseApiUrl(raw.ORKESTR_API_URL, raw.ORKESTR_ENGINE_PORT, issues);
-  const hosts = parseHostPolicy({ BATON_URL: raw.BATON_URL, BATON_ALLOWED_HOSTS: raw.BATON_ALLOWED_HOSTS, PORT: String(raw.PORT) });
+  const hosts = parseHostPolicy({
+    BATON_URL: raw.BATON_URL,
+    BATON_ALLOWED_HOSTS: raw.BATON_ALLOWED_HOSTS,
+    PORT: String(raw.PORT),
+  });
   issues.push(...hosts.issues);
-  const trustedProxies = raw.BATON_TRUSTED_PROXIES === undefined ? 0 : /^\d{1,2}$/.test(raw.BATON_TRUSTED_PROXIES) ? Number(raw.BATON_TRUSTED_PROXIES) : null;
+  const trustedProxies =
+    raw.BATON_TRUSTED_PROXIES === undefined
+      ? 0
+      : /^\d{1,2}$/.test(raw.BATON_TRUSTED_PROXIES)
+        ? Number(raw.BATON_TRUSTED_PROXIES)
+        : null;
   if (trustedProxies === null) {
-    issues.push(`BATON_TRUSTED_PROXIES must be a number of proxy hops, 0-99 (got ${JSON.stringify(raw.BATON_TRUSTED_PROXIES)})`);
+    issues.push(
+      `BATON_TRUSTED_PROXIES must be a number of proxy hops, 0-99 (got ${JSON.stringify(raw.BATON_TRUSTED_PROXIES)})`,
+    );
   }
 
   if (issues.length > 0) throw new EnvError(issues);

@@ -21,7 +21,9 @@ describe("errors", () => {
     for (const [code, status] of Object.entries(ERROR_CODES)) {
       expect(new AppError(code as keyof typeof ERROR_CODES, "x").status).toBe(status);
     }
-    const { status, body, headers } = await answer(new AppError("rate_limited", "Slow down.", { retryAfterSeconds: 12.2 }));
+    const { status, body, headers } = await answer(
+      new AppError("rate_limited", "Slow down.", { retryAfterSeconds: 12.2 }),
+    );
     expect(status).toBe(429);
     expect(body).toEqual({ detail: "Slow down.", code: "rate_limited", retry_after_seconds: 12.2 });
     expect(headers.get("retry-after")).toBe("13");
@@ -41,7 +43,11 @@ describe("errors", () => {
     expect(status).toBe(422);
     expect(body.code).toBe("validation_error");
     expect(body.detail).toBe("Email: is not a valid email address. Team name: is required. Password: is required.");
-    expect(body.errors).toEqual({ email: "is not a valid email address", team_name: "is required", password: "is required" });
+    expect(body.errors).toEqual({
+      email: "is not a valid email address",
+      team_name: "is required",
+      password: "is required",
+    });
   });
 
   it("issues without a path name the input", () => {
@@ -53,32 +59,57 @@ describe("errors", () => {
     const upstream = OrkestrError.fromResponse({
       status: 503,
       headers: new Headers({ "retry-after": "30", "content-type": "application/json" }),
-      text: JSON.stringify({ detail: "No capacity in eu-central-7 (scheduler pod sched-3 at 10.4.0.12)", code: "fleet_full" }),
+      text: JSON.stringify({
+        detail: "No capacity in eu-central-7 (scheduler pod sched-3 at 10.4.0.12)",
+        code: "fleet_full",
+      }),
     });
     const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
     const { status, body, headers } = await answer(upstream);
     expect(status).toBe(503);
-    expect(body).toEqual({ detail: "orkestr has no free capacity right now (503 fleet_full); Baton did not retry this request. Try again in 30 s.", code: "fleet_full", retry_after_seconds: 30 });
+    expect(body).toEqual({
+      detail:
+        "orkestr has no free capacity right now (503 fleet_full); Baton did not retry this request. Try again in 30 s.",
+      code: "fleet_full",
+      retry_after_seconds: 30,
+    });
     expect(headers.get("retry-after")).toBe("30");
     expect(String(logged.mock.calls[0]?.[0])).toContain("sched-3 at 10.4.0.12");
     logged.mockRestore();
 
-    const notFound = OrkestrError.fromResponse({ status: 404, headers: new Headers(), text: JSON.stringify({ detail: "sandbox sbx_1 not found", code: "not_found" }) });
-    expect(await answer(notFound)).toMatchObject({ status: 404, body: { code: "not_found", detail: "sandbox sbx_1 not found" } });
+    const notFound = OrkestrError.fromResponse({
+      status: 404,
+      headers: new Headers(),
+      text: JSON.stringify({ detail: "sandbox sbx_1 not found", code: "not_found" }),
+    });
+    expect(await answer(notFound)).toMatchObject({
+      status: 404,
+      body: { code: "not_found", detail: "sandbox sbx_1 not found" },
+    });
   });
 
   it("no upstream answer maps to 502, a timeout to 504", async () => {
-    expect((await answer(new OrkestrConnectionError({ baseUrl: "http://x.test", cause: new Error("ECONNREFUSED") }))).status).toBe(502);
+    expect(
+      (await answer(new OrkestrConnectionError({ baseUrl: "http://x.test", cause: new Error("ECONNREFUSED") }))).status,
+    ).toBe(502);
     expect((await answer(new OrkestrTimeoutError({ baseUrl: "http://x.test", timeoutMs: 5000 }))).status).toBe(504);
   });
 
   it("repository errors: conflict 409 (with API aliases), not found 404", async () => {
-    expect(await answer(new DbConflictError("email_taken", "an account with this email address already exists"))).toMatchObject({
+    expect(
+      await answer(new DbConflictError("email_taken", "an account with this email address already exists")),
+    ).toMatchObject({
       status: 409,
       body: { code: "email_taken", detail: "An account with this email address already exists." },
     });
-    expect(await answer(new DbConflictError("setup_done", "Baton is already set up"))).toMatchObject({ status: 409, body: { code: "already_set_up" } });
-    expect(await answer(new DbNotFoundError("connection"))).toMatchObject({ status: 404, body: { code: "not_found", detail: "Connection not found." } });
+    expect(await answer(new DbConflictError("setup_done", "Baton is already set up"))).toMatchObject({
+      status: 409,
+      body: { code: "already_set_up" },
+    });
+    expect(await answer(new DbNotFoundError("connection"))).toMatchObject({
+      status: 404,
+      body: { code: "not_found", detail: "Connection not found." },
+    });
   });
 
   it("internal errors answer 500 (503 for migrations) with a generic detail and a logged reference, never the message", async () => {
@@ -95,7 +126,8 @@ describe("errors", () => {
       expect(status).toBe(500);
       expect(body.code).toBe("internal_error");
       const text = JSON.stringify(body);
-      for (const secret of ["hunter2", "ECONNREFUSED", "email: Invalid", "decrypt", "reading 'id'", "at "]) expect(text).not.toContain(secret);
+      for (const secret of ["hunter2", "ECONNREFUSED", "email: Invalid", "decrypt", "reading 'id'", "at "])
+        expect(text).not.toContain(secret);
       const ref = /reference: ([0-9a-f]{12})\./.exec(String(body.detail))?.[1];
       expect(ref).toBeTruthy();
       expect(log.mock.calls.some((call) => String(call[0]).includes(ref!))).toBe(true);
@@ -107,37 +139,72 @@ describe("errors", () => {
   });
 
   it("a VaultError keeps its status, code, detail and field", async () => {
-    const bad = await answer(new VaultError("bad_token", "The orkestr API at https://api.example.eu refused this token (401).", { field: "token" }));
+    const bad = await answer(
+      new VaultError("bad_token", "The orkestr API at https://api.example.eu refused this token (401).", {
+        field: "token",
+      }),
+    );
     expect(bad).toMatchObject({
       status: 422,
-      body: { code: "bad_token", detail: "The orkestr API at https://api.example.eu refused this token (401).", field: "token", errors: { token: expect.any(String) } },
+      body: {
+        code: "bad_token",
+        detail: "The orkestr API at https://api.example.eu refused this token (401).",
+        field: "token",
+        errors: { token: expect.any(String) },
+      },
     });
     const none = await answer(new VaultError("no_connection", "You have no orkestr connection yet."));
     expect(none.status).toBe(409);
     expect(none.body).toEqual({ code: "no_connection", detail: "You have no orkestr connection yet." });
     expect((await answer(new VaultError("upstream_error", "x", { field: "base_url" }))).status).toBe(502);
     // Every vault code is in the table, with the vault's own status.
-    for (const [code, status] of Object.entries(VAULT_ERROR_STATUS)) expect(ERROR_CODES[code as keyof typeof ERROR_CODES]).toBe(status);
+    for (const [code, status] of Object.entries(VAULT_ERROR_STATUS))
+      expect(ERROR_CODES[code as keyof typeof ERROR_CODES]).toBe(status);
   });
 
   it("an UnsafeUrlError is a 422 about base_url", async () => {
-    const { status, body } = await answer(new UnsafeUrlError("private_address", "http://10.1.2.3 points at a private address (10.1.2.3)."));
+    const { status, body } = await answer(
+      new UnsafeUrlError("private_address", "http://10.1.2.3 points at a private address (10.1.2.3)."),
+    );
     expect(status).toBe(422);
-    expect(body).toEqual({ code: "private_address", detail: "http://10.1.2.3 points at a private address (10.1.2.3).", field: "base_url", errors: { base_url: expect.any(String) } });
-    for (const code of ["invalid_url", "private_address", "unresolvable_host"] as const) expect(ERROR_CODES[code]).toBe(422);
+    expect(body).toEqual({
+      code: "private_address",
+      detail: "http://10.1.2.3 points at a private address (10.1.2.3).",
+      field: "base_url",
+      errors: { base_url: expect.any(String) },
+    });
+    for (const code of ["invalid_url", "private_address", "unresolvable_host"] as const)
+      expect(ERROR_CODES[code]).toBe(422);
   });
 
   it("a LocalEngineError is a 503 with its code and detail, without a field", async () => {
-    const { status, body, headers } = await answer(new LocalEngineError("local_engine_unreachable", "The local engine at http://127.0.0.1:8787 is not running."));
+    const { status, body, headers } = await answer(
+      new LocalEngineError("local_engine_unreachable", "The local engine at http://127.0.0.1:8787 is not running."),
+    );
     expect(status).toBe(503);
-    expect(body).toEqual({ code: "local_engine_unreachable", detail: "The local engine at http://127.0.0.1:8787 is not running." });
+    expect(body).toEqual({
+      code: "local_engine_unreachable",
+      detail: "The local engine at http://127.0.0.1:8787 is not running.",
+    });
     expect(headers.get("retry-after")).toBeNull();
-    for (const code of ["local_engine_secret_missing", "local_engine_unreachable", "local_engine_refused", "local_engine_bad_response"] as const) expect(ERROR_CODES[code]).toBe(503);
+    for (const code of [
+      "local_engine_secret_missing",
+      "local_engine_unreachable",
+      "local_engine_refused",
+      "local_engine_bad_response",
+    ] as const)
+      expect(ERROR_CODES[code]).toBe(503);
   });
 
   it("a connection name conflict is about the name field", async () => {
-    const { status, body } = await answer(new DbConflictError("connection_name_taken", 'you already have a connection named "Prod"'));
+    const { status, body } = await answer(
+      new DbConflictError("connection_name_taken", 'you already have a connection named "Prod"'),
+    );
     expect(status).toBe(409);
-    expect(body).toMatchObject({ code: "connection_name_taken", field: "name", errors: { name: 'You already have a connection named "Prod".' } });
+    expect(body).toMatchObject({
+      code: "connection_name_taken",
+      field: "name",
+      errors: { name: 'You already have a connection named "Prod".' },
+    });
   });
 });

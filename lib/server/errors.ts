@@ -116,7 +116,9 @@ export function validationError(error: z.ZodError, where = "the request"): AppEr
     if (key in errors) continue;
     const message = issueMessage(issue);
     errors[key] = message;
-    const sentence = issue.path.length ? `${humanizePath(issue.path)}: ${message}` : `${where.charAt(0).toUpperCase()}${where.slice(1)}: ${message}`;
+    const sentence = issue.path.length
+      ? `${humanizePath(issue.path)}: ${message}`
+      : `${where.charAt(0).toUpperCase()}${where.slice(1)}: ${message}`;
     sentences.push(/[.!?]$/.test(sentence) ? sentence : `${sentence}.`);
   }
   return new AppError("validation_error", sentences.join(" ") || `Invalid ${where}.`, { errors });
@@ -131,10 +133,22 @@ function logInternal(reference: string, err: unknown, context?: string): void {
   console.error(`[baton] ${context ? `${context}: ` : ""}internal error (ref ${reference}):`, err);
 }
 
-function internal(err: unknown, context?: string, status = 500, code: ErrorCode = "internal_error", what = "Something went wrong on the Baton server"): { status: number; body: ErrorBody } {
+function internal(
+  err: unknown,
+  context?: string,
+  status = 500,
+  code: ErrorCode = "internal_error",
+  what = "Something went wrong on the Baton server",
+): { status: number; body: ErrorBody } {
   const reference = newReference();
   logInternal(reference, err, context);
-  return { status, body: { detail: `${what}. Try again; if it keeps happening, give the administrator this reference: ${reference}.`, code } };
+  return {
+    status,
+    body: {
+      detail: `${what}. Try again; if it keeps happening, give the administrator this reference: ${reference}.`,
+      code,
+    },
+  };
 }
 
 /** What the log keeps of an upstream failure the browser gets Baton's own words for. */
@@ -160,8 +174,10 @@ const UPSTREAM_FAILURE: Record<number, string> = {
  * and that Baton did not retry (the proxy never retries on the browser's behalf).
  */
 export function upstreamFailureDetail(err: { status: number; code: string; retryAfterSeconds: number | null }): string {
-  const when = err.retryAfterSeconds !== null ? ` Try again in ${Math.max(1, Math.ceil(err.retryAfterSeconds))} s.` : "";
-  if (err.code === "fleet_full") return `orkestr has no free capacity right now (${err.status} fleet_full); Baton did not retry this request.${when}`;
+  const when =
+    err.retryAfterSeconds !== null ? ` Try again in ${Math.max(1, Math.ceil(err.retryAfterSeconds))} s.` : "";
+  if (err.code === "fleet_full")
+    return `orkestr has no free capacity right now (${err.status} fleet_full); Baton did not retry this request.${when}`;
   return `The orkestr API ${UPSTREAM_FAILURE[err.status] ?? "had an error"} (${err.status}); Baton did not retry this request.${when}`;
 }
 
@@ -173,7 +189,10 @@ export function upstreamFailureDetail(err: { status: number; code: string; retry
  * always about "base_url"); DbConflictError → 409; DbNotFoundError → 404; MigrationError → 503; everything else (DbRowError,
  * CryptoError, bugs) → 500 with a generic detail and a logged reference.
  */
-export function describeError(err: unknown, context?: string): { status: number; body: ErrorBody; retryAfterSeconds: number | null } {
+export function describeError(
+  err: unknown,
+  context?: string,
+): { status: number; body: ErrorBody; retryAfterSeconds: number | null } {
   if (err instanceof AppError) {
     const body: ErrorBody = { detail: err.detail, code: err.code };
     if (err.errors) body.errors = err.errors;
@@ -183,7 +202,11 @@ export function describeError(err: unknown, context?: string): { status: number;
   if (err instanceof z.ZodError) return describeError(validationError(err), context);
   if (err instanceof PasswordWorkBusyError) {
     const detail = "Baton is checking too many passwords at once. Try again in a moment.";
-    return { status: 503, body: { detail, code: "server_busy", retry_after_seconds: err.retryAfterSeconds }, retryAfterSeconds: err.retryAfterSeconds };
+    return {
+      status: 503,
+      body: { detail, code: "server_busy", retry_after_seconds: err.retryAfterSeconds },
+      retryAfterSeconds: err.retryAfterSeconds,
+    };
   }
   if (err instanceof OrkestrError) {
     // No response at all: the upstream could not be reached (502) or did not answer in time (504).
@@ -225,7 +248,10 @@ export function describeError(err: unknown, context?: string): { status: number;
   }
   if (err instanceof DbConflictError) {
     const detail = err.message.charAt(0).toUpperCase() + err.message.slice(1);
-    const body: ErrorBody = { detail: /[.!?]$/.test(detail) ? detail : `${detail}.`, code: CONFLICT_CODE_ALIASES[err.code] ?? err.code };
+    const body: ErrorBody = {
+      detail: /[.!?]$/.test(detail) ? detail : `${detail}.`,
+      code: CONFLICT_CODE_ALIASES[err.code] ?? err.code,
+    };
     const field = CONFLICT_FIELDS[err.code];
     if (field) {
       body.field = field;
@@ -235,12 +261,20 @@ export function describeError(err: unknown, context?: string): { status: number;
   }
   if (err instanceof DbNotFoundError) {
     const detail = err.message.charAt(0).toUpperCase() + err.message.slice(1);
-    return { status: 404, body: { detail: /[.!?]$/.test(detail) ? detail : `${detail}.`, code: "not_found" }, retryAfterSeconds: null };
+    return {
+      status: 404,
+      body: { detail: /[.!?]$/.test(detail) ? detail : `${detail}.`, code: "not_found" },
+      retryAfterSeconds: null,
+    };
   }
   if (err instanceof MigrationError) {
-    return { ...internal(err, context, 503, "service_unavailable", "The Baton database is not available"), retryAfterSeconds: null };
+    return {
+      ...internal(err, context, 503, "service_unavailable", "The Baton database is not available"),
+      retryAfterSeconds: null,
+    };
   }
-  if (err instanceof DbRowError || err instanceof CryptoError) return { ...internal(err, context), retryAfterSeconds: null };
+  if (err instanceof DbRowError || err instanceof CryptoError)
+    return { ...internal(err, context), retryAfterSeconds: null };
   return { ...internal(err, context), retryAfterSeconds: null };
 }
 

@@ -32,7 +32,11 @@ function signedPath(upstreamUrl: string, requested: string): string {
 }
 
 /** The upstream's presigned answer, its URL replaced by Baton's own route (no signature, no upstream host). */
-export function batonPresigned(sandboxId: string, requestedPath: string, upstream: PresignedUrl): { url: string; method: string; headers: Record<string, string> | null; expires_at: null } {
+export function batonPresigned(
+  sandboxId: string,
+  requestedPath: string,
+  upstream: PresignedUrl,
+): { url: string; method: string; headers: Record<string, string> | null; expires_at: null } {
   return {
     url: batonRawFileUrl(sandboxId, signedPath(upstream.url, requestedPath)),
     method: upstream.method ?? "GET",

@@ -31,7 +31,11 @@ describe("clientIp", () => {
   afterAll(() => markFrontDoor(false));
 
   it("reads only the front door's header, and only in a process that has a front door", () => {
-    const headers = new Headers({ [CLIENT_IP_HEADER]: "::ffff:192.0.2.1", "x-forwarded-for": "198.51.100.1", "x-real-ip": "198.51.100.2" });
+    const headers = new Headers({
+      [CLIENT_IP_HEADER]: "::ffff:192.0.2.1",
+      "x-forwarded-for": "198.51.100.1",
+      "x-real-ip": "198.51.100.2",
+    });
     markFrontDoor(false);
     expect(clientIp(headers)).toBeNull();
     markFrontDoor(true);

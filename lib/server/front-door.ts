@@ -19,7 +19,14 @@ import { CLIENT_IP_HEADER, markFrontDoor, normalizeAddress } from "./request-inf
 //    Forwarded are deleted too: nothing downstream may take them for a proxy's word.
 
 /** Headers only a trusted reverse proxy may set; deleted when there is none. */
-const PROXY_HEADERS = ["x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-forwarded-port", "x-real-ip", "forwarded"] as const;
+const PROXY_HEADERS = [
+  "x-forwarded-for",
+  "x-forwarded-host",
+  "x-forwarded-proto",
+  "x-forwarded-port",
+  "x-real-ip",
+  "forwarded",
+] as const;
 
 /**
  * The client's address with `hops` trusted reverse proxies in front: each proxy appends the address
@@ -30,7 +37,11 @@ const PROXY_HEADERS = ["x-forwarded-for", "x-forwarded-host", "x-forwarded-proto
  * than expected (a request that bypassed a proxy) gives its leftmost entry, as Express's
  * `trust proxy` does; an entry that is not an IP address gives the nearest trusted address.
  */
-export function resolveClientAddress(remoteAddress: string | null | undefined, forwardedFor: string | string[] | null | undefined, hops: number): string | null {
+export function resolveClientAddress(
+  remoteAddress: string | null | undefined,
+  forwardedFor: string | string[] | null | undefined,
+  hops: number,
+): string | null {
   const socket = normalizeAddress(remoteAddress);
   if (hops <= 0) return socket;
   const listed = (Array.isArray(forwardedFor) ? forwardedFor.join(",") : (forwardedFor ?? ""))
@@ -70,7 +81,11 @@ const header = (req: IncomingMessage, name: string): string | undefined => {
 
 type Refusal = { status: 400 | 421; json: { detail: string; code: string }; text: string };
 
-const MISDIRECTED: Refusal = { status: 421, json: HOST_NOT_ALLOWED, text: `421 Misdirected Request\n\n${HOST_NOT_ALLOWED.detail}\n` };
+const MISDIRECTED: Refusal = {
+  status: 421,
+  json: HOST_NOT_ALLOWED,
+  text: `421 Misdirected Request\n\n${HOST_NOT_ALLOWED.detail}\n`,
+};
 const BAD_TARGET: Refusal = {
   status: 400,
   json: { detail: "The request target must be a path (origin-form).", code: "bad_request" },
@@ -130,7 +145,9 @@ export function createFrontDoor(options: FrontDoorOptions = {}): FrontDoor {
       if (!refusal) return false;
       const body = JSON.stringify(refusal.json);
       const reason = refusal.status === 421 ? "Misdirected Request" : "Bad Request";
-      socket.end(`HTTP/1.1 ${refusal.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${refusal.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
       return true;
     },
   };

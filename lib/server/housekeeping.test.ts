@@ -47,16 +47,34 @@ function fakeTimers(): TimerApi & { advance(ms: number): Promise<void> } {
 
 /** Expired, revoked-long-ago and live sessions, and old and fresh rate-limit windows, at `now`. */
 async function seed(db: Db, now: number) {
-  const user = await createUser(db, { email: `hk-${now}-${Math.random().toString(36).slice(2)}@example.com`, passwordHash: null });
+  const user = await createUser(db, {
+    email: `hk-${now}-${Math.random().toString(36).slice(2)}@example.com`,
+    passwordHash: null,
+  });
   const expired = await createSession(db, { userId: user.id, now: now - 40 * DAY, ttlMs: 30 * DAY }); // expired 10 days ago
   const recent = await createSession(db, { userId: user.id, now: now - 31 * DAY, ttlMs: 30 * DAY }); // expired yesterday: kept a week
   const live = await createSession(db, { userId: user.id, now });
-  await db.updateTable("sessions").set({ revoked_at: now - 8 * DAY }).where("id", "=", recent.session.id).execute();
+  await db
+    .updateTable("sessions")
+    .set({ revoked_at: now - 8 * DAY })
+    .where("id", "=", recent.session.id)
+    .execute();
   await hitRateLimit(db, `hk:old:${now}`, { limit: 10, windowMs: 15 * 60_000, now: now - 2 * 60 * 60_000 });
   await hitRateLimit(db, `hk:fresh:${now}`, { limit: 10, windowMs: 15 * 60_000, now });
-  const sessionIds = async () => (await db.selectFrom("sessions").select("id").where("user_id", "=", user.id).execute()).map((r) => r.id).sort();
-  const windows = async () => (await db.selectFrom("login_attempts").select("key").where("key", "like", `hk:%:${now}`).execute()).map((r) => r.key).sort();
-  return { expired: expired.session.id, revoked: recent.session.id, live: live.session.id, fresh: `hk:fresh:${now}`, sessionIds, windows };
+  const sessionIds = async () =>
+    (await db.selectFrom("sessions").select("id").where("user_id", "=", user.id).execute()).map((r) => r.id).sort();
+  const windows = async () =>
+    (await db.selectFrom("login_attempts").select("key").where("key", "like", `hk:%:${now}`).execute())
+      .map((r) => r.key)
+      .sort();
+  return {
+    expired: expired.session.id,
+    revoked: recent.session.id,
+    live: live.session.id,
+    fresh: `hk:fresh:${now}`,
+    sessionIds,
+    windows,
+  };
 }
 
 describe.each(testBackends)("scheduled housekeeping on $name", (backend) => {
@@ -71,7 +89,12 @@ describe.each(testBackends)("scheduled housekeeping on $name", (backend) => {
     const now = Date.UTC(2030, 0, 1);
     const rows = await seed(t.db, now);
     const timers = fakeTimers();
-    const schedule = scheduleHousekeeping({ db: async () => t.db, now: () => now, timers, intervalMs: HOUSEKEEPING.intervalMs });
+    const schedule = scheduleHousekeeping({
+      db: async () => t.db,
+      now: () => now,
+      timers,
+      intervalMs: HOUSEKEEPING.intervalMs,
+    });
     expect(await rows.sessionIds()).toHaveLength(3);
 
     await timers.advance(HOUSEKEEPING.firstDelayMs - 1);

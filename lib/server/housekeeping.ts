@@ -35,7 +35,11 @@ export interface HousekeepingResult {
  * One pass at `now`, unless another process (or this one) already ran one less than `intervalMs`
  * ago: then null. Cheap: one upsert, two indexed or small deletes.
  */
-export async function runHousekeeping(db: Db, now = Date.now(), intervalMs: number = HOUSEKEEPING.intervalMs): Promise<HousekeepingResult | null> {
+export async function runHousekeeping(
+  db: Db,
+  now = Date.now(),
+  intervalMs: number = HOUSEKEEPING.intervalMs,
+): Promise<HousekeepingResult | null> {
   // Claim the period: insert, or move last_run forward only if it is at least a period old. The
   // database serialises the upserts, so of concurrent passes exactly one gets a row back.
   const claimed = await db

@@ -117,14 +117,19 @@ describe("with the engine sharing BATON_DATA_DIR", () => {
     expect(id).toMatch(/^tok_/);
     expect(token).not.toBe(e.token);
     // Reads: the limits check passes.
-    expect(await checkConnection(e.origin, token, { localEngineOrigins: [e.origin] })).toMatchObject({ ok: true, engine: { kind: "local" } });
+    expect(await checkConnection(e.origin, token, { localEngineOrigins: [e.origin] })).toMatchObject({
+      ok: true,
+      engine: { kind: "local" },
+    });
     // Writes: an invalid create is refused for its body (422), not for a missing scope (403).
     const create = await e.api("POST", "/sandboxes", { template: 42 }, { token });
     expect(create.status).toBe(422);
     // A token minted twice is a different token.
     expect((await mintLocalEngineToken({ account: "team-x", label: "again" })).token).not.toBe(token);
     // It acts for the account it was minted in.
-    expect((await e.api("GET", "/sandboxes/limits", undefined, { token })).body).toMatchObject({ account: { name: "team-x" } });
+    expect((await e.api("GET", "/sandboxes/limits", undefined, { token })).body).toMatchObject({
+      account: { name: "team-x" },
+    });
   });
 
   it("revokes a token: the engine refuses it at once; an unknown one counts as revoked", async () => {
@@ -143,7 +148,11 @@ describe("with the engine sharing BATON_DATA_DIR", () => {
   });
 
   it("works when ORKESTR_API_URL is remote but ORKESTR_ENGINE_PORT is the engine's", async () => {
-    useEnv({ BATON_DATA_DIR: e.dataDir!, ORKESTR_API_URL: "https://api.orkestr.eu", ORKESTR_ENGINE_PORT: new URL(e.origin).port });
+    useEnv({
+      BATON_DATA_DIR: e.dataDir!,
+      ORKESTR_API_URL: "https://api.orkestr.eu",
+      ORKESTR_ENGINE_PORT: new URL(e.origin).port,
+    });
     expect(localEngineOrigin()).toBe(e.origin);
     expect(await isLocalEngineAvailable()).toBe(true);
     expect((await mintLocalEngineToken({ account: "default", label: "port" })).token).toMatch(/^ork_/);
@@ -171,7 +180,9 @@ describe("when the local engine is not usable", () => {
     useEnv({ BATON_DATA_DIR: dir, ORKESTR_API_URL: e.origin });
     const err = await caught(mintLocalEngineToken({ account: "default", label: "x" }));
     expect(err.code).toBe("local_engine_refused");
-    expect(err.detail).toMatch(/refused the bootstrap secret from .*\(401\): it belongs to another engine\. Is the engine running with the same BATON_DATA_DIR\?$/);
+    expect(err.detail).toMatch(
+      /refused the bootstrap secret from .*\(401\): it belongs to another engine\. Is the engine running with the same BATON_DATA_DIR\?$/,
+    );
     expect(err.detail).not.toMatch(/not-the-engines-secret/);
   });
 
@@ -180,7 +191,11 @@ describe("when the local engine is not usable", () => {
     useEnv({ BATON_DATA_DIR: e.dataDir!, ORKESTR_API_URL: `http://127.0.0.1:${port}` });
     const status = await localEngineStatus();
     expect(status.available).toBe(false);
-    expect(status.reason).toMatch(new RegExp(`^The local engine at http://127\\.0\\.0\\.1:${port} is not running \\(ECONNREFUSED\\)\\. Start it with: npm run engine$`));
+    expect(status.reason).toMatch(
+      new RegExp(
+        `^The local engine at http://127\\.0\\.0\\.1:${port} is not running \\(ECONNREFUSED\\)\\. Start it with: npm run engine$`,
+      ),
+    );
     const err = await caught(mintLocalEngineToken({ account: "default", label: "x" }));
     expect(err.code).toBe("local_engine_unreachable");
     expect(err.detail).toMatch(/is not running \(ECONNREFUSED\)/);
@@ -192,7 +207,10 @@ describe("when the local engine is not usable", () => {
     });
     await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
     try {
-      useEnv({ BATON_DATA_DIR: e.dataDir!, ORKESTR_API_URL: `http://127.0.0.1:${(slow.address() as AddressInfo).port}` });
+      useEnv({
+        BATON_DATA_DIR: e.dataDir!,
+        ORKESTR_API_URL: `http://127.0.0.1:${(slow.address() as AddressInfo).port}`,
+      });
       const started = Date.now();
       const status = await localEngineStatus();
       const elapsed = Date.now() - started;

@@ -51,7 +51,8 @@ export function bootstrapSecretPath(): string {
   return path.join(getEnv().BATON_DATA_DIR, "engine", "bootstrap.secret");
 }
 
-export type LocalEngineErrorCode = "local_engine_secret_missing" | "local_engine_unreachable" | "local_engine_refused" | "local_engine_bad_response";
+export type LocalEngineErrorCode =
+  "local_engine_secret_missing" | "local_engine_unreachable" | "local_engine_refused" | "local_engine_bad_response";
 
 /** Minting a local engine token failed; `detail` says why and what to do. Status 503 (a server-side setup problem). */
 export class LocalEngineError extends Error {
@@ -109,7 +110,12 @@ export async function localEngineStatus(opts: { timeoutMs?: number } = {}): Prom
   try {
     const res = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(timeoutMs), redirect: "manual" });
     await res.body?.cancel().catch(() => undefined);
-    if (res.status !== 200) return { available: false, origin, reason: `The local engine at ${origin} answered /healthz with ${res.status}.` };
+    if (res.status !== 200)
+      return {
+        available: false,
+        origin,
+        reason: `The local engine at ${origin} answered /healthz with ${res.status}.`,
+      };
     return { available: true, origin };
   } catch (err) {
     const name = (err as Error).name;
@@ -136,7 +142,12 @@ function causeCode(err: unknown): string | undefined {
   return undefined;
 }
 
-const MintResponse = z.object({ token: z.string().regex(/^ork_[A-Za-z0-9_-]{8,}$/), id: z.string().min(1).max(64), scopes: z.array(z.string()), hint: z.string().optional() });
+const MintResponse = z.object({
+  token: z.string().regex(/^ork_[A-Za-z0-9_-]{8,}$/),
+  id: z.string().min(1).max(64),
+  scopes: z.array(z.string()),
+  hint: z.string().optional(),
+});
 
 export const LOCAL_ENGINE_SCOPES = ["sandboxes:read", "sandboxes:write"] as const;
 
@@ -153,7 +164,10 @@ export function engineAccountFor(teamId: string | null, userId: string): string 
  * bootstrap secret) and returns it with its engine id (to revoke it later). The token is shown
  * nowhere: save it at once (connectLocalEngine() in tokens.ts does both). Throws LocalEngineError.
  */
-export async function mintLocalEngineToken(input: { account: string; label: string }, opts: { timeoutMs?: number } = {}): Promise<{ token: string; id: string }> {
+export async function mintLocalEngineToken(
+  input: { account: string; label: string },
+  opts: { timeoutMs?: number } = {},
+): Promise<{ token: string; id: string }> {
   const secret = readBootstrapSecret();
   const origin = localEngineOrigin();
   const timeoutMs = opts.timeoutMs ?? 5_000;
@@ -183,14 +197,20 @@ export async function mintLocalEngineToken(input: { account: string; label: stri
     );
   }
   if (res.status !== 201) {
-    throw new LocalEngineError("local_engine_bad_response", `The local engine at ${origin} could not mint a token (it answered ${res.status}).`);
+    throw new LocalEngineError(
+      "local_engine_bad_response",
+      `The local engine at ${origin} could not mint a token (it answered ${res.status}).`,
+    );
   }
   let parsed: z.infer<typeof MintResponse>;
   try {
     parsed = MintResponse.parse(JSON.parse(text));
   } catch {
     // Neither the body nor the parse error (which quotes the body) is kept: it may hold a token.
-    throw new LocalEngineError("local_engine_bad_response", `The local engine at ${origin} answered the token request with something Baton could not read.`);
+    throw new LocalEngineError(
+      "local_engine_bad_response",
+      `The local engine at ${origin} answered the token request with something Baton could not read.`,
+    );
   }
   return { token: parsed.token, id: parsed.id };
 }
@@ -213,10 +233,21 @@ export async function revokeLocalEngineToken(id: string, opts: { timeoutMs?: num
       redirect: "manual",
     });
   } catch (err) {
-    throw new LocalEngineError("local_engine_unreachable", `The local engine at ${origin} could not be reached to revoke token ${id} (${causeCode(err) ?? "connection failed"}).`, { cause: err });
+    throw new LocalEngineError(
+      "local_engine_unreachable",
+      `The local engine at ${origin} could not be reached to revoke token ${id} (${causeCode(err) ?? "connection failed"}).`,
+      { cause: err },
+    );
   }
   await res.body?.cancel().catch(() => undefined);
   if (res.status === 204 || res.status === 404) return;
-  if (res.status === 401 || res.status === 403) throw new LocalEngineError("local_engine_refused", `The local engine at ${origin} refused the bootstrap secret while revoking token ${id} (${res.status}).`);
-  throw new LocalEngineError("local_engine_bad_response", `The local engine at ${origin} could not revoke token ${id} (it answered ${res.status}).`);
+  if (res.status === 401 || res.status === 403)
+    throw new LocalEngineError(
+      "local_engine_refused",
+      `The local engine at ${origin} refused the bootstrap secret while revoking token ${id} (${res.status}).`,
+    );
+  throw new LocalEngineError(
+    "local_engine_bad_response",
+    `The local engine at ${origin} could not revoke token ${id} (it answered ${res.status}).`,
+  );
 }

@@ -102,7 +102,10 @@ export async function buildAuthOptions(opts: { secure: boolean; attempt?: SignIn
         const sid = typeof token.sid === "string" ? token.sid : null;
         const current = sid ? await resolveSession(await getMigratedDb(), sid) : null;
         if (!current) throw new SessionEndedError();
-        return { expires: current.session.expiresAt.toISOString(), user: { name: current.user.name, email: current.user.email } };
+        return {
+          expires: current.session.expiresAt.toISOString(),
+          user: { name: current.user.name, email: current.user.email },
+        };
       },
     },
     events: {
@@ -167,10 +170,22 @@ class CapturedResponse {
 
 async function callNextAuth(
   options: AuthOptions,
-  input: { route: string[]; method: "GET" | "POST"; headers: Record<string, string>; cookies: Record<string, string>; body?: Record<string, string> },
+  input: {
+    route: string[];
+    method: "GET" | "POST";
+    headers: Record<string, string>;
+    cookies: Record<string, string>;
+    body?: Record<string, string>;
+  },
 ): Promise<CapturedResponse> {
   const res = new CapturedResponse();
-  const req = { query: { nextauth: input.route }, method: input.method, headers: input.headers, cookies: input.cookies, body: input.body };
+  const req = {
+    query: { nextauth: input.route },
+    method: input.method,
+    headers: input.headers,
+    cookies: input.cookies,
+    body: input.body,
+  };
   await NextAuth(req as unknown as NextApiRequest, res as unknown as NextApiResponse, options);
   return res;
 }
@@ -202,7 +217,10 @@ const isSessionCookie = (setCookie: string) => {
  * device cookie (lib/server/device-trust.ts), read back from this request on the next attempt. The
  * password travels only in this request's JSON body: never in a URL, never to the browser's JavaScript.
  */
-export async function signInThroughNextAuth(req: Request, credentials: { email: string; password: string }): Promise<{ outcome: SignInOutcome; setCookies: string[] }> {
+export async function signInThroughNextAuth(
+  req: Request,
+  credentials: { email: string; password: string },
+): Promise<{ outcome: SignInOutcome; setCookies: string[] }> {
   const secure = isSecureRequest(req);
   const attempt: SignInAttempt = { deviceToken: readDeviceToken(req.headers.get("cookie")) };
   const options = await buildAuthOptions({ secure, attempt });
@@ -210,7 +228,10 @@ export async function signInThroughNextAuth(req: Request, credentials: { email: 
 
   const csrf = await callNextAuth(options, { route: ["csrf"], method: "GET", headers, cookies: {} });
   const csrfToken = (csrf.body as { csrfToken?: unknown } | undefined)?.csrfToken;
-  const csrfCookie = csrf.setCookies().map(cookiePair).find(([name]) => name.endsWith("next-auth.csrf-token"));
+  const csrfCookie = csrf
+    .setCookies()
+    .map(cookiePair)
+    .find(([name]) => name.endsWith("next-auth.csrf-token"));
   if (typeof csrfToken !== "string" || !csrfCookie) throw new Error("next-auth did not issue a CSRF token");
 
   const callback = await callNextAuth(options, {
@@ -221,8 +242,15 @@ export async function signInThroughNextAuth(req: Request, credentials: { email: 
     body: { csrfToken, email: credentials.email, password: credentials.password, json: "true" },
   });
   if (attempt.error !== undefined) throw attempt.error;
-  if (!attempt.outcome) throw new Error(`next-auth answered the credentials sign-in with ${callback.statusCode} without running authorize()`);
+  if (!attempt.outcome)
+    throw new Error(
+      `next-auth answered the credentials sign-in with ${callback.statusCode} without running authorize()`,
+    );
   const setCookies = callback.setCookies().filter(isSessionCookie);
-  if (attempt.outcome.ok && setCookies.length === 0) throw new Error("next-auth signed the user in but set no session cookie");
-  return { outcome: attempt.outcome, setCookies: attempt.outcome.ok ? [...setCookies, deviceCookie(attempt.outcome.deviceToken, secure)] : [] };
+  if (attempt.outcome.ok && setCookies.length === 0)
+    throw new Error("next-auth signed the user in but set no session cookie");
+  return {
+    outcome: attempt.outcome,
+    setCookies: attempt.outcome.ok ? [...setCookies, deviceCookie(attempt.outcome.deviceToken, secure)] : [],
+  };
 }

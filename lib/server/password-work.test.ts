@@ -6,7 +6,13 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 const work = vi.hoisted(() => ({ inFlight: 0, peak: 0, pending: [] as Array<() => void> }));
 vi.mock("node:crypto", async (importOriginal) => {
   const real = await importOriginal<typeof import("node:crypto")>();
-  const scrypt = (_password: unknown, _salt: unknown, keylen: number, _opts: unknown, callback: (err: Error | null, key: Buffer) => void) => {
+  const scrypt = (
+    _password: unknown,
+    _salt: unknown,
+    keylen: number,
+    _opts: unknown,
+    callback: (err: Error | null, key: Buffer) => void,
+  ) => {
     work.inFlight++;
     work.peak = Math.max(work.peak, work.inFlight);
     work.pending.push(() => {
@@ -37,7 +43,9 @@ describe("password hashing's concurrency cap", () => {
   });
 
   it(`runs at most ${PASSWORD_WORK.concurrency} scrypt computations at once; the rest wait their turn`, async () => {
-    const checks = Array.from({ length: 10 }, (_, i) => (i % 2 ? verifyPassword(`guess ${i}`, STORED) : hashPassword(`password ${i}`)));
+    const checks = Array.from({ length: 10 }, (_, i) =>
+      i % 2 ? verifyPassword(`guess ${i}`, STORED) : hashPassword(`password ${i}`),
+    );
     await settle();
     expect(work.inFlight).toBe(PASSWORD_WORK.concurrency);
     let finished = 0;

@@ -49,7 +49,8 @@ export function matchPtyRelayPath(url: string | undefined): PtyRelayTarget | nul
   return m ? { sandboxId: m[1]!, ptyId: m[2]! } : null;
 }
 
-export type RelayAuthResult = { ok: true; userId: string } | { ok: false; status: 401 | 403 | 421; code: string; detail: string };
+export type RelayAuthResult =
+  { ok: true; userId: string } | { ok: false; status: 401 | 403 | 421; code: string; detail: string };
 
 function header(headers: IncomingHttpHeaders, name: string): string | null {
   const v = headers[name];
@@ -71,15 +72,31 @@ export function originAllowed(headers: IncomingHttpHeaders): boolean {
 export async function authorizeRelay(headers: IncomingHttpHeaders): Promise<RelayAuthResult> {
   if (!hostAllowed(header(headers, "host"))) return { ok: false, status: 421, ...HOST_NOT_ALLOWED };
   if (!originAllowed(headers)) {
-    return { ok: false, status: 403, code: "bad_origin", detail: "This terminal connection came from another site and was refused." };
+    return {
+      ok: false,
+      status: 403,
+      code: "bad_origin",
+      detail: "This terminal connection came from another site and was refused.",
+    };
   }
   const sid = await readSessionId(parseCookieHeader(header(headers, "cookie")));
   const current = sid ? await resolveSession(await getMigratedDb(), sid) : null;
-  if (!current) return { ok: false, status: 401, code: "unauthorized", detail: "You are not signed in, or your session has ended. Sign in again." };
+  if (!current)
+    return {
+      ok: false,
+      status: 401,
+      code: "unauthorized",
+      detail: "You are not signed in, or your session has ended. Sign in again.",
+    };
   const team = activeMembership(current);
   if (!team || !can(team.role, "sandboxes.write")) {
     const where = team ? `Your role in ${team.team.name} (${team.role})` : "Without a team, your account";
-    return { ok: false, status: 403, code: "forbidden", detail: `${where} does not allow opening terminals (sandboxes.write).` };
+    return {
+      ok: false,
+      status: 403,
+      code: "forbidden",
+      detail: `${where} does not allow opening terminals (sandboxes.write).`,
+    };
   }
   return { ok: true, userId: current.user.id };
 }
@@ -87,8 +104,19 @@ export async function authorizeRelay(headers: IncomingHttpHeaders): Promise<Rela
 /** Answers an upgrade request with a plain HTTP error (before any WebSocket exists). */
 function refuse(socket: Duplex, status: number, code: string, detail: string): void {
   const body = JSON.stringify({ detail, code });
-  const reason = status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 404 ? "Not Found" : status === 421 ? "Misdirected Request" : "Error";
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const reason =
+    status === 401
+      ? "Unauthorized"
+      : status === 403
+        ? "Forbidden"
+        : status === 404
+          ? "Not Found"
+          : status === 421
+            ? "Misdirected Request"
+            : "Error";
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** A WebSocket close reason is at most 123 bytes. */
@@ -129,7 +157,8 @@ export interface PtyRelay {
 export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
   const authorize = options.authorize ?? authorizeRelay;
   const upstreamFor = options.upstreamFor ?? ((userId: string) => orkestrUpgradeFor(userId));
-  const log = options.log ?? ((message: string, err?: unknown) => console.error(`[baton] pty relay: ${message}`, err ?? ""));
+  const log =
+    options.log ?? ((message: string, err?: unknown) => console.error(`[baton] pty relay: ${message}`, err ?? ""));
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
   const alive = new WeakMap<WebSocket, boolean>();
   /** Open upstream sockets, each with what to do when it stops answering pings. */
@@ -262,13 +291,25 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
           }
           if (status >= 500) {
             // Its own words on its failure may name its internals: logged, never sent on.
-            log(`the orkestr API answered the terminal upgrade with ${status}: ${upstreamDetail ?? body.slice(0, 500)}`);
-            detail = upstreamFailureDetail({ status, code: "", retryAfterSeconds: null }).replace("this request", "this connection");
+            log(
+              `the orkestr API answered the terminal upgrade with ${status}: ${upstreamDetail ?? body.slice(0, 500)}`,
+            );
+            detail = upstreamFailureDetail({ status, code: "", retryAfterSeconds: null }).replace(
+              "this request",
+              "this connection",
+            );
           } else if (upstreamDetail) {
             detail = upstreamDetail;
           }
           // 401/403 from the upstream are about the connection's token, not the Baton session.
-          fail(status === 401 || status === 403 ? 4409 : status >= 400 && status < 1000 ? 4000 + status : CLOSE_UPSTREAM_UNREACHABLE, detail);
+          fail(
+            status === 401 || status === 403
+              ? 4409
+              : status >= 400 && status < 1000
+                ? 4000 + status
+                : CLOSE_UPSTREAM_UNREACHABLE,
+            detail,
+          );
         });
         res.on("error", () => fail(CLOSE_UPSTREAM_UNREACHABLE, "The orkestr API refused the terminal connection."));
       });
@@ -300,7 +341,8 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
       });
       ws.on("close", (code, reason) => {
         upstreams.delete(ws);
-        if (browser.readyState === WebSocket.OPEN) browser.close(forwardableCode(code), closeReason(reason.toString("utf8")));
+        if (browser.readyState === WebSocket.OPEN)
+          browser.close(forwardableCode(code), closeReason(reason.toString("utf8")));
       });
     })();
   };

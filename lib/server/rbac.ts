@@ -37,7 +37,13 @@ const READ: readonly Permission[] = [
   "usage.read",
   "team.read",
 ];
-const WRITE: readonly Permission[] = ["sandboxes.write", "volumes.write", "snapshots.write", "templates.write", "webhooks.write"];
+const WRITE: readonly Permission[] = [
+  "sandboxes.write",
+  "volumes.write",
+  "snapshots.write",
+  "templates.write",
+  "webhooks.write",
+];
 
 /**
  * - viewer: reads everything of the team, changes nothing.

@@ -29,7 +29,12 @@ export type AuthMode = "user" | "optional" | "public";
 type Schema = z.ZodType;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
-export interface RouteOptions<A extends AuthMode, P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+export interface RouteOptions<
+  A extends AuthMode,
+  P extends Schema | undefined,
+  Q extends Schema | undefined,
+  B extends Schema | undefined,
+> {
   /** "user": a live session is required; "optional": resolved when present; "public": not looked at. */
   auth: A;
   /** Permission the user's role in the active team must grant (needs auth "user"). */
@@ -57,7 +62,12 @@ export interface AuditExtra {
   userId?: string | null;
 }
 
-export interface RouteContext<A extends AuthMode, P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+export interface RouteContext<
+  A extends AuthMode,
+  P extends Schema | undefined,
+  Q extends Schema | undefined,
+  B extends Schema | undefined,
+> {
   req: Request;
   /** The signed-in user: always set with auth "user", maybe with "optional", never with "public". */
   user: A extends "user" ? User : User | null;
@@ -77,7 +87,10 @@ export interface RouteContext<A extends AuthMode, P extends Schema | undefined, 
 }
 
 /** Next's route handler signature. */
-export type RouteHandler = (req: Request, ctx: { params: Promise<Record<string, string | string[] | undefined>> }) => Promise<Response>;
+export type RouteHandler = (
+  req: Request,
+  ctx: { params: Promise<Record<string, string | string[] | undefined>> },
+) => Promise<Response>;
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const DEFAULT_MAX_BODY = 1024 * 1024;
@@ -100,7 +113,8 @@ export function checkHost(req: Request): AppError | null {
  */
 export function checkOrigin(req: Request): AppError | null {
   if (SAFE_METHODS.has(req.method)) return null;
-  const refuse = () => new AppError("bad_origin", "This request came from another site and was refused. Reload Baton and try again.");
+  const refuse = () =>
+    new AppError("bad_origin", "This request came from another site and was refused. Reload Baton and try again.");
   const site = req.headers.get("sec-fetch-site")?.toLowerCase();
   if (site) return site === "same-origin" || site === "none" ? null : refuse();
   const origin = req.headers.get("origin");
@@ -123,7 +137,8 @@ function refuseDeclaredLength(req: Request, maxBytes: number): void {
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
 }
 
-const tooLarge = (maxBytes: number) => new AppError("payload_too_large", `The request body is larger than ${Math.floor(maxBytes / 1024)} KiB.`);
+const tooLarge = (maxBytes: number) =>
+  new AppError("payload_too_large", `The request body is larger than ${Math.floor(maxBytes / 1024)} KiB.`);
 
 /**
  * A request body as text, read as it arrives and given up (413 payload_too_large) the moment it
@@ -209,7 +224,7 @@ export function route<
   Q extends Schema | undefined = undefined,
   B extends Schema | undefined = undefined,
 >(options: RouteOptions<A, P, Q, B>, handler: (ctx: RouteContext<A, P, Q, B>) => unknown): RouteHandler {
-  if (options.perm && options.auth !== "user") throw new Error("route(): a permission needs auth: \"user\"");
+  if (options.perm && options.auth !== "user") throw new Error('route(): a permission needs auth: "user"');
   const handle: RouteHandler = async (req, nextCtx) => {
     const url = new URL(req.url);
     const label = `${req.method} ${url.pathname}`;
@@ -224,20 +239,31 @@ export function route<
 
       if (options.auth !== "public") {
         current = await getUserFromRequest(req);
-        if (!current && options.auth === "user") throw new AppError("unauthorized", "You are not signed in, or your session has ended. Sign in again.");
+        if (!current && options.auth === "user")
+          throw new AppError("unauthorized", "You are not signed in, or your session has ended. Sign in again.");
         if (current) team = activeMembership(current);
       }
 
       if (options.perm) {
-        if (!team) throw new AppError("forbidden", `You are not a member of a team, so you cannot do this (${options.perm}).`);
+        if (!team)
+          throw new AppError("forbidden", `You are not a member of a team, so you cannot do this (${options.perm}).`);
         if (!can(team.role, options.perm)) {
-          throw new AppError("forbidden", `Your role in ${team.team.name} (${team.role}) does not allow this (${options.perm}).`);
+          throw new AppError(
+            "forbidden",
+            `Your role in ${team.team.name} (${team.role}) does not allow this (${options.perm}).`,
+          );
         }
       }
 
       const params = options.params ? parseWith(options.params, (await nextCtx?.params) ?? {}, "the URL") : undefined;
       const query = options.query ? parseWith(options.query, queryObject(url), "the query string") : undefined;
-      const body = options.body ? parseWith(options.body, await readJsonBody(req, options.maxBodyBytes ?? DEFAULT_MAX_BODY, options.optionalBody), "the request body") : undefined;
+      const body = options.body
+        ? parseWith(
+            options.body,
+            await readJsonBody(req, options.maxBodyBytes ?? DEFAULT_MAX_BODY, options.optionalBody),
+            "the request body",
+          )
+        : undefined;
 
       const audit = async (action: string, extra: AuditExtra = {}) => {
         try {
@@ -270,7 +296,11 @@ export function route<
 
       const result = await handler(ctx);
       const response =
-        result instanceof Response ? result : result === undefined ? new Response(null, { status: 204 }) : Response.json(result);
+        result instanceof Response
+          ? result
+          : result === undefined
+            ? new Response(null, { status: 204 })
+            : Response.json(result);
       if (options.audit && current && response.status < 400) await audit(options.audit);
       return withNoStore(response);
     } catch (err) {

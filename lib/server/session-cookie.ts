@@ -28,7 +28,10 @@ let secretCache: { key: Buffer; secret: string } | undefined;
 export function authSecret(): string {
   const key = getVaultKey();
   if (secretCache?.key !== key) {
-    secretCache = { key, secret: Buffer.from(hkdfSync("sha256", key, "baton", "baton/next-auth/v1", 32)).toString("base64url") };
+    secretCache = {
+      key,
+      secret: Buffer.from(hkdfSync("sha256", key, "baton", "baton/next-auth/v1", 32)).toString("base64url"),
+    };
   }
   return secretCache.secret;
 }
@@ -93,7 +96,8 @@ export async function encodeSessionJwt(sid: string, maxAgeSeconds = SESSION_MAX_
 /** `Set-Cookie` values that delete every session cookie the request carried (and the plain name). */
 export function clearSessionCookies(cookies: Iterable<CookieEntry>, secure: boolean): string[] {
   const names = new Set([sessionCookieName(secure)]);
-  for (const c of cookies) if (c.name.startsWith(SESSION_COOKIE) || c.name.startsWith(SECURE_SESSION_COOKIE)) names.add(c.name);
+  for (const c of cookies)
+    if (c.name.startsWith(SESSION_COOKIE) || c.name.startsWith(SECURE_SESSION_COOKIE)) names.add(c.name);
   return [...names].map(
     (name) =>
       `${name}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; HttpOnly; SameSite=Lax${secure || name.startsWith("__Secure-") ? "; Secure" : ""}`,

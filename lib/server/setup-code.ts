@@ -67,7 +67,9 @@ export function ensureSetupCode(dataDir: string, log: (line: string) => void = c
   }
   if (printed.__batonSetupCodePrinted !== code) {
     printed.__batonSetupCodePrinted = code;
-    log(`  First run: the setup code is ${code} (also in ${file}). Open Baton and enter it to create the owner account.`);
+    log(
+      `  First run: the setup code is ${code} (also in ${file}). Open Baton and enter it to create the owner account.`,
+    );
   }
   return code;
 }

@@ -44,13 +44,22 @@ describe.each(testBackends)("signInWithPassword on $name", (backend) => {
   });
 
   const user = async (opts: { passwordHash?: string | null } = {}) =>
-    createUser(t.db, { email: `${uniq("ada")}@Example.com`, name: "Ada", passwordHash: opts.passwordHash === undefined ? hash : opts.passwordHash });
+    createUser(t.db, {
+      email: `${uniq("ada")}@Example.com`,
+      name: "Ada",
+      passwordHash: opts.passwordHash === undefined ? hash : opts.passwordHash,
+    });
 
   it("signs in with the right password: a live session row, an audit event, counters cleared", async () => {
     const u = await user();
     const ip = `10.0.0.${++seq % 250}`;
     await signInWithPassword(t.db, { email: u.email, password: "wrong password!", ip, userAgent: null });
-    const outcome = await signInWithPassword(t.db, { email: u.email.toUpperCase(), password: PASSWORD, ip, userAgent: "vitest" });
+    const outcome = await signInWithPassword(t.db, {
+      email: u.email.toUpperCase(),
+      password: PASSWORD,
+      ip,
+      userAgent: "vitest",
+    });
     expect(outcome.ok).toBe(true);
     if (!outcome.ok) return;
     expect(outcome.user.id).toBe(u.id);
@@ -74,12 +83,23 @@ describe.each(testBackends)("signInWithPassword on $name", (backend) => {
     const nopass = await user({ passwordHash: null });
     const outcomes = [
       await signInWithPassword(t.db, { email: u.email, password: "not the password", ip: "10.1.0.1", userAgent: null }),
-      await signInWithPassword(t.db, { email: `${uniq("nobody")}@example.com`, password: PASSWORD, ip: "10.1.0.1", userAgent: null }),
+      await signInWithPassword(t.db, {
+        email: `${uniq("nobody")}@example.com`,
+        password: PASSWORD,
+        ip: "10.1.0.1",
+        userAgent: null,
+      }),
       await signInWithPassword(t.db, { email: nopass.email, password: PASSWORD, ip: "10.1.0.1", userAgent: null }),
     ];
     for (const o of outcomes) expect(o).toEqual({ ok: false, reason: "invalid_credentials" });
-    expect(signInError({ ok: false, reason: "invalid_credentials" })).toMatchObject({ status: 401, code: "invalid_credentials", detail: "Wrong email or password." });
-    const reasons = (await listAuditEvents(t.db, { userId: nopass.id })).map((e) => (e.data as { reason: string }).reason);
+    expect(signInError({ ok: false, reason: "invalid_credentials" })).toMatchObject({
+      status: 401,
+      code: "invalid_credentials",
+      detail: "Wrong email or password.",
+    });
+    const reasons = (await listAuditEvents(t.db, { userId: nopass.id })).map(
+      (e) => (e.data as { reason: string }).reason,
+    );
     expect(reasons).toEqual(["no_password"]);
   });
 
@@ -87,7 +107,12 @@ describe.each(testBackends)("signInWithPassword on $name", (backend) => {
     const u = await user();
     const time = async (email: string) => {
       const start = performance.now();
-      await signInWithPassword(t.db, { email, password: "definitely wrong", ip: `10.2.${++seq % 250}.1`, userAgent: null });
+      await signInWithPassword(t.db, {
+        email,
+        password: "definitely wrong",
+        ip: `10.2.${++seq % 250}.1`,
+        userAgent: null,
+      });
       return performance.now() - start;
     };
     // Warm up (the dummy hash is computed once per process), then take medians.
@@ -100,7 +125,9 @@ describe.each(testBackends)("signInWithPassword on $name", (backend) => {
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const ratio = median(unknown) / median(known);
-    expect(ratio, `unknown ${median(unknown).toFixed(1)} ms vs known ${median(known).toFixed(1)} ms`).toBeGreaterThan(0.5);
+    expect(ratio, `unknown ${median(unknown).toFixed(1)} ms vs known ${median(known).toFixed(1)} ms`).toBeGreaterThan(
+      0.5,
+    );
     expect(ratio).toBeLessThan(2);
     // scrypt with N=2^15 is far from free: a miss that skipped it would be ~1 ms.
     expect(SCRYPT_PARAMS.N).toBeGreaterThanOrEqual(2 ** 14);
@@ -111,20 +138,42 @@ describe.each(testBackends)("signInWithPassword on $name", (backend) => {
     const u = await user();
     const now = Date.now();
     for (let i = 0; i < SIGN_IN_LIMITS.email.limit; i++) {
-      const o = await signInWithPassword(t.db, { email: u.email, password: `wrong ${i}`, ip: `10.3.${i}.1`, userAgent: null, now: now + i });
+      const o = await signInWithPassword(t.db, {
+        email: u.email,
+        password: `wrong ${i}`,
+        ip: `10.3.${i}.1`,
+        userAgent: null,
+        now: now + i,
+      });
       expect(o).toEqual({ ok: false, reason: "invalid_credentials" });
     }
-    const blocked = await signInWithPassword(t.db, { email: u.email, password: PASSWORD, ip: "10.3.99.1", userAgent: null, now: now + 100 });
+    const blocked = await signInWithPassword(t.db, {
+      email: u.email,
+      password: PASSWORD,
+      ip: "10.3.99.1",
+      userAgent: null,
+      now: now + 100,
+    });
     expect(blocked.ok).toBe(false);
     expect(blocked).toMatchObject({ reason: "rate_limited" });
     const retryAfterMs = (blocked as { retryAfterMs: number }).retryAfterMs;
     expect(retryAfterMs).toBeGreaterThan(14 * 60_000);
     expect(retryAfterMs).toBeLessThanOrEqual(SIGN_IN_LIMITS.email.windowMs);
     const error = signInError(blocked as Parameters<typeof signInError>[0]);
-    expect(error).toMatchObject({ status: 429, code: "rate_limited", detail: "Too many sign-in attempts. Try again in 15 minutes." });
+    expect(error).toMatchObject({
+      status: 429,
+      code: "rate_limited",
+      detail: "Too many sign-in attempts. Try again in 15 minutes.",
+    });
     expect(error.retryAfterSeconds).toBeGreaterThan(14 * 60);
     // One audit event for the block, however often it is hit.
-    await signInWithPassword(t.db, { email: u.email, password: PASSWORD, ip: "10.3.99.1", userAgent: null, now: now + 200 });
+    await signInWithPassword(t.db, {
+      email: u.email,
+      password: PASSWORD,
+      ip: "10.3.99.1",
+      userAgent: null,
+      now: now + 200,
+    });
     const blocks = await t.db
       .selectFrom("audit_events")
       .select("data")
@@ -133,7 +182,13 @@ describe.each(testBackends)("signInWithPassword on $name", (backend) => {
       .execute();
     expect(blocks).toHaveLength(1);
     // After the window the address may try again.
-    const later = await signInWithPassword(t.db, { email: u.email, password: PASSWORD, ip: "10.3.99.2", userAgent: null, now: now + SIGN_IN_LIMITS.email.windowMs + 1000 });
+    const later = await signInWithPassword(t.db, {
+      email: u.email,
+      password: PASSWORD,
+      ip: "10.3.99.2",
+      userAgent: null,
+      now: now + SIGN_IN_LIMITS.email.windowMs + 1000,
+    });
     expect(later.ok).toBe(true);
   });
 
@@ -143,18 +198,46 @@ describe.each(testBackends)("signInWithPassword on $name", (backend) => {
     const u = await user();
     // Many people behind one address signing in successfully never trip the limit…
     for (let i = 0; i < SIGN_IN_LIMITS.ip.limit + 2; i++) {
-      const o = await signInWithPassword(t.db, { email: u.email, password: PASSWORD, ip, userAgent: null, now: now + i });
+      const o = await signInWithPassword(t.db, {
+        email: u.email,
+        password: PASSWORD,
+        ip,
+        userAgent: null,
+        now: now + i,
+      });
       expect(o.ok).toBe(true);
     }
     // …but spraying passwords across addresses does.
     for (let i = 0; i < SIGN_IN_LIMITS.ip.limit; i++) {
-      const o = await signInWithPassword(t.db, { email: `${uniq("spray")}@example.com`, password: "Winter2026!", ip, userAgent: null, now: now + 100 + i });
+      const o = await signInWithPassword(t.db, {
+        email: `${uniq("spray")}@example.com`,
+        password: "Winter2026!",
+        ip,
+        userAgent: null,
+        now: now + 100 + i,
+      });
       expect(o).toEqual({ ok: false, reason: "invalid_credentials" });
     }
-    const blocked = await signInWithPassword(t.db, { email: u.email, password: PASSWORD, ip, userAgent: null, now: now + 200 });
+    const blocked = await signInWithPassword(t.db, {
+      email: u.email,
+      password: PASSWORD,
+      ip,
+      userAgent: null,
+      now: now + 200,
+    });
     expect(blocked).toMatchObject({ ok: false, reason: "rate_limited" });
     // Another address is unaffected.
-    expect((await signInWithPassword(t.db, { email: u.email, password: PASSWORD, ip: "10.4.255.1", userAgent: null, now: now + 201 })).ok).toBe(true);
+    expect(
+      (
+        await signInWithPassword(t.db, {
+          email: u.email,
+          password: PASSWORD,
+          ip: "10.4.255.1",
+          userAgent: null,
+          now: now + 201,
+        })
+      ).ok,
+    ).toBe(true);
   });
 
   it("refundRateLimit never goes below zero", async () => {
@@ -169,9 +252,16 @@ describe.each(testBackends)("signInWithPassword on $name", (backend) => {
   it("a disabled account is refused, and says so only to someone who knows the password", async () => {
     const u = await user();
     await setUserDisabled(t.db, u.id, true);
-    expect(await signInWithPassword(t.db, { email: u.email, password: "wrong password", ip: "10.5.0.1", userAgent: null })).toEqual({ ok: false, reason: "invalid_credentials" });
-    expect(await signInWithPassword(t.db, { email: u.email, password: PASSWORD, ip: "10.5.0.1", userAgent: null })).toEqual({ ok: false, reason: "account_disabled" });
-    expect(signInError({ ok: false, reason: "account_disabled" })).toMatchObject({ status: 403, code: "account_disabled" });
+    expect(
+      await signInWithPassword(t.db, { email: u.email, password: "wrong password", ip: "10.5.0.1", userAgent: null }),
+    ).toEqual({ ok: false, reason: "invalid_credentials" });
+    expect(
+      await signInWithPassword(t.db, { email: u.email, password: PASSWORD, ip: "10.5.0.1", userAgent: null }),
+    ).toEqual({ ok: false, reason: "account_disabled" });
+    expect(signInError({ ok: false, reason: "account_disabled" })).toMatchObject({
+      status: 403,
+      code: "account_disabled",
+    });
   });
 
   it("rehashes a password stored with older scrypt parameters", async () => {
@@ -179,11 +269,17 @@ describe.each(testBackends)("signInWithPassword on $name", (backend) => {
     // Build a real hash with N=1024 by hand through the same format.
     const { scrypt } = await import("node:crypto");
     const salt = Buffer.alloc(16, 1);
-    const key = await new Promise<Buffer>((resolve, reject) => scrypt(PASSWORD, salt, 32, { N: 1024, r: 8, p: 1 }, (e, k) => (e ? reject(e) : resolve(k))));
+    const key = await new Promise<Buffer>((resolve, reject) =>
+      scrypt(PASSWORD, salt, 32, { N: 1024, r: 8, p: 1 }, (e, k) => (e ? reject(e) : resolve(k))),
+    );
     const u = await user({ passwordHash: `${weak}${key.toString("base64").replace(/=+$/, "")}` });
-    expect((await signInWithPassword(t.db, { email: u.email, password: PASSWORD, ip: "10.6.0.1", userAgent: null })).ok).toBe(true);
+    expect(
+      (await signInWithPassword(t.db, { email: u.email, password: PASSWORD, ip: "10.6.0.1", userAgent: null })).ok,
+    ).toBe(true);
     const stored = (await getUserCredentials(t.db, u.email))?.passwordHash;
     expect(stored).toMatch(new RegExp(`^scrypt\\$${SCRYPT_PARAMS.N}\\$`));
-    expect((await signInWithPassword(t.db, { email: u.email, password: PASSWORD, ip: "10.6.0.1", userAgent: null })).ok).toBe(true);
+    expect(
+      (await signInWithPassword(t.db, { email: u.email, password: PASSWORD, ip: "10.6.0.1", userAgent: null })).ok,
+    ).toBe(true);
   });
 });

@@ -82,7 +82,9 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
     : { key: emailRateKey(email), by: "email", ...SIGN_IN_LIMITS.email };
 
   const byIp = await hitRateLimit(db, ipKey, { ...SIGN_IN_LIMITS.ip, now });
-  const byAccount = blocked(byIp) ? null : await hitRateLimit(db, account.key, { limit: account.limit, windowMs: account.windowMs, now });
+  const byAccount = blocked(byIp)
+    ? null
+    : await hitRateLimit(db, account.key, { limit: account.limit, windowMs: account.windowMs, now });
   const limiting =
     byAccount === null
       ? { result: byIp, limit: SIGN_IN_LIMITS.ip.limit, by: "ip" }
@@ -92,7 +94,12 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
   if (limiting) {
     // One audit event per window and key, not one per hammering request.
     if (limiting.result.count === limiting.limit + 1) {
-      await audit(db, { action: "auth.sign_in_failed", ip: input.ip, data: { email, reason: "rate_limited", by: limiting.by }, now });
+      await audit(db, {
+        action: "auth.sign_in_failed",
+        ip: input.ip,
+        data: { email, reason: "rate_limited", by: limiting.by },
+        now,
+      });
     }
     return { ok: false, reason: "rate_limited", retryAfterMs: limiting.result.retryAfterMs };
   }
@@ -111,23 +118,51 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
     throw err;
   }
   if (!credentials || !passwordOk) {
-    const reason = !credentials ? "unknown_email" : credentials.passwordHash === null ? "no_password" : "wrong_password";
-    await audit(db, { action: "auth.sign_in_failed", userId: credentials?.user.id ?? null, ip: input.ip, data: { email, reason }, now });
+    const reason = !credentials
+      ? "unknown_email"
+      : credentials.passwordHash === null
+        ? "no_password"
+        : "wrong_password";
+    await audit(db, {
+      action: "auth.sign_in_failed",
+      userId: credentials?.user.id ?? null,
+      ip: input.ip,
+      data: { email, reason },
+      now,
+    });
     return { ok: false, reason: "invalid_credentials" };
   }
   const { user, passwordHash } = credentials;
   if (user.disabledAt !== null) {
     // Only someone who knows the password learns that the account exists and is disabled.
-    await audit(db, { action: "auth.sign_in_failed", userId: user.id, ip: input.ip, data: { email, reason: "disabled" }, now });
+    await audit(db, {
+      action: "auth.sign_in_failed",
+      userId: user.id,
+      ip: input.ip,
+      data: { email, reason: "disabled" },
+      now,
+    });
     return { ok: false, reason: "account_disabled" };
   }
 
   // A known device clears its own counter only: the strangers' count against the address stays.
   await resetRateLimit(db, account.key);
   await refundRateLimit(db, ipKey);
-  if (passwordHash !== null && needsRehash(passwordHash)) await setPasswordHash(db, user.id, await hashPassword(input.password), now);
-  const { token, session } = await createSession(db, { userId: user.id, ip: input.ip, userAgent: input.userAgent, now });
-  await audit(db, { action: "auth.sign_in", userId: user.id, ip: input.ip, data: { method: "password", known_device: deviceId !== null }, now });
+  if (passwordHash !== null && needsRehash(passwordHash))
+    await setPasswordHash(db, user.id, await hashPassword(input.password), now);
+  const { token, session } = await createSession(db, {
+    userId: user.id,
+    ip: input.ip,
+    userAgent: input.userAgent,
+    now,
+  });
+  await audit(db, {
+    action: "auth.sign_in",
+    userId: user.id,
+    ip: input.ip,
+    data: { method: "password", known_device: deviceId !== null },
+    now,
+  });
   return { ok: true, user, session, token, deviceToken: deviceId ? input.deviceToken! : issueDeviceToken(email) };
 }
 
@@ -146,7 +181,10 @@ export function signInError(failure: SignInFailure): AppError {
         retryAfterSeconds: Math.max(1, Math.ceil(failure.retryAfterMs / 1000)),
       });
     case "account_disabled":
-      return new AppError("account_disabled", "This account is disabled. Ask an owner or admin of your team to enable it again.");
+      return new AppError(
+        "account_disabled",
+        "This account is disabled. Ask an owner or admin of your team to enable it again.",
+      );
     case "invalid_credentials":
       return new AppError("invalid_credentials", "Wrong email or password.");
   }

@@ -164,7 +164,10 @@ describe("classifyAddress", () => {
 });
 
 describe("assertSafeBaseUrl", () => {
-  const opts = { localEngineOrigins: [ENGINE], resolver: table({ "api.orkestr.eu": ["185.12.64.1", "2a01:4f8::1"], "api.example.test": ["93.184.216.34"] }) };
+  const opts = {
+    localEngineOrigins: [ENGINE],
+    resolver: table({ "api.orkestr.eu": ["185.12.64.1", "2a01:4f8::1"], "api.example.test": ["93.184.216.34"] }),
+  };
 
   it("normalises: origin + path, no trailing slash, no trailing /v1", async () => {
     const cases: [string, string][] = [
@@ -199,7 +202,10 @@ describe("assertSafeBaseUrl", () => {
       ["https://api.orkestr.eu/v1?x=1", /query string/],
       ["https://api.orkestr.eu/#frag", /fragment/],
       ["https://api.orkestr.eu/?", /query string/],
-      ["http://api.orkestr.eu", /must use https:\/\/ so the token is never sent in the clear\. Plain http is only allowed for the local engine at http:\/\/127\.0\.0\.1:8787/],
+      [
+        "http://api.orkestr.eu",
+        /must use https:\/\/ so the token is never sent in the clear\. Plain http is only allowed for the local engine at http:\/\/127\.0\.0\.1:8787/,
+      ],
       [`https://${"a".repeat(2100)}.eu`, /too long/],
     ];
     for (const [input, detail] of cases) {
@@ -240,14 +246,23 @@ describe("assertSafeBaseUrl", () => {
       expect(err.code, input).toBe("private_address");
       expect(err.detail, input).toMatch(detail);
       expect(err.detail).toMatch(/Baton refuses loopback, private, link-local and other internal addresses/);
-      expect(err.detail).toMatch(/The only internal address allowed is the local engine at http:\/\/127\.0\.0\.1:8787\./);
+      expect(err.detail).toMatch(
+        /The only internal address allowed is the local engine at http:\/\/127\.0\.0\.1:8787\./,
+      );
     }
   });
 
   it("accepts public IP literals without resolving", async () => {
     const safe = await assertSafeBaseUrl("https://93.184.216.34/v1", { localEngineOrigins: [ENGINE], resolver: noDns });
-    expect(safe).toMatchObject({ baseUrl: "https://93.184.216.34", addresses: ["93.184.216.34"], isLocalEngine: false });
-    const v6 = await assertSafeBaseUrl("https://[2606:4700:4700::1111]", { localEngineOrigins: [ENGINE], resolver: noDns });
+    expect(safe).toMatchObject({
+      baseUrl: "https://93.184.216.34",
+      addresses: ["93.184.216.34"],
+      isLocalEngine: false,
+    });
+    const v6 = await assertSafeBaseUrl("https://[2606:4700:4700::1111]", {
+      localEngineOrigins: [ENGINE],
+      resolver: noDns,
+    });
     expect(v6.addresses).toEqual(["2606:4700:4700::1111"]);
   });
 
@@ -280,16 +295,24 @@ describe("assertSafeBaseUrl", () => {
   });
 
   it("says when a host does not resolve", async () => {
-    const missing = await refusal(assertSafeBaseUrl("https://api.orkestr.example", { localEngineOrigins: [ENGINE], resolver: table({}) }));
+    const missing = await refusal(
+      assertSafeBaseUrl("https://api.orkestr.example", { localEngineOrigins: [ENGINE], resolver: table({}) }),
+    );
     expect(missing.code).toBe("unresolvable_host");
     expect(missing.detail).toBe("The host name api.orkestr.example does not exist in DNS. Check the spelling.");
 
-    const empty = await refusal(assertSafeBaseUrl("https://empty.example", { localEngineOrigins: [ENGINE], resolver: async () => [] }));
+    const empty = await refusal(
+      assertSafeBaseUrl("https://empty.example", { localEngineOrigins: [ENGINE], resolver: async () => [] }),
+    );
     expect(empty.code).toBe("unresolvable_host");
     expect(empty.detail).toMatch(/has no addresses/);
 
     const hanging = await refusal(
-      assertSafeBaseUrl("https://slow.example", { localEngineOrigins: [ENGINE], resolver: () => new Promise(() => {}), resolveTimeoutMs: 30 }),
+      assertSafeBaseUrl("https://slow.example", {
+        localEngineOrigins: [ENGINE],
+        resolver: () => new Promise(() => {}),
+        resolveTimeoutMs: 30,
+      }),
     );
     expect(hanging.code).toBe("unresolvable_host");
     expect(hanging.detail).toMatch(/did not resolve within 0 s|did not resolve within/);
@@ -302,7 +325,9 @@ describe("assertSafeBaseUrl", () => {
         },
       }),
     );
-    expect(servfail.detail).toBe("The host name flaky.example could not be resolved (ESERVFAIL). Check the spelling, or try again if the DNS server is having trouble.");
+    expect(servfail.detail).toBe(
+      "The host name flaky.example could not be resolved (ESERVFAIL). Check the spelling, or try again if the DNS server is having trouble.",
+    );
   });
 
   it("allows the configured local engine's origin, over http, without resolving", async () => {
@@ -311,12 +336,20 @@ describe("assertSafeBaseUrl", () => {
       expect(safe).toMatchObject({ baseUrl: ENGINE, origin: ENGINE, isLocalEngine: true, addresses: [] });
     }
     // Another port, another loopback spelling or https on the engine's port are not the engine.
-    for (const input of ["http://127.0.0.1:8788", "http://localhost:8787", "https://127.0.0.1:8787", "http://[::1]:8787", "http://127.0.0.2:8787"]) {
+    for (const input of [
+      "http://127.0.0.1:8788",
+      "http://localhost:8787",
+      "https://127.0.0.1:8787",
+      "http://[::1]:8787",
+      "http://127.0.0.2:8787",
+    ]) {
       const err = await refusal(assertSafeBaseUrl(input, { localEngineOrigins: [ENGINE] }));
       expect(err.code, input).toBe("private_address");
     }
     const localhost = await refusal(assertSafeBaseUrl("http://localhost:8787", { localEngineOrigins: [ENGINE] }));
-    expect(localhost.detail).toMatch(/^localhost:8787 resolves to (127\.0\.0\.1|::1), .*The only internal address allowed is the local engine at http:\/\/127\.0\.0\.1:8787\.$/);
+    expect(localhost.detail).toMatch(
+      /^localhost:8787 resolves to (127\.0\.0\.1|::1), .*The only internal address allowed is the local engine at http:\/\/127\.0\.0\.1:8787\.$/,
+    );
   });
 
   describe("local engine origins from the environment", () => {
@@ -332,7 +365,9 @@ describe("assertSafeBaseUrl", () => {
     it("uses http://127.0.0.1:${ORKESTR_ENGINE_PORT} when ORKESTR_API_URL is not loopback", async () => {
       useEnv({ ORKESTR_ENGINE_PORT: "9911", ORKESTR_API_URL: "https://api.orkestr.eu" });
       expect((await assertSafeBaseUrl("http://127.0.0.1:9911/v1", { resolver: noDns })).isLocalEngine).toBe(true);
-      expect((await refusal(assertSafeBaseUrl("http://127.0.0.1:8787", { resolver: noDns }))).detail).toMatch(/local engine at http:\/\/127\.0\.0\.1:9911\./);
+      expect((await refusal(assertSafeBaseUrl("http://127.0.0.1:8787", { resolver: noDns }))).detail).toMatch(
+        /local engine at http:\/\/127\.0\.0\.1:9911\./,
+      );
     });
 
     it("uses ORKESTR_API_URL's origin when it points at loopback", async () => {
@@ -412,7 +447,12 @@ describe("guardedFetch", () => {
   it("refuses internal IP literals before connecting", async () => {
     const before = connections;
     const f = createGuardedFetch({ resolver: noDns });
-    for (const url of [`http://127.0.0.1:${port}/echo`, `http://[::1]:${port}/`, "http://10.0.0.1/", "http://169.254.169.254/latest/meta-data"]) {
+    for (const url of [
+      `http://127.0.0.1:${port}/echo`,
+      `http://[::1]:${port}/`,
+      "http://10.0.0.1/",
+      "http://169.254.169.254/latest/meta-data",
+    ]) {
       const err = await failure(f(url));
       expect(err.message).toBe("fetch failed");
       expect(err.cause).toBeInstanceOf(PrivateAddressRefused);
@@ -424,12 +464,17 @@ describe("guardedFetch", () => {
   it("refuses a name that re-resolves to an internal address at connect time (DNS rebinding)", async () => {
     let n = 0;
     const rebinding: Resolver = async () => [{ address: n++ === 0 ? "93.184.216.34" : "127.0.0.1", family: 4 }];
-    const safe = await assertSafeBaseUrl(`https://rebind.example:${port}`, { localEngineOrigins: [ENGINE], resolver: rebinding });
+    const safe = await assertSafeBaseUrl(`https://rebind.example:${port}`, {
+      localEngineOrigins: [ENGINE],
+      resolver: rebinding,
+    });
     expect(safe.addresses).toEqual(["93.184.216.34"]);
     const before = connections;
     const err = await failure(createGuardedFetch({ resolver: rebinding })(`http://rebind.example:${port}/echo`));
     expect(err.cause).toBeInstanceOf(PrivateAddressRefused);
-    expect((err.cause as Error).message).toBe("refused to connect to rebind.example: it resolves to 127.0.0.1, a loopback address");
+    expect((err.cause as Error).message).toBe(
+      "refused to connect to rebind.example: it resolves to 127.0.0.1, a loopback address",
+    );
     expect(connections).toBe(before);
   });
 
@@ -446,7 +491,11 @@ describe("guardedFetch", () => {
     const base = () => `http://api.test:${port}`;
 
     it("sends method, headers and body, and returns status, headers and body", async () => {
-      const res = await f(`${base()}/echo`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ a: 1 }) });
+      const res = await f(`${base()}/echo`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ a: 1 }),
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toBe("application/json");
       expect(res.headers.get("set-cookie")).toBe("a=1, b=2");

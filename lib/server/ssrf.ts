@@ -119,7 +119,8 @@ export async function assertSafeBaseUrl(input: string, opts: SafeUrlOptions = {}
   const raw = (input ?? "").trim();
   const invalid = (why: string) => new UnsafeUrlError("invalid_url", why);
   if (!raw) throw invalid("Enter the base URL of the orkestr API, e.g. https://api.orkestr.eu.");
-  if (raw.length > MAX_URL_LENGTH) throw invalid(`The base URL is too long (${raw.length} characters; at most ${MAX_URL_LENGTH}).`);
+  if (raw.length > MAX_URL_LENGTH)
+    throw invalid(`The base URL is too long (${raw.length} characters; at most ${MAX_URL_LENGTH}).`);
   let url: URL;
   try {
     url = new URL(raw);
@@ -149,7 +150,8 @@ export async function assertSafeBaseUrl(input: string, opts: SafeUrlOptions = {}
   // An IP literal is judged before the scheme: "it is a private address" is the more useful answer.
   if (net.isIP(host)) {
     const cls = classifyAddress(host);
-    if (cls.kind !== "public") throw new UnsafeUrlError("private_address", privateDetail(url.host, url.hostname, cls, allowed));
+    if (cls.kind !== "public")
+      throw new UnsafeUrlError("private_address", privateDetail(url.host, url.hostname, cls, allowed));
   }
   // "localhost" is resolved first too: "it is loopback" says more than "use https".
   const localhostName = host === "localhost" || host.endsWith(".localhost");
@@ -179,14 +181,24 @@ export async function assertSafeBaseUrl(input: string, opts: SafeUrlOptions = {}
       throw new UnsafeUrlError("unresolvable_host", `The host name ${host} ${why}.`, { cause: err });
     }
     if (addresses.length === 0) {
-      throw new UnsafeUrlError("unresolvable_host", `The host name ${host} has no addresses in DNS. Check the spelling.`);
+      throw new UnsafeUrlError(
+        "unresolvable_host",
+        `The host name ${host} has no addresses in DNS. Check the spelling.`,
+      );
     }
   }
   for (const a of addresses) {
     const cls = classifyAddress(a.address);
-    if (cls.kind !== "public") throw new UnsafeUrlError("private_address", privateDetail(url.host, url.hostname, cls, allowed));
+    if (cls.kind !== "public")
+      throw new UnsafeUrlError("private_address", privateDetail(url.host, url.hostname, cls, allowed));
   }
-  return { baseUrl, url: normalized, origin: url.origin, isLocalEngine: false, addresses: addresses.map((a) => a.address) };
+  return {
+    baseUrl,
+    url: normalized,
+    origin: url.origin,
+    isLocalEngine: false,
+    addresses: addresses.map((a) => a.address),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,7 +236,8 @@ export function createGuardedFetch(opts: GuardedFetchOptions = {}): FetchLike {
   return async (input: string, init: RequestInit = {}): Promise<Response> => {
     const fail = (cause: unknown) => new TypeError("fetch failed", { cause });
     const url = new URL(input);
-    if (url.protocol !== "http:" && url.protocol !== "https:") throw fail(new Error(`unsupported protocol ${url.protocol}`));
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+      throw fail(new Error(`unsupported protocol ${url.protocol}`));
     const host = stripBrackets(url.hostname);
     if (net.isIP(host) && !isAllowed(host)) throw fail(new PrivateAddressRefused(url.hostname, classifyAddress(host)));
 
@@ -264,7 +277,8 @@ export function createGuardedFetch(opts: GuardedFetchOptions = {}): FetchLike {
         settled = true;
         const status = res.statusCode ?? 502;
         const responseHeaders = new Headers();
-        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
+          responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
         const nullBody = NULL_BODY_STATUSES.has(status) || method === "HEAD";
         if (nullBody) res.resume();
         res.once("close", () => signal?.removeEventListener("abort", onAbort));

@@ -131,8 +131,11 @@ describe.each(testBackends)("token vault on $name", (backend) => {
   let tdb: TestDatabase;
   let db: Db;
   let n = 0;
-  const newUser = async () => (await createUser(db, { email: `vault${++n}-${Date.now()}@example.com`, name: "Vault", passwordHash: "scrypt$x" })).id;
-  const rawRows = (userId: string) => db.selectFrom("orkestr_connections").selectAll().where("user_id", "=", userId).execute();
+  const newUser = async () =>
+    (await createUser(db, { email: `vault${++n}-${Date.now()}@example.com`, name: "Vault", passwordHash: "scrypt$x" }))
+      .id;
+  const rawRows = (userId: string) =>
+    db.selectFrom("orkestr_connections").selectAll().where("user_id", "=", userId).execute();
 
   beforeAll(async () => {
     tdb = await backend.open();
@@ -164,7 +167,13 @@ describe.each(testBackends)("token vault on $name", (backend) => {
     expect(rows).toHaveLength(1);
     const row = rows[0]!;
     expect(row.token_ciphertext).toMatch(/^v1:/);
-    const encodings = [e.token, secretPart, Buffer.from(e.token).toString("base64"), Buffer.from(e.token).toString("base64url"), Buffer.from(e.token).toString("hex")];
+    const encodings = [
+      e.token,
+      secretPart,
+      Buffer.from(e.token).toString("base64"),
+      Buffer.from(e.token).toString("base64url"),
+      Buffer.from(e.token).toString("hex"),
+    ];
     for (const value of Object.values(row)) {
       for (const enc of encodings) expect(String(value)).not.toContain(enc);
     }
@@ -186,7 +195,13 @@ describe.each(testBackends)("token vault on $name", (backend) => {
     expect(await activeConnection(userId, { db })).toBeNull();
     const saved = await saveConnection({ userId, name: "Engine", baseUrl: e.origin, token: e.token }, { db });
     const active = await activeConnection(userId, { db });
-    expect(active).toEqual({ id: saved.connection.id, name: "Engine", baseUrl: e.origin, tokenHint: saved.connection.tokenHint, isLocalEngine: true });
+    expect(active).toEqual({
+      id: saved.connection.id,
+      name: "Engine",
+      baseUrl: e.origin,
+      tokenHint: saved.connection.tokenHint,
+      isLocalEngine: true,
+    });
     const views = await listUserConnections(userId, { db });
     expect(JSON.stringify([active, views])).not.toContain(e.token.slice(4));
   });
@@ -210,7 +225,9 @@ describe.each(testBackends)("token vault on $name", (backend) => {
     const err = await vaultError(orkestrFor(userId, { db }));
     expect(err.code).toBe("no_connection");
     expect(err.status).toBe(409);
-    expect(err.detail).toBe("You have no orkestr connection yet. Add one in Settings → Connections (base URL and token), or use the local engine.");
+    expect(err.detail).toBe(
+      "You have no orkestr connection yet. Add one in Settings → Connections (base URL and token), or use the local engine.",
+    );
     expect(await checkActiveConnection(userId, { db })).toBeNull();
   });
 
@@ -227,43 +244,71 @@ describe.each(testBackends)("token vault on $name", (backend) => {
     expect(() => decrypt(sb.ciphertext, { aad: sa.aad })).toThrow(CryptoError);
 
     // Moving a ciphertext to another row (a tampered or restored-wrong database) makes it unreadable.
-    await db.updateTable("orkestr_connections").set({ token_ciphertext: sb.ciphertext }).where("id", "=", a.connection.id).execute();
+    await db
+      .updateTable("orkestr_connections")
+      .set({ token_ciphertext: sb.ciphertext })
+      .where("id", "=", a.connection.id)
+      .execute();
     const err = await vaultError(orkestrFor(userId, { db, connectionId: a.connection.id }));
     expect(err.code).toBe("token_unreadable");
-    expect(err.detail).toMatch(/^The token of the connection "A" can no longer be decrypted: .*Replace the token in Settings → Connections\.$/);
+    expect(err.detail).toMatch(
+      /^The token of the connection "A" can no longer be decrypted: .*Replace the token in Settings → Connections\.$/,
+    );
     expect(err.cause).toBeInstanceOf(CryptoError);
   });
 
   it("saving a bad token stores nothing", async () => {
     const userId = await newUser();
-    const err = await vaultError(saveConnection({ userId, name: "Bad", baseUrl: e.origin, token: "ork_neverMintedByThisEngine_0000" }, { db }));
-    expect(err).toMatchObject({ code: "bad_token", status: 422, field: "token", detail: "The token was refused (401). Check it was copied whole and not revoked." });
+    const err = await vaultError(
+      saveConnection({ userId, name: "Bad", baseUrl: e.origin, token: "ork_neverMintedByThisEngine_0000" }, { db }),
+    );
+    expect(err).toMatchObject({
+      code: "bad_token",
+      status: 422,
+      field: "token",
+      detail: "The token was refused (401). Check it was copied whole and not revoked.",
+    });
     expect(await rawRows(userId)).toHaveLength(0);
   });
 
   it("saving a wrong URL, an internal address or a malformed token stores nothing and says why", async () => {
     const userId = await newUser();
-    const notOrkestr = await vaultError(saveConnection({ userId, name: "X", baseUrl: `${e.origin}/api`, token: e.token }, { db }));
+    const notOrkestr = await vaultError(
+      saveConnection({ userId, name: "X", baseUrl: `${e.origin}/api`, token: e.token }, { db }),
+    );
     expect(notOrkestr).toMatchObject({ code: "not_orkestr", status: 422, field: "base_url" });
     expect(notOrkestr.detail).toMatch(/does not look like an orkestr v1 API/);
 
     const fetchSpy = forbiddenFetch();
     const internal = await vaultError(
-      saveConnection({ userId, name: "X", baseUrl: "https://metadata.example", token: e.token }, { db, fetch: fetchSpy, resolver: async () => [{ address: "169.254.169.254", family: 4 }] }),
+      saveConnection(
+        { userId, name: "X", baseUrl: "https://metadata.example", token: e.token },
+        { db, fetch: fetchSpy, resolver: async () => [{ address: "169.254.169.254", family: 4 }] },
+      ),
     );
     expect(internal).toMatchObject({ code: "private_address", status: 422, field: "base_url" });
-    expect(internal.detail).toMatch(/^metadata\.example resolves to 169\.254\.169\.254, the link-local cloud metadata address\./);
+    expect(internal.detail).toMatch(
+      /^metadata\.example resolves to 169\.254\.169\.254, the link-local cloud metadata address\./,
+    );
 
-    const loopback = await vaultError(saveConnection({ userId, name: "X", baseUrl: "http://127.0.0.1:1", token: e.token }, { db, fetch: fetchSpy }));
+    const loopback = await vaultError(
+      saveConnection({ userId, name: "X", baseUrl: "http://127.0.0.1:1", token: e.token }, { db, fetch: fetchSpy }),
+    );
     expect(loopback.code).toBe("private_address");
 
-    const plain = await vaultError(saveConnection({ userId, name: "X", baseUrl: "http://api.orkestr.eu", token: e.token }, { db, fetch: fetchSpy }));
+    const plain = await vaultError(
+      saveConnection({ userId, name: "X", baseUrl: "http://api.orkestr.eu", token: e.token }, { db, fetch: fetchSpy }),
+    );
     expect(plain.code).toBe("invalid_url");
 
-    const format = await vaultError(saveConnection({ userId, name: "X", baseUrl: e.origin, token: "ork_short" }, { db, fetch: fetchSpy }));
+    const format = await vaultError(
+      saveConnection({ userId, name: "X", baseUrl: e.origin, token: "ork_short" }, { db, fetch: fetchSpy }),
+    );
     expect(format.code).toBe("invalid_token_format");
 
-    const name = await vaultError(saveConnection({ userId, name: "   ", baseUrl: e.origin, token: e.token }, { db, fetch: fetchSpy }));
+    const name = await vaultError(
+      saveConnection({ userId, name: "   ", baseUrl: e.origin, token: e.token }, { db, fetch: fetchSpy }),
+    );
     expect(name).toMatchObject({ code: "invalid_name", field: "name" });
 
     expect(fetchSpy.calls).toBe(0);
@@ -274,7 +319,9 @@ describe.each(testBackends)("token vault on $name", (backend) => {
     const userId = await newUser();
     await saveConnection({ userId, name: "Prod", baseUrl: e.origin, token: e.token }, { db });
     const fetchSpy = forbiddenFetch();
-    const err = await rejection(saveConnection({ userId, name: " Prod ", baseUrl: e.origin, token: readToken }, { db, fetch: fetchSpy }));
+    const err = await rejection(
+      saveConnection({ userId, name: " Prod ", baseUrl: e.origin, token: readToken }, { db, fetch: fetchSpy }),
+    );
     expect(err).toBeInstanceOf(DbConflictError);
     expect((err as DbConflictError).code).toBe("connection_name_taken");
     expect(fetchSpy.calls).toBe(0);
@@ -283,8 +330,14 @@ describe.each(testBackends)("token vault on $name", (backend) => {
 
   it("stores sp_live_ tokens (the 0.1.0a1 generation) too", async () => {
     const userId = await newUser();
-    const limits: FetchLike = async () => new Response(JSON.stringify({ plan: "payg", regions: ["fsn1"] }), { headers: { "content-type": "application/json" } });
-    const saved = await saveConnection({ userId, name: "Legacy", baseUrl: e.origin, token: "sp_live_abcdefghijklmnop1234" }, { db, fetch: limits });
+    const limits: FetchLike = async () =>
+      new Response(JSON.stringify({ plan: "payg", regions: ["fsn1"] }), {
+        headers: { "content-type": "application/json" },
+      });
+    const saved = await saveConnection(
+      { userId, name: "Legacy", baseUrl: e.origin, token: "sp_live_abcdefghijklmnop1234" },
+      { db, fetch: limits },
+    );
     expect(saved.connection.tokenHint).toBe("sp_…1234");
     const secret = (await getConnectionSecret(db, userId))!;
     expect(decrypt(secret.ciphertext, { aad: secret.aad })).toBe("sp_live_abcdefghijklmnop1234");
@@ -336,7 +389,9 @@ describe.each(testBackends)("token vault on $name", (backend) => {
     await expect(orkestrFor(other, { db, connectionId: id })).rejects.toBeInstanceOf(DbNotFoundError);
     await expect(setActive(other, id, { db })).rejects.toBeInstanceOf(DbNotFoundError);
     await expect(removeConnection(other, id, { db })).rejects.toBeInstanceOf(DbNotFoundError);
-    await expect(replaceToken({ userId: other, connectionId: id, token: readToken }, { db })).rejects.toBeInstanceOf(DbNotFoundError);
+    await expect(replaceToken({ userId: other, connectionId: id, token: readToken }, { db })).rejects.toBeInstanceOf(
+      DbNotFoundError,
+    );
     expect(await activeConnection(other, { db })).toBeNull();
     expect((await activeConnection(owner, { db }))?.id).toBe(id);
   });
@@ -344,7 +399,9 @@ describe.each(testBackends)("token vault on $name", (backend) => {
   it("replaceToken checks the new token first and keeps the old one when it fails", async () => {
     const userId = await newUser();
     const saved = await saveConnection({ userId, name: "Eng", baseUrl: e.origin, token: e.token }, { db });
-    const bad = await vaultError(replaceToken({ userId, connectionId: saved.connection.id, token: "ork_revokedOrNeverValid_1111" }, { db }));
+    const bad = await vaultError(
+      replaceToken({ userId, connectionId: saved.connection.id, token: "ork_revokedOrNeverValid_1111" }, { db }),
+    );
     expect(bad.code).toBe("bad_token");
     expect((await activeConnection(userId, { db }))?.tokenHint).toBe(saved.connection.tokenHint);
     await (await orkestrFor(userId, { db })).sandboxes.list(); // the old token still works
@@ -373,12 +430,22 @@ describe.each(testBackends)("token vault on $name", (backend) => {
   it("orkestrFor refuses stored URLs that are no longer allowed, at connect time", async () => {
     const userId = await newUser();
     // Rows written past the vault (an older version, a restored backup) are still guarded.
-    const plain = await upsertConnection(db, { userId, name: "Plain", baseUrl: "http://api.example.test", token: "ork_abcdefghijklmnop" });
+    const plain = await upsertConnection(db, {
+      userId,
+      name: "Plain",
+      baseUrl: "http://api.example.test",
+      token: "ork_abcdefghijklmnop",
+    });
     const err = await vaultError(orkestrFor(userId, { db, connectionId: plain.id }));
     expect(err.code).toBe("invalid_url");
     expect(err.detail).toMatch(/uses plain http .* Edit it to use https:\/\//);
 
-    const internal = await upsertConnection(db, { userId, name: "Internal", baseUrl: "https://internal.example.test", token: "ork_abcdefghijklmnop" });
+    const internal = await upsertConnection(db, {
+      userId,
+      name: "Internal",
+      baseUrl: "https://internal.example.test",
+      token: "ork_abcdefghijklmnop",
+    });
     const resolver: Resolver = async () => [{ address: "10.0.0.8", family: 4 }];
     const client = await orkestrFor(userId, { db, connectionId: internal.id, resolver, client: { maxRetries: 0 } });
     const failure = await rejection(client.sandboxes.list());
@@ -391,7 +458,12 @@ describe.each(testBackends)("token vault on $name", (backend) => {
     const userId = await newUser();
     await saveConnection({ userId, name: "Other", baseUrl: e.origin, token: readToken }, { db });
     const first = await connectLocalEngine(userId, { db });
-    expect(first.connection).toMatchObject({ name: "Local engine", baseUrl: e.origin, isActive: true, isLocalEngine: true });
+    expect(first.connection).toMatchObject({
+      name: "Local engine",
+      baseUrl: e.origin,
+      isActive: true,
+      isLocalEngine: true,
+    });
     expect(first.check).toMatchObject({ ok: true, engine: { kind: "local" } });
     // A second click replaces the token of the same connection.
     const second = await connectLocalEngine(userId, { db });

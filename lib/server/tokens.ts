@@ -1,6 +1,17 @@
 import "server-only";
-import { createOrkestrClient, normalizeBaseUrl, type FetchLike, type OrkestrClient, type OrkestrClientOptions } from "../orkestr/core.js";
-import { checkConnection, type ConnectionCheck, type ConnectionCheckCode, type ConnectionCheckOk } from "./connection-check.js";
+import {
+  createOrkestrClient,
+  normalizeBaseUrl,
+  type FetchLike,
+  type OrkestrClient,
+  type OrkestrClientOptions,
+} from "../orkestr/core.js";
+import {
+  checkConnection,
+  type ConnectionCheck,
+  type ConnectionCheckCode,
+  type ConnectionCheckOk,
+} from "./connection-check.js";
 import { CryptoError, decrypt } from "./crypto.js";
 import {
   deleteConnection,
@@ -17,7 +28,13 @@ import {
 } from "./db/connections.js";
 import { DbConflictError, DbNotFoundError } from "./db/errors.js";
 import { getMigratedDb, type Db } from "./db/index.js";
-import { engineAccountFor, localEngineOrigin, localEngineOrigins, mintLocalEngineToken, revokeLocalEngineToken } from "./local-engine.js";
+import {
+  engineAccountFor,
+  localEngineOrigin,
+  localEngineOrigins,
+  mintLocalEngineToken,
+  revokeLocalEngineToken,
+} from "./local-engine.js";
 import { assertSafeBaseUrl, fetchFor, UnsafeUrlError, type Resolver, type SafeBaseUrl } from "./ssrf.js";
 
 // The token vault (issue 4 item 4; architecture convention 5): the ONLY module that decrypts
@@ -31,7 +48,8 @@ const MAX_TOKEN_LENGTH = 4096;
 const MAX_NAME_LENGTH = 80;
 export const LOCAL_ENGINE_CONNECTION_NAME = "Local engine";
 
-export type VaultErrorCode = "invalid_token_format" | "invalid_name" | "no_connection" | "token_unreadable" | ConnectionCheckCode;
+export type VaultErrorCode =
+  "invalid_token_format" | "invalid_name" | "no_connection" | "token_unreadable" | ConnectionCheckCode;
 
 /** HTTP status per code: the user's input → 422; missing or unusable connection → 409; upstream trouble → 502. */
 export const VAULT_ERROR_STATUS: Record<VaultErrorCode, number> = {
@@ -134,7 +152,10 @@ function toView(c: Connection, opts: VaultOptions): ConnectionView {
 /** Trims and checks a pasted token against TOKEN_FORMAT; throws VaultError `invalid_token_format`. */
 export function normalizeToken(input: string): string {
   const token = (input ?? "").trim();
-  if (!token) throw new VaultError("invalid_token_format", "Paste the orkestr API token (it starts with ork_).", { field: "token" });
+  if (!token)
+    throw new VaultError("invalid_token_format", "Paste the orkestr API token (it starts with ork_).", {
+      field: "token",
+    });
   if (token.length > MAX_TOKEN_LENGTH || !TOKEN_FORMAT.test(token)) {
     // Never echo the input: it may be a real secret pasted into the wrong field.
     throw new VaultError(
@@ -149,8 +170,11 @@ export function normalizeToken(input: string): string {
 
 function normalizeName(input: string): string {
   const name = (input ?? "").trim();
-  if (!name) throw new VaultError("invalid_name", "Give the connection a name, e.g. \"Production\".", { field: "name" });
-  if (name.length > MAX_NAME_LENGTH) throw new VaultError("invalid_name", `The name is too long (at most ${MAX_NAME_LENGTH} characters).`, { field: "name" });
+  if (!name) throw new VaultError("invalid_name", 'Give the connection a name, e.g. "Production".', { field: "name" });
+  if (name.length > MAX_NAME_LENGTH)
+    throw new VaultError("invalid_name", `The name is too long (at most ${MAX_NAME_LENGTH} characters).`, {
+      field: "name",
+    });
   return name;
 }
 
@@ -165,7 +189,11 @@ async function safeUrl(baseUrl: string, opts: VaultOptions): Promise<SafeBaseUrl
 
 /** Runs the live check; throws VaultError with the check's code and detail when it fails. */
 async function checked(safe: SafeBaseUrl, token: string, opts: VaultOptions): Promise<ConnectionCheckOk> {
-  const check = await checkConnection(safe, token, { resolver: opts.resolver, fetch: opts.fetch, timeoutMs: opts.checkTimeoutMs });
+  const check = await checkConnection(safe, token, {
+    resolver: opts.resolver,
+    fetch: opts.fetch,
+    timeoutMs: opts.checkTimeoutMs,
+  });
   if (!check.ok) {
     const field = check.code === "bad_token" || check.code === "insufficient_scope" ? "token" : "base_url";
     throw new VaultError(check.code, check.detail, { field });
@@ -186,7 +214,13 @@ async function reread(db: Db, userId: string, id: string, opts: VaultOptions): P
 export async function activeConnection(userId: string, opts: VaultOptions = {}): Promise<ActiveConnection | null> {
   const conn = await getActiveConnection(await dbOf(opts), userId);
   if (!conn) return null;
-  return { id: conn.id, name: conn.name, baseUrl: conn.baseUrl, tokenHint: conn.tokenHint, isLocalEngine: isLocalEngineUrl(conn.baseUrl, opts) };
+  return {
+    id: conn.id,
+    name: conn.name,
+    baseUrl: conn.baseUrl,
+    tokenHint: conn.tokenHint,
+    isLocalEngine: isLocalEngineUrl(conn.baseUrl, opts),
+  };
 }
 
 /** The user's connections (active first), hint only. */
@@ -201,7 +235,11 @@ function noConnection(): VaultError {
   );
 }
 
-async function decryptToken(db: Db, userId: string, connectionId: string | undefined): Promise<{ connection: Connection; token: string }> {
+async function decryptToken(
+  db: Db,
+  userId: string,
+  connectionId: string | undefined,
+): Promise<{ connection: Connection; token: string }> {
   const secret = await getConnectionSecret(db, userId, connectionId);
   if (!secret) {
     if (connectionId === undefined) throw noConnection();
@@ -227,7 +265,10 @@ async function decryptToken(db: Db, userId: string, connectionId: string | undef
  */
 export async function orkestrFor(
   userId: string,
-  opts: VaultOptions & { connectionId?: string; client?: Omit<OrkestrClientOptions, "baseUrl" | "token" | "fetch"> } = {},
+  opts: VaultOptions & {
+    connectionId?: string;
+    client?: Omit<OrkestrClientOptions, "baseUrl" | "token" | "fetch">;
+  } = {},
 ): Promise<OrkestrClient> {
   const { connection, token } = await decryptToken(await dbOf(opts), userId, opts.connectionId);
   const isLocalEngine = isLocalEngineUrl(connection.baseUrl, opts);
@@ -263,22 +304,36 @@ export interface OrkestrUpgradeTarget {
  * as orkestrFor(): plain http only for the local engine; the caller must use the SSRF-guarded
  * lookup for any other host.
  */
-export async function orkestrUpgradeFor(userId: string, opts: VaultOptions & { connectionId?: string } = {}): Promise<OrkestrUpgradeTarget> {
+export async function orkestrUpgradeFor(
+  userId: string,
+  opts: VaultOptions & { connectionId?: string } = {},
+): Promise<OrkestrUpgradeTarget> {
   const { connection, token } = await decryptToken(await dbOf(opts), userId, opts.connectionId);
   const isLocalEngine = isLocalEngineUrl(connection.baseUrl, opts);
   if (!isLocalEngine && !connection.baseUrl.startsWith("https:")) {
-    throw new VaultError("invalid_url", `The connection "${connection.name}" uses plain http (${connection.baseUrl}), which is only allowed for the local engine.`, {
-      field: "base_url",
-    });
+    throw new VaultError(
+      "invalid_url",
+      `The connection "${connection.name}" uses plain http (${connection.baseUrl}), which is only allowed for the local engine.`,
+      {
+        field: "base_url",
+      },
+    );
   }
-  return { baseUrl: normalizeBaseUrl(connection.baseUrl), isLocalEngine, headers: { Authorization: `Bearer ${token}` } };
+  return {
+    baseUrl: normalizeBaseUrl(connection.baseUrl),
+    isLocalEngine,
+    headers: { Authorization: `Bearer ${token}` },
+  };
 }
 
 /**
  * Checks the user's active connection now (the status indicator) and records the outcome on the
  * row (last_checked_at, last_error). Null when the user has no connection.
  */
-export async function checkActiveConnection(userId: string, opts: VaultOptions = {}): Promise<{ connection: ConnectionView; check: ConnectionCheck } | null> {
+export async function checkActiveConnection(
+  userId: string,
+  opts: VaultOptions = {},
+): Promise<{ connection: ConnectionView; check: ConnectionCheck } | null> {
   const db = await dbOf(opts);
   let found: { connection: Connection; token: string };
   try {
@@ -327,13 +382,23 @@ export async function saveConnection(input: SaveConnectionInput, opts: VaultOpti
   const name = normalizeName(input.name);
   const db = await dbOf(opts);
   const taken = (await listConnections(db, input.userId)).some((c) => c.name === name);
-  if (taken) throw new DbConflictError("connection_name_taken", `you already have a connection named "${name}"; pick another name or replace its token`);
+  if (taken)
+    throw new DbConflictError(
+      "connection_name_taken",
+      `you already have a connection named "${name}"; pick another name or replace its token`,
+    );
   const safe = await safeUrl(input.baseUrl, opts);
   const check = await checked(safe, token, opts);
   return store(db, { ...input, name, token, baseUrl: safe.baseUrl }, check, opts);
 }
 
-async function store(db: Db, input: SaveConnectionInput, check: ConnectionCheckOk, opts: VaultOptions, engineTokenId: string | null = null): Promise<SavedConnection> {
+async function store(
+  db: Db,
+  input: SaveConnectionInput,
+  check: ConnectionCheckOk,
+  opts: VaultOptions,
+  engineTokenId: string | null = null,
+): Promise<SavedConnection> {
   const conn = await upsertConnection(db, {
     userId: input.userId,
     teamId: input.teamId,
@@ -351,7 +416,10 @@ async function store(db: Db, input: SaveConnectionInput, check: ConnectionCheckO
  * Replaces a connection's token after checking the new one against the connection's base URL
  * (SSRF check included). The old token stays when the check fails.
  */
-export async function replaceToken(input: { userId: string; connectionId: string; token: string }, opts: VaultOptions = {}): Promise<SavedConnection> {
+export async function replaceToken(
+  input: { userId: string; connectionId: string; token: string },
+  opts: VaultOptions = {},
+): Promise<SavedConnection> {
   const token = normalizeToken(input.token);
   const db = await dbOf(opts);
   const conn = await getConnection(db, input.userId, input.connectionId);
@@ -382,7 +450,11 @@ async function revokeQuietly(engineTokenId: string): Promise<void> {
  * Removes one of the user's connections. When it was the active one, the most recently updated
  * remaining connection becomes active; returns that (or null when none is left).
  */
-export async function removeConnection(userId: string, connectionId: string, opts: VaultOptions = {}): Promise<{ active: ConnectionView | null }> {
+export async function removeConnection(
+  userId: string,
+  connectionId: string,
+  opts: VaultOptions = {},
+): Promise<{ active: ConnectionView | null }> {
   const db = await dbOf(opts);
   const conn = await getConnection(db, userId, connectionId);
   const removed = conn ? await deleteConnection(db, userId, connectionId) : false;
@@ -393,7 +465,11 @@ export async function removeConnection(userId: string, connectionId: string, opt
 }
 
 /** Makes one of the user's connections the active one (atomically; the others become inactive). */
-export async function setActive(userId: string, connectionId: string, opts: VaultOptions = {}): Promise<ConnectionView> {
+export async function setActive(
+  userId: string,
+  connectionId: string,
+  opts: VaultOptions = {},
+): Promise<ConnectionView> {
   const conn = await setActiveConnection(await dbOf(opts), userId, connectionId);
   return toView(conn, opts);
 }
@@ -414,7 +490,10 @@ export async function connectLocalEngine(
   const origin = localEngineOrigin();
   const safe = await safeUrl(origin, opts);
   const teamId = opts.teamId ?? null;
-  const minted = await mintLocalEngineToken({ account: engineAccountFor(teamId, userId), label: `baton: ${opts.label ?? userId}` });
+  const minted = await mintLocalEngineToken({
+    account: engineAccountFor(teamId, userId),
+    label: `baton: ${opts.label ?? userId}`,
+  });
   let check: ConnectionCheckOk;
   try {
     check = await checked(safe, minted.token, opts);
@@ -423,7 +502,13 @@ export async function connectLocalEngine(
     throw err;
   }
   const before = (await listConnections(db, userId)).find((c) => c.name === name);
-  const saved = await store(db, { userId, name, baseUrl: safe.baseUrl, token: minted.token, teamId, activate: true }, check, opts, minted.id);
+  const saved = await store(
+    db,
+    { userId, name, baseUrl: safe.baseUrl, token: minted.token, teamId, activate: true },
+    check,
+    opts,
+    minted.id,
+  );
   if (before?.engineTokenId && before.engineTokenId !== minted.id) await revokeQuietly(before.engineTokenId);
   return saved;
 }
@@ -433,7 +518,10 @@ export async function connectLocalEngine(
  * `teamId` only, when given) and deletes those connections: a member who left a team, or a user
  * who was disabled, keeps no working access to the team's sandboxes. Returns how many went.
  */
-export async function revokeEngineAccess(userId: string, opts: VaultOptions & { teamId?: string } = {}): Promise<number> {
+export async function revokeEngineAccess(
+  userId: string,
+  opts: VaultOptions & { teamId?: string } = {},
+): Promise<number> {
   const db = await dbOf(opts);
   const held = await listEngineTokenConnections(db, { userId, teamId: opts.teamId });
   for (const conn of held) {

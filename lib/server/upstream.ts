@@ -28,17 +28,25 @@ const PROXY_CLIENT = { maxRetries: 0 } as const;
 
 /** The upstream refused the token itself (not the request): missing, revoked or unknown (401), or lacking a scope. */
 function isTokenRefusal(err: unknown): err is OrkestrError {
-  return err instanceof OrkestrError && (err.status === 401 || (err.status === 403 && err.code === "insufficient_scope"));
+  return (
+    err instanceof OrkestrError && (err.status === 401 || (err.status === 403 && err.code === "insufficient_scope"))
+  );
 }
 
 async function tokenRejected(userId: string, err: OrkestrError): Promise<AppError> {
   const connection = await activeConnection(userId).catch(() => null);
-  const which = connection ? `connection "${connection.name}" (token ${connection.tokenHint})` : "your active orkestr connection";
+  const which = connection
+    ? `connection "${connection.name}" (token ${connection.tokenHint})`
+    : "your active orkestr connection";
   const why =
     err.status === 401
       ? "was refused by its orkestr API: the token was revoked, has expired or is not known there"
       : `does not allow this (orkestr says: "${err.detail.replace(/[.\s]+$/, "")}")`;
-  return new AppError("connection_token_rejected", `The API token of the ${which} ${why}. Replace the token in Settings → Connections.`, { cause: err });
+  return new AppError(
+    "connection_token_rejected",
+    `The API token of the ${which} ${why}. Replace the token in Settings → Connections.`,
+    { cause: err },
+  );
 }
 
 /**
@@ -66,14 +74,21 @@ export function idempotencyFrom(req: Request): { idempotencyKey?: string } {
 }
 
 /** Calls the user's orkestr API and answers its (zod-parsed) JSON result; 204 for undefined. */
-export async function proxyJson<T>(user: { id: string }, fn: (orkestr: OrkestrClient) => Promise<T>, init: { status?: number } = {}): Promise<Response> {
+export async function proxyJson<T>(
+  user: { id: string },
+  fn: (orkestr: OrkestrClient) => Promise<T>,
+  init: { status?: number } = {},
+): Promise<Response> {
   const result = await withUpstream(user, fn);
   if (result === undefined) return new Response(null, { status: 204 });
   return Response.json(result, { status: init.status ?? 200 });
 }
 
 /** A list page as the contract has it: a bare JSON array, the next page's cursor in X-Next-Cursor. */
-export async function proxyPage<T>(user: { id: string }, fn: (orkestr: OrkestrClient) => Promise<Page<T>>): Promise<Response> {
+export async function proxyPage<T>(
+  user: { id: string },
+  fn: (orkestr: OrkestrClient) => Promise<Page<T>>,
+): Promise<Response> {
   const page = await withUpstream(user, fn);
   const headers = new Headers();
   if (page.nextCursor) headers.set("x-next-cursor", page.nextCursor);
@@ -86,6 +101,10 @@ export async function proxyPage<T>(user: { id: string }, fn: (orkestr: OrkestrCl
  * plus Cache-Control: no-cache and X-Accel-Buffering: no so no proxy in between holds the chunks
  * back. `headers` are set last (they win over the upstream's).
  */
-export async function proxyStream(user: { id: string }, fn: (orkestr: OrkestrClient) => Promise<Response>, headers: Record<string, string> = {}): Promise<Response> {
+export async function proxyStream(
+  user: { id: string },
+  fn: (orkestr: OrkestrClient) => Promise<Response>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return passthrough(await withUpstream(user, fn), headers);
 }

@@ -18,7 +18,10 @@ const Email = z
 export const LoginBody = z.object({
   email: Email,
   // Not checked against the length policy: the policy may change, old passwords must still work.
-  password: z.string().min(1, { error: "is required" }).max(PASSWORD_MAX_LENGTH, { error: `must be at most ${PASSWORD_MAX_LENGTH} characters` }),
+  password: z
+    .string()
+    .min(1, { error: "is required" })
+    .max(PASSWORD_MAX_LENGTH, { error: `must be at most ${PASSWORD_MAX_LENGTH} characters` }),
 });
 export type LoginBody = z.infer<typeof LoginBody>;
 

@@ -52,7 +52,14 @@ export type ConnectionListDto = z.infer<typeof ConnectionListDto>;
 export const ConnectionStatusDto = z.object({
   state: z.enum(["ok", "error", "none"]),
   connection: z
-    .object({ id: z.string(), name: z.string(), base_url: z.string(), host: z.string(), token_hint: z.string(), is_local_engine: z.boolean() })
+    .object({
+      id: z.string(),
+      name: z.string(),
+      base_url: z.string(),
+      host: z.string(),
+      token_hint: z.string(),
+      is_local_engine: z.boolean(),
+    })
     .nullable(),
   /** Why it failed (state "error"), or a note (a warning on "ok"). */
   detail: z.string().nullable(),

@@ -49,7 +49,11 @@ export const ProxyListSandboxesQuery = z
       const key = METADATA_PARAM.exec(name)?.[1];
       if (key === undefined) continue;
       if (typeof value !== "string") {
-        ctx.addIssue({ code: "custom", message: `give ${name} once (a sandbox has one value per metadata key)`, path: [name] });
+        ctx.addIssue({
+          code: "custom",
+          message: `give ${name} once (a sandbox has one value per metadata key)`,
+          path: [name],
+        });
         return z.NEVER;
       }
       metadata[key] = value;
@@ -81,7 +85,11 @@ export const FilePathQuery = z.object({ path: z.string().min(1).max(4096) });
 export const DeleteFileQuery = FilePathQuery.extend({ recursive: Flag.optional() });
 
 /** File content as bytes (base64 decoded) or text: the client encodes it for the wire again. */
-function decodedContent(file: z.output<typeof WriteFileBody>, ctx: z.RefinementCtx, at: (string | number)[]): Uint8Array | string {
+function decodedContent(
+  file: z.output<typeof WriteFileBody>,
+  ctx: z.RefinementCtx,
+  at: (string | number)[],
+): Uint8Array | string {
   if (file.encoding === "utf8") return file.content;
   try {
     return decodeBase64(file.content);
@@ -92,17 +100,32 @@ function decodedContent(file: z.output<typeof WriteFileBody>, ctx: z.RefinementC
 }
 
 /** POST /api/v1/sandboxes/{id}/files: the contract's body, content decoded. */
-export const ProxyWriteFileBody = WriteFileBody.transform((file, ctx) => ({ path: file.path, mode: file.mode, content: decodedContent(file, ctx, []) }));
+export const ProxyWriteFileBody = WriteFileBody.transform((file, ctx) => ({
+  path: file.path,
+  mode: file.mode,
+  content: decodedContent(file, ctx, []),
+}));
 
 /** POST /api/v1/sandboxes/{id}/files/batch: the contract's body, each content decoded. */
 export const ProxyWriteBatchBody = WriteBatchBody.transform((batch, ctx) =>
-  batch.files.map((file, i) => ({ path: file.path, content: decodedContent(file, ctx, ["files", i]), ...(file.mode ? { mode: file.mode } : {}) })),
+  batch.files.map((file, i) => ({
+    path: file.path,
+    content: decodedContent(file, ctx, ["files", i]),
+    ...(file.mode ? { mode: file.mode } : {}),
+  })),
 );
 
 export const ProxyListSnapshotsQuery = ProxyListQuery.extend({ sandbox_id: z.string().min(1).optional() });
-export const ProxyListVolumesQuery = ProxyListQuery.extend({ region: z.string().min(1).optional(), status: z.string().min(1).optional() });
+export const ProxyListVolumesQuery = ProxyListQuery.extend({
+  region: z.string().min(1).optional(),
+  status: z.string().min(1).optional(),
+});
 export const ProxyListTemplatesQuery = ProxyListQuery.extend({ include_builtin: Flag.optional() });
 export const ProxyListDeliveriesQuery = ProxyListQuery.extend({ status: z.string().min(1).optional() });
 
 /** GET /api/v1/templates/{id}/logs: a page (`cursor` is the next line's seq), or with follow=true the live SSE stream. */
-export const TemplateLogsQuery = z.object({ cursor: z.string().min(1).optional(), limit: Limit.optional(), follow: Flag.optional() });
+export const TemplateLogsQuery = z.object({
+  cursor: z.string().min(1).optional(),
+  limit: Limit.optional(),
+  follow: Flag.optional(),
+});

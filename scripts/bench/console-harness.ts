@@ -38,15 +38,26 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startConsoleBench(name: string): Promise<ConsoleBench> {
-  if (!fs.existsSync(path.join(ROOT, ".next", "BUILD_ID"))) throw new Error("no production build: run `npx next build` first");
+  if (!fs.existsSync(path.join(ROOT, ".next", "BUILD_ID")))
+    throw new Error("no production build: run `npx next build` first");
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `baton-bench-${name}-`));
   const engine = await startEngine({ dataDir });
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   let log = "";
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1", ORKESTR_API_URL: engine.origin, BATON_DATA_DIR: dataDir };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: "production",
+    NEXT_TELEMETRY_DISABLED: "1",
+    ORKESTR_API_URL: engine.origin,
+    BATON_DATA_DIR: dataDir,
+  };
   delete env.DATABASE_URL;
-  const server = spawn(process.execPath, [path.join(ROOT, "scripts/console-server.mjs"), "-p", String(port), "-H", "127.0.0.1"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const server = spawn(
+    process.execPath,
+    [path.join(ROOT, "scripts/console-server.mjs"), "-p", String(port), "-H", "127.0.0.1"],
+    { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
+  );
   server.stdout.on("data", (d: Buffer) => (log += d.toString()));
   server.stderr.on("data", (d: Buffer) => (log += d.toString()));
   const stop = async () => {
@@ -57,19 +68,33 @@ export async function startConsoleBench(name: string): Promise<ConsoleBench> {
   try {
     const deadline = Date.now() + 60_000;
     while (!/Ready in/.test(log)) {
-      if (Date.now() > deadline || server.exitCode !== null) throw new Error(`the console server did not start:\n${log}`);
+      if (Date.now() > deadline || server.exitCode !== null)
+        throw new Error(`the console server did not start:\n${log}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     const setup = await fetch(`${origin}/api/setup`, {
       method: "POST",
       headers: { "content-type": "application/json", origin },
       // The first-run setup code the console printed at start (lib/server/setup-code.ts).
-      body: JSON.stringify({ name: "Bench", email: "bench@example.com", password: "correct horse battery staple", team_name: "Bench", setup_code: /the setup code is ([A-Z0-9-]+)/.exec(log)?.[1] ?? "" }),
+      body: JSON.stringify({
+        name: "Bench",
+        email: "bench@example.com",
+        password: "correct horse battery staple",
+        team_name: "Bench",
+        setup_code: /the setup code is ([A-Z0-9-]+)/.exec(log)?.[1] ?? "",
+      }),
     });
     if (setup.status !== 201) throw new Error(`setup failed: ${setup.status} ${await setup.text()}`);
-    const cookie = setup.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const cookie = setup.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
     const api = async (method: string, p: string, body?: unknown) => {
-      const r = await fetch(`${origin}${p}`, { method, headers: { cookie, origin, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const r = await fetch(`${origin}${p}`, {
+        method,
+        headers: { cookie, origin, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${await r.text()}`);
       return r.status === 204 ? null : ((await r.json()) as Record<string, unknown>);
     };

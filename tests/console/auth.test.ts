@@ -8,7 +8,13 @@ import { POST as logoutEverywhere } from "../../app/api/auth/logout-everywhere/r
 import { POST as logout } from "../../app/api/auth/logout/route.js";
 import { GET as me } from "../../app/api/me/route.js";
 import { POST as setup } from "../../app/api/setup/route.js";
-import { getUserFromRequest, loginPath, resolveSession, safeNextPath, TOUCH_INTERVAL_MS } from "../../lib/server/auth.js";
+import {
+  getUserFromRequest,
+  loginPath,
+  resolveSession,
+  safeNextPath,
+  TOUCH_INTERVAL_MS,
+} from "../../lib/server/auth.js";
 import { listAuditEvents } from "../../lib/server/db/audit.js";
 import { createSession, findValidSession, listActiveSessions } from "../../lib/server/db/sessions.js";
 import { isFirstRun } from "../../lib/server/db/setup.js";
@@ -19,7 +25,18 @@ import { authSecret, readSessionId, SESSION_COOKIE } from "../../lib/server/sess
 import { markFrontDoor } from "../../lib/server/request-info.js";
 import { getEnv } from "../../lib/server/env.js";
 import { SIGN_IN_LIMITS } from "../../lib/server/sign-in.js";
-import { cookieHeaderFrom, jsonOf, makeUser, noParams, ORIGIN, PASSWORD, request, sessionCookie, uniq, useConsoleDb } from "./helpers.js";
+import {
+  cookieHeaderFrom,
+  jsonOf,
+  makeUser,
+  noParams,
+  ORIGIN,
+  PASSWORD,
+  request,
+  sessionCookie,
+  uniq,
+  useConsoleDb,
+} from "./helpers.js";
 
 /** The header the console's front door writes the client's address into (lib/server/request-info.ts CLIENT_IP_HEADER). */
 const CLIENT_IP_HEADER_NAME = "x-baton-client-ip";
@@ -28,7 +45,8 @@ const nextauthParams = (...segments: string[]) => ({ params: Promise.resolve({ n
 describe("safe redirects", () => {
   it("accepts same-origin paths only", () => {
     expect(safeNextPath("/sandboxes?x=1")).toBe("/sandboxes?x=1");
-    for (const bad of ["//evil.example", "/\\evil.example", "https://evil.example", "sandboxes", "", null, "/a\nb"]) expect(safeNextPath(bad)).toBeNull();
+    for (const bad of ["//evil.example", "/\\evil.example", "https://evil.example", "sandboxes", "", null, "/a\nb"])
+      expect(safeNextPath(bad)).toBeNull();
     expect(loginPath("/volumes")).toBe("/login?next=%2Fvolumes");
     expect(loginPath("/")).toBe("/login");
     expect(loginPath("//evil")).toBe("/login");
@@ -50,17 +68,34 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
       try {
         const body = { name: "Eve", email: "eve@example.com", password: PASSWORD, team_name: "Evil" };
         // What the rebinding page's fetch sends: its own name in Host and Origin, same-origin.
-        const rebinding = { host: "evil.example:3000", origin: "http://evil.example:3000", "sec-fetch-site": "same-origin" };
+        const rebinding = {
+          host: "evil.example:3000",
+          origin: "http://evil.example:3000",
+          "sec-fetch-site": "same-origin",
+        };
         const res = await setup(request("/api/setup", { method: "POST", body, headers: rebinding }), noParams);
         expect(res.status).toBe(421);
-        expect(await jsonOf(res)).toEqual({ detail: expect.stringContaining("BATON_ALLOWED_HOSTS"), code: "host_not_allowed" });
+        expect(await jsonOf(res)).toEqual({
+          detail: expect.stringContaining("BATON_ALLOWED_HOSTS"),
+          code: "host_not_allowed",
+        });
         expect(res.headers.getSetCookie()).toEqual([]);
         expect(await isFirstRun(ctx.db())).toBe(true);
         // next-auth's own routes (not built with route()) too.
-        const session = await nextAuthGet(request("/api/auth/session", { headers: { host: "evil.example:3000" } }) as never, nextauthParams("session"));
+        const session = await nextAuthGet(
+          request("/api/auth/session", { headers: { host: "evil.example:3000" } }) as never,
+          nextauthParams("session"),
+        );
         expect(session.status).toBe(421);
         // The console's own name on its port is served.
-        const invalid = await setup(request("/api/setup", { method: "POST", body: { ...body, password: "short" }, headers: { ...rebinding, host: "localhost:3000", origin: "http://localhost:3000" } }), noParams);
+        const invalid = await setup(
+          request("/api/setup", {
+            method: "POST",
+            body: { ...body, password: "short" },
+            headers: { ...rebinding, host: "localhost:3000", origin: "http://localhost:3000" },
+          }),
+          noParams,
+        );
         expect(invalid.status).toBe(422);
       } finally {
         vi.stubEnv("BATON_URL", ORIGIN);
@@ -69,18 +104,37 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
 
     it("POST /api/setup creates the owner and the first team, signs them in, and then refuses", async () => {
       expect(await isFirstRun(ctx.db())).toBe(true);
-      const invalid = await setup(request("/api/setup", { method: "POST", body: { name: "", email: "not-an-email", password: "short", team_name: "x".repeat(101) } }), noParams);
+      const invalid = await setup(
+        request("/api/setup", {
+          method: "POST",
+          body: { name: "", email: "not-an-email", password: "short", team_name: "x".repeat(101) },
+        }),
+        noParams,
+      );
       expect(invalid.status).toBe(422);
       const invalidBody = await jsonOf(invalid);
-      expect(invalidBody.detail).toBe("Name: is required. Email: is not a valid email address. Password: must be at least 12 characters. Team name: must be at most 100 characters.");
+      expect(invalidBody.detail).toBe(
+        "Name: is required. Email: is not a valid email address. Password: must be at least 12 characters. Team name: must be at most 100 characters.",
+      );
       expect(Object.keys(invalidBody.errors as object)).toEqual(["name", "email", "password", "team_name"]);
 
       // The setup code the server printed (and keeps in the data dir); without it, or a wrong one, 403.
-      const owner = { name: "Ada Lovelace", email: "Ada@Example.com", password: PASSWORD, team_name: "Analytical Engines" };
+      const owner = {
+        name: "Ada Lovelace",
+        email: "Ada@Example.com",
+        password: PASSWORD,
+        team_name: "Analytical Engines",
+      };
       for (const wrong of [undefined, "", "AAAA-BBBB-CCCC"]) {
-        const refused = await setup(request("/api/setup", { method: "POST", body: { ...owner, setup_code: wrong } }), noParams);
+        const refused = await setup(
+          request("/api/setup", { method: "POST", body: { ...owner, setup_code: wrong } }),
+          noParams,
+        );
         expect(refused.status, String(wrong)).toBe(403);
-        expect(await jsonOf(refused)).toMatchObject({ code: "bad_setup_code", detail: expect.stringContaining("not the setup code") });
+        expect(await jsonOf(refused)).toMatchObject({
+          code: "bad_setup_code",
+          detail: expect.stringContaining("not the setup code"),
+        });
       }
       expect(await isFirstRun(ctx.db())).toBe(true);
       const codeFile = path.join(getEnv().BATON_DATA_DIR, "setup-code");
@@ -88,21 +142,44 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
       expect(code).toMatch(/^[2-9A-HJKMNP-Z]{4}-[2-9A-HJKMNP-Z]{4}-[2-9A-HJKMNP-Z]{4}$/);
       expect(fs.statSync(codeFile).mode & 0o777).toBe(0o600);
       // Typed in lower case with spaces, as from a terminal: accepted.
-      const res = await setup(request("/api/setup", { method: "POST", body: { ...owner, setup_code: ` ${code.toLowerCase().replace(/-/g, " ")} ` } }), noParams);
+      const res = await setup(
+        request("/api/setup", {
+          method: "POST",
+          body: { ...owner, setup_code: ` ${code.toLowerCase().replace(/-/g, " ")} ` },
+        }),
+        noParams,
+      );
       expect(res.status).toBe(201);
       expect(fs.existsSync(codeFile)).toBe(false); // done with
       const body = await jsonOf(res);
-      expect(body).toMatchObject({ user: { name: "Ada Lovelace", email: "Ada@Example.com" }, team: { name: "Analytical Engines", slug: "analytical-engines" } });
+      expect(body).toMatchObject({
+        user: { name: "Ada Lovelace", email: "Ada@Example.com" },
+        team: { name: "Analytical Engines", slug: "analytical-engines" },
+      });
       const cookie = cookieHeaderFrom(res);
       expect(cookie).toMatch(new RegExp(`^${SESSION_COOKIE.replace(/\./g, "\\.")}=`));
       const whoami = await jsonOf(await me(request("/api/me", { cookie }), noParams));
-      expect(whoami).toMatchObject({ user: { email: "Ada@Example.com" }, memberships: [{ role: "owner", team: { slug: "analytical-engines" } }] });
+      expect(whoami).toMatchObject({
+        user: { email: "Ada@Example.com" },
+        memberships: [{ role: "owner", team: { slug: "analytical-engines" } }],
+      });
       expect(await isFirstRun(ctx.db())).toBe(false);
 
-      const again = await setup(request("/api/setup", { method: "POST", body: { name: "Eve", email: "eve@example.com", password: PASSWORD, team_name: "Evil" } }), noParams);
+      const again = await setup(
+        request("/api/setup", {
+          method: "POST",
+          body: { name: "Eve", email: "eve@example.com", password: PASSWORD, team_name: "Evil" },
+        }),
+        noParams,
+      );
       expect(again.status).toBe(409);
-      expect(await jsonOf(again)).toEqual({ detail: "Baton is already set up. Sign in instead.", code: "already_set_up" });
-      const actions = (await listAuditEvents(ctx.db(), { userId: (body.user as { id: string }).id })).map((e) => e.action);
+      expect(await jsonOf(again)).toEqual({
+        detail: "Baton is already set up. Sign in instead.",
+        code: "already_set_up",
+      });
+      const actions = (await listAuditEvents(ctx.db(), { userId: (body.user as { id: string }).id })).map(
+        (e) => e.action,
+      );
       expect(actions).toEqual(expect.arrayContaining(["auth.setup", "auth.sign_in"]));
     });
   });
@@ -116,7 +193,9 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     // The session cookie and the device cookie only: not next-auth's CSRF or callback cookies.
     expect(setCookies).toHaveLength(2);
     expect(setCookies[0]).toMatch(/^next-auth\.session-token=[^;]+; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
-    expect(setCookies[1]).toMatch(/^baton-device=[\w-]+\.[\w-]+; Path=\/api\/auth\/login; Max-Age=31536000; HttpOnly; SameSite=Strict$/);
+    expect(setCookies[1]).toMatch(
+      /^baton-device=[\w-]+\.[\w-]+; Path=\/api\/auth\/login; Max-Age=31536000; HttpOnly; SameSite=Strict$/,
+    );
     const jwt = setCookies[0]!.split(";", 1)[0]!.split("=")[1]!;
     const payload = await decode({ token: jwt, secret: authSecret() });
     expect(Object.keys(payload ?? {}).sort()).toEqual(["exp", "iat", "jti", "sid"]);
@@ -153,14 +232,20 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
   it("the 11th attempt for an address within 15 minutes answers 429 with Retry-After", async () => {
     const { user } = await makeUser(ctx.db());
     for (let i = 0; i < SIGN_IN_LIMITS.email.limit; i++) {
-      expect((await signIn(user.email, `wrong password ${i}`, { "x-forwarded-for": `198.51.100.${i}` })).status).toBe(401);
+      expect((await signIn(user.email, `wrong password ${i}`, { "x-forwarded-for": `198.51.100.${i}` })).status).toBe(
+        401,
+      );
     }
     const res = await signIn(user.email, PASSWORD, { "x-forwarded-for": "198.51.100.200" });
     expect(res.status).toBe(429);
     const retryAfter = Number(res.headers.get("retry-after"));
     expect(retryAfter).toBeGreaterThan(14 * 60);
     expect(retryAfter).toBeLessThanOrEqual(15 * 60);
-    expect(await jsonOf(res)).toEqual({ detail: "Too many sign-in attempts. Try again in 15 minutes.", code: "rate_limited", retry_after_seconds: retryAfter });
+    expect(await jsonOf(res)).toEqual({
+      detail: "Too many sign-in attempts. Try again in 15 minutes.",
+      code: "rate_limited",
+      retry_after_seconds: retryAfter,
+    });
     expect(res.headers.getSetCookie()).toEqual([]);
   });
 
@@ -170,18 +255,25 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     const first = await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "192.0.2.31" });
     expect(first.status).toBe(200);
     // (soft: without one, the browser just sends none, and the owner's attempt below shows the difference)
-    const device = first.headers.getSetCookie().find((c) => c.startsWith("baton-device="))?.split(";", 1)[0] ?? "";
+    const device =
+      first.headers
+        .getSetCookie()
+        .find((c) => c.startsWith("baton-device="))
+        ?.split(";", 1)[0] ?? "";
     expect.soft(device).toMatch(/^baton-device=/);
 
     // A stranger, from a new address every time (a botnet), until the address's limit holds…
-    const stranger = (i: number, password = `guess ${i}`) => signIn(user.email, password, { [CLIENT_IP_HEADER_NAME]: `198.51.100.${i}` });
+    const stranger = (i: number, password = `guess ${i}`) =>
+      signIn(user.email, password, { [CLIENT_IP_HEADER_NAME]: `198.51.100.${i}` });
     for (let i = 0; i < SIGN_IN_LIMITS.email.limit; i++) expect((await stranger(i)).status).toBe(401);
     expect((await stranger(50)).status).toBe(429);
     // …and it holds for the right password too: a stranger's lucky guess gets nowhere.
     expect((await stranger(51, PASSWORD)).status).toBe(429);
     // Another account's device cookie, or a forged one, is no way around it.
     const forged = `baton-device=${"A".repeat(22)}.${"B".repeat(43)}`;
-    expect((await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "198.51.100.52", cookie: forged })).status).toBe(429);
+    expect(
+      (await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "198.51.100.52", cookie: forged })).status,
+    ).toBe(429);
 
     // The owner's browser, from wherever, signs in with the right password meanwhile.
     const owner = await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "192.0.2.32", cookie: device });
@@ -191,9 +283,13 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
 
     // A stolen device cookie does not give unlimited guesses either: it has a limit of its own.
     for (let i = 0; i < SIGN_IN_LIMITS.device.limit; i++) {
-      expect((await signIn(user.email, `guess ${i}`, { [CLIENT_IP_HEADER_NAME]: `203.0.113.${i}`, cookie: device })).status).toBe(401);
+      expect(
+        (await signIn(user.email, `guess ${i}`, { [CLIENT_IP_HEADER_NAME]: `203.0.113.${i}`, cookie: device })).status,
+      ).toBe(401);
     }
-    expect((await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "203.0.113.99", cookie: device })).status).toBe(429);
+    expect(
+      (await signIn(user.email, PASSWORD, { [CLIENT_IP_HEADER_NAME]: "203.0.113.99", cookie: device })).status,
+    ).toBe(429);
   });
 
   it("40 failed sign-ins with a rotating X-Forwarded-For are limited per client: the address is the front door's, not the client's word", async () => {
@@ -201,7 +297,11 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     const statuses: number[] = [];
     for (let i = 0; i < 40; i++) {
       // The front door wrote the socket's address; the client's own X-Forwarded-For/X-Real-IP rotate.
-      const headers = { [CLIENT_IP_HEADER_NAME]: "192.0.2.77", "x-forwarded-for": `198.51.100.${i}`, "x-real-ip": `203.0.113.${i}` };
+      const headers = {
+        [CLIENT_IP_HEADER_NAME]: "192.0.2.77",
+        "x-forwarded-for": `198.51.100.${i}`,
+        "x-real-ip": `203.0.113.${i}`,
+      };
       statuses.push((await signIn(`${uniq("nobody")}@example.com`, "wrong password", headers)).status);
     }
     expect(statuses.slice(0, SIGN_IN_LIMITS.ip.limit)).toEqual(Array(SIGN_IN_LIMITS.ip.limit).fill(401));
@@ -214,7 +314,11 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
       const statuses: number[] = [];
       for (let i = 0; i < 40; i++) {
         // Everything a client could rotate, the front door's own header included.
-        const headers = { [CLIENT_IP_HEADER_NAME]: `192.0.2.${100 + i}`, "x-forwarded-for": `198.51.100.${i}`, "x-real-ip": `203.0.113.${i}` };
+        const headers = {
+          [CLIENT_IP_HEADER_NAME]: `192.0.2.${100 + i}`,
+          "x-forwarded-for": `198.51.100.${i}`,
+          "x-real-ip": `203.0.113.${i}`,
+        };
         statuses.push((await signIn(`${uniq("nobody")}@example.com`, "wrong password", headers)).status);
       }
       expect(statuses.filter((s) => s === 429)).toHaveLength(40 - SIGN_IN_LIMITS.ip.limit);
@@ -231,8 +335,14 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
   });
 
   it("next-auth's own credentials routes are closed (one door, with the rate limits)", async () => {
-    for (const route of [["callback", "credentials"], ["signin", "credentials"]]) {
-      const res = await nextAuthPost(request(`/api/auth/${route.join("/")}`, { method: "POST" }) as never, nextauthParams(...route));
+    for (const route of [
+      ["callback", "credentials"],
+      ["signin", "credentials"],
+    ]) {
+      const res = await nextAuthPost(
+        request(`/api/auth/${route.join("/")}`, { method: "POST" }) as never,
+        nextauthParams(...route),
+      );
       expect(res.status).toBe(404);
     }
   });
@@ -248,7 +358,12 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     });
     const big = new Request(`${ORIGIN}/api/auth/signout`, {
       method: "POST",
-      headers: { host: "baton.test", origin: ORIGIN, "sec-fetch-site": "same-origin", "content-type": "application/x-www-form-urlencoded" },
+      headers: {
+        host: "baton.test",
+        origin: ORIGIN,
+        "sec-fetch-site": "same-origin",
+        "content-type": "application/x-www-form-urlencoded",
+      },
       body,
       duplex: "half",
     } as RequestInit);
@@ -256,7 +371,13 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     expect(res.status).toBe(413);
     expect(await jsonOf(res)).toMatchObject({ code: "payload_too_large" });
     expect(pulled).toBeLessThan(1024 * 1024);
-    const crossSite = await nextAuthPost(request("/api/auth/signout", { method: "POST", headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site" } }) as never, nextauthParams("signout"));
+    const crossSite = await nextAuthPost(
+      request("/api/auth/signout", {
+        method: "POST",
+        headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site" },
+      }) as never,
+      nextauthParams("signout"),
+    );
     expect(crossSite.status).toBe(403);
   });
 
@@ -267,12 +388,18 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     const out = await logout(request("/api/auth/logout", { method: "POST", cookie }), noParams);
     expect(out.status).toBe(200);
     expect(await jsonOf(out)).toEqual({ signed_out: true });
-    expect(out.headers.getSetCookie()).toEqual([expect.stringMatching(/^next-auth\.session-token=; Path=\/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; HttpOnly; SameSite=Lax$/)]);
+    expect(out.headers.getSetCookie()).toEqual([
+      expect.stringMatching(
+        /^next-auth\.session-token=; Path=\/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; HttpOnly; SameSite=Lax$/,
+      ),
+    ]);
     // A client that kept the cookie gets nothing for it.
     const after = await me(request("/api/me", { cookie }), noParams);
     expect(after.status).toBe(401);
     // Signing out without a session is harmless.
-    expect(await jsonOf(await logout(request("/api/auth/logout", { method: "POST" }), noParams))).toEqual({ signed_out: false });
+    expect(await jsonOf(await logout(request("/api/auth/logout", { method: "POST" }), noParams))).toEqual({
+      signed_out: false,
+    });
     expect((await listAuditEvents(ctx.db(), { userId: user.id })).map((e) => e.action)).toContain("auth.sign_out");
   });
 
@@ -292,7 +419,9 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     const events = await listAuditEvents(ctx.db(), { userId: user.id });
     expect(events.find((e) => e.action === "auth.sign_out_everywhere")?.data).toEqual({ sessions_revoked: 2 });
     // It needs a session (and a same-origin request).
-    expect((await logoutEverywhere(request("/api/auth/logout-everywhere", { method: "POST" }), noParams)).status).toBe(401);
+    expect((await logoutEverywhere(request("/api/auth/logout-everywhere", { method: "POST" }), noParams)).status).toBe(
+      401,
+    );
   });
 
   it("an expired session or a disabled user is no session", async () => {
@@ -327,7 +456,11 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
     const { cookie, token, sessionId } = await sessionCookie(ctx.db(), user.id);
     const res = await me(request("/api/me", { cookie }), noParams);
     const text = await res.text();
-    expect(JSON.parse(text)).toMatchObject({ user: { id: user.id, email: user.email }, session: { id: sessionId }, memberships: [{ role: "viewer" }] });
+    expect(JSON.parse(text)).toMatchObject({
+      user: { id: user.id, email: user.email },
+      session: { id: sessionId },
+      memberships: [{ role: "viewer" }],
+    });
     expect(text).not.toContain(token);
     expect(text).not.toContain("scrypt$");
     expect((await getUserFromRequest(request("/api/me", { cookie })))?.user.id).toBe(user.id);

@@ -24,7 +24,10 @@ describe.each(testBackends)("connections API on $name", (backend) => {
   async function listOf(cookie: string) {
     const res = await list(request("/api/connections", { cookie }), noParams);
     expect(res.status).toBe(200);
-    return (await res.json()) as { connections: Array<Record<string, unknown>>; local_engine: { available: boolean; reason: string | null } };
+    return (await res.json()) as {
+      connections: Array<Record<string, unknown>>;
+      local_engine: { available: boolean; reason: string | null };
+    };
   }
 
   it("needs a session", async () => {
@@ -48,14 +51,26 @@ describe.each(testBackends)("connections API on $name", (backend) => {
     const text = await res.text();
     expect(text).not.toMatch(/ork_[A-Za-z0-9_-]{8,}/); // a hint is ork_…abcd, never a whole token
     const { connection } = JSON.parse(text) as { connection: Record<string, unknown> };
-    expect(connection).toMatchObject({ name: "Local engine", base_url: eng.engine().origin, is_active: true, is_local_engine: true, last_error: null });
+    expect(connection).toMatchObject({
+      name: "Local engine",
+      base_url: eng.engine().origin,
+      is_active: true,
+      is_local_engine: true,
+      last_error: null,
+    });
     expect(connection.token_hint).toMatch(/^ork_…[A-Za-z0-9_-]{4}$/);
     expect(Object.keys(connection)).not.toContain("token");
 
     const s = await jsonOf(await status(request("/api/connections/status", { cookie }), noParams));
-    expect(s).toMatchObject({ state: "ok", code: null, connection: { name: "Local engine", host: new URL(eng.engine().origin).host } });
+    expect(s).toMatchObject({
+      state: "ok",
+      code: null,
+      connection: { name: "Local engine", host: new URL(eng.engine().origin).host },
+    });
 
-    const events = (await listAuditEvents(ctx.db(), { userId: user.id })).filter((e) => e.action === "connection.local_engine");
+    const events = (await listAuditEvents(ctx.db(), { userId: user.id })).filter(
+      (e) => e.action === "connection.local_engine",
+    );
     expect(events).toHaveLength(1);
     expect(JSON.stringify(events)).not.toMatch(/ork_[A-Za-z0-9_-]{8,}/);
   });
@@ -63,7 +78,11 @@ describe.each(testBackends)("connections API on $name", (backend) => {
   it("refuses a bad token with a clear error on the token field, and saves nothing", async () => {
     const { cookie } = await signedIn();
     const res = await create(
-      request("/api/connections", { method: "POST", cookie, body: { name: "Wrong", base_url: eng.engine().origin, token: "ork_thisisnotarealtoken0000" } }),
+      request("/api/connections", {
+        method: "POST",
+        cookie,
+        body: { name: "Wrong", base_url: eng.engine().origin, token: "ork_thisisnotarealtoken0000" },
+      }),
       noParams,
     );
     expect(res.status).toBe(422);
@@ -73,17 +92,46 @@ describe.each(testBackends)("connections API on $name", (backend) => {
     expect(JSON.stringify(body)).not.toContain("ork_thisisnotarealtoken0000");
     expect((await listOf(cookie)).connections).toEqual([]);
 
-    const malformed = await jsonOf(await create(request("/api/connections", { method: "POST", cookie, body: { name: "X", base_url: "https://api.orkestr.eu", token: "hunter2 secret" } }), noParams));
+    const malformed = await jsonOf(
+      await create(
+        request("/api/connections", {
+          method: "POST",
+          cookie,
+          body: { name: "X", base_url: "https://api.orkestr.eu", token: "hunter2 secret" },
+        }),
+        noParams,
+      ),
+    );
     expect(malformed).toMatchObject({ code: "invalid_token_format", field: "token" });
     expect(JSON.stringify(malformed)).not.toContain("hunter2");
   });
 
   it("refuses private addresses (SSRF) on the base_url field", async () => {
     const { cookie } = await signedIn();
-    const res = await create(request("/api/connections", { method: "POST", cookie, body: { name: "Inside", base_url: "http://10.1.2.3", token: "ork_abcdefghijklmnop" } }), noParams);
+    const res = await create(
+      request("/api/connections", {
+        method: "POST",
+        cookie,
+        body: { name: "Inside", base_url: "http://10.1.2.3", token: "ork_abcdefghijklmnop" },
+      }),
+      noParams,
+    );
     expect(res.status).toBe(422);
-    expect(await jsonOf(res)).toMatchObject({ code: expect.stringMatching(/^(private_address|invalid_url)$/), field: "base_url", detail: expect.stringMatching(/10\.1\.2\.3|private|https/) });
-    const v6 = await jsonOf(await create(request("/api/connections", { method: "POST", cookie, body: { name: "Meta", base_url: "https://169.254.169.254", token: "ork_abcdefghijklmnop" } }), noParams));
+    expect(await jsonOf(res)).toMatchObject({
+      code: expect.stringMatching(/^(private_address|invalid_url)$/),
+      field: "base_url",
+      detail: expect.stringMatching(/10\.1\.2\.3|private|https/),
+    });
+    const v6 = await jsonOf(
+      await create(
+        request("/api/connections", {
+          method: "POST",
+          cookie,
+          body: { name: "Meta", base_url: "https://169.254.169.254", token: "ork_abcdefghijklmnop" },
+        }),
+        noParams,
+      ),
+    );
     expect(v6).toMatchObject({ code: "private_address", field: "base_url" });
     expect((await listOf(cookie)).connections).toEqual([]);
   });
@@ -91,51 +139,103 @@ describe.each(testBackends)("connections API on $name", (backend) => {
   it("adds, replaces (bad then good), activates and removes a connection; never answers the token", async () => {
     const { user, cookie } = await signedIn("member");
     const token = await eng.engine().mint(["sandboxes:read", "sandboxes:write"]);
-    const res = await create(request("/api/connections", { method: "POST", cookie, body: { name: "Minted", base_url: eng.engine().origin, token } }), noParams);
+    const res = await create(
+      request("/api/connections", {
+        method: "POST",
+        cookie,
+        body: { name: "Minted", base_url: eng.engine().origin, token },
+      }),
+      noParams,
+    );
     expect(res.status).toBe(201);
     const text = await res.text();
     expect(text).not.toContain(token);
     expect(text).not.toContain(token.slice(4, -4));
-    const minted = (JSON.parse(text) as { connection: { id: string; token_hint: string; is_active: boolean } }).connection;
+    const minted = (JSON.parse(text) as { connection: { id: string; token_hint: string; is_active: boolean } })
+      .connection;
     expect(minted.is_active).toBe(true);
     expect(minted.token_hint).toBe(`ork_…${token.slice(-4)}`);
 
-    const dup = await create(request("/api/connections", { method: "POST", cookie, body: { name: "Minted", base_url: eng.engine().origin, token } }), noParams);
+    const dup = await create(
+      request("/api/connections", {
+        method: "POST",
+        cookie,
+        body: { name: "Minted", base_url: eng.engine().origin, token },
+      }),
+      noParams,
+    );
     expect(dup.status).toBe(409);
     expect(await jsonOf(dup)).toMatchObject({ code: "connection_name_taken", field: "name" });
 
-    const local = (await jsonOf(await localEngine(request("/api/connections/local-engine", { method: "POST", cookie }), noParams))).connection as { id: string };
+    const local = (
+      await jsonOf(await localEngine(request("/api/connections/local-engine", { method: "POST", cookie }), noParams))
+    ).connection as { id: string };
     expect((await listOf(cookie)).connections.find((c) => c.id === local.id)).toMatchObject({ is_active: true });
 
     // A bad replacement keeps the old token.
-    const bad = await patchConnection(request(`/api/connections/${minted.id}`, { method: "PATCH", cookie, body: { token: "ork_notvalidatallxxxx" } }), idParams(minted.id));
+    const bad = await patchConnection(
+      request(`/api/connections/${minted.id}`, { method: "PATCH", cookie, body: { token: "ork_notvalidatallxxxx" } }),
+      idParams(minted.id),
+    );
     expect(bad.status).toBe(422);
     expect(await jsonOf(bad)).toMatchObject({ code: "bad_token", field: "token" });
     const other = await eng.engine().mint(["sandboxes:read", "sandboxes:write"]);
-    const good = await patchConnection(request(`/api/connections/${minted.id}`, { method: "PATCH", cookie, body: { token: other } }), idParams(minted.id));
+    const good = await patchConnection(
+      request(`/api/connections/${minted.id}`, { method: "PATCH", cookie, body: { token: other } }),
+      idParams(minted.id),
+    );
     expect(good.status).toBe(200);
     const goodText = await good.text();
     expect(goodText).not.toContain(other);
     expect(JSON.parse(goodText).connection.token_hint).toBe(`ork_…${other.slice(-4)}`);
 
-    const act = await patchConnection(request(`/api/connections/${minted.id}`, { method: "PATCH", cookie, body: { active: true } }), idParams(minted.id));
+    const act = await patchConnection(
+      request(`/api/connections/${minted.id}`, { method: "PATCH", cookie, body: { active: true } }),
+      idParams(minted.id),
+    );
     expect(act.status).toBe(200);
     expect((await jsonOf(act)).connection).toMatchObject({ id: minted.id, is_active: true });
-    const empty = await patchConnection(request(`/api/connections/${minted.id}`, { method: "PATCH", cookie, body: {} }), idParams(minted.id));
+    const empty = await patchConnection(
+      request(`/api/connections/${minted.id}`, { method: "PATCH", cookie, body: {} }),
+      idParams(minted.id),
+    );
     expect(empty.status).toBe(422);
 
     // Another user cannot see or touch it.
     const stranger = await signedIn();
-    expect((await deleteConnection(request(`/api/connections/${minted.id}`, { method: "DELETE", cookie: stranger.cookie }), idParams(minted.id))).status).toBe(404);
+    expect(
+      (
+        await deleteConnection(
+          request(`/api/connections/${minted.id}`, { method: "DELETE", cookie: stranger.cookie }),
+          idParams(minted.id),
+        )
+      ).status,
+    ).toBe(404);
 
-    const del = await deleteConnection(request(`/api/connections/${minted.id}`, { method: "DELETE", cookie }), idParams(minted.id));
+    const del = await deleteConnection(
+      request(`/api/connections/${minted.id}`, { method: "DELETE", cookie }),
+      idParams(minted.id),
+    );
     expect(del.status).toBe(200);
     expect((await jsonOf(del)).active).toMatchObject({ id: local.id, is_active: true });
-    expect((await deleteConnection(request(`/api/connections/${minted.id}`, { method: "DELETE", cookie }), idParams(minted.id))).status).toBe(404);
+    expect(
+      (
+        await deleteConnection(
+          request(`/api/connections/${minted.id}`, { method: "DELETE", cookie }),
+          idParams(minted.id),
+        )
+      ).status,
+    ).toBe(404);
 
     const events = await listAuditEvents(ctx.db(), { userId: user.id });
     expect(events.map((e) => e.action)).toEqual(
-      expect.arrayContaining(["connection.create", "connection.local_engine", "connection.token_replace", "connection.activate", "connection.delete"]),
+      expect.arrayContaining([
+        "connection.create",
+        "connection.local_engine",
+        "connection.token_replace",
+        "connection.activate",
+        "connection.delete",
+      ]),
     );
     const audit = JSON.stringify(events);
     for (const t of [token, other]) {
@@ -147,7 +247,11 @@ describe.each(testBackends)("connections API on $name", (backend) => {
   it("refuses cross-site mutations and viewers, saving nothing", async () => {
     const { cookie } = await signedIn();
     const crossSite = await localEngine(
-      request("/api/connections/local-engine", { method: "POST", cookie, headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site" } }),
+      request("/api/connections/local-engine", {
+        method: "POST",
+        cookie,
+        headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site" },
+      }),
       noParams,
     );
     expect(crossSite.status).toBe(403);
@@ -155,7 +259,10 @@ describe.each(testBackends)("connections API on $name", (backend) => {
     expect((await listOf(cookie)).connections).toEqual([]);
 
     const viewer = await signedIn("viewer");
-    const denied = await localEngine(request("/api/connections/local-engine", { method: "POST", cookie: viewer.cookie }), noParams);
+    const denied = await localEngine(
+      request("/api/connections/local-engine", { method: "POST", cookie: viewer.cookie }),
+      noParams,
+    );
     expect(denied.status).toBe(403);
     expect(await jsonOf(denied)).toMatchObject({ code: "forbidden" });
     // Viewers still see their (empty) list and status.

@@ -47,7 +47,11 @@ async function startServer(env: Record<string, string>): Promise<Running | { exi
     DATABASE_URL: `sqlite:${path.join(dataDir, "baton.sqlite")}`,
     ...env,
   };
-  const child: ChildProcess = spawn(process.execPath, ["--import", STUB, SERVER, "-p", String(port), "-H", "127.0.0.1"], { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ["--import", STUB, SERVER, "-p", String(port), "-H", "127.0.0.1"],
+    { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] },
+  );
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
@@ -89,16 +93,35 @@ interface Answer {
 }
 
 /** One HTTP request with exactly these headers (Host included: fetch would not let us set it). */
-function send(port: number, opts: { method?: string; path: string; headers: Record<string, string>; body?: string; rawTarget?: string }): Promise<Answer> {
+function send(
+  port: number,
+  opts: { method?: string; path: string; headers: Record<string, string>; body?: string; rawTarget?: string },
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: "127.0.0.1", port, method: opts.method ?? "GET", path: opts.rawTarget ?? opts.path, headers: opts.headers, setHost: false }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, type: res.headers["content-type"], stub: res.headers["x-stub"] === "next", body, json: () => JSON.parse(body) }),
-      );
-    });
+    const req = http.request(
+      {
+        host: "127.0.0.1",
+        port,
+        method: opts.method ?? "GET",
+        path: opts.rawTarget ?? opts.path,
+        headers: opts.headers,
+        setHost: false,
+      },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (body += c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            type: res.headers["content-type"],
+            stub: res.headers["x-stub"] === "next",
+            body,
+            json: () => JSON.parse(body),
+          }),
+        );
+      },
+    );
     req.on("error", reject);
     req.end(opts.body);
   });
@@ -131,7 +154,9 @@ describe("the console server with its defaults (loopback names, no trusted proxy
   afterAll(async () => server?.stop());
 
   it("prints the first-run setup code before it listens, and keeps it in the data dir", () => {
-    expect(server.log()).toMatch(/First run: the setup code is [2-9A-Z]{4}-[2-9A-Z]{4}-[2-9A-Z]{4} \(also in .*setup-code\)[^\n]*\n(.|\n)*Ready in/);
+    expect(server.log()).toMatch(
+      /First run: the setup code is [2-9A-Z]{4}-[2-9A-Z]{4}-[2-9A-Z]{4} \(also in .*setup-code\)[^\n]*\n(.|\n)*Ready in/,
+    );
   });
 
   it("answers a foreign Host (DNS rebinding) with 421 before Next sees it: JSON for the API, a plain page otherwise", async () => {
@@ -140,7 +165,12 @@ describe("the console server with its defaults (loopback names, no trusted proxy
       method: "POST",
       path: "/api/setup",
       headers: { host, origin: `http://${host}`, "sec-fetch-site": "same-origin", "content-type": "application/json" },
-      body: JSON.stringify({ name: "Eve", email: "eve@example.com", password: "a long enough password", team_name: "Evil" }),
+      body: JSON.stringify({
+        name: "Eve",
+        email: "eve@example.com",
+        password: "a long enough password",
+        team_name: "Evil",
+      }),
     });
     expect(setup.status).toBe(421);
     expect(setup.stub).toBe(false);
@@ -196,11 +226,16 @@ describe("the console server with its defaults (loopback names, no trusted proxy
     const { headers } = res.json<{ headers: Record<string, string> }>();
     expect(headers["x-baton-client-ip"]).toBe("127.0.0.1");
     expect(headers["x-forwarded-for"]).toBe("127.0.0.1");
-    for (const gone of ["x-real-ip", "x-forwarded-host", "x-forwarded-proto", "forwarded"]) expect(headers[gone], gone).toBeUndefined();
+    for (const gone of ["x-real-ip", "x-forwarded-host", "x-forwarded-proto", "forwarded"])
+      expect(headers[gone], gone).toBeUndefined();
   });
 
   it("refuses absolute-form request targets, whose URL could name another host than Host", async () => {
-    const res = await send(server.port, { path: "/", rawTarget: "http://evil.example/api/setup", headers: { host: `127.0.0.1:${server.port}` } });
+    const res = await send(server.port, {
+      path: "/",
+      rawTarget: "http://evil.example/api/setup",
+      headers: { host: `127.0.0.1:${server.port}` },
+    });
     expect(res.status).toBe(400);
     expect(res.stub).toBe(false);
   });
@@ -219,7 +254,12 @@ describe("the console server behind one trusted reverse proxy, at BATON_URL", ()
     const res = await send(server.port, {
       path: "/api/me",
       // The client sent "X-Forwarded-For: 198.51.100.1"; the proxy appended the address it saw.
-      headers: { host: "baton.example.com", "x-forwarded-for": "198.51.100.1, 203.0.113.5", "x-forwarded-proto": "https", "x-baton-client-ip": "198.51.100.2" },
+      headers: {
+        host: "baton.example.com",
+        "x-forwarded-for": "198.51.100.1, 203.0.113.5",
+        "x-forwarded-proto": "https",
+        "x-baton-client-ip": "198.51.100.2",
+      },
     });
     expect(res.stub).toBe(true);
     const { headers } = res.json<{ headers: Record<string, string> }>();
@@ -228,15 +268,28 @@ describe("the console server behind one trusted reverse proxy, at BATON_URL", ()
   });
 
   it("serves only BATON_URL's name (the loopback defaults are gone), in Host and X-Forwarded-Host", async () => {
-    expect((await send(server.port, { path: "/login", headers: { host: `127.0.0.1:${server.port}` } })).status).toBe(421);
-    expect((await send(server.port, { path: "/login", headers: { host: "baton.example.com", "x-forwarded-host": "evil.example" } })).status).toBe(421);
+    expect((await send(server.port, { path: "/login", headers: { host: `127.0.0.1:${server.port}` } })).status).toBe(
+      421,
+    );
+    expect(
+      (
+        await send(server.port, {
+          path: "/login",
+          headers: { host: "baton.example.com", "x-forwarded-host": "evil.example" },
+        })
+      ).status,
+    ).toBe(421);
     expect((await send(server.port, { path: "/login", headers: { host: "baton.example.com" } })).stub).toBe(true);
   });
 });
 
 describe("the console server's configuration", () => {
   it("refuses to start with an unusable BATON_URL, BATON_ALLOWED_HOSTS or BATON_TRUSTED_PROXIES", async () => {
-    const started = await startServer({ BATON_URL: "baton.example.com", BATON_ALLOWED_HOSTS: "ok.example, not a host", BATON_TRUSTED_PROXIES: "many" });
+    const started = await startServer({
+      BATON_URL: "baton.example.com",
+      BATON_ALLOWED_HOSTS: "ok.example, not a host",
+      BATON_TRUSTED_PROXIES: "many",
+    });
     if ("stop" in started) await started.stop(); // it should not have started; never leave it running
     expect(started).toMatchObject({ exited: 1 });
     const { log } = started as { log: string };

@@ -62,5 +62,8 @@ export async function injectFault(engine: EngineHandle, rule: Record<string, unk
 }
 
 export async function clearFaults(engine: EngineHandle): Promise<void> {
-  await fetch(`${engine.origin}/_admin/faults`, { method: "DELETE", headers: { "x-baton-bootstrap": engine.bootstrap! } });
+  await fetch(`${engine.origin}/_admin/faults`, {
+    method: "DELETE",
+    headers: { "x-baton-bootstrap": engine.bootstrap! },
+  });
 }

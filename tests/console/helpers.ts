@@ -58,7 +58,11 @@ export const uniq = (p: string) => `${p}-${++seq}-${Math.random().toString(36).s
 /** A user with PASSWORD and, unless role is null, a team where they have `role` (an owner is made too). */
 export async function makeUser(db: Db, role: Role | null = "owner"): Promise<{ user: User; teamId: string | null }> {
   passwordHash ??= hashPassword(PASSWORD);
-  const user = await createUser(db, { email: `${uniq("user")}@example.com`, name: "Test User", passwordHash: await passwordHash });
+  const user = await createUser(db, {
+    email: `${uniq("user")}@example.com`,
+    name: "Test User",
+    passwordHash: await passwordHash,
+  });
   if (role === null) return { user, teamId: null };
   if (role === "owner") {
     const { team } = await createTeamWithOwner(db, { name: "Team", slug: slugify(uniq("team")), ownerId: user.id });
@@ -71,7 +75,11 @@ export async function makeUser(db: Db, role: Role | null = "owner"): Promise<{ u
 }
 
 /** A session row for the user and the Cookie header carrying its next-auth JWT. */
-export async function sessionCookie(db: Db, userId: string, opts: { ttlMs?: number; now?: number } = {}): Promise<{ cookie: string; token: string; sessionId: string }> {
+export async function sessionCookie(
+  db: Db,
+  userId: string,
+  opts: { ttlMs?: number; now?: number } = {},
+): Promise<{ cookie: string; token: string; sessionId: string }> {
   const { token, session } = await createSession(db, { userId, ttlMs: opts.ttlMs, now: opts.now });
   return { cookie: `${SESSION_COOKIE}=${await encodeSessionJwt(token)}`, token, sessionId: session.id };
 }

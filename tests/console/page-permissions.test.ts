@@ -44,7 +44,12 @@ vi.mock("../../lib/server/tokens.js", async (importOriginal) => ({
   ...(await importOriginal<typeof import("../../lib/server/tokens.js")>()),
   activeConnection: async () => {
     upstream.calls++;
-    return { id: "conn_1", name: "Secret connection", baseUrl: "https://orkestr.internal.example", tokenHint: "ork_…abcd" };
+    return {
+      id: "conn_1",
+      name: "Secret connection",
+      baseUrl: "https://orkestr.internal.example",
+      tokenHint: "ork_…abcd",
+    };
   },
 }));
 
@@ -120,14 +125,25 @@ const DATA_READS = /\b(withUpstream|orkestrFor|activeConnection|connectionList|c
 
 describe("the console's page × permission map", () => {
   const files = (dir: string): string[] =>
-    fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : /^(page|layout)\.tsx$/.test(e.name) ? [path.join(dir, e.name)] : []));
+    fs
+      .readdirSync(dir, { withFileTypes: true })
+      .flatMap((e) =>
+        e.isDirectory()
+          ? files(path.join(dir, e.name))
+          : /^(page|layout)\.tsx$/.test(e.name)
+            ? [path.join(dir, e.name)]
+            : [],
+      );
 
   it("names every page that reads data, and each one checks its permission", () => {
     for (const file of files(CONSOLE)) {
       const rel = path.relative(CONSOLE, file).split(path.sep).join("/");
       const source = fs.readFileSync(file, "utf8");
       if (!DATA_READS.test(source)) continue;
-      expect(Object.keys(PAGE_PERMISSIONS), `${rel} reads data: add it to PAGE_PERMISSIONS with its API's permission`).toContain(rel);
+      expect(
+        Object.keys(PAGE_PERMISSIONS),
+        `${rel} reads data: add it to PAGE_PERMISSIONS with its API's permission`,
+      ).toContain(rel);
       const perm = PAGE_PERMISSIONS[rel];
       if (perm) expect(source, rel).toContain(`requirePermission("${perm}")`);
     }

@@ -18,7 +18,10 @@ describe.each(testBackends)("the /api/v1 proxy on $name", (backend) => {
   async function connected(role: "owner" | "viewer" = "owner") {
     const { user } = await makeUser(ctx.db(), role);
     const { cookie } = await sessionCookie(ctx.db(), user.id);
-    if (role === "owner") expect((await localEngine(request("/api/connections/local-engine", { method: "POST", cookie }), noParams)).status).toBe(201);
+    if (role === "owner")
+      expect(
+        (await localEngine(request("/api/connections/local-engine", { method: "POST", cookie }), noParams)).status,
+      ).toBe(201);
     return { user, cookie };
   }
 
@@ -27,7 +30,10 @@ describe.each(testBackends)("the /api/v1 proxy on $name", (backend) => {
     const { cookie } = await sessionCookie(ctx.db(), user.id);
     const res = await limits(request("/api/v1/sandboxes/limits", { cookie }), noParams);
     expect(res.status).toBe(409);
-    expect(await jsonOf(res)).toMatchObject({ code: "no_connection", detail: expect.stringContaining("Settings → Connections") });
+    expect(await jsonOf(res)).toMatchObject({
+      code: "no_connection",
+      detail: expect.stringContaining("Settings → Connections"),
+    });
   });
 
   it("reads limits, creates, lists, gets, execs and terminates a sandbox through the proxy", async () => {
@@ -36,7 +42,10 @@ describe.each(testBackends)("the /api/v1 proxy on $name", (backend) => {
     expect(lim.status).toBe(200);
     expect(await jsonOf(lim)).toHaveProperty("plan");
 
-    const created = await createSandbox(request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12" } }), noParams);
+    const created = await createSandbox(
+      request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12" } }),
+      noParams,
+    );
     expect(created.status).toBe(201);
     const sandbox = (await jsonOf(created)) as { id: string; status: string };
     expect(sandbox.id).toMatch(/^sbx_/);
@@ -50,31 +59,58 @@ describe.each(testBackends)("the /api/v1 proxy on $name", (backend) => {
     const one = await getSandbox(request(`/api/v1/sandboxes/${sandbox.id}`, { cookie }), idParams(sandbox.id));
     expect(await jsonOf(one)).toMatchObject({ id: sandbox.id });
 
-    const ran = await execJson(request(`/api/v1/sandboxes/${sandbox.id}/exec`, { method: "POST", cookie, body: { command: "echo hello; exit 3" } }), idParams(sandbox.id));
+    const ran = await execJson(
+      request(`/api/v1/sandboxes/${sandbox.id}/exec`, {
+        method: "POST",
+        cookie,
+        body: { command: "echo hello; exit 3" },
+      }),
+      idParams(sandbox.id),
+    );
     expect(ran.status).toBe(200);
     expect(await jsonOf(ran)).toMatchObject({ stdout: "hello\n", exit_code: 3 });
 
-    const bad = await execJson(request(`/api/v1/sandboxes/${sandbox.id}/exec`, { method: "POST", cookie, body: { command: "" } }), idParams(sandbox.id));
+    const bad = await execJson(
+      request(`/api/v1/sandboxes/${sandbox.id}/exec`, { method: "POST", cookie, body: { command: "" } }),
+      idParams(sandbox.id),
+    );
     expect(bad.status).toBe(422);
 
-    expect((await terminate(request(`/api/v1/sandboxes/${sandbox.id}`, { method: "DELETE", cookie }), idParams(sandbox.id))).status).toBe(204);
+    expect(
+      (await terminate(request(`/api/v1/sandboxes/${sandbox.id}`, { method: "DELETE", cookie }), idParams(sandbox.id)))
+        .status,
+    ).toBe(204);
     // Unknown ids: the upstream's 404 comes through.
-    const missing = await getSandbox(request("/api/v1/sandboxes/sbx_01NOSUCHSANDBOX0000000000", { cookie }), idParams("sbx_01NOSUCHSANDBOX0000000000"));
+    const missing = await getSandbox(
+      request("/api/v1/sandboxes/sbx_01NOSUCHSANDBOX0000000000", { cookie }),
+      idParams("sbx_01NOSUCHSANDBOX0000000000"),
+    );
     expect(missing.status).toBe(404);
     expect(await jsonOf(missing)).toMatchObject({ code: "sandbox_not_found" });
   });
 
   it("streams exec output unbuffered: the first chunk arrives before the command ends", async () => {
     const { cookie } = await connected();
-    const sandbox = (await jsonOf(await createSandbox(request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12" } }), noParams))) as { id: string };
+    const sandbox = (await jsonOf(
+      await createSandbox(
+        request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12" } }),
+        noParams,
+      ),
+    )) as { id: string };
     for (const format of ["sse", "ndjson"] as const) {
       const started = Date.now();
       const res = await execStream(
-        request(`/api/v1/sandboxes/${sandbox.id}/exec/stream?format=${format}`, { method: "POST", cookie, body: { command: "echo first; sleep 2; echo second" } }),
+        request(`/api/v1/sandboxes/${sandbox.id}/exec/stream?format=${format}`, {
+          method: "POST",
+          cookie,
+          body: { command: "echo first; sleep 2; echo second" },
+        }),
         idParams(sandbox.id),
       );
       expect(res.status).toBe(200);
-      expect(res.headers.get("content-type")).toMatch(format === "sse" ? /text\/event-stream/ : /application\/x-ndjson/);
+      expect(res.headers.get("content-type")).toMatch(
+        format === "sse" ? /text\/event-stream/ : /application\/x-ndjson/,
+      );
       expect(res.headers.get("cache-control")).toBe("no-cache");
       expect(res.headers.get("x-accel-buffering")).toBe("no");
       const reader = res.body!.getReader();
@@ -98,10 +134,19 @@ describe.each(testBackends)("the /api/v1 proxy on $name", (backend) => {
 
   it("forwards an upstream 503 fleet_full with its Retry-After, at once", async () => {
     const { cookie } = await connected();
-    await injectFault(ctx.engine(), { kind: "fleet_full", path: "^/v1/sandboxes$", method: "POST", retry_after_seconds: 7, count: 1 });
+    await injectFault(ctx.engine(), {
+      kind: "fleet_full",
+      path: "^/v1/sandboxes$",
+      method: "POST",
+      retry_after_seconds: 7,
+      count: 1,
+    });
     try {
       const started = Date.now();
-      const res = await createSandbox(request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12" } }), noParams);
+      const res = await createSandbox(
+        request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12" } }),
+        noParams,
+      );
       expect(res.status).toBe(503);
       expect(res.headers.get("retry-after")).toBe("7");
       expect(await jsonOf(res)).toMatchObject({ code: "fleet_full", retry_after_seconds: 7 });
@@ -114,13 +159,21 @@ describe.each(testBackends)("the /api/v1 proxy on $name", (backend) => {
   it("checks Origin on mutations and the role's permission", async () => {
     const { cookie } = await connected();
     const cross = await createSandbox(
-      request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12" }, headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site" } }),
+      request("/api/v1/sandboxes", {
+        method: "POST",
+        cookie,
+        body: { template: "python-3.12" },
+        headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site" },
+      }),
       noParams,
     );
     expect(cross.status).toBe(403);
     expect(await jsonOf(cross)).toMatchObject({ code: "bad_origin" });
     const viewer = await connected("viewer");
-    const denied = await createSandbox(request("/api/v1/sandboxes", { method: "POST", cookie: viewer.cookie, body: { template: "python-3.12" } }), noParams);
+    const denied = await createSandbox(
+      request("/api/v1/sandboxes", { method: "POST", cookie: viewer.cookie, body: { template: "python-3.12" } }),
+      noParams,
+    );
     expect(denied.status).toBe(403);
     expect(await jsonOf(denied)).toMatchObject({ code: "forbidden" });
     expect((await listSandboxes(request("/api/v1/sandboxes", {}), noParams)).status).toBe(401);

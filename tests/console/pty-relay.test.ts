@@ -4,7 +4,13 @@ import type { AddressInfo } from "node:net";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { testBackends } from "../../lib/server/db/test-backends.js";
-import { authorizeRelay, createPtyRelay, matchPtyRelayPath, originAllowed, type PtyRelay } from "../../lib/server/pty-relay.js";
+import {
+  authorizeRelay,
+  createPtyRelay,
+  matchPtyRelayPath,
+  originAllowed,
+  type PtyRelay,
+} from "../../lib/server/pty-relay.js";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../../lib/terminal-heartbeat.js";
 import { makeUser, sessionCookie, useConsoleDb } from "./helpers.js";
 
@@ -17,8 +23,17 @@ const ORIGIN = `http://${HOST}`;
 describe("relay paths and Origin", () => {
   it("matches only the PTY WebSocket path, with safe ids", () => {
     expect(matchPtyRelayPath("/api/v1/sandboxes/sbx_1/pty/pty_2/ws")).toEqual({ sandboxId: "sbx_1", ptyId: "pty_2" });
-    expect(matchPtyRelayPath("/api/v1/sandboxes/sbx_1/pty/pty_2/ws?x=1")).toEqual({ sandboxId: "sbx_1", ptyId: "pty_2" });
-    for (const bad of ["/api/v1/sandboxes/sbx_1/pty/pty_2", "/api/v1/sandboxes/../pty/x/ws", "/api/v1/sandboxes/a%2Fb/pty/x/ws", "/_next/webpack-hmr", undefined]) {
+    expect(matchPtyRelayPath("/api/v1/sandboxes/sbx_1/pty/pty_2/ws?x=1")).toEqual({
+      sandboxId: "sbx_1",
+      ptyId: "pty_2",
+    });
+    for (const bad of [
+      "/api/v1/sandboxes/sbx_1/pty/pty_2",
+      "/api/v1/sandboxes/../pty/x/ws",
+      "/api/v1/sandboxes/a%2Fb/pty/x/ws",
+      "/_next/webpack-hmr",
+      undefined,
+    ]) {
       expect(matchPtyRelayPath(bad)).toBeNull();
     }
   });
@@ -34,7 +49,9 @@ describe("relay paths and Origin", () => {
       expect(originAllowed({ host: HOST, origin: `ftp://${HOST}` })).toBe(false);
       // A rebinding page names itself in both; X-Forwarded-Host is the sender's word too.
       expect(originAllowed({ host: "evil.example", origin: "http://evil.example" })).toBe(false);
-      expect(originAllowed({ host: HOST, "x-forwarded-host": "evil.example", origin: "http://evil.example" })).toBe(false);
+      expect(originAllowed({ host: HOST, "x-forwarded-host": "evil.example", origin: "http://evil.example" })).toBe(
+        false,
+      );
     } finally {
       vi.unstubAllEnvs();
     }
@@ -58,13 +75,23 @@ describe.each(testBackends)("the relay on $name", (backend) => {
     upstreamServer.on("upgrade", (req, socket, head) => {
       upstreamAuth.push(String(req.headers.authorization));
       if (req.url?.includes("/pty/gone/")) {
-        const body = JSON.stringify({ detail: "PTY session gone not found in sandbox sbx_1", code: "session_not_found" });
-        socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+        const body = JSON.stringify({
+          detail: "PTY session gone not found in sandbox sbx_1",
+          code: "session_not_found",
+        });
+        socket.end(
+          `HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        );
         return;
       }
       if (req.url?.includes("/pty/broken/")) {
-        const body = JSON.stringify({ detail: "pty broker pty-7.internal:7002 refused: ECONNREFUSED", code: "internal_error" });
-        socket.end(`HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+        const body = JSON.stringify({
+          detail: "pty broker pty-7.internal:7002 refused: ECONNREFUSED",
+          code: "internal_error",
+        });
+        socket.end(
+          `HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        );
         return;
       }
       upstream.handleUpgrade(req, socket, head, (ws) => {
@@ -79,7 +106,11 @@ describe.each(testBackends)("the relay on $name", (backend) => {
     upstreamUrl = `http://127.0.0.1:${(upstreamServer.address() as AddressInfo).port}/v1`;
 
     relay = createPtyRelay({
-      upstreamFor: async () => ({ baseUrl: upstreamUrl, isLocalEngine: true, headers: { Authorization: "Bearer ork_test_upstream_token" } }),
+      upstreamFor: async () => ({
+        baseUrl: upstreamUrl,
+        isLocalEngine: true,
+        headers: { Authorization: "Bearer ork_test_upstream_token" },
+      }),
       log: (message) => relayLog.push(message),
       pingMs: 200,
     });
@@ -98,7 +129,10 @@ describe.each(testBackends)("the relay on $name", (backend) => {
   });
 
   /** Opens a socket through the relay: the HTTP status of a refusal, or the open socket. */
-  function connect(pty: string, headers: Record<string, string>): Promise<{ status: number; body: string } | { ws: WebSocket }> {
+  function connect(
+    pty: string,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; body: string } | { ws: WebSocket }> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(`${url}/${pty}/ws`, { headers: { host: HOST, ...headers } });
       ws.on("open", () => resolve({ ws }));
@@ -134,7 +168,9 @@ describe.each(testBackends)("the relay on $name", (backend) => {
     expect(JSON.parse((refused as { body: string }).body)).toMatchObject({ code: "forbidden" });
 
     const teamless = await makeUser(ctx.db(), null);
-    expect(await connect("pty_1", { origin: ORIGIN, cookie: (await sessionCookie(ctx.db(), teamless.user.id)).cookie })).toMatchObject({ status: 403 });
+    expect(
+      await connect("pty_1", { origin: ORIGIN, cookie: (await sessionCookie(ctx.db(), teamless.user.id)).cookie }),
+    ).toMatchObject({ status: 403 });
 
     const expired = await sessionCookie(ctx.db(), owner.user.id, { ttlMs: 1, now: Date.now() - 60_000 });
     expect(await connect("pty_1", { origin: ORIGIN, cookie: expired.cookie })).toMatchObject({ status: 401 });
@@ -159,10 +195,11 @@ describe.each(testBackends)("the relay on $name", (backend) => {
     if (!("ws" in result)) throw new Error(`refused: ${result.status} ${result.body}`);
     const { ws } = result;
     const received: string[] = [];
-    const got = (n: number) => new Promise<void>((resolve) => {
-      const check = () => (received.length >= n ? resolve() : setTimeout(check, 10));
-      check();
-    });
+    const got = (n: number) =>
+      new Promise<void>((resolve) => {
+        const check = () => (received.length >= n ? resolve() : setTimeout(check, 10));
+        check();
+      });
     ws.on("message", (data, isBinary) => received.push(`${isBinary ? "bin" : "text"}:${String(data)}`));
     ws.send(Buffer.from("ls\r"), { binary: true });
     ws.send(JSON.stringify({ type: "resize", cols: 100, rows: 30 }));
@@ -194,7 +231,9 @@ describe.each(testBackends)("the relay on $name", (backend) => {
     const { cookie } = await sessionCookie(ctx.db(), owner.user.id);
     const result = await connect(pty, { origin: ORIGIN, cookie });
     if (!("ws" in result)) throw new Error("expected the upgrade to succeed");
-    return new Promise((resolve) => result.ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+    return new Promise((resolve) =>
+      result.ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
   }
 
   it("drops the browser with a retryable code when the upstream stops answering pings", async () => {
@@ -206,7 +245,10 @@ describe.each(testBackends)("the relay on $name", (backend) => {
   });
 
   it("an upstream 5xx closes with Baton's own words; the upstream's go to the log", async () => {
-    expect(await closeOf("broken")).toEqual({ code: 4500, reason: "The orkestr API had an internal error (500); Baton did not retry this connection." });
+    expect(await closeOf("broken")).toEqual({
+      code: 4500,
+      reason: "The orkestr API had an internal error (500); Baton did not retry this connection.",
+    });
     expect(relayLog.join("\n")).toContain("pty-7.internal:7002");
   });
 });

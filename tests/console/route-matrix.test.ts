@@ -26,11 +26,15 @@ const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** Routes that answer without a session, and why. Keys are "METHOD /api/path" as the folders spell it. */
 const PUBLIC: Record<string, string> = {
-  "POST /api/setup": "first run: creates the first owner while Baton has no user at all (409 already_set_up afterwards)",
+  "POST /api/setup":
+    "first run: creates the first owner while Baton has no user at all (409 already_set_up afterwards)",
   "POST /api/auth/login": "signing in is how a session starts",
-  "POST /api/auth/logout": "signing out must work with an ended or missing session: it clears the cookie either way (auth optional)",
-  "GET /api/auth/[...nextauth]": "next-auth's own endpoints (csrf, session, providers, OIDC callbacks); not built with route(), next-auth answers in its own shapes",
-  "POST /api/auth/[...nextauth]": "next-auth's own endpoints (signout, OIDC sign-in); next-auth checks its own CSRF token",
+  "POST /api/auth/logout":
+    "signing out must work with an ended or missing session: it clears the cookie either way (auth optional)",
+  "GET /api/auth/[...nextauth]":
+    "next-auth's own endpoints (csrf, session, providers, OIDC callbacks); not built with route(), next-auth answers in its own shapes",
+  "POST /api/auth/[...nextauth]":
+    "next-auth's own endpoints (signout, OIDC sign-in); next-auth checks its own CSRF token",
 };
 
 /** Signed-in routes that need no team permission: each is about the user's own account. */
@@ -43,7 +47,8 @@ const OWN_ACCOUNT: Record<string, string> = {
 
 /** /api/v1 mutations that only read, so they need a `.read` permission. */
 const READING_MUTATIONS: Record<string, string> = {
-  "POST /api/v1/sandboxes/[id]/files/presign-download": "answers a download link (Baton's files/raw route, itself sandboxes.read); changes nothing",
+  "POST /api/v1/sandboxes/[id]/files/presign-download":
+    "answers a download link (Baton's files/raw route, itself sandboxes.read); changes nothing",
 };
 
 interface RouteMethod {
@@ -71,7 +76,13 @@ async function discover(): Promise<RouteMethod[]> {
     for (const method of METHODS) {
       const handler = mod[method];
       if (typeof handler !== "function") continue;
-      found.push({ key: `${method} ${pattern}`, method, pattern, handler: handler as RouteMethod["handler"], declared: declaredRoute(handler) });
+      found.push({
+        key: `${method} ${pattern}`,
+        method,
+        pattern,
+        handler: handler as RouteMethod["handler"],
+        declared: declaredRoute(handler),
+      });
     }
   }
   return found;
@@ -84,7 +95,13 @@ const WRAPPED = ROUTES.filter((r) => r.declared !== undefined);
 describe("every API route declares its access", () => {
   it("finds the routes on disk", () => {
     expect(ROUTES.length).toBeGreaterThan(40);
-    expect(ROUTES.map((r) => r.key)).toEqual(expect.arrayContaining(["GET /api/v1/sandboxes", "POST /api/v1/sandboxes/[id]/pause", "GET /api/v1/sandboxes/usage"]));
+    expect(ROUTES.map((r) => r.key)).toEqual(
+      expect.arrayContaining([
+        "GET /api/v1/sandboxes",
+        "POST /api/v1/sandboxes/[id]/pause",
+        "GET /api/v1/sandboxes/usage",
+      ]),
+    );
   });
 
   it.each(ROUTES.map((r) => [r.key, r] as const))("%s", (_key, r) => {
@@ -99,7 +116,10 @@ describe("every API route declares its access", () => {
     }
     expect(PUBLIC[r.key], `${r.key} requires a session but is listed as public`).toBeUndefined();
     if (!perm) {
-      expect(OWN_ACCOUNT[r.key], `${r.key} requires no permission and is not listed as being about the user's own account`).toBeDefined();
+      expect(
+        OWN_ACCOUNT[r.key],
+        `${r.key} requires no permission and is not listed as being about the user's own account`,
+      ).toBeDefined();
       return;
     }
     expect(OWN_ACCOUNT[r.key], `${r.key} has a permission but is listed as needing none`).toBeUndefined();
@@ -112,7 +132,8 @@ describe("every API route declares its access", () => {
 
   it("lists no route that does not exist", () => {
     const keys = new Set(ROUTES.map((r) => r.key));
-    for (const key of [...Object.keys(PUBLIC), ...Object.keys(OWN_ACCOUNT), ...Object.keys(READING_MUTATIONS)]) expect(keys.has(key), key).toBe(true);
+    for (const key of [...Object.keys(PUBLIC), ...Object.keys(OWN_ACCOUNT), ...Object.keys(READING_MUTATIONS)])
+      expect(keys.has(key), key).toBe(true);
   });
 });
 
@@ -134,7 +155,10 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
       users.set(principal, user.id);
     }
     const { cookie } = await sessionCookie(ctx.db(), users.get("owner")!);
-    const res = await createSandbox(request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12" } }), noParams);
+    const res = await createSandbox(
+      request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12" } }),
+      noParams,
+    );
     expect(res.status).toBe(201);
     sandboxId = ((await jsonOf(res)) as { id: string }).id;
   }, 60_000);
@@ -150,7 +174,11 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
     return params;
   }
 
-  async function send(r: RouteMethod, principal: Principal | null, headers: Record<string, string> = {}): Promise<Response> {
+  async function send(
+    r: RouteMethod,
+    principal: Principal | null,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
     const params = paramsFor(r);
     const url = r.pattern.replace(/\[([^\]]+)\]/g, (_m, name: string) => encodeURIComponent(params[name]!));
     const cookie = principal === null ? undefined : (await sessionCookie(ctx.db(), users.get(principal)!)).cookie;

@@ -18,7 +18,8 @@ describe("checkOrigin", () => {
     vi.stubEnv("BATON_ALLOWED_HOSTS", "console.example.org");
   });
   afterAll(() => vi.unstubAllEnvs());
-  const req = (method: string, headers: Record<string, string>) => new Request("http://baton.test/api/x", { method, headers: { host: "baton.test", ...headers } });
+  const req = (method: string, headers: Record<string, string>) =>
+    new Request("http://baton.test/api/x", { method, headers: { host: "baton.test", ...headers } });
 
   it("lets safe methods through from anywhere", () => {
     expect(checkOrigin(req("GET", { origin: "https://evil.example", "sec-fetch-site": "cross-site" }))).toBeNull();
@@ -29,14 +30,18 @@ describe("checkOrigin", () => {
     expect(checkOrigin(req("POST", { "sec-fetch-site": "same-origin" }))).toBeNull();
     expect(checkOrigin(req("POST", { "sec-fetch-site": "none" }))).toBeNull();
     // A sandbox preview on *.sbx.localhost is same-site with a console on localhost.
-    expect(checkOrigin(req("POST", { "sec-fetch-site": "same-site", origin: "http://abc.sbx.localhost:3000" }))).toMatchObject({ status: 403, code: "bad_origin" });
+    expect(
+      checkOrigin(req("POST", { "sec-fetch-site": "same-site", origin: "http://abc.sbx.localhost:3000" })),
+    ).toMatchObject({ status: 403, code: "bad_origin" });
     expect(checkOrigin(req("DELETE", { "sec-fetch-site": "cross-site" }))).toMatchObject({ code: "bad_origin" });
   });
 
   it("falls back to Origin against Baton's own origins (BATON_URL, BATON_ALLOWED_HOSTS)", () => {
     expect(checkOrigin(req("POST", { origin: "http://baton.test" }))).toBeNull();
     expect(checkOrigin(req("POST", { origin: "https://console.example.org" }))).toBeNull();
-    expect(checkOrigin(req("POST", { origin: "http://baton.test.evil.example" }))).toMatchObject({ code: "bad_origin" });
+    expect(checkOrigin(req("POST", { origin: "http://baton.test.evil.example" }))).toMatchObject({
+      code: "bad_origin",
+    });
     expect(checkOrigin(req("POST", { origin: "https://baton.test" }))).toMatchObject({ code: "bad_origin" }); // BATON_URL says http
     expect(checkOrigin(req("POST", { origin: "null" }))).toMatchObject({ code: "bad_origin" });
     expect(checkOrigin(req("PATCH", { origin: "file://" }))).toMatchObject({ code: "bad_origin" });
@@ -44,8 +49,12 @@ describe("checkOrigin", () => {
 
   it("never takes the request's own Host or X-Forwarded-Host for an allowed origin (the sender picks those)", () => {
     // A rebinding page on evil.example sends Host: evil.example and Origin: http://evil.example.
-    expect(checkOrigin(req("POST", { host: "evil.example", origin: "http://evil.example" }))).toMatchObject({ code: "bad_origin" });
-    expect(checkOrigin(req("POST", { origin: "https://evil.example", "x-forwarded-host": "evil.example" }))).toMatchObject({ code: "bad_origin" });
+    expect(checkOrigin(req("POST", { host: "evil.example", origin: "http://evil.example" }))).toMatchObject({
+      code: "bad_origin",
+    });
+    expect(
+      checkOrigin(req("POST", { origin: "https://evil.example", "x-forwarded-host": "evil.example" })),
+    ).toMatchObject({ code: "bad_origin" });
   });
 
   it("lets non-browser clients (no Origin, no Sec-Fetch-Site) through", () => {
@@ -61,8 +70,18 @@ describe("checkHost", () => {
     vi.stubEnv("BATON_URL", "");
     vi.stubEnv("BATON_ALLOWED_HOSTS", "");
     vi.stubEnv("PORT", "3000");
-    for (const ok of ["localhost:3000", "127.0.0.1:3000", "[::1]:3000", "LOCALHOST:3000"]) expect(checkHost(req(ok)), ok).toBeNull();
-    for (const bad of ["evil.example:3000", "evil.example", "localhost:3001", "localhost", "localhost.:3000", "a@localhost:3000", "", null]) {
+    for (const ok of ["localhost:3000", "127.0.0.1:3000", "[::1]:3000", "LOCALHOST:3000"])
+      expect(checkHost(req(ok)), ok).toBeNull();
+    for (const bad of [
+      "evil.example:3000",
+      "evil.example",
+      "localhost:3001",
+      "localhost",
+      "localhost.:3000",
+      "a@localhost:3000",
+      "",
+      null,
+    ]) {
       expect(checkHost(req(bad)), String(bad)).toMatchObject({ status: 421, code: "host_not_allowed" });
     }
   });
@@ -70,8 +89,21 @@ describe("checkHost", () => {
   it("serves BATON_URL's name instead, plus BATON_ALLOWED_HOSTS", () => {
     vi.stubEnv("BATON_URL", "https://baton.example.com");
     vi.stubEnv("BATON_ALLOWED_HOSTS", "intranet-name, 10.0.0.5:3000");
-    for (const ok of ["baton.example.com", "baton.example.com:443", "intranet-name", "intranet-name:8080", "10.0.0.5:3000"]) expect(checkHost(req(ok)), ok).toBeNull();
-    for (const bad of ["localhost:3000", "127.0.0.1:3000", "10.0.0.5:3001", "evil.example", "baton.example.com.evil.example"]) {
+    for (const ok of [
+      "baton.example.com",
+      "baton.example.com:443",
+      "intranet-name",
+      "intranet-name:8080",
+      "10.0.0.5:3000",
+    ])
+      expect(checkHost(req(ok)), ok).toBeNull();
+    for (const bad of [
+      "localhost:3000",
+      "127.0.0.1:3000",
+      "10.0.0.5:3001",
+      "evil.example",
+      "baton.example.com.evil.example",
+    ]) {
       expect(checkHost(req(bad)), bad).toMatchObject({ code: "host_not_allowed" });
     }
   });
@@ -79,7 +111,10 @@ describe("checkHost", () => {
 
 describe("declaredRoute", () => {
   it("reads back the auth and permission a handler was built with, and nothing for other functions", () => {
-    expect(declaredRoute(route({ auth: "user", perm: "volumes.write" }, () => null))).toEqual({ auth: "user", perm: "volumes.write" });
+    expect(declaredRoute(route({ auth: "user", perm: "volumes.write" }, () => null))).toEqual({
+      auth: "user",
+      perm: "volumes.write",
+    });
     expect(declaredRoute(route({ auth: "public" }, () => null))).toEqual({ auth: "public", perm: undefined });
     expect(declaredRoute(async () => new Response(null))).toBeUndefined();
     expect(declaredRoute("GET")).toBeUndefined();
@@ -135,7 +170,13 @@ describe.each(testBackends)("route() on $name", (backend) => {
   it("refuses cross-site mutations with 403 bad_origin before doing anything", async () => {
     const handler = vi.fn(() => ({ ok: true }));
     const post = route({ auth: "public" }, handler);
-    const res = await post(request("/api/x", { method: "POST", headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site" } }), noParams);
+    const res = await post(
+      request("/api/x", {
+        method: "POST",
+        headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site" },
+      }),
+      noParams,
+    );
     expect(res.status).toBe(403);
     expect(await jsonOf(res)).toEqual({ detail: expect.stringContaining("another site"), code: "bad_origin" });
     expect(handler).not.toHaveBeenCalled();
@@ -150,13 +191,18 @@ describe.each(testBackends)("route() on $name", (backend) => {
     const rebinding = { host: "evil.example", origin: "http://evil.example", "sec-fetch-site": "same-origin" };
     const res = await post(request("/api/x", { method: "POST", headers: rebinding }), noParams);
     expect(res.status).toBe(421);
-    expect(await jsonOf(res)).toEqual({ detail: expect.stringContaining("does not answer to this host name"), code: "host_not_allowed" });
+    expect(await jsonOf(res)).toEqual({
+      detail: expect.stringContaining("does not answer to this host name"),
+      code: "host_not_allowed",
+    });
     expect(handler).not.toHaveBeenCalled();
     // Reads too, signed in or not: the session cookie of baton.test never goes to evil.example, but
     // a handler must not rely on that.
     const { user } = await makeUser(ctx.db());
     const { cookie } = await sessionCookie(ctx.db(), user.id);
-    expect((await whoami(request("/api/whoami", { cookie, headers: { host: "evil.example" } }), noParams)).status).toBe(421);
+    expect((await whoami(request("/api/whoami", { cookie, headers: { host: "evil.example" } }), noParams)).status).toBe(
+      421,
+    );
     expect((await whoami(request("/api/whoami", { cookie }), noParams)).status).toBe(200);
   });
 
@@ -165,13 +211,31 @@ describe.each(testBackends)("route() on $name", (backend) => {
     const viewer = await makeUser(ctx.db(), "viewer");
     const member = await makeUser(ctx.db(), "member");
     const teamless = await makeUser(ctx.db(), null);
-    const denied = await write(request("/api/x", { method: "POST", cookie: (await sessionCookie(ctx.db(), viewer.user.id)).cookie }), noParams);
+    const denied = await write(
+      request("/api/x", { method: "POST", cookie: (await sessionCookie(ctx.db(), viewer.user.id)).cookie }),
+      noParams,
+    );
     expect(denied.status).toBe(403);
-    expect(await jsonOf(denied)).toEqual({ detail: "Your role in Team (viewer) does not allow this (sandboxes.write).", code: "forbidden" });
-    expect((await write(request("/api/x", { method: "POST", cookie: (await sessionCookie(ctx.db(), member.user.id)).cookie }), noParams)).status).toBe(200);
-    const noTeam = await write(request("/api/x", { method: "POST", cookie: (await sessionCookie(ctx.db(), teamless.user.id)).cookie }), noParams);
+    expect(await jsonOf(denied)).toEqual({
+      detail: "Your role in Team (viewer) does not allow this (sandboxes.write).",
+      code: "forbidden",
+    });
+    expect(
+      (
+        await write(
+          request("/api/x", { method: "POST", cookie: (await sessionCookie(ctx.db(), member.user.id)).cookie }),
+          noParams,
+        )
+      ).status,
+    ).toBe(200);
+    const noTeam = await write(
+      request("/api/x", { method: "POST", cookie: (await sessionCookie(ctx.db(), teamless.user.id)).cookie }),
+      noParams,
+    );
     expect(noTeam.status).toBe(403);
-    expect(() => route({ auth: "public", perm: "sandboxes.read" as never }, () => null)).toThrow(/permission needs auth/);
+    expect(() => route({ auth: "public", perm: "sandboxes.read" as never }, () => null)).toThrow(
+      /permission needs auth/,
+    );
   });
 
   describe("input parsing", () => {
@@ -187,51 +251,97 @@ describe.each(testBackends)("route() on $name", (backend) => {
     const params = (id: string) => ({ params: Promise.resolve({ id }) });
 
     it("awaits and parses params, query and body", async () => {
-      const res = await create(request("/api/sandboxes/sbx_1?wait=true&tag=a&tag=b", { method: "POST", body: { name: "dev", size: 2 } }), params("sbx_1"));
+      const res = await create(
+        request("/api/sandboxes/sbx_1?wait=true&tag=a&tag=b", { method: "POST", body: { name: "dev", size: 2 } }),
+        params("sbx_1"),
+      );
       expect(res.status).toBe(200);
-      expect(await jsonOf(res)).toEqual({ params: { id: "sbx_1" }, query: { wait: "true", tag: ["a", "b"] }, body: { name: "dev", size: 2 } });
+      expect(await jsonOf(res)).toEqual({
+        params: { id: "sbx_1" },
+        query: { wait: "true", tag: ["a", "b"] },
+        body: { name: "dev", size: 2 },
+      });
     });
 
     it("bad JSON → 400 bad_request; empty → 400; not JSON → 415", async () => {
-      const bad = await create(request("/api/sandboxes/sbx_1", { method: "POST", body: '{"name": "dev",' }), params("sbx_1"));
+      const bad = await create(
+        request("/api/sandboxes/sbx_1", { method: "POST", body: '{"name": "dev",' }),
+        params("sbx_1"),
+      );
       expect(bad.status).toBe(400);
       expect(await jsonOf(bad)).toEqual({ detail: "The request body is not valid JSON.", code: "bad_request" });
       const empty = await create(request("/api/sandboxes/sbx_1", { method: "POST", body: "" }), params("sbx_1"));
       expect(empty.status).toBe(400);
-      const form = await create(request("/api/sandboxes/sbx_1", { method: "POST", body: "name=dev", headers: { "content-type": "application/x-www-form-urlencoded" } }), params("sbx_1"));
+      const form = await create(
+        request("/api/sandboxes/sbx_1", {
+          method: "POST",
+          body: "name=dev",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+        }),
+        params("sbx_1"),
+      );
       expect(form.status).toBe(415);
       expect((await jsonOf(form)).code).toBe("unsupported_media_type");
     });
 
     it("zod failures → 422 validation_error with a readable detail and errors by field", async () => {
-      const res = await create(request("/api/sandboxes/sbx_1", { method: "POST", body: { name: "", size: -1 } }), params("sbx_1"));
+      const res = await create(
+        request("/api/sandboxes/sbx_1", { method: "POST", body: { name: "", size: -1 } }),
+        params("sbx_1"),
+      );
       expect(res.status).toBe(422);
       const body = await jsonOf(res);
       expect(body.code).toBe("validation_error");
       expect(body.detail).toBe("Name: is required. Size: Too small: expected number to be >0.");
       expect(body.errors).toEqual({ name: "is required", size: "Too small: expected number to be >0" });
 
-      const badParam = await create(request("/api/sandboxes/nope", { method: "POST", body: { name: "a", size: 1 } }), params("nope"));
+      const badParam = await create(
+        request("/api/sandboxes/nope", { method: "POST", body: { name: "a", size: 1 } }),
+        params("nope"),
+      );
       expect(badParam.status).toBe(422);
-      expect(await jsonOf(badParam)).toMatchObject({ detail: "Id: must look like sbx_….", errors: { id: "must look like sbx_…" } });
+      expect(await jsonOf(badParam)).toMatchObject({
+        detail: "Id: must look like sbx_….",
+        errors: { id: "must look like sbx_…" },
+      });
 
-      const badQuery = await create(request("/api/sandboxes/sbx_1?wait=maybe", { method: "POST", body: { name: "a", size: 1 } }), params("sbx_1"));
+      const badQuery = await create(
+        request("/api/sandboxes/sbx_1?wait=maybe", { method: "POST", body: { name: "a", size: 1 } }),
+        params("sbx_1"),
+      );
       expect(badQuery.status).toBe(422);
       expect((await jsonOf(badQuery)).errors).toHaveProperty("wait");
 
-      const notObject = await create(request("/api/sandboxes/sbx_1", { method: "POST", body: "[1,2]" }), params("sbx_1"));
+      const notObject = await create(
+        request("/api/sandboxes/sbx_1", { method: "POST", body: "[1,2]" }),
+        params("sbx_1"),
+      );
       expect(notObject.status).toBe(422);
       expect((await jsonOf(notObject)).detail).toMatch(/^The request body: /);
     });
 
     it("optionalBody: an absent or empty body parses as {}; a present one is still read and validated", async () => {
-      const resume = route({ auth: "public", body: z.object({ timeout_seconds: z.number().int().min(10).optional() }), optionalBody: true }, ({ body }) => body);
-      const none = await resume(new Request("http://baton.test/x", { method: "POST", headers: { host: "baton.test" } }), noParams);
+      const resume = route(
+        {
+          auth: "public",
+          body: z.object({ timeout_seconds: z.number().int().min(10).optional() }),
+          optionalBody: true,
+        },
+        ({ body }) => body,
+      );
+      const none = await resume(
+        new Request("http://baton.test/x", { method: "POST", headers: { host: "baton.test" } }),
+        noParams,
+      );
       expect(none.status).toBe(200);
       expect(await jsonOf(none)).toEqual({});
       expect(await jsonOf(await resume(request("/x", { method: "POST", body: "" }), noParams))).toEqual({});
-      expect(await jsonOf(await resume(request("/x", { method: "POST", body: { timeout_seconds: 60 } }), noParams))).toEqual({ timeout_seconds: 60 });
-      expect((await resume(request("/x", { method: "POST", body: { timeout_seconds: 1 } }), noParams)).status).toBe(422);
+      expect(
+        await jsonOf(await resume(request("/x", { method: "POST", body: { timeout_seconds: 60 } }), noParams)),
+      ).toEqual({ timeout_seconds: 60 });
+      expect((await resume(request("/x", { method: "POST", body: { timeout_seconds: 1 } }), noParams)).status).toBe(
+        422,
+      );
       expect((await resume(request("/x", { method: "POST", body: "{oops" }), noParams)).status).toBe(400);
     });
 
@@ -254,7 +364,9 @@ describe.each(testBackends)("route() on $name", (backend) => {
       const body = new ReadableStream<Uint8Array>({
         pull(controller) {
           if (pulled >= 64 * 1024 * 1024) return controller.close();
-          controller.enqueue(new TextEncoder().encode(pulled === 0 ? `{"pad":"${"x".repeat(CHUNK - 8)}` : "x".repeat(CHUNK)));
+          controller.enqueue(
+            new TextEncoder().encode(pulled === 0 ? `{"pad":"${"x".repeat(CHUNK - 8)}` : "x".repeat(CHUNK)),
+          );
           pulled += CHUNK;
         },
         cancel() {
@@ -270,7 +382,10 @@ describe.each(testBackends)("route() on $name", (backend) => {
       expect(req.headers.get("content-length")).toBeNull();
       const res = await small(req, noParams);
       expect(res.status).toBe(413);
-      expect(await jsonOf(res)).toEqual({ detail: "The request body is larger than 64 KiB.", code: "payload_too_large" });
+      expect(await jsonOf(res)).toEqual({
+        detail: "The request body is larger than 64 KiB.",
+        code: "payload_too_large",
+      });
       expect(handler).not.toHaveBeenCalled();
       // Read up to the limit and a little more (the stream's read-ahead), then given up.
       expect(pulled).toBeLessThanOrEqual(LIMIT + 4 * CHUNK);
@@ -289,7 +404,12 @@ describe.each(testBackends)("route() on $name", (backend) => {
           controller.close();
         },
       });
-      const req = new Request("http://baton.test/x", { method: "POST", headers: { host: "baton.test", "content-type": "application/json" }, body, duplex: "half" } as RequestInit);
+      const req = new Request("http://baton.test/x", {
+        method: "POST",
+        headers: { host: "baton.test", "content-type": "application/json" },
+        body,
+        duplex: "half",
+      } as RequestInit);
       const res = await echo(req, noParams);
       expect(res.status).toBe(200);
       expect(await jsonOf(res)).toEqual({ a: "été" });
@@ -297,7 +417,10 @@ describe.each(testBackends)("route() on $name", (backend) => {
   });
 
   describe("error mapping", () => {
-    const throwing = (err: unknown) => route({ auth: "public" }, () => { throw err; });
+    const throwing = (err: unknown) =>
+      route({ auth: "public" }, () => {
+        throw err;
+      });
 
     it("AppError → its status and code", async () => {
       const res = await throwing(new AppError("not_found", "No such sandbox."))(request("/x"), noParams);
@@ -315,9 +438,17 @@ describe.each(testBackends)("route() on $name", (backend) => {
       const res = await throwing(upstream)(request("/x"), noParams);
       expect(res.status).toBe(503);
       expect(res.headers.get("retry-after")).toBe("17");
-      expect(await jsonOf(res)).toEqual({ detail: expect.stringContaining("(503 fleet_full)"), code: "fleet_full", retry_after_seconds: 17 });
+      expect(await jsonOf(res)).toEqual({
+        detail: expect.stringContaining("(503 fleet_full)"),
+        code: "fleet_full",
+        retry_after_seconds: 17,
+      });
 
-      const quota = OrkestrError.fromResponse({ status: 429, headers: new Headers({ "retry-after": "3" }), text: JSON.stringify({ detail: "slow down", code: "rate_limited" }) });
+      const quota = OrkestrError.fromResponse({
+        status: 429,
+        headers: new Headers({ "retry-after": "3" }),
+        text: JSON.stringify({ detail: "slow down", code: "rate_limited" }),
+      });
       const limited = await throwing(quota)(request("/x"), noParams);
       expect(limited.status).toBe(429);
       expect(limited.headers.get("retry-after")).toBe("3");
@@ -327,7 +458,12 @@ describe.each(testBackends)("route() on $name", (backend) => {
       /** A handler that reads a sandbox from an upstream answering `response` (no retries, as the proxy). */
       const through = (response: () => Response) =>
         route({ auth: "public" }, () => {
-          const orkestr = createOrkestrClient({ baseUrl: "http://orkestr.test", token: "ork_test", maxRetries: 0, fetch: async () => response() });
+          const orkestr = createOrkestrClient({
+            baseUrl: "http://orkestr.test",
+            token: "ork_test",
+            maxRetries: 0,
+            fetch: async () => response(),
+          });
           return orkestr.sandboxes.get("sbx_1");
         });
 
@@ -335,7 +471,8 @@ describe.each(testBackends)("route() on $name", (backend) => {
         const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
         const cases = [
           () => new Response(null, { status: 302, headers: { location: "http://169.254.169.254/latest/meta-data/" } }),
-          () => new Response(null, { status: 307, headers: { location: "https://elsewhere.example/v1/sandboxes/sbx_1" } }),
+          () =>
+            new Response(null, { status: 307, headers: { location: "https://elsewhere.example/v1/sandboxes/sbx_1" } }),
           () => new Response(null, { status: 304 }),
         ];
         for (const make of cases) {
@@ -354,25 +491,42 @@ describe.each(testBackends)("route() on $name", (backend) => {
       it("a 5xx keeps its status but not its words: Baton's own detail goes to the browser, the upstream's to the log", async () => {
         const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
         const internal = "psycopg2.OperationalError: could not connect to server at 10.2.3.4:5432 (sandbox-db-primary)";
-        const res = await through(() => Response.json({ detail: internal, code: "internal_error" }, { status: 500 }))(request("/x"), noParams);
+        const res = await through(() => Response.json({ detail: internal, code: "internal_error" }, { status: 500 }))(
+          request("/x"),
+          noParams,
+        );
         expect(res.status).toBe(500);
-        expect(await jsonOf(res)).toEqual({ detail: "The orkestr API had an internal error (500); Baton did not retry this request.", code: "internal_error" });
+        expect(await jsonOf(res)).toEqual({
+          detail: "The orkestr API had an internal error (500); Baton did not retry this request.",
+          code: "internal_error",
+        });
         expect(logged.mock.calls.map((c) => String(c[0])).join("\n")).toContain(internal);
 
-        const html = await through(() => new Response("<html><title>502 from lb-internal-7.corp</title></html>", { status: 502, headers: { "content-type": "text/html" } }))(request("/x"), noParams);
+        const html = await through(
+          () =>
+            new Response("<html><title>502 from lb-internal-7.corp</title></html>", {
+              status: 502,
+              headers: { "content-type": "text/html" },
+            }),
+        )(request("/x"), noParams);
         expect(html.status).toBe(502);
         const text = JSON.stringify(await jsonOf(html));
         expect(text).not.toContain("lb-internal-7");
         expect(text).toContain("(502); Baton did not retry this request.");
 
         // 4xx details are the user's to read (what was wrong with the request): passed on.
-        const notFound = await through(() => Response.json({ detail: "Sandbox sbx_1 not found", code: "sandbox_not_found" }, { status: 404 }))(request("/x"), noParams);
+        const notFound = await through(() =>
+          Response.json({ detail: "Sandbox sbx_1 not found", code: "sandbox_not_found" }, { status: 404 }),
+        )(request("/x"), noParams);
         expect(await jsonOf(notFound)).toEqual({ detail: "Sandbox sbx_1 not found", code: "sandbox_not_found" });
       });
     });
 
     it("repository conflicts → 409", async () => {
-      const res = await throwing(new DbConflictError("slug_taken", "a team with this slug already exists"))(request("/x"), noParams);
+      const res = await throwing(new DbConflictError("slug_taken", "a team with this slug already exists"))(
+        request("/x"),
+        noParams,
+      );
       expect(res.status).toBe(409);
       expect(await jsonOf(res)).toEqual({ detail: "A team with this slug already exists.", code: "slug_taken" });
     });
@@ -383,7 +537,10 @@ describe.each(testBackends)("route() on $name", (backend) => {
       const res = await throwing(new Error(`connect failed: ${secret}`))(request("/api/boom"), noParams);
       expect(res.status).toBe(500);
       const text = await res.text();
-      expect(JSON.parse(text)).toEqual({ detail: expect.stringMatching(/^Something went wrong on the Baton server\. .*reference: [0-9a-f]{12}\.$/), code: "internal_error" });
+      expect(JSON.parse(text)).toEqual({
+        detail: expect.stringMatching(/^Something went wrong on the Baton server\. .*reference: [0-9a-f]{12}\.$/),
+        code: "internal_error",
+      });
       expect(text).not.toContain("s3cr3t");
       expect(text).not.toContain("connect failed");
       expect(text).not.toMatch(/\bat .*\.ts/);

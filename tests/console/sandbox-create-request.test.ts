@@ -80,7 +80,15 @@ describe("buildCreateRequest", () => {
     const dup1 = newRow("k", "1");
     const dup2 = newRow("k", "2");
     const { body, errors } = buildCreateRequest(
-      form({ template: "", size: "medium", network: "open", timeoutSeconds: "5000", env: [env], metadata: [dup1, dup2], previewAuth: true }),
+      form({
+        template: "",
+        size: "medium",
+        network: "open",
+        timeoutSeconds: "5000",
+        env: [env],
+        metadata: [dup1, dup2],
+        previewAuth: true,
+      }),
       ctx,
     );
     expect(body).toBeNull();
@@ -98,7 +106,9 @@ describe("buildCreateRequest", () => {
     const { errors } = buildCreateRequest(form({ previewAuth: true, timeoutSeconds: "9" }), ctx);
     expect(errors.preview_auth).toMatch(/need a network/);
     expect(errors.timeout_seconds).toMatch(/At least 10/);
-    expect(buildCreateRequest(form({ network: "restricted", allowDomains: [] }), ctx).errors.allow_domains).toMatch(/at least one/);
+    expect(buildCreateRequest(form({ network: "restricted", allowDomains: [] }), ctx).errors.allow_domains).toMatch(
+      /at least one/,
+    );
     expect(buildCreateRequest(form({ timeoutSeconds: "1.5" }), ctx).errors.timeout_seconds).toMatch(/whole number/);
   });
 
@@ -111,7 +121,10 @@ describe("buildCreateRequest", () => {
   it("disables volumes in use and forks without a template", () => {
     const vol = { id: "vol_1", name: "data", attached_sandbox_id: "sbx_x", status: "attached" };
     expect(volumeRefusal(vol)).toBe("In use by sbx_x.");
-    const { errors } = buildCreateRequest(form({ volumeChoice: "existing", volume: "vol_1" }), { limits, volumes: [vol] });
+    const { errors } = buildCreateRequest(form({ volumeChoice: "existing", volume: "vol_1" }), {
+      limits,
+      volumes: [vol],
+    });
     expect(errors.volume).toBe("In use by sbx_x.");
     const fork = buildCreateRequest(form({ source: "snapshot", snapshot: "snap_1", region: "hel1" }), ctx);
     expect(fork.body).toEqual({ snapshot: "snap_1" });
@@ -127,7 +140,15 @@ describe("buildCreateRequest", () => {
 });
 
 describe("request code", () => {
-  const body = { template: "python-3.12", network: "restricted" as const, allow_domains: ["pypi.org"], timeout_seconds: 600, auto_resume: true, env: { OPENAI_API_KEY: "sk-secret-value" }, metadata: { run: "it's $HOME" } };
+  const body = {
+    template: "python-3.12",
+    network: "restricted" as const,
+    allow_domains: ["pypi.org"],
+    timeout_seconds: 600,
+    auto_resume: true,
+    env: { OPENAI_API_KEY: "sk-secret-value" },
+    metadata: { run: "it's $HOME" },
+  };
 
   it("never contains env values or a token, in any language", () => {
     for (const code of [pythonCode(body), javascriptCode(body), curlCode(body)]) {
@@ -144,7 +165,7 @@ describe("request code", () => {
     expect(py).toContain("    auto_resume=True,");
     expect(py).toContain('    env={"OPENAI_API_KEY": os.environ["OPENAI_API_KEY"]},');
     const js = javascriptCode(body);
-    expect(js).toContain("  allowDomains: [\"pypi.org\"],");
+    expect(js).toContain('  allowDomains: ["pypi.org"],');
     expect(js).toContain("  timeoutSeconds: 600,");
     expect(js).toContain('  env: { "OPENAI_API_KEY": process.env["OPENAI_API_KEY"] },');
   });

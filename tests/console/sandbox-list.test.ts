@@ -1,16 +1,33 @@
 import { describe, expect, it } from "vitest";
 import { appliesTo, runBulk } from "../../components/sandboxes/list/bulk";
 import { IDLE_WINDOW_MS, isIdle } from "../../components/sandboxes/list/idle";
-import { isFiltered, listStateToSearch, parseListState, parseMetadataFilter, serverFilters } from "../../components/sandboxes/list/list-state";
+import {
+  isFiltered,
+  listStateToSearch,
+  parseListState,
+  parseMetadataFilter,
+  serverFilters,
+} from "../../components/sandboxes/list/list-state";
 import { currentSandboxId } from "../../components/command-palette/command-palette";
 import { listApiSearch, listRefreshIntervalMs } from "../../lib/queries/sandbox-list";
 import { ProxyListSandboxesQuery } from "../../lib/validations/proxy";
 
 describe("list state in the URL", () => {
   it("round-trips every filter, metadata in its metadata[k]=v form", () => {
-    const search = "?status=running%2Cpaused&template=python-3.12&region=hel1&metadata%5Bagent_run%5D=r_1&metadata%5Bteam%5D=a%3Db&q=sbx_01&cursor=sbx_X";
+    const search =
+      "?status=running%2Cpaused&template=python-3.12&region=hel1&metadata%5Bagent_run%5D=r_1&metadata%5Bteam%5D=a%3Db&q=sbx_01&cursor=sbx_X";
     const state = parseListState(new URLSearchParams(search));
-    expect(state).toEqual({ status: ["running", "paused"], template: "python-3.12", region: "hel1", metadata: [["agent_run", "r_1"], ["team", "a=b"]], q: "sbx_01", cursor: "sbx_X" });
+    expect(state).toEqual({
+      status: ["running", "paused"],
+      template: "python-3.12",
+      region: "hel1",
+      metadata: [
+        ["agent_run", "r_1"],
+        ["team", "a=b"],
+      ],
+      q: "sbx_01",
+      cursor: "sbx_X",
+    });
     expect(parseListState(new URLSearchParams(listStateToSearch(state)))).toEqual(state);
   });
 
@@ -23,7 +40,12 @@ describe("list state in the URL", () => {
   it("sends the server filters to the API, never the id search", () => {
     const state = parseListState(new URLSearchParams("?status=paused&metadata[env]=prod&q=abc"));
     const qs = new URLSearchParams(listApiSearch(serverFilters(state), "sbx_C", 100));
-    expect(Object.fromEntries(qs)).toEqual({ limit: "100", status: "paused", "metadata[env]": "prod", cursor: "sbx_C" });
+    expect(Object.fromEntries(qs)).toEqual({
+      limit: "100",
+      status: "paused",
+      "metadata[env]": "prod",
+      cursor: "sbx_C",
+    });
   });
 
   it("reads key=value metadata filters, values may contain '='", () => {
@@ -41,8 +63,21 @@ describe("list state in the URL", () => {
 
 describe("the proxy's list query", () => {
   it("gathers metadata[k]=v parameters for the client", () => {
-    const q = ProxyListSandboxesQuery.parse({ limit: "10", status: "running", "metadata[agent_run]": "r_1", "metadata[a]b]": "x", other: "ignored" });
-    expect(q).toEqual({ limit: 10, cursor: undefined, status: "running", template: undefined, region: undefined, metadata: { agent_run: "r_1", "a]b": "x" } });
+    const q = ProxyListSandboxesQuery.parse({
+      limit: "10",
+      status: "running",
+      "metadata[agent_run]": "r_1",
+      "metadata[a]b]": "x",
+      other: "ignored",
+    });
+    expect(q).toEqual({
+      limit: 10,
+      cursor: undefined,
+      status: "running",
+      template: undefined,
+      region: undefined,
+      metadata: { agent_run: "r_1", "a]b": "x" },
+    });
   });
 
   it("refuses a metadata key given twice", () => {
@@ -97,7 +132,13 @@ describe("bulk actions", () => {
       2,
     );
     expect(peak).toBe(2);
-    expect(results).toEqual([{ id: "a", ok: true }, { id: "b", ok: true }, { id: "c", ok: false, detail: "The sandbox is busy" }, { id: "d", ok: true }, { id: "e", ok: true }]);
+    expect(results).toEqual([
+      { id: "a", ok: true },
+      { id: "b", ok: true },
+      { id: "c", ok: false, detail: "The sandbox is busy" },
+      { id: "d", ok: true },
+      { id: "e", ok: true },
+    ]);
   });
 });
 

@@ -16,8 +16,22 @@ function running(samples: [number, number][]): Metrics {
 
 describe("mergeMetrics", () => {
   it("accumulates samples once each, and `since` follows the newest", () => {
-    let h = mergeMetrics(emptyHistory(), running([[0, 5], [1, 6]]), T0 + 1500);
-    h = mergeMetrics(h, running([[1, 6], [2, 7]]), T0 + 2500); // a `since` read inclusively
+    let h = mergeMetrics(
+      emptyHistory(),
+      running([
+        [0, 5],
+        [1, 6],
+      ]),
+      T0 + 1500,
+    );
+    h = mergeMetrics(
+      h,
+      running([
+        [1, 6],
+        [2, 7],
+      ]),
+      T0 + 2500,
+    ); // a `since` read inclusively
     expect(h.points.map((p) => p.cpu)).toEqual([5, 6, 7]);
     expect(h.points[0]!.memPct).toBe(10);
     expect(h.since).toBe(iso(2));
@@ -25,7 +39,14 @@ describe("mergeMetrics", () => {
   });
 
   it("draws a paused stretch as a gap (null points and a period), never as zeros", () => {
-    let h = mergeMetrics(emptyHistory(), running([[0, 50], [1, 50]]), T0 + 1500);
+    let h = mergeMetrics(
+      emptyHistory(),
+      running([
+        [0, 50],
+        [1, 50],
+      ]),
+      T0 + 1500,
+    );
     h = mergeMetrics(h, { sandbox_status: "paused", samples: [] }, T0 + 5000);
     h = mergeMetrics(h, { sandbox_status: "paused", samples: [] }, T0 + 9000);
     expect(h.periods).toEqual([{ status: "paused", from: T0 + 1000, to: null }]);

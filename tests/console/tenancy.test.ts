@@ -27,10 +27,17 @@ describe.each(testBackends)("teams on the local engine ($name)", (backend) => {
   const ctx = useLocalEngine(() => useConsoleDb(backend));
 
   /** The engine's record of a token (by its id), through the admin API. */
-  async function engineToken(id: string): Promise<{ id: string; account: { name: string }; label: string | null; revoked_at: string | null }> {
+  async function engineToken(
+    id: string,
+  ): Promise<{ id: string; account: { name: string }; label: string | null; revoked_at: string | null }> {
     const e = ctx.engine();
     const r = await fetch(`${e.origin}/_admin/tokens`, { headers: { "x-baton-bootstrap": e.bootstrap! } });
-    const all = (await r.json()) as { id: string; account: { name: string }; label: string | null; revoked_at: string | null }[];
+    const all = (await r.json()) as {
+      id: string;
+      account: { name: string };
+      label: string | null;
+      revoked_at: string | null;
+    }[];
     const found = all.find((t) => t.id === id);
     if (!found) throw new Error(`engine token ${id} not found`);
     return found;
@@ -45,12 +52,18 @@ describe.each(testBackends)("teams on the local engine ($name)", (backend) => {
   }
 
   async function newSandbox(cookie: string, name: string): Promise<string> {
-    const res = await createSandbox(request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12", metadata: { name } } }), noParams);
+    const res = await createSandbox(
+      request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12", metadata: { name } } }),
+      noParams,
+    );
     expect(res.status).toBe(201);
     return ((await jsonOf(res)) as { id: string }).id;
   }
 
-  const ids = async (cookie: string) => ((await (await listSandboxes(request("/api/v1/sandboxes", { cookie }), noParams)).json()) as { id: string }[]).map((s) => s.id);
+  const ids = async (cookie: string) =>
+    ((await (await listSandboxes(request("/api/v1/sandboxes", { cookie }), noParams)).json()) as { id: string }[]).map(
+      (s) => s.id,
+    );
 
   it("a team's members share its sandboxes; another team sees none of them, either way", async () => {
     const a = await makeUser(ctx.db(), "owner");
@@ -75,7 +88,9 @@ describe.each(testBackends)("teams on the local engine ($name)", (backend) => {
     const sb = await newSandbox(cb.cookie, "team-b");
     // Shared within the team...
     expect(await ids(ca2.cookie)).toContain(sa);
-    expect((await getSandbox(request(`/api/v1/sandboxes/${sa}`, { cookie: ca2.cookie }), params({ id: sa }))).status).toBe(200);
+    expect(
+      (await getSandbox(request(`/api/v1/sandboxes/${sa}`, { cookie: ca2.cookie }), params({ id: sa }))).status,
+    ).toBe(200);
     // ...and invisible across teams, in both directions, for reads and writes.
     expect(await ids(cb.cookie)).not.toContain(sa);
     expect(await ids(ca.cookie)).not.toContain(sb);
@@ -85,12 +100,33 @@ describe.each(testBackends)("teams on the local engine ($name)", (backend) => {
       [ca2.cookie, sb],
     ] as const) {
       expect((await getSandbox(request(`/api/v1/sandboxes/${id}`, { cookie }), params({ id }))).status).toBe(404);
-      const ran = await execJson(request(`/api/v1/sandboxes/${id}/exec`, { method: "POST", cookie, body: { command: "touch /workspace/pwned" } }), params({ id }));
+      const ran = await execJson(
+        request(`/api/v1/sandboxes/${id}/exec`, {
+          method: "POST",
+          cookie,
+          body: { command: "touch /workspace/pwned" },
+        }),
+        params({ id }),
+      );
       expect(ran.status).toBe(404);
-      expect((await terminate(request(`/api/v1/sandboxes/${id}`, { method: "DELETE", cookie }), params({ id }))).status).toBe(404);
+      expect(
+        (await terminate(request(`/api/v1/sandboxes/${id}`, { method: "DELETE", cookie }), params({ id }))).status,
+      ).toBe(404);
     }
-    expect(((await jsonOf(await getSandbox(request(`/api/v1/sandboxes/${sa}`, { cookie: ca.cookie }), params({ id: sa })))) as { status: string }).status).toBe("running");
-    expect(((await jsonOf(await getSandbox(request(`/api/v1/sandboxes/${sb}`, { cookie: cb.cookie }), params({ id: sb })))) as { status: string }).status).toBe("running");
+    expect(
+      (
+        (await jsonOf(
+          await getSandbox(request(`/api/v1/sandboxes/${sa}`, { cookie: ca.cookie }), params({ id: sa })),
+        )) as { status: string }
+      ).status,
+    ).toBe("running");
+    expect(
+      (
+        (await jsonOf(
+          await getSandbox(request(`/api/v1/sandboxes/${sb}`, { cookie: cb.cookie }), params({ id: sb })),
+        )) as { status: string }
+      ).status,
+    ).toBe("running");
   }, 60_000);
 
   it("reconnecting, deleting the connection, leaving the team and being disabled each revoke the engine token", async () => {
@@ -106,13 +142,18 @@ describe.each(testBackends)("teams on the local engine ($name)", (backend) => {
     expect((await engineToken(second.conn.engineTokenId!)).revoked_at).toBeNull();
 
     // Deleting the connection revokes its token.
-    const del = await deleteConnectionRoute(request(`/api/connections/${second.conn.id}`, { method: "DELETE", cookie: second.cookie }), params({ id: second.conn.id }));
+    const del = await deleteConnectionRoute(
+      request(`/api/connections/${second.conn.id}`, { method: "DELETE", cookie: second.cookie }),
+      params({ id: second.conn.id }),
+    );
     expect(del.status).toBe(200);
     expect((await engineToken(second.conn.engineTokenId!)).revoked_at).not.toBeNull();
 
     // Leaving the team revokes the token made for it (and drops that connection).
     const third = await connect(member.id);
-    expect(await removeTeamMember({ teamId: owner.teamId!, userId: member.id }, { db: ctx.db() })).toEqual({ revoked: 1 });
+    expect(await removeTeamMember({ teamId: owner.teamId!, userId: member.id }, { db: ctx.db() })).toEqual({
+      revoked: 1,
+    });
     expect((await engineToken(third.conn.engineTokenId!)).revoked_at).not.toBeNull();
     expect(await listConnections(ctx.db(), member.id)).toEqual([]);
 

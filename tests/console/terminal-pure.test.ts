@@ -11,7 +11,9 @@ const text = (b: Uint8Array | null) => (b === null ? null : new TextDecoder().de
 
 describe("line mode cwd marker", () => {
   it("wraps the command so the marker carries $PWD and the command's own exit status", () => {
-    expect(wrapCommand("cd /tmp", "abc")).toBe("cd /tmp\n__baton_s=$?; printf '\\036BATON:abc:%s\\036' \"$PWD\"; exit $__baton_s");
+    expect(wrapCommand("cd /tmp", "abc")).toBe(
+      "cd /tmp\n__baton_s=$?; printf '\\036BATON:abc:%s\\036' \"$PWD\"; exit $__baton_s",
+    );
   });
 
   it("strips the marker from stdout however it is split, and keeps the cwd", () => {
@@ -37,19 +39,28 @@ describe("line mode cwd marker", () => {
 
 describe("exec stream frames", () => {
   it("reads SSE and NDJSON alike, base64 chunks included", async () => {
-    const sse = 'data: {"stream":"stdout","data":"out\\n"}\n\n: keepalive\n\ndata: {"stream":"stderr","data":"ZXJy","encoding":"base64"}\n\ndata: {"is_final":true,"exit_code":3,"duration_ms":5}\n\n';
+    const sse =
+      'data: {"stream":"stdout","data":"out\\n"}\n\n: keepalive\n\ndata: {"stream":"stderr","data":"ZXJy","encoding":"base64"}\n\ndata: {"is_final":true,"exit_code":3,"duration_ms":5}\n\n';
     for (const body of [sse, sse.replace(/data: /g, "").replace(/\n\n/g, "\n")]) {
       const frames: unknown[] = [];
       const chunks = [...bytes(body)].map((b) => new Uint8Array([b]));
-      const stream = new ReadableStream<Uint8Array>({ start: (c) => (chunks.forEach((ch) => c.enqueue(ch)), c.close()) });
+      const stream = new ReadableStream<Uint8Array>({
+        start: (c) => (chunks.forEach((ch) => c.enqueue(ch)), c.close()),
+      });
       const final = await readExecStream(stream, (f) => frames.push(f));
-      expect(frames).toEqual([{ kind: "output", stream: "stdout", text: "out\n" }, { kind: "output", stream: "stderr", text: "err" }]);
+      expect(frames).toEqual([
+        { kind: "output", stream: "stdout", text: "out\n" },
+        { kind: "output", stream: "stderr", text: "err" },
+      ]);
       expect(final).toEqual({ kind: "final", exitCode: 3, timedOut: false, error: null });
     }
   });
 
   it("treats an error frame as final and other spellings as output", () => {
-    expect(toExecFrame({ is_final: true, error: "agent gone", code: "sandbox_agent_unreachable" })).toMatchObject({ kind: "final", error: "agent gone" });
+    expect(toExecFrame({ is_final: true, error: "agent gone", code: "sandbox_agent_unreachable" })).toMatchObject({
+      kind: "final",
+      error: "agent gone",
+    });
     expect(toExecFrame({ stdout: "x" })).toEqual({ kind: "output", stream: "stdout", text: "x" });
     expect(toExecFrame({ exit_code: 0 })).toMatchObject({ kind: "final", exitCode: 0 });
     expect(new FrameLineSplitter().push(bytes("id: 1\nevent: x\n: c\n\n"))).toEqual([]);
@@ -60,7 +71,9 @@ describe("replay after a reconnect", () => {
   it("writes only what came after what the screen has", () => {
     expect(text(missedOutput(bytes("abcdef"), bytes("cdefgh")))).toBe("gh");
     expect(text(missedOutput(bytes("abcdef"), bytes("def")))).toBe("");
-    expect(text(missedOutput(bytes("$ ls\r\nfile\r\n$ "), bytes("ls\r\nfile\r\n$ echo hi\r\nhi\r\n$ ")))).toBe("echo hi\r\nhi\r\n$ ");
+    expect(text(missedOutput(bytes("$ ls\r\nfile\r\n$ "), bytes("ls\r\nfile\r\n$ echo hi\r\nhi\r\n$ ")))).toBe(
+      "echo hi\r\nhi\r\n$ ",
+    );
     expect(missedOutput(bytes("abc"), bytes("xyz"))).toBeNull(); // more was missed than the engine kept
     expect(missedOutput(new Uint8Array(), bytes("xyz"))).toBeNull();
   });

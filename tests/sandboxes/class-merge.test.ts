@@ -18,14 +18,23 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const literals = (file: string) => [...fs.readFileSync(file, "utf8").matchAll(/"([^"\n]*)"/g)].map((m) => m[1]!).filter((s) => /^[a-z![-][\w\s:/[\]().%&>*#,=!-]*$/.test(s) && s.includes("-"));
-const classNames = (file: string) => [...fs.readFileSync(file, "utf8").matchAll(/className=(?:"([^"]*)"|\{cn\("([^"]*)")/g)].map((m) => (m[1] ?? m[2])!);
+const literals = (file: string) =>
+  [...fs.readFileSync(file, "utf8").matchAll(/"([^"\n]*)"/g)]
+    .map((m) => m[1]!)
+    .filter((s) => /^[a-z![-][\w\s:/[\]().%&>*#,=!-]*$/.test(s) && s.includes("-"));
+const classNames = (file: string) =>
+  [...fs.readFileSync(file, "utf8").matchAll(/className=(?:"([^"]*)"|\{cn\("([^"]*)")/g)].map((m) => (m[1] ?? m[2])!);
 
 /** Every quoted string inside a cn(…) call: the classes merged with one another at run time. */
-const cnArguments = (file: string) => [...fs.readFileSync(file, "utf8").matchAll(/\bcn\(([^;]*?)\)[;,}\s]/gs)].flatMap((m) => [...m[1]!.matchAll(/"([^"\n]*)"/g)].map((q) => q[1]!));
+const cnArguments = (file: string) =>
+  [...fs.readFileSync(file, "utf8").matchAll(/\bcn\(([^;]*?)\)[;,}\s]/gs)].flatMap((m) =>
+    [...m[1]!.matchAll(/"([^"\n]*)"/g)].map((q) => q[1]!),
+  );
 
 const allFiles = [...sourceFiles(path.join(ROOT, "components")), ...sourceFiles(path.join(ROOT, "app"))];
-const primitives = [...new Set([...sourceFiles(path.join(ROOT, "components/ui")).flatMap(literals), ...allFiles.flatMap(cnArguments)])];
+const primitives = [
+  ...new Set([...sourceFiles(path.join(ROOT, "components/ui")).flatMap(literals), ...allFiles.flatMap(cnArguments)]),
+];
 const overrides = [...new Set([...allFiles.flatMap(classNames), ...allFiles.flatMap(cnArguments)])];
 
 describe("the small tailwind-merge config", () => {
@@ -50,7 +59,9 @@ describe("the small tailwind-merge config", () => {
   it("resolves the overrides the primitives rely on", () => {
     expect(mergeClasses("h-9 px-4 py-2 text-sm h-8 px-3 text-xs")).toBe("py-2 h-8 px-3 text-xs");
     expect(mergeClasses("px-4 py-2 p-0")).toBe("p-0");
-    expect(mergeClasses("bg-primary text-primary-foreground bg-transparent text-destructive")).toBe("bg-transparent text-destructive");
+    expect(mergeClasses("bg-primary text-primary-foreground bg-transparent text-destructive")).toBe(
+      "bg-transparent text-destructive",
+    );
     expect(mergeClasses("text-sm text-muted-foreground")).toBe("text-sm text-muted-foreground");
     expect(mergeClasses("flex hidden md:flex")).toBe("hidden md:flex");
     expect(mergeClasses("border border-input border-0")).toBe("border-input border-0");

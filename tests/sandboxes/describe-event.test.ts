@@ -9,7 +9,12 @@ const event = (type: string, data: Record<string, unknown>): SandboxEvent =>
 describe("describeEvent", () => {
   it("names the Previews tab's port scan instead of showing its shell one-liner", () => {
     const d = describeEvent(event("exec", { command: SCAN_COMMAND, exit_code: 0, duration_ms: 12 }));
-    expect(d).toEqual({ category: "exec", title: "Port scan (Baton's Previews tab)", detail: "exit 0 · 12 ms", failed: false });
+    expect(d).toEqual({
+      category: "exec",
+      title: "Port scan (Baton's Previews tab)",
+      detail: "exit 0 · 12 ms",
+      failed: false,
+    });
   });
 
   it("shows a user's command as it ran, failed when it exits non-zero", () => {

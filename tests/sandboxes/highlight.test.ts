@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { languageFor, tokenize } from "../../components/sandboxes/files/highlight.js";
 
-const kinds = (text: string, lang: string | null) => tokenize(text, lang).filter((t) => t.kind !== "plain").map((t) => `${t.kind}:${t.text}`);
+const kinds = (text: string, lang: string | null) =>
+  tokenize(text, lang)
+    .filter((t) => t.kind !== "plain")
+    .map((t) => `${t.kind}:${t.text}`);
 
 describe("file viewer tokenizer", () => {
   it("picks languages by extension and by name", () => {
@@ -13,11 +16,21 @@ describe("file viewer tokenizer", () => {
 
   it("gives back the text exactly", () => {
     const src = 'const a = "x // not a comment"; // real\n/* block\n */ let n = 0x1f;\n`tpl ${a}`';
-    expect(tokenize(src, "js").map((t) => t.text).join("")).toBe(src);
+    expect(
+      tokenize(src, "js")
+        .map((t) => t.text)
+        .join(""),
+    ).toBe(src);
   });
 
   it("tells comments, strings, numbers and keywords apart (JS)", () => {
-    expect(kinds('const a = "x // y"; // c\nreturn 42', "js")).toEqual(["keyword:const", 'string:"x // y"', "comment:// c", "keyword:return", "number:42"]);
+    expect(kinds('const a = "x // y"; // c\nreturn 42', "js")).toEqual([
+      "keyword:const",
+      'string:"x // y"',
+      "comment:// c",
+      "keyword:return",
+      "number:42",
+    ]);
   });
 
   it("handles Python triple-quoted strings, comments and decorators", () => {
@@ -32,7 +45,13 @@ describe("file viewer tokenizer", () => {
   });
 
   it("knows markup tags and SQL keywords in any case", () => {
-    expect(kinds('<a href="x">t</a><!-- c -->', "markup")).toEqual(["tag:<a", 'string:"x"', "tag:>", "tag:</a>", "comment:<!-- c -->"]);
+    expect(kinds('<a href="x">t</a><!-- c -->', "markup")).toEqual([
+      "tag:<a",
+      'string:"x"',
+      "tag:>",
+      "tag:</a>",
+      "comment:<!-- c -->",
+    ]);
     expect(kinds("SELECT id FROM t -- all", "sql")).toEqual(["keyword:SELECT", "keyword:FROM", "comment:-- all"]);
   });
 
@@ -40,7 +59,11 @@ describe("file viewer tokenizer", () => {
     expect(tokenize("a b c", null)).toEqual([{ kind: "plain", text: "a b c" }]);
     const big = 'let x = "s"; // c\n'.repeat(20_000);
     const t0 = performance.now();
-    expect(tokenize(big, "js").map((t) => t.text).join("").length).toBe(big.length);
+    expect(
+      tokenize(big, "js")
+        .map((t) => t.text)
+        .join("").length,
+    ).toBe(big.length);
     expect(performance.now() - t0).toBeLessThan(1000);
   });
 });

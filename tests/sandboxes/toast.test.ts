@@ -6,7 +6,8 @@ const shown: string[] = [];
 vi.mock("sonner", () => ({
   toast: {
     success: (message: string) => shown.push(`success:${message}`),
-    error: (message: string, options?: { description?: string }) => shown.push(`error:${message}:${options?.description ?? ""}`),
+    error: (message: string, options?: { description?: string }) =>
+      shown.push(`error:${message}:${options?.description ?? ""}`),
   },
   Toaster: () => null,
 }));

@@ -8,7 +8,11 @@ import { isFirstRun } from "../../../lib/server/db/setup";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function LoginPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   // First run: there is nobody to sign in yet.
   if (await isFirstRun(await getMigratedDb())) redirect("/setup");
   // Already signed in: straight on to where the visitor was going.

@@ -21,7 +21,9 @@ export default async function SetupPage() {
     <Card>
       <CardHeader>
         <h1 className="text-xl font-semibold tracking-tight">Set up Baton</h1>
-        <CardDescription>Create the owner account and the first team, with the setup code from the server&apos;s log.</CardDescription>
+        <CardDescription>
+          Create the owner account and the first team, with the setup code from the server&apos;s log.
+        </CardDescription>
       </CardHeader>
       <CardContent>
         <SetupForm passwordMinLength={PASSWORD_MIN_LENGTH} />

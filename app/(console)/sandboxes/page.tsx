@@ -46,7 +46,10 @@ export default async function SandboxesPage() {
         <Alert variant="warning">
           <AlertTitle>No orkestr connection yet</AlertTitle>
           <AlertDescription className="flex flex-col items-start gap-3 text-foreground">
-            <p>Your sandboxes are listed through an orkestr connection: the hosted API with your token, any v1 server, or the local engine that ships with Baton.</p>
+            <p>
+              Your sandboxes are listed through an orkestr connection: the hosted API with your token, any v1 server, or
+              the local engine that ships with Baton.
+            </p>
             <Button size="sm" asChild>
               <Link href="/settings/connections">Set up a connection</Link>
             </Button>

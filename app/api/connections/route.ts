@@ -12,16 +12,28 @@ export const runtime = "nodejs";
 export const GET = route({ auth: "user" }, async ({ user }) => connectionList(user.id));
 
 // POST /api/connections – add one: format, SSRF and a live limits check first, stored only when all pass
-export const POST = route({ auth: "user", perm: "connections.manage", body: CreateConnectionBody }, async ({ user, team, body, audit }) => {
-  const saved = await saveConnection({
-    userId: user.id,
-    teamId: team?.team.id ?? null,
-    name: body.name,
-    baseUrl: body.base_url,
-    token: body.token,
-    activate: body.activate,
-  });
-  const connection = toConnectionDto(saved.connection);
-  await audit("connection.create", { target: connection.id, data: { name: connection.name, base_url: connection.base_url, token_hint: connection.token_hint } });
-  return json({ connection, check: { plan: saved.check.plan, latency_ms: saved.check.latencyMs, warning: saved.check.warning ?? null } }, { status: 201 });
-});
+export const POST = route(
+  { auth: "user", perm: "connections.manage", body: CreateConnectionBody },
+  async ({ user, team, body, audit }) => {
+    const saved = await saveConnection({
+      userId: user.id,
+      teamId: team?.team.id ?? null,
+      name: body.name,
+      baseUrl: body.base_url,
+      token: body.token,
+      activate: body.activate,
+    });
+    const connection = toConnectionDto(saved.connection);
+    await audit("connection.create", {
+      target: connection.id,
+      data: { name: connection.name, base_url: connection.base_url, token_hint: connection.token_hint },
+    });
+    return json(
+      {
+        connection,
+        check: { plan: saved.check.plan, latency_ms: saved.check.latencyMs, warning: saved.check.warning ?? null },
+      },
+      { status: 201 },
+    );
+  },
+);

@@ -22,9 +22,13 @@ export const POST = route({ auth: "public", body: SetupBody }, async ({ req, bod
   const { BATON_DATA_DIR } = getEnv();
   ensureSetupCode(BATON_DATA_DIR);
   if (!checkSetupCode(BATON_DATA_DIR, body.setup_code)) {
-    throw new AppError("bad_setup_code", "That is not the setup code. The Baton server printed it in its log when it started; it is also in the file setup-code in its data directory.", {
-      errors: { setup_code: "is not the code the server printed" },
-    });
+    throw new AppError(
+      "bad_setup_code",
+      "That is not the setup code. The Baton server printed it in its log when it started; it is also in the file setup-code in its data directory.",
+      {
+        errors: { setup_code: "is not the code the server printed" },
+      },
+    );
   }
   const passwordHash = await hashPassword(body.password);
   const { user, team } = await createFirstOwner(db, {
@@ -42,7 +46,10 @@ export const POST = route({ auth: "public", body: SetupBody }, async ({ req, bod
   const headers = new Headers({ "content-type": "application/json" });
   for (const cookie of setCookies) headers.append("set-cookie", cookie);
   return new Response(
-    JSON.stringify({ user: { id: user.id, name: user.name, email: user.email }, team: { id: team.id, name: team.name, slug: team.slug } }),
+    JSON.stringify({
+      user: { id: user.id, name: user.name, email: user.email },
+      team: { id: team.id, name: team.name, slug: team.slug },
+    }),
     { status: 201, headers },
   );
 });

@@ -5,7 +5,12 @@ import { toast } from "../../ui/toast";
 import { Button, type ButtonProps } from "../../ui/button";
 
 /** Copies `text` to the clipboard and says so (button text and a polite toast). */
-export function CopyButton({ text, label = "Copy", copiedLabel = "Copied", ...props }: { text: string; label?: string; copiedLabel?: string } & Omit<ButtonProps, "onClick">) {
+export function CopyButton({
+  text,
+  label = "Copy",
+  copiedLabel = "Copied",
+  ...props
+}: { text: string; label?: string; copiedLabel?: string } & Omit<ButtonProps, "onClick">) {
   const [copied, setCopied] = useState(false);
   return (
     <Button

@@ -40,7 +40,9 @@ export function CreateErrorAlert({
             {secondsLeft > 0 ? `Retrying in ${secondsLeft} s…` : "Retrying…"}
           </p>
         ) : null}
-        {error.code === "fleet_full" && !autoRetrying ? <p className="text-muted-foreground">Automatic retries stopped. Try again when you are ready.</p> : null}
+        {error.code === "fleet_full" && !autoRetrying ? (
+          <p className="text-muted-foreground">Automatic retries stopped. Try again when you are ready.</p>
+        ) : null}
         <div className="flex flex-wrap gap-2 pt-1">
           {error.code === "fleet_full" ? (
             <>

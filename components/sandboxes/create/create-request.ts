@@ -117,7 +117,8 @@ export function openNetworkRefusal(limits: Limits | null | undefined): string | 
 
 /** Why preview_auth is pointless or refused, or null. */
 export function previewAuthRefusal(limits: Limits | null | undefined, network: NetworkChoice): string | null {
-  if (limits?.previews_allowed === false) return `Preview URLs are not available on ${limits.plan ? `the ${limits.plan} plan` : "your plan"}.`;
+  if (limits?.previews_allowed === false)
+    return `Preview URLs are not available on ${limits.plan ? `the ${limits.plan} plan` : "your plan"}.`;
   if (network === "off") return "Previews need a network: choose Restricted or Open.";
   return null;
 }
@@ -125,7 +126,8 @@ export function previewAuthRefusal(limits: Limits | null | undefined, network: N
 /** Why a volume cannot be attached now (it backs another sandbox), or null. */
 export function volumeRefusal(volume: Volume): string | null {
   if (volume.attached_sandbox_id) return `In use by ${volume.attached_sandbox_id}.`;
-  if (volume.status && volume.status !== "available" && volume.status !== "attached") return `Volume is ${volume.status}.`;
+  if (volume.status && volume.status !== "available" && volume.status !== "attached")
+    return `Volume is ${volume.status}.`;
   return null;
 }
 
@@ -172,7 +174,10 @@ function rowsToMap(rows: KeyValueRow[], kind: "env" | "metadata", errors: FieldE
 /** A domain as typed (trimmed, lower case, scheme and path dropped) or null if it is not one. */
 export function normalizeDomain(input: string): string | null {
   let d = input.trim().toLowerCase();
-  d = d.replace(/^https?:\/\//, "").replace(/[/?#].*$/, "").replace(/:\d+$/, "");
+  d = d
+    .replace(/^https?:\/\//, "")
+    .replace(/[/?#].*$/, "")
+    .replace(/:\d+$/, "");
   return d && d.length <= 253 && DOMAIN.test(d) ? d : null;
 }
 
@@ -201,7 +206,8 @@ export function buildCreateRequest(
   }
 
   if (state.region && state.source === "template") {
-    if (limits?.regions && !limits.regions.includes(state.region)) errors.region = `Unknown region; choose one of ${limits.regions.join(", ")}.`;
+    if (limits?.regions && !limits.regions.includes(state.region))
+      errors.region = `Unknown region; choose one of ${limits.regions.join(", ")}.`;
     else body.region = state.region;
   }
 
@@ -211,9 +217,12 @@ export function buildCreateRequest(
   }
   if (state.network === "restricted") {
     const bad = state.allowDomains.find((d) => normalizeDomain(d) === null);
-    if (bad !== undefined) errors.allow_domains = `"${bad}" is not a host name (e.g. api.example.com or *.example.com).`;
-    else if (state.allowDomains.length === 0) errors.allow_domains = "Add at least one domain, or choose Off for no network.";
-    else if (!sameList(state.allowDomains, limits?.default_egress_domains ?? [])) body.allow_domains = [...state.allowDomains];
+    if (bad !== undefined)
+      errors.allow_domains = `"${bad}" is not a host name (e.g. api.example.com or *.example.com).`;
+    else if (state.allowDomains.length === 0)
+      errors.allow_domains = "Add at least one domain, or choose Off for no network.";
+    else if (!sameList(state.allowDomains, limits?.default_egress_domains ?? []))
+      body.allow_domains = [...state.allowDomains];
   }
 
   const timeoutText = state.timeoutSeconds.trim();
@@ -221,7 +230,8 @@ export function buildCreateRequest(
   const max = maxTimeoutSeconds(limits);
   if (!timeoutText || !/^\d+$/.test(timeoutText)) errors.timeout_seconds = "Enter a whole number of seconds.";
   else if (timeout < MIN_TIMEOUT_SECONDS) errors.timeout_seconds = `At least ${MIN_TIMEOUT_SECONDS} seconds.`;
-  else if (timeout > max) errors.timeout_seconds = `At most ${max} seconds${limits?.plan ? ` on the ${limits.plan} plan` : ""}.`;
+  else if (timeout > max)
+    errors.timeout_seconds = `At most ${max} seconds${limits?.plan ? ` on the ${limits.plan} plan` : ""}.`;
   else if (timeout !== DEFAULT_TIMEOUT_SECONDS) body.timeout_seconds = timeout;
 
   if (state.onTimeout !== "kill") body.on_timeout = state.onTimeout;
@@ -240,8 +250,10 @@ export function buildCreateRequest(
   } else if (state.volumeChoice === "new") {
     const name = state.newVolumeName.trim();
     if (!name) errors.volume = "Name the new volume.";
-    else if (name.length > 63 || !VOLUME_NAME.test(name)) errors.volume = "Letters, digits, '.', '_' and '-', starting with a letter or digit (at most 63).";
-    else if (ctx.volumes.some((v) => v.name === name)) errors.volume = `A volume named "${name}" exists: choose it from the list instead.`;
+    else if (name.length > 63 || !VOLUME_NAME.test(name))
+      errors.volume = "Letters, digits, '.', '_' and '-', starting with a letter or digit (at most 63).";
+    else if (ctx.volumes.some((v) => v.name === name))
+      errors.volume = `A volume named "${name}" exists: choose it from the list instead.`;
     else body.volume = name;
   }
 

@@ -79,13 +79,15 @@ interface SizeChoice {
 
 /** The size menu as the server returns it (never hard-coded), or the three names when it says nothing. */
 function sizeChoices(limits: Limits | null): SizeChoice[] {
-  if (limits?.sizes?.length) return limits.sizes.map((s) => ({ size: s.size, cpu: s.cpu ?? null, memoryMb: s.memory_mb ?? null }));
+  if (limits?.sizes?.length)
+    return limits.sizes.map((s) => ({ size: s.size, cpu: s.cpu ?? null, memoryMb: s.memory_mb ?? null }));
   return ["small", "medium", "large"].map((size) => ({ size, cpu: null, memoryMb: null }));
 }
 
 function describeSize(s: SizeChoice): string | undefined {
   if (s.cpu === null && s.memoryMb === null) return undefined;
-  const mem = s.memoryMb === null ? "" : s.memoryMb >= 1024 ? `${+(s.memoryMb / 1024).toFixed(1)} GiB` : `${s.memoryMb} MiB`;
+  const mem =
+    s.memoryMb === null ? "" : s.memoryMb >= 1024 ? `${+(s.memoryMb / 1024).toFixed(1)} GiB` : `${s.memoryMb} MiB`;
   return [s.cpu === null ? "" : `${s.cpu} vCPU`, mem].filter(Boolean).join(" · ");
 }
 
@@ -131,7 +133,9 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
         toast.success(`Sandbox ${sandbox.id} created`);
         return;
       }
-      toast.success(`Sandbox ${sandbox.id} created`, { description: sandbox.status === "running" ? "It is running." : `Status: ${sandbox.status}.` });
+      toast.success(`Sandbox ${sandbox.id} created`, {
+        description: sandbox.status === "running" ? "It is running." : `Status: ${sandbox.status}.`,
+      });
       router.push(`/sandboxes/${encodeURIComponent(sandbox.id)}`);
     },
     onError: (error) => {
@@ -156,7 +160,8 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
   const send = useCallback(
     (body: CreateSandboxBody) => {
       const json = JSON.stringify(body);
-      if (!idempotency.current || idempotency.current.body !== json) idempotency.current = { key: newIdempotencyKey(), body: json };
+      if (!idempotency.current || idempotency.current.body !== json)
+        idempotency.current = { key: newIdempotencyKey(), body: json };
       lastBody.current = body;
       mutate({ body, key: idempotency.current.key });
     },
@@ -177,7 +182,9 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
     if (!request.body) {
       // After React has marked the fields: focus the first one in error.
       requestAnimationFrame(() => {
-        const first = formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"], [data-invalid] input:not(:disabled)');
+        const first = formRef.current?.querySelector<HTMLElement>(
+          '[aria-invalid="true"], [data-invalid] input:not(:disabled)',
+        );
         first?.focus();
       });
       return;
@@ -203,13 +210,26 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
       <Card>
         <CardHeader>
           <CardTitle>Size and place</CardTitle>
-          <CardDescription>What the sandbox gets to run on{limits?.plan ? ` (plan: ${limits.plan})` : ""}.</CardDescription>
+          <CardDescription>
+            What the sandbox gets to run on{limits?.plan ? ` (plan: ${limits.plan})` : ""}.
+          </CardDescription>
         </CardHeader>
         <CardContent className="flex flex-col gap-6">
-          <FieldGroup legend="Size" error={errors.size} errorId="size-error" hint={state.source === "snapshot" ? "A fork keeps its snapshot's size unless you pick one." : undefined}>
+          <FieldGroup
+            legend="Size"
+            error={errors.size}
+            errorId="size-error"
+            hint={state.source === "snapshot" ? "A fork keeps its snapshot's size unless you pick one." : undefined}
+          >
             <div className="grid gap-2 sm:grid-cols-3" data-invalid={errors.size ? true : undefined}>
               {state.source === "snapshot" ? (
-                <RadioCard name="size" value="" checked={state.size === ""} onChange={() => update("size", "")} title="Same as the snapshot" />
+                <RadioCard
+                  name="size"
+                  value=""
+                  checked={state.size === ""}
+                  onChange={() => update("size", "")}
+                  title="Same as the snapshot"
+                />
               ) : null}
               {sizes.map((s) => {
                 const refusal = sizeRefusal(limits, s.size);
@@ -230,7 +250,12 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
             </div>
           </FieldGroup>
           {state.source === "template" ? (
-            <FormField id="region" label="Region" error={errors.region} hint="Automatic picks one with capacity (or the volume's region).">
+            <FormField
+              id="region"
+              label="Region"
+              error={errors.region}
+              hint="Automatic picks one with capacity (or the volume's region)."
+            >
               {(aria) => (
                 <NativeSelect {...aria} value={state.region} onChange={(e) => update("region", e.target.value)}>
                   <option value="">Automatic</option>
@@ -256,7 +281,14 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
         <CardContent className="flex flex-col gap-4">
           <FieldGroup legend="Egress" error={errors.network} errorId="network-error">
             <div className="grid gap-2 sm:grid-cols-3" data-invalid={errors.network ? true : undefined}>
-              <RadioCard name="network" value="off" checked={state.network === "off"} onChange={() => update("network", "off")} title="Off" description="No network stack at all." />
+              <RadioCard
+                name="network"
+                value="off"
+                checked={state.network === "off"}
+                onChange={() => update("network", "off")}
+                title="Off"
+                description="No network stack at all."
+              />
               <RadioCard
                 name="network"
                 value="restricted"
@@ -282,8 +314,15 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
               <p className="text-sm font-medium" id="allow-domains-label">
                 Allowed domains
               </p>
-              <p className="text-xs text-muted-foreground">This list replaces the default set entirely (still HTTPS-only): keep the registries you need.</p>
-              <DomainListEditor domains={state.allowDomains} defaults={defaultDomains} onChange={(d) => update("allowDomains", d)} error={errors.allow_domains} />
+              <p className="text-xs text-muted-foreground">
+                This list replaces the default set entirely (still HTTPS-only): keep the registries you need.
+              </p>
+              <DomainListEditor
+                domains={state.allowDomains}
+                defaults={defaultDomains}
+                onChange={(d) => update("allowDomains", d)}
+                error={errors.allow_domains}
+              />
             </div>
           ) : null}
           <CheckboxField
@@ -303,7 +342,12 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
           <CardDescription>When the countdown ends, the sandbox is terminated or paused.</CardDescription>
         </CardHeader>
         <CardContent className="flex flex-col gap-4">
-          <FormField id="timeout" label="Timeout (seconds)" error={errors.timeout_seconds} hint={`From 10 to ${maxTimeout} seconds. Keep-alive can extend it later.`}>
+          <FormField
+            id="timeout"
+            label="Timeout (seconds)"
+            error={errors.timeout_seconds}
+            hint={`From 10 to ${maxTimeout} seconds. Keep-alive can extend it later.`}
+          >
             {(aria) => (
               <Input
                 {...aria}
@@ -317,8 +361,22 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
           </FormField>
           <FieldGroup legend="When the countdown ends" errorId="on-timeout-error">
             <div className="grid gap-2 sm:grid-cols-2">
-              <RadioCard name="on_timeout" value="kill" checked={state.onTimeout === "kill"} onChange={() => update("onTimeout", "kill")} title="Terminate" description="The sandbox and its scratch space are gone." />
-              <RadioCard name="on_timeout" value="pause" checked={state.onTimeout === "pause"} onChange={() => update("onTimeout", "pause")} title="Pause" description="Memory and disk are kept; resume later." />
+              <RadioCard
+                name="on_timeout"
+                value="kill"
+                checked={state.onTimeout === "kill"}
+                onChange={() => update("onTimeout", "kill")}
+                title="Terminate"
+                description="The sandbox and its scratch space are gone."
+              />
+              <RadioCard
+                name="on_timeout"
+                value="pause"
+                checked={state.onTimeout === "pause"}
+                onChange={() => update("onTimeout", "pause")}
+                title="Pause"
+                description="Memory and disk are kept; resume later."
+              />
             </div>
           </FieldGroup>
           <CheckboxField
@@ -334,17 +392,38 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
       <Card>
         <CardHeader>
           <CardTitle>Environment and metadata</CardTitle>
-          <CardDescription>Env values are secrets: masked here, never shown again (the API returns names only).</CardDescription>
+          <CardDescription>
+            Env values are secrets: masked here, never shown again (the API returns names only).
+          </CardDescription>
         </CardHeader>
         <CardContent className="flex flex-col gap-6">
           <div className="flex flex-col gap-2">
             <h3 className="text-sm font-medium">Environment variables</h3>
-            <KeyValueEditor name="env" label="Variable" rows={state.env} onChange={(rows) => update("env", rows)} errors={errors} secret keyPlaceholder="OPENAI_API_KEY" valuePlaceholder="value" />
+            <KeyValueEditor
+              name="env"
+              label="Variable"
+              rows={state.env}
+              onChange={(rows) => update("env", rows)}
+              errors={errors}
+              secret
+              keyPlaceholder="OPENAI_API_KEY"
+              valuePlaceholder="value"
+            />
           </div>
           <div className="flex flex-col gap-2">
             <h3 className="text-sm font-medium">Metadata</h3>
-            <p className="text-xs text-muted-foreground">Labels to find the sandbox by (the list filters on key=value).</p>
-            <KeyValueEditor name="metadata" label="Label" rows={state.metadata} onChange={(rows) => update("metadata", rows)} errors={errors} keyPlaceholder="agent_run" valuePlaceholder="r_123" />
+            <p className="text-xs text-muted-foreground">
+              Labels to find the sandbox by (the list filters on key=value).
+            </p>
+            <KeyValueEditor
+              name="metadata"
+              label="Label"
+              rows={state.metadata}
+              onChange={(rows) => update("metadata", rows)}
+              errors={errors}
+              keyPlaceholder="agent_run"
+              valuePlaceholder="r_123"
+            />
           </div>
         </CardContent>
       </Card>
@@ -365,7 +444,11 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
       ) : null}
       {showErrors && !request.body ? (
         <p role="alert" className="text-sm font-medium text-destructive">
-          Some fields need attention: {Object.keys(request.errors).length === 1 ? "one field is" : `${Object.keys(request.errors).length} fields are`} marked above.
+          Some fields need attention:{" "}
+          {Object.keys(request.errors).length === 1
+            ? "one field is"
+            : `${Object.keys(request.errors).length} fields are`}{" "}
+          marked above.
         </p>
       ) : null}
 
@@ -373,7 +456,12 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
         <Button type="submit" disabled={busy}>
           {mutation.isPending ? "Creating…" : "Create sandbox"}
         </Button>
-        <Button variant="outline" aria-expanded={showCode} aria-controls="show-code" onClick={() => setShowCode((v) => !v)}>
+        <Button
+          variant="outline"
+          aria-expanded={showCode}
+          aria-controls="show-code"
+          onClick={() => setShowCode((v) => !v)}
+        >
           {showCode ? "Hide code" : "Show code"}
         </Button>
         <Button asChild variant="ghost">
@@ -382,7 +470,9 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
       </div>
       {showCode ? (
         <section id="show-code" aria-label="This request as code" className="flex flex-col gap-2">
-          <p className="text-sm text-muted-foreground">The same request with the SDKs or curl. Your API key is read from ORKESTR_API_KEY, never written here.</p>
+          <p className="text-sm text-muted-foreground">
+            The same request with the SDKs or curl. Your API key is read from ORKESTR_API_KEY, never written here.
+          </p>
           <ShowCode body={request.draft} baseUrl={baseUrl} />
         </section>
       ) : null}

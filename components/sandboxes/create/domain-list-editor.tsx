@@ -43,7 +43,10 @@ export function DomainListEditor({
     <div className="flex flex-col gap-2">
       <ul aria-label="Allowed domains" className="flex flex-wrap gap-1.5">
         {domains.map((d) => (
-          <li key={d} className="inline-flex items-center gap-1 rounded-md border bg-muted/50 py-0.5 pr-0.5 pl-2 font-mono text-xs">
+          <li
+            key={d}
+            className="inline-flex items-center gap-1 rounded-md border bg-muted/50 py-0.5 pr-0.5 pl-2 font-mono text-xs"
+          >
             {d}
             <button
               type="button"
@@ -55,7 +58,9 @@ export function DomainListEditor({
             </button>
           </li>
         ))}
-        {domains.length === 0 ? <li className="text-xs text-muted-foreground">No domains: the sandbox reaches nothing.</li> : null}
+        {domains.length === 0 ? (
+          <li className="text-xs text-muted-foreground">No domains: the sandbox reaches nothing.</li>
+        ) : null}
       </ul>
       <div className="flex flex-wrap gap-2 sm:flex-nowrap">
         <Input

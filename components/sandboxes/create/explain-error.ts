@@ -18,58 +18,126 @@ export function explainCreateError(error: ApiError): ExplainedError {
     case "trial_exhausted":
       return {
         title: "Your trial credit is used up",
-        advice: "The one-time trial credit does not reset. Add a payment method with orkestr to keep creating sandboxes (paid plans continue at pay-as-you-go rates).",
+        advice:
+          "The one-time trial credit does not reset. Add a payment method with orkestr to keep creating sandboxes (paid plans continue at pay-as-you-go rates).",
         link: { href: "/usage", label: "See usage" },
       };
     case "plan_limit":
-      return { title: "Your plan does not allow this", advice: "Pick a smaller value (the form shows your plan's caps), or upgrade your plan with orkestr.", field: /timeout/i.test(error.detail) ? "timeout_seconds" : undefined };
+      return {
+        title: "Your plan does not allow this",
+        advice: "Pick a smaller value (the form shows your plan's caps), or upgrade your plan with orkestr.",
+        field: /timeout/i.test(error.detail) ? "timeout_seconds" : undefined,
+      };
     case "size_not_allowed":
-      return { title: "This size is not on your plan", advice: "Choose one of the sizes your plan allows, or upgrade your plan with orkestr.", field: "size" };
+      return {
+        title: "This size is not on your plan",
+        advice: "Choose one of the sizes your plan allows, or upgrade your plan with orkestr.",
+        field: "size",
+      };
     case "payment_verification_required":
-      return { title: "Open network needs a verified payment method", advice: "Choose Restricted (a curated list of hosts, or your own) or Off, or verify a payment method with orkestr.", field: "network" };
+      return {
+        title: "Open network needs a verified payment method",
+        advice:
+          "Choose Restricted (a curated list of hosts, or your own) or Off, or verify a payment method with orkestr.",
+        field: "network",
+      };
     case "network_not_allowed":
       return { title: "Open network is not available here", advice: "Choose Restricted or Off.", field: "network" };
     case "concurrency_limit":
       return {
         title: "Too many sandboxes are running",
-        advice: "Your plan's concurrent budget is used by live sandboxes. Pause or terminate one (paused sandboxes do not count), or choose a smaller size.",
+        advice:
+          "Your plan's concurrent budget is used by live sandboxes. Pause or terminate one (paused sandboxes do not count), or choose a smaller size.",
         link: { href: "/sandboxes", label: "Open the sandbox list" },
       };
     case "fleet_full":
-      return { title: "The fleet is full right now", advice: "This is temporary: nothing was created. The request is retried when the server says capacity should be back." };
+      return {
+        title: "The fleet is full right now",
+        advice:
+          "This is temporary: nothing was created. The request is retried when the server says capacity should be back.",
+      };
     case "volume_in_use":
-      return { title: "The volume is in use", advice: "A volume backs one running or paused sandbox at a time. Terminate the sandbox that holds it, or choose another volume.", field: "volume" };
+      return {
+        title: "The volume is in use",
+        advice:
+          "A volume backs one running or paused sandbox at a time. Terminate the sandbox that holds it, or choose another volume.",
+        field: "volume",
+      };
     case "volume_region_mismatch":
-      return { title: "The volume lives in another region", advice: "A sandbox attaching a volume runs in the volume's region: set the region to Automatic, or move the volume first.", field: "region" };
+      return {
+        title: "The volume lives in another region",
+        advice:
+          "A sandbox attaching a volume runs in the volume's region: set the region to Automatic, or move the volume first.",
+        field: "region",
+      };
     case "volume_not_found":
-      return { title: "The volume was not found", advice: "It may have been deleted. Reload the list and choose another.", field: "volume" };
+      return {
+        title: "The volume was not found",
+        advice: "It may have been deleted. Reload the list and choose another.",
+        field: "volume",
+      };
     case "template_not_found":
-      return { title: "The template was not found", advice: "It may have been deleted, or this server cannot run it. Choose another template.", field: "template" };
+      return {
+        title: "The template was not found",
+        advice: "It may have been deleted, or this server cannot run it. Choose another template.",
+        field: "template",
+      };
     case "template_not_ready":
-      return { title: "The template is not ready", advice: "Custom templates can be used once their build is ready. Wait for the build, or choose another template.", field: "template" };
+      return {
+        title: "The template is not ready",
+        advice:
+          "Custom templates can be used once their build is ready. Wait for the build, or choose another template.",
+        field: "template",
+      };
     case "snapshot_not_found":
-      return { title: "The snapshot was not found", advice: "It may have been deleted or still be in the making. Choose another snapshot.", field: "snapshot" };
+      return {
+        title: "The snapshot was not found",
+        advice: "It may have been deleted or still be in the making. Choose another snapshot.",
+        field: "snapshot",
+      };
     case "snapshot_region_mismatch":
-      return { title: "The snapshot lives in another region", advice: "Forks run where their snapshot is: leave the region on Automatic.", field: "region" };
+      return {
+        title: "The snapshot lives in another region",
+        advice: "Forks run where their snapshot is: leave the region on Automatic.",
+        field: "region",
+      };
     case "region_unavailable":
       return { title: "This region is not available", advice: "Choose another region, or Automatic.", field: "region" };
     case "validation_error":
     case "bad_request":
       return { title: "The server did not accept the request", advice: "Correct the fields it names and try again." };
     case "no_connection":
-      return { title: "No orkestr connection", advice: "Add a connection (or use the local engine) in Settings → Connections.", link: { href: "/settings/connections", label: "Open Connections" } };
+      return {
+        title: "No orkestr connection",
+        advice: "Add a connection (or use the local engine) in Settings → Connections.",
+        link: { href: "/settings/connections", label: "Open Connections" },
+      };
     case "connection_token_rejected":
-      return { title: "The connection's token was refused", advice: "Replace the token in Settings → Connections.", link: { href: "/settings/connections", label: "Open Connections" } };
+      return {
+        title: "The connection's token was refused",
+        advice: "Replace the token in Settings → Connections.",
+        link: { href: "/settings/connections", label: "Open Connections" },
+      };
     case "insufficient_scope":
     case "forbidden":
-      return { title: "Not allowed", advice: "Your role or token does not allow creating sandboxes. Ask a team admin." };
+      return {
+        title: "Not allowed",
+        advice: "Your role or token does not allow creating sandboxes. Ask a team admin.",
+      };
     case "rate_limited":
       return { title: "Too many requests", advice: "Wait a moment and try again." };
     case "network_error":
-      return { title: "The server could not be reached", advice: "Check your connection and try again: the same request key is sent again, so a sandbox is never created twice." };
+      return {
+        title: "The server could not be reached",
+        advice:
+          "Check your connection and try again: the same request key is sent again, so a sandbox is never created twice.",
+      };
     default:
       return error.status >= 500
-        ? { title: "The server failed to create the sandbox", advice: "Try again; if it keeps failing, the details below help whoever runs the server." }
+        ? {
+            title: "The server failed to create the sandbox",
+            advice: "Try again; if it keeps failing, the details below help whoever runs the server.",
+          }
         : { title: "The sandbox could not be created", advice: "See the details below." };
   }
 }

@@ -30,7 +30,11 @@ export function FormField({
       <label htmlFor={id} className="text-sm font-medium">
         {label}
       </label>
-      {children({ id, ...(error ? { "aria-invalid": true as const } : {}), ...(describedBy ? { "aria-describedby": describedBy } : {}) })}
+      {children({
+        id,
+        ...(error ? { "aria-invalid": true as const } : {}),
+        ...(describedBy ? { "aria-describedby": describedBy } : {}),
+      })}
       {hint ? (
         <p id={`${id}-hint`} className="text-xs text-muted-foreground">
           {hint}
@@ -51,7 +55,19 @@ export function FieldError({ id, error }: { id: string; error?: string }) {
 }
 
 /** A group of radio cards or checkboxes: a fieldset whose legend names it. */
-export function FieldGroup({ legend, hint, error, errorId, children }: { legend: ReactNode; hint?: ReactNode; error?: string; errorId: string; children: ReactNode }) {
+export function FieldGroup({
+  legend,
+  hint,
+  error,
+  errorId,
+  children,
+}: {
+  legend: ReactNode;
+  hint?: ReactNode;
+  error?: string;
+  errorId: string;
+  children: ReactNode;
+}) {
   return (
     <fieldset className="flex flex-col gap-2" aria-describedby={error ? errorId : undefined}>
       <legend className="mb-1.5 text-sm font-medium">{legend}</legend>
@@ -153,7 +169,8 @@ export function CheckboxField({
   disabled?: boolean;
   error?: string;
 }) {
-  const describedBy = [description ? `${id}-desc` : null, error ? `${id}-error` : null].filter(Boolean).join(" ") || undefined;
+  const describedBy =
+    [description ? `${id}-desc` : null, error ? `${id}-error` : null].filter(Boolean).join(" ") || undefined;
   return (
     <div className="flex items-start gap-3">
       <input

@@ -31,7 +31,8 @@ export function KeyValueEditor({
   valuePlaceholder: string;
 }) {
   const [revealed, setRevealed] = useState<Record<string, boolean>>({});
-  const update = (rowId: string, patch: Partial<KeyValueRow>) => onChange(rows.map((r) => (r.rowId === rowId ? { ...r, ...patch } : r)));
+  const update = (rowId: string, patch: Partial<KeyValueRow>) =>
+    onChange(rows.map((r) => (r.rowId === rowId ? { ...r, ...patch } : r)));
   const remove = (rowId: string) => {
     const rest = rows.filter((r) => r.rowId !== rowId);
     onChange(rest.length ? rest : [newRow()]);
@@ -82,7 +83,12 @@ export function KeyValueEditor({
                   {revealed[row.rowId] ? "Hide" : "Show"}
                 </Button>
               ) : null}
-              <Button variant="ghost" size="sm" aria-label={`Remove ${label.toLowerCase()} ${index + 1}`} onClick={() => remove(row.rowId)}>
+              <Button
+                variant="ghost"
+                size="sm"
+                aria-label={`Remove ${label.toLowerCase()} ${index + 1}`}
+                onClick={() => remove(row.rowId)}
+              >
                 Remove
               </Button>
             </div>

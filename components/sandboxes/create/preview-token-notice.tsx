@@ -20,10 +20,15 @@ export function PreviewTokenNotice({ sandboxId, token }: { sandboxId: string; to
       <CardContent className="flex flex-col gap-4">
         <Alert variant="warning" role="status">
           <AlertTitle>Copy the preview token now</AlertTitle>
-          <AlertDescription className="text-foreground">It is shown only this once. Baton does not store it; you can rotate it later to get a new one.</AlertDescription>
+          <AlertDescription className="text-foreground">
+            It is shown only this once. Baton does not store it; you can rotate it later to get a new one.
+          </AlertDescription>
         </Alert>
         <div className="flex flex-wrap items-center gap-2">
-          <code data-testid="preview-token" className="min-w-0 flex-1 break-all rounded-md border bg-muted/50 px-3 py-2 font-mono text-sm">
+          <code
+            data-testid="preview-token"
+            className="min-w-0 flex-1 break-all rounded-md border bg-muted/50 px-3 py-2 font-mono text-sm"
+          >
             {token}
           </code>
           <CopyButton text={token} label="Copy token" />

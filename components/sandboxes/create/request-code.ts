@@ -10,11 +10,27 @@ export type CodeLanguage = "python" | "javascript" | "curl";
 export const HOSTED_API = "https://api.orkestr.eu";
 
 /** The order the SDK README lists create's parameters in; anything else follows. */
-const ORDER = ["template", "snapshot", "size", "network", "allow_domains", "timeout_seconds", "on_timeout", "auto_resume", "env", "metadata", "region", "volume", "preview_auth"];
+const ORDER = [
+  "template",
+  "snapshot",
+  "size",
+  "network",
+  "allow_domains",
+  "timeout_seconds",
+  "on_timeout",
+  "auto_resume",
+  "env",
+  "metadata",
+  "region",
+  "volume",
+  "preview_auth",
+];
 
 function entries(body: CreateSandboxBody): [string, unknown][] {
   const all = Object.entries(body).filter(([, v]) => v !== undefined && v !== null);
-  return all.sort(([a], [b]) => (ORDER.indexOf(a) === -1 ? 99 : ORDER.indexOf(a)) - (ORDER.indexOf(b) === -1 ? 99 : ORDER.indexOf(b)));
+  return all.sort(
+    ([a], [b]) => (ORDER.indexOf(a) === -1 ? 99 : ORDER.indexOf(a)) - (ORDER.indexOf(b) === -1 ? 99 : ORDER.indexOf(b)),
+  );
 }
 
 /** JSON string literals are valid in Python and JavaScript alike. */
@@ -29,7 +45,10 @@ function pyValue(v: unknown): string {
   if (typeof v === "number") return String(v);
   if (typeof v === "string") return str(v);
   if (Array.isArray(v)) return `[${v.map(pyValue).join(", ")}]`;
-  if (typeof v === "object" && v !== null) return `{${Object.entries(v).map(([k, x]) => `${str(k)}: ${pyValue(x)}`).join(", ")}}`;
+  if (typeof v === "object" && v !== null)
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${str(k)}: ${pyValue(x)}`)
+      .join(", ")}}`;
   return "None";
 }
 
@@ -37,19 +56,27 @@ function jsValue(v: unknown): string {
   if (typeof v === "boolean" || typeof v === "number") return String(v);
   if (typeof v === "string") return str(v);
   if (Array.isArray(v)) return `[${v.map(jsValue).join(", ")}]`;
-  if (typeof v === "object" && v !== null) return `{ ${Object.entries(v).map(([k, x]) => `${str(k)}: ${jsValue(x)}`).join(", ")} }`;
+  if (typeof v === "object" && v !== null)
+    return `{ ${Object.entries(v)
+      .map(([k, x]) => `${str(k)}: ${jsValue(x)}`)
+      .join(", ")} }`;
   return "null";
 }
 
 /** A note for servers other than the hosted API, so the snippet is not silently pointed elsewhere. */
 function baseUrlNote(baseUrl: string, comment: string): string {
-  return baseUrl.replace(/\/+$/, "") === HOSTED_API ? "" : `${comment} This console talks to ${baseUrl}: point the SDK's base URL there.\n`;
+  return baseUrl.replace(/\/+$/, "") === HOSTED_API
+    ? ""
+    : `${comment} This console talks to ${baseUrl}: point the SDK's base URL there.\n`;
 }
 
 export function pythonCode(body: CreateSandboxBody, baseUrl: string = HOSTED_API): string {
   const env = body.env && Object.keys(body.env).length ? body.env : null;
   const lines = entries(body).map(([k, v]) => {
-    if (k === "env" && env) return `    env={${Object.keys(env).map((name) => `${str(name)}: os.environ[${str(name)}]`).join(", ")}},`;
+    if (k === "env" && env)
+      return `    env={${Object.keys(env)
+        .map((name) => `${str(name)}: os.environ[${str(name)}]`)
+        .join(", ")}},`;
     return `    ${k}=${pyValue(v)},`;
   });
   return [
@@ -65,14 +92,19 @@ export function pythonCode(body: CreateSandboxBody, baseUrl: string = HOSTED_API
 export function javascriptCode(body: CreateSandboxBody, baseUrl: string = HOSTED_API): string {
   const env = body.env && Object.keys(body.env).length ? body.env : null;
   const lines = entries(body).map(([k, v]) => {
-    if (k === "env" && env) return `  env: { ${Object.keys(env).map((name) => `${str(name)}: process.env[${str(name)}]`).join(", ")} },`;
+    if (k === "env" && env)
+      return `  env: { ${Object.keys(env)
+        .map((name) => `${str(name)}: process.env[${str(name)}]`)
+        .join(", ")} },`;
     return `  ${camel(k)}: ${jsValue(v)},`;
   });
   return [
     'import { Sandbox } from "orkestr";\n\n',
     "// The API key comes from ORKESTR_API_KEY; the SDK sends these fields in snake_case.\n",
     baseUrlNote(baseUrl, "//"),
-    lines.length ? `const sbx = await Sandbox.create({\n${lines.join("\n")}\n});\n` : "const sbx = await Sandbox.create({});\n",
+    lines.length
+      ? `const sbx = await Sandbox.create({\n${lines.join("\n")}\n});\n`
+      : "const sbx = await Sandbox.create({});\n",
     "console.log(sbx.id, sbx.status);\n",
   ].join("");
 }

@@ -40,7 +40,12 @@ export function ShowCode({ body, baseUrl }: { body: CreateSandboxBody; baseUrl?:
                 if (e.key === "ArrowRight") move(1);
                 if (e.key === "ArrowLeft") move(-1);
               }}
-              className={cn("rounded px-2.5 py-1 text-xs font-medium", language === l.id ? "bg-primary text-primary-foreground" : "text-muted-foreground hover:text-foreground")}
+              className={cn(
+                "rounded px-2.5 py-1 text-xs font-medium",
+                language === l.id
+                  ? "bg-primary text-primary-foreground"
+                  : "text-muted-foreground hover:text-foreground",
+              )}
             >
               {l.label}
             </button>

@@ -20,17 +20,32 @@ interface TemplateOption {
  * server has no such route, from the templates list's `builtin: true` entries. Custom templates
  * are the rest of that list; only `ready` ones can boot.
  */
-function templateOptions(baseImages: BaseImage[] | undefined, templates: Template[] | undefined): { builtin: TemplateOption[]; custom: TemplateOption[] } {
+function templateOptions(
+  baseImages: BaseImage[] | undefined,
+  templates: Template[] | undefined,
+): { builtin: TemplateOption[]; custom: TemplateOption[] } {
   const builtinFromTemplates = (templates ?? []).filter((t) => t.builtin);
   const builtin: TemplateOption[] = baseImages?.length
-    ? baseImages.map((b) => ({ id: b.id, label: b.id, description: b.description ?? null, refusal: b.available === false ? "Not available on this server." : null }))
-    : builtinFromTemplates.map((t) => ({ id: t.id, label: t.id, description: (t as { description?: string }).description ?? null, refusal: null }));
+    ? baseImages.map((b) => ({
+        id: b.id,
+        label: b.id,
+        description: b.description ?? null,
+        refusal: b.available === false ? "Not available on this server." : null,
+      }))
+    : builtinFromTemplates.map((t) => ({
+        id: t.id,
+        label: t.id,
+        description: (t as { description?: string }).description ?? null,
+        refusal: null,
+      }));
   const custom: TemplateOption[] = (templates ?? [])
     .filter((t) => !t.builtin)
     .map((t) => ({
       id: t.id,
       label: t.name ? `${t.name} (${t.id})` : t.id,
-      description: t.base_image ? `Built on ${t.base_image}${t.steps?.length ? `, ${t.steps.length} step${t.steps.length === 1 ? "" : "s"}` : ""}.` : null,
+      description: t.base_image
+        ? `Built on ${t.base_image}${t.steps?.length ? `, ${t.steps.length} step${t.steps.length === 1 ? "" : "s"}` : ""}.`
+        : null,
       refusal: t.status && t.status !== "ready" ? `Build ${t.status}.` : null,
     }));
   return { builtin, custom };
@@ -63,7 +78,14 @@ export function SourceSection({
       <CardContent className="flex flex-col gap-4">
         <FieldGroup legend="Start from" errorId="source-error">
           <div className="grid gap-2 sm:grid-cols-2">
-            <RadioCard name="source" value="template" checked={state.source === "template"} onChange={() => update("source", "template")} title="A template" description="A built-in image or one of your custom templates." />
+            <RadioCard
+              name="source"
+              value="template"
+              checked={state.source === "template"}
+              onChange={() => update("source", "template")}
+              title="A template"
+              description="A built-in image or one of your custom templates."
+            />
             <RadioCard
               name="source"
               value="snapshot"
@@ -72,7 +94,13 @@ export function SourceSection({
               onChange={() => update("source", "snapshot")}
               title="A snapshot (fork)"
               description="Its filesystem and memory, then it diverges."
-              refusal={snapshots.isError ? `Snapshots could not be listed: ${snapshots.error.message}` : !snapshots.isPending && readySnapshots.length === 0 ? "No ready snapshots yet." : null}
+              refusal={
+                snapshots.isError
+                  ? `Snapshots could not be listed: ${snapshots.error.message}`
+                  : !snapshots.isPending && readySnapshots.length === 0
+                    ? "No ready snapshots yet."
+                    : null
+              }
             />
           </div>
         </FieldGroup>
@@ -81,7 +109,9 @@ export function SourceSection({
           <FormField
             id="template"
             label="Template"
-            error={errors.template ?? (templateLoadError ? `Templates could not be listed: ${templateLoadError}` : undefined)}
+            error={
+              errors.template ?? (templateLoadError ? `Templates could not be listed: ${templateLoadError}` : undefined)
+            }
             hint={loadingTemplates ? "Loading templates…" : (selected?.refusal ?? selected?.description ?? undefined)}
           >
             {(aria) => (
@@ -109,7 +139,12 @@ export function SourceSection({
             )}
           </FormField>
         ) : (
-          <FormField id="snapshot" label="Snapshot" error={errors.snapshot} hint="The fork runs the snapshot's template in the snapshot's region.">
+          <FormField
+            id="snapshot"
+            label="Snapshot"
+            error={errors.snapshot}
+            hint="The fork runs the snapshot's template in the snapshot's region."
+          >
             {(aria) => (
               <NativeSelect {...aria} value={state.snapshot} onChange={(e) => update("snapshot", e.target.value)}>
                 <option value="">Choose a snapshot</option>

@@ -26,12 +26,20 @@ export function VolumeSection({
     <Card>
       <CardHeader>
         <CardTitle>Persistent volume</CardTitle>
-        <CardDescription>Mounted at /persist: what is written there survives termination. /workspace is scratch space.</CardDescription>
+        <CardDescription>
+          Mounted at /persist: what is written there survives termination. /workspace is scratch space.
+        </CardDescription>
       </CardHeader>
       <CardContent className="flex flex-col gap-4">
         <FieldGroup legend="Volume" errorId="volume-choice-error">
           <div className="grid gap-2 sm:grid-cols-3">
-            <RadioCard name="volume" value="none" checked={state.volumeChoice === "none"} onChange={() => update("volumeChoice", "none")} title="None" />
+            <RadioCard
+              name="volume"
+              value="none"
+              checked={state.volumeChoice === "none"}
+              onChange={() => update("volumeChoice", "none")}
+              title="None"
+            />
             <RadioCard
               name="volume"
               value="existing"
@@ -39,9 +47,22 @@ export function VolumeSection({
               disabled={volumes.isSuccess && list.length === 0}
               onChange={() => update("volumeChoice", "existing")}
               title="An existing volume"
-              refusal={volumes.isSuccess && list.length === 0 ? "You have no volumes yet." : volumes.isSuccess && free.length === 0 ? "All your volumes are in use." : null}
+              refusal={
+                volumes.isSuccess && list.length === 0
+                  ? "You have no volumes yet."
+                  : volumes.isSuccess && free.length === 0
+                    ? "All your volumes are in use."
+                    : null
+              }
             />
-            <RadioCard name="volume" value="new" checked={state.volumeChoice === "new"} onChange={() => update("volumeChoice", "new")} title="A new volume" description="Created on first use (10 GB)." />
+            <RadioCard
+              name="volume"
+              value="new"
+              checked={state.volumeChoice === "new"}
+              onChange={() => update("volumeChoice", "new")}
+              title="A new volume"
+              description="Created on first use (10 GB)."
+            />
           </div>
         </FieldGroup>
         {volumes.isError && state.volumeChoice === "existing" ? (
@@ -53,7 +74,12 @@ export function VolumeSection({
           </p>
         ) : null}
         {state.volumeChoice === "existing" ? (
-          <FormField id="volume-pick" label="Which volume" error={errors.volume} hint="A volume backs one running or paused sandbox at a time.">
+          <FormField
+            id="volume-pick"
+            label="Which volume"
+            error={errors.volume}
+            hint="A volume backs one running or paused sandbox at a time."
+          >
             {(aria) => (
               <NativeSelect {...aria} value={state.volume} onChange={(e) => update("volume", e.target.value)}>
                 <option value="">{volumes.isPending ? "Loading volumes…" : "Choose a volume"}</option>
@@ -73,8 +99,22 @@ export function VolumeSection({
           </FormField>
         ) : null}
         {state.volumeChoice === "new" ? (
-          <FormField id="volume-name" label="New volume name" error={errors.volume} hint="Letters, digits, '.', '_' and '-'. It lives in the sandbox's region.">
-            {(aria) => <Input {...aria} value={state.newVolumeName} onChange={(e) => update("newVolumeName", e.target.value)} autoComplete="off" spellCheck={false} className="font-mono" />}
+          <FormField
+            id="volume-name"
+            label="New volume name"
+            error={errors.volume}
+            hint="Letters, digits, '.', '_' and '-'. It lives in the sandbox's region."
+          >
+            {(aria) => (
+              <Input
+                {...aria}
+                value={state.newVolumeName}
+                onChange={(e) => update("newVolumeName", e.target.value)}
+                autoComplete="off"
+                spellCheck={false}
+                className="font-mono"
+              />
+            )}
           </FormField>
         ) : null}
       </CardContent>

@@ -28,7 +28,12 @@ const MODE_TEXT: Record<FollowMode, string> = {
   ended: "The sandbox is gone: this is its final history.",
 };
 
-const CATEGORY_LABEL: Record<EventCategory, string> = { lifecycle: "lifecycle", exec: "command", file: "file", other: "event" };
+const CATEGORY_LABEL: Record<EventCategory, string> = {
+  lifecycle: "lifecycle",
+  exec: "command",
+  file: "file",
+  other: "event",
+};
 
 /** Lines shown at first; "Show more" adds this many. */
 const PAGE = 100;
@@ -54,14 +59,22 @@ export function ActivityTimeline() {
       <CardContent className="flex flex-col gap-4">
         <div role="group" aria-label="Show" className="flex flex-wrap gap-2">
           {FILTERS.map((f) => (
-            <Button key={f.id} size="sm" variant={filter === f.id ? "default" : "outline"} aria-pressed={filter === f.id} onClick={() => setFilter(f.id)}>
+            <Button
+              key={f.id}
+              size="sm"
+              variant={filter === f.id ? "default" : "outline"}
+              aria-pressed={filter === f.id}
+              onClick={() => setFilter(f.id)}
+            >
               {f.label}
             </Button>
           ))}
         </div>
         {error ? (
           <Alert variant="warning" role="status">
-            <AlertDescription className="text-foreground">The timeline could not be read: {error.detail}</AlertDescription>
+            <AlertDescription className="text-foreground">
+              The timeline could not be read: {error.detail}
+            </AlertDescription>
           </Alert>
         ) : null}
         {mode === "loading" && events.length === 0 ? (
@@ -70,12 +83,25 @@ export function ActivityTimeline() {
             <Skeleton className="h-10 w-full" />
           </div>
         ) : described.length === 0 ? (
-          <p className="text-sm text-muted-foreground">{filter === "all" ? "No activity yet." : "Nothing of this kind yet."}</p>
+          <p className="text-sm text-muted-foreground">
+            {filter === "all" ? "No activity yet." : "Nothing of this kind yet."}
+          </p>
         ) : (
-          <ol aria-label="Events, newest first" data-testid="timeline" className="flex flex-col divide-y rounded-md border">
+          <ol
+            aria-label="Events, newest first"
+            data-testid="timeline"
+            className="flex flex-col divide-y rounded-md border"
+          >
             {described.slice(0, shown).map(({ e, d }, i) => (
-              <li key={e.id ?? `${i}-${String(e.t)}`} data-event-type={e.type} className="flex flex-col gap-1 px-3 py-2 sm:flex-row sm:items-baseline sm:gap-3">
-                <time className="shrink-0 font-mono text-xs text-muted-foreground tabular-nums" dateTime={typeof e.t === "string" ? e.t : undefined}>
+              <li
+                key={e.id ?? `${i}-${String(e.t)}`}
+                data-event-type={e.type}
+                className="flex flex-col gap-1 px-3 py-2 sm:flex-row sm:items-baseline sm:gap-3"
+              >
+                <time
+                  className="shrink-0 font-mono text-xs text-muted-foreground tabular-nums"
+                  dateTime={typeof e.t === "string" ? e.t : undefined}
+                >
                   {formatDateTime(e.t ?? e.created_at)}
                 </time>
                 <Badge variant={d.failed ? "destructive" : "outline"} className="w-fit shrink-0">

@@ -42,17 +42,30 @@ export function describeEvent(e: SandboxEvent): DescribedEvent {
   if (e.type === "exec" || e.type === "exec.stream") {
     const exit = num(d.exit_code);
     const duration = num(d.duration_ms);
-    const facts = [exit !== null ? `exit ${exit}` : null, duration !== null ? `${duration} ms` : null, d.timed_out === true ? "timed out" : null, e.type === "exec.stream" ? "streamed" : null];
+    const facts = [
+      exit !== null ? `exit ${exit}` : null,
+      duration !== null ? `${duration} ms` : null,
+      d.timed_out === true ? "timed out" : null,
+      e.type === "exec.stream" ? "streamed" : null,
+    ];
     // The Previews tab finds listening ports by exec: say so rather than show its shell one-liner.
     const title = d.command === SCAN_COMMAND ? "Port scan (Baton's Previews tab)" : (str(d.command) ?? "(command)");
-    return { category: "exec", title, detail: facts.filter(Boolean).join(" · ") || null, failed: (exit !== null && exit !== 0) || d.timed_out === true };
+    return {
+      category: "exec",
+      title,
+      detail: facts.filter(Boolean).join(" · ") || null,
+      failed: (exit !== null && exit !== 0) || d.timed_out === true,
+    };
   }
   if (e.type === "pty.open" || e.type === "pty.exit") {
     const exit = num(d.exit_code);
     return {
       category: "exec",
       title: `${e.type === "pty.open" ? "Terminal opened" : "Terminal closed"}${str(d.command) ? `: ${str(d.command)}` : ""}`,
-      detail: e.type === "pty.exit" ? [exit !== null ? `exit ${exit}` : null, str(d.reason)].filter(Boolean).join(" · ") || null : null,
+      detail:
+        e.type === "pty.exit"
+          ? [exit !== null ? `exit ${exit}` : null, str(d.reason)].filter(Boolean).join(" · ") || null
+          : null,
       failed: false,
     };
   }
@@ -66,7 +79,13 @@ export function describeEvent(e: SandboxEvent): DescribedEvent {
   }
   if (e.type in LIFECYCLE) {
     const extra: (string | null)[] = [];
-    if (e.type === "sandbox.created") extra.push(str(d.template), str(d.size), str(d.network) ? `network ${str(d.network)}` : null, str(d.snapshot_id) ? `from ${str(d.snapshot_id)}` : null);
+    if (e.type === "sandbox.created")
+      extra.push(
+        str(d.template),
+        str(d.size),
+        str(d.network) ? `network ${str(d.network)}` : null,
+        str(d.snapshot_id) ? `from ${str(d.snapshot_id)}` : null,
+      );
     if (e.type === "sandbox.expired") extra.push(str(d.action));
     if (e.type === "timeout.updated" && num(d.timeout_seconds) !== null) extra.push(`${num(d.timeout_seconds)} s`);
     if (e.type === "snapshot.created") {
@@ -74,7 +93,17 @@ export function describeEvent(e: SandboxEvent): DescribedEvent {
       extra.push(str(snap?.name) ?? str(snap?.id));
     }
     extra.push(str(d.reason));
-    return { category: "lifecycle", title: LIFECYCLE[e.type]!, detail: extra.filter(Boolean).join(" · ") || null, failed: e.type === "sandbox.failed" };
+    return {
+      category: "lifecycle",
+      title: LIFECYCLE[e.type]!,
+      detail: extra.filter(Boolean).join(" · ") || null,
+      failed: e.type === "sandbox.failed",
+    };
   }
-  return { category: "other", title: e.type, detail: Object.keys(d).length ? JSON.stringify(d).slice(0, 200) : null, failed: false };
+  return {
+    category: "other",
+    title: e.type,
+    detail: Object.keys(d).length ? JSON.stringify(d).slice(0, 200) : null,
+    failed: false,
+  };
 }

@@ -9,7 +9,12 @@ export function ExpiryCountdown({ expiresAt, onTimeout }: { expiresAt: WireTime;
   const at = toMs(expiresAt);
   if (at === null) return <span>no countdown</span>;
   const verb = onTimeout === "pause" ? "pauses" : "terminates";
-  if (now === null) return <span>{verb} at {new Date(at).toLocaleTimeString()}</span>;
+  if (now === null)
+    return (
+      <span>
+        {verb} at {new Date(at).toLocaleTimeString()}
+      </span>
+    );
   const left = (at - now) / 1000;
   return <span data-testid="expiry-countdown">{left > 0 ? `${verb} in ${formatDuration(left)}` : `${verb} now`}</span>;
 }

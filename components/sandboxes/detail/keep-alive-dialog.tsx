@@ -35,7 +35,12 @@ export function KeepAliveDialog({
     onSubmit(n);
   };
   return (
-    <Dialog open={open} onOpenChange={onOpenChange} title="Keep alive" description="Restart the countdown: the sandbox ends (or pauses) this long from now.">
+    <Dialog
+      open={open}
+      onOpenChange={onOpenChange}
+      title="Keep alive"
+      description="Restart the countdown: the sandbox ends (or pauses) this long from now."
+    >
       <form
         noValidate
         className="flex flex-col gap-4"
@@ -46,7 +51,13 @@ export function KeepAliveDialog({
       >
         <div className="flex flex-wrap gap-2" role="group" aria-label="Presets">
           {PRESETS.filter((p) => p <= maxSeconds).map((p) => (
-            <Button key={p} type="button" size="sm" variant={value === String(p) ? "default" : "outline"} onClick={() => setValue(String(p))}>
+            <Button
+              key={p}
+              type="button"
+              size="sm"
+              variant={value === String(p) ? "default" : "outline"}
+              onClick={() => setValue(String(p))}
+            >
               {formatDuration(p)}
             </Button>
           ))}
@@ -73,7 +84,9 @@ export function KeepAliveDialog({
           ) : null}
         </div>
         <div className="flex justify-end gap-2">
-          <DialogClose className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent">Cancel</DialogClose>
+          <DialogClose className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent">
+            Cancel
+          </DialogClose>
           <Button type="submit" disabled={pending}>
             {pending ? "Saving…" : "Restart the countdown"}
           </Button>

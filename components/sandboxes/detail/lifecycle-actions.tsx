@@ -23,7 +23,12 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
           <Button variant="outline" size="sm" disabled={busy} onClick={() => actions.pause.mutate()}>
             {actions.pause.isPending ? "Pausing…" : "Pause"}
           </Button>
-          <Button variant="outline" size="sm" disabled={busy || actions.setTimeout.isPending} onClick={() => setKeepAlive(true)}>
+          <Button
+            variant="outline"
+            size="sm"
+            disabled={busy || actions.setTimeout.isPending}
+            onClick={() => setKeepAlive(true)}
+          >
             Keep alive…
           </Button>
         </>
@@ -44,7 +49,9 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
         description="Its processes, memory and /workspace are gone for good; a volume at /persist is kept. The sandbox stays in your history."
       >
         <div className="flex justify-end gap-2">
-          <DialogClose className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent">Cancel</DialogClose>
+          <DialogClose className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent">
+            Cancel
+          </DialogClose>
           <Button
             variant="destructive"
             onClick={() => {

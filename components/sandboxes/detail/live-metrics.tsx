@@ -12,8 +12,14 @@ import { useNow } from "./use-now";
 
 // recharts only on this page, and only in the browser (it measures its container).
 const chartFallback = () => <Skeleton className="h-[180px] w-full" />;
-const CpuChart = dynamic(() => import("./metrics-charts").then((m) => m.CpuChart), { ssr: false, loading: chartFallback });
-const MemoryChart = dynamic(() => import("./metrics-charts").then((m) => m.MemoryChart), { ssr: false, loading: chartFallback });
+const CpuChart = dynamic(() => import("./metrics-charts").then((m) => m.CpuChart), {
+  ssr: false,
+  loading: chartFallback,
+});
+const MemoryChart = dynamic(() => import("./metrics-charts").then((m) => m.MemoryChart), {
+  ssr: false,
+  loading: chartFallback,
+});
 
 function Stat({ label, value, sub, testId }: { label: string; value: string; sub?: string; testId?: string }) {
   return (
@@ -38,34 +44,66 @@ export function LiveMetrics({ id, status }: { id: string; status: string }) {
   const cost = computeCostEur(cpuSeconds, gbSeconds);
   const cores = m?.cpu?.cores ?? null;
   const chartNow = now ?? history.lastSampleAt ?? 0;
-  const notRunningNote = m && !running ? `No live usage while the sandbox is ${m.sandbox_status ?? status}: the charts show the gap, not zeros.` : null;
+  const notRunningNote =
+    m && !running
+      ? `No live usage while the sandbox is ${m.sandbox_status ?? status}: the charts show the gap, not zeros.`
+      : null;
 
   return (
     <Card>
       <CardHeader>
         <CardTitle>Live usage</CardTitle>
         <CardDescription>
-          Sampled every {formatDuration(history.intervalMs / 1000)}; the last {Math.round(HISTORY_WINDOW_MS / 60_000)} minutes are kept while this tab is open. Polling pauses while the tab is hidden.
+          Sampled every {formatDuration(history.intervalMs / 1000)}; the last {Math.round(HISTORY_WINDOW_MS / 60_000)}{" "}
+          minutes are kept while this tab is open. Polling pauses while the tab is hidden.
         </CardDescription>
       </CardHeader>
       <CardContent className="flex flex-col gap-6">
         {error ? (
           <Alert variant="warning" role="status">
-            <AlertDescription className="text-foreground">Metrics could not be read: {error.detail} Retrying.</AlertDescription>
+            <AlertDescription className="text-foreground">
+              Metrics could not be read: {error.detail} Retrying.
+            </AlertDescription>
           </Alert>
         ) : null}
         <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-5">
-          <Stat label="CPU now" testId="cpu-now" value={running ? formatPercent(m?.cpu?.usage_percent) : "—"} sub={running && m?.cpu?.usage_cores != null && cores ? `${m.cpu.usage_cores.toFixed(2)} of ${cores} ${cores === 1 ? "core" : "cores"}` : cores ? `${cores} ${cores === 1 ? "core" : "cores"}` : undefined} />
+          <Stat
+            label="CPU now"
+            testId="cpu-now"
+            value={running ? formatPercent(m?.cpu?.usage_percent) : "—"}
+            sub={
+              running && m?.cpu?.usage_cores != null && cores
+                ? `${m.cpu.usage_cores.toFixed(2)} of ${cores} ${cores === 1 ? "core" : "cores"}`
+                : cores
+                  ? `${cores} ${cores === 1 ? "core" : "cores"}`
+                  : undefined
+            }
+          />
           <Stat
             label="Memory now"
             testId="memory-now"
             value={running ? formatBytes(m?.memory?.usage_bytes) : "—"}
-            sub={running && m?.memory?.usage_percent != null ? `${formatPercent(m.memory.usage_percent)} of ${formatBytes(m.memory.limit_bytes)}` : m?.memory?.limit_bytes ? `limit ${formatBytes(m.memory.limit_bytes)}` : undefined}
+            sub={
+              running && m?.memory?.usage_percent != null
+                ? `${formatPercent(m.memory.usage_percent)} of ${formatBytes(m.memory.limit_bytes)}`
+                : m?.memory?.limit_bytes
+                  ? `limit ${formatBytes(m.memory.limit_bytes)}`
+                  : undefined
+            }
           />
           <Stat label="CPU time (lifetime)" value={m ? `${cpuSeconds.toFixed(1)} s` : "—"} />
-          <Stat label="Memory (lifetime)" value={m ? `${gbSeconds.toFixed(1)} GiB·s` : "—"} sub={m ? `${(gbSeconds / 3600).toFixed(4)} GiB·h` : undefined} />
+          <Stat
+            label="Memory (lifetime)"
+            value={m ? `${gbSeconds.toFixed(1)} GiB·s` : "—"}
+            sub={m ? `${(gbSeconds / 3600).toFixed(4)} GiB·h` : undefined}
+          />
           {/* Under a hundredth of a cent the four decimals would read €0.0000: say "under" instead. */}
-          <Stat label="Cost so far" testId="cost-so-far" value={m ? (cost > 0 && cost < 0.0001 ? `< ${formatEur(0.0001)}` : formatEur(cost)) : "—"} sub="pay-as-you-go rates" />
+          <Stat
+            label="Cost so far"
+            testId="cost-so-far"
+            value={m ? (cost > 0 && cost < 0.0001 ? `< ${formatEur(0.0001)}` : formatEur(cost)) : "—"}
+            sub="pay-as-you-go rates"
+          />
         </dl>
         {notRunningNote ? (
           <p role="status" data-testid="metrics-not-running" className="text-sm text-muted-foreground">
@@ -77,17 +115,40 @@ export function LiveMetrics({ id, status }: { id: string; status: string }) {
             <figcaption id="cpu-chart-title" className="text-sm font-medium">
               CPU (% of allocated cores)
             </figcaption>
-            <div data-testid="cpu-chart" role="img" aria-label={`CPU usage over time${running ? `, now ${formatPercent(m?.cpu?.usage_percent)}` : ""}`}>
-              {history.points.length ? <CpuChart points={history.points} periods={history.periods} now={chartNow} windowMs={HISTORY_WINDOW_MS} /> : chartFallback()}
+            <div
+              data-testid="cpu-chart"
+              role="img"
+              aria-label={`CPU usage over time${running ? `, now ${formatPercent(m?.cpu?.usage_percent)}` : ""}`}
+            >
+              {history.points.length ? (
+                <CpuChart
+                  points={history.points}
+                  periods={history.periods}
+                  now={chartNow}
+                  windowMs={HISTORY_WINDOW_MS}
+                />
+              ) : (
+                chartFallback()
+              )}
             </div>
           </figure>
           <figure className="flex flex-col gap-2" aria-labelledby="memory-chart-title">
             <figcaption id="memory-chart-title" className="text-sm font-medium">
               Memory (working set; % of the limit on the right)
             </figcaption>
-            <div data-testid="memory-chart" role="img" aria-label={`Memory usage over time${running ? `, now ${formatBytes(m?.memory?.usage_bytes)}` : ""}`}>
+            <div
+              data-testid="memory-chart"
+              role="img"
+              aria-label={`Memory usage over time${running ? `, now ${formatBytes(m?.memory?.usage_bytes)}` : ""}`}
+            >
               {history.points.length ? (
-                <MemoryChart points={history.points} periods={history.periods} now={chartNow} windowMs={HISTORY_WINDOW_MS} limitBytes={history.limitBytes} />
+                <MemoryChart
+                  points={history.points}
+                  periods={history.periods}
+                  now={chartNow}
+                  windowMs={HISTORY_WINDOW_MS}
+                  limitBytes={history.limitBytes}
+                />
               ) : (
                 chartFallback()
               )}

@@ -10,7 +10,9 @@ import { useLifecycle } from "./use-lifecycle";
 
 function rowsOf(metadata: Sandbox["metadata"]): KeyValueRow[] {
   const entries = Object.entries(metadata ?? {});
-  return entries.length ? entries.map(([k, v]) => newRow(k, typeof v === "string" ? v : JSON.stringify(v))) : [newRow()];
+  return entries.length
+    ? entries.map(([k, v]) => newRow(k, typeof v === "string" ? v : JSON.stringify(v)))
+    : [newRow()];
 }
 
 /** Metadata as chips; "Edit" turns them into rows, saved with PATCH (the whole map is replaced). */
@@ -23,7 +25,10 @@ export function MetadataEditor({ sandbox, editable }: { sandbox: Sandbox; editab
   if (rows) {
     const save = () => {
       // The create form's rules for metadata rows (names, duplicates, lengths).
-      const { errors: all, draft } = buildCreateRequest({ ...initialFormState(null), env: [], metadata: rows }, { limits: null, volumes: [] });
+      const { errors: all, draft } = buildCreateRequest(
+        { ...initialFormState(null), env: [], metadata: rows },
+        { limits: null, volumes: [] },
+      );
       const rowErrors = Object.fromEntries(Object.entries(all).filter(([k]) => k.startsWith("metadata")));
       setErrors(rowErrors);
       if (Object.keys(rowErrors).length) return;
@@ -31,7 +36,15 @@ export function MetadataEditor({ sandbox, editable }: { sandbox: Sandbox; editab
     };
     return (
       <div className="flex flex-col gap-3">
-        <KeyValueEditor name="metadata" label="Label" rows={rows} onChange={setRows} errors={errors} keyPlaceholder="key" valuePlaceholder="value" />
+        <KeyValueEditor
+          name="metadata"
+          label="Label"
+          rows={rows}
+          onChange={setRows}
+          errors={errors}
+          keyPlaceholder="key"
+          valuePlaceholder="value"
+        />
         <div className="flex gap-2">
           <Button size="sm" onClick={save} disabled={updateMetadata.isPending}>
             {updateMetadata.isPending ? "Saving…" : "Save metadata"}

@@ -42,14 +42,28 @@ const DEFAULT_INTERVAL_MS = 5_000;
 /** Polls no faster than this, whatever the server says. */
 export const MIN_POLL_MS = 1_000;
 
-export const emptyHistory = (): MetricsHistory => ({ points: [], periods: [], since: null, lastSampleAt: null, intervalMs: DEFAULT_INTERVAL_MS, limitBytes: null, latest: null });
+export const emptyHistory = (): MetricsHistory => ({
+  points: [],
+  periods: [],
+  since: null,
+  lastSampleAt: null,
+  intervalMs: DEFAULT_INTERVAL_MS,
+  limitBytes: null,
+  latest: null,
+});
 
 const NOT_SAMPLED = ["paused", "pausing", "terminated", "expired", "failed"];
 
 /** Merges one metrics answer read at `now` (ms) into the history. Returns a new object. */
-export function mergeMetrics(history: MetricsHistory, m: Metrics, now: number, windowMs = HISTORY_WINDOW_MS): MetricsHistory {
+export function mergeMetrics(
+  history: MetricsHistory,
+  m: Metrics,
+  now: number,
+  windowMs = HISTORY_WINDOW_MS,
+): MetricsHistory {
   const intervalSeconds = Number(m.sample_interval_seconds);
-  const intervalMs = Number.isFinite(intervalSeconds) && intervalSeconds > 0 ? intervalSeconds * 1000 : history.intervalMs;
+  const intervalMs =
+    Number.isFinite(intervalSeconds) && intervalSeconds > 0 ? intervalSeconds * 1000 : history.intervalMs;
   const limitBytes = Number(m.memory?.limit_bytes) > 0 ? Number(m.memory!.limit_bytes) : history.limitBytes;
   const points = [...history.points];
   let periods = history.periods.map((p) => ({ ...p }));
@@ -66,8 +80,14 @@ export function mergeMetrics(history: MetricsHistory, m: Metrics, now: number, w
     if (open) open.to = s.t;
     const prev = points[points.length - 1];
     // A hole in the samples (the tab was hidden, the sandbox was paused): break the line.
-    if (prev && prev.cpu !== null && s.t - prev.t > GAP_FACTOR * intervalMs) points.push({ t: prev.t + intervalMs, cpu: null, mem: null, memPct: null });
-    points.push({ t: s.t, cpu: s.cpu, mem: s.mem, memPct: s.mem !== null && limitBytes ? (s.mem / limitBytes) * 100 : null });
+    if (prev && prev.cpu !== null && s.t - prev.t > GAP_FACTOR * intervalMs)
+      points.push({ t: prev.t + intervalMs, cpu: null, mem: null, memPct: null });
+    points.push({
+      t: s.t,
+      cpu: s.cpu,
+      mem: s.mem,
+      memPct: s.mem !== null && limitBytes ? (s.mem / limitBytes) * 100 : null,
+    });
     since = s.raw;
     lastSampleAt = s.t;
   }

@@ -14,7 +14,14 @@ import { StatusBadge } from "./status-badge";
 export function SandboxHeader() {
   const { data: sandbox, isError, error } = useSandbox();
   const limits = useQuery(sandboxQueries.limits());
-  const summary = [sandbox.template, sandbox.size, sandbox.region, sandbox.network ? `network ${sandbox.network}` : null].filter(Boolean).join(" · ");
+  const summary = [
+    sandbox.template,
+    sandbox.size,
+    sandbox.region,
+    sandbox.network ? `network ${sandbox.network}` : null,
+  ]
+    .filter(Boolean)
+    .join(" · ");
   return (
     <div className="flex flex-col gap-3 pb-4">
       <nav aria-label="Breadcrumb" className="text-sm text-muted-foreground">

@@ -78,20 +78,44 @@ export function SandboxOverview() {
             </Field>
             <Field label="Template" testId="field-template">
               <span className="font-mono">{sandbox.template ?? "—"}</span>
-              {sandbox.snapshot ? <span className="text-muted-foreground"> · forked from {sandbox.snapshot}</span> : null}
+              {sandbox.snapshot ? (
+                <span className="text-muted-foreground"> · forked from {sandbox.snapshot}</span>
+              ) : null}
             </Field>
             <Field label="Size" testId="field-size">
               {sandbox.size ?? "—"}
-              {sandbox.cpu != null || sandbox.memory_mb != null ? <span className="text-muted-foreground"> · {[sandbox.cpu != null ? `${sandbox.cpu} vCPU` : null, sandbox.memory_mb != null ? formatMemoryMb(sandbox.memory_mb) : null].filter(Boolean).join(" / ")}</span> : null}
+              {sandbox.cpu != null || sandbox.memory_mb != null ? (
+                <span className="text-muted-foreground">
+                  {" "}
+                  ·{" "}
+                  {[
+                    sandbox.cpu != null ? `${sandbox.cpu} vCPU` : null,
+                    sandbox.memory_mb != null ? formatMemoryMb(sandbox.memory_mb) : null,
+                  ]
+                    .filter(Boolean)
+                    .join(" / ")}
+                </span>
+              ) : null}
             </Field>
-            <Field label="Region" testId="field-region">{sandbox.region ?? "—"}</Field>
+            <Field label="Region" testId="field-region">
+              {sandbox.region ?? "—"}
+            </Field>
             <Field label="Network" testId="field-network">
               {sandbox.network ?? "off"}
-              {sandbox.network === "restricted" ? <span className="text-muted-foreground"> · {sandbox.allow_domains?.length ? `${sandbox.allow_domains.length} allowed domains` : "default allowlist"}</span> : null}
+              {sandbox.network === "restricted" ? (
+                <span className="text-muted-foreground">
+                  {" "}
+                  ·{" "}
+                  {sandbox.allow_domains?.length
+                    ? `${sandbox.allow_domains.length} allowed domains`
+                    : "default allowlist"}
+                </span>
+              ) : null}
             </Field>
             <Field label="Volume">{volumeText(sandbox.volume)}</Field>
             <Field label="Timeout" testId="field-timeout">
-              {sandbox.timeout_seconds != null ? formatDuration(sandbox.timeout_seconds) : "—"} · then {sandbox.on_timeout === "pause" ? "pause" : "terminate"}
+              {sandbox.timeout_seconds != null ? formatDuration(sandbox.timeout_seconds) : "—"} · then{" "}
+              {sandbox.on_timeout === "pause" ? "pause" : "terminate"}
             </Field>
             <Field label="Auto-resume">{sandbox.auto_resume ? "on" : "off"}</Field>
             <Field label="Preview auth">{sandbox.preview_auth ? "token required" : "public URLs"}</Field>
@@ -119,7 +143,9 @@ export function SandboxOverview() {
             </div>
           ) : null}
           <div className="mt-4 flex flex-col gap-1.5">
-            <h3 className="text-xs text-muted-foreground">Environment variables (names only: values are never returned)</h3>
+            <h3 className="text-xs text-muted-foreground">
+              Environment variables (names only: values are never returned)
+            </h3>
             {envKeys.length ? (
               <ul className="flex flex-wrap gap-1.5" aria-label="Environment variable names" data-testid="env-keys">
                 {envKeys.map((k) => (

@@ -21,7 +21,10 @@ export function SandboxTabs({ id }: { id: string }) {
       <ul className="flex min-w-max gap-1 px-1">
         {TABS.map((tab) => {
           const href = `${base}${tab.path}`;
-          const current = tab.path === "" ? pathname === base || pathname === `/sandboxes/${id}` : pathname.startsWith(href) || pathname.startsWith(`/sandboxes/${id}${tab.path}`);
+          const current =
+            tab.path === ""
+              ? pathname === base || pathname === `/sandboxes/${id}`
+              : pathname.startsWith(href) || pathname.startsWith(`/sandboxes/${id}${tab.path}`);
           return (
             <li key={tab.label}>
               <Link
@@ -29,7 +32,9 @@ export function SandboxTabs({ id }: { id: string }) {
                 aria-current={current ? "page" : undefined}
                 className={cn(
                   "-mb-px inline-flex h-10 items-center border-b-2 px-3 text-sm font-medium transition-colors",
-                  current ? "border-primary text-foreground" : "border-transparent text-muted-foreground hover:text-foreground",
+                  current
+                    ? "border-primary text-foreground"
+                    : "border-transparent text-muted-foreground hover:text-foreground",
                 )}
               >
                 {tab.label}

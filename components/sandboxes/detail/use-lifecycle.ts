@@ -58,7 +58,8 @@ function useSandboxAction<TVars, TResult>({
 
 const nowIso = () => new Date().toISOString();
 /** A pause/resume answer may be the whole sandbox (200) or nothing useful (202): keep what we have then. */
-const mergeSandbox = (result: Sandbox | undefined, current: Sandbox): Sandbox => (result && typeof result === "object" && "id" in result ? { ...current, ...result } : current);
+const mergeSandbox = (result: Sandbox | undefined, current: Sandbox): Sandbox =>
+  result && typeof result === "object" && "id" in result ? { ...current, ...result } : current;
 
 export function useLifecycle(id: string) {
   const pause = useSandboxAction<void, Sandbox>({
@@ -85,14 +86,23 @@ export function useLifecycle(id: string) {
     success: () => `Terminated ${id}`,
     failure: "Could not terminate the sandbox",
   });
-  const setTimeout = useSandboxAction<number, { timeout_seconds?: number | null; expires_at?: string | number | null }>({
-    id,
-    run: (seconds) => sandboxMutations.setTimeout(id, seconds),
-    optimistic: (seconds) => ({ timeout_seconds: seconds, expires_at: new Date(Date.now() + seconds * 1000).toISOString() }),
-    merge: (r, current) => ({ ...current, ...(r.timeout_seconds != null ? { timeout_seconds: r.timeout_seconds } : {}), ...(r.expires_at != null ? { expires_at: r.expires_at } : {}) }),
-    success: (seconds) => `The countdown restarts: ${seconds} s from now`,
-    failure: "Could not set the timeout",
-  });
+  const setTimeout = useSandboxAction<number, { timeout_seconds?: number | null; expires_at?: string | number | null }>(
+    {
+      id,
+      run: (seconds) => sandboxMutations.setTimeout(id, seconds),
+      optimistic: (seconds) => ({
+        timeout_seconds: seconds,
+        expires_at: new Date(Date.now() + seconds * 1000).toISOString(),
+      }),
+      merge: (r, current) => ({
+        ...current,
+        ...(r.timeout_seconds != null ? { timeout_seconds: r.timeout_seconds } : {}),
+        ...(r.expires_at != null ? { expires_at: r.expires_at } : {}),
+      }),
+      success: (seconds) => `The countdown restarts: ${seconds} s from now`,
+      failure: "Could not set the timeout",
+    },
+  );
   const updateMetadata = useSandboxAction<Record<string, string>, Sandbox>({
     id,
     run: (metadata) => sandboxMutations.update(id, { metadata }),
@@ -106,7 +116,10 @@ export function useLifecycle(id: string) {
     run: (body) => apiPatch(id, body),
     optimistic: (body) => body,
     merge: mergeSandbox,
-    success: (body) => (body.auto_resume !== undefined ? `Auto-resume ${body.auto_resume ? "on" : "off"}` : `At the end of the countdown: ${body.on_timeout === "pause" ? "pause" : "terminate"}`),
+    success: (body) =>
+      body.auto_resume !== undefined
+        ? `Auto-resume ${body.auto_resume ? "on" : "off"}`
+        : `At the end of the countdown: ${body.on_timeout === "pause" ? "pause" : "terminate"}`,
     failure: "Could not change the setting",
   });
   return { pause, resume, terminate, setTimeout, updateMetadata, updateSettings };

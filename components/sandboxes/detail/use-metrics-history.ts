@@ -41,7 +41,10 @@ export function useMetricsHistory(id: string, status: string): { history: Metric
       controller = new AbortController();
       const since = sinceParam(current.since);
       try {
-        const m = await apiFetch<Metrics>(`/api/v1/sandboxes/${encodeURIComponent(id)}/metrics${since ? `?since=${encodeURIComponent(since)}` : ""}`, { signal: controller.signal });
+        const m = await apiFetch<Metrics>(
+          `/api/v1/sandboxes/${encodeURIComponent(id)}/metrics${since ? `?since=${encodeURIComponent(since)}` : ""}`,
+          { signal: controller.signal },
+        );
         if (cancelled) return;
         current = mergeMetrics(current, m, Date.now());
         store.set(id, current);
@@ -53,7 +56,8 @@ export function useMetricsHistory(id: string, status: string): { history: Metric
       } catch (err) {
         if (cancelled || (err as Error).name === "AbortError") return;
         failures += 1;
-        if (failures >= ERRORS_BEFORE_SHOWN) setError(err instanceof ApiError ? err : new ApiError(0, "error", (err as Error).message));
+        if (failures >= ERRORS_BEFORE_SHOWN)
+          setError(err instanceof ApiError ? err : new ApiError(0, "error", (err as Error).message));
         // Back off on errors, up to 30 s.
         schedule(Math.min(30_000, pollDelayMs(current) * 2 ** failures));
       }

@@ -39,7 +39,10 @@ function merge(list: SandboxEvent[], incoming: SandboxEvent[]): SandboxEvent[] {
  * after a drop. A server without the stream is polled every EVENTS_POLL_MS instead. Either stops
  * while the browser tab is hidden, and for a sandbox that is gone (after one last read).
  */
-export function useSandboxEvents(id: string, active: boolean): { events: SandboxEvent[]; mode: FollowMode; error: ApiError | null } {
+export function useSandboxEvents(
+  id: string,
+  active: boolean,
+): { events: SandboxEvent[]; mode: FollowMode; error: ApiError | null } {
   const [events, setEvents] = useState<SandboxEvent[]>([]);
   const [mode, setMode] = useState<FollowMode>("loading");
   const [error, setError] = useState<ApiError | null>(null);

@@ -4,9 +4,20 @@
  * The current folder as links, from its root (/workspace or /persist) down. Every crumb but the
  * last is a button that goes there; the last is the page's current location.
  */
-export function Breadcrumbs({ root, path, onNavigate }: { root: string; path: string; onNavigate: (path: string) => void }) {
+export function Breadcrumbs({
+  root,
+  path,
+  onNavigate,
+}: {
+  root: string;
+  path: string;
+  onNavigate: (path: string) => void;
+}) {
   const rest = path.slice(root.length).split("/").filter(Boolean);
-  const crumbs = [{ name: root, path: root }, ...rest.map((name, i) => ({ name, path: `${root}/${rest.slice(0, i + 1).join("/")}` }))];
+  const crumbs = [
+    { name: root, path: root },
+    ...rest.map((name, i) => ({ name, path: `${root}/${rest.slice(0, i + 1).join("/")}` })),
+  ];
   return (
     <nav aria-label="Folder" className="min-w-0">
       <ol className="flex min-w-0 flex-wrap items-center gap-1 font-mono text-sm">

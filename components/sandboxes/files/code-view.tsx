@@ -19,7 +19,10 @@ const KIND_CLASS: Record<TokenKind, string> = {
 /** A read-only text file with line numbers and light syntax colouring (see highlight.ts). */
 export function CodeView({ text, fileName }: { text: string; fileName: string }) {
   const language = languageFor(fileName);
-  const tokens = useMemo(() => (text.length <= HIGHLIGHT_MAX_CHARS ? tokenize(text, language) : [{ kind: "plain" as const, text }]), [text, language]);
+  const tokens = useMemo(
+    () => (text.length <= HIGHLIGHT_MAX_CHARS ? tokenize(text, language) : [{ kind: "plain" as const, text }]),
+    [text, language],
+  );
   const lines = useMemo(() => {
     const n = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
     return Array.from({ length: Math.max(1, n) }, (_, i) => i + 1).join("\n");
@@ -32,7 +35,10 @@ export function CodeView({ text, fileName }: { text: string; fileName: string })
       aria-label={`Contents of ${fileName}`}
       className="flex max-h-[60vh] min-h-40 overflow-auto rounded-md border bg-background font-mono text-[13px] leading-5 outline-none focus-visible:ring-2 focus-visible:ring-ring"
     >
-      <pre aria-hidden="true" className="sticky left-0 shrink-0 select-none border-r bg-muted px-3 py-2 text-right text-muted-foreground">
+      <pre
+        aria-hidden="true"
+        className="sticky left-0 shrink-0 select-none border-r bg-muted px-3 py-2 text-right text-muted-foreground"
+      >
         {lines}
       </pre>
       <pre className="min-w-0 flex-1 px-3 py-2">

@@ -5,7 +5,14 @@ import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useRef, useState, type DragEvent } from "react";
 import { toast } from "../../ui/toast";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
-import { fileKeys, fileMutations, fileQueries, joinPath, parentPath, type Entry } from "../../../lib/queries/sandbox-files";
+import {
+  fileKeys,
+  fileMutations,
+  fileQueries,
+  joinPath,
+  parentPath,
+  type Entry,
+} from "../../../lib/queries/sandbox-files";
 import { startDownload } from "./transfer";
 import { cn } from "../../../lib/utils";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
@@ -60,7 +67,10 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
   const open: { file: OpenFile; edit: boolean } | null = openPath
     ? openState?.file.path === openPath
       ? openState
-      : { file: { path: openPath, name: openPath.split("/").pop() ?? openPath, size: listed?.size ?? null }, edit: false }
+      : {
+          file: { path: openPath, name: openPath.split("/").pop() ?? openPath, size: listed?.size ?? null },
+          edit: false,
+        }
     : null;
 
   const go = useCallback(
@@ -104,7 +114,8 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
   const newFile = useMutation({
     mutationFn: async (name: string) => {
       const path = joinPath(dir, name);
-      if (entries.some((e) => e.name === name)) throw new Error(`${name} already exists here: open it from the list to edit it.`);
+      if (entries.some((e) => e.name === name))
+        throw new Error(`${name} already exists here: open it from the list to edit it.`);
       await fileMutations.writeText(sandboxId, path, "");
       return path;
     },
@@ -145,7 +156,9 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
     const folders = new Set(entries.filter((e) => e.isDir).map((e) => e.name));
     const clash = files.filter((f) => folders.has(f.name));
     if (clash.length) {
-      toast.error("Some names are folders here", { description: `${clash.map((f) => f.name).join(", ")}: rename the file or the folder first.` });
+      toast.error("Some names are folders here", {
+        description: `${clash.map((f) => f.name).join(", ")}: rename the file or the folder first.`,
+      });
       files = files.filter((f) => !folders.has(f.name));
     }
     const replacing = files.filter((f) => existing.has(f.name)).map((f) => f.name);
@@ -159,8 +172,13 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
     setDragging(false);
     const items = [...e.dataTransfer.items];
     // A dropped folder arrives as a File that cannot be read: say so rather than fail on it.
-    const dirs = items.filter((i) => i.kind === "file" && i.webkitGetAsEntry?.()?.isDirectory).map((i) => i.getAsFile()?.name ?? "folder");
-    if (dirs.length) toast.error("Folders cannot be dropped", { description: `${dirs.join(", ")}: drop the files inside, or upload an archive and unpack it in the terminal.` });
+    const dirs = items
+      .filter((i) => i.kind === "file" && i.webkitGetAsEntry?.()?.isDirectory)
+      .map((i) => i.getAsFile()?.name ?? "folder");
+    if (dirs.length)
+      toast.error("Folders cannot be dropped", {
+        description: `${dirs.join(", ")}: drop the files inside, or upload an archive and unpack it in the terminal.`,
+      });
     offer([...e.dataTransfer.files].filter((f) => !dirs.includes(f.name)));
   };
 
@@ -172,7 +190,10 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
     <div className="flex flex-col gap-4">
       <section
         aria-labelledby="files-heading"
-        className={cn("relative flex min-w-0 flex-col gap-3 rounded-lg border bg-card p-4", dragging && "ring-2 ring-primary ring-offset-2 ring-offset-background")}
+        className={cn(
+          "relative flex min-w-0 flex-col gap-3 rounded-lg border bg-card p-4",
+          dragging && "ring-2 ring-primary ring-offset-2 ring-offset-background",
+        )}
         data-testid="file-drop-zone"
         onDragEnter={(e) => {
           if (!hasFiles(e)) return;
@@ -202,7 +223,12 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
                 type="button"
                 aria-pressed={r === root}
                 onClick={() => go({ path: r, file: null })}
-                className={cn("rounded px-3 py-1 font-mono text-xs", r === root ? "bg-secondary font-semibold text-secondary-foreground" : "text-muted-foreground hover:bg-accent")}
+                className={cn(
+                  "rounded px-3 py-1 font-mono text-xs",
+                  r === root
+                    ? "bg-secondary font-semibold text-secondary-foreground"
+                    : "text-muted-foreground hover:bg-accent",
+                )}
               >
                 {r}
                 {r === PERSIST ? <span className="sr-only"> (volume)</span> : null}
@@ -222,7 +248,13 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
             <Button size="sm" variant="outline" onClick={() => fileInput.current?.click()}>
               <UploadIcon /> Upload
             </Button>
-            <Button size="sm" variant="ghost" onClick={() => void listing.refetch()} aria-label="Refresh the listing" disabled={listing.isFetching}>
+            <Button
+              size="sm"
+              variant="ghost"
+              onClick={() => void listing.refetch()}
+              aria-label="Refresh the listing"
+              disabled={listing.isFetching}
+            >
               <RefreshIcon className={cn(listing.isFetching && "animate-spin")} />
             </Button>
             <input
@@ -271,10 +303,14 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
 
         <UploadsPanel uploads={uploads.uploads} onCancel={uploads.cancel} onClear={uploads.clearFinished} />
         <p className="text-xs text-muted-foreground">
-          Drop files anywhere on this panel to upload them to <span className="font-mono">{dir}</span>. Files over 1 MB stream through a presigned upload with progress.
+          Drop files anywhere on this panel to upload them to <span className="font-mono">{dir}</span>. Files over 1 MB
+          stream through a presigned upload with progress.
         </p>
         {dragging ? (
-          <div aria-hidden="true" className="pointer-events-none absolute inset-0 flex items-center justify-center rounded-lg bg-background/80 text-sm font-medium">
+          <div
+            aria-hidden="true"
+            className="pointer-events-none absolute inset-0 flex items-center justify-center rounded-lg bg-background/80 text-sm font-medium"
+          >
             Drop to upload to <span className="ml-1 font-mono">{dir}</span>
           </div>
         ) : null}
@@ -289,7 +325,15 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
             startEditing={open.edit}
             onClose={() => go({ file: null })}
             onDownload={() => void download(open.file.path)}
-            onDelete={() => setToDelete({ name: open.file.name, path: open.file.path, isDir: false, size: open.file.size, modifiedAt: null })}
+            onDelete={() =>
+              setToDelete({
+                name: open.file.name,
+                path: open.file.path,
+                isDir: false,
+                size: open.file.size,
+                modifiedAt: null,
+              })
+            }
           />
         </div>
       ) : null}
@@ -316,12 +360,23 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
         error={nameError}
         onSubmit={(name) => newFile.mutate(name)}
       />
-      <DeleteDialog entry={toDelete} pending={remove.isPending} onCancel={() => setToDelete(null)} onConfirm={(e) => remove.mutate(e)} />
+      <DeleteDialog
+        entry={toDelete}
+        pending={remove.isPending}
+        onCancel={() => setToDelete(null)}
+        onConfirm={(e) => remove.mutate(e)}
+      />
       <Dialog
         open={pendingDrop !== null}
         onOpenChange={(o) => !o && setPendingDrop(null)}
-        title={pendingDrop && pendingDrop.replacing.length === 1 ? "Replace an existing file?" : "Replace existing files?"}
-        description={pendingDrop ? `${pendingDrop.replacing.length} of the ${pendingDrop.files.length} files already exist in ${pendingDrop.dir}; uploading overwrites them.` : undefined}
+        title={
+          pendingDrop && pendingDrop.replacing.length === 1 ? "Replace an existing file?" : "Replace existing files?"
+        }
+        description={
+          pendingDrop
+            ? `${pendingDrop.replacing.length} of the ${pendingDrop.files.length} files already exist in ${pendingDrop.dir}; uploading overwrites them.`
+            : undefined
+        }
       >
         {pendingDrop ? (
           <div className="flex flex-col gap-4">
@@ -331,7 +386,9 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
               ))}
             </ul>
             <div className="flex justify-end gap-2">
-              <DialogClose className="inline-flex h-9 items-center rounded-md px-4 text-sm font-medium hover:bg-accent">Cancel</DialogClose>
+              <DialogClose className="inline-flex h-9 items-center rounded-md px-4 text-sm font-medium hover:bg-accent">
+                Cancel
+              </DialogClose>
               <Button
                 onClick={() => {
                   uploads.add(pendingDrop.dir, pendingDrop.files);

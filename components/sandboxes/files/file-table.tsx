@@ -40,7 +40,10 @@ export function FileTable({
   }
   if (entries.length === 0) {
     return (
-      <div data-testid="folder-empty" className="rounded-md border border-dashed px-4 py-10 text-center text-sm text-muted-foreground">
+      <div
+        data-testid="folder-empty"
+        className="rounded-md border border-dashed px-4 py-10 text-center text-sm text-muted-foreground"
+      >
         <p className="font-medium text-foreground">This folder is empty</p>
         <p>Drop files here, or use Upload, New file or New folder.</p>
       </div>
@@ -68,7 +71,12 @@ export function FileTable({
         </thead>
         <tbody>
           {entries.map((e) => (
-            <tr key={e.path} data-testid="file-row" data-name={e.name} className={cn("border-b last:border-0 hover:bg-muted/50", openPath === e.path && "bg-muted")}>
+            <tr
+              key={e.path}
+              data-testid="file-row"
+              data-name={e.name}
+              className={cn("border-b last:border-0 hover:bg-muted/50", openPath === e.path && "bg-muted")}
+            >
               <td className="max-w-0 py-1 pr-2">
                 <button
                   type="button"
@@ -77,19 +85,39 @@ export function FileTable({
                   aria-current={openPath === e.path ? "true" : undefined}
                   className="flex w-full min-w-0 items-center gap-2 rounded-sm py-1 text-left font-mono hover:underline focus-visible:outline-2 focus-visible:outline-ring"
                 >
-                  {e.isDir ? <FolderIcon className="shrink-0 text-primary" /> : <FileIcon className="shrink-0 text-muted-foreground" />}
+                  {e.isDir ? (
+                    <FolderIcon className="shrink-0 text-primary" />
+                  ) : (
+                    <FileIcon className="shrink-0 text-muted-foreground" />
+                  )}
                   <span className="truncate">{e.name}</span>
                 </button>
               </td>
-              <td className="whitespace-nowrap px-2 py-1 text-right tabular-nums text-muted-foreground">{e.isDir ? "—" : formatBytes(e.size)}</td>
-              <td className="hidden whitespace-nowrap px-2 py-1 text-muted-foreground md:table-cell">{formatTime(e.modifiedAt)}</td>
+              <td className="whitespace-nowrap px-2 py-1 text-right tabular-nums text-muted-foreground">
+                {e.isDir ? "—" : formatBytes(e.size)}
+              </td>
+              <td className="hidden whitespace-nowrap px-2 py-1 text-muted-foreground md:table-cell">
+                {formatTime(e.modifiedAt)}
+              </td>
               <td className="whitespace-nowrap py-1 pl-2 text-right">
                 {!e.isDir ? (
-                  <Button size="icon" variant="ghost" className="size-8" aria-label={`Download ${e.name}`} onClick={() => onDownload(e)}>
+                  <Button
+                    size="icon"
+                    variant="ghost"
+                    className="size-8"
+                    aria-label={`Download ${e.name}`}
+                    onClick={() => onDownload(e)}
+                  >
                     <DownloadIcon />
                   </Button>
                 ) : null}
-                <Button size="icon" variant="ghost" className="size-8" aria-label={`Delete ${e.name}`} onClick={() => onDelete(e)}>
+                <Button
+                  size="icon"
+                  variant="ghost"
+                  className="size-8"
+                  aria-label={`Delete ${e.name}`}
+                  onClick={() => onDelete(e)}
+                >
                   <TrashIcon />
                 </Button>
               </td>

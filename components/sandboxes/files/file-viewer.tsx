@@ -3,7 +3,14 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState } from "react";
 import { toast } from "../../ui/toast";
-import { decodeText, fileKeys, fileMutations, fileQueries, parentPath, VIEWER_MAX_BYTES } from "../../../lib/queries/sandbox-files";
+import {
+  decodeText,
+  fileKeys,
+  fileMutations,
+  fileQueries,
+  parentPath,
+  VIEWER_MAX_BYTES,
+} from "../../../lib/queries/sandbox-files";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { Skeleton } from "../../ui/skeleton";
@@ -50,11 +57,16 @@ export function FileViewer({
   const save = useMutation({
     mutationFn: (value: string) => fileMutations.writeText(sandboxId, file.path, value),
     onSuccess: (written, value) => {
-      queryClient.setQueryData(fileKeys.file(sandboxId, file.path), { bytes: new TextEncoder().encode(value), size: written.size ?? null });
+      queryClient.setQueryData(fileKeys.file(sandboxId, file.path), {
+        bytes: new TextEncoder().encode(value),
+        size: written.size ?? null,
+      });
       void queryClient.invalidateQueries({ queryKey: fileKeys.dir(sandboxId, parentPath(file.path)) });
       setDraft(null);
       setEditing(false);
-      toast.success(`Saved ${file.path}`, { description: written.size != null ? formatBytes(written.size) : undefined });
+      toast.success(`Saved ${file.path}`, {
+        description: written.size != null ? formatBytes(written.size) : undefined,
+      });
     },
     onError: (e) => toast.error(`Could not save ${file.path}`, { description: errorText(e) }),
   });
@@ -129,7 +141,8 @@ export function FileViewer({
         <Alert role="status">
           <AlertTitle>Too large to show here</AlertTitle>
           <AlertDescription>
-            {file.name} is {formatBytes(file.size)}; the viewer opens files up to {formatBytes(VIEWER_MAX_BYTES)}. Download it instead.
+            {file.name} is {formatBytes(file.size)}; the viewer opens files up to {formatBytes(VIEWER_MAX_BYTES)}.
+            Download it instead.
           </AlertDescription>
         </Alert>
       ) : content.isPending ? (
@@ -147,7 +160,9 @@ export function FileViewer({
       ) : text === null ? (
         <Alert role="status">
           <AlertTitle>Binary file</AlertTitle>
-          <AlertDescription>{file.name} is not UTF-8 text, so it is not shown here. Download it to open it.</AlertDescription>
+          <AlertDescription>
+            {file.name} is not UTF-8 text, so it is not shown here. Download it to open it.
+          </AlertDescription>
         </Alert>
       ) : inEditor ? (
         <div className="flex flex-col gap-1.5">
@@ -170,7 +185,9 @@ export function FileViewer({
             autoCorrect="off"
             className="min-h-72 w-full resize-y rounded-md border border-input bg-background px-3 py-2 font-mono text-[13px] leading-5 outline-none focus-visible:ring-2 focus-visible:ring-ring"
           />
-          <p className="text-xs text-muted-foreground">Saved as UTF-8 text. Ctrl+S (⌘S) saves; Tab moves to the next control.</p>
+          <p className="text-xs text-muted-foreground">
+            Saved as UTF-8 text. Ctrl+S (⌘S) saves; Tab moves to the next control.
+          </p>
         </div>
       ) : (
         <CodeView text={text} fileName={file.name} />

@@ -17,5 +17,11 @@ export function formatTime(t: string | number | null | undefined): string {
   if (t === null || t === undefined || t === "") return "—";
   const d = typeof t === "number" ? new Date(t < 1e12 ? t * 1000 : t) : new Date(t);
   if (Number.isNaN(d.getTime())) return String(t);
-  return d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+  return d.toLocaleString(undefined, {
+    year: "numeric",
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+  });
 }

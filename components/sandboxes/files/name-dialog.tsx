@@ -40,7 +40,19 @@ export function NameDialog({
   );
 }
 
-function NameForm({ label, submitLabel, pending, error, onSubmit }: { label: string; submitLabel: string; pending: boolean; error: string | null; onSubmit: (name: string) => void }) {
+function NameForm({
+  label,
+  submitLabel,
+  pending,
+  error,
+  onSubmit,
+}: {
+  label: string;
+  submitLabel: string;
+  pending: boolean;
+  error: string | null;
+  onSubmit: (name: string) => void;
+}) {
   const [name, setName] = useState("");
   const [touched, setTouched] = useState(false);
   const id = useId();
@@ -73,7 +85,9 @@ function NameForm({ label, submitLabel, pending, error, onSubmit }: { label: str
         ) : null}
       </div>
       <div className="flex justify-end gap-2">
-        <DialogClose className="inline-flex h-9 items-center rounded-md px-4 text-sm font-medium hover:bg-accent">Cancel</DialogClose>
+        <DialogClose className="inline-flex h-9 items-center rounded-md px-4 text-sm font-medium hover:bg-accent">
+          Cancel
+        </DialogClose>
         <Button type="submit" disabled={pending}>
           {pending ? "Working…" : submitLabel}
         </Button>

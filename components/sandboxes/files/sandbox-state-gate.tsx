@@ -15,7 +15,8 @@ import { Skeleton } from "../../ui/skeleton";
 const TRANSITIONAL = new Set(["creating", "pausing", "resuming"]);
 const GONE = new Set(["terminated", "expired", "failed"]);
 
-export const errorText = (e: unknown) => (e instanceof ApiError ? e.detail : e instanceof Error ? e.message : String(e));
+export const errorText = (e: unknown) =>
+  e instanceof ApiError ? e.detail : e instanceof Error ? e.message : String(e);
 
 /**
  * What the Files and Previews tabs need before they can do anything: a sandbox that runs. A paused
@@ -23,7 +24,15 @@ export const errorText = (e: unknown) => (e instanceof ApiError ? e.detail : e i
  * tab alone must keep no sandbox awake): it says so and offers Resume. A gone one says its files
  * and ports went with it.
  */
-export function SandboxStateGate({ sandboxId, what, children }: { sandboxId: string; what: "files" | "previews"; children: (sandbox: Sandbox) => ReactNode }) {
+export function SandboxStateGate({
+  sandboxId,
+  what,
+  children,
+}: {
+  sandboxId: string;
+  what: "files" | "previews";
+  children: (sandbox: Sandbox) => ReactNode;
+}) {
   const queryClient = useQueryClient();
   const sandbox = useQuery({
     ...sandboxQueries.detail(sandboxId),
@@ -92,7 +101,10 @@ export function SandboxStateGate({ sandboxId, what, children }: { sandboxId: str
   }
   if (s.status !== "running") {
     return (
-      <div role="status" className="rounded-lg border border-dashed px-6 py-12 text-center text-sm text-muted-foreground">
+      <div
+        role="status"
+        className="rounded-lg border border-dashed px-6 py-12 text-center text-sm text-muted-foreground"
+      >
         The sandbox is {s.status}; this tab opens once it runs.
       </div>
     );

@@ -35,11 +35,14 @@ export function uploadWithProgress(
         new ApiError(
           xhr.status,
           typeof body.code === "string" ? body.code : "error",
-          typeof body.detail === "string" && body.detail ? body.detail : `The server answered ${xhr.status}${xhr.statusText ? ` ${xhr.statusText}` : ""}.`,
+          typeof body.detail === "string" && body.detail
+            ? body.detail
+            : `The server answered ${xhr.status}${xhr.statusText ? ` ${xhr.statusText}` : ""}.`,
         ),
       );
     };
-    xhr.onerror = () => reject(new ApiError(0, "network_error", "The upload was interrupted: the Baton server could not be reached."));
+    xhr.onerror = () =>
+      reject(new ApiError(0, "network_error", "The upload was interrupted: the Baton server could not be reached."));
     xhr.onabort = () => reject(new DOMException("The upload was cancelled.", "AbortError"));
     signal?.addEventListener("abort", () => xhr.abort(), { once: true });
     xhr.send(file);

@@ -13,7 +13,15 @@ const STATUS_TEXT: Record<Upload["status"], string> = {
 };
 
 /** The upload queue with a progress bar per file; failures keep the server's reason in view. */
-export function UploadsPanel({ uploads, onCancel, onClear }: { uploads: Upload[]; onCancel: (key: number) => void; onClear: () => void }) {
+export function UploadsPanel({
+  uploads,
+  onCancel,
+  onClear,
+}: {
+  uploads: Upload[];
+  onCancel: (key: number) => void;
+  onClear: () => void;
+}) {
   if (uploads.length === 0) return null;
   const finished = uploads.some((u) => u.status !== "queued" && u.status !== "uploading");
   return (
@@ -38,10 +46,18 @@ export function UploadsPanel({ uploads, onCancel, onClear }: { uploads: Upload[]
                 <span className="flex shrink-0 items-center gap-2 text-xs text-muted-foreground">
                   <span>
                     {STATUS_TEXT[u.status]}
-                    {u.status === "uploading" ? ` ${pct}% · ${formatBytes(u.loaded)} of ${formatBytes(u.size)}` : ` · ${formatBytes(u.size)}`}
+                    {u.status === "uploading"
+                      ? ` ${pct}% · ${formatBytes(u.loaded)} of ${formatBytes(u.size)}`
+                      : ` · ${formatBytes(u.size)}`}
                   </span>
                   {u.status === "queued" || u.status === "uploading" ? (
-                    <Button size="sm" variant="ghost" className="h-6 px-2" onClick={() => onCancel(u.key)} aria-label={`Cancel upload of ${u.name}`}>
+                    <Button
+                      size="sm"
+                      variant="ghost"
+                      className="h-6 px-2"
+                      onClick={() => onCancel(u.key)}
+                      aria-label={`Cancel upload of ${u.name}`}
+                    >
                       Cancel
                     </Button>
                   ) : null}

@@ -30,7 +30,11 @@ export function useUploads(sandboxId: string) {
   const running = useRef(false);
   const nextKey = useRef(1);
 
-  const patch = useCallback((key: number, change: Partial<Upload>) => setUploads((all) => all.map((u) => (u.key === key ? { ...u, ...change } : u))), []);
+  const patch = useCallback(
+    (key: number, change: Partial<Upload>) =>
+      setUploads((all) => all.map((u) => (u.key === key ? { ...u, ...change } : u))),
+    [],
+  );
 
   const runOne = useCallback(
     async (u: Upload, file: File) => {
@@ -53,7 +57,9 @@ export function useUploads(sandboxId: string) {
       } finally {
         controllers.current.delete(u.key);
         files.current.delete(u.key);
-        void queryClient.invalidateQueries({ queryKey: fileKeys.dir(sandboxId, u.path.slice(0, u.path.lastIndexOf("/")) || "/") });
+        void queryClient.invalidateQueries({
+          queryKey: fileKeys.dir(sandboxId, u.path.slice(0, u.path.lastIndexOf("/")) || "/"),
+        });
       }
     },
     [patch, queryClient, sandboxId],
@@ -91,7 +97,10 @@ export function useUploads(sandboxId: string) {
     [patch],
   );
 
-  const clearFinished = useCallback(() => setUploads((all) => all.filter((u) => u.status === "queued" || u.status === "uploading")), []);
+  const clearFinished = useCallback(
+    () => setUploads((all) => all.filter((u) => u.status === "queued" || u.status === "uploading")),
+    [],
+  );
 
   // Leaving the tab cancels what is still in flight (nobody would see its result).
   useEffect(() => {

@@ -22,7 +22,15 @@ const SHOWN_IDS = 8;
  * a result per sandbox when any failed. Always mounted: the results outlive the selection (a
  * sandbox terminated elsewhere drops out of the list while its failure is being shown).
  */
-export function BulkActions({ selected, onSettled, onClear }: { selected: readonly Sandbox[]; onSettled: (failedIds: string[]) => void; onClear: () => void }) {
+export function BulkActions({
+  selected,
+  onSettled,
+  onClear,
+}: {
+  selected: readonly Sandbox[];
+  onSettled: (failedIds: string[]) => void;
+  onClear: () => void;
+}) {
   const queryClient = useQueryClient();
   // The confirmation names exact sandboxes: the ones applicable when it opened are the ones acted on,
   // even if a refresh changes the list meanwhile (a sandbox terminated elsewhere then fails, and says so).
@@ -51,13 +59,17 @@ export function BulkActions({ selected, onSettled, onClear }: { selected: readon
     const failed = results.filter((r) => !r.ok).map((r) => r.id);
     const failedSet = new Set(failed);
     // Roll back only the rows that failed; the others take the server's answer.
-    patchListedSandboxes(queryClient, (s) => (failedSet.has(s.id) ? (before.get(s.id) ?? s) : answers.has(s.id) ? { ...s, ...answers.get(s.id)! } : s));
+    patchListedSandboxes(queryClient, (s) =>
+      failedSet.has(s.id) ? (before.get(s.id) ?? s) : answers.has(s.id) ? { ...s, ...answers.get(s.id)! } : s,
+    );
     setRunning(false);
     setConfirming(null);
     const t = ACTION_TEXT[action];
     if (failed.length === 0) toast.success(`${t.done} ${plural(ids.length, "sandbox", "sandboxes")}`);
     else {
-      toast.error(`${t.verb} failed for ${failed.length} of ${ids.length}`, { description: results.find((r) => !r.ok)?.detail });
+      toast.error(`${t.verb} failed for ${failed.length} of ${ids.length}`, {
+        description: results.find((r) => !r.ok)?.detail,
+      });
       setResults({ action, results });
     }
     onSettled(failed);
@@ -71,13 +83,23 @@ export function BulkActions({ selected, onSettled, onClear }: { selected: readon
   return (
     <>
       {selected.length > 0 ? (
-        <div role="region" aria-label="Bulk actions" className="flex flex-wrap items-center gap-2 rounded-lg border bg-muted/40 px-3 py-2 text-sm">
+        <div
+          role="region"
+          aria-label="Bulk actions"
+          className="flex flex-wrap items-center gap-2 rounded-lg border bg-muted/40 px-3 py-2 text-sm"
+        >
           <span className="font-medium">{plural(selected.length, "sandbox", "sandboxes")} selected</span>
           <div className="ml-auto flex flex-wrap gap-2">
             {(["pause", "resume", "terminate"] as const).map((kind) => {
               const n = targets(kind).length;
               return (
-                <Button key={kind} size="sm" variant={kind === "terminate" ? "destructive" : "outline"} disabled={n === 0 || running} onClick={() => open(kind)}>
+                <Button
+                  key={kind}
+                  size="sm"
+                  variant={kind === "terminate" ? "destructive" : "outline"}
+                  disabled={n === 0 || running}
+                  onClick={() => open(kind)}
+                >
                   {ACTION_TEXT[kind].verb} {n > 0 ? `(${n})` : ""}
                 </Button>
               );
@@ -107,19 +129,33 @@ export function BulkActions({ selected, onSettled, onClear }: { selected: readon
           {pending.slice(0, SHOWN_IDS).map((s) => (
             <li key={s.id}>{s.id}</li>
           ))}
-          {pending.length > SHOWN_IDS ? <li className="font-sans text-muted-foreground">and {pending.length - SHOWN_IDS} more</li> : null}
+          {pending.length > SHOWN_IDS ? (
+            <li className="font-sans text-muted-foreground">and {pending.length - SHOWN_IDS} more</li>
+          ) : null}
         </ul>
         {skipped > 0 && action ? (
           <p className="text-sm text-muted-foreground">
-            {plural(skipped, "selected sandbox is", "selected sandboxes are")} not {ACTION_TEXT[action].target} and will be left as they are.
+            {plural(skipped, "selected sandbox is", "selected sandboxes are")} not {ACTION_TEXT[action].target} and will
+            be left as they are.
           </p>
         ) : null}
         <div className="flex justify-end gap-2">
-          <DialogClose className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent" disabled={running}>
+          <DialogClose
+            className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent"
+            disabled={running}
+          >
             Cancel
           </DialogClose>
-          <Button variant={action === "terminate" ? "destructive" : "default"} disabled={running} onClick={() => confirming && void run(confirming.action, confirming.rows)}>
-            {running ? "Working…" : action ? `${ACTION_TEXT[action].verb} ${plural(pending.length, "sandbox", "sandboxes")}` : ""}
+          <Button
+            variant={action === "terminate" ? "destructive" : "default"}
+            disabled={running}
+            onClick={() => confirming && void run(confirming.action, confirming.rows)}
+          >
+            {running
+              ? "Working…"
+              : action
+                ? `${ACTION_TEXT[action].verb} ${plural(pending.length, "sandbox", "sandboxes")}`
+                : ""}
           </Button>
         </div>
       </Dialog>
@@ -129,7 +165,11 @@ export function BulkActions({ selected, onSettled, onClear }: { selected: readon
         onOpenChange={(open) => {
           if (!open) setResults(null);
         }}
-        title={results ? `${ACTION_TEXT[results.action].verb}: ${results.results.filter((r) => r.ok).length} done, ${results.results.filter((r) => !r.ok).length} failed` : ""}
+        title={
+          results
+            ? `${ACTION_TEXT[results.action].verb}: ${results.results.filter((r) => r.ok).length} done, ${results.results.filter((r) => !r.ok).length} failed`
+            : ""
+        }
         description="The failed sandboxes are still selected, so you can try again."
       >
         <ul className="max-h-72 divide-y overflow-auto rounded-md border text-sm" aria-label="Results per sandbox">
@@ -146,7 +186,9 @@ export function BulkActions({ selected, onSettled, onClear }: { selected: readon
           ))}
         </ul>
         <div className="flex justify-end">
-          <DialogClose className="inline-flex h-9 items-center rounded-md bg-primary px-4 text-sm font-medium text-primary-foreground hover:bg-primary/90">Close</DialogClose>
+          <DialogClose className="inline-flex h-9 items-center rounded-md bg-primary px-4 text-sm font-medium text-primary-foreground hover:bg-primary/90">
+            Close
+          </DialogClose>
         </div>
       </Dialog>
     </>

@@ -26,7 +26,11 @@ export interface BulkResult {
 }
 
 /** Runs `task` for every id with at most `limit` at once; results in the ids' order. */
-export async function runBulk(ids: readonly string[], task: (id: string) => Promise<void>, limit = 4): Promise<BulkResult[]> {
+export async function runBulk(
+  ids: readonly string[],
+  task: (id: string) => Promise<void>,
+  limit = 4,
+): Promise<BulkResult[]> {
   const results: BulkResult[] = new Array(ids.length);
   let next = 0;
   const worker = async () => {
@@ -37,7 +41,12 @@ export async function runBulk(ids: readonly string[], task: (id: string) => Prom
         await task(id);
         results[i] = { id, ok: true };
       } catch (err) {
-        const detail = typeof err === "object" && err !== null && "detail" in err && typeof err.detail === "string" ? err.detail : err instanceof Error ? err.message : String(err);
+        const detail =
+          typeof err === "object" && err !== null && "detail" in err && typeof err.detail === "string"
+            ? err.detail
+            : err instanceof Error
+              ? err.message
+              : String(err);
         results[i] = { id, ok: false, detail };
       }
     }

@@ -8,12 +8,17 @@ import { useNow } from "./use-now";
 export function ExpiresCell({ status, expiresAt }: { status: string; expiresAt: unknown }) {
   const now = useNow();
   const at = parseTime(expiresAt);
-  if (status === "terminated" || status === "expired" || status === "failed") return <span className="text-muted-foreground">—</span>;
+  if (status === "terminated" || status === "expired" || status === "failed")
+    return <span className="text-muted-foreground">—</span>;
   if (at === null) return <span className="text-muted-foreground">{status === "paused" ? "on hold" : "—"}</span>;
   if (now === null) return <time dateTime={new Date(at).toISOString()}>…</time>;
   const left = at - now;
   return (
-    <time dateTime={new Date(at).toISOString()} title={`Expires ${formatUtc(at)}`} className={left < 60_000 ? "font-medium text-destructive" : undefined}>
+    <time
+      dateTime={new Date(at).toISOString()}
+      title={`Expires ${formatUtc(at)}`}
+      className={left < 60_000 ? "font-medium text-destructive" : undefined}
+    >
       {left > 0 ? `in ${formatDuration(left)}` : "now"}
     </time>
   );

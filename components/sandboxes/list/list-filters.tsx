@@ -38,7 +38,8 @@ export function ListFilters({ state, onChange, search, onSearch, searchRef, temp
     set({ metadata: [...state.metadata.filter(([k]) => k !== pair[0]), pair] });
   };
 
-  const toggleStatus = (s: string) => set({ status: state.status.includes(s) ? state.status.filter((x) => x !== s) : [...state.status, s] });
+  const toggleStatus = (s: string) =>
+    set({ status: state.status.includes(s) ? state.status.filter((x) => x !== s) : [...state.status, s] });
 
   return (
     <div className="flex flex-col gap-3">
@@ -59,7 +60,12 @@ export function ListFilters({ state, onChange, search, onSearch, searchRef, temp
         </div>
         <div className="flex flex-col gap-1.5">
           <Label htmlFor={ids.template}>Template</Label>
-          <select id={ids.template} className={selectClass} value={state.template} onChange={(e) => set({ template: e.currentTarget.value })}>
+          <select
+            id={ids.template}
+            className={selectClass}
+            value={state.template}
+            onChange={(e) => set({ template: e.currentTarget.value })}
+          >
             <option value="">Any template</option>
             {[...new Set([...templates, ...(state.template ? [state.template] : [])])].map((t) => (
               <option key={t} value={t}>
@@ -70,7 +76,12 @@ export function ListFilters({ state, onChange, search, onSearch, searchRef, temp
         </div>
         <div className="flex flex-col gap-1.5">
           <Label htmlFor={ids.region}>Region</Label>
-          <select id={ids.region} className={selectClass} value={state.region} onChange={(e) => set({ region: e.currentTarget.value })}>
+          <select
+            id={ids.region}
+            className={selectClass}
+            value={state.region}
+            onChange={(e) => set({ region: e.currentTarget.value })}
+          >
             <option value="">Any region</option>
             {[...new Set([...regions, ...(state.region ? [state.region] : [])])].map((r) => (
               <option key={r} value={r}>
@@ -124,7 +135,9 @@ export function ListFilters({ state, onChange, search, onSearch, searchRef, temp
                 onClick={() => toggleStatus(s)}
                 className={cn(
                   "h-7 rounded-full border px-3 text-xs font-medium capitalize transition-colors",
-                  on ? "border-primary bg-primary text-primary-foreground" : "border-input bg-background hover:bg-accent",
+                  on
+                    ? "border-primary bg-primary text-primary-foreground"
+                    : "border-input bg-background hover:bg-accent",
                 )}
               >
                 {s}
@@ -132,13 +145,18 @@ export function ListFilters({ state, onChange, search, onSearch, searchRef, temp
             );
           })}
         </div>
-        {state.status.length === 0 ? <span className="text-xs text-muted-foreground">(none chosen: all but terminated and expired)</span> : null}
+        {state.status.length === 0 ? (
+          <span className="text-xs text-muted-foreground">(none chosen: all but terminated and expired)</span>
+        ) : null}
       </div>
 
       {state.metadata.length > 0 || isFiltered({ ...state, q: "" }) ? (
         <div className="flex flex-wrap items-center gap-2" aria-label="Active filters" role="group">
           {state.metadata.map(([k, v]) => (
-            <span key={k} className="inline-flex items-center gap-1 rounded-md border bg-muted px-2 py-0.5 font-mono text-xs">
+            <span
+              key={k}
+              className="inline-flex items-center gap-1 rounded-md border bg-muted px-2 py-0.5 font-mono text-xs"
+            >
               metadata[{k}]={v}
               <button
                 type="button"
@@ -150,7 +168,12 @@ export function ListFilters({ state, onChange, search, onSearch, searchRef, temp
               </button>
             </span>
           ))}
-          <Button variant="link" size="sm" className="h-auto px-0" onClick={() => onChange({ ...EMPTY_LIST_STATE, q: state.q })}>
+          <Button
+            variant="link"
+            size="sm"
+            className="h-auto px-0"
+            onClick={() => onChange({ ...EMPTY_LIST_STATE, q: state.q })}
+          >
             Clear filters
           </Button>
         </div>

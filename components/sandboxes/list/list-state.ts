@@ -4,7 +4,16 @@
 import type { ServerFilters } from "../../../lib/queries/sandbox-list";
 
 /** The statuses the status filter offers; the upstream's default view leaves out the last two. */
-export const STATUS_FILTERS = ["running", "paused", "creating", "pausing", "resuming", "failed", "terminated", "expired"] as const;
+export const STATUS_FILTERS = [
+  "running",
+  "paused",
+  "creating",
+  "pausing",
+  "resuming",
+  "failed",
+  "terminated",
+  "expired",
+] as const;
 
 export interface ListState {
   /** Statuses to show; empty means the upstream's default (everything but terminated and expired). */
@@ -66,12 +75,25 @@ export function listStateToSearch(state: ListState): string {
 
 /** What the server filters (everything but the id search); also the list query's cache key. */
 export function serverFilters(state: ListState): ServerFilters {
-  return { status: state.status.join(","), template: state.template, region: state.region, metadata: state.metadata, cursor: state.cursor };
+  return {
+    status: state.status.join(","),
+    template: state.template,
+    region: state.region,
+    metadata: state.metadata,
+    cursor: state.cursor,
+  };
 }
 
 /** True when anything narrows the list (an empty result is then "no match", not "no sandboxes yet"). */
 export function isFiltered(state: ListState): boolean {
-  return state.status.length > 0 || !!state.template || !!state.region || state.metadata.length > 0 || !!state.q || !!state.cursor;
+  return (
+    state.status.length > 0 ||
+    !!state.template ||
+    !!state.region ||
+    state.metadata.length > 0 ||
+    !!state.q ||
+    !!state.cursor
+  );
 }
 
 /** "key=value" typed into the metadata filter box → [key, value]; null when it is not of that form. */

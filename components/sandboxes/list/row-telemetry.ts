@@ -63,7 +63,12 @@ export function parseTime(t: unknown): number | null {
   return Number.isNaN(ms) ? null : ms;
 }
 
-const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : typeof v === "string" && v !== "" && Number.isFinite(Number(v)) ? Number(v) : null);
+const num = (v: unknown): number | null =>
+  typeof v === "number" && Number.isFinite(v)
+    ? v
+    : typeof v === "string" && v !== "" && Number.isFinite(Number(v))
+      ? Number(v)
+      : null;
 
 export class TelemetryStore {
   private entries = new Map<string, Entry>();
@@ -127,7 +132,15 @@ export class TelemetryStore {
   private entry(id: string): Entry {
     let entry = this.entries.get(id);
     if (!entry) {
-      entry = { status: "", data: null, nextMetricsAt: 0, nextExecAt: 0, execCursor: null, inFlight: false, listeners: new Set() };
+      entry = {
+        status: "",
+        data: null,
+        nextMetricsAt: 0,
+        nextExecAt: 0,
+        execCursor: null,
+        inFlight: false,
+        listeners: new Set(),
+      };
       this.entries.set(id, entry);
     }
     return entry;
@@ -188,7 +201,9 @@ export class TelemetryStore {
     const cpuSeconds = num(m.lifetime?.cpu_seconds);
     const gbSeconds = num(m.lifetime?.gb_seconds);
     const status = m.sandbox_status ?? entry.status;
-    entry.nextMetricsAt = FINAL.has(status) ? Number.POSITIVE_INFINITY : now + (status === "running" ? REFRESH_MS.live : REFRESH_MS.quiet);
+    entry.nextMetricsAt = FINAL.has(status)
+      ? Number.POSITIVE_INFINITY
+      : now + (status === "running" ? REFRESH_MS.live : REFRESH_MS.quiet);
     this.update(entry, {
       samples,
       cpuPercent: num(m.cpu?.usage_percent),
@@ -228,5 +243,14 @@ export class TelemetryStore {
 }
 
 function emptyTelemetry(): RowTelemetry {
-  return { samples: [], cpuPercent: null, memBytes: null, memPercent: null, costEur: null, lastExecAt: undefined, error: null, updatedAt: 0 };
+  return {
+    samples: [],
+    cpuPercent: null,
+    memBytes: null,
+    memPercent: null,
+    costEur: null,
+    lastExecAt: undefined,
+    error: null,
+    updatedAt: 0,
+  };
 }

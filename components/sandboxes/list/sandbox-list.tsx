@@ -15,7 +15,14 @@ import { Button } from "../../ui/button";
 import { Skeleton } from "../../ui/skeleton";
 import { plural } from "./bulk";
 import { ListFilters } from "./list-filters";
-import { EMPTY_LIST_STATE, isFiltered, listStateToSearch, parseListState, serverFilters, type ListState } from "./list-state";
+import {
+  EMPTY_LIST_STATE,
+  isFiltered,
+  listStateToSearch,
+  parseListState,
+  serverFilters,
+  type ListState,
+} from "./list-state";
 import { TelemetryStore } from "./row-telemetry";
 import { SandboxTable } from "./sandbox-table";
 import { TelemetryContext } from "./telemetry-cells";
@@ -95,7 +102,10 @@ export function SandboxList() {
     return out;
   }, [list.data]);
   const needle = deferredSearch.trim().toLowerCase();
-  const rows = useMemo(() => (needle ? allRows.filter((s) => s.id.toLowerCase().includes(needle)) : allRows), [allRows, needle]);
+  const rows = useMemo(
+    () => (needle ? allRows.filter((s) => s.id.toLowerCase().includes(needle)) : allRows),
+    [allRows, needle],
+  );
 
   const limits = useQuery(sandboxQueries.limits());
   const templatesQuery = useQuery({
@@ -105,7 +115,8 @@ export function SandboxList() {
   });
   const templates = useMemo(() => {
     const names = new Set<string>();
-    for (const t of templatesQuery.data?.items ?? []) if (t.status === undefined || t.status === null || t.status === "ready") names.add(t.id);
+    for (const t of templatesQuery.data?.items ?? [])
+      if (t.status === undefined || t.status === null || t.status === "ready") names.add(t.id);
     for (const s of allRows.slice(0, 500)) if (s.template) names.add(s.template);
     return [...names].sort();
   }, [templatesQuery.data, allRows]);
@@ -149,7 +160,9 @@ export function SandboxList() {
   }, []);
 
   const lastPage = list.data?.pages[list.data.pages.length - 1];
-  const nextPageHref = lastPage?.nextCursor ? `${pathname}${listStateToSearch({ ...state, q: "", cursor: lastPage.nextCursor })}` : null;
+  const nextPageHref = lastPage?.nextCursor
+    ? `${pathname}${listStateToSearch({ ...state, q: "", cursor: lastPage.nextCursor })}`
+    : null;
   const refresh = listRefreshIntervalMs(pagesLoaded);
   // Nothing at all yet (not "nothing matches"): the page teaches instead of showing empty filters.
   const nothingYet = !list.isPending && !list.isError && allRows.length === 0 && !isFiltered(state) && !hasNextPage;
@@ -158,18 +171,18 @@ export function SandboxList() {
     <TelemetryContext.Provider value={telemetry}>
       <div className="flex flex-col gap-4">
         {nothingYet ? null : (
-        <ListFilters
-          state={state}
-          onChange={(next) => {
-            setSelected(new Set());
-            navigate(next);
-          }}
-          search={search}
-          onSearch={setSearch}
-          searchRef={searchRef}
-          templates={templates}
-          regions={regions}
-        />
+          <ListFilters
+            state={state}
+            onChange={(next) => {
+              setSelected(new Set());
+              navigate(next);
+            }}
+            search={search}
+            onSearch={setSearch}
+            searchRef={searchRef}
+            templates={templates}
+            regions={regions}
+          />
         )}
 
         {state.cursor ? (
@@ -183,12 +196,18 @@ export function SandboxList() {
           </Alert>
         ) : null}
 
-        <BulkActions selected={selectedRows} onClear={() => setSelected(new Set())} onSettled={(failed) => setSelected(new Set(failed))} />
+        <BulkActions
+          selected={selectedRows}
+          onClear={() => setSelected(new Set())}
+          onSettled={(failed) => setSelected(new Set(failed))}
+        />
 
         {list.isError && list.data ? (
           <Alert variant="warning" role="status">
             <AlertTitle>Refreshing the list failed</AlertTitle>
-            <AlertDescription>{errorDetail(list.error)} The rows below are from the last successful refresh.</AlertDescription>
+            <AlertDescription>
+              {errorDetail(list.error)} The rows below are from the last successful refresh.
+            </AlertDescription>
           </Alert>
         ) : null}
 
@@ -199,9 +218,18 @@ export function SandboxList() {
         ) : nothingYet ? (
           <TeachingEmptyState />
         ) : rows.length === 0 && !list.isPlaceholderData ? (
-          <NoMatch search={needle ? search.trim() : ""} filtered={isFiltered({ ...state, q: "" })} onClear={() => (setSearch(""), navigate({ ...EMPTY_LIST_STATE }))} hasMore={!!hasNextPage} onLoadMore={loadMore} />
+          <NoMatch
+            search={needle ? search.trim() : ""}
+            filtered={isFiltered({ ...state, q: "" })}
+            onClear={() => (setSearch(""), navigate({ ...EMPTY_LIST_STATE }))}
+            hasMore={!!hasNextPage}
+            onLoadMore={loadMore}
+          />
         ) : (
-          <div className={list.isPlaceholderData ? "opacity-60 transition-opacity" : "transition-opacity"} aria-busy={list.isPlaceholderData || undefined}>
+          <div
+            className={list.isPlaceholderData ? "opacity-60 transition-opacity" : "transition-opacity"}
+            aria-busy={list.isPlaceholderData || undefined}
+          >
             <SandboxTable
               rows={rows}
               selected={selected}
@@ -217,7 +245,9 @@ export function SandboxList() {
         {list.data && allRows.length > 0 ? (
           <div className="flex flex-wrap items-center gap-x-4 gap-y-2 text-sm text-muted-foreground">
             <p role="status" aria-live="polite" data-testid="list-count">
-              {needle ? `${rows.length} of ${plural(allRows.length, "loaded sandbox", "loaded sandboxes")} match “${search.trim()}”` : plural(allRows.length, "sandbox", "sandboxes")}
+              {needle
+                ? `${rows.length} of ${plural(allRows.length, "loaded sandbox", "loaded sandboxes")} match “${search.trim()}”`
+                : plural(allRows.length, "sandbox", "sandboxes")}
               {hasNextPage ? " loaded so far" : allRows.length > 0 ? ", all loaded" : ""}
               {isFetchingNextPage ? " · loading more…" : ""}
             </p>
@@ -227,12 +257,18 @@ export function SandboxList() {
               </Button>
             ) : null}
             {nextPageHref ? (
-              <Link href={nextPageHref} className="text-primary underline-offset-4 hover:underline" onClick={(e) => (e.preventDefault(), navigate({ ...state, q: "", cursor: lastPage!.nextCursor! }))}>
+              <Link
+                href={nextPageHref}
+                className="text-primary underline-offset-4 hover:underline"
+                onClick={(e) => (e.preventDefault(), navigate({ ...state, q: "", cursor: lastPage!.nextCursor! }))}
+              >
                 Link to the next page
               </Link>
             ) : null}
             <span className="ml-auto flex items-center gap-2">
-              {refresh === false ? "Live refresh is off with this many rows loaded." : `Refreshes every ${refresh / 1000} s.`}
+              {refresh === false
+                ? "Live refresh is off with this many rows loaded."
+                : `Refreshes every ${refresh / 1000} s.`}
               <Button size="sm" variant="ghost" onClick={() => void list.refetch()} disabled={list.isFetching}>
                 {list.isFetching && !isFetchingNextPage ? "Refreshing…" : "Refresh now"}
               </Button>
@@ -249,7 +285,8 @@ function errorDetail(error: unknown): string {
 }
 
 function ListError({ error, onRetry }: { error: unknown; onRetry: () => void }) {
-  const noConnection = error instanceof ApiError && (error.code === "no_connection" || error.code.startsWith("connection_"));
+  const noConnection =
+    error instanceof ApiError && (error.code === "no_connection" || error.code.startsWith("connection_"));
   return (
     <Alert variant="destructive">
       <AlertTitle>Could not load your sandboxes</AlertTitle>
@@ -270,7 +307,19 @@ function ListError({ error, onRetry }: { error: unknown; onRetry: () => void }) 
   );
 }
 
-function NoMatch({ search, filtered, onClear, hasMore, onLoadMore }: { search: string; filtered: boolean; onClear: () => void; hasMore: boolean; onLoadMore: () => void }) {
+function NoMatch({
+  search,
+  filtered,
+  onClear,
+  hasMore,
+  onLoadMore,
+}: {
+  search: string;
+  filtered: boolean;
+  onClear: () => void;
+  hasMore: boolean;
+  onLoadMore: () => void;
+}) {
   const router = useRouter();
   const [checking, setChecking] = useState(false);
   const [notFound, setNotFound] = useState<string | null>(null);

@@ -14,8 +14,18 @@ import { useRowWindow } from "./use-row-window";
 
 const ROW_HEIGHT = 44;
 /** Fixed column widths: rows are positioned absolutely, so header and cells share one grid template. */
-const GRID = "grid grid-cols-[2rem_11.5rem_6.5rem_8.5rem_minmax(6rem,1fr)_4.5rem_5rem_7.5rem_4.5rem] items-center gap-x-2 px-2";
-const COLUMNS = ["Id", "Status", "Template · size · network · region", "Metadata", "Created", "Expires", "CPU · memory", "Cost so far"] as const;
+const GRID =
+  "grid grid-cols-[2rem_11.5rem_6.5rem_8.5rem_minmax(6rem,1fr)_4.5rem_5rem_7.5rem_4.5rem] items-center gap-x-2 px-2";
+const COLUMNS = [
+  "Id",
+  "Status",
+  "Template · size · network · region",
+  "Metadata",
+  "Created",
+  "Expires",
+  "CPU · memory",
+  "Cost so far",
+] as const;
 /** Start loading the next page this many rows before the end. */
 const PREFETCH_ROWS = 30;
 
@@ -36,7 +46,16 @@ interface Props {
  * and filter as fast as 10. ARIA table roles with aria-rowcount/aria-rowindex tell assistive
  * technology the full size.
  */
-export function SandboxTable({ rows, selected, onToggle, onToggleAll, telemetry, canLoadMore, onLoadMore, scrollRef }: Props) {
+export function SandboxTable({
+  rows,
+  selected,
+  onToggle,
+  onToggleAll,
+  telemetry,
+  canLoadMore,
+  onLoadMore,
+  scrollRef,
+}: Props) {
   const ownRef = useRef<HTMLDivElement>(null);
   const parentRef = scrollRef ?? ownRef;
   // While scrolling, rows render without their live cells (telemetry, clocks): a fast fling or a
@@ -65,7 +84,11 @@ export function SandboxTable({ rows, selected, onToggle, onToggleAll, telemetry,
   const router = useRouter();
 
   return (
-    <div ref={parentRef} className="relative h-[max(24rem,calc(100dvh-22rem))] overflow-auto rounded-lg border bg-card" data-testid="sandbox-table-scroller">
+    <div
+      ref={parentRef}
+      className="relative h-[max(24rem,calc(100dvh-22rem))] overflow-auto rounded-lg border bg-card"
+      data-testid="sandbox-table-scroller"
+    >
       <div role="table" aria-label="Sandboxes" aria-rowcount={rows.length + 1} className="min-w-max text-sm">
         <div role="rowgroup" className="sticky top-0 z-10 border-b bg-card">
           <div role="row" aria-rowindex={1} className={cn(GRID, "h-10 text-xs font-medium text-muted-foreground")}>
@@ -102,7 +125,15 @@ export function SandboxTable({ rows, selected, onToggle, onToggleAll, telemetry,
           }}
         >
           {rows.slice(first, last + 1).map((row, i) => (
-            <SandboxRow key={row.id} row={row} index={first + i} top={(first + i) * ROW_HEIGHT} selected={selected.has(row.id)} onToggle={onToggle} live={!scrolling} />
+            <SandboxRow
+              key={row.id}
+              row={row}
+              index={first + i}
+              top={(first + i) * ROW_HEIGHT}
+              selected={selected.has(row.id)}
+              onToggle={onToggle}
+              live={!scrolling}
+            />
           ))}
         </div>
       </div>
@@ -135,7 +166,13 @@ const SandboxRow = memo(function SandboxRow({ row, index, top, selected, onToggl
       style={{ height: ROW_HEIGHT, top, contain: "strict" }}
     >
       <div role="cell" className="flex justify-center">
-        <input type="checkbox" aria-label={`Select ${row.id}`} className="size-4 accent-primary" checked={selected} onChange={(e) => onToggle(row.id, e.currentTarget.checked)} />
+        <input
+          type="checkbox"
+          aria-label={`Select ${row.id}`}
+          className="size-4 accent-primary"
+          checked={selected}
+          onChange={(e) => onToggle(row.id, e.currentTarget.checked)}
+        />
       </div>
       <div role="cell" className="min-w-0">
         <SandboxIdCell id={row.id} />
@@ -161,9 +198,7 @@ const SandboxRow = memo(function SandboxRow({ row, index, top, selected, onToggl
       <div role="cell" className="text-xs tabular-nums">
         {live ? <ExpiresCell status={row.status} expiresAt={row.expires_at} /> : pending}
       </div>
-      <div role="cell">
-        {live ? <UsageCell id={row.id} status={row.status} /> : pending}
-      </div>
+      <div role="cell">{live ? <UsageCell id={row.id} status={row.status} /> : pending}</div>
       <div role="cell" className="text-xs">
         {live ? <CostCell id={row.id} /> : pending}
       </div>

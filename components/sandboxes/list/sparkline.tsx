@@ -4,7 +4,12 @@ const W = 72;
 const H = 28;
 
 /** SVG path through the points; a null value (not sampled) or a gap in time breaks the line. */
-function pathFor(samples: readonly TelemetrySample[], pick: (s: TelemetrySample) => number | null, from: number, span: number): string {
+function pathFor(
+  samples: readonly TelemetrySample[],
+  pick: (s: TelemetrySample) => number | null,
+  from: number,
+  span: number,
+): string {
   let d = "";
   let prevT: number | null = null;
   // A hole longer than this between two samples is drawn as a gap (the sandbox was paused).
@@ -27,14 +32,36 @@ function pathFor(samples: readonly TelemetrySample[], pick: (s: TelemetrySample)
  * CPU (percent of the sandbox's cores) and memory (percent of its limit) over the sample window, as
  * two lines on a 0-100 % scale. Hand-drawn SVG: a chart library would cost the list page its budget.
  */
-export function Sparkline({ samples, windowMs, now, label }: { samples: readonly TelemetrySample[]; windowMs: number; now: number; label: string }) {
+export function Sparkline({
+  samples,
+  windowMs,
+  now,
+  label,
+}: {
+  samples: readonly TelemetrySample[];
+  windowMs: number;
+  now: number;
+  label: string;
+}) {
   const from = now - windowMs;
   return (
     <svg role="img" aria-label={label} width={W} height={H} viewBox={`0 0 ${W} ${H}`} className="overflow-visible">
       <title>{label}</title>
       <line x1="0" x2={W} y1={H - 0.5} y2={H - 0.5} className="stroke-border" strokeWidth="1" />
-      <path d={pathFor(samples, (s) => s.mem, from, windowMs)} fill="none" className="stroke-success" strokeWidth="1.5" strokeLinejoin="round" />
-      <path d={pathFor(samples, (s) => s.cpu, from, windowMs)} fill="none" className="stroke-primary" strokeWidth="1.5" strokeLinejoin="round" />
+      <path
+        d={pathFor(samples, (s) => s.mem, from, windowMs)}
+        fill="none"
+        className="stroke-success"
+        strokeWidth="1.5"
+        strokeLinejoin="round"
+      />
+      <path
+        d={pathFor(samples, (s) => s.cpu, from, windowMs)}
+        fill="none"
+        className="stroke-primary"
+        strokeWidth="1.5"
+        strokeLinejoin="round"
+      />
     </svg>
   );
 }

@@ -13,7 +13,13 @@ export const TONE = {
   busy: "border-input bg-background text-foreground",
 } as const;
 
-const DOT: Record<keyof typeof TONE, string> = { good: "bg-success", warn: "bg-warning", bad: "bg-destructive", neutral: "bg-muted-foreground", busy: "bg-primary animate-pulse" };
+const DOT: Record<keyof typeof TONE, string> = {
+  good: "bg-success",
+  warn: "bg-warning",
+  bad: "bg-destructive",
+  neutral: "bg-muted-foreground",
+  busy: "bg-primary animate-pulse",
+};
 
 const STATUS_TONE: Record<string, keyof typeof TONE> = {
   running: "good",

@@ -27,7 +27,12 @@ export function UsageCell({ id, status }: { id: string; status: string }) {
   const t = useRowTelemetry(id);
   const now = useNow();
   if (!t || now === null) return <span className="text-xs text-muted-foreground">…</span>;
-  if (t.error && t.samples.length === 0) return <span className="text-xs text-muted-foreground" title={t.error}>unavailable</span>;
+  if (t.error && t.samples.length === 0)
+    return (
+      <span className="text-xs text-muted-foreground" title={t.error}>
+        unavailable
+      </span>
+    );
   if (status !== "running") return <span className="text-xs text-muted-foreground">not running</span>;
   const minutes = Math.round(IDLE_WINDOW_MS / 60_000);
   const label = `CPU ${pct(t.cpuPercent)}, memory ${pct(t.memPercent)} of limit; last ${minutes} minutes`;
@@ -52,7 +57,12 @@ export function UsageCell({ id, status }: { id: string; status: string }) {
 export function CostCell({ id }: { id: string }) {
   const t = useRowTelemetry(id);
   if (!t) return <span className="text-muted-foreground">…</span>;
-  if (t.costEur === null) return <span className="text-muted-foreground" title={t.error ?? undefined}>—</span>;
+  if (t.costEur === null)
+    return (
+      <span className="text-muted-foreground" title={t.error ?? undefined}>
+        —
+      </span>
+    );
   return <span className="tabular-nums">{formatEur(t.costEur)}</span>;
 }
 
@@ -62,7 +72,10 @@ export function IdleFlag({ id, status }: { id: string; status: string }) {
   const now = useNow();
   if (!t || now === null || !isIdle({ status, samples: t.samples, lastExecAt: t.lastExecAt, now })) return null;
   return (
-    <span title={IDLE_RULE_TEXT} className="inline-flex items-center rounded-md border border-warning px-1.5 py-0.5 text-[11px] font-medium text-foreground">
+    <span
+      title={IDLE_RULE_TEXT}
+      className="inline-flex items-center rounded-md border border-warning px-1.5 py-0.5 text-[11px] font-medium text-foreground"
+    >
       idle<span className="sr-only">: {IDLE_RULE_TEXT}</span>
     </span>
   );

@@ -23,7 +23,12 @@ export interface RowWindow {
  * @tanstack/react-virtual, whose measuring of variable-size items the table never needed, for
  * ~10 KiB less gzipped JavaScript on /sandboxes.)
  */
-export function useRowWindow(scrollRef: RefObject<HTMLElement | null>, count: number, rowHeight: number, overscan: number): RowWindow {
+export function useRowWindow(
+  scrollRef: RefObject<HTMLElement | null>,
+  count: number,
+  rowHeight: number,
+  overscan: number,
+): RowWindow {
   const [view, setView] = useState({ top: 0, height: 0 });
   const [isScrolling, setIsScrolling] = useState(false);
   const readView = useRef<() => void>(() => {});
@@ -37,7 +42,9 @@ export function useRowWindow(scrollRef: RefObject<HTMLElement | null>, count: nu
       setView((prev) => {
         const top = el.scrollTop;
         const height = el.clientHeight;
-        return Math.floor(prev.top / rowHeight) === Math.floor(top / rowHeight) && prev.height === height ? prev : { top, height };
+        return Math.floor(prev.top / rowHeight) === Math.floor(top / rowHeight) && prev.height === height
+          ? prev
+          : { top, height };
       });
     const onScroll = () => {
       read();

@@ -19,7 +19,15 @@ import { setPreviewToken } from "./preview-token-store";
  * stop working at once: hence the confirmation). Or, when this browser opened the preview before,
  * tries without a token: the cookie the preview host set may still be valid.
  */
-export function PreviewTokenPanel({ sandboxId, port, onTryWithout }: { sandboxId: string; port: number; onTryWithout: () => void }) {
+export function PreviewTokenPanel({
+  sandboxId,
+  port,
+  onTryWithout,
+}: {
+  sandboxId: string;
+  port: number;
+  onTryWithout: () => void;
+}) {
   const [value, setValue] = useState("");
   const [confirmRotate, setConfirmRotate] = useState(false);
   const id = useId();
@@ -48,15 +56,24 @@ export function PreviewTokenPanel({ sandboxId, port, onTryWithout }: { sandboxId
             Port {port} is protected
           </h3>
           <p className="text-sm text-muted-foreground">
-            This sandbox was created with <span className="font-mono">preview_auth</span>: its preview URLs answer 401 without the sandbox&apos;s preview token. The API shows the
-            token only when it is made, so the console needs it from you. It stays in this tab&apos;s memory, never on Baton&apos;s server.
+            This sandbox was created with <span className="font-mono">preview_auth</span>: its preview URLs answer 401
+            without the sandbox&apos;s preview token. The API shows the token only when it is made, so the console needs
+            it from you. It stays in this tab&apos;s memory, never on Baton&apos;s server.
           </p>
         </div>
       </div>
       <form onSubmit={submit} className="flex flex-col gap-2 sm:flex-row sm:items-end">
         <div className="flex min-w-0 flex-1 flex-col gap-2">
           <Label htmlFor={id}>Preview token</Label>
-          <Input id={id} type="password" autoComplete="off" spellCheck={false} placeholder="pvt_…" value={value} onChange={(e) => setValue(e.target.value)} />
+          <Input
+            id={id}
+            type="password"
+            autoComplete="off"
+            spellCheck={false}
+            placeholder="pvt_…"
+            value={value}
+            onChange={(e) => setValue(e.target.value)}
+          />
         </div>
         <Button type="submit" disabled={!value.trim()}>
           Use this token
@@ -69,7 +86,9 @@ export function PreviewTokenPanel({ sandboxId, port, onTryWithout }: { sandboxId
         <Button variant="ghost" size="sm" onClick={onTryWithout}>
           Try without a token
         </Button>
-        <span className="text-xs text-muted-foreground">(works when this browser opened the preview before and its cookie is still valid)</span>
+        <span className="text-xs text-muted-foreground">
+          (works when this browser opened the preview before and its cookie is still valid)
+        </span>
       </div>
       <Dialog
         open={confirmRotate}
@@ -79,11 +98,13 @@ export function PreviewTokenPanel({ sandboxId, port, onTryWithout }: { sandboxId
       >
         <div className="flex flex-col gap-4 text-sm">
           <p>
-            Everything that uses the current token gets 401 until it is given the new one: SDK clients, shared links, scripts, and other people&apos;s browsers. Paste the token
-            instead if you have it.
+            Everything that uses the current token gets 401 until it is given the new one: SDK clients, shared links,
+            scripts, and other people&apos;s browsers. Paste the token instead if you have it.
           </p>
           <div className="flex justify-end gap-2">
-            <DialogClose className="inline-flex h-9 items-center rounded-md px-4 text-sm font-medium hover:bg-accent">Cancel</DialogClose>
+            <DialogClose className="inline-flex h-9 items-center rounded-md px-4 text-sm font-medium hover:bg-accent">
+              Cancel
+            </DialogClose>
             <Button variant="destructive" onClick={() => rotate.mutate()} disabled={rotate.isPending}>
               {rotate.isPending ? "Rotating…" : "Rotate token"}
             </Button>

@@ -29,9 +29,15 @@ function previewProblem(error: unknown, port: number): { title: string; body: st
   const code = error instanceof ApiError ? error.code : "";
   switch (code) {
     case "network_off":
-      return { title: "This sandbox has no network", body: `It was created with network "off", so nothing in it can be reached from outside. Create a sandbox with network "restricted" or "open" to preview its servers. (${detail})` };
+      return {
+        title: "This sandbox has no network",
+        body: `It was created with network "off", so nothing in it can be reached from outside. Create a sandbox with network "restricted" or "open" to preview its servers. (${detail})`,
+      };
     case "sandbox_paused":
-      return { title: "The sandbox is paused", body: `Its servers are frozen. Resume it to preview port ${port}. (${detail})` };
+      return {
+        title: "The sandbox is paused",
+        body: `Its servers are frozen. Resume it to preview port ${port}. (${detail})`,
+      };
     case "port_not_listening":
       return { title: `Nothing is listening on port ${port}`, body: detail };
     case "plan_limit":
@@ -54,7 +60,9 @@ export function PreviewViewer({ sandboxId, port }: { sandboxId: string; port: nu
   if (info.data === undefined) {
     const p = previewProblem(info.error, port);
     return (
-      <Alert variant={info.error instanceof ApiError && info.error.code === "port_not_listening" ? "warning" : "destructive"}>
+      <Alert
+        variant={info.error instanceof ApiError && info.error.code === "port_not_listening" ? "warning" : "destructive"}
+      >
         <AlertTitle>{p.title}</AlertTitle>
         <AlertDescription className="flex flex-col items-start gap-2">
           <p>{p.body}</p>
@@ -72,7 +80,9 @@ export function PreviewViewer({ sandboxId, port }: { sandboxId: string; port: nu
     return (
       <Alert variant="destructive">
         <AlertTitle>No preview URL</AlertTitle>
-        <AlertDescription>The API described port {port} without a URL or host, so there is nothing to load.</AlertDescription>
+        <AlertDescription>
+          The API described port {port} without a URL or host, so there is nothing to load.
+        </AlertDescription>
       </Alert>
     );
   }
@@ -83,9 +93,13 @@ export function PreviewViewer({ sandboxId, port }: { sandboxId: string; port: nu
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(url);
-      toast.success("Preview URL copied", { description: protectedUrl ? "It is protected: whoever opens it needs the preview token too." : url });
+      toast.success("Preview URL copied", {
+        description: protectedUrl ? "It is protected: whoever opens it needs the preview token too." : url,
+      });
     } catch {
-      toast.error("Could not copy", { description: "The browser refused clipboard access; select the URL and copy it instead." });
+      toast.error("Could not copy", {
+        description: "The browser refused clipboard access; select the URL and copy it instead.",
+      });
     }
   };
 
@@ -131,7 +145,12 @@ export function PreviewViewer({ sandboxId, port }: { sandboxId: string; port: nu
             size="sm"
             variant="ghost"
             className="h-6 px-2"
-            onClick={() => void navigator.clipboard.writeText(token).then(() => toast.success("Preview token copied"), () => toast.error("Could not copy the token"))}
+            onClick={() =>
+              void navigator.clipboard.writeText(token).then(
+                () => toast.success("Preview token copied"),
+                () => toast.error("Could not copy the token"),
+              )
+            }
           >
             Copy token
           </Button>
@@ -145,8 +164,8 @@ export function PreviewViewer({ sandboxId, port }: { sandboxId: string; port: nu
         <Alert variant="warning" role="status">
           <AlertTitle>Nothing is listening on port {port} right now</AlertTitle>
           <AlertDescription>
-            The preview would answer 502 port_not_listening. Start a server on this port (bound to 0.0.0.0 or 127.0.0.1); this page checks again every{" "}
-            {DESCRIBE_INTERVAL_MS / 1000} s and loads it then.
+            The preview would answer 502 port_not_listening. Start a server on this port (bound to 0.0.0.0 or
+            127.0.0.1); this page checks again every {DESCRIBE_INTERVAL_MS / 1000} s and loads it then.
           </AlertDescription>
         </Alert>
       ) : needsToken ? (

@@ -77,8 +77,10 @@ export function PreviewsPanel({ sandbox }: { sandbox: Sandbox }) {
         title="This sandbox has no network"
         description={
           <>
-            It was created with <span className="font-mono">network: &quot;off&quot;</span>, so servers in it cannot be reached from outside and it has no preview URLs. Create a
-            sandbox with network <span className="font-mono">restricted</span> or <span className="font-mono">open</span> to preview its ports.
+            It was created with <span className="font-mono">network: &quot;off&quot;</span>, so servers in it cannot be
+            reached from outside and it has no preview URLs. Create a sandbox with network{" "}
+            <span className="font-mono">restricted</span> or <span className="font-mono">open</span> to preview its
+            ports.
           </>
         }
       />
@@ -120,7 +122,8 @@ export function PreviewsPanel({ sandbox }: { sandbox: Sandbox }) {
           </Alert>
         ) : ports.length === 0 ? (
           <p data-testid="ports-empty" className="text-sm text-muted-foreground">
-            Nothing listens yet. Start a server in the sandbox, for example <code className="rounded bg-muted px-1 font-mono text-xs">python3 -m http.server 8000</code>
+            Nothing listens yet. Start a server in the sandbox, for example{" "}
+            <code className="rounded bg-muted px-1 font-mono text-xs">python3 -m http.server 8000</code>
             {autoScanning ? `; it shows up here within ${SCAN_INTERVAL_MS / 1000} s.` : ", then scan again."}
           </p>
         ) : (
@@ -140,7 +143,9 @@ export function PreviewsPanel({ sandbox }: { sandbox: Sandbox }) {
                   )}
                 >
                   <span className="font-mono">{p.port}</span>
-                  <span className="text-xs font-normal text-muted-foreground">{p.loopbackOnly ? "127.0.0.1" : "all addresses"}</span>
+                  <span className="text-xs font-normal text-muted-foreground">
+                    {p.loopbackOnly ? "127.0.0.1" : "all addresses"}
+                  </span>
                 </button>
               </li>
             ))}

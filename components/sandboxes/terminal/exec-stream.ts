@@ -30,9 +30,24 @@ export function toExecFrame(value: unknown): ExecFrame | null {
   }
   if (typeof f.stdout === "string") return { kind: "output", stream: "stdout", text: f.stdout };
   if (typeof f.stderr === "string") return { kind: "output", stream: "stderr", text: f.stderr };
-  if (f.is_final === true || f.finished === true || f.error !== undefined || (f.exit_code !== undefined && f.stream === undefined)) {
-    const error = f.error === undefined || f.error === null ? null : typeof f.error === "string" ? f.error : JSON.stringify(f.error);
-    return { kind: "final", exitCode: typeof f.exit_code === "number" ? f.exit_code : null, timedOut: f.timed_out === true, error };
+  if (
+    f.is_final === true ||
+    f.finished === true ||
+    f.error !== undefined ||
+    (f.exit_code !== undefined && f.stream === undefined)
+  ) {
+    const error =
+      f.error === undefined || f.error === null
+        ? null
+        : typeof f.error === "string"
+          ? f.error
+          : JSON.stringify(f.error);
+    return {
+      kind: "final",
+      exitCode: typeof f.exit_code === "number" ? f.exit_code : null,
+      timedOut: f.timed_out === true,
+      error,
+    };
   }
   return null;
 }
@@ -56,7 +71,10 @@ export class FrameLineSplitter {
 }
 
 /** Reads an exec stream body to its end, calling `onFrame` for each frame; resolves with the final frame. */
-export async function readExecStream(body: ReadableStream<Uint8Array>, onFrame: (frame: ExecFrame) => void): Promise<ExecFrame & { kind: "final" }> {
+export async function readExecStream(
+  body: ReadableStream<Uint8Array>,
+  onFrame: (frame: ExecFrame) => void,
+): Promise<ExecFrame & { kind: "final" }> {
   const reader = body.getReader();
   const splitter = new FrameLineSplitter();
   let final: (ExecFrame & { kind: "final" }) | null = null;
@@ -80,5 +98,12 @@ export async function readExecStream(body: ReadableStream<Uint8Array>, onFrame: 
     take(splitter.push(value));
   }
   take(splitter.push(null));
-  return final ?? { kind: "final", exitCode: null, timedOut: false, error: "The output stream ended before the command finished." };
+  return (
+    final ?? {
+      kind: "final",
+      exitCode: null,
+      timedOut: false,
+      error: "The output stream ended before the command finished.",
+    }
+  );
 }

@@ -56,7 +56,9 @@ export class LineShell {
   ) {}
 
   start(): void {
-    this.io.write(`${DIM}Line mode: each line runs with sh -c through streaming exec. stdout is plain, ${RESET}${RED}stderr is red${RESET}${DIM}; Ctrl-C stops a command; cd is remembered.${RESET}\r\n`);
+    this.io.write(
+      `${DIM}Line mode: each line runs with sh -c through streaming exec. stdout is plain, ${RESET}${RED}stderr is red${RESET}${DIM}; Ctrl-C stops a command; cd is remembered.${RESET}\r\n`,
+    );
     this.prompt();
   }
 
@@ -202,7 +204,12 @@ export class LineShell {
       const res = await fetch(`/api/v1/sandboxes/${encodeURIComponent(this.sandboxId)}/exec/stream`, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "text/event-stream" },
-        body: JSON.stringify({ command: wrapCommand(command, id), cwd: this.cwd, timeout_seconds: COMMAND_TIMEOUT_S, kill_on_disconnect: true }),
+        body: JSON.stringify({
+          command: wrapCommand(command, id),
+          cwd: this.cwd,
+          timeout_seconds: COMMAND_TIMEOUT_S,
+          kill_on_disconnect: true,
+        }),
         credentials: "same-origin",
         signal: controller.signal,
       });
@@ -229,7 +236,10 @@ export class LineShell {
         this.output(filter.flush());
         this.output("^C\n");
       } else {
-        this.output(`Could not reach the Baton server (${(err as Error).message}). Check your connection and try again.\n`, RED);
+        this.output(
+          `Could not reach the Baton server (${(err as Error).message}). Check your connection and try again.\n`,
+          RED,
+        );
       }
     } finally {
       this.running = null;

@@ -43,12 +43,18 @@ function relayUrl(sandboxId: string, ptyId: string): string {
 async function sessionGone(sandboxId: string, ptyId: string): Promise<string | null> {
   let res: Response;
   try {
-    res = await fetch(`/api/v1/sandboxes/${encodeURIComponent(sandboxId)}/pty/${encodeURIComponent(ptyId)}`, { credentials: "same-origin", headers: { accept: "application/json" } });
+    res = await fetch(`/api/v1/sandboxes/${encodeURIComponent(sandboxId)}/pty/${encodeURIComponent(ptyId)}`, {
+      credentials: "same-origin",
+      headers: { accept: "application/json" },
+    });
   } catch {
     return null; // still offline: keep trying
   }
   const body = (await res.json().catch(() => ({}))) as { detail?: unknown; status?: unknown; exit_code?: unknown };
-  if (res.ok) return body.status === "exited" ? `The session has ended (exit code ${String(body.exit_code ?? "unknown")}).` : null;
+  if (res.ok)
+    return body.status === "exited"
+      ? `The session has ended (exit code ${String(body.exit_code ?? "unknown")}).`
+      : null;
   if (res.status >= 500) return null;
   return typeof body.detail === "string" ? body.detail : `The server answered ${res.status}.`;
 }
@@ -89,7 +95,8 @@ export class PtyConnection {
     this.pingSentAt = 0;
     this.heartbeat = setInterval(() => {
       if (this.ws !== ws || ws.readyState !== WebSocket.OPEN) return this.stopHeartbeat();
-      if (this.pingSentAt > 0 && this.lastFrameAt < this.pingSentAt) return this.abandonSocket("The connection stopped answering.");
+      if (this.pingSentAt > 0 && this.lastFrameAt < this.pingSentAt)
+        return this.abandonSocket("The connection stopped answering.");
       this.pingSentAt = Date.now();
       ws.send(HEARTBEAT_PING);
     }, HEARTBEAT_MS);
@@ -147,8 +154,10 @@ export class PtyConnection {
       this.stopHeartbeat();
       if (this.disposed || this.state.status === "exited" || this.state.status === "failed") return;
       // 4xxx: the relay or the upstream refused for good (4404: session gone, 4409: connection token…).
-      if (ev.code >= 4000 && ev.code < 5000 && ev.code !== 4502) return this.setState({ status: "failed", detail: ev.reason || `The terminal was closed (code ${ev.code}).` });
-      if (ev.code === 1000 && opened) return this.setState({ status: "failed", detail: ev.reason || "The terminal session was closed." });
+      if (ev.code >= 4000 && ev.code < 5000 && ev.code !== 4502)
+        return this.setState({ status: "failed", detail: ev.reason || `The terminal was closed (code ${ev.code}).` });
+      if (ev.code === 1000 && opened)
+        return this.setState({ status: "failed", detail: ev.reason || "The terminal session was closed." });
       void this.scheduleReconnect(ev.reason || (opened ? "The connection dropped." : "Could not connect."), opened);
     };
   }
@@ -161,7 +170,11 @@ export class PtyConnection {
       return;
     }
     if (msg.type === "exit") {
-      this.setState({ status: "exited", exitCode: typeof msg.exit_code === "number" ? msg.exit_code : null, signal: typeof msg.signal === "string" ? msg.signal : null });
+      this.setState({
+        status: "exited",
+        exitCode: typeof msg.exit_code === "number" ? msg.exit_code : null,
+        signal: typeof msg.signal === "string" ? msg.signal : null,
+      });
     } else if (msg.type === "error" && typeof msg.message === "string") {
       this.opts.onNotice(`\r\n[terminal: ${msg.message}]\r\n`);
     }
@@ -203,7 +216,8 @@ export class PtyConnection {
   }
 
   resize(cols: number, rows: number): void {
-    if (this.state.status === "open" && this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: "resize", cols, rows }));
+    if (this.state.status === "open" && this.ws?.readyState === WebSocket.OPEN)
+      this.ws.send(JSON.stringify({ type: "resize", cols, rows }));
   }
 
   /** Detaches (the session lives on in the engine until it is closed or idles out). */

@@ -17,8 +17,13 @@ export function hasPty(limits: Limits | undefined): boolean {
 }
 
 export const terminalApi = {
-  list: (sandboxId: string, signal?: AbortSignal) => apiFetch<PtySession[]>(`/api/v1/sandboxes/${enc(sandboxId)}/pty`, { signal }),
+  list: (sandboxId: string, signal?: AbortSignal) =>
+    apiFetch<PtySession[]>(`/api/v1/sandboxes/${enc(sandboxId)}/pty`, { signal }),
   open: (sandboxId: string, size: { cols: number; rows: number }) =>
-    apiFetch<PtySession>(`/api/v1/sandboxes/${enc(sandboxId)}/pty`, { method: "POST", body: { cols: size.cols, rows: size.rows } }),
-  close: (sandboxId: string, ptyId: string) => apiFetch<void>(`/api/v1/sandboxes/${enc(sandboxId)}/pty/${enc(ptyId)}`, { method: "DELETE" }),
+    apiFetch<PtySession>(`/api/v1/sandboxes/${enc(sandboxId)}/pty`, {
+      method: "POST",
+      body: { cols: size.cols, rows: size.rows },
+    }),
+  close: (sandboxId: string, ptyId: string) =>
+    apiFetch<void>(`/api/v1/sandboxes/${enc(sandboxId)}/pty/${enc(ptyId)}`, { method: "DELETE" }),
 };

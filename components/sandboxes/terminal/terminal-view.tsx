@@ -113,7 +113,9 @@ export function TerminalView({
           // Input is blocked unless connected: typing into a dead socket would be lost silently.
           term.options.disableStdin = state.status !== "open";
           if (state.status === "exited") {
-            batcher.write(`\r\n\x1b[90m[process exited${state.signal ? ` (${state.signal})` : ` with code ${state.exitCode ?? "?"}`}]\x1b[0m\r\n`);
+            batcher.write(
+              `\r\n\x1b[90m[process exited${state.signal ? ` (${state.signal})` : ` with code ${state.exitCode ?? "?"}`}]\x1b[0m\r\n`,
+            );
           }
           report(fromPty(state));
         },
@@ -130,10 +132,14 @@ export function TerminalView({
         conn.dispose();
       };
     } else {
-      const shell = new LineShell(
-        sandboxId,
-        { write: (text) => batcher.write(text), clear: () => term.clear() },
-        (s) => report(s.status === "running" ? { status: "running", command: s.command } : navigator.onLine ? { status: "ready" } : { status: "offline" }),
+      const shell = new LineShell(sandboxId, { write: (text) => batcher.write(text), clear: () => term.clear() }, (s) =>
+        report(
+          s.status === "running"
+            ? { status: "running", command: s.command }
+            : navigator.onLine
+              ? { status: "ready" }
+              : { status: "offline" },
+        ),
       );
       const onData = term.onData((d) => {
         if (!navigator.onLine && !d.includes("\x03")) return; // offline: input is blocked
@@ -183,7 +189,11 @@ export function TerminalView({
       {blocked ? (
         <div className="pointer-events-none absolute inset-x-0 top-3 flex justify-center" aria-hidden="true">
           <span className="rounded-full border bg-background/95 px-3 py-1 text-xs font-medium shadow-sm">
-            {status.status === "connecting" ? "Connecting…" : status.status === "offline" ? "Offline: input paused" : "Reconnecting… input paused"}
+            {status.status === "connecting"
+              ? "Connecting…"
+              : status.status === "offline"
+                ? "Offline: input paused"
+                : "Reconnecting… input paused"}
           </span>
         </div>
       ) : null}

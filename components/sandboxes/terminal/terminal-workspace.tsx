@@ -116,7 +116,8 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
     try {
       await terminalApi.close(sandboxId, tab.spec.ptyId);
     } catch (err) {
-      if (!(err instanceof ApiError && err.status === 404)) toast.error(`Could not close the terminal: ${errorText(err)}`);
+      if (!(err instanceof ApiError && err.status === 404))
+        toast.error(`Could not close the terminal: ${errorText(err)}`);
     }
     void queryClient.invalidateQueries({ queryKey: terminalKeys.sessions(sandboxId) });
   };
@@ -157,7 +158,14 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
             <legend className="sr-only">Terminal mode</legend>
             {(["pty", "line"] as const).map((m) => (
               <label key={m} className="flex cursor-pointer items-center gap-1.5">
-                <input type="radio" name="terminal-mode" value={m} checked={mode === m} onChange={() => setChosenMode(m)} className="accent-primary" />
+                <input
+                  type="radio"
+                  name="terminal-mode"
+                  value={m}
+                  checked={mode === m}
+                  onChange={() => setChosenMode(m)}
+                  className="accent-primary"
+                />
                 {m === "pty" ? "Interactive (PTY)" : "Line mode (exec)"}
               </label>
             ))}
@@ -169,7 +177,9 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
               : "This API has no interactive terminals: line mode runs each command through streaming exec."}
           </p>
         )}
-        {tabs.length >= MAX_TABS ? <p className="text-sm text-muted-foreground">At most {MAX_TABS} terminals at once: close one first.</p> : null}
+        {tabs.length >= MAX_TABS ? (
+          <p className="text-sm text-muted-foreground">At most {MAX_TABS} terminals at once: close one first.</p>
+        ) : null}
       </div>
 
       {openError ? (
@@ -180,7 +190,11 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
       ) : null}
 
       {detached.length ? (
-        <div className="flex flex-wrap items-center gap-2 text-sm" role="group" aria-label="Terminals still running in this sandbox">
+        <div
+          className="flex flex-wrap items-center gap-2 text-sm"
+          role="group"
+          aria-label="Terminals still running in this sandbox"
+        >
           <span className="text-muted-foreground">Still running in this sandbox:</span>
           {detached.map((s) => (
             <Button key={s.id} size="sm" variant="outline" onClick={() => addTab({ mode: "pty", ptyId: s.id })}>
@@ -195,8 +209,11 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
         <div className="flex min-h-64 flex-col items-center justify-center gap-2 rounded-md border border-dashed p-8 text-center">
           <p className="font-medium">No terminal open</p>
           <p className="max-w-md text-sm text-muted-foreground">
-            A terminal runs a shell inside the sandbox. It starts only when you open one, so leaving this page open keeps nothing awake.
-            {mode === "pty" ? " Interactive terminals keep running for 10 minutes after you leave, so you can reattach." : ""}
+            A terminal runs a shell inside the sandbox. It starts only when you open one, so leaving this page open
+            keeps nothing awake.
+            {mode === "pty"
+              ? " Interactive terminals keep running for 10 minutes after you leave, so you can reattach."
+              : ""}
           </p>
         </div>
       ) : (
@@ -218,7 +235,9 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
                   onKeyDown={(e) => onTabKey(e, i)}
                   className={cn(
                     "-mb-px flex items-center gap-2 rounded-t-md border px-3 py-1.5 text-sm",
-                    selected ? "border-b-background bg-background font-medium" : "border-transparent text-muted-foreground hover:text-foreground",
+                    selected
+                      ? "border-b-background bg-background font-medium"
+                      : "border-transparent text-muted-foreground hover:text-foreground",
                   )}
                 >
                   <span className={cn("size-2 rounded-full", TONE[s.tone])} aria-hidden="true" />
@@ -229,8 +248,20 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
             })}
           </div>
           {tabs.map((tab) => (
-            <div key={tab.key} role="tabpanel" id={`panel-${tab.key}`} aria-labelledby={`tab-${tab.key}`} hidden={tab.key !== active}>
-              <TerminalView sandboxId={sandboxId} spec={tab.spec} visible={tab.key === active} label={tab.title} onStatus={(s) => setStatus(tab.key, s)} />
+            <div
+              key={tab.key}
+              role="tabpanel"
+              id={`panel-${tab.key}`}
+              aria-labelledby={`tab-${tab.key}`}
+              hidden={tab.key !== active}
+            >
+              <TerminalView
+                sandboxId={sandboxId}
+                spec={tab.spec}
+                visible={tab.key === active}
+                label={tab.title}
+                onStatus={(s) => setStatus(tab.key, s)}
+              />
               <TerminalStatusLine tab={tab} onReopen={() => void open()} onClose={() => askClose(tab)} />
             </div>
           ))}

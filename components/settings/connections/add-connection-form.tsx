@@ -53,7 +53,11 @@ export function AddConnectionForm({ onAdded }: { onAdded?: () => void }) {
     // The secret stays in the page no longer than needed.
     const tokenInput = event.currentTarget.querySelector<HTMLInputElement>('[name="token"]');
     if (tokenInput) tokenInput.value = "";
-    create.mutate({ name: String(form.get("name") ?? "").trim(), base_url: String(form.get("base_url") ?? "").trim(), token });
+    create.mutate({
+      name: String(form.get("name") ?? "").trim(),
+      base_url: String(form.get("base_url") ?? "").trim(),
+      token,
+    });
   }
 
   const field = (f: Field, label: string, input: React.ReactNode, hint?: string) => (
@@ -68,28 +72,68 @@ export function AddConnectionForm({ onAdded }: { onAdded?: () => void }) {
       ) : null}
     </div>
   );
-  const aria = (f: Field) => ({ "aria-invalid": fieldErrors[f] ? true : undefined, "aria-describedby": fieldErrors[f] ? errId(f) : undefined });
+  const aria = (f: Field) => ({
+    "aria-invalid": fieldErrors[f] ? true : undefined,
+    "aria-describedby": fieldErrors[f] ? errId(f) : undefined,
+  });
 
   return (
-    <form ref={formRef} method="post" onSubmit={onSubmit} aria-busy={create.isPending} aria-label="Add a connection" className="flex flex-col gap-4">
+    <form
+      ref={formRef}
+      method="post"
+      onSubmit={onSubmit}
+      aria-busy={create.isPending}
+      aria-label="Add a connection"
+      className="flex flex-col gap-4"
+    >
       {formError ? (
         <Alert variant="destructive">
           <AlertDescription className="text-foreground">{formError}</AlertDescription>
         </Alert>
       ) : null}
       <div className="grid gap-4 md:grid-cols-2">
-        {field("name", "Name", <Input id={`${id}-name`} name="name" required maxLength={80} placeholder="Production" autoComplete="off" {...aria("name")} />)}
+        {field(
+          "name",
+          "Name",
+          <Input
+            id={`${id}-name`}
+            name="name"
+            required
+            maxLength={80}
+            placeholder="Production"
+            autoComplete="off"
+            {...aria("name")}
+          />,
+        )}
         {field(
           "base_url",
           "Base URL",
-          <Input id={`${id}-base_url`} name="base_url" type="url" required placeholder="https://api.orkestr.eu" autoComplete="off" spellCheck={false} {...aria("base_url")} />,
+          <Input
+            id={`${id}-base_url`}
+            name="base_url"
+            type="url"
+            required
+            placeholder="https://api.orkestr.eu"
+            autoComplete="off"
+            spellCheck={false}
+            {...aria("base_url")}
+          />,
           "The orkestr API, without /v1.",
         )}
       </div>
       {field(
         "token",
         "API token",
-        <Input id={`${id}-token`} name="token" type="password" required placeholder="ork_…" autoComplete="off" spellCheck={false} {...aria("token")} />,
+        <Input
+          id={`${id}-token`}
+          name="token"
+          type="password"
+          required
+          placeholder="ork_…"
+          autoComplete="off"
+          spellCheck={false}
+          {...aria("token")}
+        />,
         "Checked against the API before it is saved, then stored encrypted and shown only as ork_…abcd.",
       )}
       <div>

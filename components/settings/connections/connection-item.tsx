@@ -37,7 +37,8 @@ export function ConnectionItem({ connection: c, canManage }: { connection: Conne
       setTokenError(null);
       await refresh();
     },
-    onError: (error) => setTokenError(error instanceof ApiError ? (error.forField("token") ?? error.message) : error.message),
+    onError: (error) =>
+      setTokenError(error instanceof ApiError ? (error.forField("token") ?? error.message) : error.message),
   });
   const activate = useMutation({
     mutationFn: () => connectionMutations.activate(c.id),
@@ -63,7 +64,11 @@ export function ConnectionItem({ connection: c, canManage }: { connection: Conne
 
   const check = lastCheck(c);
   return (
-    <li className="flex flex-col gap-3 rounded-lg border bg-card p-4 text-card-foreground" aria-label={`Connection ${c.name}`} data-testid="connection-item">
+    <li
+      className="flex flex-col gap-3 rounded-lg border bg-card p-4 text-card-foreground"
+      aria-label={`Connection ${c.name}`}
+      data-testid="connection-item"
+    >
       <div className="flex flex-col gap-2 sm:flex-row sm:items-start sm:justify-between">
         <div className="flex min-w-0 flex-col gap-1">
           <div className="flex flex-wrap items-center gap-2">
@@ -93,7 +98,13 @@ export function ConnectionItem({ connection: c, canManage }: { connection: Conne
                 {activate.isPending ? "Switching…" : "Set active"}
               </Button>
             ) : null}
-            <Button size="sm" variant="outline" aria-expanded={replacing} aria-controls={`${id}-replace`} onClick={() => setReplacing((v) => !v)}>
+            <Button
+              size="sm"
+              variant="outline"
+              aria-expanded={replacing}
+              aria-controls={`${id}-replace`}
+              onClick={() => setReplacing((v) => !v)}
+            >
               Replace token
             </Button>
             <Button size="sm" variant="destructive" onClick={() => setConfirmRemove(true)}>
@@ -108,7 +119,12 @@ export function ConnectionItem({ connection: c, canManage }: { connection: Conne
         </p>
       ) : null}
       {replacing ? (
-        <form id={`${id}-replace`} onSubmit={onReplace} aria-label={`Replace the token of ${c.name}`} className="flex flex-col gap-2 border-t pt-3">
+        <form
+          id={`${id}-replace`}
+          onSubmit={onReplace}
+          aria-label={`Replace the token of ${c.name}`}
+          className="flex flex-col gap-2 border-t pt-3"
+        >
           <Label htmlFor={`${id}-token`}>New API token</Label>
           <div className="flex flex-col gap-2 sm:flex-row">
             <Input
@@ -146,7 +162,9 @@ export function ConnectionItem({ connection: c, canManage }: { connection: Conne
         description={`Baton forgets this connection and its token (${c.token_hint}). The token itself stays valid at ${c.base_url} until you revoke it there.${c.is_active ? " Another connection becomes active." : ""}`}
       >
         <div className="flex justify-end gap-2">
-          <DialogClose className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent">Cancel</DialogClose>
+          <DialogClose className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent">
+            Cancel
+          </DialogClose>
           <Button variant="destructive" onClick={() => remove.mutate()} disabled={remove.isPending}>
             {remove.isPending ? "Removing…" : "Remove connection"}
           </Button>

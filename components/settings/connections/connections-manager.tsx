@@ -47,7 +47,8 @@ export function ConnectionsManager({ initial, canManage }: { initial: Connection
           <CardHeader>
             <CardTitle>Local engine</CardTitle>
             <CardDescription>
-              Baton&apos;s own orkestr-compatible engine on this machine ({data.local_engine.origin}). One click mints a token and connects it.
+              Baton&apos;s own orkestr-compatible engine on this machine ({data.local_engine.origin}). One click mints a
+              token and connects it.
             </CardDescription>
           </CardHeader>
           <CardContent className="flex flex-col gap-3">
@@ -80,10 +81,14 @@ export function ConnectionsManager({ initial, canManage }: { initial: Connection
             <Skeleton className="h-24 w-full" />
           </div>
         ) : data.connections.length === 0 ? (
-          <div className="rounded-lg border border-dashed border-input px-6 py-10 text-center" data-testid="connections-empty">
+          <div
+            className="rounded-lg border border-dashed border-input px-6 py-10 text-center"
+            data-testid="connections-empty"
+          >
             <p className="font-medium">No connections yet</p>
             <p className="mt-1 text-sm text-muted-foreground">
-              Use the local engine above, or add an orkestr API with its token below. The console needs one to show sandboxes.
+              Use the local engine above, or add an orkestr API with its token below. The console needs one to show
+              sandboxes.
             </p>
           </div>
         ) : (
@@ -99,7 +104,9 @@ export function ConnectionsManager({ initial, canManage }: { initial: Connection
         <Card>
           <CardHeader>
             <CardTitle>Add a connection</CardTitle>
-            <CardDescription>Any orkestr v1 API: https://api.orkestr.eu or your own. Private and link-local addresses are refused.</CardDescription>
+            <CardDescription>
+              Any orkestr v1 API: https://api.orkestr.eu or your own. Private and link-local addresses are refused.
+            </CardDescription>
           </CardHeader>
           <CardContent>
             <AddConnectionForm />

@@ -27,17 +27,28 @@ try {
       console.error(`revoked ${revoke}`);
     } else if (flag("list")) {
       for (const t of listTokens(db, { account: arg("account") })) {
-        const state = t.revoked_at ? "revoked" : t.expires_at !== null && t.expires_at <= Date.now() ? "expired" : "active";
+        const state = t.revoked_at
+          ? "revoked"
+          : t.expires_at !== null && t.expires_at <= Date.now()
+            ? "expired"
+            : "active";
         console.log([t.id, t.account.name, t.hint, t.scopes.join(","), state, t.label ?? ""].join("\t"));
       }
     } else {
       const scopes = parseScopes(arg("scopes") ?? "sandboxes:read,sandboxes:write");
       const expiresIn = arg("expires-in");
-      if (expiresIn !== undefined && !/^[1-9]\d{0,9}$/.test(expiresIn)) throw new Error(`--expires-in takes whole seconds, not "${expiresIn}"`);
+      if (expiresIn !== undefined && !/^[1-9]\d{0,9}$/.test(expiresIn))
+        throw new Error(`--expires-in takes whole seconds, not "${expiresIn}"`);
       const expiresAt = expiresIn === undefined ? null : Date.now() + Number(expiresIn) * 1000;
-      const { token, record } = mintToken(db, scopes, { label: arg("label"), account: arg("account") ?? DEFAULT_ACCOUNT_NAME, expiresAt });
+      const { token, record } = mintToken(db, scopes, {
+        label: arg("label"),
+        account: arg("account") ?? DEFAULT_ACCOUNT_NAME,
+        expiresAt,
+      });
       const until = expiresAt === null ? "" : `, expires ${new Date(expiresAt).toISOString()}`;
-      console.error(`minted ${record.id} for account "${record.account.name}" with scopes ${scopes.join(", ")}${until} in ${config.root} (shown once; only its SHA-256 is stored)`);
+      console.error(
+        `minted ${record.id} for account "${record.account.name}" with scopes ${scopes.join(", ")}${until} in ${config.root} (shown once; only its SHA-256 is stored)`,
+      );
       console.log(token);
     }
   } finally {

@@ -12,7 +12,6 @@ import type { EngineConfig } from "../config.js";
 
 const LOOPBACK_NAMES = ["127.0.0.1", "localhost", "[::1]"];
 
-
 /** The bound address as a Host name, when it is one address (not 0.0.0.0 or ::). */
 function boundName(address: string): string | null {
   const a = address.trim().toLowerCase();

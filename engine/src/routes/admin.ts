@@ -7,15 +7,31 @@ import { parse } from "../lib/validate.js";
 import { FaultRule } from "../services/faults.js";
 import { iso, isoOrNull } from "../lib/time.js";
 import { DEFAULT_ACCOUNT_NAME } from "../store/db.js";
-import { ACCOUNT_NAME, listAccounts, listTokens, mintToken, revokeToken, SCOPES, type TokenInfo } from "../store/tokens.js";
+import {
+  ACCOUNT_NAME,
+  listAccounts,
+  listTokens,
+  mintToken,
+  revokeToken,
+  SCOPES,
+  type TokenInfo,
+} from "../store/tokens.js";
 
 const MintBody = z.object({
   scopes: z.array(z.enum(SCOPES)).min(1).default(["sandboxes:read", "sandboxes:write"]),
   label: z.string().max(200).optional(),
   /** The account the token acts for, made on first use (the console uses one per Baton team). */
-  account: z.string().regex(ACCOUNT_NAME, "1-63 of a-z, 0-9, '.', '_', '-', starting with a letter or digit").default(DEFAULT_ACCOUNT_NAME),
+  account: z
+    .string()
+    .regex(ACCOUNT_NAME, "1-63 of a-z, 0-9, '.', '_', '-', starting with a letter or digit")
+    .default(DEFAULT_ACCOUNT_NAME),
   /** Lifetime in seconds; without it the token lasts until it is revoked. */
-  expires_in_seconds: z.number().int().min(1).max(10 * 366 * 86_400).optional(),
+  expires_in_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(10 * 366 * 86_400)
+    .optional(),
 });
 const TokenListQuery = z.object({ account: z.string().regex(ACCOUNT_NAME).optional() });
 const TokenParams = z.object({ id: z.string().min(1).max(64) });
@@ -50,7 +66,10 @@ export function adminRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const given = Buffer.from(String(req.headers["x-baton-bootstrap"] ?? ""));
     const want = Buffer.from(ctx.bootstrapSecret);
     if (given.length !== want.length || !timingSafeEqual(given, want)) {
-      throw new ApiError("unauthorized", "Send the engine's bootstrap secret (data/engine/bootstrap.secret) as X-Baton-Bootstrap");
+      throw new ApiError(
+        "unauthorized",
+        "Send the engine's bootstrap secret (data/engine/bootstrap.secret) as X-Baton-Bootstrap",
+      );
     }
   });
 
@@ -59,7 +78,14 @@ export function adminRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const body = parse(MintBody, req.body, "body");
     const expiresAt = body.expires_in_seconds === undefined ? null : Date.now() + body.expires_in_seconds * 1000;
     const { token, record } = mintToken(ctx.db, body.scopes, { label: body.label, account: body.account, expiresAt });
-    return reply.status(201).send({ token, id: record.id, scopes: record.scopes, hint: record.hint, account: record.account, expires_at: isoOrNull(expiresAt) });
+    return reply.status(201).send({
+      token,
+      id: record.id,
+      scopes: record.scopes,
+      hint: record.hint,
+      account: record.account,
+      expires_at: isoOrNull(expiresAt),
+    });
   });
 
   // GET /_admin/tokens?account= – every token (never its value), revoked and expired ones too
@@ -73,7 +99,9 @@ export function adminRoutes(app: FastifyInstance, ctx: EngineContext): void {
   });
 
   // GET /_admin/accounts – the engine's accounts with their live token counts
-  app.get("/accounts", async () => listAccounts(ctx.db).map((a) => ({ id: a.id, name: a.name, created_at: iso(a.created_at), tokens: a.tokens })));
+  app.get("/accounts", async () =>
+    listAccounts(ctx.db).map((a) => ({ id: a.id, name: a.name, created_at: iso(a.created_at), tokens: a.tokens })),
+  );
 
   // GET /_admin/routes – every route the engine serves (tests generate their matrices from it)
   app.get("/routes", async () => ctx.routes);
@@ -88,7 +116,9 @@ export function adminRoutes(app: FastifyInstance, ctx: EngineContext): void {
       const { regex: _r, ...f } = ctx.faults.add(rule);
       return reply.status(201).send(f);
     } catch (e) {
-      throw new ApiError("validation_error", [{ loc: ["body", "path"], msg: (e as Error).message, type: "value_error" }]);
+      throw new ApiError("validation_error", [
+        { loc: ["body", "path"], msg: (e as Error).message, type: "value_error" },
+      ]);
     }
   });
 

@@ -23,9 +23,13 @@ export function eventRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const { id } = parse(SandboxIdParams, req.params, "path");
     const q = parse(EventsQuery, req.query, "query");
     const row = ctx.sandboxes.getRow(accountOf(req), id);
-    const types = q.type?.split(",").map((t) => t.trim()).filter(Boolean);
+    const types = q.type
+      ?.split(",")
+      .map((t) => t.trim())
+      .filter(Boolean);
     const after = q.cursor ? Number(q.cursor) : 0;
-    const follow = q.follow === "true" || q.follow === "1" || String(req.headers.accept ?? "").includes("text/event-stream");
+    const follow =
+      q.follow === "true" || q.follow === "1" || String(req.headers.accept ?? "").includes("text/event-stream");
     if (!follow) {
       const page = ctx.events.list(row.id, { afterSeq: after, limit: q.limit, types });
       if (page.length === q.limit) reply.header("X-Next-Cursor", String(page[page.length - 1]!.seq));
@@ -34,7 +38,12 @@ export function eventRoutes(app: FastifyInstance, ctx: EngineContext): void {
     if (!Number.isSafeInteger(after)) throw new ApiError("bad_request", "invalid cursor");
     reply.hijack();
     const res = reply.raw;
-    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no", Connection: "keep-alive" });
+    res.writeHead(200, {
+      "Content-Type": "text/event-stream",
+      "Cache-Control": "no-cache",
+      "X-Accel-Buffering": "no",
+      Connection: "keep-alive",
+    });
     // A follower that stops reading is cut off once 1 MiB is queued; it resumes with ?cursor=<last id>.
     const send = (e: EngineEvent) => {
       if (res.writableLength > 1024 * 1024) return void res.destroy();
@@ -59,10 +68,11 @@ export function eventRoutes(app: FastifyInstance, ctx: EngineContext): void {
       if (page.length < 500) break;
     }
     replaying = false;
-    for (const e of pending) if (e.seq > lastSeq) {
-      lastSeq = e.seq;
-      send(e);
-    }
+    for (const e of pending)
+      if (e.seq > lastSeq) {
+        lastSeq = e.seq;
+        send(e);
+      }
     const keepalive = setInterval(() => res.write(": keepalive\n\n"), ctx.config.keepaliveMs);
     res.on("close", () => {
       clearInterval(keepalive);

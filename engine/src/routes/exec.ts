@@ -24,14 +24,29 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const { row, live, body } = await prepare(req);
     const stdout = new CappedBuffer();
     const stderr = new CappedBuffer();
-    const run = runExec(live.proc, { command: body.command, cwd: body.cwd, env: body.env, stdin: body.stdin, timeoutMs: body.timeout_seconds * 1000 }, {
-      onStdout: (c) => stdout.push(c),
-      onStderr: (c) => stderr.push(c),
-    });
+    const run = runExec(
+      live.proc,
+      {
+        command: body.command,
+        cwd: body.cwd,
+        env: body.env,
+        stdin: body.stdin,
+        timeoutMs: body.timeout_seconds * 1000,
+      },
+      {
+        onStdout: (c) => stdout.push(c),
+        onStderr: (c) => stderr.push(c),
+      },
+    );
     const result = await run.done.catch((e: Error) => {
       throw ApiError.internal("Could not run the command in the sandbox", e, "sandbox_agent_unreachable");
     });
-    events.record(row.id, "exec", { command: body.command.slice(0, 1000), exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out });
+    events.record(row.id, "exec", {
+      command: body.command.slice(0, 1000),
+      exit_code: result.exit_code,
+      duration_ms: result.duration_ms,
+      timed_out: result.timed_out,
+    });
     return {
       stdout: stdout.text(),
       stderr: stderr.text(),
@@ -83,10 +98,20 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
     // The response is hijacked: whatever fails from here on (a spawn that throws included) ends it
     // with a final frame, never leaves it open.
     try {
-      const running = (run = runExec(live.proc, { command: body.command, cwd: body.cwd, env: body.env, stdin: body.stdin, timeoutMs: body.timeout_seconds * 1000 }, {
-        onStdout: chunk("stdout"),
-        onStderr: chunk("stderr"),
-      }));
+      const running = (run = runExec(
+        live.proc,
+        {
+          command: body.command,
+          cwd: body.cwd,
+          env: body.env,
+          stdin: body.stdin,
+          timeoutMs: body.timeout_seconds * 1000,
+        },
+        {
+          onStdout: chunk("stdout"),
+          onStderr: chunk("stderr"),
+        },
+      ));
       timer = setInterval(() => write(keepalive), ctx.config.keepaliveMs);
       res.on("close", () => {
         if (res.writableFinished) return;
@@ -96,8 +121,21 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
         if (killOnDisconnect) running.kill();
       });
       const result = await running.done;
-      events.record(row.id, "exec.stream", { command: body.command.slice(0, 1000), exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out, client_disconnected: clientGone });
-      write(frame({ is_final: true, exit_code: result.exit_code, duration_ms: result.duration_ms, timed_out: result.timed_out }));
+      events.record(row.id, "exec.stream", {
+        command: body.command.slice(0, 1000),
+        exit_code: result.exit_code,
+        duration_ms: result.duration_ms,
+        timed_out: result.timed_out,
+        client_disconnected: clientGone,
+      });
+      write(
+        frame({
+          is_final: true,
+          exit_code: result.exit_code,
+          duration_ms: result.duration_ms,
+          timed_out: result.timed_out,
+        }),
+      );
     } catch (e) {
       const err = ApiError.internal("Could not run the command in the sandbox", e, "sandbox_agent_unreachable");
       write(frame({ is_final: true, error: err.detail, code: err.code }));

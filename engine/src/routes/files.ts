@@ -73,10 +73,19 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const r = files.read(p);
     if (r.type === "directory") {
       if (r.truncated) reply.header("X-Truncated", "true");
-      return q.list ? r.entries : { path: p, type: "directory", entries: r.entries, ...(r.truncated ? { truncated: true } : {}) };
+      return q.list
+        ? r.entries
+        : { path: p, type: "directory", entries: r.entries, ...(r.truncated ? { truncated: true } : {}) };
     }
     if (q.list) throw new ApiError("not_a_directory", `"${p}" is a file; list=true needs a directory`);
-    return { path: p, type: "file", size: r.size, content: r.content.toString("base64"), encoding: "base64", modified_at: r.modified_at };
+    return {
+      path: p,
+      type: "file",
+      size: r.size,
+      content: r.content.toString("base64"),
+      encoding: "base64",
+      modified_at: r.modified_at,
+    };
   });
 
   // POST /v1/sandboxes/{id}/files – write one file (parents created), 201 {path, size}
@@ -104,10 +113,23 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
     if (removed.tree) {
       const { live } = await ctx.sandboxes.running(accountOf(req), row.id);
       const stderr = new CappedBuffer(4096);
-      const r = await runExec(live.proc, { command: `rm -rf -- ${shq(p)}`, cwd: "/", env: {}, timeoutMs: 300_000 }, { onStdout: () => undefined, onStderr: (c) => stderr.push(c) }).done;
-      if (r.exit_code !== 0) throw new ApiError("internal_error", `Deleting "${p}" failed: ${stderr.text().trim() || `rm exited with ${r.exit_code}`}`);
+      const r = await runExec(
+        live.proc,
+        { command: `rm -rf -- ${shq(p)}`, cwd: "/", env: {}, timeoutMs: 300_000 },
+        { onStdout: () => undefined, onStderr: (c) => stderr.push(c) },
+      ).done;
+      if (r.exit_code !== 0)
+        throw new ApiError(
+          "internal_error",
+          `Deleting "${p}" failed: ${stderr.text().trim() || `rm exited with ${r.exit_code}`}`,
+        );
     }
-    events.record(row.id, "file.delete", { path: removed.path, size: removed.size, type: removed.type, ...(q.recursive ? { recursive: true } : {}) });
+    events.record(row.id, "file.delete", {
+      path: removed.path,
+      size: removed.size,
+      type: removed.type,
+      ...(q.recursive ? { recursive: true } : {}),
+    });
     return reply.status(204).send();
   });
 
@@ -123,11 +145,19 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
       try {
         const row = WriteFile.safeParse(raw);
         if (!row.success) {
-          throw new ApiError("validation_error", row.error.issues.map((x) => `${["files", i, ...x.path].map(String).join(".")}: ${x.message}`).join("; "));
+          throw new ApiError(
+            "validation_error",
+            row.error.issues.map((x) => `${["files", i, ...x.path].map(String).join(".")}: ${x.message}`).join("; "),
+          );
         }
         const p = normalizeApiPath(row.data.path);
         const mode = parseMode(row.data.mode);
-        const data = decodeContent(row.data.content, row.data.encoding === "base64" ? "base64" : "utf8", MAX_JSON_FILE_BYTES, ["body", "files", i, "content"]);
+        const data = decodeContent(
+          row.data.content,
+          row.data.encoding === "base64" ? "base64" : "utf8",
+          MAX_JSON_FILE_BYTES,
+          ["body", "files", i, "content"],
+        );
         total += data.length;
         decoded.push({ path: p, data, mode });
       } catch (e) {
@@ -136,7 +166,11 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
       }
     });
     if (total > MAX_BATCH_BYTES) {
-      throw new ApiError("payload_too_large", `The batch holds ${total} bytes; files/batch takes at most ${MAX_BATCH_BYTES} bytes in total. Split it, or use files/presign-upload for large files.`, { size: total, limit: MAX_BATCH_BYTES });
+      throw new ApiError(
+        "payload_too_large",
+        `The batch holds ${total} bytes; files/batch takes at most ${MAX_BATCH_BYTES} bytes in total. Split it, or use files/presign-upload for large files.`,
+        { size: total, limit: MAX_BATCH_BYTES },
+      );
     }
     const { row, files } = await open(accountOf(req), id);
     const written: { path: string; size: number }[] = [];
@@ -150,7 +184,11 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
         written.push(w);
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
-        errors.push({ path: d.path, detail: typeof e.detail === "string" ? e.detail : JSON.stringify(e.detail), code: e.code });
+        errors.push({
+          path: d.path,
+          detail: typeof e.detail === "string" ? e.detail : JSON.stringify(e.detail),
+          code: e.code,
+        });
       }
     }
     return { written, errors };
@@ -158,7 +196,9 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
 
   /** Absolute URL on the origin the caller used (Host header), so it works through port maps. */
   const rawUrl = (req: FastifyRequest, sandboxId: string, params: Record<string, string>) => {
-    const host = /^[A-Za-z0-9.\-:[\]]+$/.test(req.host ?? "") ? req.host : `127.0.0.1:${req.socket.localPort ?? ctx.config.port}`;
+    const host = /^[A-Za-z0-9.\-:[\]]+$/.test(req.host ?? "")
+      ? req.host
+      : `127.0.0.1:${req.socket.localPort ?? ctx.config.port}`;
     const qs = new URLSearchParams(params).toString();
     return `${req.protocol}://${host}/v1/sandboxes/${encodeURIComponent(sandboxId)}/files/raw?${qs}`;
   };
@@ -171,11 +211,23 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const { row, files } = await open(accountOf(req), id);
     files.locate(p);
     const exp = Math.floor(Date.now() / 1000) + body.expires_in_seconds;
-    const sig = sign(ctx.signingKey, { method: "PUT", account: row.account_id, sandboxId: row.id, path: p, exp, maxBytes: body.max_bytes });
+    const sig = sign(ctx.signingKey, {
+      method: "PUT",
+      account: row.account_id,
+      sandboxId: row.id,
+      path: p,
+      exp,
+      maxBytes: body.max_bytes,
+    });
     const params: Record<string, string> = { path: p, exp: String(exp) };
     if (body.max_bytes !== undefined) params.max = String(body.max_bytes);
     params.sig = sig;
-    return { url: rawUrl(req, row.id, params), method: "PUT", headers: { "Content-Type": "application/octet-stream" }, expires_at: iso(exp * 1000) };
+    return {
+      url: rawUrl(req, row.id, params),
+      method: "PUT",
+      headers: { "Content-Type": "application/octet-stream" },
+      expires_at: iso(exp * 1000),
+    };
   });
 
   // POST /v1/sandboxes/{id}/files/presign-download – a GET URL that needs no token
@@ -197,7 +249,13 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
    * exp/sig are ignored. Returns the account the request acts for: the token's, or the one the URL
    * was signed for.
    */
-  const authorizeRaw = (req: FastifyRequest, method: "GET" | "PUT", id: string, p: string, q: Record<string, string | undefined>): { account: string; maxBytes?: number } => {
+  const authorizeRaw = (
+    req: FastifyRequest,
+    method: "GET" | "PUT",
+    id: string,
+    p: string,
+    q: Record<string, string | undefined>,
+  ): { account: string; maxBytes?: number } => {
     if (req.token) return { account: accountOf(req) };
     // The signature binds the account too. An unknown sandbox is checked against no account at
     // all, so it fails exactly like a forged signature (nothing tells the two apart).
@@ -224,7 +282,12 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
       const range = parseRange(req.headers.range, f.size);
       if (range === "unsatisfiable") {
         fs.close(f.fd, () => undefined);
-        throw new ApiError("range_not_satisfiable", `Range "${req.headers.range}" is outside the file (${f.size} bytes)`, { size: f.size }, { "Content-Range": `bytes */${f.size}` });
+        throw new ApiError(
+          "range_not_satisfiable",
+          `Range "${req.headers.range}" is outside the file (${f.size} bytes)`,
+          { size: f.size },
+          { "Content-Range": `bytes */${f.size}` },
+        );
       }
       const start = range?.start ?? 0;
       const end = range?.end ?? f.size - 1;
@@ -256,7 +319,11 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
       const { account, maxBytes } = authorizeRaw(req, "PUT", id, p, q);
       const declared = Number(req.headers["content-length"] ?? NaN);
       if (maxBytes !== undefined && declared > maxBytes) {
-        throw new ApiError("payload_too_large", `Content-Length ${declared} exceeds this URL's max_bytes (${maxBytes})`, { limit: maxBytes });
+        throw new ApiError(
+          "payload_too_large",
+          `Content-Length ${declared} exceeds this URL's max_bytes (${maxBytes})`,
+          { limit: maxBytes },
+        );
       }
       const { row, files } = await open(account, id);
       files.locate(p);
@@ -271,7 +338,10 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
  * One `bytes=` range (a-b, a-, -n). Anything else, multiple ranges included, is ignored and the
  * whole file is sent, as RFC 9110 allows.
  */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | "unsatisfiable" | null {
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { start: number; end: number } | "unsatisfiable" | null {
   if (!header) return null;
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!m || (m[1] === "" && m[2] === "")) return null;

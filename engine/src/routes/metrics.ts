@@ -55,7 +55,11 @@ export function metricsRoutes(app: FastifyInstance, ctx: EngineContext): void {
     return {
       ...base,
       cpu: { usage_percent: meter.last.usage_percent, usage_cores: meter.last.usage_cores, cores: row.cpu },
-      memory: { usage_bytes: meter.last.mem_bytes, usage_percent: round((meter.last.mem_bytes / limitBytes) * 100, 2), limit_bytes: limitBytes },
+      memory: {
+        usage_bytes: meter.last.mem_bytes,
+        usage_percent: round((meter.last.mem_bytes / limitBytes) * 100, 2),
+        limit_bytes: limitBytes,
+      },
       samples: samples.map((s) => ({ t: iso(s.t), cpu_percent: s.cpu_percent, mem_bytes: s.mem_bytes })),
     };
   });

@@ -22,5 +22,7 @@ export function previewRoutes(app: FastifyInstance, ctx: EngineContext): void {
   });
 
   // POST /v1/sandboxes/{id}/preview-token – rotate preview_auth_token (returned once, stored hashed)
-  app.post("/sandboxes/:id/preview-token", async (req) => ctx.previews.rotateToken(accountOf(req), parse(SandboxParams, req.params, "path").id));
+  app.post("/sandboxes/:id/preview-token", async (req) =>
+    ctx.previews.rotateToken(accountOf(req), parse(SandboxParams, req.params, "path").id),
+  );
 }

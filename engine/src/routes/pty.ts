@@ -17,8 +17,18 @@ const noNul = (s: string) => !s.includes("\0");
 const PtyOpenBody = z.object({
   cols: Cols.default(80),
   rows: Rows.default(24),
-  command: z.string().min(1).max(64 * 1024).refine(noNul, "must not contain NUL").default("/bin/bash -l"),
-  cwd: z.string().startsWith("/", "cwd must be an absolute path").max(4096).refine(noNul, "must not contain NUL").default("/workspace"),
+  command: z
+    .string()
+    .min(1)
+    .max(64 * 1024)
+    .refine(noNul, "must not contain NUL")
+    .default("/bin/bash -l"),
+  cwd: z
+    .string()
+    .startsWith("/", "cwd must be an absolute path")
+    .max(4096)
+    .refine(noNul, "must not contain NUL")
+    .default("/workspace"),
   env: EnvMap.refine((m) => Object.values(m).every(noNul), "env values must not contain NUL").default({}),
 });
 const PtyResizeBody = z.object({ cols: Cols, rows: Rows });
@@ -59,7 +69,9 @@ export function ptyRoutes(app: FastifyInstance, ctx: EngineContext): void {
     if ((length !== undefined && length !== "0") || req.headers["transfer-encoding"] !== undefined) {
       // Its body is on the raw socket now, where nothing would feed it to a route.
       const body = JSON.stringify({ detail: "Upgrade is not supported on requests with a body", code: "bad_request" });
-      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
       return;
     }
     if (ours) pendingUpgrades.set(req, { socket, head });
@@ -94,7 +106,9 @@ export function ptyRoutes(app: FastifyInstance, ctx: EngineContext): void {
   });
 
   // GET /v1/sandboxes/{id}/pty – its sessions (exited ones linger for a minute)
-  app.get("/sandboxes/:id/pty", async (req) => service.list(accountOf(req), parse(SandboxParams, req.params, "path").id));
+  app.get("/sandboxes/:id/pty", async (req) =>
+    service.list(accountOf(req), parse(SandboxParams, req.params, "path").id),
+  );
 
   // GET /v1/sandboxes/{id}/pty/{pid} – one session
   app.get("/sandboxes/:id/pty/:pid", async (req) => {
@@ -140,7 +154,11 @@ export function ptyRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const { id, pid } = parse(PtyParams, req.params, "path");
     const session = service.get(accountOf(req), id, pid);
     const pending = pendingUpgrades.get(req.raw);
-    if (!pending) throw new ApiError("bad_request", "This endpoint is a WebSocket: send Connection: Upgrade and Upgrade: websocket");
+    if (!pending)
+      throw new ApiError(
+        "bad_request",
+        "This endpoint is a WebSocket: send Connection: Upgrade and Upgrade: websocket",
+      );
     pendingUpgrades.delete(req.raw);
     reply.hijack();
     wss.handleUpgrade(req.raw, pending.socket, pending.head, (ws) => session.attach(ws));

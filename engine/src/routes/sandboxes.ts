@@ -5,7 +5,15 @@ import { parse } from "../lib/validate.js";
 import { DEFAULT_EGRESS_DOMAINS, REGIONS, SIZES } from "../plans.js";
 import { effectiveRamBudgetMb, maxConcurrent } from "../services/admission.js";
 import { PIDS_MAX } from "../services/sandboxes.js";
-import { CreateSandboxBody, ListQuery, PatchSandboxBody, ResumeBody, SandboxIdParams, SandboxStatus, SetTimeoutBody } from "../schemas.js";
+import {
+  CreateSandboxBody,
+  ListQuery,
+  PatchSandboxBody,
+  ResumeBody,
+  SandboxIdParams,
+  SandboxStatus,
+  SetTimeoutBody,
+} from "../schemas.js";
 
 /** Lifecycle routes of the contract (§3.1, §3.6). */
 export function sandboxRoutes(app: FastifyInstance, ctx: EngineContext): void {
@@ -24,20 +32,33 @@ export function sandboxRoutes(app: FastifyInstance, ctx: EngineContext): void {
   app.get("/sandboxes", async (req, reply) => {
     const q = req.query as Record<string, string | string[] | undefined>;
     const { limit, cursor } = parse(ListQuery, { limit: first(q.limit), cursor: first(q.cursor) }, "query");
-    const statuses = [q.status ?? []].flat().flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean);
+    const statuses = [q.status ?? []]
+      .flat()
+      .flatMap((s) => s.split(","))
+      .map((s) => s.trim())
+      .filter(Boolean);
     for (const s of statuses) parse(SandboxStatus, s, "query");
     const metadata: Record<string, string> = {};
     for (const [k, v] of Object.entries(q)) {
       const m = k.match(/^metadata\[(.+)\]$/);
       if (m && v !== undefined) metadata[m[1]!] = String(first(v));
     }
-    const { items, next } = sandboxes.list(accountOf(req), { statuses, metadata, template: first(q.template), region: first(q.region), limit, cursor });
+    const { items, next } = sandboxes.list(accountOf(req), {
+      statuses,
+      metadata,
+      template: first(q.template),
+      region: first(q.region),
+      limit,
+      cursor,
+    });
     if (next) reply.header("X-Next-Cursor", next);
     return items;
   });
 
   // GET /v1/sandboxes/{id} – one sandbox
-  app.get("/sandboxes/:id", async (req) => sandboxes.get(accountOf(req), parse(SandboxIdParams, req.params, "path").id));
+  app.get("/sandboxes/:id", async (req) =>
+    sandboxes.get(accountOf(req), parse(SandboxIdParams, req.params, "path").id),
+  );
 
   // PATCH /v1/sandboxes/{id} – metadata, countdown, auto_resume, on_timeout
   app.patch("/sandboxes/:id", async (req) => {
@@ -52,7 +73,9 @@ export function sandboxRoutes(app: FastifyInstance, ctx: EngineContext): void {
   });
 
   // POST /v1/sandboxes/{id}/pause – freeze every process, stop the meter
-  app.post("/sandboxes/:id/pause", async (req) => sandboxes.pause(accountOf(req), parse(SandboxIdParams, req.params, "path").id));
+  app.post("/sandboxes/:id/pause", async (req) =>
+    sandboxes.pause(accountOf(req), parse(SandboxIdParams, req.params, "path").id),
+  );
 
   // POST /v1/sandboxes/{id}/resume – thaw, restart the countdown
   app.post("/sandboxes/:id/resume", async (req) => {
@@ -88,7 +111,11 @@ export function sandboxRoutes(app: FastifyInstance, ctx: EngineContext): void {
       host_capacity: host ?? null,
       trial_credit_eur: plan.trialCreditEur,
       trial_credit_used_eur: Math.round(sandboxes.creditUsedEur(account) * 1e6) / 1e6,
-      sizes: (["small", "medium", "large"] as const).map((size) => ({ size, ...SIZES[size], allowed: plan.allowedSizes.includes(size) })),
+      sizes: (["small", "medium", "large"] as const).map((size) => ({
+        size,
+        ...SIZES[size],
+        allowed: plan.allowedSizes.includes(size),
+      })),
       regions: REGIONS,
       default_egress_domains: DEFAULT_EGRESS_DOMAINS,
       max_named_snapshots: plan.maxNamedSnapshots,

@@ -8,9 +8,23 @@ import { EnvMap, noNul } from "../schemas.js";
 import type { FinalFrame, LogLine } from "../services/templates.js";
 
 const CreateTemplateBody = z.object({
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"),
+  name: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+      "name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+    ),
   base_image: z.string().min(1).max(64),
-  steps: z.array(z.string().min(1, "a step is a non-empty shell command").max(64 * 1024).refine(noNul, "a step must not contain a NUL byte")).max(100).default([]),
+  steps: z
+    .array(
+      z
+        .string()
+        .min(1, "a step is a non-empty shell command")
+        .max(64 * 1024)
+        .refine(noNul, "a step must not contain a NUL byte"),
+    )
+    .max(100)
+    .default([]),
   env: EnvMap.default({}),
 });
 
@@ -35,19 +49,28 @@ export function templateRoutes(app: FastifyInstance, ctx: EngineContext): void {
   // POST /v1/templates – queue a build; 202 with status queued or building (Idempotency-Key honoured)
   app.post("/templates", async (req, reply) => {
     const body = parse(CreateTemplateBody, req.body, "body");
-    return ctx.idempotency.run(req, reply, "POST /v1/templates", async () => ({ status: 202, body: templates.create(accountOf(req), body) }));
+    return ctx.idempotency.run(req, reply, "POST /v1/templates", async () => ({
+      status: 202,
+      body: templates.create(accountOf(req), body),
+    }));
   });
 
   // GET /v1/templates – newest first; ?include_builtin=true adds the base images; ?limit=&cursor=
   app.get("/templates", async (req, reply) => {
     const q = parse(ListTemplatesQuery, req.query, "query");
-    const { items, next } = templates.list(accountOf(req), { includeBuiltin: q.include_builtin === "true" || q.include_builtin === "1", limit: q.limit, cursor: q.cursor });
+    const { items, next } = templates.list(accountOf(req), {
+      includeBuiltin: q.include_builtin === "true" || q.include_builtin === "1",
+      limit: q.limit,
+      cursor: q.cursor,
+    });
     if (next) reply.header("X-Next-Cursor", next);
     return items;
   });
 
   // GET /v1/templates/{id or name}
-  app.get("/templates/:id", async (req) => templates.get(accountOf(req), parse(TemplateIdParams, req.params, "path").id));
+  app.get("/templates/:id", async (req) =>
+    templates.get(accountOf(req), parse(TemplateIdParams, req.params, "path").id),
+  );
 
   // DELETE /v1/templates/{id or name} – 204; sandboxes already using it keep running
   app.delete("/templates/:id", async (req, reply) => {
@@ -56,7 +79,12 @@ export function templateRoutes(app: FastifyInstance, ctx: EngineContext): void {
   });
 
   const immutable = async () => {
-    throw new ApiError("method_not_allowed", "Templates are immutable: to change one, build a new template", {}, { Allow: "GET, DELETE" });
+    throw new ApiError(
+      "method_not_allowed",
+      "Templates are immutable: to change one, build a new template",
+      {},
+      { Allow: "GET, DELETE" },
+    );
   };
   app.patch("/templates/:id", immutable);
   app.put("/templates/:id", immutable);
@@ -65,7 +93,8 @@ export function templateRoutes(app: FastifyInstance, ctx: EngineContext): void {
   app.get("/templates/:id/logs", async (req, reply) => {
     const { id } = parse(TemplateIdParams, req.params, "path");
     const q = parse(LogsQuery, req.query, "query");
-    const follow = q.follow === "true" || q.follow === "1" || String(req.headers.accept ?? "").includes("text/event-stream");
+    const follow =
+      q.follow === "true" || q.follow === "1" || String(req.headers.accept ?? "").includes("text/event-stream");
     // An SSE client reconnecting sends the last id it saw; it resumes after that line.
     const lastEventId = Number(req.headers["last-event-id"]);
     const cursor = q.cursor ?? (Number.isSafeInteger(lastEventId) && lastEventId > 0 ? lastEventId + 1 : 1);
@@ -74,7 +103,12 @@ export function templateRoutes(app: FastifyInstance, ctx: EngineContext): void {
     templates.find(accountOf(req), id); // 404 before the stream starts
     reply.hijack();
     const res = reply.raw;
-    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no", Connection: "keep-alive" });
+    res.writeHead(200, {
+      "Content-Type": "text/event-stream",
+      "Cache-Control": "no-cache",
+      "X-Accel-Buffering": "no",
+      Connection: "keep-alive",
+    });
     let closed = false;
     // A follower that stops reading is cut off once 1 MiB is queued; it resumes with Last-Event-ID.
     const write = (chunk: string) => {

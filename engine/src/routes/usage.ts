@@ -39,7 +39,8 @@ const UsageQuery = z.object({
   sandbox_id: z.union([z.string().max(4096), z.array(z.string().max(4096)).max(50)]).optional(),
 });
 
-const invalid = (field: string, msg: string) => new ApiError("validation_error", [{ loc: ["query", field], msg, type: "value_error" }]);
+const invalid = (field: string, msg: string) =>
+  new ApiError("validation_error", [{ loc: ["query", field], msg, type: "value_error" }]);
 
 /** Metered usage per UTC day (contract §3.13), from the same ledger that draws down the trial credit. */
 export function usageRoutes(app: FastifyInstance, ctx: EngineContext): void {
@@ -54,10 +55,16 @@ export function usageRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
     if (days > MAX_DAYS) throw invalid("to", `a report covers at most ${MAX_DAYS} days; this asks for ${days}`);
 
-    const requested = [q.sandbox_id ?? []].flat().flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean);
+    const requested = [q.sandbox_id ?? []]
+      .flat()
+      .flatMap((s) => s.split(","))
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (requested.length > 50) throw invalid("sandbox_id", "at most 50 sandbox ids");
     // Ids are matched case-insensitively like everywhere else; unknown ones are 404, not an empty report.
-    const sandboxIds = requested.length ? [...new Set(requested.map((id) => ctx.sandboxes.getRow(account, id).id))] : undefined;
+    const sandboxIds = requested.length
+      ? [...new Set(requested.map((id) => ctx.sandboxes.getRow(account, id).id))]
+      : undefined;
 
     const r = ctx.usage.report(account, from, to, sandboxIds);
     const plan = ctx.sandboxes.plan;

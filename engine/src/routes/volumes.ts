@@ -2,7 +2,14 @@ import type { FastifyInstance } from "fastify";
 import { accountOf } from "../auth.js";
 import type { EngineContext } from "../context.js";
 import { parse } from "../lib/validate.js";
-import { CreateVolumeBody, lifetimeHours, MoveVolumeBody, PatchVolumeBody, ResourceIdParams, VolumeListQuery } from "../schemas.js";
+import {
+  CreateVolumeBody,
+  lifetimeHours,
+  MoveVolumeBody,
+  PatchVolumeBody,
+  ResourceIdParams,
+  VolumeListQuery,
+} from "../schemas.js";
 
 /** Persistent volumes (contract §3.9, seed 003): named disks mounted at /persist. */
 export function volumeRoutes(app: FastifyInstance, ctx: EngineContext): void {
@@ -13,7 +20,12 @@ export function volumeRoutes(app: FastifyInstance, ctx: EngineContext): void {
     const body = parse(CreateVolumeBody, req.body, "body");
     return ctx.idempotency.run(req, reply, "POST /v1/volumes", async () => ({
       status: 201,
-      body: await volumes.create(accountOf(req), { name: body.name, size_gb: body.size_gb, region: body.region, lifetimeHours: lifetimeHours(body) ?? null }),
+      body: await volumes.create(accountOf(req), {
+        name: body.name,
+        size_gb: body.size_gb,
+        region: body.region,
+        lifetimeHours: lifetimeHours(body) ?? null,
+      }),
     }));
   });
 
@@ -26,13 +38,19 @@ export function volumeRoutes(app: FastifyInstance, ctx: EngineContext): void {
   });
 
   // GET /v1/volumes/{id or name}
-  app.get("/volumes/:id", async (req) => volumes.view(volumes.get(accountOf(req), parse(ResourceIdParams, req.params, "path").id)));
+  app.get("/volumes/:id", async (req) =>
+    volumes.view(volumes.get(accountOf(req), parse(ResourceIdParams, req.params, "path").id)),
+  );
 
   // PATCH /v1/volumes/{id} – rename, grow (detached only), set or clear (null) the max lifetime
   app.patch("/volumes/:id", async (req) => {
     const { id } = parse(ResourceIdParams, req.params, "path");
     const body = parse(PatchVolumeBody, req.body, "body");
-    return volumes.update(accountOf(req), id, { name: body.name, size_gb: body.size_gb, lifetimeHours: lifetimeHours(body) });
+    return volumes.update(accountOf(req), id, {
+      name: body.name,
+      size_gb: body.size_gb,
+      lifetimeHours: lifetimeHours(body),
+    });
   });
 
   // DELETE /v1/volumes/{id} – 409 volume_in_use while a sandbox (running or paused) holds it

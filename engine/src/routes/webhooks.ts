@@ -21,7 +21,10 @@ const receiverUrl = (allow: readonly string[]) =>
       if (problem) ctx.addIssue({ code: "custom", message: problem });
     });
 
-const EventTypes = z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1, "list at least one event type, or omit event_types for all events").max(WEBHOOK_EVENT_TYPES.length * 2);
+const EventTypes = z
+  .array(z.enum(WEBHOOK_EVENT_TYPES))
+  .min(1, "list at least one event type, or omit event_types for all events")
+  .max(WEBHOOK_EVENT_TYPES.length * 2);
 const Description = z.string().max(500).nullable();
 
 const webhookBodies = (allow: readonly string[]) => ({
@@ -80,10 +83,14 @@ export function webhookRoutes(app: FastifyInstance, ctx: EngineContext): void {
   });
 
   // POST /v1/webhooks/{id}/enable – re-arm (also after auto-disable) and reset the failure streak
-  app.post("/webhooks/:id/enable", async (req) => webhooks.setEnabled(accountOf(req), parse(WebhookParams, req.params, "path").id, true));
+  app.post("/webhooks/:id/enable", async (req) =>
+    webhooks.setEnabled(accountOf(req), parse(WebhookParams, req.params, "path").id, true),
+  );
 
   // POST /v1/webhooks/{id}/disable – stop deliveries; queued ones are cancelled
-  app.post("/webhooks/:id/disable", async (req) => webhooks.setEnabled(accountOf(req), parse(WebhookParams, req.params, "path").id, false));
+  app.post("/webhooks/:id/disable", async (req) =>
+    webhooks.setEnabled(accountOf(req), parse(WebhookParams, req.params, "path").id, false),
+  );
 
   // POST /v1/webhooks/{id}/rotate-secret – the new secret, shown once
   app.post("/webhooks/:id/rotate-secret", async (req) => {

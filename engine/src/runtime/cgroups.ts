@@ -186,7 +186,8 @@ export function detectCgroups(instance: string): CgroupDriver {
       const wanted = ["memory", "cpu", "pids"].filter((c) => avail.includes(c));
       tryWrite(path.join(parent, "cgroup.subtree_control"), wanted.map((c) => `+${c}`).join(" "));
       const enabled = fs.readFileSync(path.join(parent, "cgroup.subtree_control"), "utf8").trim().split(/\s+/);
-      if (enabled.includes("memory") || enabled.includes("cpu") || enabled.includes("pids")) return new V2Driver(parent, enabled);
+      if (enabled.includes("memory") || enabled.includes("cpu") || enabled.includes("pids"))
+        return new V2Driver(parent, enabled);
       fs.rmdirSync(parent);
     } catch {
       /* v2 not delegated to us */
@@ -262,7 +263,11 @@ function readStat(file: string): Map<string, number> {
 }
 
 /** whileFrozen for either cgroup version: one counted freeze hold around `fn`. */
-async function holdFrozen(cg: Pick<SandboxCgroup, "freeze" | "thaw">, hasFreezer: boolean, fn: () => number): Promise<void> {
+async function holdFrozen(
+  cg: Pick<SandboxCgroup, "freeze" | "thaw">,
+  hasFreezer: boolean,
+  fn: () => number,
+): Promise<void> {
   if (!hasFreezer) return sweepRepeatedly(fn);
   const frozen = await cg.freeze().catch(() => false);
   try {
@@ -395,7 +400,10 @@ class V1Cgroup implements SandboxCgroup {
 
 class V2Driver implements CgroupDriver {
   support: CgroupSupport;
-  constructor(private parent: string, enabled: string[]) {
+  constructor(
+    private parent: string,
+    enabled: string[],
+  ) {
     this.support = {
       version: "v2",
       memory: enabled.includes("memory"),
@@ -427,7 +435,10 @@ class V2Driver implements CgroupDriver {
 
 class V2Cgroup implements SandboxCgroup {
   procsFiles: string[];
-  constructor(private dir: string, private support: CgroupSupport) {
+  constructor(
+    private dir: string,
+    private support: CgroupSupport,
+  ) {
     this.procsFiles = [path.join(dir, "cgroup.procs")];
   }
   attach(pid: number): void {

@@ -116,7 +116,7 @@ export function runExec(proc: SandboxProcess, req: ExecRequest, handlers: ExecHa
       child.stdout!.destroy();
       child.stderr!.destroy();
       resolve({
-        exit_code: timedOut ? 124 : code ?? (signal ? 128 + (signalNumber(signal) ?? 9) : 1),
+        exit_code: timedOut ? 124 : (code ?? (signal ? 128 + (signalNumber(signal) ?? 9) : 1)),
         duration_ms: Math.round(performance.now() - started),
         timed_out: timedOut,
         signal: signal ?? null,
@@ -155,7 +155,16 @@ export function runExec(proc: SandboxProcess, req: ExecRequest, handlers: ExecHa
   };
 }
 
-const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15, SIGSEGV: 11, SIGABRT: 6, SIGPIPE: 13 };
+const SIGNALS: Record<string, number> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGKILL: 9,
+  SIGTERM: 15,
+  SIGSEGV: 11,
+  SIGABRT: 6,
+  SIGPIPE: 13,
+};
 function signalNumber(sig: string): number | undefined {
   return SIGNALS[sig];
 }

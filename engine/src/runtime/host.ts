@@ -21,17 +21,49 @@ export const SANDBOX_CIDR = "10.200.0.0/16";
 export interface Isolation {
   mode: "bwrap-userns" | "bwrap-root" | "unavailable";
   running_as_root: boolean;
-  namespaces: { user: boolean; pid: boolean; mount: boolean; ipc: boolean; uts: boolean; net: boolean; cgroup: boolean };
+  namespaces: {
+    user: boolean;
+    pid: boolean;
+    mount: boolean;
+    ipc: boolean;
+    uts: boolean;
+    net: boolean;
+    cgroup: boolean;
+  };
   per_sandbox_uid: boolean;
-  rootfs: { host_userland_read_only: boolean; private_workspace: boolean; private_tmp: boolean; scratch: "tmpfs" | "host-disk" };
-  cgroups: { version: "v1" | "v2" | "none"; memory: boolean; cpu: boolean; pids: boolean; freezer: boolean; cpuacct: boolean };
-  network: { off: boolean; restricted: boolean; open: string | false; open_filter: "nftables" | false; blackhole: boolean };
+  rootfs: {
+    host_userland_read_only: boolean;
+    private_workspace: boolean;
+    private_tmp: boolean;
+    scratch: "tmpfs" | "host-disk";
+  };
+  cgroups: {
+    version: "v1" | "v2" | "none";
+    memory: boolean;
+    cpu: boolean;
+    pids: boolean;
+    freezer: boolean;
+    cpuacct: boolean;
+  };
+  network: {
+    off: boolean;
+    restricted: boolean;
+    open: string | false;
+    open_filter: "nftables" | false;
+    blackhole: boolean;
+  };
   pause: "freezer" | "unavailable";
   /**
    * The syscall filter on every sandbox process (runtime/seccomp-policy.ts): `enforced` false says
    * why in `reason` (and in `degraded`).
    */
-  seccomp: { enforced: boolean; policy: string | null; blocked_abis: string[]; filter_instructions: number | null; reason: string | null };
+  seccomp: {
+    enforced: boolean;
+    policy: string | null;
+    blocked_abis: string[];
+    filter_instructions: number | null;
+    reason: string | null;
+  };
   snapshots_include_memory: false;
   kernel: string;
   enforced: string[];
@@ -55,7 +87,6 @@ export interface Host {
   close(): Promise<void>;
 }
 
-
 /** Each engine hands out uids from its own block, so sandboxes of two engines never share a uid. */
 export const UID_BLOCK = 10_000;
 
@@ -75,7 +106,10 @@ function claimUidBlock(base: number, log: (m: string) => void): number {
   }
   let block = 0;
   while (used.has(block)) block++;
-  if (block > 0) log(`uids ${base}..${base + block * UID_BLOCK - 1} are in use by another engine; using ${base + block * UID_BLOCK}+`);
+  if (block > 0)
+    log(
+      `uids ${base}..${base + block * UID_BLOCK - 1} are in use by another engine; using ${base + block * UID_BLOCK}+`,
+    );
   return base + block * UID_BLOCK;
 }
 
@@ -90,7 +124,9 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   const bwrap = which("bwrap");
   const slirp = config.disable.has("slirp4netns") ? null : which("slirp4netns");
   const nftables = isRoot && which("nft") !== null;
-  const kernel = fs.existsSync("/proc/sys/kernel/osrelease") ? fs.readFileSync("/proc/sys/kernel/osrelease", "utf8").trim() : "unknown";
+  const kernel = fs.existsSync("/proc/sys/kernel/osrelease")
+    ? fs.readFileSync("/proc/sys/kernel/osrelease", "utf8").trim()
+    : "unknown";
 
   fs.mkdirSync(path.join(config.root, "sbx"), { recursive: true, mode: 0o711 });
   makeEngineDirsSearchable(config.dataDir, config.root);
@@ -106,29 +142,62 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   if (bwrap && isRoot && !unreachable) {
     const probe = config.disable.has("userns")
       ? { status: 1, stderr: "disabled by ORKESTR_ENGINE_DISABLE" }
-      : spawnSync(bwrap, ["--unshare-user", "--unshare-pid", "--unshare-net", "--disable-userns", "--ro-bind", "/", "/", "--proc", "/proc", "true"], {
-          uid: config.uidBase - 1, gid: config.uidBase - 1, timeout: 5000,
-        });
+      : spawnSync(
+          bwrap,
+          [
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-net",
+            "--disable-userns",
+            "--ro-bind",
+            "/",
+            "/",
+            "--proc",
+            "/proc",
+            "true",
+          ],
+          {
+            uid: config.uidBase - 1,
+            gid: config.uidBase - 1,
+            timeout: 5000,
+          },
+        );
     if (probe.status === 0) mode = "bwrap-userns";
     else {
-      const asRoot = spawnSync(bwrap, ["--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc", "true"], { timeout: 5000 });
+      const asRoot = spawnSync(
+        bwrap,
+        ["--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc", "true"],
+        { timeout: 5000 },
+      );
       if (asRoot.status === 0) {
         mode = "bwrap-root";
-        degraded.push(`user namespaces refused (${String(probe.stderr).trim() || "exit " + probe.status}): bwrap runs without a user namespace, in its setuid mode (real uid the sandbox's, effective root), and drops to the sandbox uid itself before the sandbox's first instruction`);
+        degraded.push(
+          `user namespaces refused (${String(probe.stderr).trim() || "exit " + probe.status}): bwrap runs without a user namespace, in its setuid mode (real uid the sandbox's, effective root), and drops to the sandbox uid itself before the sandbox's first instruction`,
+        );
       }
     }
   }
   if (unreachable) degraded.push(unreachable);
   else if (mode === "unavailable") {
-    degraded.push(!bwrap ? "bubblewrap (bwrap) is not installed: sandboxes cannot be created (apt-get install bubblewrap)" : !isRoot ? "the engine is not running as root: it cannot give each sandbox its own host uid or cgroups, so sandboxes cannot be created" : "bwrap failed to create namespaces on this kernel");
+    degraded.push(
+      !bwrap
+        ? "bubblewrap (bwrap) is not installed: sandboxes cannot be created (apt-get install bubblewrap)"
+        : !isRoot
+          ? "the engine is not running as root: it cannot give each sandbox its own host uid or cgroups, so sandboxes cannot be created"
+          : "bwrap failed to create namespaces on this kernel",
+    );
   }
 
   // Named after this process, so a later engine can tell our groups are stale if we die uncleanly.
-  const cgroups = config.disable.has("cgroups") ? noCgroups("disabled by ORKESTR_ENGINE_DISABLE") : detectCgroups(String(process.pid));
+  const cgroups = config.disable.has("cgroups")
+    ? noCgroups("disabled by ORKESTR_ENGINE_DISABLE")
+    : detectCgroups(String(process.pid));
   const cg = cgroups.support;
-  if (cg.version === "none") degraded.push(`cgroups unavailable (${cg.reason}): no memory/CPU/pids limits, pause unavailable, metrics read 0`);
+  if (cg.version === "none")
+    degraded.push(`cgroups unavailable (${cg.reason}): no memory/CPU/pids limits, pause unavailable, metrics read 0`);
   else {
-    for (const c of ["memory", "cpu", "pids", "freezer", "cpuacct"] as const) if (!cg[c]) degraded.push(`cgroup controller "${c}" is not writable`);
+    for (const c of ["memory", "cpu", "pids", "freezer", "cpuacct"] as const)
+      if (!cg[c]) degraded.push(`cgroup controller "${c}" is not writable`);
   }
 
   // Runtimes that live under /root (pyenv) are bound once into this private mount namespace,
@@ -168,7 +237,10 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
         const src = binds.get(b.src) ?? b.src;
         if (!reachable.has(src)) {
           reachable.set(src, canTraverse(src, config.uidBase - 1));
-          if (!reachable.get(src)) degraded.push(`runtime ${b.src} is not reachable by sandbox uids at ${src}: images that need it are unavailable`);
+          if (!reachable.get(src))
+            degraded.push(
+              `runtime ${b.src} is not reachable by sandbox uids at ${src}: images that need it are unavailable`,
+            );
         }
         if (!reachable.get(src) && image.available) {
           image.available = false;
@@ -196,21 +268,61 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   } else degraded.push(`${SANDBOX_CIDR} not blackholed (needs root and iproute2)`);
 
   const sandboxing = mode !== "unavailable";
-  const sc = sandboxing ? prepareSeccomp({ disabled: config.disable.has("seccomp"), stateDir: config.root }) : { filter: null, reason: "sandboxing is unavailable" };
-  if (sc.filter && sc.built) log(`seccomp: built the libseccomp helper and a ${sc.filter.instructions}-instruction filter in ${Math.round(sc.ms)} ms`);
+  const sc = sandboxing
+    ? prepareSeccomp({ disabled: config.disable.has("seccomp"), stateDir: config.root })
+    : { filter: null, reason: "sandboxing is unavailable" };
+  if (sc.filter && sc.built)
+    log(
+      `seccomp: built the libseccomp helper and a ${sc.filter.instructions}-instruction filter in ${Math.round(sc.ms)} ms`,
+    );
   const scratchTmpfs = isRoot && inPrivateMountNs();
-  if (sandboxing && !scratchTmpfs) degraded.push("/workspace and /tmp are plain directories on the host disk with no size cap (the engine is not in a private mount namespace)");
+  if (sandboxing && !scratchTmpfs)
+    degraded.push(
+      "/workspace and /tmp are plain directories on the host disk with no size cap (the engine is not in a private mount namespace)",
+    );
   const isolation: Isolation = {
     mode,
     running_as_root: isRoot,
-    namespaces: { user: mode === "bwrap-userns", pid: sandboxing, mount: sandboxing, ipc: sandboxing, uts: sandboxing, net: sandboxing, cgroup: sandboxing },
+    namespaces: {
+      user: mode === "bwrap-userns",
+      pid: sandboxing,
+      mount: sandboxing,
+      ipc: sandboxing,
+      uts: sandboxing,
+      net: sandboxing,
+      cgroup: sandboxing,
+    },
     per_sandbox_uid: sandboxing,
-    rootfs: { host_userland_read_only: sandboxing, private_workspace: sandboxing, private_tmp: sandboxing, scratch: scratchTmpfs ? "tmpfs" : "host-disk" },
-    cgroups: { version: cg.version, memory: cg.memory, cpu: cg.cpu, pids: cg.pids, freezer: cg.freezer, cpuacct: cg.cpuacct },
-    network: { off: sandboxing, restricted: sandboxing, open: sandboxing && slirp ? "slirp4netns" : false, open_filter: nftables ? "nftables" : false, blackhole },
+    rootfs: {
+      host_userland_read_only: sandboxing,
+      private_workspace: sandboxing,
+      private_tmp: sandboxing,
+      scratch: scratchTmpfs ? "tmpfs" : "host-disk",
+    },
+    cgroups: {
+      version: cg.version,
+      memory: cg.memory,
+      cpu: cg.cpu,
+      pids: cg.pids,
+      freezer: cg.freezer,
+      cpuacct: cg.cpuacct,
+    },
+    network: {
+      off: sandboxing,
+      restricted: sandboxing,
+      open: sandboxing && slirp ? "slirp4netns" : false,
+      open_filter: nftables ? "nftables" : false,
+      blackhole,
+    },
     pause: cg.freezer ? "freezer" : "unavailable",
     seccomp: sc.filter
-      ? { enforced: true, policy: "allowlist modelled on Docker's default profile", blocked_abis: ["i386", "x32"], filter_instructions: sc.filter.instructions, reason: null }
+      ? {
+          enforced: true,
+          policy: "allowlist modelled on Docker's default profile",
+          blocked_abis: ["i386", "x32"],
+          filter_instructions: sc.filter.instructions,
+          reason: null,
+        }
       : { enforced: false, policy: null, blocked_abis: [], filter_instructions: null, reason: sc.reason },
     snapshots_include_memory: false,
     kernel,
@@ -224,16 +336,26 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
       "host userland read-only; private /workspace and /tmp; no view of /root, the engine's data or other sandboxes",
     );
   }
-  if (scratchTmpfs) enforced.push("/workspace and /tmp are RAM-backed scratch (tmpfs) capped at the sandbox's memory size");
+  if (scratchTmpfs)
+    enforced.push("/workspace and /tmp are RAM-backed scratch (tmpfs) capped at the sandbox's memory size");
   if (cg.memory) enforced.push(`memory limit per size (cgroup ${cg.version})`);
   if (cg.cpu) enforced.push(`CPU quota per size (cgroup ${cg.version})`);
   if (cg.pids) enforced.push("process count capped (pids cgroup)");
   if (cg.freezer) enforced.push("pause freezes every process (freezer cgroup)");
-  if (sandboxing) enforced.push("network off = loopback only; restricted = HTTPS CONNECT through an allow-listing proxy, nothing else");
+  if (sandboxing)
+    enforced.push(
+      "network off = loopback only; restricted = HTTPS CONNECT through an allow-listing proxy, nothing else",
+    );
   if (isolation.network.open) {
     enforced.push("network open = user-mode NAT (slirp4netns) without access to the host's loopback");
-    if (nftables) enforced.push("network open cannot reach the host's own addresses or private, link-local and reserved ranges (nftables)");
-    else degraded.push("nftables (nft) is not installed: network open sandboxes can reach the host's non-loopback addresses and private networks");
+    if (nftables)
+      enforced.push(
+        "network open cannot reach the host's own addresses or private, link-local and reserved ranges (nftables)",
+      );
+    else
+      degraded.push(
+        "nftables (nft) is not installed: network open sandboxes can reach the host's non-loopback addresses and private networks",
+      );
   } else if (sandboxing) degraded.push("network open unavailable: slirp4netns is not installed");
   if (blackhole) enforced.push(`${SANDBOX_CIDR} blackholed on the host`);
   if (sc.filter) {
@@ -241,12 +363,18 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
       "seccomp on every sandbox process (init, exec, PTY sessions, relays): an allowlist modelled on Docker's default profile; io_uring, bpf, perf_event_open, userfaultfd, keyrings, mounts, new namespaces, kexec, kernel modules and file handles answer EPERM; i386 and x32 system calls kill the process",
     );
   } else if (sandboxing) {
-    degraded.push(`seccomp unavailable (${sc.reason}): sandboxes can call io_uring, bpf, keyctl, perf_event_open, userfaultfd and the mount family on the shared kernel`);
+    degraded.push(
+      `seccomp unavailable (${sc.reason}): sandboxes can call io_uring, bpf, keyctl, perf_event_open, userfaultfd and the mount family on the shared kernel`,
+    );
   }
   degraded.push("shared kernel: sandboxes are namespaces and cgroups, not VMs; a kernel exploit crosses them");
-  degraded.push("pause keeps memory in RAM (freezer), it is not written to a snapshot; snapshots and forks copy the filesystem only (no CRIU on this kernel)");
+  degraded.push(
+    "pause keeps memory in RAM (freezer), it is not written to a snapshot; snapshots and forks copy the filesystem only (no CRIU on this kernel)",
+  );
 
-  log(`isolation: ${mode}; cgroups ${cg.version}; seccomp ${isolation.seccomp.enforced ? `enforced (${isolation.seccomp.filter_instructions} BPF instructions)` : "not enforced"}; network open: ${isolation.network.open || "unavailable"}`);
+  log(
+    `isolation: ${mode}; cgroups ${cg.version}; seccomp ${isolation.seccomp.enforced ? `enforced (${isolation.seccomp.filter_instructions} BPF instructions)` : "not enforced"}; network open: ${isolation.network.open || "unavailable"}`,
+  );
   for (const d of degraded) log(`  degraded: ${d}`);
 
   return {
@@ -272,7 +400,8 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
         }
       }
       // The route is shared by every engine on this machine: the last one out removes it.
-      if (addedBlackhole && !cgroups.otherEnginesAlive()) await execFileP("ip", ["route", "del", "blackhole", SANDBOX_CIDR]).catch(() => undefined);
+      if (addedBlackhole && !cgroups.otherEnginesAlive())
+        await execFileP("ip", ["route", "del", "blackhole", SANDBOX_CIDR]).catch(() => undefined);
     },
   };
 }

@@ -35,7 +35,23 @@ export interface LayerPart {
 }
 
 /** Directories every template root filesystem has, so bwrap can mount onto them read-only. */
-const SKELETON_DIRS = ["usr", "etc", "proc", "dev", "tmp", "workspace", "persist", "root", "opt", "var", "var/tmp", "home", "srv", "mnt", "run"];
+const SKELETON_DIRS = [
+  "usr",
+  "etc",
+  "proc",
+  "dev",
+  "tmp",
+  "workspace",
+  "persist",
+  "root",
+  "opt",
+  "var",
+  "var/tmp",
+  "home",
+  "srv",
+  "mnt",
+  "run",
+];
 /** Files bwrap binds the engine's own copies over (fds 5-8 in sandbox-proc.ts): they must exist beforehand. */
 const ETC_PLACEHOLDERS = ["passwd", "group", "hosts", "resolv.conf"];
 
@@ -76,7 +92,8 @@ const DIR_NOFOLLOW = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW | C.O_NONBLOCK;
  * exactly the directory the fd holds, whatever was renamed since; `name` is one component. Names
  * read back from the disk stay bytes (not every name is UTF-8).
  */
-const at = (dirFd: number, name: string | Buffer) => Buffer.concat([Buffer.from(`/proc/self/fd/${dirFd}/`), typeof name === "string" ? Buffer.from(name) : name]);
+const at = (dirFd: number, name: string | Buffer) =>
+  Buffer.concat([Buffer.from(`/proc/self/fd/${dirFd}/`), typeof name === "string" ? Buffer.from(name) : name]);
 const errno = (e: unknown) => (e as NodeJS.ErrnoException).code;
 
 /**
@@ -218,8 +235,15 @@ export class TemplateLayers {
           for (const d of SKELETON_DIRS) await fsp.mkdir(path.join(fresh, d), { recursive: true, mode: 0o755 });
           await fsp.chmod(path.join(fresh, "tmp"), 0o1777);
           await fsp.chmod(path.join(fresh, "var/tmp"), 0o1777);
-          for (const [link, to] of [["bin", "usr/bin"], ["sbin", "usr/sbin"], ["lib", "usr/lib"], ["lib64", "usr/lib64"], ["lib32", "usr/lib32"]] as const) {
-            if (link === "bin" || link === "sbin" || link === "lib" || fs.existsSync(`/${to}`)) await fsp.symlink(to, path.join(fresh, link));
+          for (const [link, to] of [
+            ["bin", "usr/bin"],
+            ["sbin", "usr/sbin"],
+            ["lib", "usr/lib"],
+            ["lib64", "usr/lib64"],
+            ["lib32", "usr/lib32"],
+          ] as const) {
+            if (link === "bin" || link === "sbin" || link === "lib" || fs.existsSync(`/${to}`))
+              await fsp.symlink(to, path.join(fresh, link));
           }
           // Runtimes are mounted at their host paths (their RUNPATHs are absolute): the skeleton holds the mount points.
           for (const b of image.binds) await fsp.mkdir(path.join(fresh, b.dest), { recursive: true, mode: 0o755 });
@@ -230,7 +254,12 @@ export class TemplateLayers {
           { key: "usr", dest: "/usr", lower: "/usr" },
           { key: "etc", dest: "/etc", lower: etc },
         ];
-        for (const b of image.binds) parts.push({ key: `rt-${b.dest.replace(/[^A-Za-z0-9.-]+/g, "_")}`, dest: b.dest, lower: this.host.runtimeSource(b) });
+        for (const b of image.binds)
+          parts.push({
+            key: `rt-${b.dest.replace(/[^A-Za-z0-9.-]+/g, "_")}`,
+            dest: b.dest,
+            lower: this.host.runtimeSource(b),
+          });
         for (const part of parts) checkMountable(part.lower);
         return parts;
       })();
@@ -266,7 +295,10 @@ export class TemplateLayers {
     try {
       for (const part of await this.parts(image)) {
         const target = mountTarget(root, part);
-        await mountOverlay(target, `lowerdir=${part.lower},upperdir=${checkMountable(this.layer(id, part.key))},workdir=${checkMountable(this.work(id, part.key))}`);
+        await mountOverlay(
+          target,
+          `lowerdir=${part.lower},upperdir=${checkMountable(this.layer(id, part.key))},workdir=${checkMountable(this.work(id, part.key))}`,
+        );
         mounted.push(target);
       }
     } catch (e) {
@@ -349,8 +381,12 @@ export class TemplateLayers {
    */
   async remove(id: string): Promise<void> {
     const dir = this.templateDir(id);
-    const mounts = fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((l) => l.split(" ")[4] ?? "");
-    if (mounts.some((m) => m === dir || m.startsWith(dir + "/"))) throw new Error(`template ${id} still has mounts under ${dir}`);
+    const mounts = fs
+      .readFileSync("/proc/self/mountinfo", "utf8")
+      .split("\n")
+      .map((l) => l.split(" ")[4] ?? "");
+    if (mounts.some((m) => m === dir || m.startsWith(dir + "/")))
+      throw new Error(`template ${id} still has mounts under ${dir}`);
     if (!fs.existsSync(dir)) return;
     await emptyNoFollow(dir, []);
     await fsp.rmdir(dir);

@@ -27,7 +27,13 @@ export interface NetworkHandle {
  * route anywhere else. `open` adds user-mode NAT (slirp4netns) to the internet, without access to
  * the host itself (loopback or any of its addresses) or to private and link-local networks.
  */
-export async function startNetwork(host: Host, proc: SandboxProcess, mode: "off" | "restricted" | "open", allow: string[], config: EngineConfig): Promise<NetworkHandle> {
+export async function startNetwork(
+  host: Host,
+  proc: SandboxProcess,
+  mode: "off" | "restricted" | "open",
+  allow: string[],
+  config: EngineConfig,
+): Promise<NetworkHandle> {
   const netns = `/proc/${proc.targetPid}/ns/net`;
   if (mode === "off") return { mode, close: async () => undefined };
   if (mode === "restricted") {
@@ -53,9 +59,22 @@ export async function startNetwork(host: Host, proc: SandboxProcess, mode: "off"
       relay = spawn(
         "nsenter",
         [
-          `--net=${netns}`, "--", ...seccompExecPrefix(proc.seccomp, 3),
-          "setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig", "KILL", "--",
-          "socat", `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr,backlog=128,max-children=${RELAY_MAX_CONNECTIONS}`, `UNIX-CONNECT:${sock}`,
+          `--net=${netns}`,
+          "--",
+          ...seccompExecPrefix(proc.seccomp, 3),
+          "setpriv",
+          `--reuid=${uid}`,
+          `--regid=${uid}`,
+          "--clear-groups",
+          "--no-new-privs",
+          "--inh-caps=-all",
+          "--bounding-set=-all",
+          "--pdeathsig",
+          "KILL",
+          "--",
+          "socat",
+          `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr,backlog=128,max-children=${RELAY_MAX_CONNECTIONS}`,
+          `UNIX-CONNECT:${sock}`,
         ],
         // Nothing of the engine's environment (it may hold the console's secrets under npm start).
         { stdio: ["ignore", "ignore", "pipe", filterFd], env: HOST_ENV },
@@ -96,7 +115,18 @@ export async function startNetwork(host: Host, proc: SandboxProcess, mode: "off"
     host.slirp4netns,
     // --enable-sandbox/--enable-seccomp: slirp4netns parses the sandbox's packets as root, so it
     // confines itself (own mount namespace, dropped capabilities, syscall filter) once set up.
-    ["--configure", "--mtu=65520", "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp", "--ready-fd=3", "--exit-fd=4", "--netns-type=path", netns, "tap0"],
+    [
+      "--configure",
+      "--mtu=65520",
+      "--disable-host-loopback",
+      "--enable-sandbox",
+      "--enable-seccomp",
+      "--ready-fd=3",
+      "--exit-fd=4",
+      "--netns-type=path",
+      netns,
+      "tap0",
+    ],
     { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], gid },
   );
   let stderr = "";
@@ -142,7 +172,9 @@ let staleReaped = false;
 
 function nft(args: string[], input?: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = execFile("nft", args, { timeout: 5000 }, (err, _out, stderr) => (err ? reject(new Error(`nft ${args.join(" ")}: ${String(stderr).trim() || err.message}`)) : resolve()));
+    const child = execFile("nft", args, { timeout: 5000 }, (err, _out, stderr) =>
+      err ? reject(new Error(`nft ${args.join(" ")}: ${String(stderr).trim() || err.message}`)) : resolve(),
+    );
     if (input !== undefined) child.stdin!.end(input);
   });
 }
@@ -151,7 +183,9 @@ function nft(args: string[], input?: string): Promise<void> {
 async function reapStaleFilters(): Promise<void> {
   if (staleReaped) return;
   staleReaped = true;
-  const out = await new Promise<string>((resolve) => execFile("nft", ["list", "tables"], { timeout: 5000 }, (err, stdout) => resolve(err ? "" : stdout)));
+  const out = await new Promise<string>((resolve) =>
+    execFile("nft", ["list", "tables"], { timeout: 5000 }, (err, stdout) => resolve(err ? "" : stdout)),
+  );
   for (const line of out.split("\n")) {
     const m = line.match(new RegExp(`^table inet (${NFT_PREFIX}(\\d+)_\\w+)$`));
     if (!m || Number(m[2]) === process.pid) continue;
@@ -192,7 +226,10 @@ async function installOpenFilter(id: string, gid: number): Promise<{ remove(): P
   const table = `${NFT_PREFIX}${process.pid}_${id.toLowerCase().replace(/[^a-z0-9]/g, "_")}`;
   await reapStaleFilters();
   const dns = hostNameservers();
-  const refuse = (match: string) => [`${match} meta l4proto tcp reject with tcp reset`, `${match} reject with icmpx type admin-prohibited`];
+  const refuse = (match: string) => [
+    `${match} meta l4proto tcp reject with tcp reset`,
+    `${match} reject with icmpx type admin-prohibited`,
+  ];
   const rules = [
     ...(dns.v4.length ? [`ip daddr { ${dns.v4.join(", ")} } meta l4proto { tcp, udp } th dport 53 accept`] : []),
     ...(dns.v6.length ? [`ip6 daddr { ${dns.v6.join(", ")} } meta l4proto { tcp, udp } th dport 53 accept`] : []),
@@ -215,7 +252,9 @@ async function installOpenFilter(id: string, gid: number): Promise<{ remove(): P
     if ((e as NodeJS.ErrnoException).code === "ENOENT" || /ENOENT|not found/.test((e as Error).message)) {
       if (!nftWarned) {
         nftWarned = true;
-        console.error("[engine] degraded: nft (nftables) is not installed, so network \"open\" sandboxes can reach the host's non-loopback addresses and private networks");
+        console.error(
+          '[engine] degraded: nft (nftables) is not installed, so network "open" sandboxes can reach the host\'s non-loopback addresses and private networks',
+        );
       }
       return { remove: async () => undefined };
     }

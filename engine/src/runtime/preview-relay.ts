@@ -129,7 +129,9 @@ export class PreviewRelay {
     // Unique per relay: a dead relay's cleanup can never remove its successor's socket.
     const socketPath = path.join(dir, `${port}-${target.family}-${randomBytes(4).toString("hex")}.sock`);
     if (Buffer.byteLength(socketPath) > SUN_PATH_MAX) {
-      throw new Error(`preview socket path ${socketPath} is longer than a unix socket allows; use a shorter BATON_DATA_DIR`);
+      throw new Error(
+        `preview socket path ${socketPath} is longer than a unix socket allows; use a shorter BATON_DATA_DIR`,
+      );
     }
     const uid = String(proc.spec.uid);
     const dial = target.family === 4 ? `TCP4:${target.address}:${port}` : `TCP6:[${target.address}]:${port}`;
@@ -144,9 +146,22 @@ export class PreviewRelay {
       child = spawn(
         "nsenter",
         [
-          `--net=/proc/${proc.targetPid}/ns/net`, "--", ...seccompExecPrefix(proc.seccomp, 3),
-          "setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig", "KILL", "--",
-          "socat", `UNIX-LISTEN:${socketPath},fork,unlink-early,backlog=128,max-children=${PREVIEW_RELAY_MAX_CONNECTIONS}`, dial,
+          `--net=/proc/${proc.targetPid}/ns/net`,
+          "--",
+          ...seccompExecPrefix(proc.seccomp, 3),
+          "setpriv",
+          `--reuid=${uid}`,
+          `--regid=${uid}`,
+          "--clear-groups",
+          "--no-new-privs",
+          "--inh-caps=-all",
+          "--bounding-set=-all",
+          "--pdeathsig",
+          "KILL",
+          "--",
+          "socat",
+          `UNIX-LISTEN:${socketPath},fork,unlink-early,backlog=128,max-children=${PREVIEW_RELAY_MAX_CONNECTIONS}`,
+          dial,
         ],
         { stdio: ["ignore", "ignore", "pipe", filterFd], env: HOST_ENV },
       );

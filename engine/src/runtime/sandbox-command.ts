@@ -25,7 +25,8 @@ const PROLOGUE = `n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 1
  * Closes inherited descriptors above 2 before going on (node-pty's fork does not). dash cannot
  * close fds above 9; bash can.
  */
-export const CLOSE_FDS = 'for f in /proc/$$/fd/*; do f=${f##*/}; if [ "$f" -gt 2 ]; then exec {f}>&-; fi; done; exec "$@"';
+export const CLOSE_FDS =
+  'for f in /proc/$$/fd/*; do f=${f##*/}; if [ "$f" -gt 2 ]; then exec {f}>&-; fi; done; exec "$@"';
 
 /** Single-quotes a string for sh. */
 export const shq = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
@@ -50,11 +51,16 @@ export interface SpawnSpec {
  * is left of privilege and installs the filter); sandbox side: sh evaluates the payload (clear env,
  * export `env`, then `script`).
  */
-export function sandboxCommand(proc: SandboxProcess, env: Record<string, string>, script: string, opts: { closeFds?: boolean; argv0?: string } = {}): SpawnSpec {
+export function sandboxCommand(
+  proc: SandboxProcess,
+  env: Record<string, string>,
+  script: string,
+  opts: { closeFds?: boolean; argv0?: string } = {},
+): SpawnSpec {
   const payload = [...CLEAR_ENV, ...Object.entries(env).map(([k, v]) => `export ${k}=${shq(v)}`), script].join("\n");
   const hostEnv: Record<string, string> = { ...HOST_ENV };
   const names: string[] = [];
-  for (let at = 0; at < payload.length; ) {
+  for (let at = 0; at < payload.length;) {
     let end = Math.min(at + PAYLOAD_CHUNK, payload.length);
     // Never split a surrogate pair: each half would become U+FFFD.
     if (end < payload.length && /[\udc00-\udfff]/.test(payload[end]!)) end--;
@@ -67,7 +73,21 @@ export function sandboxCommand(proc: SandboxProcess, env: Record<string, string>
   const unpack = `p="${names.map((n) => "$" + n).join("")}"; unset ${names.join(" ")}; eval "$p"`;
   const procs = proc.cgroup.procsFiles;
   const filter = proc.seccomp ? [proc.seccomp.bpfPath, proc.seccomp.loaderPath] : ["", ""];
-  const chain = ["/bin/sh", "-c", PROLOGUE, "sh", String(procs.length), ...procs, ...filter, ...proc.entry(), "/bin/sh", "-c", unpack, opts.argv0 ?? "baton"];
-  if (opts.closeFds) return { file: "/bin/bash", args: ["-c", CLOSE_FDS, opts.argv0 ?? "baton", ...chain], env: hostEnv };
+  const chain = [
+    "/bin/sh",
+    "-c",
+    PROLOGUE,
+    "sh",
+    String(procs.length),
+    ...procs,
+    ...filter,
+    ...proc.entry(),
+    "/bin/sh",
+    "-c",
+    unpack,
+    opts.argv0 ?? "baton",
+  ];
+  if (opts.closeFds)
+    return { file: "/bin/bash", args: ["-c", CLOSE_FDS, opts.argv0 ?? "baton", ...chain], env: hostEnv };
   return { file: chain[0]!, args: chain.slice(1), env: hostEnv };
 }

@@ -63,11 +63,22 @@ export function sandboxDirs(dir: string): SandboxDirs {
  * the engine may mount (root, private mount namespace), they live on a size-capped tmpfs: RAM-backed
  * scratch as the contract describes, which no sandbox can use to fill the host's disk.
  */
-export async function createSandboxDirs(dir: string, uid: number, scratch: { bytes: number; inodes: number } | null): Promise<SandboxDirs> {
+export async function createSandboxDirs(
+  dir: string,
+  uid: number,
+  scratch: { bytes: number; inodes: number } | null,
+): Promise<SandboxDirs> {
   const dirs = sandboxDirs(dir);
   await fsp.mkdir(dir, { recursive: true, mode: 0o711 });
   if (scratch) {
-    await execFileP("mount", ["-t", "tmpfs", "-o", `size=${scratch.bytes},nr_inodes=${scratch.inodes},mode=0711,nosuid,nodev`, "baton-scratch", dir]);
+    await execFileP("mount", [
+      "-t",
+      "tmpfs",
+      "-o",
+      `size=${scratch.bytes},nr_inodes=${scratch.inodes},mode=0711,nosuid,nodev`,
+      "baton-scratch",
+      dir,
+    ]);
   }
   for (const d of [dirs.workspace, dirs.tmp]) {
     await fsp.mkdir(d, { recursive: true, mode: 0o700 });
@@ -100,7 +111,11 @@ function group(uid: number): string {
  * dynamic loader reads: inside a sandbox nothing is executed until every privilege is gone, and
  * nothing that enforces a limit comes from the sandbox's own tree.
  */
-export const HOST_TOOLS = { setpriv: "/usr/bin/setpriv", prlimit: "/usr/bin/prlimit", nsenter: "/usr/bin/nsenter" } as const;
+export const HOST_TOOLS = {
+  setpriv: "/usr/bin/setpriv",
+  prlimit: "/usr/bin/prlimit",
+  nsenter: "/usr/bin/nsenter",
+} as const;
 
 /**
  * Where a cgroup controller is missing, per-process rlimits stand in: address space for memory,
@@ -128,7 +143,30 @@ export function hostname(id: string): string {
  */
 const RESIDENT_INIT = 'trap "" HUP INT QUIT TERM USR1 USR2 PIPE; while :; do /bin/sleep 2147483647 & wait $!; done';
 
-export const ETC_RO = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates", "nsswitch.conf", "localtime", "mime.types", "debian_version", "os-release", "bash.bashrc", "profile", "inputrc", "gai.conf", "protocols", "services", "host.conf", "terminfo", "magic", "python3", "python3.11"];
+export const ETC_RO = [
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "alternatives",
+  "ssl",
+  "ca-certificates",
+  "nsswitch.conf",
+  "localtime",
+  "mime.types",
+  "debian_version",
+  "os-release",
+  "bash.bashrc",
+  "profile",
+  "inputrc",
+  "gai.conf",
+  "protocols",
+  "services",
+  "host.conf",
+  "terminfo",
+  "magic",
+  "python3",
+  "python3.11",
+];
 
 /**
  * A running sandbox: a bubblewrap process tree in its own namespaces, attached to its cgroups
@@ -165,28 +203,58 @@ export class SandboxProcess {
 
   static async start(host: Host, spec: SandboxSpec, cgroup: SandboxCgroup): Promise<SandboxProcess> {
     const mode = host.isolation.mode;
-    if (mode === "unavailable" || !host.bwrap) throw new Error("sandboxing unavailable on this machine (see limits.isolation)");
+    if (mode === "unavailable" || !host.bwrap)
+      throw new Error("sandboxing unavailable on this machine (see limits.isolation)");
     const dirs = sandboxDirs(spec.dir);
     const args: string[] = [];
     if (mode === "bwrap-userns") {
-      args.push("--unshare-user", "--uid", String(spec.asRoot ? 0 : INNER_UID), "--gid", String(spec.asRoot ? 0 : INNER_UID), "--disable-userns");
+      args.push(
+        "--unshare-user",
+        "--uid",
+        String(spec.asRoot ? 0 : INNER_UID),
+        "--gid",
+        String(spec.asRoot ? 0 : INNER_UID),
+        "--disable-userns",
+      );
     }
     // A build's uid 0 owns only what its mounts make writable (its template layer): no capability at all.
     if (spec.asRoot) args.push("--cap-drop", "ALL");
     args.push(
-      "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net",
-      "--hostname", hostname(spec.id), "--die-with-parent", "--new-session", "--as-pid-1",
-      "--info-fd", "3", "--block-fd", "4",
+      "--unshare-pid",
+      "--unshare-ipc",
+      "--unshare-uts",
+      "--unshare-cgroup-try",
+      "--unshare-net",
+      "--hostname",
+      hostname(spec.id),
+      "--die-with-parent",
+      "--new-session",
+      "--as-pid-1",
+      "--info-fd",
+      "3",
+      "--block-fd",
+      "4",
     );
     // The syscall filter (runtime/seccomp.ts), installed by bwrap right before it execs the init,
     // so every descendant inherits it (a build's steps too: they are the init's children).
     if (host.seccomp) args.push("--seccomp", String(BWRAP_SECCOMP_FD));
     // A custom template brings its whole root filesystem (runtime/layers.ts); else the host userland, piece by piece.
     if (spec.rootfs) args.push(spec.rootfs.writable ? "--bind" : "--ro-bind", spec.rootfs.path, "/");
-    else args.push(
-      "--ro-bind", "/usr", "/usr",
-      "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin", "--symlink", "usr/lib", "/lib",
-    );
+    else
+      args.push(
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--symlink",
+        "usr/sbin",
+        "/sbin",
+        "--symlink",
+        "usr/lib",
+        "/lib",
+      );
     if (!spec.rootfs && fs.existsSync("/usr/lib64")) args.push("--symlink", "usr/lib64", "/lib64");
     if (!spec.rootfs && fs.existsSync("/usr/lib32")) args.push("--symlink", "usr/lib32", "/lib32");
     for (const name of spec.rootfs ? [] : ETC_RO) {
@@ -194,7 +262,20 @@ export class SandboxProcess {
       if (fs.existsSync(p)) args.push("--ro-bind", p, p);
     }
     // Identity and name files come from the engine, not the host (fds 5-8 below).
-    args.push("--ro-bind-data", "5", "/etc/passwd", "--ro-bind-data", "6", "/etc/group", "--ro-bind-data", "7", "/etc/hosts", "--ro-bind-data", "8", "/etc/resolv.conf");
+    args.push(
+      "--ro-bind-data",
+      "5",
+      "/etc/passwd",
+      "--ro-bind-data",
+      "6",
+      "/etc/group",
+      "--ro-bind-data",
+      "7",
+      "/etc/hosts",
+      "--ro-bind-data",
+      "8",
+      "/etc/resolv.conf",
+    );
     for (const b of spec.rootfs ? [] : spec.image.binds) args.push("--ro-bind", host.runtimeSource(b), b.dest);
     args.push("--proc", "/proc", "--dev", "/dev", "--bind", dirs.tmp, "/tmp", "--bind", dirs.workspace, "/workspace");
     if (spec.agent) args.push("--ro-bind", spec.agent.ctl, spec.agent.dest);
@@ -216,11 +297,18 @@ export class SandboxProcess {
     //   capabilities and with no_new_privs, before it executes anything in the sandbox's root.
     // - a build's init (asRoot): root bwrap with --cap-drop ALL, on a root the build has not written yet.
     const userUid = mode === "bwrap-userns" ? INNER_UID : spec.uid;
-    const files = [passwd(userUid), group(userUid), hosts(spec.id), spec.network === "open" ? "nameserver 10.0.2.3\n" : ""];
+    const files = [
+      passwd(userUid),
+      group(userUid),
+      hosts(spec.id),
+      spec.network === "open" ? "nameserver 10.0.2.3\n" : "",
+    ];
     const rlimits = rlimitFallback(host, spec);
     const launch = [
       ...rlimits,
-      ...(mode === "bwrap-root" && !spec.asRoot ? [HOST_TOOLS.setpriv, `--ruid=${spec.uid}`, `--rgid=${spec.uid}`, "--clear-groups", "--"] : []),
+      ...(mode === "bwrap-root" && !spec.asRoot
+        ? [HOST_TOOLS.setpriv, `--ruid=${spec.uid}`, `--rgid=${spec.uid}`, "--clear-groups", "--"]
+        : []),
       host.bwrap,
       ...args,
     ];
@@ -229,7 +317,19 @@ export class SandboxProcess {
     let child: ChildProcess;
     try {
       child = spawn(launch[0]!, launch.slice(1), {
-        stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", "pipe", spec.agent ? "pipe" : "ignore", filterFd],
+        stdio: [
+          "ignore",
+          "ignore",
+          "pipe",
+          "pipe",
+          "pipe",
+          "pipe",
+          "pipe",
+          "pipe",
+          "pipe",
+          spec.agent ? "pipe" : "ignore",
+          filterFd,
+        ],
         ...(mode === "bwrap-userns" && !spec.asRoot ? { uid: spec.uid, gid: spec.uid } : {}),
         env: {},
       });
@@ -244,11 +344,17 @@ export class SandboxProcess {
     files.forEach((content, i) => stdio[5 + i]!.end(content));
 
     const exited = new Promise<never>((_, reject) => {
-      child.once("exit", (code, signal) => reject(new Error(`bwrap exited during start (${signal ?? code}): ${stderr.trim() || "no output"}`)));
+      child.once("exit", (code, signal) =>
+        reject(new Error(`bwrap exited during start (${signal ?? code}): ${stderr.trim() || "no output"}`)),
+      );
       child.once("error", (e) => reject(e));
     });
     try {
-      const info = await Promise.race([readInfo(stdio[3]!), exited, timeout(10_000, "bwrap did not report its child pid within 10 s")]);
+      const info = await Promise.race([
+        readInfo(stdio[3]!),
+        exited,
+        timeout(10_000, "bwrap did not report its child pid within 10 s"),
+      ]);
       const initPid = info["child-pid"];
       // Join the cgroups before the sandbox runs a single instruction of its own.
       try {
@@ -258,9 +364,22 @@ export class SandboxProcess {
         throw new Error(`${(e as Error).message} (bwrap: ${stderr.trim() || "no output"})`);
       }
       stdio[4]!.end("x");
-      await Promise.race([waitForExec(initPid, "sh"), exited, timeout(10_000, "sandbox init did not start within 10 s")]);
+      await Promise.race([
+        waitForExec(initPid, "sh"),
+        exited,
+        timeout(10_000, "sandbox init did not start within 10 s"),
+      ]);
       child.stderr?.removeAllListeners("data");
-      return new SandboxProcess(spec, child, initPid, cgroup, mode, rlimits, host.seccomp, spec.agent ? stdio[9]! : null);
+      return new SandboxProcess(
+        spec,
+        child,
+        initPid,
+        cgroup,
+        mode,
+        rlimits,
+        host.seccomp,
+        spec.agent ? stdio[9]! : null,
+      );
     } catch (e) {
       child.kill("SIGKILL");
       await cgroup.destroy().catch(() => undefined);
@@ -284,10 +403,12 @@ export class SandboxProcess {
    * of the namespace it enters across an exec. Its steps are its init's children (spec.agent).
    */
   entry(): string[] {
-    if (this.spec.asRoot) throw new Error("nothing enters a build sandbox: its steps run through its init (spec.agent)");
+    if (this.spec.asRoot)
+      throw new Error("nothing enters a build sandbox: its steps run through its init (spec.agent)");
     const user = this.mode === "bwrap-userns" ? String(INNER_UID) : String(this.spec.uid);
     const nsenter = [HOST_TOOLS.nsenter, "-t", String(this.targetPid), "-a", "-S", user, "-G", user, "-w", "--"];
-    if (this.seccomp) return [...this.rlimits, ...nsenter, `/proc/self/fd/${SECCOMP_FD}`, "enter", String(SECCOMP_FD - 1)];
+    if (this.seccomp)
+      return [...this.rlimits, ...nsenter, `/proc/self/fd/${SECCOMP_FD}`, "enter", String(SECCOMP_FD - 1)];
     return [...this.rlimits, HOST_TOOLS.setpriv, "--no-new-privs", "--", ...nsenter];
   }
 

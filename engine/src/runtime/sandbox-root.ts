@@ -65,7 +65,10 @@ export interface SandboxRoot {
  * its bind mount under TRAVERSABLE_BASE. Throws one sentence when neither works (the engine then
  * refuses to start rather than fail every create).
  */
-export function prepareSandboxRoot(config: EngineConfig, opts: { inPrivateMountNs: boolean; log: (msg: string) => void }): SandboxRoot {
+export function prepareSandboxRoot(
+  config: EngineConfig,
+  opts: { inPrivateMountNs: boolean; log: (msg: string) => void },
+): SandboxRoot {
   const root = config.root;
   const asIs = { root, release: () => undefined };
   fs.mkdirSync(root, { recursive: true, mode: 0o711 });
@@ -75,19 +78,28 @@ export function prepareSandboxRoot(config: EngineConfig, opts: { inPrivateMountN
   const problem = sandboxRootProblem(root, probeUid);
   if (!problem) return asIs;
   if (!opts.inPrivateMountNs) {
-    throw new Error(`${problem}; outside a private mount namespace (util-linux unshare) the engine cannot bind it elsewhere`);
+    throw new Error(
+      `${problem}; outside a private mount namespace (util-linux unshare) the engine cannot bind it elsewhere`,
+    );
   }
-  const target = path.join(TRAVERSABLE_BASE, createHash("sha256").update(fs.realpathSync(config.dataDir)).digest("hex").slice(0, 16));
+  const target = path.join(
+    TRAVERSABLE_BASE,
+    createHash("sha256").update(fs.realpathSync(config.dataDir)).digest("hex").slice(0, 16),
+  );
   try {
     ensureRootOwnedDir(TRAVERSABLE_BASE);
     fs.mkdirSync(target, { recursive: true, mode: 0o711 });
     execFileSync("mount", ["--bind", root, target], { stdio: ["ignore", "ignore", "pipe"] });
   } catch (e) {
-    throw new Error(`${problem}; binding it at ${target} failed: ${((e as { stderr?: Buffer }).stderr?.toString() || (e as Error).message).trim()}`);
+    throw new Error(
+      `${problem}; binding it at ${target} failed: ${((e as { stderr?: Buffer }).stderr?.toString() || (e as Error).message).trim()}`,
+    );
   }
   const still = sandboxRootProblem(target, probeUid);
   if (still) throw new Error(`${problem}; its bind at ${target} is not reachable either (${still})`);
-  opts.log(`sandbox tree: ${root} is not reachable by sandbox uids, so the engine works from its bind mount at ${target} (private to the engine's mount namespace)`);
+  opts.log(
+    `sandbox tree: ${root} is not reachable by sandbox uids, so the engine works from its bind mount at ${target} (private to the engine's mount namespace)`,
+  );
   return {
     root: target,
     release() {

@@ -40,7 +40,6 @@ export type SeccompSetup = { filter: SeccompFilter; built: boolean; ms: number }
 const SOURCE = fileURLToPath(new URL("./seccomp/baton-seccomp.c", import.meta.url));
 const CACHE_DIRS = ["/var/cache/baton-engine"];
 
-
 /** A root-owned directory nobody else can write to (created 0700 if missing). */
 function privateDir(dir: string): boolean {
   try {
@@ -61,11 +60,17 @@ function privateDir(dir: string): boolean {
 export function prepareSeccomp(opts: { disabled: boolean; stateDir: string }): SeccompSetup {
   const t0 = performance.now();
   if (opts.disabled) return { filter: null, reason: "disabled by ORKESTR_ENGINE_DISABLE" };
-  if (process.arch !== "x64") return { filter: null, reason: `the policy is written for x86_64, this is ${process.arch}` };
+  if (process.arch !== "x64")
+    return { filter: null, reason: `the policy is written for x86_64, this is ${process.arch}` };
   const cc = which("cc") ?? which("gcc");
-  if (!cc) return { filter: null, reason: "no C compiler to build the libseccomp helper (apt-get install gcc libseccomp-dev)" };
+  if (!cc)
+    return {
+      filter: null,
+      reason: "no C compiler to build the libseccomp helper (apt-get install gcc libseccomp-dev)",
+    };
   const header = "/usr/include/seccomp.h";
-  if (!fs.existsSync(header)) return { filter: null, reason: "libseccomp-dev is not installed (apt-get install libseccomp-dev)" };
+  if (!fs.existsSync(header))
+    return { filter: null, reason: "libseccomp-dev is not installed (apt-get install libseccomp-dev)" };
   let source: string;
   try {
     source = fs.readFileSync(SOURCE, "utf8");
@@ -73,9 +78,20 @@ export function prepareSeccomp(opts: { disabled: boolean; stateDir: string }): S
     return { filter: null, reason: `cannot read ${SOURCE}: ${(e as Error).message}` };
   }
   const policy = policyText();
-  const key = createHash("sha256").update(source).update("\0").update(policy).update("\0").update(fs.readFileSync(header)).digest("hex").slice(0, 16);
+  const key = createHash("sha256")
+    .update(source)
+    .update("\0")
+    .update(policy)
+    .update("\0")
+    .update(fs.readFileSync(header))
+    .digest("hex")
+    .slice(0, 16);
   const base = [...CACHE_DIRS, path.join(opts.stateDir, "cache")].find(privateDir);
-  if (!base) return { filter: null, reason: `no private directory to build the filter in (tried ${[...CACHE_DIRS, path.join(opts.stateDir, "cache")].join(", ")})` };
+  if (!base)
+    return {
+      filter: null,
+      reason: `no private directory to build the filter in (tried ${[...CACHE_DIRS, path.join(opts.stateDir, "cache")].join(", ")})`,
+    };
   const dir = path.join(base, `seccomp-${key}`);
   let built = false;
   if (!fs.existsSync(path.join(dir, "filter.bpf"))) {
@@ -87,10 +103,18 @@ export function prepareSeccomp(opts: { disabled: boolean; stateDir: string }): S
   if (typeof filter === "string") return { filter: null, reason: filter };
   // The kernel must accept the program and the helper must work: load it for a `true`.
   const fd = fs.openSync(filter.bpfPath, "r");
-  const probe = spawnSync(filter.loaderPath, ["exec", "3", "/bin/true"], { stdio: ["ignore", "ignore", "pipe", fd], timeout: 5000 });
+  const probe = spawnSync(filter.loaderPath, ["exec", "3", "/bin/true"], {
+    stdio: ["ignore", "ignore", "pipe", fd],
+    timeout: 5000,
+  });
   fs.closeSync(fd);
-  if (probe.error) return { filter: null, reason: `the seccomp helper ${filter.loaderPath} does not run: ${probe.error.message}` };
-  if (probe.status !== 0) return { filter: null, reason: `the kernel refused the filter: ${String(probe.stderr).trim() || `exit ${probe.status ?? probe.signal}`}` };
+  if (probe.error)
+    return { filter: null, reason: `the seccomp helper ${filter.loaderPath} does not run: ${probe.error.message}` };
+  if (probe.status !== 0)
+    return {
+      filter: null,
+      reason: `the kernel refused the filter: ${String(probe.stderr).trim() || `exit ${probe.status ?? probe.signal}`}`,
+    };
   return { filter, built, ms: performance.now() - t0 };
 }
 
@@ -101,13 +125,23 @@ function build(cc: string, dir: string, policy: string): string | null {
   try {
     const loader = path.join(tmp, "baton-seccomp");
     // Static: when it runs inside a sandbox no loader or library of the sandbox's view is used.
-    const c = spawnSync(cc, ["-O2", "-Wall", "-static", "-o", loader, SOURCE, "-lseccomp"], { encoding: "utf8", timeout: 120_000 });
+    const c = spawnSync(cc, ["-O2", "-Wall", "-static", "-o", loader, SOURCE, "-lseccomp"], {
+      encoding: "utf8",
+      timeout: 120_000,
+    });
     if (c.status !== 0) {
-      const err = `${c.stderr ?? ""}${c.error?.message ?? ""}`.split("\n").find((l) => /error|cannot find|No such file/.test(l)) ?? `exit ${c.status}`;
+      const err =
+        `${c.stderr ?? ""}${c.error?.message ?? ""}`
+          .split("\n")
+          .find((l) => /error|cannot find|No such file/.test(l)) ?? `exit ${c.status}`;
       return `building the libseccomp helper failed (apt-get install gcc libseccomp-dev): ${err.trim()}`;
     }
     fs.chmodSync(loader, 0o711);
-    const x = spawnSync(loader, ["export", path.join(tmp, "filter.bpf")], { input: policy, encoding: "utf8", timeout: 30_000 });
+    const x = spawnSync(loader, ["export", path.join(tmp, "filter.bpf")], {
+      input: policy,
+      encoding: "utf8",
+      timeout: 30_000,
+    });
     if (x.status !== 0) return `libseccomp rejected the policy: ${(x.stderr ?? "").trim() || `exit ${x.status}`}`;
     fs.chmodSync(path.join(tmp, "filter.bpf"), 0o600);
     fs.writeFileSync(path.join(tmp, "policy.txt"), policy, { mode: 0o600 });
@@ -132,7 +166,12 @@ function describe(dir: string): SeccompFilter | string {
     const bpf = fs.readFileSync(bpfPath);
     if (bpf.length === 0 || bpf.length % 8 !== 0) return `${bpfPath} is not a compiled filter`;
     if ((fs.statSync(loaderPath).mode & 0o777) !== 0o711) fs.chmodSync(loaderPath, 0o711);
-    return { bpfPath, loaderPath, instructions: bpf.length / 8, sha256: createHash("sha256").update(bpf).digest("hex") };
+    return {
+      bpfPath,
+      loaderPath,
+      instructions: bpf.length / 8,
+      sha256: createHash("sha256").update(bpf).digest("hex"),
+    };
   } catch (e) {
     return `the cached filter in ${dir} is unusable: ${(e as Error).message}`;
   }

@@ -139,13 +139,20 @@ export interface BuildLine {
 
 export type BuildOutcome =
   | { ok: true; size_mb: number }
-  | { ok: false; error: { step_index: number | null; step: string | null; exit_code: number | null; output: string }; reason: string };
+  | {
+      ok: false;
+      error: { step_index: number | null; step: string | null; exit_code: number | null; output: string };
+      reason: string;
+    };
 
 /** Splits a stream into lines (keeping the newline) so the build log pages by line, not by pipe chunk. */
 class LineSplitter {
   private partial = "";
   private decoder = new TextDecoder("utf-8");
-  constructor(private readonly emit: (line: string) => void, private readonly maxLine = 8192) {}
+  constructor(
+    private readonly emit: (line: string) => void,
+    private readonly maxLine = 8192,
+  ) {}
   push(chunk: Buffer): void {
     this.partial += this.decoder.decode(chunk, { stream: true });
     let nl: number;
@@ -175,7 +182,12 @@ class Tail {
   }
   value(): string {
     const b = Buffer.from(this.text);
-    return b.length <= this.cap ? this.text : b.subarray(b.length - this.cap).toString("utf8").replace(/^\uFFFD+/, "");
+    return b.length <= this.cap
+      ? this.text
+      : b
+          .subarray(b.length - this.cap)
+          .toString("utf8")
+          .replace(/^\uFFFD+/, "");
   }
 }
 
@@ -211,7 +223,8 @@ export class TemplateBuild {
 
   async run(): Promise<BuildOutcome> {
     const { id, image } = this.req;
-    const system = (data: string, step_index: number | null = null) => this.log({ step_index, stream: "system", data: data.endsWith("\n") ? data : data + "\n" });
+    const system = (data: string, step_index: number | null = null) =>
+      this.log({ step_index, stream: "system", data: data.endsWith("\n") ? data : data + "\n" });
     const started = performance.now();
     let unmountRoot: (() => Promise<void>) | null = null;
     let network: NetworkHandle | null = null;
@@ -233,7 +246,11 @@ export class TemplateBuild {
       const fifos = this.req.steps.flatMap((_, i) => [`${i}.out`, `${i}.err`].map((f) => path.join(this.ctl, f)));
       if (fifos.length) await execFileP("mkfifo", ["-m", "600", "--", ...fifos]);
       const buildId = `bld_${id.slice("tmpl_".length)}`;
-      const cgroup = await this.host.cgroups.create(buildId, { memoryBytes, cpu: BUILD_SIZE.cpu, pidsMax: BUILD_PIDS_MAX });
+      const cgroup = await this.host.cgroups.create(buildId, {
+        memoryBytes,
+        cpu: BUILD_SIZE.cpu,
+        pidsMax: BUILD_PIDS_MAX,
+      });
       const networkMode = this.config.templateBuildNetwork;
       this.env = {
         PATH: image.path,
@@ -249,14 +266,24 @@ export class TemplateBuild {
       this.proc = await SandboxProcess.start(
         this.host,
         {
-          id: buildId, uid, dir: scratch, image, env: this.env, network: networkMode, limits: { memoryBytes, pidsMax: BUILD_PIDS_MAX },
-          rootfs: { path: mounted.root, writable: true }, asRoot: true, agent: { ctl: this.ctl, dest: AGENT_DIR, init: agentInit(AGENT_DIR) },
+          id: buildId,
+          uid,
+          dir: scratch,
+          image,
+          env: this.env,
+          network: networkMode,
+          limits: { memoryBytes, pidsMax: BUILD_PIDS_MAX },
+          rootfs: { path: mounted.root, writable: true },
+          asRoot: true,
+          agent: { ctl: this.ctl, dest: AGENT_DIR, init: agentInit(AGENT_DIR) },
         },
         cgroup,
       );
       this.answers = new AgentAnswers(this.proc);
       network = await startNetwork(this.host, this.proc, networkMode, DEFAULT_EGRESS_DOMAINS, this.config);
-      system(`build sandbox ready in ${Math.round(performance.now() - started)} ms (base image ${image.id}, network ${networkMode}${networkMode === "restricted" ? ": HTTPS to the default egress list through the proxy" : ""})`);
+      system(
+        `build sandbox ready in ${Math.round(performance.now() - started)} ms (base image ${image.id}, network ${networkMode}${networkMode === "restricted" ? ": HTTPS to the default egress list through the proxy" : ""})`,
+      );
 
       for (const [i, step] of this.req.steps.entries()) {
         if (this.cancelled) break;
@@ -267,7 +294,13 @@ export class TemplateBuild {
       system(`all ${this.req.steps.length} step(s) succeeded in ${Math.round(performance.now() - started)} ms`);
     } catch (e) {
       const message = (e as Error).message;
-      return this.failed(null, null, null, `the build sandbox failed: ${message}`, this.cancelled ?? `build sandbox failed: ${message}`);
+      return this.failed(
+        null,
+        null,
+        null,
+        `the build sandbox failed: ${message}`,
+        this.cancelled ?? `build sandbox failed: ${message}`,
+      );
     } finally {
       await this.teardown(network, unmountRoot, scratch);
     }
@@ -277,7 +310,13 @@ export class TemplateBuild {
     return { ok: true, size_mb };
   }
 
-  private failed(step_index: number | null, step: string | null, exit_code: number | null, output: string, reason: string): BuildOutcome {
+  private failed(
+    step_index: number | null,
+    step: string | null,
+    exit_code: number | null,
+    output: string,
+    reason: string,
+  ): BuildOutcome {
     return { ok: false, error: { step_index, step, exit_code, output }, reason };
   }
 
@@ -285,7 +324,13 @@ export class TemplateBuild {
    * Has the agent run step `i` and streams its output. A step that must stop (timeout, size cap,
    * cancel) ends the whole build sandbox: the build has failed by then anyway.
    */
-  private startStep(i: number, command: string, timeoutMs: number, onStdout: (c: Buffer) => void, onStderr: (c: Buffer) => void): { done: Promise<{ exit_code: number; duration_ms: number; timed_out: boolean }>; kill: () => void } {
+  private startStep(
+    i: number,
+    command: string,
+    timeoutMs: number,
+    onStdout: (c: Buffer) => void,
+    onStderr: (c: Buffer) => void,
+  ): { done: Promise<{ exit_code: number; duration_ms: number; timed_out: boolean }>; kill: () => void } {
     const proc = this.proc!;
     const started = performance.now();
     let timedOut = false;
@@ -293,7 +338,15 @@ export class TemplateBuild {
     const done = (async () => {
       await fsp.writeFile(path.join(this.ctl, `${i}.sh`), stepScript(this.env, command), { mode: 0o600 });
       const streams = [readFifo(path.join(this.ctl, `${i}.out`)), readFifo(path.join(this.ctl, `${i}.err`))];
-      const ended = streams.map((s) => new Promise<void>((r) => s.on("error", () => r()).once("end", r).once("close", r)));
+      const ended = streams.map(
+        (s) =>
+          new Promise<void>((r) =>
+            s
+              .on("error", () => r())
+              .once("end", r)
+              .once("close", r),
+          ),
+      );
       streams[0]!.on("data", onStdout);
       streams[1]!.on("data", onStderr);
       const answer = this.answers!.next(i);
@@ -306,7 +359,11 @@ export class TemplateBuild {
         const code = await answer;
         // Output still in the FIFOs is read for a moment; a background child may hold them open.
         await Promise.race([Promise.all(ended), new Promise((r) => setTimeout(r, DRAIN_AFTER_EXIT_MS))]);
-        return { exit_code: timedOut ? 124 : code ?? 137, duration_ms: Math.round(performance.now() - started), timed_out: timedOut };
+        return {
+          exit_code: timedOut ? 124 : (code ?? 137),
+          duration_ms: Math.round(performance.now() - started),
+          timed_out: timedOut,
+        };
       } finally {
         clearTimeout(timer);
         for (const s of streams) s.destroy();
@@ -316,7 +373,11 @@ export class TemplateBuild {
   }
 
   /** Runs one step; returns a failure, or null when the step exited 0. */
-  private async runStep(i: number, step: string, system: (d: string, i?: number | null) => void): Promise<BuildOutcome | null> {
+  private async runStep(
+    i: number,
+    step: string,
+    system: (d: string, i?: number | null) => void,
+  ): Promise<BuildOutcome | null> {
     const tail = new Tail(ERROR_TAIL_BYTES);
     const out = new LineSplitter((data) => {
       tail.push(data);
@@ -328,17 +389,26 @@ export class TemplateBuild {
     });
     system(`step ${i + 1}/${this.req.steps.length}: ${step}`, i);
     const timeoutMs = this.config.templateStepTimeoutS * 1000;
-    const running = this.startStep(i, step, timeoutMs, (c) => out.push(c), (c) => err.push(c));
+    const running = this.startStep(
+      i,
+      step,
+      timeoutMs,
+      (c) => out.push(c),
+      (c) => err.push(c),
+    );
     let overSize: string | null = null;
     this.currentKill = running.kill;
     // The layer sits on the host disk: a step that writes past the cap is stopped.
     const sizeWatch = setInterval(() => {
-      void this.layers.sizeMb(this.req.id).then((mb) => {
-        if (mb > this.config.templateMaxMb && !overSize) {
-          overSize = `the template layer grew past ${this.config.templateMaxMb} MB`;
-          running.kill();
-        }
-      }, () => undefined);
+      void this.layers.sizeMb(this.req.id).then(
+        (mb) => {
+          if (mb > this.config.templateMaxMb && !overSize) {
+            overSize = `the template layer grew past ${this.config.templateMaxMb} MB`;
+            running.kill();
+          }
+        },
+        () => undefined,
+      );
     }, SIZE_CHECK_MS);
     let result;
     try {
@@ -349,15 +419,27 @@ export class TemplateBuild {
     }
     out.flush();
     err.flush();
-    const why = this.cancelled ?? overSize ?? (result.timed_out ? `step timed out after ${this.config.templateStepTimeoutS} s` : null);
-    system(`step ${i + 1} exited with code ${result.exit_code} in ${result.duration_ms} ms${why ? ` (${why})` : ""}`, i);
+    const why =
+      this.cancelled ??
+      overSize ??
+      (result.timed_out ? `step timed out after ${this.config.templateStepTimeoutS} s` : null);
+    system(
+      `step ${i + 1} exited with code ${result.exit_code} in ${result.duration_ms} ms${why ? ` (${why})` : ""}`,
+      i,
+    );
     if (result.exit_code === 0 && !why) return null;
-    const output = why ? `${tail.value()}${tail.value() && !tail.value().endsWith("\n") ? "\n" : ""}[${why}]` : tail.value();
+    const output = why
+      ? `${tail.value()}${tail.value() && !tail.value().endsWith("\n") ? "\n" : ""}[${why}]`
+      : tail.value();
     return this.failed(i, step, result.exit_code, output, why ?? `step ${i + 1} exited with code ${result.exit_code}`);
   }
 
   /** Kills the build sandbox and releases its network, cgroups, scratch and mounts, whatever happened. */
-  private async teardown(network: NetworkHandle | null, unmountRoot: (() => Promise<void>) | null, scratch: string): Promise<void> {
+  private async teardown(
+    network: NetworkHandle | null,
+    unmountRoot: (() => Promise<void>) | null,
+    scratch: string,
+  ): Promise<void> {
     if (this.proc) await this.proc.kill().catch(() => undefined);
     await network?.close().catch(() => undefined);
     await removeSandboxDirs(scratch, this.host.scratchTmpfs);
@@ -368,6 +450,12 @@ export class TemplateBuild {
 
 function proxyEnv(): Record<string, string> {
   const url = `http://127.0.0.1:${PROXY_PORT}`;
-  return { HTTPS_PROXY: url, https_proxy: url, HTTP_PROXY: url, http_proxy: url, NO_PROXY: "localhost,127.0.0.1,::1", no_proxy: "localhost,127.0.0.1,::1" };
+  return {
+    HTTPS_PROXY: url,
+    https_proxy: url,
+    HTTP_PROXY: url,
+    http_proxy: url,
+    NO_PROXY: "localhost,127.0.0.1,::1",
+    no_proxy: "localhost,127.0.0.1,::1",
+  };
 }
-

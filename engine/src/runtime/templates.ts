@@ -43,8 +43,13 @@ function findPython312(): { prefix: string; version: string } | null {
   for (const root of roots) {
     const versions = `${root}/versions`;
     if (!fs.existsSync(versions)) continue;
-    const match = fs.readdirSync(versions).filter((v) => /^3\.12\.\d+$/.test(v)).sort().pop();
-    if (match && fs.existsSync(`${versions}/${match}/bin/python3.12`)) return { prefix: `${versions}/${match}`, version: match };
+    const match = fs
+      .readdirSync(versions)
+      .filter((v) => /^3\.12\.\d+$/.test(v))
+      .sort()
+      .pop();
+    if (match && fs.existsSync(`${versions}/${match}/bin/python3.12`))
+      return { prefix: `${versions}/${match}`, version: match };
   }
   for (const bin of ["/usr/bin/python3.12", "/usr/local/bin/python3.12"]) {
     const v = fs.existsSync(bin) ? versionOf(bin, ["-c", "import sys;print(sys.version.split()[0])"]) : null;
@@ -55,7 +60,9 @@ function findPython312(): { prefix: string; version: string } | null {
 
 export function detectBaseImages(): Map<string, BaseImage> {
   const images = new Map<string, BaseImage>();
-  const debian = fs.existsSync("/etc/debian_version") ? fs.readFileSync("/etc/debian_version", "utf8").trim() : "unknown";
+  const debian = fs.existsSync("/etc/debian_version")
+    ? fs.readFileSync("/etc/debian_version", "utf8").trim()
+    : "unknown";
   const sysPy = versionOf("/usr/bin/python3", ["-c", "import sys;print(sys.version.split()[0])"]);
   const node = versionOf("/usr/bin/node", ["--version"]) ?? versionOf("node", ["--version"]);
   const py = findPython312();
@@ -63,7 +70,9 @@ export function detectBaseImages(): Map<string, BaseImage> {
   const pyImage = (id: string, description: string, extraGaps: string[]): BaseImage => {
     if (py && py.prefix) {
       return {
-        id, description, available: true,
+        id,
+        description,
+        available: true,
         maps_to: `CPython ${py.version} from ${py.prefix} (read-only), host Debian ${debian} userland`,
         gaps: extraGaps,
         binds: [{ src: py.prefix, dest: py.prefix }],
@@ -72,24 +81,49 @@ export function detectBaseImages(): Map<string, BaseImage> {
       };
     }
     if (py) {
-      return { id, description, available: true, maps_to: `system CPython ${py.version}, host Debian ${debian} userland`, gaps: extraGaps, binds: [], path: SYSTEM_PATH, env: { PYTHONUNBUFFERED: "1" } };
+      return {
+        id,
+        description,
+        available: true,
+        maps_to: `system CPython ${py.version}, host Debian ${debian} userland`,
+        gaps: extraGaps,
+        binds: [],
+        path: SYSTEM_PATH,
+        env: { PYTHONUNBUFFERED: "1" },
+      };
     }
     return {
-      id, description, available: !!sysPy,
+      id,
+      description,
+      available: !!sysPy,
       maps_to: sysPy ? `system CPython ${sysPy} (no CPython 3.12 on this machine)` : "no Python on this machine",
       gaps: ["CPython 3.12 is not installed on this machine", ...extraGaps],
-      binds: [], path: SYSTEM_PATH, env: { PYTHONUNBUFFERED: "1" },
+      binds: [],
+      path: SYSTEM_PATH,
+      env: { PYTHONUNBUFFERED: "1" },
     };
   };
 
-  images.set("python-3.12", pyImage("python-3.12", "CPython 3.12 with pip and common libs", ["common libraries beyond pip are not preinstalled; pip install them (network restricted or open)"]));
+  images.set(
+    "python-3.12",
+    pyImage("python-3.12", "CPython 3.12 with pip and common libs", [
+      "common libraries beyond pip are not preinstalled; pip install them (network restricted or open)",
+    ]),
+  );
   images.set("python-3.12-bare", pyImage("python-3.12-bare", "CPython 3.12, standard library only", []));
-  images.set("code-interpreter", pyImage("code-interpreter", "CPython 3.12 for code interpretation (data-science stack)", ["numpy, pandas and matplotlib are not preinstalled on this machine"]));
+  images.set(
+    "code-interpreter",
+    pyImage("code-interpreter", "CPython 3.12 for code interpretation (data-science stack)", [
+      "numpy, pandas and matplotlib are not preinstalled on this machine",
+    ]),
+  );
   images.set("node-22", {
     id: "node-22",
     description: "Node.js 22 with npm",
     available: !!node,
-    maps_to: node ? `host Node.js ${node} (/usr/bin/node), host Debian ${debian} userland` : "no Node.js on this machine",
+    maps_to: node
+      ? `host Node.js ${node} (/usr/bin/node), host Debian ${debian} userland`
+      : "no Node.js on this machine",
     gaps: node && !node.startsWith("v22") ? [`this machine has Node.js ${node}, not 22`] : [],
     binds: [],
     path: SYSTEM_PATH,

@@ -25,10 +25,15 @@ function have(bin: string): boolean {
 
 export function detectVolumeBackend(host: Host): { backend: VolumeBackend; reason: string | null } {
   // scratchTmpfs means "root inside a private mount namespace": mounts made there vanish with the engine.
-  if (!host.scratchTmpfs) return { backend: "directory", reason: "the engine is not root in a private mount namespace, so it cannot loop-mount volume images" };
+  if (!host.scratchTmpfs)
+    return {
+      backend: "directory",
+      reason: "the engine is not root in a private mount namespace, so it cannot loop-mount volume images",
+    };
   const missing = ["mkfs.ext4", "e2fsck", "resize2fs", "mount", "umount"].filter((b) => !have(b));
   if (missing.length) return { backend: "directory", reason: `missing ${missing.join(", ")} (e2fsprogs / util-linux)` };
-  if (!fs.existsSync("/dev/loop-control")) return { backend: "directory", reason: "no /dev/loop-control: the kernel offers no loop devices" };
+  if (!fs.existsSync("/dev/loop-control"))
+    return { backend: "directory", reason: "no /dev/loop-control: the kernel offers no loop devices" };
   return { backend: "loop-ext4", reason: null };
 }
 
@@ -92,10 +97,12 @@ export class VolumeStore {
       await fh.close();
     }
     // -m 0: no blocks reserved for root, the sandbox user gets the whole size.
-    await execFileP("mkfs.ext4", ["-q", "-F", "-m", "0", "-L", id.slice(-16), "-E", "root_owner=0:0", target]).catch(async (e: Error) => {
-      await fsp.rm(target, { force: true });
-      throw new Error(`mkfs.ext4 failed: ${e.message}`);
-    });
+    await execFileP("mkfs.ext4", ["-q", "-F", "-m", "0", "-L", id.slice(-16), "-E", "root_owner=0:0", target]).catch(
+      async (e: Error) => {
+        await fsp.rm(target, { force: true });
+        throw new Error(`mkfs.ext4 failed: ${e.message}`);
+      },
+    );
   }
 
   /**
@@ -150,7 +157,14 @@ export class VolumeStore {
     const mnt = this.mountPoint(region, id);
     try {
       await fsp.mkdir(mnt, { recursive: true, mode: 0o700 });
-      await execFileP("mount", ["-t", "ext4", "-o", "loop,nosuid,nodev,noexec,noatime", this.dataPath(region, id), mnt]);
+      await execFileP("mount", [
+        "-t",
+        "ext4",
+        "-o",
+        "loop,nosuid,nodev,noexec,noatime",
+        this.dataPath(region, id),
+        mnt,
+      ]);
       this.mounted.add(id);
       return await this.usedBytes(region, id);
     } catch {

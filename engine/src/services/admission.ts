@@ -37,7 +37,10 @@ export interface Reserves {
 }
 
 /** The host's reserves: configured, or derived from the machine (see the module comment for why). */
-export function reservesFor(m: Pick<HostMeasure, "memoryTotalMb" | "pidMax" | "threadsMax" | "diskTotalMb">, configured: Partial<Reserves> = {}): Reserves {
+export function reservesFor(
+  m: Pick<HostMeasure, "memoryTotalMb" | "pidMax" | "threadsMax" | "diskTotalMb">,
+  configured: Partial<Reserves> = {},
+): Reserves {
   return {
     memoryMb: configured.memoryMb ?? Math.max(1024, Math.round(m.memoryTotalMb * 0.1)),
     pids: configured.pids ?? Math.max(2048, Math.round(Math.min(m.pidMax, m.threadsMax) * 0.1)),
@@ -150,7 +153,10 @@ export function formatMb(mb: number): string {
  * sandbox resuming), so it needs no new room, only a machine that is not over-committed (capacity
  * can shrink: a memory balloon, a lowered pid_max).
  */
-export function checkSandbox(cap: HostCapacity, need: { memoryMb: number; pidsMax: number; counted?: boolean; what?: string }): Refusal | null {
+export function checkSandbox(
+  cap: HostCapacity,
+  need: { memoryMb: number; pidsMax: number; counted?: boolean; what?: string },
+): Refusal | null {
   const what = need.what ?? "this sandbox";
   const memNeeded = need.counted ? 0 : need.memoryMb;
   const memLeft = cap.memory_for_sandboxes_mb - cap.memory_committed_mb;
@@ -274,12 +280,15 @@ export class HostAdmission {
     private readonly sources: AdmissionSources,
     /** Sandboxes' pids.max (SandboxService's); every sandbox has the same. */
     private readonly sandboxPidsMax: number,
-    measure: () => HostMeasure = () => measureHost(config.root, { memoryMb: config.hostCapacity.memoryMb, diskFreeMb: config.hostCapacity.diskFreeMb }),
+    measure: () => HostMeasure = () =>
+      measureHost(config.root, { memoryMb: config.hostCapacity.memoryMb, diskFreeMb: config.hostCapacity.diskFreeMb }),
   ) {
     this.bytesPerGb = config.volumeUnitMb * 1024 * 1024;
     this.measure = cachedFor(MEASURE_TTL_MS, measure);
     this.liveOrPaused = db.prepare(`SELECT id, status, memory_mb FROM sandboxes WHERE status IN ${LIVE_OR_PAUSED}`);
-    this.buildsPending = db.prepare("SELECT COUNT(*) AS n FROM templates WHERE deleted_at IS NULL AND status IN ('queued','building')").pluck();
+    this.buildsPending = db
+      .prepare("SELECT COUNT(*) AS n FROM templates WHERE deleted_at IS NULL AND status IN ('queued','building')")
+      .pluck();
     this.allVolumes = db.prepare("SELECT id, region, size_gb, used_bytes, status FROM volumes");
   }
 
@@ -294,7 +303,13 @@ export class HostAdmission {
     const builds = this.buildsPending.get() as number;
     let threads = 0;
     for (const row of s) threads += this.sources.sandboxThreads(row.id) ?? 0;
-    const volumes = this.allVolumes.all() as { id: string; region: string; size_gb: number; used_bytes: number; status: string }[];
+    const volumes = this.allVolumes.all() as {
+      id: string;
+      region: string;
+      size_gb: number;
+      used_bytes: number;
+      status: string;
+    }[];
     let diskBytes = builds * this.config.templateMaxMb * 1024 * 1024;
     for (const v of volumes) {
       const data = this.sources.volumeData(v.region, v.id);
@@ -317,7 +332,11 @@ export class HostAdmission {
   capacity(): HostCapacity {
     const m = this.measure();
     const h = this.config.hostCapacity;
-    return hostCapacity(m, reservesFor(m, { memoryMb: h.memoryReserveMb, pids: h.pidsReserve, diskMb: h.diskReserveMb }), this.commitments());
+    return hostCapacity(
+      m,
+      reservesFor(m, { memoryMb: h.memoryReserveMb, pids: h.pidsReserve, diskMb: h.diskReserveMb }),
+      this.commitments(),
+    );
   }
 
   /** A new sandbox (create): 503 fleet_full unless the machine has its memory and pids. */
@@ -342,11 +361,19 @@ export class HostAdmission {
   /** A new template: its layer may grow to the cap, and its build needs a build sandbox's RAM and pids. */
   admitTemplate(): void {
     const cap = this.capacity();
-    const disk = checkDisk(cap, this.config.templateMaxMb, "a template build (its layer may grow to ORKESTR_ENGINE_TEMPLATE_MAX_MB)");
+    const disk = checkDisk(
+      cap,
+      this.config.templateMaxMb,
+      "a template build (its layer may grow to ORKESTR_ENGINE_TEMPLATE_MAX_MB)",
+    );
     if (disk) throw refuse(disk);
     // Builds run one at a time: one already queued or running holds the build's share.
     if (cap.memory_builds_mb === 0) {
-      const build = checkSandbox(cap, { memoryMb: BUILD_SIZE.memory_mb, pidsMax: BUILD_PIDS_MAX, what: "a template build" });
+      const build = checkSandbox(cap, {
+        memoryMb: BUILD_SIZE.memory_mb,
+        pidsMax: BUILD_PIDS_MAX,
+        what: "a template build",
+      });
       if (build) throw refuse(build);
     }
   }

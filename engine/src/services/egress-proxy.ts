@@ -20,7 +20,9 @@ export class EgressProxy {
     private readonly staticHosts: Map<string, string>,
   ) {
     this.server = http.createServer((req, res) => {
-      res.writeHead(403, { "Content-Type": "text/plain" }).end("orkestr egress: restricted sandboxes may only use HTTPS (CONNECT) to allowed hosts\n");
+      res
+        .writeHead(403, { "Content-Type": "text/plain" })
+        .end("orkestr egress: restricted sandboxes may only use HTTPS (CONNECT) to allowed hosts\n");
     });
     // The sandbox's relay already caps its connections; this bounds the engine's side regardless.
     this.server.maxConnections = 512;
@@ -52,7 +54,8 @@ export class EgressProxy {
     const [, rawHost, portStr] = m as unknown as [string, string, string];
     // One normal form for the allow list and the static names alike ("Allowed.Test." = "allowed.test").
     const host = rawHost.toLowerCase().replace(/\.$/, "");
-    if (Number(portStr) !== 443) return refuse("403 Forbidden", `only HTTPS (port 443) is allowed, not port ${portStr}`);
+    if (Number(portStr) !== 443)
+      return refuse("403 Forbidden", `only HTTPS (port 443) is allowed, not port ${portStr}`);
     if (net.isIP(host)) return refuse("403 Forbidden", "IP addresses are not allowed; use an allowed host name");
     if (!this.allows(host)) return refuse("403 Forbidden", `${host} is not on this sandbox's allow list`);
     let address = this.staticHosts.get(host);
@@ -63,7 +66,8 @@ export class EgressProxy {
         return refuse("502 Bad Gateway", `cannot resolve ${host}`);
       }
     }
-    if (isForbiddenAddress(address)) return refuse("403 Forbidden", `${host} resolves to a loopback, private, link-local or host address`);
+    if (isForbiddenAddress(address))
+      return refuse("403 Forbidden", `${host} resolves to a loopback, private, link-local or host address`);
     if (client.destroyed) return;
     let established = false;
     const upstream = net.connect({ host: address, port: 443 });
@@ -112,8 +116,16 @@ export class EgressProxy {
  * engine's own host is refused.
  */
 export const FORBIDDEN_V4 = [
-  "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
-  "192.0.0.0/24", "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4",
+  "0.0.0.0/8",
+  "10.0.0.0/8",
+  "100.64.0.0/10",
+  "127.0.0.0/8",
+  "169.254.0.0/16",
+  "172.16.0.0/12",
+  "192.0.0.0/24",
+  "192.168.0.0/16",
+  "224.0.0.0/4",
+  "240.0.0.0/4",
 ];
 // No ::ffff:0:0/96 here: BlockList checks IPv4 addresses against IPv6 rules through that mapping
 // (so it would refuse every IPv4 address), and the IPv4 rules already cover mapped addresses.
@@ -121,7 +133,10 @@ export const FORBIDDEN_V6 = ["::/127", "64:ff9b::/96", "fc00::/7", "fe80::/10", 
 
 const FORBIDDEN = (() => {
   const list = new net.BlockList();
-  for (const [cidrs, family] of [[FORBIDDEN_V4, "ipv4"], [FORBIDDEN_V6, "ipv6"]] as const) {
+  for (const [cidrs, family] of [
+    [FORBIDDEN_V4, "ipv4"],
+    [FORBIDDEN_V6, "ipv6"],
+  ] as const) {
     for (const cidr of cidrs) {
       const [addr, prefix] = cidr.split("/") as [string, string];
       list.addSubnet(addr, Number(prefix), family);

@@ -24,7 +24,15 @@ interface EventRow {
   data: string;
 }
 
-const toEvent = (r: EventRow): EngineEvent => ({ seq: r.seq, id: r.id, account_id: r.account_id, sandbox_id: r.sandbox_id, t: iso(r.t), type: r.type, data: JSON.parse(r.data) as Record<string, unknown> });
+const toEvent = (r: EventRow): EngineEvent => ({
+  seq: r.seq,
+  id: r.id,
+  account_id: r.account_id,
+  sandbox_id: r.sandbox_id,
+  t: iso(r.t),
+  type: r.type,
+  data: JSON.parse(r.data) as Record<string, unknown>,
+});
 
 /** The activity timeline: every lifecycle change, exec and file write, persisted and fanned out live. */
 export class EventLog {
@@ -53,7 +61,15 @@ export class EventLog {
     const id = newId("evt");
     const t = Date.now();
     const info = this.insert.run(id, account, sandboxId, t, type, JSON.stringify(data));
-    const event: EngineEvent = { seq: Number(info.lastInsertRowid), id, account_id: account, sandbox_id: sandboxId, t: iso(t), type, data };
+    const event: EngineEvent = {
+      seq: Number(info.lastInsertRowid),
+      id,
+      account_id: account,
+      sandbox_id: sandboxId,
+      t: iso(t),
+      type,
+      data,
+    };
     this.bus.emit("event", event);
     return event;
   }

@@ -66,12 +66,19 @@ const REACH = "The local engine's file API reaches /workspace and /tmp, and /per
  */
 export function normalizeApiPath(p: string): string {
   if (p.includes("\0")) throw new ApiError("invalid_path", "Path contains a NUL byte");
-  if (!p.startsWith("/")) throw new ApiError("invalid_path", `Path "${p}" is relative; give an absolute sandbox path such as /workspace/main.py`);
-  if (Buffer.byteLength(p) > MAX_PATH_BYTES) throw new ApiError("invalid_path", `Path is longer than ${MAX_PATH_BYTES} bytes`);
+  if (!p.startsWith("/"))
+    throw new ApiError(
+      "invalid_path",
+      `Path "${p}" is relative; give an absolute sandbox path such as /workspace/main.py`,
+    );
+  if (Buffer.byteLength(p) > MAX_PATH_BYTES)
+    throw new ApiError("invalid_path", `Path is longer than ${MAX_PATH_BYTES} bytes`);
   const parts = p.split("/").filter((s) => s !== "" && s !== ".");
-  if (parts.includes("..")) throw new ApiError("invalid_path", `Path "${p}" contains a ".." segment; give a normalized absolute path`);
+  if (parts.includes(".."))
+    throw new ApiError("invalid_path", `Path "${p}" contains a ".." segment; give a normalized absolute path`);
   const long = parts.find((s) => Buffer.byteLength(s) > MAX_NAME_BYTES);
-  if (long !== undefined) throw new ApiError("invalid_path", `Path component "${long.slice(0, 40)}…" is longer than ${MAX_NAME_BYTES} bytes`);
+  if (long !== undefined)
+    throw new ApiError("invalid_path", `Path component "${long.slice(0, 40)}…" is longer than ${MAX_NAME_BYTES} bytes`);
   return "/" + parts.join("/");
 }
 
@@ -88,7 +95,12 @@ const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
  * Decodes a JSON body's `content`: strict base64 (standard or URL alphabet, whitespace ignored) or
  * UTF-8 text. Size is checked before decoding so an oversized body is refused without a copy.
  */
-export function decodeContent(content: string, encoding: "base64" | "utf8", limit: number, loc: (string | number)[] = ["body", "content"]): Buffer {
+export function decodeContent(
+  content: string,
+  encoding: "base64" | "utf8",
+  limit: number,
+  loc: (string | number)[] = ["body", "content"],
+): Buffer {
   if (encoding === "utf8") {
     const size = Buffer.byteLength(content, "utf8");
     if (size > limit) throw tooLarge(size, limit);
@@ -96,7 +108,9 @@ export function decodeContent(content: string, encoding: "base64" | "utf8", limi
   }
   const compact = /\s/.test(content) ? content.replace(/\s+/g, "") : content;
   if (!BASE64.test(compact) || compact.length % 4 === 1) {
-    throw new ApiError("validation_error", [{ loc, msg: "content is not valid base64 (send encoding: \"utf8\" for plain text)", type: "value_error.base64" }]);
+    throw new ApiError("validation_error", [
+      { loc, msg: 'content is not valid base64 (send encoding: "utf8" for plain text)', type: "value_error.base64" },
+    ]);
   }
   const estimate = Math.floor((compact.length * 3) / 4);
   if (estimate > limit + 2) throw tooLarge(estimate, limit);
@@ -117,7 +131,10 @@ function tooLarge(size: number, limit: number): ApiError {
 export function parseMode(mode: string | undefined): number | undefined {
   if (mode === undefined) return undefined;
   const m = /^(?:0o?)?([0-7]{3})$/.exec(mode);
-  if (!m) throw new ApiError("validation_error", [{ loc: ["body", "mode"], msg: 'mode must be octal permission bits such as "0644"', type: "value_error" }]);
+  if (!m)
+    throw new ApiError("validation_error", [
+      { loc: ["body", "mode"], msg: 'mode must be octal permission bits such as "0644"', type: "value_error" },
+    ]);
   return parseInt(m[1]!, 8);
 }
 
@@ -145,15 +162,26 @@ export function sign(key: Buffer, p: SignedParams): string {
  * Checks a presigned request: the signature first (so a tampered `exp` is 403, not 410), then the
  * expiry. The signature binds method, sandbox, path and upload cap, so none can be swapped.
  */
-export function verifySigned(key: Buffer, q: { exp?: string; sig?: string; max?: string }, p: Omit<SignedParams, "exp" | "maxBytes">): { maxBytes?: number } {
-  const bad = () => new ApiError("invalid_signature", "The presigned URL's signature does not match (wrong method, sandbox, path or a modified parameter)");
+export function verifySigned(
+  key: Buffer,
+  q: { exp?: string; sig?: string; max?: string },
+  p: Omit<SignedParams, "exp" | "maxBytes">,
+): { maxBytes?: number } {
+  const bad = () =>
+    new ApiError(
+      "invalid_signature",
+      "The presigned URL's signature does not match (wrong method, sandbox, path or a modified parameter)",
+    );
   if (!q.exp || !/^\d{1,12}$/.test(q.exp) || !q.sig || !/^[0-9a-f]{64}$/i.test(q.sig)) throw bad();
   if (q.max !== undefined && !/^\d{1,16}$/.test(q.max)) throw bad();
   const exp = Number(q.exp);
   const maxBytes = q.max === undefined ? undefined : Number(q.max);
   const expected = Buffer.from(sign(key, { ...p, exp, maxBytes }), "hex");
   if (!timingSafeEqual(expected, Buffer.from(q.sig, "hex"))) throw bad();
-  if (Date.now() > exp * 1000) throw new ApiError("url_expired", `The presigned URL expired at ${iso(exp * 1000)}; ask for a new one`, { expired_at: iso(exp * 1000) });
+  if (Date.now() > exp * 1000)
+    throw new ApiError("url_expired", `The presigned URL expired at ${iso(exp * 1000)}; ask for a new one`, {
+      expired_at: iso(exp * 1000),
+    });
   return { maxBytes };
 }
 
@@ -228,11 +256,22 @@ export class SandboxFiles {
   /** The mount holding a canonical sandbox path, and the components below its root. */
   locate(p: string, via?: string): { mount: Mount; parts: string[] } {
     for (const m of this.mounts) {
-      if (p === m.at || p.startsWith(m.at + "/")) return { mount: m, parts: p.slice(m.at.length).split("/").filter(Boolean) };
+      if (p === m.at || p.startsWith(m.at + "/"))
+        return { mount: m, parts: p.slice(m.at.length).split("/").filter(Boolean) };
     }
-    const reach = this.mounts.map((m) => m.at).sort().join(" and ");
-    if (via) throw new ApiError("invalid_path", `${via} is a symlink leading to "${p}", outside the sandbox directories the file API reaches (${reach})`);
-    throw new ApiError("invalid_path", `Path "${p}" is outside the file API's reach. ${REACH}${reach === "/tmp and /workspace" ? "" : ` (here: ${reach})`}.`);
+    const reach = this.mounts
+      .map((m) => m.at)
+      .sort()
+      .join(" and ");
+    if (via)
+      throw new ApiError(
+        "invalid_path",
+        `${via} is a symlink leading to "${p}", outside the sandbox directories the file API reaches (${reach})`,
+      );
+    throw new ApiError(
+      "invalid_path",
+      `Path "${p}" is outside the file API's reach. ${REACH}${reach === "/tmp and /workspace" ? "" : ` (here: ${reach})`}.`,
+    );
   }
 
   /** True for /workspace, /tmp and other mount roots, which are never deleted. */
@@ -244,7 +283,10 @@ export class SandboxFiles {
   private assertInside(fd: number, mount: Mount, apiPath: string): void {
     const real = fs.readlinkSync(`/proc/self/fd/${fd}`);
     if (real !== mount.real && !real.startsWith(mount.real + "/")) {
-      throw new ApiError("invalid_path", `"${apiPath}" changed while it was being opened and now leads outside ${mount.at}`);
+      throw new ApiError(
+        "invalid_path",
+        `"${apiPath}" changed while it was being opened and now leads outside ${mount.at}`,
+      );
     }
   }
 
@@ -281,7 +323,8 @@ export class SandboxFiles {
     let hops = 0;
     const follow = (dir: string, name: string, dirFd: number, rest: string[]) => {
       const target = fs.readlinkSync(at(dirFd, name));
-      if (++hops > MAX_SYMLINK_HOPS) throw new ApiError("invalid_path", `Too many levels of symlinks resolving "${apiPath}"`);
+      if (++hops > MAX_SYMLINK_HOPS)
+        throw new ApiError("invalid_path", `Too many levels of symlinks resolving "${apiPath}"`);
       via = `"${joinApi(dir, name)}"`;
       const base = target.startsWith("/") ? target : path.posix.join(dir, target);
       current = path.posix.normalize([base, ...rest].join("/"));
@@ -331,12 +374,20 @@ export class SandboxFiles {
   }
 
   /** One step of the walk: the child directory's fd, or "symlink" when the step must be followed. */
-  private descend(dirFd: number, dir: string, name: string, mount: Mount, apiPath: string, create: boolean): number | "symlink" {
+  private descend(
+    dirFd: number,
+    dir: string,
+    name: string,
+    mount: Mount,
+    apiPath: string,
+    create: boolean,
+  ): number | "symlink" {
     const here = joinApi(dir, name);
     for (let attempt = 0; ; attempt++) {
       const st = lstatOrNull(at(dirFd, name));
       if (!st) {
-        if (!create) throw new ApiError("file_not_found", `No such file or directory: "${apiPath}" (${here} does not exist)`);
+        if (!create)
+          throw new ApiError("file_not_found", `No such file or directory: "${apiPath}" (${here} does not exist)`);
         try {
           this.mkdirAt(dirFd, name, mount, apiPath);
         } catch (e) {
@@ -348,7 +399,8 @@ export class SandboxFiles {
       }
       if (st.isSymbolicLink()) return "symlink";
       if (!st.isDirectory()) {
-        if (create) throw new ApiError("not_a_directory", `Cannot create "${apiPath}": ${here} is a file, not a directory`);
+        if (create)
+          throw new ApiError("not_a_directory", `Cannot create "${apiPath}": ${here} is a file, not a directory`);
         throw new ApiError("file_not_found", `No such file or directory: "${apiPath}" (${here} is not a directory)`);
       }
       try {
@@ -368,7 +420,9 @@ export class SandboxFiles {
       const pre = lstatOrNull(at(r.dirFd, r.name));
       if (!pre) throw new ApiError("file_not_found", `No such file or directory: "${apiPath}"`);
       if (pre.isDirectory()) {
-        fd = r.isRoot ? this.openDir(r.mount.host, r.mount, apiPath) : this.openDir(at(r.dirFd, r.name), r.mount, apiPath);
+        fd = r.isRoot
+          ? this.openDir(r.mount.host, r.mount, apiPath)
+          : this.openDir(at(r.dirFd, r.name), r.mount, apiPath);
         return { type: "directory", ...this.listFd(fd, apiPath) };
       }
       fd = this.openRegular(r, apiPath).fd;
@@ -449,7 +503,14 @@ export class SandboxFiles {
     // A name that is not UTF-8 is shown with U+FFFD; it cannot be addressed through the JSON API.
     const name = raw.toString("utf8");
     const type = entryType(st);
-    entries.push({ name, path: joinApi(apiPath, name), is_dir: type === "directory", type, size: st.size, modified_at: iso(st.mtimeMs) });
+    entries.push({
+      name,
+      path: joinApi(apiPath, name),
+      is_dir: type === "directory",
+      type,
+      size: st.size,
+      modified_at: iso(st.mtimeMs),
+    });
   }
 
   /**
@@ -470,7 +531,8 @@ export class SandboxFiles {
         if (errno(e) !== "EEXIST") throw e;
         const pre = lstatOrNull(target);
         if (pre?.isDirectory()) throw new ApiError("is_a_directory", `Cannot write "${apiPath}": it is a directory`);
-        if (pre && !pre.isFile()) throw new ApiError("invalid_path", `Cannot write "${apiPath}": it is not a regular file (${entryType(pre)})`);
+        if (pre && !pre.isFile())
+          throw new ApiError("invalid_path", `Cannot write "${apiPath}": it is not a regular file (${entryType(pre)})`);
         fd = fs.openSync(target, C.O_WRONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
       }
       const st = fs.fstatSync(fd);
@@ -494,7 +556,11 @@ export class SandboxFiles {
    * PUT /files/raw: streams into a temp file next to the target, then renames it over the target,
    * so a failed or oversized upload leaves whatever existed untouched.
    */
-  async upload(apiPath: string, source: Readable | undefined, maxBytes?: number): Promise<{ path: string; size: number }> {
+  async upload(
+    apiPath: string,
+    source: Readable | undefined,
+    maxBytes?: number,
+  ): Promise<{ path: string; size: number }> {
     const r = this.resolve(apiPath, { create: true, followFinal: true });
     let fd: number | null = null;
     let tmpName: string | null = null;
@@ -502,7 +568,11 @@ export class SandboxFiles {
       if (r.isRoot) throw new ApiError("is_a_directory", `"${apiPath}" is a directory`);
       const existing = lstatOrNull(at(r.dirFd, r.name));
       if (existing?.isDirectory()) throw new ApiError("is_a_directory", `Cannot write "${apiPath}": it is a directory`);
-      if (existing && !existing.isFile()) throw new ApiError("invalid_path", `Cannot write "${apiPath}": it is not a regular file (${entryType(existing)})`);
+      if (existing && !existing.isFile())
+        throw new ApiError(
+          "invalid_path",
+          `Cannot write "${apiPath}": it is not a regular file (${entryType(existing)})`,
+        );
       tmpName = `.${r.name.slice(0, 200)}.upload-${randomBytes(6).toString("hex")}`;
       fd = fs.openSync(at(r.dirFd, tmpName), C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
       this.assertInside(fd, r.mount, apiPath);
@@ -537,10 +607,15 @@ export class SandboxFiles {
    * any size then costs the engine no blocking work and no root access.
    */
   remove(apiPath: string, recursive: boolean): { path: string; size: number; type: DirEntry["type"]; tree?: true } {
-    if (this.isMountRoot(apiPath)) throw new ApiError("invalid_path", `"${apiPath}" is a sandbox mount root and cannot be deleted; delete what is inside it instead`);
+    if (this.isMountRoot(apiPath))
+      throw new ApiError(
+        "invalid_path",
+        `"${apiPath}" is a sandbox mount root and cannot be deleted; delete what is inside it instead`,
+      );
     const r = this.resolve(apiPath, { create: false, followFinal: false });
     try {
-      if (r.isRoot) throw new ApiError("invalid_path", `"${apiPath}" leads to the mount root ${r.path}, which cannot be deleted`);
+      if (r.isRoot)
+        throw new ApiError("invalid_path", `"${apiPath}" leads to the mount root ${r.path}, which cannot be deleted`);
       const st = lstatOrNull(at(r.dirFd, r.name));
       if (!st) throw new ApiError("file_not_found", `No such file or directory: "${apiPath}"`);
       if (!st.isDirectory()) {
@@ -551,7 +626,11 @@ export class SandboxFiles {
         fs.rmdirSync(at(r.dirFd, r.name));
       } catch (e) {
         if (errno(e) !== "ENOTEMPTY" && errno(e) !== "EEXIST") throw e;
-        if (!recursive) throw new ApiError("directory_not_empty", `Directory "${apiPath}" is not empty; pass recursive=true to delete it with its contents`);
+        if (!recursive)
+          throw new ApiError(
+            "directory_not_empty",
+            `Directory "${apiPath}" is not empty; pass recursive=true to delete it with its contents`,
+          );
         return { path: apiPath, size: 0, type: "directory", tree: true };
       }
       return { path: apiPath, size: 0, type: "directory" };
@@ -566,7 +645,6 @@ export class SandboxFiles {
    * rm -rf through directory fds: each level is opened O_NOFOLLOW and checked, so a directory
    * swapped for a symlink mid-delete is unlinked as a link, never descended into.
    */
-
 }
 
 function lstatOrNull(p: string | Buffer): fs.Stats | null {
@@ -590,7 +668,11 @@ async function copyCapped(source: Readable, fd: number, maxBytes: number | undef
       const buf = chunk as Buffer;
       size += buf.length;
       if (maxBytes !== undefined && size > maxBytes) {
-        throw new ApiError("payload_too_large", `Upload is larger than this URL's max_bytes (${maxBytes}); nothing was written`, { limit: maxBytes });
+        throw new ApiError(
+          "payload_too_large",
+          `Upload is larger than this URL's max_bytes (${maxBytes}); nothing was written`,
+          { limit: maxBytes },
+        );
       }
       let off = 0;
       while (off < buf.length) off += await writeAsync(fd, buf, off);
@@ -603,7 +685,9 @@ async function copyCapped(source: Readable, fd: number, maxBytes: number | undef
 }
 
 function writeAsync(fd: number, buf: Buffer, off: number): Promise<number> {
-  return new Promise((resolve, reject) => fs.write(fd, buf, off, buf.length - off, null, (err, n) => (err ? reject(err) : resolve(n))));
+  return new Promise((resolve, reject) =>
+    fs.write(fd, buf, off, buf.length - off, null, (err, n) => (err ? reject(err) : resolve(n))),
+  );
 }
 
 function readUpTo(fd: number, max: number): Buffer {
@@ -642,14 +726,20 @@ export function fsError(e: unknown, apiPath: string): unknown {
     // A parent directory the walk creates was made (and swapped again) by the sandbox itself, on
     // every retry: the sandbox is racing the request, which is its input, never an engine fault.
     case "EEXIST":
-      return new ApiError("invalid_path", `"${apiPath}" kept changing while it was being created (something in the sandbox is replacing it); retry`);
+      return new ApiError(
+        "invalid_path",
+        `"${apiPath}" kept changing while it was being created (something in the sandbox is replacing it); retry`,
+      );
     case "ENAMETOOLONG":
       return new ApiError("invalid_path", `"${apiPath}" resolves to a path that is too long`);
     case "ENXIO":
       return new ApiError("invalid_path", `"${apiPath}" is not a regular file`);
     case "ENOSPC":
     case "EDQUOT":
-      return new ApiError("internal_error", "The engine's disk is full; free space (or delete files in the sandbox) and retry");
+      return new ApiError(
+        "internal_error",
+        "The engine's disk is full; free space (or delete files in the sandbox) and retry",
+      );
     default:
       return e;
   }

@@ -14,7 +14,12 @@ export class Idempotency {
   private inFlight = new Map<string, Promise<unknown>>();
   constructor(private readonly db: Db) {}
 
-  async run(req: FastifyRequest, reply: FastifyReply, route: string, work: () => Promise<{ status: number; body: unknown }>): Promise<unknown> {
+  async run(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    route: string,
+    work: () => Promise<{ status: number; body: unknown }>,
+  ): Promise<unknown> {
     const key = req.headers["idempotency-key"];
     if (key === undefined) {
       const r = await work();
@@ -36,7 +41,9 @@ export class Idempotency {
       const r = await p;
       this.db.prepare("DELETE FROM idempotency WHERE created_at <= ?").run(Date.now() - IDEMPOTENCY_TTL_MS);
       this.db
-        .prepare("INSERT OR REPLACE INTO idempotency(token_id, route, key, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+        .prepare(
+          "INSERT OR REPLACE INTO idempotency(token_id, route, key, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        )
         .run(tokenId, route, key, r.status, JSON.stringify(r.body), Date.now());
       return reply.status(r.status).send(r.body);
     } finally {

@@ -67,7 +67,8 @@ export class SandboxMeter {
   }
 
   samples(sinceMs: number): Sample[] {
-    const ordered = this.ring.length < this.capacity ? this.ring : [...this.ring.slice(this.head), ...this.ring.slice(0, this.head)];
+    const ordered =
+      this.ring.length < this.capacity ? this.ring : [...this.ring.slice(this.head), ...this.ring.slice(0, this.head)];
     return ordered.filter((s) => s.t > sinceMs);
   }
 }

@@ -5,7 +5,14 @@ import type { Duplex } from "node:stream";
 import { pipeline } from "node:stream";
 import { ApiError } from "../errors.js";
 import { matchPreviewHost, type PreviewHostMatch } from "../lib/preview-host.js";
-import { PREVIEW_COOKIE, PREVIEW_COOKIE_LAX, PREVIEW_TOKEN_HEADER, takeTokenParam, withoutCookie, type PreviewService } from "./previews.js";
+import {
+  PREVIEW_COOKIE,
+  PREVIEW_COOKIE_LAX,
+  PREVIEW_TOKEN_HEADER,
+  takeTokenParam,
+  withoutCookie,
+  type PreviewService,
+} from "./previews.js";
 
 /**
  * The preview proxy's HTTP side. Preview hosts are claimed at the HTTP server itself, before
@@ -15,9 +22,25 @@ import { PREVIEW_COOKIE, PREVIEW_COOKIE_LAX, PREVIEW_TOKEN_HEADER, takeTokenPara
  */
 
 /** Request headers that describe this hop only; the Connection header may list more. */
-const REQUEST_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authorization", "te", "trailer", "upgrade", "expect"]);
+const REQUEST_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "upgrade",
+  "expect",
+]);
 /** Response headers Node sets itself for the client's connection. */
-const RESPONSE_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "trailer", "upgrade"]);
+const RESPONSE_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "trailer",
+  "upgrade",
+]);
 
 /** Absolute-form targets ("GET http://host/p") become origin-form; everything else passes as sent. */
 function originForm(url: string | undefined): string {
@@ -32,7 +55,13 @@ function originForm(url: string | undefined): string {
 }
 
 function connectionListed(req: IncomingMessage): Set<string> {
-  return new Set(String(req.headers.connection ?? "").toLowerCase().split(",").map((s) => s.trim()).filter(Boolean));
+  return new Set(
+    String(req.headers.connection ?? "")
+      .toLowerCase()
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
 }
 
 /**
@@ -93,7 +122,11 @@ function responseHeaders(res: IncomingMessage): string[] {
  * body when the client asks for JSON (or `asJson`: a refusal on the API's side). The code is also
  * in a header for tools.
  */
-function errorPage(err: ApiError, req: IncomingMessage, asJson = false): { status: number; headers: Record<string, string>; body: string } {
+function errorPage(
+  err: ApiError,
+  req: IncomingMessage,
+  asJson = false,
+): { status: number; headers: Record<string, string>; body: string } {
   const accept = String(req.headers.accept ?? "");
   const json = asJson || (accept.includes("application/json") && !accept.includes("text/html"));
   const detail = typeof err.detail === "string" ? err.detail : err.code;
@@ -130,11 +163,20 @@ function sendPage(res: ServerResponse, req: IncomingMessage, e: unknown, asJson 
 function writeRawPage(socket: Duplex, req: IncomingMessage, e: unknown, asJson = false): void {
   if (socket.destroyed || !socket.writable) return void socket.destroy();
   const page = errorPage(asApiError(e), req, asJson);
-  const head = [`HTTP/1.1 ${page.status} ${STATUS_CODES[page.status] ?? ""}`, ...Object.entries(page.headers).map(([k, v]) => `${k}: ${v}`), "Connection: close"];
+  const head = [
+    `HTTP/1.1 ${page.status} ${STATUS_CODES[page.status] ?? ""}`,
+    ...Object.entries(page.headers).map(([k, v]) => `${k}: ${v}`),
+    "Connection: close",
+  ];
   socket.end(`${head.join("\r\n")}\r\n\r\n${page.body}`);
 }
 
-async function proxyRequest(previews: PreviewService, match: PreviewHostMatch, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function proxyRequest(
+  previews: PreviewService,
+  match: PreviewHostMatch,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const { target, token } = takeTokenParam(originForm(req.url));
   const port = match.kind === "preview" ? match.port : 0;
   let row;
@@ -143,10 +185,19 @@ async function proxyRequest(previews: PreviewService, match: PreviewHostMatch, r
     row = previews.lookup(match);
     const auth = previews.authorize(row, port, req, target, token);
     if (auth.kind === "denied") {
-      throw new ApiError("preview_auth_required", "This preview needs the sandbox's preview_auth_token: send it in X-Orkestr-Preview-Token, or open the URL once with ?orkestr_token=<token>");
+      throw new ApiError(
+        "preview_auth_required",
+        "This preview needs the sandbox's preview_auth_token: send it in X-Orkestr-Preview-Token, or open the URL once with ?orkestr_token=<token>",
+      );
     }
     if (auth.kind === "redirect") {
-      res.writeHead(302, { Location: auth.location, "Set-Cookie": auth.cookies, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "Content-Length": "0" });
+      res.writeHead(302, {
+        Location: auth.location,
+        "Set-Cookie": auth.cookies,
+        "Cache-Control": "no-store",
+        "Referrer-Policy": "no-referrer",
+        "Content-Length": "0",
+      });
       return void res.end();
     }
     relay = await previews.connect(row, port);
@@ -159,7 +210,9 @@ async function proxyRequest(previews: PreviewService, match: PreviewHostMatch, r
   const via = relay;
   // Without a body a request can be sent again: once, when a kept-alive connection to the server
   // turns out to have been closed by it just as it was reused.
-  const bodyless = (req.headers["content-length"] === undefined || req.headers["content-length"] === "0") && req.headers["transfer-encoding"] === undefined;
+  const bodyless =
+    (req.headers["content-length"] === undefined || req.headers["content-length"] === "0") &&
+    req.headers["transfer-encoding"] === undefined;
   let current: http.ClientRequest | null = null;
   const send = (mayRetry: boolean) => {
     const upstream = http.request({
@@ -175,7 +228,14 @@ async function proxyRequest(previews: PreviewService, match: PreviewHostMatch, r
         res.writeHead(up.statusCode ?? 502, up.statusMessage || undefined, responseHeaders(up));
       } catch (e) {
         up.destroy();
-        return sendPage(res, req, new ApiError("preview_upstream_error", `The server in sandbox ${sandboxId} sent an invalid response: ${(e as Error).message}`));
+        return sendPage(
+          res,
+          req,
+          new ApiError(
+            "preview_upstream_error",
+            `The server in sandbox ${sandboxId} sent an invalid response: ${(e as Error).message}`,
+          ),
+        );
       }
       // Flush the head now: an event stream's first bytes may be long in coming.
       res.flushHeaders();
@@ -203,7 +263,13 @@ async function proxyRequest(previews: PreviewService, match: PreviewHostMatch, r
   else req.pipe(current!);
 }
 
-async function proxyUpgrade(previews: PreviewService, match: PreviewHostMatch, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+async function proxyUpgrade(
+  previews: PreviewService,
+  match: PreviewHostMatch,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): Promise<void> {
   socket.on("error", () => undefined);
   const { target, token } = takeTokenParam(originForm(req.url));
   const port = match.kind === "preview" ? match.port : 0;
@@ -213,7 +279,10 @@ async function proxyUpgrade(previews: PreviewService, match: PreviewHostMatch, r
     row = previews.lookup(match);
     // An upgrade cannot follow a redirect: a valid ?orkestr_token= simply authorizes it.
     if (previews.authorize(row, port, req, target, token).kind === "denied") {
-      throw new ApiError("preview_auth_required", "This preview needs the sandbox's preview_auth_token (X-Orkestr-Preview-Token, the preview cookie, or ?orkestr_token=)");
+      throw new ApiError(
+        "preview_auth_required",
+        "This preview needs the sandbox's preview_auth_token (X-Orkestr-Preview-Token, the preview cookie, or ?orkestr_token=)",
+      );
     }
     relay = await previews.connect(row, port);
   } catch (e) {
@@ -234,8 +303,14 @@ async function proxyUpgrade(previews: PreviewService, match: PreviewHostMatch, r
   let answered = false;
   up.once("data", () => (answered = true));
   up.pipe(socket, { end: false });
-  up.on("end", () => (answered ? socket.end() : writeRawPage(socket, req, previews.upstreamFailure(sandboxId, port, relay, new Error("connection closed")))));
-  up.on("error", (e) => (answered ? socket.destroy() : writeRawPage(socket, req, previews.upstreamFailure(sandboxId, port, relay, e))));
+  up.on("end", () =>
+    answered
+      ? socket.end()
+      : writeRawPage(socket, req, previews.upstreamFailure(sandboxId, port, relay, new Error("connection closed"))),
+  );
+  up.on("error", (e) =>
+    answered ? socket.destroy() : writeRawPage(socket, req, previews.upstreamFailure(sandboxId, port, relay, e)),
+  );
   socket.on("close", () => up.destroy());
 }
 
@@ -244,16 +319,24 @@ async function proxyUpgrade(previews: PreviewService, match: PreviewHostMatch, r
  * Host, or more than one, is a 400. A host that is neither a preview nor one of the API's names is
  * a 421 (DNS rebinding: see lib/api-host.ts); so is an absolute-form target naming another host.
  */
-function hostRefusal(req: IncomingMessage, match: PreviewHostMatch | null, apiHost: (host: string) => boolean): ApiError | null {
+function hostRefusal(
+  req: IncomingMessage,
+  match: PreviewHostMatch | null,
+  apiHost: (host: string) => boolean,
+): ApiError | null {
   let hosts = 0;
   for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === "host") hosts++;
-  if (hosts !== 1) return new ApiError("bad_request", hosts ? "Send one Host header, not several" : "Send a Host header");
+  if (hosts !== 1)
+    return new ApiError("bad_request", hosts ? "Send one Host header, not several" : "Send a Host header");
   if (match) return null;
   const host = req.headers.host ?? "";
   const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(req.url ?? "")?.[1];
   for (const name of authority === undefined ? [host] : [host, authority]) {
     if (!apiHost(name)) {
-      return new ApiError("host_not_allowed", `This engine does not answer for host "${name.slice(0, 100)}"; to serve the API under that name, add it to ORKESTR_ENGINE_ALLOWED_HOSTS`);
+      return new ApiError(
+        "host_not_allowed",
+        `This engine does not answer for host "${name.slice(0, 100)}"; to serve the API under that name, add it to ORKESTR_ENGINE_ALLOWED_HOSTS`,
+      );
     }
   }
   return null;
@@ -298,12 +381,25 @@ class PreviewAwareServer extends http.Server {
  * Fastify's serverFactory: its own HTTP/1 server setup (timeouts as Fastify sets them), preview-aware
  * and Host-checking. `apiHost` says whether a Host names the API (lib/api-host.ts).
  */
-export function previewServerFactory(previews: PreviewService, apiHost: (host: string) => boolean): FastifyServerFactory {
+export function previewServerFactory(
+  previews: PreviewService,
+  apiHost: (host: string) => boolean,
+): FastifyServerFactory {
   return (handler, opts) => {
-    const o = opts as { http?: http.ServerOptions; keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number };
+    const o = opts as {
+      http?: http.ServerOptions;
+      keepAliveTimeout?: number;
+      requestTimeout?: number;
+      connectionTimeout?: number;
+    };
     // Requests without a Host reach emit(), which answers them in the API's error shape (Node's own
     // refusal is an empty 400).
-    const server = new PreviewAwareServer(previews, apiHost, { ...o.http, requireHostHeader: false }, handler as http.RequestListener);
+    const server = new PreviewAwareServer(
+      previews,
+      apiHost,
+      { ...o.http, requireHostHeader: false },
+      handler as http.RequestListener,
+    );
     if (o.keepAliveTimeout !== undefined) server.keepAliveTimeout = o.keepAliveTimeout;
     if (o.requestTimeout !== undefined) server.requestTimeout = o.requestTimeout;
     server.setTimeout(o.connectionTimeout ?? 0);

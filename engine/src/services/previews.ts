@@ -101,7 +101,10 @@ export function readCookie(header: string | undefined, name: string): string | n
 /** A Cookie header without our cookie (null when nothing else is left). */
 export function withoutCookie(header: string, name: string): string | null {
   const kept = header.split(";").filter((p) => p.slice(0, Math.max(0, p.indexOf("="))).trim() !== name);
-  const joined = kept.map((p) => p.trim()).filter(Boolean).join("; ");
+  const joined = kept
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .join("; ");
   return joined || null;
 }
 
@@ -148,9 +151,13 @@ export class PreviewService {
     if (row.status === "terminated" || row.status === "expired") {
       throw new ApiError("sandbox_terminated", `Sandbox ${row.id} was terminated; its previews are gone`);
     }
-    if (row.status === "failed") throw new ApiError("sandbox_not_running", `Sandbox ${row.id} failed: ${row.status_reason ?? "unknown reason"}`);
+    if (row.status === "failed")
+      throw new ApiError("sandbox_not_running", `Sandbox ${row.id} failed: ${row.status_reason ?? "unknown reason"}`);
     if (row.network === "off") {
-      throw new ApiError("network_off", `Sandbox ${row.id} was created with network "off": it has no port to expose. Create it with network "restricted" or "open" for previews.`);
+      throw new ApiError(
+        "network_off",
+        `Sandbox ${row.id} was created with network "off": it has no port to expose. Create it with network "restricted" or "open" for previews.`,
+      );
     }
   }
 
@@ -160,7 +167,13 @@ export class PreviewService {
     this.checkPreviewable(row);
     const host = previewHost(row.id, port, this.config.port);
     const proc = row.status === "running" ? this.sandboxes.process(row.id) : undefined;
-    return { port, host, url: `http://${host}`, auth_required: !!row.preview_auth, listening: proc ? findListener(proc.targetPid, port) !== null : null };
+    return {
+      port,
+      host,
+      url: `http://${host}`,
+      auth_required: !!row.preview_auth,
+      listening: proc ? findListener(proc.targetPid, port) !== null : null,
+    };
   }
 
   /** POST /v1/sandboxes/{id}/preview-token: a new token; the old one and its cookies stop working. */
@@ -168,7 +181,10 @@ export class PreviewService {
     const row = this.sandboxes.getRow(account, id);
     this.checkPreviewable(row);
     if (!row.preview_auth) {
-      throw new ApiError("preview_auth_disabled", `Sandbox ${row.id} was created without preview_auth: its previews are public and have no token to rotate`);
+      throw new ApiError(
+        "preview_auth_disabled",
+        `Sandbox ${row.id} was created without preview_auth: its previews are public and have no token to rotate`,
+      );
     }
     const token = newSecret("pvt", 24);
     this.db.prepare("UPDATE sandboxes SET preview_token_hash=? WHERE id=?").run(sha256(token), row.id);
@@ -188,7 +204,9 @@ export class PreviewService {
 
   private cookieFor(row: SandboxRow, port: number): string {
     // Bound to the sandbox, the port (so to this host) and the current token: rotating it voids every cookie.
-    return createHmac("sha256", this.signingKey).update(`preview-cookie\n${row.id}\n${port}\n${row.preview_token_hash ?? ""}`).digest("base64url");
+    return createHmac("sha256", this.signingKey)
+      .update(`preview-cookie\n${row.id}\n${port}\n${row.preview_token_hash ?? ""}`)
+      .digest("base64url");
   }
 
   private tokenValid(row: SandboxRow, token: string | null | undefined): boolean {
@@ -201,7 +219,13 @@ export class PreviewService {
    * set. That query form, on a page load (GET/HEAD, no upgrade), becomes a redirect setting the
    * cookie; on anything else it simply authorizes the request.
    */
-  authorize(row: SandboxRow, port: number, req: IncomingMessage, target: string, queryToken: string | null): PreviewAuth {
+  authorize(
+    row: SandboxRow,
+    port: number,
+    req: IncomingMessage,
+    target: string,
+    queryToken: string | null,
+  ): PreviewAuth {
     if (!row.preview_auth) return { kind: "allowed" };
     const header = req.headers[PREVIEW_TOKEN_HEADER];
     if (this.tokenValid(row, Array.isArray(header) ? header[0] : header)) return { kind: "allowed" };
@@ -216,7 +240,14 @@ export class PreviewService {
     // "//host/x" would be read as another host: "/.//host/x" is the same path on this one.
     const location = /^\/[/\\]/.test(target) ? `/.${target}` : target;
     const value = this.cookieFor(row, port);
-    return { kind: "redirect", location, cookies: [`${PREVIEW_COOKIE}=${value}; ${PREVIEW_COOKIE_ATTRS}`, `${PREVIEW_COOKIE_LAX}=${value}; ${PREVIEW_COOKIE_LAX_ATTRS}`] };
+    return {
+      kind: "redirect",
+      location,
+      cookies: [
+        `${PREVIEW_COOKIE}=${value}; ${PREVIEW_COOKIE_ATTRS}`,
+        `${PREVIEW_COOKIE_LAX}=${value}; ${PREVIEW_COOKIE_LAX_ATTRS}`,
+      ],
+    };
   }
 
   /**
@@ -255,7 +286,11 @@ export class PreviewService {
       if (mine?.get(port) === relay) mine.delete(port);
       void relay.close();
     }
-    return ApiError.internal(`The server on port ${port} inside sandbox ${id} closed the connection without an answer; reload to retry`, cause, "preview_upstream_error");
+    return ApiError.internal(
+      `The server on port ${port} inside sandbox ${id} closed the connection without an answer; reload to retry`,
+      cause,
+      "preview_upstream_error",
+    );
   }
 
   private ensureRunning(row: SandboxRow): ReturnType<SandboxService["running"]> {
@@ -268,7 +303,11 @@ export class PreviewService {
     }
     let timer: NodeJS.Timeout | undefined;
     const held = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ApiError("upstream_timeout", `Sandbox ${row.id} did not wake within ${WAKE_HOLD_MS / 1000} s`)), WAKE_HOLD_MS);
+      timer = setTimeout(
+        () =>
+          reject(new ApiError("upstream_timeout", `Sandbox ${row.id} did not wake within ${WAKE_HOLD_MS / 1000} s`)),
+        WAKE_HOLD_MS,
+      );
     });
     return Promise.race([wake, held]).finally(() => clearTimeout(timer));
   }
@@ -284,13 +323,19 @@ export class PreviewService {
     return pending;
   }
 
-  private async startRelay(id: string, proc: SandboxProcess, port: number, target: ListenTarget): Promise<PreviewRelay> {
+  private async startRelay(
+    id: string,
+    proc: SandboxProcess,
+    port: number,
+    target: ListenTarget,
+  ): Promise<PreviewRelay> {
     let relay: PreviewRelay;
     try {
       const dir = await PreviewRelay.ensureDir(proc.spec.dir, proc.spec.uid);
       relay = await PreviewRelay.start(proc, dir, port, target);
     } catch (e) {
-      if (this.sandboxes.process(id) !== proc) throw new ApiError("sandbox_not_running", `Sandbox ${id} stopped while its preview was being set up`);
+      if (this.sandboxes.process(id) !== proc)
+        throw new ApiError("sandbox_not_running", `Sandbox ${id} stopped while its preview was being set up`);
       throw ApiError.internal(`Could not reach port ${port} inside sandbox ${id}`, e, "sandbox_agent_unreachable");
     }
     // Released (terminated) while the relay started: it must not outlive the sandbox.
@@ -308,7 +353,9 @@ export class PreviewService {
       void relay.close();
     });
     if (set.size > MAX_RELAYS_PER_SANDBOX) {
-      const [oldestPort, oldest] = [...set].filter(([, r]) => r !== relay).sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0]!;
+      const [oldestPort, oldest] = [...set]
+        .filter(([, r]) => r !== relay)
+        .sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0]!;
       set.delete(oldestPort);
       void oldest.retire();
     }
@@ -329,5 +376,8 @@ export class PreviewService {
 }
 
 function notListening(id: string, port: number): ApiError {
-  return new ApiError("port_not_listening", `Nothing is listening on port ${port} inside sandbox ${id}. Start a server there (bound to 127.0.0.1 or 0.0.0.0) and reload.`);
+  return new ApiError(
+    "port_not_listening",
+    `Nothing is listening on port ${port} inside sandbox ${id}. Start a server there (bound to 127.0.0.1 or 0.0.0.0) and reload.`,
+  );
 }

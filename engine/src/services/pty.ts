@@ -21,7 +21,16 @@ export const PTY_SCROLLBACK_BYTES = 64 * 1024;
 /** A session nobody has watched for this long is killed. */
 export const PTY_IDLE_MS = 10 * 60_000;
 /** Signals a client may send; they go to the terminal's foreground process group. */
-export const PTY_SIGNALS = ["SIGINT", "SIGTERM", "SIGKILL", "SIGHUP", "SIGQUIT", "SIGTSTP", "SIGCONT", "SIGWINCH"] as const;
+export const PTY_SIGNALS = [
+  "SIGINT",
+  "SIGTERM",
+  "SIGKILL",
+  "SIGHUP",
+  "SIGQUIT",
+  "SIGTSTP",
+  "SIGCONT",
+  "SIGWINCH",
+] as const;
 export type PtySignal = (typeof PTY_SIGNALS)[number];
 export const PTY_MAX_COLS = 1000;
 export const PTY_MAX_ROWS = 500;
@@ -118,7 +127,8 @@ function childrenOf(pid: number): number[] {
   }
   for (const t of tasks) {
     try {
-      for (const c of fs.readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").split(" ")) if (c.trim()) out.push(Number(c));
+      for (const c of fs.readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").split(" "))
+        if (c.trim()) out.push(Number(c));
     } catch {
       /* task gone */
     }
@@ -162,7 +172,8 @@ class Scrollback {
   push(chunk: Buffer): void {
     this.chunks.push(chunk);
     this.size += chunk.length;
-    while (this.chunks.length > 1 && this.size - this.chunks[0]!.length >= this.cap) this.size -= this.chunks.shift()!.length;
+    while (this.chunks.length > 1 && this.size - this.chunks[0]!.length >= this.cap)
+      this.size -= this.chunks.shift()!.length;
     if (this.size > this.cap) {
       let first = this.chunks[0]!.subarray(this.size - this.cap);
       // Do not start the replay in the middle of a UTF-8 sequence.
@@ -242,7 +253,14 @@ export class PtySession {
   ) {
     this.cols = size.cols;
     this.rows = size.rows;
-    this.pty = ptySpawn(spawnArgs.file, spawnArgs.args, { name: "xterm-256color", cols: this.cols, rows: this.rows, cwd: "/", env: spawnArgs.env, encoding: null });
+    this.pty = ptySpawn(spawnArgs.file, spawnArgs.args, {
+      name: "xterm-256color",
+      cols: this.cols,
+      rows: this.rows,
+      cwd: "/",
+      env: spawnArgs.env,
+      encoding: null,
+    });
     // node-pty rethrows unexpected read errors unless someone else listens for them.
     (this.pty as unknown as NodeJS.EventEmitter).on("error", () => undefined);
     // forkpty made the child a session leader: its pid is the outer session's id.
@@ -262,7 +280,8 @@ export class PtySession {
     const started = Date.now();
     const check = () => {
       if (this.status !== "running") return;
-      if (this.foregroundGroup() === null && Date.now() - started < RELAY_READY_MS) return void setTimeout(check, 10).unref();
+      if (this.foregroundGroup() === null && Date.now() - started < RELAY_READY_MS)
+        return void setTimeout(check, 10).unref();
       const pending = this.pendingInput ?? [];
       this.pendingInput = null;
       this.pendingBytes = 0;
@@ -324,7 +343,7 @@ export class PtySession {
     this.status = "exited";
     this.exitedAt = Date.now();
     this.exitCode = signal ? 128 + signal : exitCode;
-    this.signal = signal ? SIGNAL_NAMES.get(signal) ?? `SIG${signal}` : null;
+    this.signal = signal ? (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) : null;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     if (this.drainTimer) clearInterval(this.drainTimer);
     this.drainTimer = null;
@@ -375,7 +394,9 @@ export class PtySession {
     try {
       msg = JSON.parse(rawToBuffer(data).toString("utf8"));
     } catch {
-      return fail('Text frames are JSON control messages: {"type":"input"|"resize"|"signal",…}; send raw input as binary frames');
+      return fail(
+        'Text frames are JSON control messages: {"type":"input"|"resize"|"signal",…}; send raw input as binary frames',
+      );
     }
     const m = (msg ?? {}) as Record<string, unknown>;
     try {
@@ -430,7 +451,9 @@ export class PtySession {
    * the sandbox-side pty's: the first session leader below ours that has a controlling terminal.
    */
   foregroundGroup(): number | null {
-    const stats = descendants(this.pty.pid).map(readStat).filter((s): s is ProcStat => s !== null);
+    const stats = descendants(this.pty.pid)
+      .map(readStat)
+      .filter((s): s is ProcStat => s !== null);
     for (const s of stats) if (s.sid > 0) this.sids.add(s.sid);
     if (this.relay) {
       const leader = stats.find((s) => s.pid !== this.pty.pid && s.sid === s.pid && s.ttyNr !== 0 && s.tpgid > 0);
@@ -503,14 +526,18 @@ export class PtySession {
 }
 
 function exitedError(s: PtySession): ApiError {
-  return new ApiError("session_not_found", `PTY session ${s.id} has exited (exit code ${s.exitCode})`, { exit_code: s.exitCode, signal: s.signal });
+  return new ApiError("session_not_found", `PTY session ${s.id} has exited (exit code ${s.exitCode})`, {
+    exit_code: s.exitCode,
+    signal: s.signal,
+  });
 }
 
 /** "SIGINT", "sigint" and "INT" all mean SIGINT. */
 export function normalizeSignal(input: unknown): PtySignal {
   const s = typeof input === "string" ? input.trim().toUpperCase() : "";
   const name = (s.startsWith("SIG") ? s : `SIG${s}`) as PtySignal;
-  if (!PTY_SIGNALS.includes(name)) throw new ApiError("validation_error", `signal must be one of ${PTY_SIGNALS.join(", ")}`);
+  if (!PTY_SIGNALS.includes(name))
+    throw new ApiError("validation_error", `signal must be one of ${PTY_SIGNALS.join(", ")}`);
   return name;
 }
 
@@ -535,22 +562,50 @@ export class PtyService {
     if (this.closing) throw new ApiError("fleet_full", "The engine is shutting down", {}, { "Retry-After": "5" });
     // Same gate as exec: paused sandboxes fail (or auto-resume), gone ones are 404/410.
     const { row, live } = await this.ctx.sandboxes.running(account, sandboxId);
-    const envBytes = Object.entries({ ...live.proc.spec.env, ...req.env }).reduce((n, [k, v]) => n + k.length + Buffer.byteLength(v) + 2, 0);
-    if (envBytes > PTY_MAX_ENV_BYTES) throw new ApiError("validation_error", [{ loc: ["body", "env"], msg: `the session's environment may total at most ${PTY_MAX_ENV_BYTES} bytes`, type: "too_big" }]);
+    const envBytes = Object.entries({ ...live.proc.spec.env, ...req.env }).reduce(
+      (n, [k, v]) => n + k.length + Buffer.byteLength(v) + 2,
+      0,
+    );
+    if (envBytes > PTY_MAX_ENV_BYTES)
+      throw new ApiError("validation_error", [
+        {
+          loc: ["body", "env"],
+          msg: `the session's environment may total at most ${PTY_MAX_ENV_BYTES} bytes`,
+          type: "too_big",
+        },
+      ]);
     const open = this.forSandbox(row.id).filter((s) => s.status === "running").length;
     if (open >= PTY_MAX_PER_SANDBOX) {
-      throw new ApiError("rate_limited", `Sandbox ${row.id} already has ${open} open PTY sessions (at most ${PTY_MAX_PER_SANDBOX}); close one first`, { max_sessions: PTY_MAX_PER_SANDBOX }, { "Retry-After": "5" });
+      throw new ApiError(
+        "rate_limited",
+        `Sandbox ${row.id} already has ${open} open PTY sessions (at most ${PTY_MAX_PER_SANDBOX}); close one first`,
+        { max_sessions: PTY_MAX_PER_SANDBOX },
+        { "Retry-After": "5" },
+      );
     }
     let session: PtySession;
     try {
-      session = new PtySession(row.id, live.proc, req.command, req.cwd, req, this.relay, this.opts.idleMs, buildSpawn(live.proc, req, this.relay, this.closeFds), (s, reason) =>
-        this.onSessionExit(s, reason),
+      session = new PtySession(
+        row.id,
+        live.proc,
+        req.command,
+        req.cwd,
+        req,
+        this.relay,
+        this.opts.idleMs,
+        buildSpawn(live.proc, req, this.relay, this.closeFds),
+        (s, reason) => this.onSessionExit(s, reason),
       );
     } catch (e) {
       throw ApiError.internal("Could not start a terminal in the sandbox", e, "sandbox_agent_unreachable");
     }
     this.sessions.set(session.id, session);
-    this.record(row.id, "pty.open", { pty_id: session.id, command: req.command.slice(0, 1000), cols: req.cols, rows: req.rows });
+    this.record(row.id, "pty.open", {
+      pty_id: session.id,
+      command: req.command.slice(0, 1000),
+      cols: req.cols,
+      rows: req.rows,
+    });
     this.startTimers();
     return session;
   }
@@ -562,8 +617,10 @@ export class PtyService {
   /** A session of this sandbox (404 sandbox_not_found / session_not_found otherwise). */
   get(account: string, sandboxId: string, ptyId: string): PtySession {
     const row = this.ctx.sandboxes.getRow(account, sandboxId);
-    const s = this.sessions.get(ptyId) ?? [...this.sessions.values()].find((x) => x.id.toLowerCase() === ptyId.toLowerCase());
-    if (!s || s.sandboxId !== row.id) throw new ApiError("session_not_found", `PTY session ${ptyId} not found in sandbox ${row.id}`);
+    const s =
+      this.sessions.get(ptyId) ?? [...this.sessions.values()].find((x) => x.id.toLowerCase() === ptyId.toLowerCase());
+    if (!s || s.sandboxId !== row.id)
+      throw new ApiError("session_not_found", `PTY session ${ptyId} not found in sandbox ${row.id}`);
     return s;
   }
 
@@ -582,7 +639,13 @@ export class PtyService {
     // release() drops the sandbox's live state before it kills the cgroup, so this is already
     // true when the kill reaches the session (the row still says running at that point).
     const why = reason === "exited" && !this.ctx.sandboxes.meter(s.sandboxId) ? "sandbox_gone" : reason;
-    this.record(s.sandboxId, "pty.exit", { pty_id: s.id, exit_code: s.exitCode, signal: s.signal, reason: why, duration_ms: (s.exitedAt ?? Date.now()) - s.createdAt });
+    this.record(s.sandboxId, "pty.exit", {
+      pty_id: s.id,
+      exit_code: s.exitCode,
+      signal: s.signal,
+      reason: why,
+      duration_ms: (s.exitedAt ?? Date.now()) - s.createdAt,
+    });
     // Whatever the session left in its sandbox (stopped jobs, for one) goes with it after a kill.
     if (why !== "exited") s.kill(why);
     const t = setTimeout(() => this.forget(s), LINGER_MS);

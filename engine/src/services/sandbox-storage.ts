@@ -4,7 +4,13 @@ import { sandboxDirs } from "../runtime/sandbox-proc.js";
 import type { CreateSandboxBody } from "../schemas.js";
 import type { Db } from "../store/db.js";
 import type { SnapshotRow, SnapshotService } from "./snapshots.js";
-import { DEFAULT_VOLUME_GB, VOLUME_MOUNT_PATH, type VolumePlan, type VolumeRef, type VolumeService } from "./volumes.js";
+import {
+  DEFAULT_VOLUME_GB,
+  VOLUME_MOUNT_PATH,
+  type VolumePlan,
+  type VolumeRef,
+  type VolumeService,
+} from "./volumes.js";
 
 /** What a sandbox create brings from storage: the snapshot it forks and the volume it holds. */
 export interface StoragePlan {
@@ -38,21 +44,41 @@ export class SandboxStorage {
     let effective = body;
     if (body.snapshot) {
       const snap = this.snapshots.get(account, body.snapshot);
-      if (snap.status !== "ready") throw new ApiError("snapshot_not_found", `Snapshot ${snap.name} is still being created`);
+      if (snap.status !== "ready")
+        throw new ApiError("snapshot_not_found", `Snapshot ${snap.name} is still being created`);
       if (body.template && body.template !== snap.template) {
-        throw new ApiError("bad_request", `Snapshot ${snap.name} was taken from a "${snap.template}" sandbox; a fork runs that template (omit template)`, { snapshot_template: snap.template });
+        throw new ApiError(
+          "bad_request",
+          `Snapshot ${snap.name} was taken from a "${snap.template}" sandbox; a fork runs that template (omit template)`,
+          { snapshot_template: snap.template },
+        );
       }
       if (body.region && body.region !== snap.region) {
-        throw new ApiError("snapshot_region_mismatch", `Snapshot ${snap.name} is in ${snap.region}; forks run there (omit region or pass "${snap.region}")`, { snapshot_region: snap.region });
+        throw new ApiError(
+          "snapshot_region_mismatch",
+          `Snapshot ${snap.name} is in ${snap.region}; forks run there (omit region or pass "${snap.region}")`,
+          { snapshot_region: snap.region },
+        );
       }
       const inheritsSize = !body.size && body.cpu === undefined && body.memory_mb === undefined && snap.size in SIZES;
-      effective = { ...body, template: snap.template, region: snap.region, ...(inheritsSize ? { size: snap.size as keyof typeof SIZES } : {}) };
+      effective = {
+        ...body,
+        template: snap.template,
+        region: snap.region,
+        ...(inheritsSize ? { size: snap.size as keyof typeof SIZES } : {}),
+      };
       storage.snapshot = snap;
     }
     if (body.volume) {
       const ref = typeof body.volume === "string" ? body.volume : body.volume.id;
-      if (typeof body.volume === "object" && body.volume.mount_path !== undefined && body.volume.mount_path !== VOLUME_MOUNT_PATH) {
-        throw new ApiError("validation_error", [{ loc: ["body", "volume", "mount_path"], msg: `volumes mount at ${VOLUME_MOUNT_PATH}`, type: "value_error" }]);
+      if (
+        typeof body.volume === "object" &&
+        body.volume.mount_path !== undefined &&
+        body.volume.mount_path !== VOLUME_MOUNT_PATH
+      ) {
+        throw new ApiError("validation_error", [
+          { loc: ["body", "volume", "mount_path"], msg: `volumes mount at ${VOLUME_MOUNT_PATH}`, type: "value_error" },
+        ]);
       }
       storage.volume = this.volumes.planAttach(account, ref, effective.region ?? null);
       if (!effective.region && storage.volume.region) effective = { ...effective, region: storage.volume.region };
@@ -69,8 +95,15 @@ export class SandboxStorage {
    * During the boot, before the sandbox's first process: fills its scratch from the snapshot and
    * mounts its volume. Returns the extra binds for the sandbox's mount namespace.
    */
-  async populate(storage: StoragePlan, sandboxId: string, dir: string, uid: number): Promise<{ src: string; dest: string }[]> {
-    this.db.prepare("UPDATE sandboxes SET snapshot_id = ?, volume_id = ? WHERE id = ?").run(storage.snapshot?.id ?? null, storage.volumeId, sandboxId);
+  async populate(
+    storage: StoragePlan,
+    sandboxId: string,
+    dir: string,
+    uid: number,
+  ): Promise<{ src: string; dest: string }[]> {
+    this.db
+      .prepare("UPDATE sandboxes SET snapshot_id = ?, volume_id = ? WHERE id = ?")
+      .run(storage.snapshot?.id ?? null, storage.volumeId, sandboxId);
     if (storage.snapshot) await this.snapshots.seed(storage.snapshot.id, sandboxDirs(dir), uid);
     if (!storage.volumeId) return [];
     return [{ src: await this.volumes.attach(storage.volumeId, uid), dest: VOLUME_MOUNT_PATH }];
@@ -99,8 +132,15 @@ export class SandboxStorage {
   }
 
   /** The limits fields about storage (GET /v1/sandboxes/limits), beside the plan's caps. */
-  limits(account: string): { named_snapshots: number; volumes: number; default_volume_size_gb: number; volume_size_enforced: boolean; snapshots_include_memory: false } {
-    const count = (table: "snapshots" | "volumes") => (this.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE account_id = ?`).get(account) as { n: number }).n;
+  limits(account: string): {
+    named_snapshots: number;
+    volumes: number;
+    default_volume_size_gb: number;
+    volume_size_enforced: boolean;
+    snapshots_include_memory: false;
+  } {
+    const count = (table: "snapshots" | "volumes") =>
+      (this.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE account_id = ?`).get(account) as { n: number }).n;
     return {
       named_snapshots: count("snapshots"),
       volumes: count("volumes"),

@@ -20,7 +20,8 @@ import type { SandboxStorage } from "./sandbox-storage.js";
 import type { VolumeRef } from "./volumes.js";
 import { UsageLedger } from "./usage.js";
 
-export type SandboxStatus = "creating" | "running" | "pausing" | "paused" | "resuming" | "terminated" | "expired" | "failed";
+export type SandboxStatus =
+  "creating" | "running" | "pausing" | "paused" | "resuming" | "terminated" | "expired" | "failed";
 const GONE: SandboxStatus[] = ["terminated", "expired", "failed"];
 
 interface SandboxRow {
@@ -132,7 +133,9 @@ export class SandboxService {
   /** Sandboxes whose processes died with an earlier engine run are marked failed, never dropped. */
   recoverAfterRestart(): number {
     const now = Date.now();
-    const stale = this.db.prepare(`SELECT id, status FROM sandboxes WHERE status NOT IN ('terminated','expired','failed')`).all() as { id: string; status: string }[];
+    const stale = this.db
+      .prepare(`SELECT id, status FROM sandboxes WHERE status NOT IN ('terminated','expired','failed')`)
+      .all() as { id: string; status: string }[];
     for (const s of stale) {
       this.db
         .prepare("UPDATE sandboxes SET status='failed', status_reason=?, terminated_at=? WHERE id=?")
@@ -167,7 +170,8 @@ export class SandboxService {
    * existed: the same lookup, the same 404.
    */
   row(account: string, id: string): SandboxRow | undefined {
-    return this.db.prepare("SELECT * FROM sandboxes WHERE id = ? AND account_id = ?").get(canonicalId(id), account) as SandboxRow | undefined;
+    return this.db.prepare("SELECT * FROM sandboxes WHERE id = ? AND account_id = ?").get(canonicalId(id), account) as
+      SandboxRow | undefined;
   }
 
   getRow(account: string, id: string): SandboxRow {
@@ -209,7 +213,8 @@ export class SandboxService {
       volume: this.storage?.volumeRef(row.volume_id) ?? null,
       snapshot: row.snapshot_id ?? null,
       preview_auth: !!row.preview_auth,
-      preview_host_base: row.network !== "off" && this.plan.previewsAllowed ? previewHostBase(row.id, this.config.port) : null,
+      preview_host_base:
+        row.network !== "off" && this.plan.previewsAllowed ? previewHostBase(row.id, this.config.port) : null,
       created_at: iso(row.created_at),
       started_at: isoOrNull(row.started_at),
       expires_at: isoOrNull(row.expires_at),
@@ -225,7 +230,17 @@ export class SandboxService {
     return this.view(this.getRow(account, id));
   }
 
-  list(account: string, filter: { statuses: string[]; metadata: Record<string, string>; template?: string; region?: string; limit: number; cursor?: string }): { items: SandboxView[]; next: string | null } {
+  list(
+    account: string,
+    filter: {
+      statuses: string[];
+      metadata: Record<string, string>;
+      template?: string;
+      region?: string;
+      limit: number;
+      cursor?: string;
+    },
+  ): { items: SandboxView[]; next: string | null } {
     const where: string[] = ["account_id = ?"];
     const args: unknown[] = [account];
     if (filter.statuses.length) {
@@ -234,7 +249,9 @@ export class SandboxService {
     } else where.push(`status NOT IN ('terminated','expired')`);
     for (const [k, v] of Object.entries(filter.metadata)) {
       // json_each compares keys as data: no key can break out into a JSON path.
-      where.push("EXISTS (SELECT 1 FROM json_each(sandboxes.metadata) WHERE json_each.key = ? AND json_each.value = ?)");
+      where.push(
+        "EXISTS (SELECT 1 FROM json_each(sandboxes.metadata) WHERE json_each.key = ? AND json_each.value = ?)",
+      );
       args.push(k, v);
     }
     if (filter.template) {
@@ -253,7 +270,10 @@ export class SandboxService {
       .prepare(`SELECT * FROM sandboxes WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`)
       .all(...args, filter.limit + 1) as SandboxRow[];
     const page = rows.slice(0, filter.limit);
-    return { items: page.map((r) => this.view(r)), next: rows.length > filter.limit ? page[page.length - 1]!.id : null };
+    return {
+      items: page.map((r) => this.view(r)),
+      next: rows.length > filter.limit ? page[page.length - 1]!.id : null,
+    };
   }
 
   /**
@@ -266,22 +286,40 @@ export class SandboxService {
 
   /** Memory of an account's live (non-paused) sandboxes: the plan's concurrency gate is a RAM budget. */
   liveMemoryMb(account: string): number {
-    const row = this.db.prepare(`SELECT COALESCE(SUM(memory_mb),0) AS mb FROM sandboxes WHERE account_id = ? AND status IN ('creating','running','resuming','pausing')`).get(account) as { mb: number };
+    const row = this.db
+      .prepare(
+        `SELECT COALESCE(SUM(memory_mb),0) AS mb FROM sandboxes WHERE account_id = ? AND status IN ('creating','running','resuming','pausing')`,
+      )
+      .get(account) as { mb: number };
     return row.mb;
   }
 
   pausedCount(account: string): number {
-    return (this.db.prepare(`SELECT COUNT(*) AS n FROM sandboxes WHERE account_id = ? AND status = 'paused'`).get(account) as { n: number }).n;
+    return (
+      this.db
+        .prepare(`SELECT COUNT(*) AS n FROM sandboxes WHERE account_id = ? AND status = 'paused'`)
+        .get(account) as { n: number }
+    ).n;
   }
 
   runningCount(account: string): number {
-    return (this.db.prepare(`SELECT COUNT(*) AS n FROM sandboxes WHERE account_id = ? AND status IN ('creating','running','resuming','pausing')`).get(account) as { n: number }).n;
+    return (
+      this.db
+        .prepare(
+          `SELECT COUNT(*) AS n FROM sandboxes WHERE account_id = ? AND status IN ('creating','running','resuming','pausing')`,
+        )
+        .get(account) as { n: number }
+    ).n;
   }
 
   private resolveShape(body: CreateSandboxBody): { size: string; cpu: number; memory_mb: number } {
     if (body.size) {
       if (!this.plan.allowedSizes.includes(body.size)) {
-        throw new ApiError("size_not_allowed", `Size "${body.size}" is not available on the ${this.plan.name} plan (allowed: ${this.plan.allowedSizes.join(", ")})`, { allowed_sizes: this.plan.allowedSizes });
+        throw new ApiError(
+          "size_not_allowed",
+          `Size "${body.size}" is not available on the ${this.plan.name} plan (allowed: ${this.plan.allowedSizes.join(", ")})`,
+          { allowed_sizes: this.plan.allowedSizes },
+        );
       }
       return { size: body.size, ...SIZES[body.size] };
     }
@@ -291,15 +329,24 @@ export class SandboxService {
     const cpu = body.cpu ?? 1;
     const memory_mb = body.memory_mb ?? 1024;
     if (cpu > biggest.cpu || memory_mb > biggest.memory_mb) {
-      throw new ApiError("size_not_allowed", `cpu ${cpu} / memory_mb ${memory_mb} exceeds the ${this.plan.name} plan's largest size (${biggest.cpu} vCPU / ${biggest.memory_mb} MB)`);
+      throw new ApiError(
+        "size_not_allowed",
+        `cpu ${cpu} / memory_mb ${memory_mb} exceeds the ${this.plan.name} plan's largest size (${biggest.cpu} vCPU / ${biggest.memory_mb} MB)`,
+      );
     }
-    const named = (Object.keys(SIZES) as SizeName[]).find((s) => SIZES[s].cpu === cpu && SIZES[s].memory_mb === memory_mb);
+    const named = (Object.keys(SIZES) as SizeName[]).find(
+      (s) => SIZES[s].cpu === cpu && SIZES[s].memory_mb === memory_mb,
+    );
     return { size: named ?? "custom", cpu, memory_mb };
   }
 
   private checkTimeout(seconds: number): void {
     if (seconds > this.plan.maxTimeoutSeconds) {
-      throw new ApiError("plan_limit", `timeout_seconds ${seconds} exceeds the ${this.plan.name} plan's countdown cap of ${this.plan.maxTimeoutSeconds} s`, { max_timeout_seconds: this.plan.maxTimeoutSeconds });
+      throw new ApiError(
+        "plan_limit",
+        `timeout_seconds ${seconds} exceeds the ${this.plan.name} plan's countdown cap of ${this.plan.maxTimeoutSeconds} s`,
+        { max_timeout_seconds: this.plan.maxTimeoutSeconds },
+      );
     }
   }
 
@@ -317,11 +364,18 @@ export class SandboxService {
 
   private allocateUid(): number {
     const used = new Set([...this.live.values()].map((l) => l.proc.spec.uid));
-    const creating = this.db.prepare(`SELECT uid FROM sandboxes WHERE status IN ('creating','running','paused','pausing','resuming')`).all() as { uid: number }[];
+    const creating = this.db
+      .prepare(`SELECT uid FROM sandboxes WHERE status IN ('creating','running','paused','pausing','resuming')`)
+      .all() as { uid: number }[];
     for (const c of creating) used.add(c.uid);
     // The block's last uid belongs to template builds (runtime/template-build.ts builderUid).
     for (let uid = this.host.uidBase; uid < this.host.uidBase + UID_BLOCK - 1; uid++) if (!used.has(uid)) return uid;
-    throw new ApiError("fleet_full", `All ${UID_BLOCK} sandbox uids of this engine are in use`, {}, { "Retry-After": "30" });
+    throw new ApiError(
+      "fleet_full",
+      `All ${UID_BLOCK} sandbox uids of this engine are in use`,
+      {},
+      { "Retry-After": "30" },
+    );
   }
 
   sandboxDir(id: string): string {
@@ -331,7 +385,10 @@ export class SandboxService {
   async create(account: string, body: CreateSandboxBody): Promise<{ view: SandboxView; status: 201 }> {
     if (this.closing) throw new ApiError("fleet_full", "The engine is shutting down", {}, { "Retry-After": "5" });
     if (this.host.isolation.mode === "unavailable") {
-      throw new ApiError("not_implemented", `This machine cannot run sandboxes: ${this.host.isolation.degraded[0] ?? "sandboxing unavailable"}`);
+      throw new ApiError(
+        "not_implemented",
+        `This machine cannot run sandboxes: ${this.host.isolation.degraded[0] ?? "sandboxing unavailable"}`,
+      );
     }
     // Named snapshots and volumes (sandbox-storage.ts): a fork takes its snapshot's template, size and region.
     const storagePlan = this.storage?.plan(account, body);
@@ -342,24 +399,40 @@ export class SandboxService {
     const custom = this.host.images.has(templateId) ? undefined : this.templates?.forSandbox(account, requested);
     const image = custom?.image ?? this.host.images.get(templateId);
     if (!image) {
-      throw new ApiError("template_not_found", `Template "${requested}" not found. Built-in base images: ${[...this.host.images.keys()].join(", ")}`);
+      throw new ApiError(
+        "template_not_found",
+        `Template "${requested}" not found. Built-in base images: ${[...this.host.images.keys()].join(", ")}`,
+      );
     }
-    if (!image.available) throw new ApiError("template_not_found", `Template "${requested}" cannot run on this machine: ${image.maps_to}`);
+    if (!image.available)
+      throw new ApiError("template_not_found", `Template "${requested}" cannot run on this machine: ${image.maps_to}`);
     const region = body.region ?? REGIONS[0];
     if (!(REGIONS as readonly string[]).includes(region)) {
-      throw new ApiError("region_unavailable", `Region "${region}" is not available; regions: ${REGIONS.join(", ")}`, { regions: REGIONS });
+      throw new ApiError("region_unavailable", `Region "${region}" is not available; regions: ${REGIONS.join(", ")}`, {
+        regions: REGIONS,
+      });
     }
     if (body.network === "open" && !this.plan.networkOpenAllowed) {
-      throw new ApiError("payment_verification_required", `network "open" needs a verified payment method; the ${this.plan.name} plan allows "off" and "restricted"`);
+      throw new ApiError(
+        "payment_verification_required",
+        `network "open" needs a verified payment method; the ${this.plan.name} plan allows "off" and "restricted"`,
+      );
     }
     if (body.network === "open" && !this.host.isolation.network.open) {
-      throw new ApiError("network_not_allowed", 'network "open" is unavailable on this machine (slirp4netns is not installed)');
+      throw new ApiError(
+        "network_not_allowed",
+        'network "open" is unavailable on this machine (slirp4netns is not installed)',
+      );
     }
     const shape = this.resolveShape(body);
     const timeout = body.timeout_seconds ?? 300;
     this.checkTimeout(timeout);
     if (this.plan.trialIsHardLimit && this.creditUsedEur(account) >= this.plan.trialCreditEur) {
-      throw new ApiError("trial_exhausted", `The ${this.plan.name} plan's one-time trial credit of EUR ${this.plan.trialCreditEur} is used up`, { trial_credit_eur: this.plan.trialCreditEur });
+      throw new ApiError(
+        "trial_exhausted",
+        `The ${this.plan.name} plan's one-time trial credit of EUR ${this.plan.trialCreditEur} is used up`,
+        { trial_credit_eur: this.plan.trialCreditEur },
+      );
     }
     this.checkRamBudget(account, shape.memory_mb);
     this.admission?.admitSandbox(shape.memory_mb);
@@ -368,7 +441,7 @@ export class SandboxService {
     const uid = this.allocateUid();
     const now = Date.now();
     const previewToken = body.preview_auth ? newSecret("pvt", 24) : null;
-    const allowDomains = body.network === "restricted" ? body.allow_domains ?? null : null;
+    const allowDomains = body.network === "restricted" ? (body.allow_domains ?? null) : null;
     if (storagePlan) this.storage!.claim(storagePlan.storage, id, region);
     this.db
       .prepare(
@@ -376,9 +449,24 @@ export class SandboxService {
          VALUES (?,?,'creating',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
       )
       .run(
-        id, account, custom?.id ?? requested, shape.size, shape.cpu, shape.memory_mb, body.network, allowDomains ? JSON.stringify(allowDomains) : null, region,
-        JSON.stringify(body.metadata), JSON.stringify(Object.keys(body.env)), timeout, body.on_timeout, body.auto_resume ? 1 : 0,
-        body.preview_auth ? 1 : 0, previewToken ? createHash("sha256").update(previewToken).digest("hex") : null, uid, now,
+        id,
+        account,
+        custom?.id ?? requested,
+        shape.size,
+        shape.cpu,
+        shape.memory_mb,
+        body.network,
+        allowDomains ? JSON.stringify(allowDomains) : null,
+        region,
+        JSON.stringify(body.metadata),
+        JSON.stringify(Object.keys(body.env)),
+        timeout,
+        body.on_timeout,
+        body.auto_resume ? 1 : 0,
+        body.preview_auth ? 1 : 0,
+        previewToken ? createHash("sha256").update(previewToken).digest("hex") : null,
+        uid,
+        now,
       );
 
     const dir = this.sandboxDir(id);
@@ -389,7 +477,11 @@ export class SandboxService {
     try {
       await createSandboxDirs(dir, uid, this.scratchFor(shape.memory_mb));
       const binds = storagePlan ? await this.storage!.populate(storagePlan.storage, id, dir, uid) : [];
-      cgroup = await this.host.cgroups.create(id, { memoryBytes: shape.memory_mb * 1024 * 1024, cpu: shape.cpu, pidsMax: PIDS_MAX });
+      cgroup = await this.host.cgroups.create(id, {
+        memoryBytes: shape.memory_mb * 1024 * 1024,
+        cpu: shape.cpu,
+        pidsMax: PIDS_MAX,
+      });
       const env: Record<string, string> = {
         PATH: image.path,
         HOME: "/workspace",
@@ -403,17 +495,32 @@ export class SandboxService {
       };
       const limits = { memoryBytes: shape.memory_mb * 1024 * 1024, pidsMax: PIDS_MAX };
       const rootfs = custom ? { path: await this.templates!.acquire(id, custom.id), writable: false } : undefined;
-      const proc = await SandboxProcess.start(this.host, { id, uid, dir, image, env, network: body.network, limits, binds, rootfs }, cgroup);
-      const network = await startNetwork(this.host, proc, body.network, allowDomains ?? DEFAULT_EGRESS_DOMAINS, this.config).catch(async (e: Error) => {
+      const proc = await SandboxProcess.start(
+        this.host,
+        { id, uid, dir, image, env, network: body.network, limits, binds, rootfs },
+        cgroup,
+      );
+      const network = await startNetwork(
+        this.host,
+        proc,
+        body.network,
+        allowDomains ?? DEFAULT_EGRESS_DOMAINS,
+        this.config,
+      ).catch(async (e: Error) => {
         await proc.kill();
         throw e;
       });
-      const meter = new SandboxMeter(shape.cpu, Math.ceil(3_600_000 / this.config.sampleMs), { cpu_seconds: 0, gb_seconds: 0 });
+      const meter = new SandboxMeter(shape.cpu, Math.ceil(3_600_000 / this.config.sampleMs), {
+        cpu_seconds: 0,
+        gb_seconds: 0,
+      });
       const live: Live = { proc, meter, network, timer: null, env, lock: Promise.resolve() };
       this.live.set(id, live);
       proc.onExit((reason) => void this.onProcessDied(id, reason));
       const started = Date.now();
-      this.db.prepare("UPDATE sandboxes SET status='running', started_at=?, running_since=?, expires_at=? WHERE id=?").run(started, started, this.deadline(started, started, timeout), id);
+      this.db
+        .prepare("UPDATE sandboxes SET status='running', started_at=?, running_since=?, expires_at=? WHERE id=?")
+        .run(started, started, this.deadline(started, started, timeout), id);
       this.armTimer(id);
       meter.sample(cgroup, started);
     } catch (e) {
@@ -425,7 +532,9 @@ export class SandboxService {
       // look; the internal cause (bwrap's or mkfs's words, host paths) goes to the engine log only.
       const err = e instanceof ApiError ? e : ApiError.internal("The sandbox failed to start", e);
       const reason = typeof err.detail === "string" ? err.detail : err.code;
-      this.db.prepare("UPDATE sandboxes SET status='failed', status_reason=?, terminated_at=? WHERE id=?").run(`start failed: ${reason}`, Date.now(), id);
+      this.db
+        .prepare("UPDATE sandboxes SET status='failed', status_reason=?, terminated_at=? WHERE id=?")
+        .run(`start failed: ${reason}`, Date.now(), id);
       this.events.record(id, "sandbox.failed", { reason });
       throw err;
     } finally {
@@ -433,14 +542,21 @@ export class SandboxService {
       booted();
     }
     const view = this.view(this.rowById(id), body.preview_auth ? { preview_auth_token: previewToken! } : {});
-    this.events.record(id, "sandbox.created", { template: requested, size: shape.size, network: body.network, ...this.storage?.createdEventData(storagePlan?.storage) });
+    this.events.record(id, "sandbox.created", {
+      template: requested,
+      size: shape.size,
+      network: body.network,
+      ...this.storage?.createdEventData(storagePlan?.storage),
+    });
     return { view, status: 201 };
   }
 
   /** The countdown ends at now + timeout, or sooner where the plan caps continuous running. */
   private deadline(now: number, runningSince: number, timeoutSeconds: number): number {
     const byTimeout = now + timeoutSeconds * 1000;
-    return this.plan.maxRunningSeconds ? Math.min(byTimeout, runningSince + this.plan.maxRunningSeconds * 1000) : byTimeout;
+    return this.plan.maxRunningSeconds
+      ? Math.min(byTimeout, runningSince + this.plan.maxRunningSeconds * 1000)
+      : byTimeout;
   }
 
   private armTimer(id: string): void {
@@ -461,7 +577,8 @@ export class SandboxService {
       if (!row || row.status !== "running") return;
       let why = "countdown ended";
       if (row.on_timeout === "pause") {
-        if (this.pausedCount(row.account_id) >= this.plan.maxPaused) why = "countdown ended; paused-sandbox cap reached, so it was terminated";
+        if (this.pausedCount(row.account_id) >= this.plan.maxPaused)
+          why = "countdown ended; paused-sandbox cap reached, so it was terminated";
         else {
           try {
             await this.pauseById(id, "timeout");
@@ -486,7 +603,9 @@ export class SandboxService {
     const l = this.live.get(id);
     const oom = l ? l.proc.cgroup.read().oomKills > 0 : false;
     await this.release(id);
-    this.db.prepare("UPDATE sandboxes SET status='failed', status_reason=?, terminated_at=? WHERE id=?").run(oom ? `${reason} (out of memory)` : reason, Date.now(), id);
+    this.db
+      .prepare("UPDATE sandboxes SET status='failed', status_reason=?, terminated_at=? WHERE id=?")
+      .run(oom ? `${reason} (out of memory)` : reason, Date.now(), id);
     this.events.record(id, "sandbox.failed", { reason });
   }
 
@@ -509,7 +628,11 @@ export class SandboxService {
     return this.terminateById(this.getRow(account, id).id);
   }
 
-  private async terminateById(id: string, finalStatus: "terminated" | "expired" = "terminated", reason: string | null = null): Promise<void> {
+  private async terminateById(
+    id: string,
+    finalStatus: "terminated" | "expired" = "terminated",
+    reason: string | null = null,
+  ): Promise<void> {
     let row = this.rowById(id);
     const booting = this.creating.get(row.id);
     if (booting) {
@@ -519,7 +642,11 @@ export class SandboxService {
     if (GONE.includes(row.status)) return;
     await this.serialize(row.id, async () => {
       await this.release(row.id);
-      this.db.prepare("UPDATE sandboxes SET status=?, terminated_at=?, status_reason=COALESCE(?, status_reason), expires_at=NULL WHERE id=?").run(finalStatus, Date.now(), reason, row.id);
+      this.db
+        .prepare(
+          "UPDATE sandboxes SET status=?, terminated_at=?, status_reason=COALESCE(?, status_reason), expires_at=NULL WHERE id=?",
+        )
+        .run(finalStatus, Date.now(), reason, row.id);
       if (finalStatus === "terminated") this.events.record(row.id, "sandbox.terminated", reason ? { reason } : {});
     });
   }
@@ -536,12 +663,17 @@ export class SandboxService {
       // even when the sandbox is frozen.
       await l.proc.kill();
       await l.network.close().catch(() => undefined);
-      for (const hook of this.releaseHooks) await hook(id).catch((e: Error) => console.error(`[engine] release hook for ${id} failed: ${e.message}`));
+      for (const hook of this.releaseHooks)
+        await hook(id).catch((e: Error) => console.error(`[engine] release hook for ${id} failed: ${e.message}`));
     }
     // After the processes: nothing holds the volume's filesystem any more when it is unmounted.
-    await this.storage?.released(id).catch((e: Error) => console.error(`[engine] releasing the volume of ${id} failed: ${e.message}`));
+    await this.storage
+      ?.released(id)
+      .catch((e: Error) => console.error(`[engine] releasing the volume of ${id} failed: ${e.message}`));
     // The last sandbox of a template unmounts its view (and removes a deleted template's files).
-    await this.templates?.releaseFor(id).catch((e: Error) => console.error(`[engine] releasing the template of ${id} failed: ${e.message}`));
+    await this.templates
+      ?.releaseFor(id)
+      .catch((e: Error) => console.error(`[engine] releasing the template of ${id} failed: ${e.message}`));
     await removeSandboxDirs(this.sandboxDir(id), this.host.scratchTmpfs);
   }
 
@@ -564,9 +696,14 @@ export class SandboxService {
     // §3.6: pausing anything but a running sandbox (terminated included) is 409 sandbox_not_running.
     if (row.status !== "running") throw new ApiError("sandbox_not_running", `Sandbox ${row.id} is ${row.status}`);
     if (why === "api" && this.pausedCount(row.account_id) >= this.plan.maxPaused) {
-      throw new ApiError("snapshot_cap_reached", `The ${this.plan.name} plan holds at most ${this.plan.maxPaused} paused sandboxes; resume or terminate one first`, { max_paused: this.plan.maxPaused });
+      throw new ApiError(
+        "snapshot_cap_reached",
+        `The ${this.plan.name} plan holds at most ${this.plan.maxPaused} paused sandboxes; resume or terminate one first`,
+        { max_paused: this.plan.maxPaused },
+      );
     }
-    if (!this.host.isolation.cgroups.freezer) throw new ApiError("not_implemented", "Pause needs the freezer cgroup, which this machine does not provide");
+    if (!this.host.isolation.cgroups.freezer)
+      throw new ApiError("not_implemented", "Pause needs the freezer cgroup, which this machine does not provide");
     return this.serialize(row.id, async () => {
       const l = this.live.get(row.id)!;
       l.meter.sample(l.proc.cgroup, Date.now());
@@ -575,7 +712,9 @@ export class SandboxService {
       if (l.timer) clearTimeout(l.timer);
       l.timer = null;
       this.persistMeter(row.id, l.meter);
-      this.db.prepare("UPDATE sandboxes SET status='paused', paused_at=?, expires_at=NULL, running_since=NULL WHERE id=?").run(Date.now(), row.id);
+      this.db
+        .prepare("UPDATE sandboxes SET status='paused', paused_at=?, expires_at=NULL, running_since=NULL WHERE id=?")
+        .run(Date.now(), row.id);
       this.events.record(row.id, "sandbox.paused", { reason: why });
       return this.view(this.rowById(row.id));
     });
@@ -587,7 +726,8 @@ export class SandboxService {
 
   private async resumeById(id: string, timeoutSeconds?: number): Promise<SandboxView> {
     const row = this.rowById(id);
-    if (row.status !== "paused") throw new ApiError("sandbox_not_paused", `Sandbox ${row.id} is ${row.status}, not paused`);
+    if (row.status !== "paused")
+      throw new ApiError("sandbox_not_paused", `Sandbox ${row.id} is ${row.status}, not paused`);
     const timeout = timeoutSeconds ?? row.timeout_seconds;
     this.checkTimeout(timeout);
     this.checkRamBudget(row.account_id, row.memory_mb);
@@ -598,7 +738,11 @@ export class SandboxService {
       if (!thawed) throw new ApiError("internal_error", "The freezer did not thaw the sandbox within 2 s");
       l.meter.resetBaseline();
       const now = Date.now();
-      this.db.prepare("UPDATE sandboxes SET status='running', paused_at=NULL, running_since=?, timeout_seconds=?, expires_at=? WHERE id=?").run(now, timeout, this.deadline(now, now, timeout), row.id);
+      this.db
+        .prepare(
+          "UPDATE sandboxes SET status='running', paused_at=NULL, running_since=?, timeout_seconds=?, expires_at=? WHERE id=?",
+        )
+        .run(now, timeout, this.deadline(now, now, timeout), row.id);
       this.armTimer(row.id);
       this.events.record(row.id, "sandbox.resumed", {});
       return this.view(this.rowById(row.id));
@@ -608,25 +752,50 @@ export class SandboxService {
   async setTimeout(account: string, id: string, seconds: number): Promise<SandboxView> {
     const row = this.getRow(account, id);
     if (GONE.includes(row.status)) throw gone(row);
-    if (row.status !== "running") throw new ApiError("sandbox_not_running", `Sandbox ${row.id} is ${row.status}; resume it before changing its countdown`);
+    if (row.status !== "running")
+      throw new ApiError(
+        "sandbox_not_running",
+        `Sandbox ${row.id} is ${row.status}; resume it before changing its countdown`,
+      );
     this.checkTimeout(seconds);
     const now = Date.now();
-    if (this.plan.maxRunningSeconds && row.running_since && now - row.running_since >= this.plan.maxRunningSeconds * 1000) {
-      throw new ApiError("plan_limit", `The ${this.plan.name} plan caps continuous running at ${this.plan.maxRunningSeconds} s; pause and resume to start a new window`);
+    if (
+      this.plan.maxRunningSeconds &&
+      row.running_since &&
+      now - row.running_since >= this.plan.maxRunningSeconds * 1000
+    ) {
+      throw new ApiError(
+        "plan_limit",
+        `The ${this.plan.name} plan caps continuous running at ${this.plan.maxRunningSeconds} s; pause and resume to start a new window`,
+      );
     }
-    this.db.prepare("UPDATE sandboxes SET timeout_seconds=?, expires_at=? WHERE id=?").run(seconds, this.deadline(now, row.running_since ?? now, seconds), row.id);
+    this.db
+      .prepare("UPDATE sandboxes SET timeout_seconds=?, expires_at=? WHERE id=?")
+      .run(seconds, this.deadline(now, row.running_since ?? now, seconds), row.id);
     this.armTimer(row.id);
     this.events.record(row.id, "timeout.updated", { timeout_seconds: seconds });
     return this.view(this.rowById(row.id));
   }
 
-  async patch(account: string, id: string, body: { metadata?: Record<string, string>; timeout_seconds?: number; auto_resume?: boolean; on_timeout?: "kill" | "pause" }): Promise<SandboxView> {
+  async patch(
+    account: string,
+    id: string,
+    body: {
+      metadata?: Record<string, string>;
+      timeout_seconds?: number;
+      auto_resume?: boolean;
+      on_timeout?: "kill" | "pause";
+    },
+  ): Promise<SandboxView> {
     const row = this.getRow(account, id);
     if (GONE.includes(row.status)) throw gone(row);
     if (body.timeout_seconds !== undefined) await this.setTimeout(account, row.id, body.timeout_seconds);
-    if (body.metadata !== undefined) this.db.prepare("UPDATE sandboxes SET metadata=? WHERE id=?").run(JSON.stringify(body.metadata), row.id);
-    if (body.auto_resume !== undefined) this.db.prepare("UPDATE sandboxes SET auto_resume=? WHERE id=?").run(body.auto_resume ? 1 : 0, row.id);
-    if (body.on_timeout !== undefined) this.db.prepare("UPDATE sandboxes SET on_timeout=? WHERE id=?").run(body.on_timeout, row.id);
+    if (body.metadata !== undefined)
+      this.db.prepare("UPDATE sandboxes SET metadata=? WHERE id=?").run(JSON.stringify(body.metadata), row.id);
+    if (body.auto_resume !== undefined)
+      this.db.prepare("UPDATE sandboxes SET auto_resume=? WHERE id=?").run(body.auto_resume ? 1 : 0, row.id);
+    if (body.on_timeout !== undefined)
+      this.db.prepare("UPDATE sandboxes SET on_timeout=? WHERE id=?").run(body.on_timeout, row.id);
     return this.view(this.rowById(row.id));
   }
 
@@ -651,7 +820,11 @@ export class SandboxService {
     let row = current;
     if (GONE.includes(row.status)) throw gone(row);
     if (row.status === "paused") {
-      if (!row.auto_resume) throw new ApiError("sandbox_paused", `Sandbox ${row.id} is paused; resume it first (or create it with auto_resume)`);
+      if (!row.auto_resume)
+        throw new ApiError(
+          "sandbox_paused",
+          `Sandbox ${row.id} is paused; resume it first (or create it with auto_resume)`,
+        );
       await this.resumeById(row.id);
       row = this.rowById(row.id);
     }
@@ -681,7 +854,11 @@ export class SandboxService {
     await Promise.all(
       ids.map(async (id) => {
         await this.release(id);
-        this.db.prepare("UPDATE sandboxes SET status='terminated', terminated_at=?, status_reason=?, expires_at=NULL WHERE id=?").run(Date.now(), "engine shut down", id);
+        this.db
+          .prepare(
+            "UPDATE sandboxes SET status='terminated', terminated_at=?, status_reason=?, expires_at=NULL WHERE id=?",
+          )
+          .run(Date.now(), "engine shut down", id);
         this.events.record(id, "sandbox.terminated", { reason: "engine_shutdown" });
       }),
     );
@@ -689,11 +866,22 @@ export class SandboxService {
 }
 
 function gone(row: SandboxRow): ApiError {
-  if (row.status === "failed") return new ApiError("sandbox_not_running", `Sandbox ${row.id} failed: ${row.status_reason ?? "unknown reason"}`);
-  return new ApiError("sandbox_terminated", `Sandbox ${row.id} was ${row.status === "expired" ? "terminated when its countdown ended" : "terminated"}`);
+  if (row.status === "failed")
+    return new ApiError("sandbox_not_running", `Sandbox ${row.id} failed: ${row.status_reason ?? "unknown reason"}`);
+  return new ApiError(
+    "sandbox_terminated",
+    `Sandbox ${row.id} was ${row.status === "expired" ? "terminated when its countdown ended" : "terminated"}`,
+  );
 }
 
 function proxyEnv(): Record<string, string> {
   const url = "http://127.0.0.1:3128";
-  return { HTTPS_PROXY: url, https_proxy: url, HTTP_PROXY: url, http_proxy: url, NO_PROXY: "localhost,127.0.0.1,::1", no_proxy: "localhost,127.0.0.1,::1" };
+  return {
+    HTTPS_PROXY: url,
+    https_proxy: url,
+    HTTP_PROXY: url,
+    http_proxy: url,
+    NO_PROXY: "localhost,127.0.0.1,::1",
+    no_proxy: "localhost,127.0.0.1,::1",
+  };
 }

@@ -106,7 +106,9 @@ export class SnapshotService {
 
   /** One of the account's snapshots, by id (any case) or by name. */
   find(account: string, ref: string): SnapshotRow | undefined {
-    return this.db.prepare("SELECT * FROM snapshots WHERE account_id = ? AND (id = ? COLLATE NOCASE OR name = ?)").get(account, ref, ref) as SnapshotRow | undefined;
+    return this.db
+      .prepare("SELECT * FROM snapshots WHERE account_id = ? AND (id = ? COLLATE NOCASE OR name = ?)")
+      .get(account, ref, ref) as SnapshotRow | undefined;
   }
 
   get(account: string, ref: string): SnapshotRow {
@@ -121,10 +123,14 @@ export class SnapshotService {
 
   /** How many named snapshots an account holds (the plan's cap counts per account). */
   count(account: string): number {
-    return (this.db.prepare("SELECT COUNT(*) AS n FROM snapshots WHERE account_id = ?").get(account) as { n: number }).n;
+    return (this.db.prepare("SELECT COUNT(*) AS n FROM snapshots WHERE account_id = ?").get(account) as { n: number })
+      .n;
   }
 
-  list(account: string, filter: { sandboxId?: string; limit: number; cursor?: string }): { items: SnapshotView[]; next: string | null } {
+  list(
+    account: string,
+    filter: { sandboxId?: string; limit: number; cursor?: string },
+  ): { items: SnapshotView[]; next: string | null } {
     const where = ["account_id = ?"];
     const args: unknown[] = [account];
     if (filter.sandboxId) {
@@ -135,31 +141,49 @@ export class SnapshotService {
       where.push("id < ?");
       args.push(filter.cursor);
     }
-    const rows = this.db.prepare(`SELECT * FROM snapshots WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`).all(...args, filter.limit + 1) as SnapshotRow[];
+    const rows = this.db
+      .prepare(`SELECT * FROM snapshots WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`)
+      .all(...args, filter.limit + 1) as SnapshotRow[];
     const page = rows.slice(0, filter.limit);
-    return { items: page.map((r) => this.view(r)), next: rows.length > filter.limit ? page[page.length - 1]!.id : null };
+    return {
+      items: page.map((r) => this.view(r)),
+      next: rows.length > filter.limit ? page[page.length - 1]!.id : null,
+    };
   }
 
   async create(account: string, sandboxRef: string, name: string): Promise<SnapshotView> {
     const sbx = this.sandboxes.getRow(account, sandboxRef);
-    if (sbx.status !== "running") throw new ApiError("sandbox_not_running", `Sandbox ${sbx.id} is ${sbx.status}; only a running sandbox can be snapshotted`);
-    if (this.find(account, name)) throw new ApiError("snapshot_name_taken", `A snapshot named "${name}" already exists`, { name });
+    if (sbx.status !== "running")
+      throw new ApiError(
+        "sandbox_not_running",
+        `Sandbox ${sbx.id} is ${sbx.status}; only a running sandbox can be snapshotted`,
+      );
+    if (this.find(account, name))
+      throw new ApiError("snapshot_name_taken", `A snapshot named "${name}" already exists`, { name });
     const max = this.sandboxes.plan.maxNamedSnapshots;
     const held = this.count(account);
     if (held >= max) {
-      throw new ApiError("snapshot_cap_reached", `The ${this.sandboxes.plan.name} plan keeps at most ${max} named snapshot(s); delete one first`, { max_named_snapshots: max });
+      throw new ApiError(
+        "snapshot_cap_reached",
+        `The ${this.sandboxes.plan.name} plan keeps at most ${max} named snapshot(s); delete one first`,
+        { max_named_snapshots: max },
+      );
     }
     // Checks and this insert run in one tick, so two concurrent requests cannot both take the last slot or the name.
     const id = newId("snap");
     this.db
-      .prepare("INSERT INTO snapshots(id, account_id, name, sandbox_id, template, size, region, status, created_at) VALUES (?,?,?,?,?,?,?,'creating',?)")
+      .prepare(
+        "INSERT INTO snapshots(id, account_id, name, sandbox_id, template, size, region, status, created_at) VALUES (?,?,?,?,?,?,?,'creating',?)",
+      )
       .run(id, account, name, sbx.id, sbx.template, sbx.size, sbx.region, Date.now());
     const partial = path.join(this.dir, `${id}.partial`);
     const captured = (async () => {
       const captureMs = await this.capture(sbx.id, partial);
       await fsp.rename(partial, this.dataDir(id));
       const bytes = await diskUsageBytes(this.dataDir(id));
-      this.db.prepare("UPDATE snapshots SET status='ready', size_bytes=?, capture_ms=? WHERE id=?").run(bytes, captureMs, id);
+      this.db
+        .prepare("UPDATE snapshots SET status='ready', size_bytes=?, capture_ms=? WHERE id=?")
+        .run(bytes, captureMs, id);
     })();
     this.capturing.set(id, captured);
     try {
@@ -188,7 +212,11 @@ export class SnapshotService {
   private capture(sandboxId: string, into: string): Promise<number> {
     return this.sandboxes.exclusive(sandboxId, async () => {
       const row = this.sandboxes.rowUnscoped(sandboxId);
-      if (row?.status !== "running") throw new ApiError("sandbox_not_running", `Sandbox ${sandboxId} is ${row?.status ?? "gone"}; only a running sandbox can be snapshotted`);
+      if (row?.status !== "running")
+        throw new ApiError(
+          "sandbox_not_running",
+          `Sandbox ${sandboxId} is ${row?.status ?? "gone"}; only a running sandbox can be snapshotted`,
+        );
       const { live } = await this.sandboxes.runningRow(row);
       const from = sandboxDirs(this.sandboxes.sandboxDir(row.id));
       const staging = this.canMount ? `${into}.staging` : into;
@@ -230,7 +258,10 @@ export class SnapshotService {
   async seed(snapshotId: string, dirs: SandboxDirs, uid: number): Promise<void> {
     const src = sandboxDirs(this.dataDir(snapshotId));
     const work = (async () => {
-      for (const [from, to] of [[src.workspace, dirs.workspace], [src.tmp, dirs.tmp]] as const) {
+      for (const [from, to] of [
+        [src.workspace, dirs.workspace],
+        [src.tmp, dirs.tmp],
+      ] as const) {
         await copyTree(from, to);
         await chownTree(to, uid);
         // cp -a carried the source root's mode over; scratch roots stay owner-only.

@@ -93,7 +93,13 @@ export const MAX_LOG_LINES = 20_000;
 /** Build logs are kept this long after the build finished (contract §3.10: 7 days). */
 const LOG_RETENTION_MS = 7 * 24 * 3600_000;
 
-const toLine = (r: LogRow): LogLine => ({ seq: r.seq, t: iso(r.t), step_index: r.step_index, stream: r.stream, data: r.data });
+const toLine = (r: LogRow): LogLine => ({
+  seq: r.seq,
+  t: iso(r.t),
+  step_index: r.step_index,
+  stream: r.stream,
+  data: r.data,
+});
 
 /**
  * Custom templates (contract §3.10): a base image plus shell steps, built into a real image layer
@@ -139,9 +145,11 @@ export class TemplateService {
 
   /** Why this machine cannot build templates, or null when it can. */
   unavailable(): string | null {
-    if (this.host.isolation.mode === "unavailable") return `sandboxing is unavailable on this machine: ${this.host.isolation.degraded[0] ?? "see limits.isolation"}`;
+    if (this.host.isolation.mode === "unavailable")
+      return `sandboxing is unavailable on this machine: ${this.host.isolation.degraded[0] ?? "see limits.isolation"}`;
     // Overlay mounts must vanish with the engine: only in its private mount namespace as root.
-    if (!this.host.scratchTmpfs) return "custom templates need the engine running as root in its own mount namespace (npm run engine as root)";
+    if (!this.host.scratchTmpfs)
+      return "custom templates need the engine running as root in its own mount namespace (npm run engine as root)";
     return null;
   }
 
@@ -151,24 +159,48 @@ export class TemplateService {
    */
   recoverAfterRestart(): { failed: number; requeued: number } {
     const now = Date.now();
-    const building = this.db.prepare("SELECT * FROM templates WHERE status = 'building' AND deleted_at IS NULL").all() as TemplateRow[];
+    const building = this.db
+      .prepare("SELECT * FROM templates WHERE status = 'building' AND deleted_at IS NULL")
+      .all() as TemplateRow[];
     for (const row of building) {
-      const error: TemplateError = { step_index: null, step: null, exit_code: null, output: "The engine restarted while this template was building; its build sandbox died with it. Build the template again (templates are immutable: create a new one)." };
-      this.db.prepare("UPDATE templates SET status='failed', error=?, finished_at=? WHERE id=?").run(JSON.stringify(error), now, row.id);
-      this.appendLog(row.id, { step_index: null, stream: "system", data: "build interrupted: the engine restarted during the build\n" });
+      const error: TemplateError = {
+        step_index: null,
+        step: null,
+        exit_code: null,
+        output:
+          "The engine restarted while this template was building; its build sandbox died with it. Build the template again (templates are immutable: create a new one).",
+      };
+      this.db
+        .prepare("UPDATE templates SET status='failed', error=?, finished_at=? WHERE id=?")
+        .run(JSON.stringify(error), now, row.id);
+      this.appendLog(row.id, {
+        step_index: null,
+        stream: "system",
+        data: "build interrupted: the engine restarted during the build\n",
+      });
       fs.rmSync(this.layers.templateDir(row.id), { recursive: true, force: true });
       this.events.recordFor(row.account_id, "template.build_finished", { template: this.view(this.getRow(row.id)) });
     }
     const gone = this.db.prepare("SELECT id FROM templates WHERE deleted_at IS NOT NULL").all() as { id: string }[];
     for (const { id } of gone) {
-      if (fs.existsSync(this.layers.templateDir(id))) fs.rmSync(this.layers.templateDir(id), { recursive: true, force: true });
+      if (fs.existsSync(this.layers.templateDir(id)))
+        fs.rmSync(this.layers.templateDir(id), { recursive: true, force: true });
     }
     // Leftovers of a build the last run never finished tidying (nothing is mounted after a restart).
-    for (const row of this.db.prepare("SELECT id FROM templates WHERE status = 'ready' AND deleted_at IS NULL").all() as { id: string }[]) {
-      for (const sub of ["work", "rw", "build", "view"]) fs.rmSync(path.join(this.layers.templateDir(row.id), sub), { recursive: true, force: true });
+    for (const row of this.db
+      .prepare("SELECT id FROM templates WHERE status = 'ready' AND deleted_at IS NULL")
+      .all() as { id: string }[]) {
+      for (const sub of ["work", "rw", "build", "view"])
+        fs.rmSync(path.join(this.layers.templateDir(row.id), sub), { recursive: true, force: true });
     }
-    this.db.prepare("DELETE FROM template_logs WHERE template_id IN (SELECT id FROM templates WHERE finished_at IS NOT NULL AND finished_at < ?)").run(now - LOG_RETENTION_MS);
-    const queued = this.db.prepare("SELECT id FROM templates WHERE status = 'queued' AND deleted_at IS NULL ORDER BY created_at").all() as { id: string }[];
+    this.db
+      .prepare(
+        "DELETE FROM template_logs WHERE template_id IN (SELECT id FROM templates WHERE finished_at IS NOT NULL AND finished_at < ?)",
+      )
+      .run(now - LOG_RETENTION_MS);
+    const queued = this.db
+      .prepare("SELECT id FROM templates WHERE status = 'queued' AND deleted_at IS NULL ORDER BY created_at")
+      .all() as { id: string }[];
     this.queue.push(...queued.map((q) => q.id));
     return { failed: building.length, requeued: queued.length };
   }
@@ -181,7 +213,9 @@ export class TemplateService {
   /** One of the account's templates (not deleted), by id (any case) or by name. */
   private row(account: string, idOrName: string): TemplateRow | undefined {
     return this.db
-      .prepare("SELECT * FROM templates WHERE account_id = ? AND deleted_at IS NULL AND (id = ? COLLATE NOCASE OR name = ?) ORDER BY id = ? COLLATE NOCASE DESC LIMIT 1")
+      .prepare(
+        "SELECT * FROM templates WHERE account_id = ? AND deleted_at IS NULL AND (id = ? COLLATE NOCASE OR name = ?) ORDER BY id = ? COLLATE NOCASE DESC LIMIT 1",
+      )
       .get(account, idOrName, idOrName, idOrName) as TemplateRow | undefined;
   }
 
@@ -221,18 +255,34 @@ export class TemplateService {
   }
 
   count(account: string): number {
-    return (this.db.prepare("SELECT COUNT(*) AS n FROM templates WHERE account_id = ? AND deleted_at IS NULL").get(account) as { n: number }).n;
+    return (
+      this.db
+        .prepare("SELECT COUNT(*) AS n FROM templates WHERE account_id = ? AND deleted_at IS NULL")
+        .get(account) as { n: number }
+    ).n;
   }
 
   /** Newest first, cursor-paged like sandboxes; built-ins first on the first page when asked for. */
-  list(account: string, opts: { includeBuiltin: boolean; limit: number; cursor?: string }): { items: unknown[]; next: string | null } {
+  list(
+    account: string,
+    opts: { includeBuiltin: boolean; limit: number; cursor?: string },
+  ): { items: unknown[]; next: string | null } {
     const rows = this.db
-      .prepare(`SELECT * FROM templates WHERE account_id = ? AND deleted_at IS NULL ${opts.cursor ? "AND id < ?" : ""} ORDER BY id DESC LIMIT ?`)
+      .prepare(
+        `SELECT * FROM templates WHERE account_id = ? AND deleted_at IS NULL ${opts.cursor ? "AND id < ?" : ""} ORDER BY id DESC LIMIT ?`,
+      )
       .all(account, ...(opts.cursor ? [opts.cursor] : []), opts.limit + 1) as TemplateRow[];
     const page = rows.slice(0, opts.limit);
     const items: unknown[] = page.map((r) => this.view(r));
     if (opts.includeBuiltin && !opts.cursor) {
-      const builtins = [...this.host.images.values()].map((i) => ({ id: i.id, name: i.id, builtin: true, status: "ready", description: i.description, available: i.available }));
+      const builtins = [...this.host.images.values()].map((i) => ({
+        id: i.id,
+        name: i.id,
+        builtin: true,
+        status: "ready",
+        description: i.description,
+        available: i.available,
+      }));
       items.unshift(...builtins);
     }
     return { items, next: rows.length > opts.limit ? page[page.length - 1]!.id : null };
@@ -244,22 +294,47 @@ export class TemplateService {
     if (this.closing) throw new ApiError("fleet_full", "The engine is shutting down", {}, { "Retry-After": "5" });
     const baseId = TEMPLATE_ALIASES[input.base_image] ?? input.base_image;
     const image = this.host.images.get(baseId);
-    if (!image) throw new ApiError("base_image_not_found", `Base image "${input.base_image}" not found. Base images: ${[...this.host.images.keys()].join(", ")}`);
-    if (!image.available) throw new ApiError("base_image_not_found", `Base image "${input.base_image}" is not available on this machine: ${image.maps_to}`);
+    if (!image)
+      throw new ApiError(
+        "base_image_not_found",
+        `Base image "${input.base_image}" not found. Base images: ${[...this.host.images.keys()].join(", ")}`,
+      );
+    if (!image.available)
+      throw new ApiError(
+        "base_image_not_found",
+        `Base image "${input.base_image}" is not available on this machine: ${image.maps_to}`,
+      );
     if (this.host.images.has(input.name) || TEMPLATE_ALIASES[input.name] || /^tmpl_/i.test(input.name)) {
-      throw new ApiError("validation_error", [{ loc: ["body", "name"], msg: "name must not be a base image id or start with tmpl_ (sandboxes resolve templates by id or name)", type: "value_error" }]);
+      throw new ApiError("validation_error", [
+        {
+          loc: ["body", "name"],
+          msg: "name must not be a base image id or start with tmpl_ (sandboxes resolve templates by id or name)",
+          type: "value_error",
+        },
+      ]);
     }
     const used = this.count(account);
     if (used >= this.plan.maxTemplates) {
-      throw new ApiError("template_cap_reached", `The ${this.plan.name} plan holds at most ${this.plan.maxTemplates} templates; delete one first`, { max_templates: this.plan.maxTemplates });
+      throw new ApiError(
+        "template_cap_reached",
+        `The ${this.plan.name} plan holds at most ${this.plan.maxTemplates} templates; delete one first`,
+        { max_templates: this.plan.maxTemplates },
+      );
     }
-    if (this.row(account, input.name)) throw new ApiError("template_name_taken", `A template named "${input.name}" already exists`);
+    if (this.row(account, input.name))
+      throw new ApiError("template_name_taken", `A template named "${input.name}" already exists`);
     this.admission?.admitTemplate();
     const id = newId("tmpl");
     this.db
-      .prepare("INSERT INTO templates(id, account_id, name, base_image, steps, env, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?)")
+      .prepare(
+        "INSERT INTO templates(id, account_id, name, base_image, steps, env, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?)",
+      )
       .run(id, account, input.name, baseId, JSON.stringify(input.steps), JSON.stringify(input.env), Date.now());
-    this.appendLog(id, { step_index: null, stream: "system", data: `queued: ${input.steps.length} step(s) on ${baseId}\n` });
+    this.appendLog(id, {
+      step_index: null,
+      stream: "system",
+      data: `queued: ${input.steps.length} step(s) on ${baseId}\n`,
+    });
     this.queue.push(id);
     this.kick();
     return this.view(this.getRow(id));
@@ -271,17 +346,42 @@ export class TemplateService {
     let id: string | undefined;
     let row: TemplateRow | undefined;
     while ((id = this.queue.shift())) {
-      row = this.db.prepare("SELECT * FROM templates WHERE id = ? AND deleted_at IS NULL AND status = 'queued'").get(id) as TemplateRow | undefined;
+      row = this.db
+        .prepare("SELECT * FROM templates WHERE id = ? AND deleted_at IS NULL AND status = 'queued'")
+        .get(id) as TemplateRow | undefined;
       if (row) break;
     }
     if (!id || !row) return;
     const image = this.host.images.get(row.base_image);
     // Marked building synchronously, so a create that starts the build right away answers "building".
     this.db.prepare("UPDATE templates SET status='building', started_at=? WHERE id=?").run(Date.now(), id);
-    const build = new TemplateBuild(this.host, this.config, this.layers, { id, image: image!, steps: JSON.parse(row.steps) as string[], env: JSON.parse(row.env) as Record<string, string> }, (line) => this.appendLog(id, line));
+    const build = new TemplateBuild(
+      this.host,
+      this.config,
+      this.layers,
+      {
+        id,
+        image: image!,
+        steps: JSON.parse(row.steps) as string[],
+        env: JSON.parse(row.env) as Record<string, string>,
+      },
+      (line) => this.appendLog(id, line),
+    );
     const buildId = id;
-    const done = (image ? build.run() : Promise.resolve<BuildOutcome>({ ok: false, error: { step_index: null, step: null, exit_code: null, output: `base image ${row.base_image} is gone` }, reason: "base image gone" }))
-      .catch((e: Error): BuildOutcome => ({ ok: false, error: { step_index: null, step: null, exit_code: null, output: e.message }, reason: e.message }))
+    const done = (
+      image
+        ? build.run()
+        : Promise.resolve<BuildOutcome>({
+            ok: false,
+            error: { step_index: null, step: null, exit_code: null, output: `base image ${row.base_image} is gone` },
+            reason: "base image gone",
+          })
+    )
+      .catch((e: Error): BuildOutcome => ({
+        ok: false,
+        error: { step_index: null, step: null, exit_code: null, output: e.message },
+        reason: e.message,
+      }))
       .then((outcome) => this.finish(buildId, outcome))
       .catch((e: Error) => console.error(`[engine] template ${buildId}: finishing the build failed: ${e.message}`))
       .finally(() => {
@@ -295,48 +395,92 @@ export class TemplateService {
     const now = Date.now();
     const row = this.getRow(id);
     if (outcome.ok) {
-      this.db.prepare("UPDATE templates SET status='ready', size_mb=?, ready_at=?, finished_at=? WHERE id=?").run(outcome.size_mb, now, now, id);
+      this.db
+        .prepare("UPDATE templates SET status='ready', size_mb=?, ready_at=?, finished_at=? WHERE id=?")
+        .run(outcome.size_mb, now, now, id);
     } else {
-      this.db.prepare("UPDATE templates SET status='failed', error=?, finished_at=? WHERE id=?").run(JSON.stringify(outcome.error), now, id);
-      this.appendLog(id, { step_index: outcome.error.step_index, stream: "system", data: `build failed: ${outcome.reason}\n` });
+      this.db
+        .prepare("UPDATE templates SET status='failed', error=?, finished_at=? WHERE id=?")
+        .run(JSON.stringify(outcome.error), now, id);
+      this.appendLog(id, {
+        step_index: outcome.error.step_index,
+        stream: "system",
+        data: `build failed: ${outcome.reason}\n`,
+      });
     }
     // A failed build's partial layer is of no use; a deleted template's files go once nothing uses them.
-    if (!outcome.ok || row.deleted_at !== null) await this.withLock(id, () => this.layers.remove(id)).catch(() => undefined);
+    if (!outcome.ok || row.deleted_at !== null)
+      await this.withLock(id, () => this.layers.remove(id)).catch(() => undefined);
     if (row.deleted_at !== null) this.db.prepare("DELETE FROM template_logs WHERE template_id = ?").run(id);
     const view = this.view(this.getRow(id));
     this.nextSeq.delete(id);
-    this.bus.emit(`final:${id}`, { is_final: true, status: view.status, error: view.error, size_mb: view.size_mb } satisfies FinalFrame);
+    this.bus.emit(`final:${id}`, {
+      is_final: true,
+      status: view.status,
+      error: view.error,
+      size_mb: view.size_mb,
+    } satisfies FinalFrame);
     if (row.deleted_at === null) this.events.recordFor(row.account_id, "template.build_finished", { template: view });
   }
 
   private appendLog(id: string, line: BuildLine): void {
     let seq = this.nextSeq.get(id);
     if (seq === undefined) {
-      const max = this.db.prepare("SELECT COALESCE(MAX(seq), 0) AS m FROM template_logs WHERE template_id = ?").get(id) as { m: number };
+      const max = this.db
+        .prepare("SELECT COALESCE(MAX(seq), 0) AS m FROM template_logs WHERE template_id = ?")
+        .get(id) as { m: number };
       seq = max.m + 1;
     }
     if (seq > MAX_LOG_LINES && line.stream !== "system") return;
-    if (seq === MAX_LOG_LINES && line.stream !== "system") line = { step_index: line.step_index, stream: "system", data: `[log truncated after ${MAX_LOG_LINES} lines; the failing step's output tail is kept in error.output]\n` };
+    if (seq === MAX_LOG_LINES && line.stream !== "system")
+      line = {
+        step_index: line.step_index,
+        stream: "system",
+        data: `[log truncated after ${MAX_LOG_LINES} lines; the failing step's output tail is kept in error.output]\n`,
+      };
     const t = Date.now();
-    this.db.prepare("INSERT INTO template_logs(template_id, seq, t, step_index, stream, data) VALUES (?, ?, ?, ?, ?, ?)").run(id, seq, t, line.step_index, line.stream, line.data);
+    this.db
+      .prepare("INSERT INTO template_logs(template_id, seq, t, step_index, stream, data) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(id, seq, t, line.step_index, line.stream, line.data);
     this.nextSeq.set(id, seq + 1);
     this.bus.emit(`line:${id}`, toLine({ seq, t, step_index: line.step_index, stream: line.stream, data: line.data }));
   }
 
   /** One page of build log, from `cursor` (the first seq wanted) on. */
-  logs(account: string, idOrName: string, cursor: number, limit: number): { template_id: string; status: TemplateStatus; lines: LogLine[]; next_cursor: number; done: boolean } {
+  logs(
+    account: string,
+    idOrName: string,
+    cursor: number,
+    limit: number,
+  ): { template_id: string; status: TemplateStatus; lines: LogLine[]; next_cursor: number; done: boolean } {
     const row = this.find(account, idOrName);
-    const rows = this.db.prepare("SELECT seq, t, step_index, stream, data FROM template_logs WHERE template_id = ? AND seq >= ? ORDER BY seq LIMIT ?").all(row.id, cursor, limit + 1) as LogRow[];
+    const rows = this.db
+      .prepare(
+        "SELECT seq, t, step_index, stream, data FROM template_logs WHERE template_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
+      )
+      .all(row.id, cursor, limit + 1) as LogRow[];
     const lines = rows.slice(0, limit).map(toLine);
     const more = rows.length > limit;
-    return { template_id: row.id, status: row.status, lines, next_cursor: lines.length ? lines[lines.length - 1]!.seq + 1 : cursor, done: FINISHED.includes(row.status) && !more };
+    return {
+      template_id: row.id,
+      status: row.status,
+      lines,
+      next_cursor: lines.length ? lines[lines.length - 1]!.seq + 1 : cursor,
+      done: FINISHED.includes(row.status) && !more,
+    };
   }
 
   /**
    * Follows a build's log: every line from `cursor` on, then the final frame. Listeners are
    * attached before the backlog is read, so no line falls between the two.
    */
-  follow(account: string, idOrName: string, cursor: number, onLine: (l: LogLine) => void, onFinal: (f: FinalFrame) => void): () => void {
+  follow(
+    account: string,
+    idOrName: string,
+    cursor: number,
+    onLine: (l: LogLine) => void,
+    onFinal: (f: FinalFrame) => void,
+  ): () => void {
     const row = this.find(account, idOrName);
     const id = row.id;
     let last = cursor - 1;
@@ -363,7 +507,11 @@ export class TemplateService {
     this.bus.on(`line:${id}`, lineListener);
     this.bus.on(`final:${id}`, finalListener);
     for (;;) {
-      const page = this.db.prepare("SELECT seq, t, step_index, stream, data FROM template_logs WHERE template_id = ? AND seq > ? ORDER BY seq LIMIT 500").all(id, last) as LogRow[];
+      const page = this.db
+        .prepare(
+          "SELECT seq, t, step_index, stream, data FROM template_logs WHERE template_id = ? AND seq > ? ORDER BY seq LIMIT 500",
+        )
+        .all(id, last) as LogRow[];
       for (const r of page) deliver(toLine(r));
       if (page.length < 500) break;
     }
@@ -372,7 +520,12 @@ export class TemplateService {
     if (!ended) {
       const now = this.getRow(id);
       if (FINISHED.includes(now.status)) {
-        deliver({ is_final: true, status: now.status, error: now.error ? (JSON.parse(now.error) as TemplateError) : null, size_mb: now.size_mb });
+        deliver({
+          is_final: true,
+          status: now.status,
+          error: now.error ? (JSON.parse(now.error) as TemplateError) : null,
+          size_mb: now.size_mb,
+        });
       }
     }
     return stop;
@@ -392,7 +545,17 @@ export class TemplateService {
       return;
     }
     if (row.status === "queued") {
-      this.bus.emit(`final:${row.id}`, { is_final: true, status: "failed", error: { step_index: null, step: null, exit_code: null, output: "the template was deleted before its build started" }, size_mb: null } satisfies FinalFrame);
+      this.bus.emit(`final:${row.id}`, {
+        is_final: true,
+        status: "failed",
+        error: {
+          step_index: null,
+          step: null,
+          exit_code: null,
+          output: "the template was deleted before its build started",
+        },
+        size_mb: null,
+      } satisfies FinalFrame);
     }
     if (![...this.users.values()].includes(row.id)) await this.purge(row.id);
   }
@@ -431,15 +594,27 @@ export class TemplateService {
    * What a sandbox create needs to know of a custom template (by id or name): undefined when there
    * is none, 409 template_not_ready while it builds or after it failed.
    */
-  forSandbox(account: string, requested: string): { id: string; image: BaseImage; env: Record<string, string> } | undefined {
+  forSandbox(
+    account: string,
+    requested: string,
+  ): { id: string; image: BaseImage; env: Record<string, string> } | undefined {
     const row = this.row(account, requested);
     if (!row) return undefined;
     if (row.status !== "ready") {
-      const why = row.status === "failed" ? "its build failed; see GET /v1/templates/{id} for the failing step" : `it is still ${row.status}`;
-      throw new ApiError("template_not_ready", `Template ${row.name} (${row.id}) is not ready: ${why}`, { template_status: row.status });
+      const why =
+        row.status === "failed"
+          ? "its build failed; see GET /v1/templates/{id} for the failing step"
+          : `it is still ${row.status}`;
+      throw new ApiError("template_not_ready", `Template ${row.name} (${row.id}) is not ready: ${why}`, {
+        template_status: row.status,
+      });
     }
     const image = this.host.images.get(row.base_image);
-    if (!image?.available) throw new ApiError("template_not_found", `Template ${row.name}'s base image ${row.base_image} cannot run on this machine`);
+    if (!image?.available)
+      throw new ApiError(
+        "template_not_found",
+        `Template ${row.name}'s base image ${row.base_image} cannot run on this machine`,
+      );
     return { id: row.id, image, env: JSON.parse(row.env) as Record<string, string> };
   }
 
@@ -447,7 +622,8 @@ export class TemplateService {
   async acquire(sandboxId: string, templateId: string): Promise<string> {
     return this.withLock(templateId, async () => {
       const row = this.getRow(templateId);
-      if (row.deleted_at !== null || row.status !== "ready") throw new ApiError("template_not_found", `Template ${templateId} was deleted`);
+      if (row.deleted_at !== null || row.status !== "ready")
+        throw new ApiError("template_not_found", `Template ${templateId} was deleted`);
       const root = this.layers.viewRoot(templateId);
       if (!this.mountedViews.has(templateId)) {
         await this.layers.mountView(templateId, this.imageOf(templateId));
@@ -469,7 +645,10 @@ export class TemplateService {
       await this.layers.unmountView(templateId, this.imageOf(templateId));
       this.mountedViews.delete(templateId);
     });
-    if (this.getRow(templateId).deleted_at !== null) await this.purge(templateId).catch((e: Error) => console.error(`[engine] removing deleted template ${templateId}: ${e.message}`));
+    if (this.getRow(templateId).deleted_at !== null)
+      await this.purge(templateId).catch((e: Error) =>
+        console.error(`[engine] removing deleted template ${templateId}: ${e.message}`),
+      );
   }
 
   /** Sandboxes currently using a template (tests and the delete path read it). */

@@ -35,14 +35,19 @@ export function utcDate(ms: number): string {
 /** Every UTC date from `from` to `to`, both included (inputs are `YYYY-MM-DD`). */
 export function datesBetween(from: string, to: string): string[] {
   const out: string[] = [];
-  for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += 86_400_000) out.push(utcDate(t));
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += 86_400_000)
+    out.push(utcDate(t));
   return out;
 }
 
 const BY_SANDBOX_LIMIT = 50;
 
 const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
-const figures = (cpu: number, gb: number): UsageFigures => ({ cpu_seconds: round(cpu, 3), gb_seconds: round(gb, 3), cost_eur: round(costEur(cpu, gb), 6) });
+const figures = (cpu: number, gb: number): UsageFigures => ({
+  cpu_seconds: round(cpu, 3),
+  gb_seconds: round(gb, 3),
+  cost_eur: round(costEur(cpu, gb), 6),
+});
 
 /**
  * The one place metered usage is booked and read. The sampler's totals land on the sandbox row
@@ -98,7 +103,9 @@ export class UsageLedger {
   /** Everything an account ever had metered, at pay-as-you-go prices: what its trial credit is drawn down by. */
   lifetimeCostEur(account: string): number {
     const row = this.db
-      .prepare(`SELECT COALESCE(SUM(cpu_seconds), 0) AS cpu, COALESCE(SUM(gb_seconds), 0) AS gb FROM usage_daily WHERE ${OF_ACCOUNT}`)
+      .prepare(
+        `SELECT COALESCE(SUM(cpu_seconds), 0) AS cpu, COALESCE(SUM(gb_seconds), 0) AS gb FROM usage_daily WHERE ${OF_ACCOUNT}`,
+      )
       .get(account) as { cpu: number; gb: number };
     let { cpu, gb } = row;
     for (const u of this.unbooked(account).values()) {
@@ -119,7 +126,9 @@ export class UsageLedger {
 
     const days = new Map(datesBetween(from, to).map((d) => [d, { cpu: 0, gb: 0, created: 0 }]));
     const perDay = this.db
-      .prepare(`SELECT date, SUM(cpu_seconds) AS cpu, SUM(gb_seconds) AS gb FROM usage_daily WHERE ${OF_ACCOUNT} AND date BETWEEN ? AND ?${inIds("sandbox_id")} GROUP BY date`)
+      .prepare(
+        `SELECT date, SUM(cpu_seconds) AS cpu, SUM(gb_seconds) AS gb FROM usage_daily WHERE ${OF_ACCOUNT} AND date BETWEEN ? AND ?${inIds("sandbox_id")} GROUP BY date`,
+      )
       .all(account, from, to, ...ids) as { date: string; cpu: number; gb: number }[];
     for (const r of perDay) Object.assign(days.get(r.date)!, { cpu: r.cpu, gb: r.gb });
 
@@ -139,7 +148,9 @@ export class UsageLedger {
 
     const perSandbox = new Map<string, { cpu: number; gb: number }>();
     const sandboxRows = this.db
-      .prepare(`SELECT sandbox_id AS id, SUM(cpu_seconds) AS cpu, SUM(gb_seconds) AS gb FROM usage_daily WHERE ${OF_ACCOUNT} AND date BETWEEN ? AND ?${inIds("sandbox_id")} GROUP BY sandbox_id`)
+      .prepare(
+        `SELECT sandbox_id AS id, SUM(cpu_seconds) AS cpu, SUM(gb_seconds) AS gb FROM usage_daily WHERE ${OF_ACCOUNT} AND date BETWEEN ? AND ?${inIds("sandbox_id")} GROUP BY sandbox_id`,
+      )
       .all(account, from, to, ...ids) as { id: string; cpu: number; gb: number }[];
     for (const r of sandboxRows) perSandbox.set(r.id, { cpu: r.cpu, gb: r.gb });
 

@@ -129,21 +129,42 @@ export class VolumeService {
     const held = this.db.prepare("SELECT * FROM volumes WHERE status = 'attached'").all() as VolumeRow[];
     for (const v of held) {
       const used = await this.store.measure(v.region, v.id);
-      this.db.prepare("UPDATE volumes SET attached_sandbox_id = NULL, status = 'available', used_bytes = ?, updated_at = ? WHERE id = ?").run(used ?? v.used_bytes, now, v.id);
+      this.db
+        .prepare(
+          "UPDATE volumes SET attached_sandbox_id = NULL, status = 'available', used_bytes = ?, updated_at = ? WHERE id = ?",
+        )
+        .run(used ?? v.used_bytes, now, v.id);
     }
-    const stale = this.db.prepare("SELECT * FROM volumes WHERE status IN ('creating','moving','deleting','error')").all() as VolumeRow[];
+    const stale = this.db
+      .prepare("SELECT * FROM volumes WHERE status IN ('creating','moving','deleting','error')")
+      .all() as VolumeRow[];
     for (const v of stale) {
       if (v.status === "moving" && v.move_to) {
         const outcome = await this.store.recoverMove(v.id, v.region, v.move_to);
         if (outcome === "moved") {
-          this.db.prepare("UPDATE volumes SET region = move_to, move_to = NULL, status = 'available', updated_at = ? WHERE id = ?").run(now, v.id);
-          this.events.recordFor(v.account_id, "volume.moved", { volume: await this.view(this.byId(v.id)), from_region: v.region, to_region: v.move_to });
-        } else this.db.prepare("UPDATE volumes SET move_to = NULL, status = 'available', updated_at = ? WHERE id = ?").run(now, v.id);
+          this.db
+            .prepare(
+              "UPDATE volumes SET region = move_to, move_to = NULL, status = 'available', updated_at = ? WHERE id = ?",
+            )
+            .run(now, v.id);
+          this.events.recordFor(v.account_id, "volume.moved", {
+            volume: await this.view(this.byId(v.id)),
+            from_region: v.region,
+            to_region: v.move_to,
+          });
+        } else
+          this.db
+            .prepare("UPDATE volumes SET move_to = NULL, status = 'available', updated_at = ? WHERE id = ?")
+            .run(now, v.id);
       } else if (v.status === "deleting" || v.status === "creating") {
         // A create that never finished has no usable filesystem; a delete that never finished is finished.
         await this.store.remove(v.region, v.id);
         this.db.prepare("DELETE FROM volumes WHERE id = ?").run(v.id);
-        if (v.status === "deleting") this.events.recordFor(v.account_id, "volume.deleted", { volume: { id: v.id, name: v.name, region: v.region }, reason: "delete finished after an engine restart" });
+        if (v.status === "deleting")
+          this.events.recordFor(v.account_id, "volume.deleted", {
+            volume: { id: v.id, name: v.name, region: v.region },
+            reason: "delete finished after an engine restart",
+          });
       } else this.db.prepare("UPDATE volumes SET status = 'available', updated_at = ? WHERE id = ?").run(now, v.id);
     }
     await this.store.sweepStaleMountPoints();
@@ -164,14 +185,25 @@ export class VolumeService {
    */
   sweepExpired(): Promise<void> {
     const now = Date.now();
-    const rows = this.db.prepare("SELECT * FROM volumes WHERE lifetime_hours IS NOT NULL AND status = 'available' AND attached_sandbox_id IS NULL").all() as VolumeRow[];
+    const rows = this.db
+      .prepare(
+        "SELECT * FROM volumes WHERE lifetime_hours IS NOT NULL AND status = 'available' AND attached_sandbox_id IS NULL",
+      )
+      .all() as VolumeRow[];
     const removals: Promise<void>[] = [];
     for (const row of rows) {
       if (this.busy.has(row.id) || (this.expiresAt(row) ?? Infinity) > now) continue;
       this.db.prepare("DELETE FROM volumes WHERE id = ?").run(row.id);
       const view = this.viewWith(row, row.used_bytes);
-      this.events.recordFor(row.account_id, "volume.deleted", { volume: { ...view, status: "deleting" }, reason: "max_lifetime" });
-      removals.push(this.store.remove(row.region, row.id).catch((e: Error) => console.error(`[engine] removing expired volume ${row.id} failed: ${e.message}`)));
+      this.events.recordFor(row.account_id, "volume.deleted", {
+        volume: { ...view, status: "deleting" },
+        reason: "max_lifetime",
+      });
+      removals.push(
+        this.store
+          .remove(row.region, row.id)
+          .catch((e: Error) => console.error(`[engine] removing expired volume ${row.id} failed: ${e.message}`)),
+      );
     }
     return Promise.all(removals).then(() => undefined);
   }
@@ -187,7 +219,9 @@ export class VolumeService {
 
   /** One of the account's volumes, by id (any case) or by name. */
   find(account: string, ref: string): VolumeRow | undefined {
-    return this.db.prepare("SELECT * FROM volumes WHERE account_id = ? AND (id = ? COLLATE NOCASE OR name = ?)").get(account, ref, ref) as VolumeRow | undefined;
+    return this.db
+      .prepare("SELECT * FROM volumes WHERE account_id = ? AND (id = ? COLLATE NOCASE OR name = ?)")
+      .get(account, ref, ref) as VolumeRow | undefined;
   }
 
   get(account: string, ref: string): VolumeRow {
@@ -229,11 +263,17 @@ export class VolumeService {
 
   /** size_mb is the space really used: measured live while mounted, else as of the last detach. */
   async view(row: VolumeRow): Promise<VolumeView> {
-    const live = this.store.isMounted(row.id) || this.store.backend === "directory" ? await this.store.usedBytes(row.region, row.id) : null;
+    const live =
+      this.store.isMounted(row.id) || this.store.backend === "directory"
+        ? await this.store.usedBytes(row.region, row.id)
+        : null;
     return this.viewWith(row, live ?? row.used_bytes);
   }
 
-  async list(account: string, filter: { region?: string; status?: string; limit: number; cursor?: string }): Promise<{ items: VolumeView[]; next: string | null }> {
+  async list(
+    account: string,
+    filter: { region?: string; status?: string; limit: number; cursor?: string },
+  ): Promise<{ items: VolumeView[]; next: string | null }> {
     const where = ["account_id = ?"];
     const args: unknown[] = [account];
     if (filter.region) {
@@ -248,9 +288,14 @@ export class VolumeService {
       where.push("id < ?");
       args.push(filter.cursor);
     }
-    const rows = this.db.prepare(`SELECT * FROM volumes WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`).all(...args, filter.limit + 1) as VolumeRow[];
+    const rows = this.db
+      .prepare(`SELECT * FROM volumes WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`)
+      .all(...args, filter.limit + 1) as VolumeRow[];
     const page = rows.slice(0, filter.limit);
-    return { items: await Promise.all(page.map((r) => this.view(r))), next: rows.length > filter.limit ? page[page.length - 1]!.id : null };
+    return {
+      items: await Promise.all(page.map((r) => this.view(r))),
+      next: rows.length > filter.limit ? page[page.length - 1]!.id : null,
+    };
   }
 
   ref(volumeId: string | null): VolumeRef | null {
@@ -264,34 +309,56 @@ export class VolumeService {
 
   private checkRegion(region: string): void {
     if (!(REGIONS as readonly string[]).includes(region)) {
-      throw new ApiError("region_unavailable", `Region "${region}" is not available; regions: ${REGIONS.join(", ")}`, { regions: REGIONS });
+      throw new ApiError("region_unavailable", `Region "${region}" is not available; regions: ${REGIONS.join(", ")}`, {
+        regions: REGIONS,
+      });
     }
   }
 
   private checkSize(sizeGb: number): void {
     if (sizeGb > this.plan.maxVolumeGb) {
-      throw new ApiError("plan_limit", `The ${this.plan.name} plan allows volumes of at most ${this.plan.maxVolumeGb} GB`, { max_volume_gb: this.plan.maxVolumeGb });
+      throw new ApiError(
+        "plan_limit",
+        `The ${this.plan.name} plan allows volumes of at most ${this.plan.maxVolumeGb} GB`,
+        { max_volume_gb: this.plan.maxVolumeGb },
+      );
     }
   }
 
   private checkCount(account: string): void {
-    const n = (this.db.prepare("SELECT COUNT(*) AS n FROM volumes WHERE account_id = ?").get(account) as { n: number }).n;
+    const n = (this.db.prepare("SELECT COUNT(*) AS n FROM volumes WHERE account_id = ?").get(account) as { n: number })
+      .n;
     if (n >= this.plan.maxVolumes) {
-      throw new ApiError("plan_limit", `The ${this.plan.name} plan keeps at most ${this.plan.maxVolumes} volume(s); delete one first`, { max_volumes: this.plan.maxVolumes });
+      throw new ApiError(
+        "plan_limit",
+        `The ${this.plan.name} plan keeps at most ${this.plan.maxVolumes} volume(s); delete one first`,
+        { max_volumes: this.plan.maxVolumes },
+      );
     }
   }
 
   private checkNameFree(account: string, name: string, except?: string): void {
-    const other = this.db.prepare("SELECT id FROM volumes WHERE account_id = ? AND name = ?").get(account, name) as { id: string } | undefined;
-    if (other && other.id !== except) throw new ApiError("volume_name_taken", `A volume named "${name}" already exists`, { name });
+    const other = this.db.prepare("SELECT id FROM volumes WHERE account_id = ? AND name = ?").get(account, name) as
+      { id: string } | undefined;
+    if (other && other.id !== except)
+      throw new ApiError("volume_name_taken", `A volume named "${name}" already exists`, { name });
   }
 
   /** Records a new volume row; synchronous with its checks so concurrent creates cannot both pass them. */
-  private insert(input: { account: string; name: string; sizeGb: number; region: string; lifetimeHours: number | null; holder: string | null }): string {
+  private insert(input: {
+    account: string;
+    name: string;
+    sizeGb: number;
+    region: string;
+    lifetimeHours: number | null;
+    holder: string | null;
+  }): string {
     const id = newId("vol");
     const now = Date.now();
     this.db
-      .prepare("INSERT INTO volumes(id, account_id, name, size_gb, region, status, attached_sandbox_id, lifetime_hours, created_at, updated_at) VALUES (?,?,?,?,?,'creating',?,?,?,?)")
+      .prepare(
+        "INSERT INTO volumes(id, account_id, name, size_gb, region, status, attached_sandbox_id, lifetime_hours, created_at, updated_at) VALUES (?,?,?,?,?,'creating',?,?,?,?)",
+      )
       .run(id, input.account, input.name, input.sizeGb, input.region, input.holder, input.lifetimeHours, now, now);
     return id;
   }
@@ -314,7 +381,14 @@ export class VolumeService {
     this.checkNameFree(account, input.name);
     this.checkCount(account);
     this.admission?.admitVolumeGb(input.size_gb);
-    const id = this.insert({ account, name: input.name, sizeGb: input.size_gb, region, lifetimeHours: input.lifetimeHours, holder: null });
+    const id = this.insert({
+      account,
+      name: input.name,
+      sizeGb: input.size_gb,
+      region,
+      lifetimeHours: input.lifetimeHours,
+      holder: null,
+    });
     await this.materialize(id);
     this.db.prepare("UPDATE volumes SET status = 'available', updated_at = ? WHERE id = ?").run(Date.now(), id);
     const view = await this.view(this.byId(id));
@@ -324,9 +398,17 @@ export class VolumeService {
 
   private inUse(row: VolumeRow, doing: string): ApiError {
     if (row.attached_sandbox_id) {
-      return new ApiError("volume_in_use", `Volume ${row.name} is attached to sandbox ${row.attached_sandbox_id}; terminate it before you ${doing}`, { attached_sandbox_id: row.attached_sandbox_id });
+      return new ApiError(
+        "volume_in_use",
+        `Volume ${row.name} is attached to sandbox ${row.attached_sandbox_id}; terminate it before you ${doing}`,
+        { attached_sandbox_id: row.attached_sandbox_id },
+      );
     }
-    return new ApiError("volume_in_use", `Volume ${row.name} is ${this.busy.has(row.id) ? "being changed" : row.status} right now; try again once it is available`, { status: row.status });
+    return new ApiError(
+      "volume_in_use",
+      `Volume ${row.name} is ${this.busy.has(row.id) ? "being changed" : row.status} right now; try again once it is available`,
+      { status: row.status },
+    );
   }
 
   /** Runs a change that needs the volume detached and idle, holding it busy meanwhile. */
@@ -344,7 +426,10 @@ export class VolumeService {
     const row = this.get(account, ref);
     if (input.name !== undefined && input.name !== row.name) this.checkNameFree(account, input.name, row.id);
     if (input.size_gb !== undefined && input.size_gb !== row.size_gb) {
-      if (input.size_gb < row.size_gb) throw new ApiError("cannot_shrink", `Volume ${row.name} is ${row.size_gb} GB; volumes only grow`, { size_gb: row.size_gb });
+      if (input.size_gb < row.size_gb)
+        throw new ApiError("cannot_shrink", `Volume ${row.name} is ${row.size_gb} GB; volumes only grow`, {
+          size_gb: row.size_gb,
+        });
       this.checkSize(input.size_gb);
       this.admission?.admitVolumeGb(input.size_gb - row.size_gb, `growing volume ${row.name}`);
       const size = input.size_gb;
@@ -353,8 +438,12 @@ export class VolumeService {
         this.db.prepare("UPDATE volumes SET size_gb = ?, updated_at = ? WHERE id = ?").run(size, Date.now(), row.id);
       });
     }
-    if (input.name !== undefined) this.db.prepare("UPDATE volumes SET name = ?, updated_at = ? WHERE id = ?").run(input.name, Date.now(), row.id);
-    if (input.lifetimeHours !== undefined) this.db.prepare("UPDATE volumes SET lifetime_hours = ?, updated_at = ? WHERE id = ?").run(input.lifetimeHours, Date.now(), row.id);
+    if (input.name !== undefined)
+      this.db.prepare("UPDATE volumes SET name = ?, updated_at = ? WHERE id = ?").run(input.name, Date.now(), row.id);
+    if (input.lifetimeHours !== undefined)
+      this.db
+        .prepare("UPDATE volumes SET lifetime_hours = ?, updated_at = ? WHERE id = ?")
+        .run(input.lifetimeHours, Date.now(), row.id);
     return this.view(this.byId(row.id));
   }
 
@@ -374,17 +463,33 @@ export class VolumeService {
     const row = this.get(account, ref);
     this.checkRegion(region);
     if (row.region === region && row.status !== "moving") return this.view(row);
-    if (row.status !== "available" || row.attached_sandbox_id || this.busy.has(row.id)) throw this.inUse(row, "move it");
-    this.db.prepare("UPDATE volumes SET status = 'moving', move_to = ?, updated_at = ? WHERE id = ?").run(region, Date.now(), row.id);
+    if (row.status !== "available" || row.attached_sandbox_id || this.busy.has(row.id))
+      throw this.inUse(row, "move it");
+    this.db
+      .prepare("UPDATE volumes SET status = 'moving', move_to = ?, updated_at = ? WHERE id = ?")
+      .run(region, Date.now(), row.id);
     const from = row.region;
     const work = (async () => {
       try {
         await this.store.move(row.id, from, region);
-        this.db.prepare("UPDATE volumes SET region = ?, move_to = NULL, status = 'available', updated_at = ? WHERE id = ?").run(region, Date.now(), row.id);
-        this.events.recordFor(account, "volume.moved", { volume: await this.view(this.byId(row.id)), from_region: from, to_region: region });
+        this.db
+          .prepare("UPDATE volumes SET region = ?, move_to = NULL, status = 'available', updated_at = ? WHERE id = ?")
+          .run(region, Date.now(), row.id);
+        this.events.recordFor(account, "volume.moved", {
+          volume: await this.view(this.byId(row.id)),
+          from_region: from,
+          to_region: region,
+        });
       } catch (e) {
-        this.db.prepare("UPDATE volumes SET move_to = NULL, status = 'available', updated_at = ? WHERE id = ?").run(Date.now(), row.id);
-        this.events.recordFor(account, "volume.move_failed", { volume_id: row.id, from_region: from, to_region: region, error: (e as Error).message });
+        this.db
+          .prepare("UPDATE volumes SET move_to = NULL, status = 'available', updated_at = ? WHERE id = ?")
+          .run(Date.now(), row.id);
+        this.events.recordFor(account, "volume.move_failed", {
+          volume_id: row.id,
+          from_region: from,
+          to_region: region,
+          error: (e as Error).message,
+        });
       }
     })();
     this.moves.add(work);
@@ -405,14 +510,25 @@ export class VolumeService {
     const existing = this.find(account, ref) ?? null;
     if (existing) {
       if (region && existing.region !== region) {
-        throw new ApiError("volume_region_mismatch", `Volume ${existing.name} lives in ${existing.region}, not ${region}: omit region (the sandbox then runs in ${existing.region}) or move the volume first`, { volume_region: existing.region });
+        throw new ApiError(
+          "volume_region_mismatch",
+          `Volume ${existing.name} lives in ${existing.region}, not ${region}: omit region (the sandbox then runs in ${existing.region}) or move the volume first`,
+          { volume_region: existing.region },
+        );
       }
-      if (existing.status !== "available" || existing.attached_sandbox_id || this.busy.has(existing.id)) throw this.inUse(existing, "attach it elsewhere");
+      if (existing.status !== "available" || existing.attached_sandbox_id || this.busy.has(existing.id))
+        throw this.inUse(existing, "attach it elsewhere");
       return { account, existing, name: existing.name, region: existing.region };
     }
     if (/^vol_/i.test(ref)) throw new ApiError("volume_not_found", `Volume ${ref} not found`);
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(ref)) {
-      throw new ApiError("validation_error", [{ loc: ["body", "volume"], msg: "a new volume's name is 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit", type: "value_error" }]);
+      throw new ApiError("validation_error", [
+        {
+          loc: ["body", "volume"],
+          msg: "a new volume's name is 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit",
+          type: "value_error",
+        },
+      ]);
     }
     this.checkSize(Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb));
     this.checkCount(account);
@@ -430,11 +546,20 @@ export class VolumeService {
       const raced = this.find(plan.account, plan.name);
       if (raced) throw this.inUse(raced, "attach it elsewhere");
       this.checkCount(plan.account);
-      return this.insert({ account: plan.account, name: plan.name, sizeGb: Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb), region, lifetimeHours: null, holder: sandboxId });
+      return this.insert({
+        account: plan.account,
+        name: plan.name,
+        sizeGb: Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb),
+        region,
+        lifetimeHours: null,
+        holder: sandboxId,
+      });
     }
     if (this.busy.has(plan.existing.id)) throw this.inUse(this.byId(plan.existing.id), "attach it elsewhere");
     const r = this.db
-      .prepare("UPDATE volumes SET status = 'attached', attached_sandbox_id = ?, updated_at = ? WHERE id = ? AND status = 'available' AND attached_sandbox_id IS NULL")
+      .prepare(
+        "UPDATE volumes SET status = 'attached', attached_sandbox_id = ?, updated_at = ? WHERE id = ? AND status = 'available' AND attached_sandbox_id IS NULL",
+      )
       .run(sandboxId, Date.now(), plan.existing.id);
     if (r.changes === 0) throw this.inUse(this.byIdOrNone(plan.existing.id) ?? plan.existing, "attach it elsewhere");
     return plan.existing.id;
@@ -456,7 +581,8 @@ export class VolumeService {
 
   /** The holder is gone (terminated, failed, engine shutdown): unmount and free the volume. */
   async detach(sandboxId: string): Promise<void> {
-    const row = this.db.prepare("SELECT * FROM volumes WHERE attached_sandbox_id = ?").get(sandboxId) as VolumeRow | undefined;
+    const row = this.db.prepare("SELECT * FROM volumes WHERE attached_sandbox_id = ?").get(sandboxId) as
+      VolumeRow | undefined;
     if (!row) return;
     if (row.status === "creating") {
       // Its filesystem was never made (the sandbox failed first): nothing to keep.
@@ -467,7 +593,9 @@ export class VolumeService {
     const used = await this.store.usedBytes(row.region, row.id);
     await this.store.detach(row.region, row.id);
     this.db
-      .prepare("UPDATE volumes SET status = 'available', attached_sandbox_id = NULL, used_bytes = ?, updated_at = ? WHERE id = ?")
+      .prepare(
+        "UPDATE volumes SET status = 'available', attached_sandbox_id = NULL, used_bytes = ?, updated_at = ? WHERE id = ?",
+      )
       .run(used ?? row.used_bytes, Date.now(), row.id);
   }
 }

@@ -39,14 +39,24 @@ export const REFUSED_CODE = "EPRIVATE_ADDRESS";
 /** ORKESTR_ENGINE_WEBHOOK_ALLOW → normalised origins; throws on anything but bare http(s) origins. */
 export function parseAllowedOrigins(list: string): string[] {
   const out = new Set<string>();
-  for (const item of list.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const item of list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     let url: URL;
     try {
       url = new URL(item);
     } catch {
       throw new Error(`${WEBHOOK_ALLOW_ENV}: "${item}" is not a URL (want origins like http://127.0.0.1:3000)`);
     }
-    if ((url.protocol !== "http:" && url.protocol !== "https:") || url.username || url.password || url.search || url.hash || url.pathname !== "/") {
+    if (
+      (url.protocol !== "http:" && url.protocol !== "https:") ||
+      url.username ||
+      url.password ||
+      url.search ||
+      url.hash ||
+      url.pathname !== "/"
+    ) {
       throw new Error(`${WEBHOOK_ALLOW_ENV}: "${item}" is not a bare http(s) origin (scheme://host:port, no path)`);
     }
     out.add(url.origin);
@@ -59,7 +69,8 @@ export function isAllowedOrigin(url: URL, allow: readonly string[]): boolean {
   return allow.includes(url.origin);
 }
 
-const WHY = "webhooks may only reach public addresses, so that a webhook cannot be used to reach services inside this machine's network";
+const WHY =
+  "webhooks may only reach public addresses, so that a webhook cannot be used to reach services inside this machine's network";
 const HOW = `(the engine's operator can allow an internal receiver's origin with ${WEBHOOK_ALLOW_ENV})`;
 
 /** Why an address is refused: its class, or that it is one of this machine's own. */
@@ -76,7 +87,8 @@ function canonical(address: string): string {
   if (net.isIPv4(a)) return a;
   const g = parseIPv6(a);
   if (!g) return a;
-  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return [g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff].join(".");
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff)
+    return [g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff].join(".");
   return g.map((x) => x.toString(16)).join(":");
 }
 
@@ -118,7 +130,8 @@ export function receiverUrlProblem(raw: string, allow: readonly string[], opts: 
   } catch {
     return "url must be an absolute https:// URL";
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return `url must be https:// (got ${url.protocol.replace(/:$/, "")}:)`;
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    return `url must be https:// (got ${url.protocol.replace(/:$/, "")}:)`;
   if (isAllowedOrigin(url, allow)) return null;
   // An internal IP literal first: "it is a private address" says more than "use https".
   const host = stripBrackets(url.hostname);
@@ -126,7 +139,8 @@ export function receiverUrlProblem(raw: string, allow: readonly string[], opts: 
     const refused = refusedAddress(host, opts.ownAddresses ?? ownAddresses());
     if (refused) return `${describe(url.hostname, refused)}: ${WHY} ${HOW}`;
   }
-  if (url.protocol === "http:") return `webhook receivers must use https://; plain http:// is accepted only for origins the engine's operator allowed ${HOW}`;
+  if (url.protocol === "http:")
+    return `webhook receivers must use https://; plain http:// is accepted only for origins the engine's operator allowed ${HOW}`;
   return null;
 }
 
@@ -147,7 +161,10 @@ export function connectPlan(url: URL, allow: readonly string[], opts: GuardOptio
     const refused = refusedAddress(host, own);
     return refused ? { refused: refusal(url.hostname, refused) } : { refused: null, lookup: undefined };
   }
-  const guarded = guardedLookupFor({ resolver: opts.resolver, isAllowed: (a) => isPublicAddress(a) && !own.has(canonical(a)) });
+  const guarded = guardedLookupFor({
+    resolver: opts.resolver,
+    isAllowed: (a) => isPublicAddress(a) && !own.has(canonical(a)),
+  });
   const lookup = (hostname: string, options: object, callback: LookupCallback): void =>
     guarded(hostname, options, (err, address, family) => {
       if (err instanceof PrivateAddressRefused) {

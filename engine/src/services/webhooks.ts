@@ -199,7 +199,9 @@ export class WebhookService {
 
   /** One of the account's webhooks. */
   private row(account: string, id: string): WebhookRow {
-    const row = this.db.prepare("SELECT * FROM webhooks WHERE id = ? COLLATE NOCASE AND account_id = ?").get(id, account) as WebhookRow | undefined;
+    const row = this.db
+      .prepare("SELECT * FROM webhooks WHERE id = ? COLLATE NOCASE AND account_id = ?")
+      .get(id, account) as WebhookRow | undefined;
     if (!row) throw new ApiError("webhook_not_found", `Webhook ${id} not found`);
     return row;
   }
@@ -209,8 +211,20 @@ export class WebhookService {
     const secret = newSecret("whsec", 24);
     const now = Date.now();
     this.db
-      .prepare("INSERT INTO webhooks(id, account_id, url, event_types, description, secret, enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .run(id, account, input.url, uniqueTypes(input.event_types ?? ALL_EVENTS), input.description ?? null, secret, input.enabled === false ? 0 : 1, now, now);
+      .prepare(
+        "INSERT INTO webhooks(id, account_id, url, event_types, description, secret, enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      )
+      .run(
+        id,
+        account,
+        input.url,
+        uniqueTypes(input.event_types ?? ALL_EVENTS),
+        input.description ?? null,
+        secret,
+        input.enabled === false ? 0 : 1,
+        now,
+        now,
+      );
     return { view: this.get(account, id), secret };
   }
 
@@ -220,7 +234,9 @@ export class WebhookService {
 
   list(account: string, page: { limit: number; cursor?: string }): { items: WebhookView[]; next: string | null } {
     const rows = this.db
-      .prepare(`SELECT * FROM webhooks WHERE account_id = ?${page.cursor ? " AND id < ?" : ""} ORDER BY id DESC LIMIT ?`)
+      .prepare(
+        `SELECT * FROM webhooks WHERE account_id = ?${page.cursor ? " AND id < ?" : ""} ORDER BY id DESC LIMIT ?`,
+      )
       .all(account, ...(page.cursor ? [page.cursor] : []), page.limit + 1) as WebhookRow[];
     const items = rows.slice(0, page.limit);
     return { items: items.map(webhookView), next: rows.length > page.limit ? items[items.length - 1]!.id : null };
@@ -231,8 +247,10 @@ export class WebhookService {
     const now = Date.now();
     this.db.transaction(() => {
       if (patch.url !== undefined) this.db.prepare("UPDATE webhooks SET url = ? WHERE id = ?").run(patch.url, row.id);
-      if (patch.event_types !== undefined) this.db.prepare("UPDATE webhooks SET event_types = ? WHERE id = ?").run(uniqueTypes(patch.event_types), row.id);
-      if (patch.description !== undefined) this.db.prepare("UPDATE webhooks SET description = ? WHERE id = ?").run(patch.description, row.id);
+      if (patch.event_types !== undefined)
+        this.db.prepare("UPDATE webhooks SET event_types = ? WHERE id = ?").run(uniqueTypes(patch.event_types), row.id);
+      if (patch.description !== undefined)
+        this.db.prepare("UPDATE webhooks SET description = ? WHERE id = ?").run(patch.description, row.id);
       this.db.prepare("UPDATE webhooks SET updated_at = ? WHERE id = ?").run(now, row.id);
       if (patch.enabled !== undefined) this.applyEnabled(row.id, patch.enabled, "disabled by request");
     })();
@@ -252,12 +270,20 @@ export class WebhookService {
   private applyEnabled(id: string, enabled: boolean, reason: string): void {
     const now = Date.now();
     if (enabled) {
-      this.db.prepare("UPDATE webhooks SET enabled = 1, consecutive_failures = 0, disabled_reason = NULL, updated_at = ? WHERE id = ?").run(now, id);
+      this.db
+        .prepare(
+          "UPDATE webhooks SET enabled = 1, consecutive_failures = 0, disabled_reason = NULL, updated_at = ? WHERE id = ?",
+        )
+        .run(now, id);
       return;
     }
-    this.db.prepare("UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1").run(reason, now, id);
     this.db
-      .prepare("UPDATE webhook_deliveries SET status = 'failed', error = ?, next_attempt_at = NULL WHERE webhook_id = ? AND status = 'pending'")
+      .prepare("UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1")
+      .run(reason, now, id);
+    this.db
+      .prepare(
+        "UPDATE webhook_deliveries SET status = 'failed', error = ?, next_attempt_at = NULL WHERE webhook_id = ? AND status = 'pending'",
+      )
       .run(`cancelled: the webhook was ${reason}`, id);
   }
 
@@ -279,13 +305,20 @@ export class WebhookService {
   // ---- deliveries ----
 
   private deliveryRow(webhookId: string, deliveryId: string): DeliveryRow {
-    const row = this.db.prepare("SELECT * FROM webhook_deliveries WHERE id = ? COLLATE NOCASE AND webhook_id = ?").get(deliveryId, webhookId) as DeliveryRow | undefined;
+    const row = this.db
+      .prepare("SELECT * FROM webhook_deliveries WHERE id = ? COLLATE NOCASE AND webhook_id = ?")
+      .get(deliveryId, webhookId) as DeliveryRow | undefined;
     if (!row) throw new ApiError("delivery_not_found", `Delivery ${deliveryId} of webhook ${webhookId} not found`);
     return row;
   }
 
   /** Queues one delivery (status pending, due now); returns its id. */
-  private enqueue(webhookId: string, event: { id: string; type: string }, body: string, redeliveredFrom: string | null = null): string {
+  private enqueue(
+    webhookId: string,
+    event: { id: string; type: string },
+    body: string,
+    redeliveredFrom: string | null = null,
+  ): string {
     const id = newId("dlv");
     const now = Date.now();
     this.db
@@ -302,7 +335,11 @@ export class WebhookService {
     const row = this.row(account, id);
     const now = Date.now();
     const event = { id: newId("evt"), type: "webhook.test" };
-    const body = JSON.stringify({ ...event, created_at: iso(now), data: { webhook_id: row.id, message: "Test delivery from the orkestr engine" } });
+    const body = JSON.stringify({
+      ...event,
+      created_at: iso(now),
+      data: { webhook_id: row.id, message: "Test delivery from the orkestr engine" },
+    });
     const deliveryId = this.enqueue(row.id, event, body);
     this.kick();
     return deliveryId;
@@ -317,7 +354,11 @@ export class WebhookService {
     return id;
   }
 
-  listDeliveries(account: string, webhookId: string, q: { status?: DeliveryStatus; limit: number; cursor?: string }): { items: DeliveryView[]; next: string | null } {
+  listDeliveries(
+    account: string,
+    webhookId: string,
+    q: { status?: DeliveryStatus; limit: number; cursor?: string },
+  ): { items: DeliveryView[]; next: string | null } {
     const wh = this.row(account, webhookId);
     const where = ["webhook_id = ?"];
     const args: unknown[] = [wh.id];
@@ -329,12 +370,18 @@ export class WebhookService {
       where.push("id < ?");
       args.push(q.cursor);
     }
-    const rows = this.db.prepare(`SELECT * FROM webhook_deliveries WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`).all(...args, q.limit + 1) as DeliveryRow[];
+    const rows = this.db
+      .prepare(`SELECT * FROM webhook_deliveries WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`)
+      .all(...args, q.limit + 1) as DeliveryRow[];
     const items = rows.slice(0, q.limit);
     return { items: items.map(deliveryView), next: rows.length > q.limit ? items[items.length - 1]!.id : null };
   }
 
-  getDelivery(account: string, webhookId: string, deliveryId: string): DeliveryView & { request_body: string; response_body_excerpt: string | null } {
+  getDelivery(
+    account: string,
+    webhookId: string,
+    deliveryId: string,
+  ): DeliveryView & { request_body: string; response_body_excerpt: string | null } {
     const wh = this.row(account, webhookId);
     const d = this.deliveryRow(wh.id, deliveryId);
     return { ...deliveryView(d), request_body: d.body, response_body_excerpt: d.response_body_excerpt };
@@ -350,9 +397,11 @@ export class WebhookService {
     if (this.closed || !FANNED_OUT.has(e.type)) return;
     try {
       // Only the event's own account's webhooks: another account never learns of it.
-      const hooks = (this.db.prepare("SELECT id, event_types FROM webhooks WHERE enabled = 1 AND account_id = ?").all(e.account_id) as { id: string; event_types: string }[]).filter((h) =>
-        (JSON.parse(h.event_types) as string[]).includes(e.type),
-      );
+      const hooks = (
+        this.db
+          .prepare("SELECT id, event_types FROM webhooks WHERE enabled = 1 AND account_id = ?")
+          .all(e.account_id) as { id: string; event_types: string }[]
+      ).filter((h) => (JSON.parse(h.event_types) as string[]).includes(e.type));
       if (!hooks.length) return;
       const body = JSON.stringify({ id: e.id, type: e.type, created_at: e.t, data: this.payload(e) });
       this.db.transaction(() => {
@@ -393,7 +442,9 @@ export class WebhookService {
     if (this.closed) return;
     const now = Date.now();
     const candidates = this.db
-      .prepare("SELECT id, webhook_id, next_attempt_at FROM webhook_deliveries WHERE status = 'pending' ORDER BY next_attempt_at, id LIMIT ?")
+      .prepare(
+        "SELECT id, webhook_id, next_attempt_at FROM webhook_deliveries WHERE status = 'pending' ORDER BY next_attempt_at, id LIMIT ?",
+      )
       .all(this.inFlight.size + MAX_IN_FLIGHT) as { id: string; webhook_id: string; next_attempt_at: number | null }[];
     for (const c of candidates) {
       if (this.inFlight.has(c.id)) continue;
@@ -412,7 +463,9 @@ export class WebhookService {
         this.log(`webhooks: delivery ${id} failed unexpectedly: ${e.message}`);
         // Never retry at once: a fault that repeats would otherwise spin.
         try {
-          this.db.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending'").run(Date.now() + this.config.webhookRetryMs, id);
+          this.db
+            .prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending'")
+            .run(Date.now() + this.config.webhookRetryMs, id);
         } catch {
           /* the database itself is failing; the log line above says so */
         }
@@ -426,10 +479,16 @@ export class WebhookService {
 
   private async attempt(id: string, signal: AbortSignal): Promise<void> {
     const d = this.db.prepare("SELECT * FROM webhook_deliveries WHERE id = ?").get(id) as DeliveryRow | undefined;
-    const wh = d && (this.db.prepare("SELECT * FROM webhooks WHERE id = ?").get(d.webhook_id) as WebhookRow | undefined);
+    const wh =
+      d && (this.db.prepare("SELECT * FROM webhooks WHERE id = ?").get(d.webhook_id) as WebhookRow | undefined);
     if (!d || !wh || d.status !== "pending") return;
     // Signed at send time, so a retry after a rotation carries the new secret's signature.
-    const headers = { "User-Agent": USER_AGENT, "X-Orkestr-Event": d.event_type, "X-Orkestr-Delivery": d.id, "X-Orkestr-Signature": signBody(wh.secret, d.body) };
+    const headers = {
+      "User-Agent": USER_AGENT,
+      "X-Orkestr-Event": d.event_type,
+      "X-Orkestr-Delivery": d.id,
+      "X-Orkestr-Signature": signBody(wh.secret, d.body),
+    };
     let result: AttemptResult;
     try {
       result = await postDelivery(wh.url, headers, d.body, signal, this.config.webhookAllow);
@@ -473,7 +532,8 @@ export class WebhookService {
   /** One more delivery that exhausted its retries; the 20th in a row disables the webhook. */
   private countFailure(webhookId: string): void {
     this.db.prepare("UPDATE webhooks SET consecutive_failures = consecutive_failures + 1 WHERE id = ?").run(webhookId);
-    const wh = this.db.prepare("SELECT enabled, consecutive_failures FROM webhooks WHERE id = ?").get(webhookId) as { enabled: number; consecutive_failures: number } | undefined;
+    const wh = this.db.prepare("SELECT enabled, consecutive_failures FROM webhooks WHERE id = ?").get(webhookId) as
+      { enabled: number; consecutive_failures: number } | undefined;
     if (wh?.enabled && wh.consecutive_failures >= AUTO_DISABLE_AFTER) {
       this.applyEnabled(webhookId, false, `auto-disabled after ${AUTO_DISABLE_AFTER} consecutive failed deliveries`);
       this.log(`webhooks: ${webhookId} auto-disabled after ${AUTO_DISABLE_AFTER} consecutive failed deliveries`);
@@ -481,7 +541,9 @@ export class WebhookService {
   }
 
   private prune(): void {
-    this.db.prepare("DELETE FROM webhook_deliveries WHERE status != 'pending' AND created_at < ?").run(Date.now() - DELIVERY_RETENTION_MS);
+    this.db
+      .prepare("DELETE FROM webhook_deliveries WHERE status != 'pending' AND created_at < ?")
+      .run(Date.now() - DELIVERY_RETENTION_MS);
   }
 }
 
@@ -505,11 +567,18 @@ export interface AttemptResult {
  * holds no sockets between attempts; redirects are not followed (a 3xx is a failure). Internal
  * addresses are refused before connecting (webhook-guard.ts), unless their origin is allowed.
  */
-function postDelivery(target: string, headers: Record<string, string>, body: string, signal: AbortSignal, allow: readonly string[]): Promise<AttemptResult> {
+function postDelivery(
+  target: string,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+  allow: readonly string[],
+): Promise<AttemptResult> {
   const started = Date.now();
   const url = new URL(target);
   const plan = connectPlan(url, allow);
-  if (plan.refused !== null) return Promise.resolve({ status: null, excerpt: null, error: plan.refused, durationMs: 0 });
+  if (plan.refused !== null)
+    return Promise.resolve({ status: null, excerpt: null, error: plan.refused, durationMs: 0 });
   const client = url.protocol === "https:" ? https : http;
   const payload = Buffer.from(body, "utf8");
   return new Promise((resolve) => {
@@ -523,27 +592,36 @@ function postDelivery(target: string, headers: Record<string, string>, body: str
       signal.removeEventListener("abort", onAbort);
       resolve({ ...r, durationMs: Date.now() - started });
     };
-    const req = client.request(url, { method: "POST", agent: false, lookup: plan.lookup, headers: { ...headers, "Content-Type": "application/json", "Content-Length": String(payload.length) } }, (res) => {
-      statusSeen = res.statusCode ?? null;
-      const kept: Buffer[] = [];
-      let size = 0;
-      const answered = () => {
-        // Invalid UTF-8, or a character cut at the 2 KiB edge, shows as U+FFFD.
-        finish({ status: res.statusCode ?? null, excerpt: Buffer.concat(kept).toString("utf8"), error: null });
-        res.destroy();
-      };
-      res.on("data", (c: Buffer) => {
-        const room = RESPONSE_EXCERPT_BYTES - size;
-        if (room > 0) {
-          kept.push(c.subarray(0, room));
-          size += Math.min(c.length, room);
-        }
-        // With the excerpt full, the rest of a large answer is not worth reading.
-        if (size >= RESPONSE_EXCERPT_BYTES) answered();
-      });
-      res.on("end", answered);
-      res.on("error", answered);
-    });
+    const req = client.request(
+      url,
+      {
+        method: "POST",
+        agent: false,
+        lookup: plan.lookup,
+        headers: { ...headers, "Content-Type": "application/json", "Content-Length": String(payload.length) },
+      },
+      (res) => {
+        statusSeen = res.statusCode ?? null;
+        const kept: Buffer[] = [];
+        let size = 0;
+        const answered = () => {
+          // Invalid UTF-8, or a character cut at the 2 KiB edge, shows as U+FFFD.
+          finish({ status: res.statusCode ?? null, excerpt: Buffer.concat(kept).toString("utf8"), error: null });
+          res.destroy();
+        };
+        res.on("data", (c: Buffer) => {
+          const room = RESPONSE_EXCERPT_BYTES - size;
+          if (room > 0) {
+            kept.push(c.subarray(0, room));
+            size += Math.min(c.length, room);
+          }
+          // With the excerpt full, the rest of a large answer is not worth reading.
+          if (size >= RESPONSE_EXCERPT_BYTES) answered();
+        });
+        res.on("end", answered);
+        res.on("error", answered);
+      },
+    );
     const timer = setTimeout(() => {
       finish({ status: statusSeen, excerpt: null, error: `no complete answer within ${DELIVERY_TIMEOUT_MS / 1000} s` });
       req.destroy();
@@ -553,7 +631,13 @@ function postDelivery(target: string, headers: Record<string, string>, body: str
       req.destroy();
     };
     signal.addEventListener("abort", onAbort, { once: true });
-    req.on("error", (e: NodeJS.ErrnoException) => finish({ status: null, excerpt: null, error: e.code && e.code !== REFUSED_CODE ? `${e.code}: ${e.message}` : e.message }));
+    req.on("error", (e: NodeJS.ErrnoException) =>
+      finish({
+        status: null,
+        excerpt: null,
+        error: e.code && e.code !== REFUSED_CODE ? `${e.code}: ${e.message}` : e.message,
+      }),
+    );
     req.end(payload);
   });
 }

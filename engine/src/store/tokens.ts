@@ -37,11 +37,16 @@ const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
 /** The account named `name`, made on first use. */
 export function ensureAccount(db: Db, name: string): Account {
-  if (!ACCOUNT_NAME.test(name)) throw new Error(`invalid account name "${name}": 1-63 of a-z, 0-9, '.', '_', '-', starting with a letter or digit`);
+  if (!ACCOUNT_NAME.test(name))
+    throw new Error(`invalid account name "${name}": 1-63 of a-z, 0-9, '.', '_', '-', starting with a letter or digit`);
   const found = findAccount(db, name);
   if (found) return found;
   const id = newId("acc");
-  db.prepare("INSERT INTO accounts(id, name, created_at) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING").run(id, name, Date.now());
+  db.prepare("INSERT INTO accounts(id, name, created_at) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING").run(
+    id,
+    name,
+    Date.now(),
+  );
   return findAccount(db, name)!;
 }
 
@@ -73,9 +78,9 @@ export function mintToken(
   const id = newId("tok");
   const hint = `ork_…${token.slice(-4)}`;
   const expiresAt = opts.expiresAt ?? null;
-  db.prepare("INSERT INTO tokens(id, hash, hint, scopes, label, created_at, account_id, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
-    id, sha256(token), hint, scopes.join(","), opts.label ?? null, Date.now(), account.id, expiresAt,
-  );
+  db.prepare(
+    "INSERT INTO tokens(id, hash, hint, scopes, label, created_at, account_id, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  ).run(id, sha256(token), hint, scopes.join(","), opts.label ?? null, Date.now(), account.id, expiresAt);
   return { token, record: { id, scopes, hint, account }, expiresAt };
 }
 
@@ -110,12 +115,19 @@ export function verifyToken(db: Db, token: string, now = Date.now()): TokenRecor
   if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash))) return { rejected: "unknown" };
   if (row.revoked_at !== null) return { rejected: "revoked" };
   if (row.expires_at !== null && row.expires_at <= now) return { rejected: "expired" };
-  return { id: row.id, hint: row.hint, scopes: parseScopeList(row.scopes), account: { id: row.account_id, name: row.account_name } };
+  return {
+    id: row.id,
+    hint: row.hint,
+    scopes: parseScopeList(row.scopes),
+    account: { id: row.account_id, name: row.account_name },
+  };
 }
 
 export function listTokens(db: Db, filter: { account?: string } = {}): TokenInfo[] {
   const rows = db
-    .prepare(`SELECT t.*, a.name AS account_name FROM tokens t JOIN accounts a ON a.id = t.account_id ${filter.account ? "WHERE a.name = ?" : ""} ORDER BY t.id DESC`)
+    .prepare(
+      `SELECT t.*, a.name AS account_name FROM tokens t JOIN accounts a ON a.id = t.account_id ${filter.account ? "WHERE a.name = ?" : ""} ORDER BY t.id DESC`,
+    )
     .all(...(filter.account ? [filter.account] : [])) as TokenRow[];
   return rows.map((r) => ({
     id: r.id,
@@ -136,7 +148,10 @@ export function revokeToken(db: Db, id: string, now = Date.now()): boolean {
 }
 
 export function parseScopes(input: string): Scope[] {
-  const scopes = input.split(",").map((s) => s.trim()).filter(Boolean);
+  const scopes = input
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (bad.length) throw new Error(`unknown scope(s): ${bad.join(", ")}; known: ${SCOPES.join(", ")}`);
   if (!scopes.length) throw new Error("at least one scope is required");

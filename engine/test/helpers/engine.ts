@@ -25,7 +25,12 @@ export interface EngineHandle {
   /** A new token; `account` names the engine account it acts for (default "default"). */
   mint(scopes: string[], opts?: { account?: string; expiresInSeconds?: number; label?: string }): Promise<string>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read loosely typed JSON
-  api<T = any>(method: string, p: string, body?: unknown, opts?: { token?: string | null; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  api<T = any>(
+    method: string,
+    p: string,
+    body?: unknown,
+    opts?: { token?: string | null; headers?: Record<string, string> },
+  ): Promise<ApiResponse<T>>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -48,7 +53,9 @@ function uidBase(): number {
 }
 
 /** `checkout`: run the engine from another copy of the repository (default: this one). */
-export async function startEngine(opts: { env?: Record<string, string>; dataDir?: string; checkout?: string } = {}): Promise<EngineHandle> {
+export async function startEngine(
+  opts: { env?: Record<string, string>; dataDir?: string; checkout?: string } = {},
+): Promise<EngineHandle> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "baton-engine-"));
   const checkout = opts.checkout ?? ROOT;
   const proc = spawn(process.execPath, ["--import", "tsx", path.join(checkout, "engine/src/server.ts")], {
@@ -88,7 +95,12 @@ export async function startEngine(opts: { env?: Record<string, string>; dataDir?
     const r = await fetch(`${origin}/_admin/tokens`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-baton-bootstrap": bootstrap },
-      body: JSON.stringify({ scopes, account: opts.account, expires_in_seconds: opts.expiresInSeconds, label: opts.label }),
+      body: JSON.stringify({
+        scopes,
+        account: opts.account,
+        expires_in_seconds: opts.expiresInSeconds,
+        label: opts.label,
+      }),
     });
     if (r.status !== 201) throw new Error(`mint failed: ${r.status} ${await r.text()}`);
     return ((await r.json()) as { token: string }).token;
@@ -106,7 +118,8 @@ export async function startEngine(opts: { env?: Record<string, string>; dataDir?
     log: () => log,
     mint,
     // handle.token, read at each call: actAsAccountOf() may point the handle at another account.
-    api: (method, p, body, o) => call(`${origin}/v1`, o?.token === undefined ? handle.token : o.token, method, p, body, o?.headers),
+    api: (method, p, body, o) =>
+      call(`${origin}/v1`, o?.token === undefined ? handle.token : o.token, method, p, body, o?.headers),
     stop: (signal = "SIGTERM") =>
       new Promise((resolve) => {
         // Already gone (exited, or killed by a signal: then exitCode stays null).
@@ -130,7 +143,10 @@ export async function actAsAccountOf(e: EngineHandle, label: string): Promise<st
   const tokens = (await r.json()) as { label: string | null; account: { name: string }; revoked_at: string | null }[];
   const held = tokens.find((t) => t.revoked_at === null && t.label?.includes(label));
   if (!held) throw new Error(`no live engine token labelled "${label}"`);
-  e.token = await e.mint(["sandboxes:read", "sandboxes:write"], { account: held.account.name, label: `test harness for ${label}` });
+  e.token = await e.mint(["sandboxes:read", "sandboxes:write"], {
+    account: held.account.name,
+    label: `test harness for ${label}`,
+  });
   return held.account.name;
 }
 
@@ -174,7 +190,14 @@ export function inEngineMountNs(e: EngineHandle): string[] {
   return ["nsenter", "-t", String(e.enginePid), "-m", "--"];
 }
 
-export async function call<T>(base: string, token: string | null, method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
+export async function call<T>(
+  base: string,
+  token: string | null,
+  method: string,
+  p: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<ApiResponse<T>> {
   const h: Record<string, string> = { ...headers };
   if (token) h.authorization = `Bearer ${token}`;
   let payload: string | undefined;
@@ -201,7 +224,14 @@ export async function createSandbox(e: EngineHandle, body: Record<string, unknow
 }
 
 export async function exec(e: EngineHandle, id: string, command: string, extra: Record<string, unknown> = {}) {
-  const r = await e.api<{ stdout: string; stderr: string; exit_code: number; duration_ms: number; timed_out: boolean; truncated: boolean }>("POST", `/sandboxes/${id}/exec`, { command, ...extra });
+  const r = await e.api<{
+    stdout: string;
+    stderr: string;
+    exit_code: number;
+    duration_ms: number;
+    timed_out: boolean;
+    truncated: boolean;
+  }>("POST", `/sandboxes/${id}/exec`, { command, ...extra });
   if (r.status !== 200) throw new Error(`exec failed: ${r.status} ${r.text}`);
   return r.body;
 }

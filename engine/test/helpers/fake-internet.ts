@@ -50,14 +50,17 @@ function run(cmd: string, args: string[]): Promise<{ stdout: string; stderr: str
 }
 
 function which(bin: string): boolean {
-  return (process.env.PATH ?? "/usr/bin:/bin").split(":").concat(["/usr/sbin", "/sbin"]).some((d) => {
-    try {
-      fs.accessSync(path.join(d, bin), fs.constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  return (process.env.PATH ?? "/usr/bin:/bin")
+    .split(":")
+    .concat(["/usr/sbin", "/sbin"])
+    .some((d) => {
+      try {
+        fs.accessSync(path.join(d, bin), fs.constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
 }
 
 function alive(pid: number): boolean {
@@ -150,11 +153,27 @@ export async function startFakeInternet(opts: { maxLifetimeMs?: number } = {}): 
 
   try {
     const { hostIp, ip, privateIp } = await freeSubnet();
-    execFileSync("openssl", [
-      "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=allowed.test",
-      "-addext", "subjectAltName=DNS:allowed.test,DNS:denied.test", "-days", "1",
-      "-keyout", path.join(dir, "key.pem"), "-out", path.join(dir, "cert.pem"),
-    ], { stdio: "ignore", timeout: 20_000 });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=allowed.test",
+        "-addext",
+        "subjectAltName=DNS:allowed.test,DNS:denied.test",
+        "-days",
+        "1",
+        "-keyout",
+        path.join(dir, "key.pem"),
+        "-out",
+        path.join(dir, "cert.pem"),
+      ],
+      { stdio: "ignore", timeout: 20_000 },
+    );
     fs.writeFileSync(path.join(dir, "server.mjs"), SERVER_JS);
 
     await run("ip", ["netns", "add", netns]);
@@ -174,9 +193,21 @@ export async function startFakeInternet(opts: { maxLifetimeMs?: number } = {}): 
       if (!via.includes(`dev ${hostIf}`)) throw new Error(`host routes ${addr} elsewhere: ${via.trim()}`);
     }
 
-    const srv = spawn("ip", ["netns", "exec", netns, process.execPath, path.join(dir, "server.mjs"), dir, String(opts.maxLifetimeMs ?? 10 * 60_000)], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const srv = spawn(
+      "ip",
+      [
+        "netns",
+        "exec",
+        netns,
+        process.execPath,
+        path.join(dir, "server.mjs"),
+        dir,
+        String(opts.maxLifetimeMs ?? 10 * 60_000),
+      ],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     server = srv;
     let err = "";
     srv.stderr!.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-2000)));

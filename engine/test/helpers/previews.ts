@@ -22,10 +22,22 @@ export function previewHostOf(e: EngineHandle, id: string, port: number): string
 }
 
 /** One HTTP request to the engine with the given Host; redirects are not followed. */
-export function hostRequest(e: EngineHandle, host: string, path = "/", opts: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawResponse> {
+export function hostRequest(
+  e: EngineHandle,
+  host: string,
+  path = "/",
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: "127.0.0.1", port: enginePort(e), method: opts.method ?? "GET", path, headers: { host, ...opts.headers }, agent: false },
+      {
+        host: "127.0.0.1",
+        port: enginePort(e),
+        method: opts.method ?? "GET",
+        path,
+        headers: { host, ...opts.headers },
+        agent: false,
+      },
       (res) => {
         let body = "";
         res.setEncoding("utf8");
@@ -40,7 +52,12 @@ export function hostRequest(e: EngineHandle, host: string, path = "/", opts: { m
 }
 
 /** Opens a WebSocket through the preview host; rejects with the HTTP status when it is refused. */
-export function openPreviewSocket(e: EngineHandle, host: string, path = "/hmr", headers: Record<string, string> = {}): Promise<WebSocket> {
+export function openPreviewSocket(
+  e: EngineHandle,
+  host: string,
+  path = "/hmr",
+  headers: Record<string, string> = {},
+): Promise<WebSocket> {
   const ws = new WebSocket(`ws://127.0.0.1:${enginePort(e)}${path}`, { headers: { host, ...headers } });
   return new Promise((resolve, reject) => {
     ws.once("open", () => resolve(ws));
@@ -141,11 +158,26 @@ server.listen(port, bind);
 `;
 
 /** Starts SANDBOX_SERVER in the background inside a sandbox (pid in /tmp/srv-<port>.pid) and waits until the port listens. */
-export async function serveInSandbox(e: EngineHandle, id: string, port: number, name: string, bind = "127.0.0.1"): Promise<void> {
-  const put = await exec(e, id, `printf '%s' "$SRV" > /workspace/srv.js && (nohup node /workspace/srv.js ${port} ${name} ${bind} >/tmp/srv-${port}.log 2>&1 & echo $! > /tmp/srv-${port}.pid)`, { env: { SRV: SANDBOX_SERVER } });
+export async function serveInSandbox(
+  e: EngineHandle,
+  id: string,
+  port: number,
+  name: string,
+  bind = "127.0.0.1",
+): Promise<void> {
+  const put = await exec(
+    e,
+    id,
+    `printf '%s' "$SRV" > /workspace/srv.js && (nohup node /workspace/srv.js ${port} ${name} ${bind} >/tmp/srv-${port}.log 2>&1 & echo $! > /tmp/srv-${port}.pid)`,
+    { env: { SRV: SANDBOX_SERVER } },
+  );
   if (put.exit_code !== 0) throw new Error(`starting the server failed: ${put.stderr}`);
   for (let i = 0; i < 200; i++) {
-    const r = await exec(e, id, `cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" {print $2}' | grep -ci ':${port.toString(16).toUpperCase().padStart(4, "0")}$' || true`);
+    const r = await exec(
+      e,
+      id,
+      `cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" {print $2}' | grep -ci ':${port.toString(16).toUpperCase().padStart(4, "0")}$' || true`,
+    );
     if (Number(r.stdout.trim()) > 0) return;
     await new Promise((r) => setTimeout(r, 50));
   }

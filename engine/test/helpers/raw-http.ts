@@ -49,7 +49,11 @@ function parseResponse(bytes: Buffer, closed: boolean): RawResponse | null {
       if (!closed) return null;
       body = Buffer.alloc(0);
     }
-  } else if (!closed && !bodiless && (headers["content-length"] === undefined || body.length < Number(headers["content-length"]))) {
+  } else if (
+    !closed &&
+    !bodiless &&
+    (headers["content-length"] === undefined || body.length < Number(headers["content-length"]))
+  ) {
     return null;
   }
   const text = body.toString("utf8");
@@ -66,13 +70,22 @@ function parseResponse(bytes: Buffer, closed: boolean): RawResponse | null {
  * Sends `head` (request line and headers, without the blank line) plus `body`, and reads one
  * response: until its body is complete (Content-Length or chunked framing) or the server closes.
  */
-export function rawRequest(port: number, head: string, body: string | Buffer = "", timeoutMs = 5000): Promise<RawResponse> {
+export function rawRequest(
+  port: number,
+  head: string,
+  body: string | Buffer = "",
+  timeoutMs = 5000,
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, "127.0.0.1");
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`no complete answer within ${timeoutMs} ms to:\n${head}\n(got: ${Buffer.concat(chunks).toString("latin1").slice(0, 300)})`));
+      reject(
+        new Error(
+          `no complete answer within ${timeoutMs} ms to:\n${head}\n(got: ${Buffer.concat(chunks).toString("latin1").slice(0, 300)})`,
+        ),
+      );
     }, timeoutMs);
     const done = (closed: boolean) => {
       const r = parseResponse(Buffer.concat(chunks), closed);
@@ -80,7 +93,12 @@ export function rawRequest(port: number, head: string, body: string | Buffer = "
       clearTimeout(timer);
       socket.destroy();
       if (r) resolve(r);
-      else reject(new Error(`no HTTP answer to:\n${head}\n(got: ${JSON.stringify(Buffer.concat(chunks).toString("latin1").slice(0, 300))})`));
+      else
+        reject(
+          new Error(
+            `no HTTP answer to:\n${head}\n(got: ${JSON.stringify(Buffer.concat(chunks).toString("latin1").slice(0, 300))})`,
+          ),
+        );
     };
     socket.on("data", (c: Buffer) => {
       chunks.push(c);
@@ -94,7 +112,12 @@ export function rawRequest(port: number, head: string, body: string | Buffer = "
 }
 
 /** One request with `Connection: close`: `target` is sent as is, `headers` are added after Host. */
-export function raw(port: number, method: string, target: string, opts: { host?: string | null; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawResponse> {
+export function raw(
+  port: number,
+  method: string,
+  target: string,
+  opts: { host?: string | null; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<RawResponse> {
   const lines = [`${method} ${target} HTTP/1.1`];
   const host = opts.host === undefined ? `127.0.0.1:${port}` : opts.host;
   if (host !== null) lines.push(`Host: ${host}`);

@@ -27,7 +27,18 @@ export function seedTerminatedSandboxes(file: string, n: number, account = "defa
   db.transaction(() => {
     for (let i = 0; i < n; i++) {
       const t = start + i * 20_000;
-      insert.run(`sbx_${ulid(t, i)}`, accountId, i % 3 === 0 ? "hel1" : "fsn1", JSON.stringify({ batch: String(i % 50), seeded: "10k" }), 2_000_000 + i, t, t + 100, t + 60_000, (i % 17) * 0.37, (i % 11) * 2.5);
+      insert.run(
+        `sbx_${ulid(t, i)}`,
+        accountId,
+        i % 3 === 0 ? "hel1" : "fsn1",
+        JSON.stringify({ batch: String(i % 50), seeded: "10k" }),
+        2_000_000 + i,
+        t,
+        t + 100,
+        t + 60_000,
+        (i % 17) * 0.37,
+        (i % 11) * 2.5,
+      );
     }
   })();
   db.close();

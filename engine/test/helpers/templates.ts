@@ -28,7 +28,12 @@ export async function createTemplate(e: EngineHandle, body: Record<string, unkno
  * Follows a build log over SSE until the final frame (or `ms`), returning every frame parsed,
  * the raw text and whether the server ended the stream itself.
  */
-export async function followLogs(e: EngineHandle, id: string, query = "", ms = 30_000): Promise<{ frames: Json[]; raw: string; ended: boolean }> {
+export async function followLogs(
+  e: EngineHandle,
+  id: string,
+  query = "",
+  ms = 30_000,
+): Promise<{ frames: Json[]; raw: string; ended: boolean }> {
   const ctrl = new AbortController();
   const timer = setTimeout(() => ctrl.abort(), ms);
   const r = await fetch(`${e.url}/templates/${id}/logs?follow=true${query ? `&${query}` : ""}`, {

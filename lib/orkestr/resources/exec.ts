@@ -21,14 +21,24 @@ export class Exec extends APIResource {
   // POST /v1/sandboxes/{id}/exec – run to completion; a non-zero exit is a result, not an error
   async run(id: string, command: string | ExecBody, options?: RequestOptions): Promise<ExecResult> {
     const body = execBody(command);
-    return this.core.json({ method: "POST", path: path`/sandboxes/${id}/exec`, body, schema: ExecResult, options: this.withExecTimeout(body, options) });
+    return this.core.json({
+      method: "POST",
+      path: path`/sandboxes/${id}/exec`,
+      body,
+      schema: ExecResult,
+      options: this.withExecTimeout(body, options),
+    });
   }
 
   /**
    * POST /v1/sandboxes/{id}/exec/stream – output chunks then one final `exit` (or `error`) event.
    * Errors before the stream starts (404/409/410) are thrown as OrkestrError.
    */
-  stream(id: string, command: string | ExecBody, options: ExecStreamOptions = {}): AsyncGenerator<ExecStreamEvent, void, undefined> {
+  stream(
+    id: string,
+    command: string | ExecBody,
+    options: ExecStreamOptions = {},
+  ): AsyncGenerator<ExecStreamEvent, void, undefined> {
     return this.streamEvents(id, command, options);
   }
 
@@ -40,18 +50,43 @@ export class Exec extends APIResource {
     const body = execBody(command);
     const headers = { Accept: ACCEPT[options.format ?? "sse"] };
     try {
-      return await this.core.response({ method: "POST", path: path`/sandboxes/${id}/exec/stream`, body, headers, options });
+      return await this.core.response({
+        method: "POST",
+        path: path`/sandboxes/${id}/exec/stream`,
+        body,
+        headers,
+        options,
+      });
     } catch (e) {
       if (!(e instanceof OrkestrError) || ![404, 405].includes(e.status) || e.code === "sandbox_not_found") throw e;
-      return this.core.response({ method: "POST", path: path`/sandboxes/${id}/exec`, body: { ...body, stream: true }, headers, options });
+      return this.core.response({
+        method: "POST",
+        path: path`/sandboxes/${id}/exec`,
+        body: { ...body, stream: true },
+        headers,
+        options,
+      });
     }
   }
 
-  private async *streamEvents(id: string, command: string | ExecBody, options: ExecStreamOptions): AsyncGenerator<ExecStreamEvent, void, undefined> {
+  private async *streamEvents(
+    id: string,
+    command: string | ExecBody,
+    options: ExecStreamOptions,
+  ): AsyncGenerator<ExecStreamEvent, void, undefined> {
     const response = await this.raw(id, command, options);
-    if (!response.body) throw this.core.parseError({ method: "POST", path: path`/sandboxes/${id}/exec/stream` }, response, "the exec stream has no body", "");
+    if (!response.body)
+      throw this.core.parseError(
+        { method: "POST", path: path`/sandboxes/${id}/exec/stream` },
+        response,
+        "the exec stream has no body",
+        "",
+      );
     const source = this.core.baseUrl;
-    yield* execEvents(parseStream(response.body, { signal: options.signal, source }), { source, signal: options.signal });
+    yield* execEvents(parseStream(response.body, { signal: options.signal, source }), {
+      source,
+      signal: options.signal,
+    });
   }
 
   /** A plain exec may legitimately run for its whole timeout_seconds: wait that long plus slack. */

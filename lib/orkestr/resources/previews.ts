@@ -7,12 +7,22 @@ import type { Sandbox } from "../schemas/sandboxes.js";
 export class Previews extends APIResource {
   // GET /v1/sandboxes/{id}/previews/{port} – host and URL of a port served in the sandbox
   async get(sandboxId: string, port: number, options?: RequestOptions): Promise<Preview> {
-    return this.core.json({ method: "GET", path: path`/sandboxes/${sandboxId}/previews/${port}`, schema: Preview, options });
+    return this.core.json({
+      method: "GET",
+      path: path`/sandboxes/${sandboxId}/previews/${port}`,
+      schema: Preview,
+      options,
+    });
   }
 
   // POST /v1/sandboxes/{id}/preview-token – a new preview_auth_token (the old one stops working)
   async rotateToken(sandboxId: string, options?: RequestOptions): Promise<PreviewToken> {
-    return this.core.json({ method: "POST", path: path`/sandboxes/${sandboxId}/preview-token`, schema: PreviewToken, options });
+    return this.core.json({
+      method: "POST",
+      path: path`/sandboxes/${sandboxId}/preview-token`,
+      schema: PreviewToken,
+      options,
+    });
   }
 
   /** `<port>-<preview_host_base>` built client-side (seed 003), or null when the sandbox has no previews. */

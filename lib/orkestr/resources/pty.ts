@@ -6,27 +6,69 @@ import { PtySession, PtySignalResult, type OpenPtyBody } from "../schemas/pty.js
 export class Pty extends APIResource {
   // POST /v1/sandboxes/{id}/pty – start a terminal session (201)
   async open(sandboxId: string, body: OpenPtyBody = {}, options?: RequestOptions): Promise<PtySession> {
-    return this.core.json({ method: "POST", path: path`/sandboxes/${sandboxId}/pty`, body, schema: PtySession, options });
+    return this.core.json({
+      method: "POST",
+      path: path`/sandboxes/${sandboxId}/pty`,
+      body,
+      schema: PtySession,
+      options,
+    });
   }
 
   // GET /v1/sandboxes/{id}/pty – its sessions (exited ones linger briefly)
   async list(sandboxId: string, options?: RequestOptions): Promise<PtySession[]> {
-    return (await this.core.list({ method: "GET", path: path`/sandboxes/${sandboxId}/pty`, item: PtySession, keys: ["sessions"], options })).items;
+    return (
+      await this.core.list({
+        method: "GET",
+        path: path`/sandboxes/${sandboxId}/pty`,
+        item: PtySession,
+        keys: ["sessions"],
+        options,
+      })
+    ).items;
   }
 
   // GET /v1/sandboxes/{id}/pty/{pid}
   async get(sandboxId: string, sessionId: string, options?: RequestOptions): Promise<PtySession> {
-    return this.core.json({ method: "GET", path: path`/sandboxes/${sandboxId}/pty/${sessionId}`, schema: PtySession, options });
+    return this.core.json({
+      method: "GET",
+      path: path`/sandboxes/${sandboxId}/pty/${sessionId}`,
+      schema: PtySession,
+      options,
+    });
   }
 
   // POST /v1/sandboxes/{id}/pty/{pid}/resize – {cols, rows}
-  async resize(sandboxId: string, sessionId: string, size: { cols: number; rows: number }, options?: RequestOptions): Promise<PtySession> {
-    return this.core.json({ method: "POST", path: path`/sandboxes/${sandboxId}/pty/${sessionId}/resize`, body: { cols: size.cols, rows: size.rows }, idempotent: true, schema: PtySession, options });
+  async resize(
+    sandboxId: string,
+    sessionId: string,
+    size: { cols: number; rows: number },
+    options?: RequestOptions,
+  ): Promise<PtySession> {
+    return this.core.json({
+      method: "POST",
+      path: path`/sandboxes/${sandboxId}/pty/${sessionId}/resize`,
+      body: { cols: size.cols, rows: size.rows },
+      idempotent: true,
+      schema: PtySession,
+      options,
+    });
   }
 
   // POST /v1/sandboxes/{id}/pty/{pid}/signal – to the foreground process group (e.g. "SIGINT", "INT")
-  async signal(sandboxId: string, sessionId: string, signal: string, options?: RequestOptions): Promise<PtySignalResult> {
-    return this.core.json({ method: "POST", path: path`/sandboxes/${sandboxId}/pty/${sessionId}/signal`, body: { signal }, schema: PtySignalResult, options });
+  async signal(
+    sandboxId: string,
+    sessionId: string,
+    signal: string,
+    options?: RequestOptions,
+  ): Promise<PtySignalResult> {
+    return this.core.json({
+      method: "POST",
+      path: path`/sandboxes/${sandboxId}/pty/${sessionId}/signal`,
+      body: { signal },
+      schema: PtySignalResult,
+      options,
+    });
   }
 
   // DELETE /v1/sandboxes/{id}/pty/{pid} – hang up and kill the session

@@ -34,7 +34,13 @@ export class Sandboxes extends APIResource {
 
   // GET /v1/sandboxes – one page, newest first
   async list(query: ListSandboxesQuery = {}, options?: RequestOptions): Promise<Page<Sandbox>> {
-    return this.core.list({ method: "GET", path: "/sandboxes", query: sandboxListQuery(query), item: Sandbox, options });
+    return this.core.list({
+      method: "GET",
+      path: "/sandboxes",
+      query: sandboxListQuery(query),
+      item: Sandbox,
+      options,
+    });
   }
 
   /** Every sandbox matching `query`, page after page. */
@@ -59,7 +65,13 @@ export class Sandboxes extends APIResource {
 
   // POST /v1/sandboxes/{id}/pause – idempotent on the server, so safe to retry
   async pause(id: string, options?: RequestOptions): Promise<Sandbox> {
-    return this.core.json({ method: "POST", path: path`/sandboxes/${id}/pause`, idempotent: true, schema: Sandbox, options });
+    return this.core.json({
+      method: "POST",
+      path: path`/sandboxes/${id}/pause`,
+      idempotent: true,
+      schema: Sandbox,
+      options,
+    });
   }
 
   // POST /v1/sandboxes/{id}/resume – 503 fleet_full is retried honouring Retry-After
@@ -69,7 +81,14 @@ export class Sandboxes extends APIResource {
 
   // POST /v1/sandboxes/{id}/timeout – expires_at = now + timeout_seconds
   async setTimeout(id: string, timeoutSeconds: number, options?: RequestOptions): Promise<SetTimeoutResult> {
-    return this.core.json({ method: "POST", path: path`/sandboxes/${id}/timeout`, body: { timeout_seconds: timeoutSeconds }, idempotent: true, schema: SetTimeoutResult, options });
+    return this.core.json({
+      method: "POST",
+      path: path`/sandboxes/${id}/timeout`,
+      body: { timeout_seconds: timeoutSeconds },
+      idempotent: true,
+      schema: SetTimeoutResult,
+      options,
+    });
   }
 
   // GET /v1/sandboxes/limits, falling back to the /v1/limits alias where the first is missing
@@ -90,21 +109,42 @@ export class Sandboxes extends APIResource {
 
   // GET /v1/sandboxes/{id}/metrics?since= – RFC 3339, unix seconds, or a Date
   async metrics(id: string, since?: Date | string | number, options?: RequestOptions): Promise<Metrics> {
-    return this.core.json({ method: "GET", path: path`/sandboxes/${id}/metrics`, query: { since: sinceParam(since) }, schema: Metrics, options });
+    return this.core.json({
+      method: "GET",
+      path: path`/sandboxes/${id}/metrics`,
+      query: { since: sinceParam(since) },
+      schema: Metrics,
+      options,
+    });
   }
 
   // GET /v1/sandboxes/{id}/events – one page of the activity timeline, oldest first
   async events(id: string, query: ListEventsQuery = {}, options?: RequestOptions): Promise<Page<SandboxEvent>> {
-    return this.core.list({ method: "GET", path: path`/sandboxes/${id}/events`, query: eventsQuery(query), item: SandboxEvent, keys: ["events"], options });
+    return this.core.list({
+      method: "GET",
+      path: path`/sandboxes/${id}/events`,
+      query: eventsQuery(query),
+      item: SandboxEvent,
+      keys: ["events"],
+      options,
+    });
   }
 
   /** The whole timeline, page after page. */
-  allEvents(id: string, query: ListEventsQuery = {}, options?: RequestOptions): AsyncGenerator<SandboxEvent, void, undefined> {
+  allEvents(
+    id: string,
+    query: ListEventsQuery = {},
+    options?: RequestOptions,
+  ): AsyncGenerator<SandboxEvent, void, undefined> {
     return paginate((cursor) => this.events(id, { ...query, cursor }, options), query.cursor);
   }
 
   // GET /v1/sandboxes/{id}/events?follow=true – backlog then live events over SSE, until aborted
-  followEvents(id: string, query: Omit<ListEventsQuery, "limit"> = {}, options: RequestOptions & { maxReconnects?: number } = {}): AsyncGenerator<SandboxEvent, void, undefined> {
+  followEvents(
+    id: string,
+    query: Omit<ListEventsQuery, "limit"> = {},
+    options: RequestOptions & { maxReconnects?: number } = {},
+  ): AsyncGenerator<SandboxEvent, void, undefined> {
     return this.follow(id, query, options);
   }
 
@@ -112,7 +152,11 @@ export class Sandboxes extends APIResource {
    * GET /v1/sandboxes/{id}/events?follow=true – the upstream SSE Response, body unread, for
    * unbuffered proxying (§3.16.4); `cursor` resumes after that event id.
    */
-  async followEventsRaw(id: string, query: Omit<ListEventsQuery, "limit"> = {}, options?: RequestOptions): Promise<Response> {
+  async followEventsRaw(
+    id: string,
+    query: Omit<ListEventsQuery, "limit"> = {},
+    options?: RequestOptions,
+  ): Promise<Response> {
     return this.core.response({
       method: "GET",
       path: path`/sandboxes/${id}/events`,
@@ -122,7 +166,11 @@ export class Sandboxes extends APIResource {
     });
   }
 
-  private async *follow(id: string, query: Omit<ListEventsQuery, "limit">, options: RequestOptions & { maxReconnects?: number }): AsyncGenerator<SandboxEvent, void, undefined> {
+  private async *follow(
+    id: string,
+    query: Omit<ListEventsQuery, "limit">,
+    options: RequestOptions & { maxReconnects?: number },
+  ): AsyncGenerator<SandboxEvent, void, undefined> {
     const maxReconnects = options.maxReconnects ?? this.core.maxRetries;
     const req = { method: "GET" as const, path: path`/sandboxes/${id}/events` };
     let cursor = query.cursor;
@@ -135,7 +183,13 @@ export class Sandboxes extends APIResource {
           failures = 0;
           if (frame.id) cursor = frame.id;
           const event = SandboxEvent.safeParse(frame.data);
-          if (!event.success) throw this.core.parseError(req, response, `an event frame does not match the contract: ${event.error.issues[0]?.message ?? "invalid"}`, frame.text.slice(0, 300));
+          if (!event.success)
+            throw this.core.parseError(
+              req,
+              response,
+              `an event frame does not match the contract: ${event.error.issues[0]?.message ?? "invalid"}`,
+              frame.text.slice(0, 300),
+            );
           yield event.data;
         }
         return; // the server ended the stream

@@ -8,7 +8,14 @@ import { Snapshot, type CreateSnapshotBody, type ListSnapshotsQuery } from "../s
 export class Snapshots extends APIResource {
   // POST /v1/sandboxes/{id}/snapshots – a named, forkable snapshot; the sandbox keeps running
   async create(sandboxId: string, body: CreateSnapshotBody = {}, options?: RequestOptions): Promise<Snapshot> {
-    return this.core.json({ method: "POST", path: path`/sandboxes/${sandboxId}/snapshots`, body, idempotencyKey: true, schema: Snapshot, options });
+    return this.core.json({
+      method: "POST",
+      path: path`/sandboxes/${sandboxId}/snapshots`,
+      body,
+      idempotencyKey: true,
+      schema: Snapshot,
+      options,
+    });
   }
 
   // GET /v1/snapshots?sandbox_id=&limit=&cursor=

@@ -22,7 +22,14 @@ export type TemplateLogEvent =
 export class Templates extends APIResource {
   // POST /v1/templates – start a build (202, status building)
   async create(body: CreateTemplateBody, options?: RequestOptions): Promise<Template> {
-    return this.core.json({ method: "POST", path: "/templates", body, idempotencyKey: true, schema: Template, options });
+    return this.core.json({
+      method: "POST",
+      path: "/templates",
+      body,
+      idempotencyKey: true,
+      schema: Template,
+      options,
+    });
   }
 
   // GET /v1/templates[?include_builtin=true]
@@ -45,26 +52,51 @@ export class Templates extends APIResource {
   }
 
   // GET /v1/templates/{id}/logs?cursor=&limit= – one page of build output
-  async logs(id: string, query: { cursor?: string | number; limit?: number } = {}, options?: RequestOptions): Promise<TemplateLogs> {
+  async logs(
+    id: string,
+    query: { cursor?: string | number; limit?: number } = {},
+    options?: RequestOptions,
+  ): Promise<TemplateLogs> {
     return this.core.json({ method: "GET", path: path`/templates/${id}/logs`, query, schema: TemplateLogs, options });
   }
 
   // GET /v1/templates/{id}/logs?follow=true – live build output until the final frame
-  followLogs(id: string, query: { cursor?: string | number } = {}, options: RequestOptions = {}): AsyncGenerator<TemplateLogEvent, void, undefined> {
+  followLogs(
+    id: string,
+    query: { cursor?: string | number } = {},
+    options: RequestOptions = {},
+  ): AsyncGenerator<TemplateLogEvent, void, undefined> {
     return this.follow(id, query, options);
   }
 
   /** GET /v1/templates/{id}/logs?follow=true – the upstream SSE Response, body unread, for unbuffered proxying (§3.16.4). */
-  async followLogsRaw(id: string, query: { cursor?: string | number } = {}, options?: RequestOptions): Promise<Response> {
-    return this.core.response({ method: "GET", path: path`/templates/${id}/logs`, query: { ...query, follow: "true" }, headers: { Accept: "text/event-stream" }, options });
+  async followLogsRaw(
+    id: string,
+    query: { cursor?: string | number } = {},
+    options?: RequestOptions,
+  ): Promise<Response> {
+    return this.core.response({
+      method: "GET",
+      path: path`/templates/${id}/logs`,
+      query: { ...query, follow: "true" },
+      headers: { Accept: "text/event-stream" },
+      options,
+    });
   }
 
-  private async *follow(id: string, query: { cursor?: string | number }, options: RequestOptions): AsyncGenerator<TemplateLogEvent, void, undefined> {
+  private async *follow(
+    id: string,
+    query: { cursor?: string | number },
+    options: RequestOptions,
+  ): AsyncGenerator<TemplateLogEvent, void, undefined> {
     const req = { method: "GET" as const, path: path`/templates/${id}/logs` };
     const response = await this.followLogsRaw(id, query, options);
     if (!response.body) throw this.core.parseError(req, response, "the log stream has no body", "");
     for await (const frame of parseStream(response.body, { signal: options.signal, source: this.core.baseUrl })) {
-      if (isTerminalFrame(frame.data) || (frame.data && typeof frame.data === "object" && (frame.data as { done?: unknown }).done === true)) {
+      if (
+        isTerminalFrame(frame.data) ||
+        (frame.data && typeof frame.data === "object" && (frame.data as { done?: unknown }).done === true)
+      ) {
         const o = frame.data as { status?: unknown; error?: unknown };
         const err = TemplateBuildError.safeParse(o.error);
         yield {
@@ -76,7 +108,13 @@ export class Templates extends APIResource {
         return;
       }
       const line = TemplateLogLine.safeParse(frame.data);
-      if (!line.success) throw this.core.parseError(req, response, "a build log frame does not match the contract", frame.text.slice(0, 300));
+      if (!line.success)
+        throw this.core.parseError(
+          req,
+          response,
+          "a build log frame does not match the contract",
+          frame.text.slice(0, 300),
+        );
       yield { type: "line", line: line.data };
     }
   }

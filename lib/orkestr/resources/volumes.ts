@@ -32,7 +32,13 @@ export class Volumes extends APIResource {
 
   // POST /v1/volumes/{id}/move – relocate a detached volume (202, status "moving")
   async move(id: string, region: string, options?: RequestOptions): Promise<Volume> {
-    return this.core.json({ method: "POST", path: path`/volumes/${id}/move`, body: { region }, schema: Volume, options });
+    return this.core.json({
+      method: "POST",
+      path: path`/volumes/${id}/move`,
+      body: { region },
+      schema: Volume,
+      options,
+    });
   }
 
   // DELETE /v1/volumes/{id} – 409 volume_in_use while attached

@@ -22,7 +22,13 @@ export function openEnum<const T extends readonly [string, ...string[]]>(_values
 }
 
 /** A numeric field that some servers send as a numeric string. */
-export const Num = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i).transform(Number)]);
+export const Num = z.union([
+  z.number(),
+  z
+    .string()
+    .regex(/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i)
+    .transform(Number),
+]);
 
 /** A string-to-string map such as metadata; values that are not strings are kept as they came. */
 export const StringMap = z.record(z.string(), z.unknown());

@@ -26,7 +26,10 @@ export const SandboxEvent = z
     t: Timestamp.nullish(),
     created_at: Timestamp.nullish(),
     type: z.string().transform((s): (typeof SANDBOX_EVENT_TYPES)[number] | (string & {}) => s),
-    data: z.record(z.string(), z.unknown()).nullish().transform((d) => d ?? {}),
+    data: z
+      .record(z.string(), z.unknown())
+      .nullish()
+      .transform((d) => d ?? {}),
   })
   .loose();
 export type SandboxEvent = z.infer<typeof SandboxEvent>;

@@ -15,9 +15,19 @@ export type ExecBody = z.input<typeof ExecBody>;
 /** A plain exec result. A non-zero exit is a normal 200 result, not an error (§1.5). */
 export const ExecResult = z
   .object({
-    stdout: z.string().nullish().transform((s) => s ?? ""),
-    stderr: z.string().nullish().transform((s) => s ?? ""),
-    exit_code: z.number().int().nullish().transform((c) => c ?? null),
+    stdout: z
+      .string()
+      .nullish()
+      .transform((s) => s ?? ""),
+    stderr: z
+      .string()
+      .nullish()
+      .transform((s) => s ?? ""),
+    exit_code: z
+      .number()
+      .int()
+      .nullish()
+      .transform((c) => c ?? null),
     duration_ms: Num.nullish(),
     timed_out: z.boolean().nullish(),
     truncated: z.boolean().nullish(),

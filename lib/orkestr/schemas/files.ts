@@ -38,7 +38,10 @@ export const WriteFileBody = z.object({
   path: z.string().min(1),
   content: z.string(),
   encoding: z.enum(["base64", "utf8"]).default("base64"),
-  mode: z.string().regex(/^0?[0-7]{3,4}$/).optional(),
+  mode: z
+    .string()
+    .regex(/^0?[0-7]{3,4}$/)
+    .optional(),
 });
 export type WriteFileBody = z.input<typeof WriteFileBody>;
 
@@ -52,9 +55,14 @@ export type WriteBatchBody = z.input<typeof WriteBatchBody>;
 /** Per-file results: a bad row fails alone (seed 003), so both lists may be filled with status 200. */
 export const WriteBatchResult = z
   .object({
-    written: z.array(WrittenFile).nullish().transform((w) => w ?? []),
+    written: z
+      .array(WrittenFile)
+      .nullish()
+      .transform((w) => w ?? []),
     errors: z
-      .array(z.object({ path: z.string().nullish(), detail: z.unknown().optional(), code: z.string().nullish() }).loose())
+      .array(
+        z.object({ path: z.string().nullish(), detail: z.unknown().optional(), code: z.string().nullish() }).loose(),
+      )
       .nullish()
       .transform((e) => e ?? []),
   })

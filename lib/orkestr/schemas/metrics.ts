@@ -2,9 +2,7 @@ import { z } from "zod";
 import { Num, Timestamp } from "./common.js";
 
 /** One sample; `t` may be RFC 3339 or unix seconds (§3.5: "parse `t` as either"). */
-export const MetricsSample = z
-  .object({ t: Timestamp, cpu_percent: Num.nullish(), mem_bytes: Num.nullish() })
-  .loose();
+export const MetricsSample = z.object({ t: Timestamp, cpu_percent: Num.nullish(), mem_bytes: Num.nullish() }).loose();
 export type MetricsSample = z.infer<typeof MetricsSample>;
 
 /**
@@ -17,9 +15,15 @@ export const Metrics = z
     sandbox_status: z.string().nullish(),
     sample_interval_seconds: Num.nullish(),
     cpu: z.object({ usage_percent: Num.nullish(), usage_cores: Num.nullish(), cores: Num.nullish() }).loose().nullish(),
-    memory: z.object({ usage_bytes: Num.nullish(), usage_percent: Num.nullish(), limit_bytes: Num.nullish() }).loose().nullish(),
+    memory: z
+      .object({ usage_bytes: Num.nullish(), usage_percent: Num.nullish(), limit_bytes: Num.nullish() })
+      .loose()
+      .nullish(),
     lifetime: z.object({ cpu_seconds: Num.nullish(), gb_seconds: Num.nullish() }).loose().nullish(),
-    samples: z.array(MetricsSample).nullish().transform((s) => s ?? []),
+    samples: z
+      .array(MetricsSample)
+      .nullish()
+      .transform((s) => s ?? []),
   })
   .loose();
 export type Metrics = z.infer<typeof Metrics>;

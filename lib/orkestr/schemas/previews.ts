@@ -3,7 +3,12 @@ import { Num } from "./common.js";
 
 /** GET /v1/sandboxes/{id}/previews/{port} (§3.7). */
 export const Preview = z
-  .object({ port: Num.nullish(), host: z.string().nullish(), url: z.string().nullish(), auth_required: z.boolean().nullish() })
+  .object({
+    port: Num.nullish(),
+    host: z.string().nullish(),
+    url: z.string().nullish(),
+    auth_required: z.boolean().nullish(),
+  })
   .loose();
 export type Preview = z.infer<typeof Preview>;
 

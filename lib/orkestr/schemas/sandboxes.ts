@@ -2,7 +2,16 @@ import { z } from "zod";
 import { ListQuery, Num, openEnum, StringMap, Timestamp } from "./common.js";
 
 /** §3.1: only `running` is confirmed; the rest is the proposed enum. Unknown values are kept. */
-export const SANDBOX_STATUSES = ["creating", "running", "pausing", "paused", "resuming", "terminated", "expired", "failed"] as const;
+export const SANDBOX_STATUSES = [
+  "creating",
+  "running",
+  "pausing",
+  "paused",
+  "resuming",
+  "terminated",
+  "expired",
+  "failed",
+] as const;
 export const SandboxStatus = openEnum(SANDBOX_STATUSES);
 export type SandboxStatus = z.infer<typeof SandboxStatus>;
 
@@ -71,13 +80,22 @@ export const CreateSandboxBody = z
     env: z.record(envName, z.string()).optional(),
     metadata: z.record(z.string().min(1), z.string()).optional(),
     region: z.string().min(1).nullable().optional(),
-    volume: z.union([z.string().min(1), z.object({ id: z.string().min(1), mount_path: z.string().optional() })]).nullable().optional(),
+    volume: z
+      .union([z.string().min(1), z.object({ id: z.string().min(1), mount_path: z.string().optional() })])
+      .nullable()
+      .optional(),
     on_timeout: z.enum(["kill", "pause"]).optional(),
     auto_resume: z.boolean().optional(),
     preview_auth: z.boolean().optional(),
   })
-  .refine((b) => b.template !== undefined || b.snapshot !== undefined, { message: "template is required (or snapshot to restore one)", path: ["template"] })
-  .refine((b) => b.allow_domains === undefined || b.network === "restricted", { message: 'allow_domains only applies with network "restricted"', path: ["allow_domains"] });
+  .refine((b) => b.template !== undefined || b.snapshot !== undefined, {
+    message: "template is required (or snapshot to restore one)",
+    path: ["template"],
+  })
+  .refine((b) => b.allow_domains === undefined || b.network === "restricted", {
+    message: 'allow_domains only applies with network "restricted"',
+    path: ["allow_domains"],
+  });
 export type CreateSandboxBody = z.input<typeof CreateSandboxBody>;
 
 /** PATCH /v1/sandboxes/{id}. */

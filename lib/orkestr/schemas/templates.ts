@@ -18,7 +18,12 @@ export type TemplateStatus = z.infer<typeof TemplateStatus>;
 
 /** A failed build carries the failing step's output (§1.7). */
 export const TemplateBuildError = z
-  .object({ step_index: Num.nullish(), step: z.string().nullish(), exit_code: Num.nullish(), output: z.string().nullish() })
+  .object({
+    step_index: Num.nullish(),
+    step: z.string().nullish(),
+    exit_code: Num.nullish(),
+    output: z.string().nullish(),
+  })
   .loose();
 export type TemplateBuildError = z.infer<typeof TemplateBuildError>;
 
@@ -57,7 +62,10 @@ export const TemplateLogLine = z
     t: Timestamp.nullish(),
     step_index: Num.nullish(),
     stream: z.string().nullish(),
-    data: z.string().nullish().transform((d) => d ?? ""),
+    data: z
+      .string()
+      .nullish()
+      .transform((d) => d ?? ""),
   })
   .loose();
 export type TemplateLogLine = z.infer<typeof TemplateLogLine>;
@@ -67,7 +75,10 @@ export const TemplateLogs = z
   .object({
     template_id: z.string().nullish(),
     status: TemplateStatus.nullish(),
-    lines: z.array(TemplateLogLine).nullish().transform((l) => l ?? []),
+    lines: z
+      .array(TemplateLogLine)
+      .nullish()
+      .transform((l) => l ?? []),
     next_cursor: z.union([z.string(), z.number()]).nullish(),
     done: z.boolean().nullish(),
   })

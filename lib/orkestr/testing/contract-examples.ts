@@ -31,7 +31,14 @@ export const SANDBOX = {
 } as const;
 
 /** §3.2 */
-export const EXEC_RESULT = { stdout: "499999500000\n", stderr: "", exit_code: 0, duration_ms: 121, timed_out: false, truncated: false };
+export const EXEC_RESULT = {
+  stdout: "499999500000\n",
+  stderr: "",
+  exit_code: 0,
+  duration_ms: 121,
+  timed_out: false,
+  truncated: false,
+};
 
 /** §3.3, as SSE. */
 export const EXEC_STREAM_SSE = [
@@ -45,10 +52,22 @@ export const EXEC_STREAM_SSE = [
 export const EXEC_STREAM_ERROR_FRAME = '{"is_final":true,"error":"agent went away","code":"sandbox_agent_unreachable"}';
 
 /** §2 (Superserve / Declaw style SSE). */
-export const EXEC_STREAM_FOREIGN = ['data: {"stdout":"hi\\n"}\n\n', ": keepalive\n\n", 'data: {"stderr":"oops\\n"}\n\n', 'data: {"exit_code":3,"finished":true}\n\n'];
+export const EXEC_STREAM_FOREIGN = [
+  'data: {"stdout":"hi\\n"}\n\n',
+  ": keepalive\n\n",
+  'data: {"stderr":"oops\\n"}\n\n',
+  'data: {"exit_code":3,"finished":true}\n\n',
+];
 
 /** §3.4 */
-export const FILE_READ = { path: "/workspace/x.py", type: "file", size: 28, content: "cHJpbnQoJ2hlbGxvIGZyb20gb3JrZXN0cicp", encoding: "base64", modified_at: "2025-06-01T12:00:00Z" };
+export const FILE_READ = {
+  path: "/workspace/x.py",
+  type: "file",
+  size: 28,
+  content: "cHJpbnQoJ2hlbGxvIGZyb20gb3JrZXN0cicp",
+  encoding: "base64",
+  modified_at: "2025-06-01T12:00:00Z",
+};
 export const DIR_READ = {
   path: "/workspace",
   type: "directory",
@@ -86,24 +105,55 @@ export const METRICS_PAUSED = {
 export const SET_TIMEOUT = { id: "sbx_1", timeout_seconds: 900, expires_at: "2025-06-01T12:15:00Z" };
 
 /** §3.8 */
-export const SNAPSHOT = { id: "snap_1", name: "after-setup", sandbox_id: "sbx_1", template: "python-3.12", region: "fsn1", size_mb: 812, status: "ready", created_at: "2025-06-01T12:00:00Z" };
+export const SNAPSHOT = {
+  id: "snap_1",
+  name: "after-setup",
+  sandbox_id: "sbx_1",
+  template: "python-3.12",
+  region: "fsn1",
+  size_mb: 812,
+  status: "ready",
+  created_at: "2025-06-01T12:00:00Z",
+};
 
 /** §3.9 */
 export const VOLUME = {
-  id: "vol_1", name: "datasets", size_gb: 10, size_mb: 0, status: "available", region: "fsn1", attached_sandbox_id: null,
-  max_lifetime_hours: 720, expires_at: "2025-07-01T12:00:00Z", created_at: "2025-06-01T12:00:00Z",
+  id: "vol_1",
+  name: "datasets",
+  size_gb: 10,
+  size_mb: 0,
+  status: "available",
+  region: "fsn1",
+  attached_sandbox_id: null,
+  max_lifetime_hours: 720,
+  expires_at: "2025-07-01T12:00:00Z",
+  created_at: "2025-06-01T12:00:00Z",
 };
 
 /** §3.10 */
 export const TEMPLATE = {
-  id: "tmpl_1", name: "ml-py", base_image: "python-3.12", steps: ["pip install numpy pandas", "apt-get update && apt-get install -y jq"],
-  status: "building", size_mb: null, error: null, created_at: "2025-06-01T12:00:00Z", ready_at: null,
+  id: "tmpl_1",
+  name: "ml-py",
+  base_image: "python-3.12",
+  steps: ["pip install numpy pandas", "apt-get update && apt-get install -y jq"],
+  status: "building",
+  size_mb: null,
+  error: null,
+  created_at: "2025-06-01T12:00:00Z",
+  ready_at: null,
 };
-export const TEMPLATE_FAILED_ERROR = { step_index: 1, step: "apt-get ...", exit_code: 100, output: "E: Unable to locate package jq" };
+export const TEMPLATE_FAILED_ERROR = {
+  step_index: 1,
+  step: "apt-get ...",
+  exit_code: 100,
+  output: "E: Unable to locate package jq",
+};
 export const TEMPLATE_LOGS = {
-  template_id: "tmpl_1", status: "building",
+  template_id: "tmpl_1",
+  status: "building",
   lines: [{ seq: 1, t: "2025-06-01T12:00:01Z", step_index: 0, stream: "stdout", data: "Collecting numpy\n" }],
-  next_cursor: 2, done: false,
+  next_cursor: 2,
+  done: false,
 };
 export const BASE_IMAGES = [
   { id: "python-3.12", description: "CPython 3.12 with pip and common libs" },
@@ -114,17 +164,33 @@ export const BASE_IMAGES = [
 
 /** §3.11 */
 export const WEBHOOK_CREATED = {
-  id: "wh_1", url: "https://example.com/hooks/orkestr", event_types: ["sandbox.created", "sandbox.terminated"], enabled: true,
-  secret: "whsec_abc", created_at: "2025-06-01T12:00:00Z",
+  id: "wh_1",
+  url: "https://example.com/hooks/orkestr",
+  event_types: ["sandbox.created", "sandbox.terminated"],
+  enabled: true,
+  secret: "whsec_abc",
+  created_at: "2025-06-01T12:00:00Z",
 };
 export const DELIVERY = {
-  id: "dlv_1", event_id: "evt_1", event_type: "sandbox.paused", status: "failed", attempts: 3, response_status: 500,
-  duration_ms: 812, created_at: "2025-06-01T12:00:00Z", last_attempt_at: "2025-06-01T12:00:20Z", next_attempt_at: null,
+  id: "dlv_1",
+  event_id: "evt_1",
+  event_type: "sandbox.paused",
+  status: "failed",
+  attempts: 3,
+  response_status: 500,
+  duration_ms: 812,
+  created_at: "2025-06-01T12:00:00Z",
+  last_attempt_at: "2025-06-01T12:00:20Z",
+  next_attempt_at: null,
 };
 
 /** §3.12 */
 export const LIMITS = {
-  plan: "free", allowed_sizes: ["small"], max_concurrent: 2, trial_credit_eur: 10.0, trial_credit_used_eur: 3.42,
+  plan: "free",
+  allowed_sizes: ["small"],
+  max_concurrent: 2,
+  trial_credit_eur: 10.0,
+  trial_credit_used_eur: 3.42,
   sizes: [
     { size: "small", cpu: 1.0, memory_mb: 2048, allowed: true },
     { size: "medium", cpu: 2.0, memory_mb: 4096, allowed: false },
@@ -133,15 +199,22 @@ export const LIMITS = {
   regions: ["fsn1", "hel1", "rbx"],
   default_egress_domains: ["pypi.org", "files.pythonhosted.org", "registry.npmjs.org", "github.com"],
   max_named_snapshots: 3,
-  extra_running: 1, extra_max_timeout_seconds: 3600, extra_network_open_allowed: false,
-  extra_max_volumes: 1, extra_max_volume_gb: 10, extra_max_templates: 5,
+  extra_running: 1,
+  extra_max_timeout_seconds: 3600,
+  extra_network_open_allowed: false,
+  extra_max_volumes: 1,
+  extra_max_volume_gb: 10,
+  extra_max_templates: 5,
 };
 
 /** §3.13 */
 export const USAGE = {
-  currency: "EUR", from: "2025-06-01T00:00:00Z", to: "2025-06-30T23:59:59Z",
+  currency: "EUR",
+  from: "2025-06-01T00:00:00Z",
+  to: "2025-06-30T23:59:59Z",
   totals: { cpu_seconds: 18234.5, gb_seconds: 40211.0, sandboxes_created: 412, cost_eur: 4.87 },
-  trial_credit_eur: 10.0, trial_credit_used_eur: 4.87,
+  trial_credit_eur: 10.0,
+  trial_credit_used_eur: 4.87,
   series: [{ date: "2025-06-01", cpu_seconds: 612.0, gb_seconds: 1301.0, sandboxes_created: 13, cost_eur: 0.16 }],
   by_sandbox: [{ id: "sbx_1", cpu_seconds: 83.2, gb_seconds: 1210.0, cost_eur: 0.02 }],
 };
@@ -149,19 +222,45 @@ export const USAGE = {
 /** §3.14 */
 export const EVENTS = [
   { id: "evt_1", t: "2025-06-01T12:00:00Z", type: "sandbox.created", data: {} },
-  { id: "evt_2", t: "2025-06-01T12:00:01Z", type: "exec", data: { command: "python gen.py", exit_code: 0, duration_ms: 130 } },
+  {
+    id: "evt_2",
+    t: "2025-06-01T12:00:01Z",
+    type: "exec",
+    data: { command: "python gen.py", exit_code: 0, duration_ms: 130 },
+  },
   { id: "evt_3", t: "2025-06-01T12:00:02Z", type: "file.write", data: { path: "/workspace/gen.py", size: 93 } },
 ];
 
 /** §3.0 error table: one recorded example per code. */
-export const ERRORS: { status: number; code: string; detail: string; extra?: Record<string, unknown>; headers?: Record<string, string> }[] = [
+export const ERRORS: {
+  status: number;
+  code: string;
+  detail: string;
+  extra?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}[] = [
   { status: 400, code: "bad_request", detail: "Malformed JSON body" },
   { status: 400, code: "invalid_path", detail: "path must be absolute" },
-  { status: 400, code: "region_unavailable", detail: 'Region "xx1" is not available', extra: { regions: ["fsn1", "hel1", "rbx"] } },
+  {
+    status: 400,
+    code: "region_unavailable",
+    detail: 'Region "xx1" is not available',
+    extra: { regions: ["fsn1", "hel1", "rbx"] },
+  },
   { status: 401, code: "unauthorized", detail: "Not authenticated", headers: { "WWW-Authenticate": "Bearer" } },
   { status: 402, code: "trial_exhausted", detail: "The free plan's one-time trial credit of EUR 5 is used up" },
-  { status: 403, code: "insufficient_scope", detail: "This token lacks the sandboxes:write scope", extra: { required_scope: "sandboxes:write" } },
-  { status: 403, code: "plan_limit", detail: "timeout_seconds 7200 exceeds the plan's cap", extra: { max_timeout_seconds: 1800 } },
+  {
+    status: 403,
+    code: "insufficient_scope",
+    detail: "This token lacks the sandboxes:write scope",
+    extra: { required_scope: "sandboxes:write" },
+  },
+  {
+    status: 403,
+    code: "plan_limit",
+    detail: "timeout_seconds 7200 exceeds the plan's cap",
+    extra: { max_timeout_seconds: 1800 },
+  },
   { status: 403, code: "size_not_allowed", detail: 'Size "large" is not available on the free plan' },
   { status: 403, code: "network_not_allowed", detail: 'network "open" is unavailable' },
   { status: 403, code: "payment_verification_required", detail: 'network "open" needs a verified payment method' },
@@ -177,25 +276,41 @@ export const ERRORS: { status: number; code: string; detail: string; extra?: Rec
   { status: 409, code: "template_not_ready", detail: "Template tmpl_1 is still building" },
   { status: 409, code: "volume_in_use", detail: "Volume vol_1 is attached to sbx_2" },
   { status: 409, code: "volume_region_mismatch", detail: "Volume vol_1 lives in hel1" },
-  { status: 409, code: "snapshot_cap_reached", detail: "The free plan holds at most 1 named snapshot", extra: { max_named_snapshots: 1 } },
+  {
+    status: 409,
+    code: "snapshot_cap_reached",
+    detail: "The free plan holds at most 1 named snapshot",
+    extra: { max_named_snapshots: 1 },
+  },
   { status: 410, code: "sandbox_terminated", detail: "Sandbox sbx_1 was terminated" },
   { status: 413, code: "payload_too_large", detail: "File is larger than 10 MiB; use presign-download" },
   { status: 429, code: "rate_limited", detail: "Slow down", headers: { "Retry-After": "7" } },
   { status: 429, code: "concurrency_limit", detail: "max_concurrent reached", extra: { limit: 2 } },
   { status: 501, code: "not_implemented", detail: "Snapshots are not implemented by the local engine yet" },
   { status: 502, code: "sandbox_agent_unreachable", detail: "In-VM agent is down" },
-  { status: 503, code: "fleet_full", detail: "The fleet is momentarily full", extra: { retry_after_seconds: 30 }, headers: { "Retry-After": "30" } },
+  {
+    status: 503,
+    code: "fleet_full",
+    detail: "The fleet is momentarily full",
+    extra: { retry_after_seconds: 30 },
+    headers: { "Retry-After": "30" },
+  },
   { status: 504, code: "upstream_timeout", detail: "The sandbox did not answer in time" },
 ];
 
 /** §3.0: a FastAPI validation error. */
 export const VALIDATION_ERROR = {
   detail: [
-    { loc: ["body", "timeout_seconds"], msg: "Input should be greater than or equal to 10", type: "greater_than_equal" },
+    {
+      loc: ["body", "timeout_seconds"],
+      msg: "Input should be greater than or equal to 10",
+      type: "greater_than_equal",
+    },
     { loc: ["body", "env", "1BAD"], msg: "env names are letters, digits and _", type: "value_error" },
   ],
   code: "validation_error",
 };
 
 /** A load balancer's error page in front of the API. */
-export const HTML_502 = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+export const HTML_502 =
+  "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";

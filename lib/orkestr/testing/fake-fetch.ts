@@ -67,11 +67,20 @@ export function fakeFetch(script: Reply | Reply[]): FakeFetch {
 
 /** A JSON response. */
 export function json(body: unknown, init: { status?: number; headers?: Record<string, string> } = {}): Response {
-  return new Response(JSON.stringify(body), { status: init.status ?? 200, headers: { "Content-Type": "application/json", ...init.headers } });
+  return new Response(JSON.stringify(body), {
+    status: init.status ?? 200,
+    headers: { "Content-Type": "application/json", ...init.headers },
+  });
 }
 
 /** A contract error response: `{detail, code, ...extra}`. */
-export function apiError(status: number, code: string | undefined, detail: unknown, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Response {
+export function apiError(
+  status: number,
+  code: string | undefined,
+  detail: unknown,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): Response {
   return json({ detail, ...(code !== undefined ? { code } : {}), ...extra }, { status, headers });
 }
 
@@ -95,7 +104,9 @@ export function streamResponse(chunks: readonly (string | Uint8Array)[], content
 
 /** A fetch failure as undici reports it. */
 export function connectionRefused(): Error {
-  return Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }) });
+  return Object.assign(new TypeError("fetch failed"), {
+    cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }),
+  });
 }
 
 /** A fetch that never answers until its signal aborts. */

@@ -32,7 +32,10 @@ export function redact(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   if (value !== null && typeof value === "object") {
     return Object.fromEntries(
-      Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, SECRET_KEY.test(k) ? "[redacted]" : redact(v, depth + 1)]),
+      Object.entries(value as Record<string, unknown>).map(([k, v]) => [
+        k,
+        SECRET_KEY.test(k) ? "[redacted]" : redact(v, depth + 1),
+      ]),
     );
   }
   return value;
@@ -84,7 +87,8 @@ export async function recordAudit(db: Db, input: AuditInput): Promise<AuditEvent
   let data: string | null = null;
   if (input.data !== undefined && input.data !== null) {
     data = JSON.stringify(redact(input.data));
-    if (Buffer.byteLength(data) > MAX_DATA_BYTES) data = JSON.stringify({ truncated: true, bytes: Buffer.byteLength(data) });
+    if (Buffer.byteLength(data) > MAX_DATA_BYTES)
+      data = JSON.stringify({ truncated: true, bytes: Buffer.byteLength(data) });
   }
   const row = {
     id: newId("aud"),

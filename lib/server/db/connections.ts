@@ -44,22 +44,20 @@ const ConnectionRow = z
     last_error: z.string().nullable(),
     engine_token_id: z.string().nullable(),
   })
-  .transform(
-    (r): Connection => ({
-      id: r.id,
-      userId: r.user_id,
-      teamId: r.team_id,
-      name: r.name,
-      baseUrl: r.base_url,
-      tokenHint: r.token_hint,
-      isActive: r.is_active,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-      lastCheckedAt: r.last_checked_at,
-      lastError: r.last_error,
-      engineTokenId: r.engine_token_id,
-    }),
-  );
+  .transform((r): Connection => ({
+    id: r.id,
+    userId: r.user_id,
+    teamId: r.team_id,
+    name: r.name,
+    baseUrl: r.base_url,
+    tokenHint: r.token_hint,
+    isActive: r.is_active,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    lastCheckedAt: r.last_checked_at,
+    lastError: r.last_error,
+    engineTokenId: r.engine_token_id,
+  }));
 
 const COLUMNS = [
   "id",
@@ -150,7 +148,10 @@ export async function upsertConnection(db: Db, input: UpsertConnectionInput): Pr
         .where("name", "=", name)
         .executeTakeFirst();
       const id = existing?.id ?? newId("conn");
-      const secret = { token_ciphertext: encrypt(token, { aad: connectionTokenAad(id) }), token_hint: tokenHint(token) };
+      const secret = {
+        token_ciphertext: encrypt(token, { aad: connectionTokenAad(id) }),
+        token_hint: tokenHint(token),
+      };
       if (existing) {
         await trx
           .updateTable("orkestr_connections")
@@ -352,8 +353,15 @@ export async function deleteConnection(db: Db, userId: string, id: string, now =
  * Connections holding a local-engine token, of one user (and, with `teamId`, made for that team):
  * what must be revoked when the user is disabled or leaves the team.
  */
-export async function listEngineTokenConnections(db: Db, filter: { userId: string; teamId?: string }): Promise<Connection[]> {
-  let q = db.selectFrom("orkestr_connections").select(COLUMNS).where("user_id", "=", filter.userId).where("engine_token_id", "is not", null);
+export async function listEngineTokenConnections(
+  db: Db,
+  filter: { userId: string; teamId?: string },
+): Promise<Connection[]> {
+  let q = db
+    .selectFrom("orkestr_connections")
+    .select(COLUMNS)
+    .where("user_id", "=", filter.userId)
+    .where("engine_token_id", "is not", null);
   if (filter.teamId !== undefined) q = q.where("team_id", "=", filter.teamId);
   return (await q.execute()).map((r) => parseRow("orkestr_connections", ConnectionRow, r));
 }

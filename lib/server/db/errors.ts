@@ -42,7 +42,10 @@ export class MigrationError extends Error {
     options: { cause?: unknown },
   ) {
     const reason = options.cause instanceof Error ? options.cause.message : String(options.cause);
-    super(migration ? `database migration "${migration}" failed: ${reason}` : `database migration failed: ${reason}`, options);
+    super(
+      migration ? `database migration "${migration}" failed: ${reason}` : `database migration failed: ${reason}`,
+      options,
+    );
     this.name = "MigrationError";
   }
 }

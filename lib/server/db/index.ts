@@ -77,7 +77,8 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   if (isPostgres(db)) {
     const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
     migrationTableSchema = rows[0]?.schema ?? undefined;
-    if (!migrationTableSchema) throw new MigrationError(undefined, { cause: new Error("no current schema (check search_path)") });
+    if (!migrationTableSchema)
+      throw new MigrationError(undefined, { cause: new Error("no current schema (check search_path)") });
   }
   const migrator = new Migrator({ db, provider: migrationProvider, migrationTableSchema });
   const { error, results } = await migrator.migrateToLatest();

@@ -77,16 +77,19 @@ describe.each(testBackends)("migrations on $name", (backend) => {
 
   it("enforces foreign keys", async () => {
     await expect(
-      t.db.insertInto("sessions").values({
-        id: "f".repeat(64),
-        user_id: "usr_missing",
-        created_at: 1,
-        expires_at: 2,
-        last_seen_at: 1,
-        revoked_at: null,
-        ip: null,
-        user_agent: null,
-      }).execute(),
+      t.db
+        .insertInto("sessions")
+        .values({
+          id: "f".repeat(64),
+          user_id: "usr_missing",
+          created_at: 1,
+          expires_at: 2,
+          last_seen_at: 1,
+          revoked_at: null,
+          ip: null,
+          user_agent: null,
+        })
+        .execute(),
     ).rejects.toThrow(/foreign key/i);
   });
 });

@@ -62,6 +62,9 @@ export async function resetRateLimit(db: Db, key: string): Promise<void> {
 
 /** Housekeeping: deletes windows older than `olderThanMs`. */
 export async function purgeRateLimits(db: Db, olderThanMs: number, now = Date.now()): Promise<number> {
-  const res = await db.deleteFrom("login_attempts").where("window_start", "<", now - olderThanMs).executeTakeFirst();
+  const res = await db
+    .deleteFrom("login_attempts")
+    .where("window_start", "<", now - olderThanMs)
+    .executeTakeFirst();
   return Number(res.numDeletedRows);
 }

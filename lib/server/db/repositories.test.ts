@@ -96,8 +96,20 @@ describe.each(testBackends)("repositories on $name", (backend) => {
       expect(await isFirstRun(db)).toBe(true);
       const hash = await hashPassword("owner-password");
       const attempts = await Promise.allSettled([
-        createFirstOwner(db, { email: "Owner@Example.com", name: "Owner", passwordHash: hash, teamName: "Acme", teamSlug: "acme" }),
-        createFirstOwner(db, { email: "other@example.com", name: "Other", passwordHash: hash, teamName: "Evil", teamSlug: "evil" }),
+        createFirstOwner(db, {
+          email: "Owner@Example.com",
+          name: "Owner",
+          passwordHash: hash,
+          teamName: "Acme",
+          teamSlug: "acme",
+        }),
+        createFirstOwner(db, {
+          email: "other@example.com",
+          name: "Other",
+          passwordHash: hash,
+          teamName: "Evil",
+          teamSlug: "evil",
+        }),
       ]);
       const ok = attempts.filter((a) => a.status === "fulfilled");
       const failed = attempts.filter((a): a is PromiseRejectedResult => a.status === "rejected");
@@ -229,7 +241,12 @@ describe.each(testBackends)("repositories on $name", (backend) => {
     it("creates a team with its owner membership in one transaction", async () => {
       const u = await newUser();
       const s = slug();
-      const { team, membership } = await createTeamWithOwner(db, { name: "Team A", slug: s, ownerId: u.id, spendCapEur: 12.5 });
+      const { team, membership } = await createTeamWithOwner(db, {
+        name: "Team A",
+        slug: s,
+        ownerId: u.id,
+        spendCapEur: 12.5,
+      });
       expect(team).toMatchObject({ name: "Team A", slug: s, spendCapEur: 12.5 });
       expect(membership).toMatchObject({ teamId: team.id, userId: u.id, role: "owner" });
       expect(await getMembership(db, team.id, u.id)).toEqual(membership);
@@ -239,7 +256,9 @@ describe.each(testBackends)("repositories on $name", (backend) => {
 
     it("rolls the team back when the owner membership cannot be created", async () => {
       const s = slug();
-      await expect(createTeamWithOwner(db, { name: "Orphan", slug: s, ownerId: "usr_does_not_exist" })).rejects.toThrow();
+      await expect(
+        createTeamWithOwner(db, { name: "Orphan", slug: s, ownerId: "usr_does_not_exist" }),
+      ).rejects.toThrow();
       expect(await db.selectFrom("teams").select("id").where("slug", "=", s).executeTakeFirst()).toBeUndefined();
     });
 
@@ -259,11 +278,15 @@ describe.each(testBackends)("repositories on $name", (backend) => {
       const admin = await newUser();
       const { team } = await createTeamWithOwner(db, { name: "Owners", slug: slug(), ownerId: owner.id });
       await addMember(db, { teamId: team.id, userId: admin.id, role: "admin" });
-      await expect(addMember(db, { teamId: team.id, userId: admin.id, role: "viewer" })).rejects.toThrow(DbConflictError);
+      await expect(addMember(db, { teamId: team.id, userId: admin.id, role: "viewer" })).rejects.toThrow(
+        DbConflictError,
+      );
       await expect(setMemberRole(db, { teamId: team.id, userId: owner.id, role: "member" })).rejects.toMatchObject({
         code: "last_owner",
       });
-      await expect(removeMember(db, { teamId: team.id, userId: owner.id })).rejects.toMatchObject({ code: "last_owner" });
+      await expect(removeMember(db, { teamId: team.id, userId: owner.id })).rejects.toMatchObject({
+        code: "last_owner",
+      });
       expect((await getMembership(db, team.id, owner.id))?.role).toBe("owner");
       await setMemberRole(db, { teamId: team.id, userId: admin.id, role: "owner" });
       await setMemberRole(db, { teamId: team.id, userId: owner.id, role: "viewer" });
@@ -303,15 +326,27 @@ describe.each(testBackends)("repositories on $name", (backend) => {
         role: "member",
         invitedBy: owner.id,
       });
-      const row = await db.selectFrom("invitations").select("token_hash").where("id", "=", invitation.id).executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom("invitations")
+        .select("token_hash")
+        .where("id", "=", invitation.id)
+        .executeTakeFirstOrThrow();
       expect(row.token_hash).not.toBe(token);
       const stranger = await newUser();
-      await expect(acceptInvitation(db, { token, user: stranger })).rejects.toMatchObject({ code: "invitation_email_mismatch" });
+      await expect(acceptInvitation(db, { token, user: stranger })).rejects.toMatchObject({
+        code: "invitation_email_mismatch",
+      });
       const m = await acceptInvitation(db, { token, user: invitee });
       expect(m).toMatchObject({ teamId: team.id, userId: invitee.id, role: "member" });
       await expect(acceptInvitation(db, { token, user: invitee })).rejects.toThrow(DbNotFoundError);
 
-      const late = await createInvitation(db, { teamId: team.id, email: email(), role: "viewer", invitedBy: owner.id, ttlMs: 1000 });
+      const late = await createInvitation(db, {
+        teamId: team.id,
+        email: email(),
+        role: "viewer",
+        invitedBy: owner.id,
+        ttlMs: 1000,
+      });
       expect(await findPendingInvitation(db, late.token)).not.toBeNull();
       expect(await findPendingInvitation(db, late.token, Date.now() + 2000)).toBeNull();
     });
@@ -322,24 +357,50 @@ describe.each(testBackends)("repositories on $name", (backend) => {
       const u = await newUser();
       const token = "ork_live_0123456789abcdefghijWXYZ";
       const c = await upsertConnection(db, { userId: u.id, name: "local", baseUrl: "http://127.0.0.1:8787/", token });
-      expect(c).toMatchObject({ name: "local", baseUrl: "http://127.0.0.1:8787", tokenHint: "ork_…WXYZ", isActive: true });
+      expect(c).toMatchObject({
+        name: "local",
+        baseUrl: "http://127.0.0.1:8787",
+        tokenHint: "ork_…WXYZ",
+        isActive: true,
+      });
       expect(JSON.stringify(c)).not.toContain(token);
-      const raw = await db.selectFrom("orkestr_connections").selectAll().where("id", "=", c.id).executeTakeFirstOrThrow();
+      const raw = await db
+        .selectFrom("orkestr_connections")
+        .selectAll()
+        .where("id", "=", c.id)
+        .executeTakeFirstOrThrow();
       expect(raw.token_ciphertext).toMatch(/^v1:/);
       expect(JSON.stringify(raw)).not.toContain(token);
       const secret = await getConnectionSecret(db, u.id);
       expect(secret?.connection.id).toBe(c.id);
       expect(decrypt(secret!.ciphertext, { aad: secret!.aad })).toBe(token);
       // Copying the ciphertext onto another row does not decrypt there.
-      expect(() => decrypt(secret!.ciphertext, { aad: connectionTokenAad("conn_other") })).toThrow(/authentication failed/);
+      expect(() => decrypt(secret!.ciphertext, { aad: connectionTokenAad("conn_other") })).toThrow(
+        /authentication failed/,
+      );
     });
 
     it("keeps exactly one active connection per user", async () => {
       const u = await newUser();
       const other = await newUser();
-      const a = await upsertConnection(db, { userId: u.id, name: "a", baseUrl: "https://a.example", token: "ork_aaaaaaaaaaaaaaaa" });
-      const b = await upsertConnection(db, { userId: u.id, name: "b", baseUrl: "https://b.example", token: "ork_bbbbbbbbbbbbbbbb" });
-      const o = await upsertConnection(db, { userId: other.id, name: "a", baseUrl: "https://o.example", token: "ork_oooooooooooooooo" });
+      const a = await upsertConnection(db, {
+        userId: u.id,
+        name: "a",
+        baseUrl: "https://a.example",
+        token: "ork_aaaaaaaaaaaaaaaa",
+      });
+      const b = await upsertConnection(db, {
+        userId: u.id,
+        name: "b",
+        baseUrl: "https://b.example",
+        token: "ork_bbbbbbbbbbbbbbbb",
+      });
+      const o = await upsertConnection(db, {
+        userId: other.id,
+        name: "a",
+        baseUrl: "https://o.example",
+        token: "ork_oooooooooooooooo",
+      });
       expect(a.isActive).toBe(true);
       expect(b.isActive).toBe(false);
       expect(o.isActive).toBe(true);
@@ -357,7 +418,12 @@ describe.each(testBackends)("repositories on $name", (backend) => {
       expect((await getActiveConnection(db, other.id))?.id).toBe(o.id);
 
       // Concurrent switches still leave exactly one.
-      const c = await upsertConnection(db, { userId: u.id, name: "c", baseUrl: "https://c.example", token: "ork_cccccccccccccccc" });
+      const c = await upsertConnection(db, {
+        userId: u.id,
+        name: "c",
+        baseUrl: "https://c.example",
+        token: "ork_cccccccccccccccc",
+      });
       await Promise.allSettled([a, b, c, a, c, b].map((x) => setActiveConnection(db, u.id, x.id)));
       expect((await listConnections(db, u.id)).filter((x) => x.isActive)).toHaveLength(1);
 
@@ -369,20 +435,39 @@ describe.each(testBackends)("repositories on $name", (backend) => {
 
     it("upserts by name, replaces tokens, records checks and refuses duplicate names", async () => {
       const u = await newUser();
-      const first = await upsertConnection(db, { userId: u.id, name: "prod", baseUrl: "https://api.orkestr.eu", token: "ork_first_token_1111" });
+      const first = await upsertConnection(db, {
+        userId: u.id,
+        name: "prod",
+        baseUrl: "https://api.orkestr.eu",
+        token: "ork_first_token_1111",
+      });
       await recordConnectionCheck(db, u.id, first.id, "401 unauthorized");
       expect((await getConnection(db, u.id, first.id))?.lastError).toBe("401 unauthorized");
-      const second = await upsertConnection(db, { userId: u.id, name: "prod", baseUrl: "https://api.orkestr.eu", token: "ork_second_token_2222" });
+      const second = await upsertConnection(db, {
+        userId: u.id,
+        name: "prod",
+        baseUrl: "https://api.orkestr.eu",
+        token: "ork_second_token_2222",
+      });
       expect(second.id).toBe(first.id);
       expect(second).toMatchObject({ tokenHint: "ork_…2222", lastError: null, lastCheckedAt: null });
       const s = await getConnectionSecret(db, u.id, first.id);
       expect(decrypt(s!.ciphertext, { aad: s!.aad })).toBe("ork_second_token_2222");
 
-      const staging = await upsertConnection(db, { userId: u.id, name: "staging", baseUrl: "https://s.example", token: "ork_staging_token_33" });
-      await expect(updateConnection(db, u.id, staging.id, { name: "prod" })).rejects.toMatchObject({ code: "connection_name_taken" });
+      const staging = await upsertConnection(db, {
+        userId: u.id,
+        name: "staging",
+        baseUrl: "https://s.example",
+        token: "ork_staging_token_33",
+      });
+      await expect(updateConnection(db, u.id, staging.id, { name: "prod" })).rejects.toMatchObject({
+        code: "connection_name_taken",
+      });
       const renamed = await updateConnection(db, u.id, staging.id, { name: "stage", token: "ork_replaced_token_44" });
       expect(renamed).toMatchObject({ name: "stage", tokenHint: "ork_…n_44" });
-      await expect(updateConnection(db, (await newUser()).id, staging.id, { name: "x" })).rejects.toThrow(DbNotFoundError);
+      await expect(updateConnection(db, (await newUser()).id, staging.id, { name: "x" })).rejects.toThrow(
+        DbNotFoundError,
+      );
       await expect(
         upsertConnection(db, { userId: u.id, name: "bad", baseUrl: "ftp://x.example", token: "ork_xxxxxxxxxxxx" }),
       ).rejects.toThrow(/http/);
@@ -390,8 +475,18 @@ describe.each(testBackends)("repositories on $name", (backend) => {
 
     it("deleting the active connection promotes another; deleting others leaves it", async () => {
       const u = await newUser();
-      const a = await upsertConnection(db, { userId: u.id, name: "a", baseUrl: "https://a.example", token: "ork_aaaaaaaaaaaaaaaa" });
-      const b = await upsertConnection(db, { userId: u.id, name: "b", baseUrl: "https://b.example", token: "ork_bbbbbbbbbbbbbbbb" });
+      const a = await upsertConnection(db, {
+        userId: u.id,
+        name: "a",
+        baseUrl: "https://a.example",
+        token: "ork_aaaaaaaaaaaaaaaa",
+      });
+      const b = await upsertConnection(db, {
+        userId: u.id,
+        name: "b",
+        baseUrl: "https://b.example",
+        token: "ork_bbbbbbbbbbbbbbbb",
+      });
       expect(await deleteConnection(db, (await newUser()).id, a.id)).toBe(false);
       expect(await deleteConnection(db, u.id, a.id)).toBe(true);
       expect((await getActiveConnection(db, u.id))?.id).toBe(b.id);
@@ -408,7 +503,12 @@ describe.each(testBackends)("repositories on $name", (backend) => {
       const { team } = await createTeamWithOwner(db, { name: "Casc", slug: slug(), ownerId: owner.id });
       await addMember(db, { teamId: team.id, userId: u.id, role: "member" });
       const { token } = await createSession(db, { userId: u.id });
-      await upsertConnection(db, { userId: u.id, name: "x", baseUrl: "https://x.example", token: "ork_xxxxxxxxxxxxxxxx" });
+      await upsertConnection(db, {
+        userId: u.id,
+        name: "x",
+        baseUrl: "https://x.example",
+        token: "ork_xxxxxxxxxxxxxxxx",
+      });
       const ev = await recordAudit(db, { action: "user.sign_in", userId: u.id, teamId: team.id });
       const inv = await createInvitation(db, { teamId: team.id, email: email(), role: "viewer", invitedBy: u.id });
 
@@ -426,7 +526,13 @@ describe.each(testBackends)("repositories on $name", (backend) => {
       const owner = await newUser();
       const { team } = await createTeamWithOwner(db, { name: "Gone", slug: slug(), ownerId: owner.id });
       const inv = await createInvitation(db, { teamId: team.id, email: email(), role: "member", invitedBy: owner.id });
-      await upsertConnection(db, { userId: owner.id, teamId: team.id, name: "t", baseUrl: "https://t.example", token: "ork_tttttttttttttttt" });
+      await upsertConnection(db, {
+        userId: owner.id,
+        teamId: team.id,
+        name: "t",
+        baseUrl: "https://t.example",
+        token: "ork_tttttttttttttttt",
+      });
       await recordAudit(db, { action: "team.create", userId: owner.id, teamId: team.id });
       expect(await deleteTeam(db, team.id)).toBe(true);
       expect(await getTeam(db, team.id)).toBeNull();
@@ -454,7 +560,12 @@ describe.each(testBackends)("repositories on $name", (backend) => {
       const e2 = await recordAudit(db, { action: "connection.activate", teamId: team.id, userId: u.id });
       const list = await listAuditEvents(db, { teamId: team.id });
       expect(list.map((e) => e.id)).toEqual([e2.id, e1.id]);
-      expect(list[1]).toMatchObject({ action: "connection.create", target: "conn_1", ip: "198.51.100.7", data: e1.data });
+      expect(list[1]).toMatchObject({
+        action: "connection.create",
+        target: "conn_1",
+        ip: "198.51.100.7",
+        data: e1.data,
+      });
       expect(await listAuditEvents(db, { teamId: team.id, before: e2.id })).toHaveLength(1);
       expect((await listAuditEvents(db, { userId: u.id })).length).toBeGreaterThanOrEqual(2);
       const raw = await db.selectFrom("audit_events").select("data").where("id", "=", e1.id).executeTakeFirstOrThrow();

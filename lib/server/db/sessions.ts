@@ -34,18 +34,16 @@ const SessionRow = z
     ip: z.string().nullable(),
     user_agent: z.string().nullable(),
   })
-  .transform(
-    (r): Session => ({
-      id: r.id,
-      userId: r.user_id,
-      createdAt: r.created_at,
-      expiresAt: r.expires_at,
-      lastSeenAt: r.last_seen_at,
-      revokedAt: r.revoked_at,
-      ip: r.ip,
-      userAgent: r.user_agent,
-    }),
-  );
+  .transform((r): Session => ({
+    id: r.id,
+    userId: r.user_id,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    lastSeenAt: r.last_seen_at,
+    revokedAt: r.revoked_at,
+    ip: r.ip,
+    userAgent: r.user_agent,
+  }));
 
 const SESSION_COLUMNS = [
   "sessions.id",
@@ -169,8 +167,17 @@ export async function revokeSession(db: Db, token: string, now = Date.now()): Pr
 }
 
 /** Revokes one session by id; with userId, only if it belongs to that user ("sign out that device"). */
-export async function revokeSessionById(db: Db, sessionId: string, userId?: string, now = Date.now()): Promise<boolean> {
-  let q = db.updateTable("sessions").set({ revoked_at: now }).where("id", "=", sessionId).where("revoked_at", "is", null);
+export async function revokeSessionById(
+  db: Db,
+  sessionId: string,
+  userId?: string,
+  now = Date.now(),
+): Promise<boolean> {
+  let q = db
+    .updateTable("sessions")
+    .set({ revoked_at: now })
+    .where("id", "=", sessionId)
+    .where("revoked_at", "is", null);
   if (userId !== undefined) q = q.where("user_id", "=", userId);
   const res = await q.executeTakeFirst();
   return res.numUpdatedRows > 0n;

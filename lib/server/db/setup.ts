@@ -24,9 +24,17 @@ export async function createFirstOwner(
   const now = input.now ?? Date.now();
   try {
     return await inTransaction(db, async (trx) => {
-      await trx.insertInto("settings").values({ key: SETUP_KEY, value: String(now) }).execute();
+      await trx
+        .insertInto("settings")
+        .values({ key: SETUP_KEY, value: String(now) })
+        .execute();
       if ((await countUsers(trx)) > 0) throw new DbConflictError("setup_done", "Baton is already set up");
-      const user = await createUser(trx, { email: input.email, name: input.name, passwordHash: input.passwordHash, now });
+      const user = await createUser(trx, {
+        email: input.email,
+        name: input.name,
+        passwordHash: input.passwordHash,
+        now,
+      });
       const { team, membership } = await createTeamWithOwner(trx, {
         name: input.teamName,
         slug: input.teamSlug,

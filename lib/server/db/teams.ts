@@ -53,9 +53,13 @@ const TeamRow = z
     created_at: EpochDate,
     spend_cap_eur: z.number().finite().nullable(),
   })
-  .transform(
-    (r): Team => ({ id: r.id, name: r.name, slug: r.slug, createdAt: r.created_at, spendCapEur: r.spend_cap_eur }),
-  );
+  .transform((r): Team => ({
+    id: r.id,
+    name: r.name,
+    slug: r.slug,
+    createdAt: r.created_at,
+    spendCapEur: r.spend_cap_eur,
+  }));
 
 const MembershipRow = z
   .object({
@@ -77,18 +81,16 @@ const InvitationRow = z
     expires_at: EpochDate,
     accepted_at: EpochDate.nullable(),
   })
-  .transform(
-    (r): Invitation => ({
-      id: r.id,
-      teamId: r.team_id,
-      email: r.email,
-      role: r.role,
-      invitedBy: r.invited_by,
-      createdAt: r.created_at,
-      expiresAt: r.expires_at,
-      acceptedAt: r.accepted_at,
-    }),
-  );
+  .transform((r): Invitation => ({
+    id: r.id,
+    teamId: r.team_id,
+    email: r.email,
+    role: r.role,
+    invitedBy: r.invited_by,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    acceptedAt: r.accepted_at,
+  }));
 
 const TEAM_COLUMNS = ["teams.id", "teams.name", "teams.slug", "teams.created_at", "teams.spend_cap_eur"] as const;
 const INVITATION_COLUMNS = [
@@ -131,7 +133,10 @@ export interface CreateTeamInput {
 }
 
 /** Creates a team and its owner's membership in one transaction. */
-export async function createTeamWithOwner(db: Db, input: CreateTeamInput): Promise<{ team: Team; membership: Membership }> {
+export async function createTeamWithOwner(
+  db: Db,
+  input: CreateTeamInput,
+): Promise<{ team: Team; membership: Membership }> {
   const now = input.now ?? Date.now();
   const team = {
     id: newId("team"),
@@ -191,7 +196,10 @@ export async function deleteTeam(db: Db, teamId: string): Promise<boolean> {
 }
 
 /** The teams a user belongs to, with their role, oldest membership first. */
-export async function listMembershipsForUser(db: Db, userId: string): Promise<Array<{ team: Team; membership: Membership }>> {
+export async function listMembershipsForUser(
+  db: Db,
+  userId: string,
+): Promise<Array<{ team: Team; membership: Membership }>> {
   const rows = await db
     .selectFrom("memberships")
     .innerJoin("teams", "teams.id", "memberships.team_id")
@@ -266,7 +274,8 @@ export async function addMember(
   try {
     await db.insertInto("memberships").values(row).execute();
   } catch (err) {
-    if (isUniqueViolation(err)) throw new DbConflictError("already_member", "the user is already a member of this team", { cause: err });
+    if (isUniqueViolation(err))
+      throw new DbConflictError("already_member", "the user is already a member of this team", { cause: err });
     throw err;
   }
   return parseRow("memberships", MembershipRow, row);
@@ -285,7 +294,10 @@ async function assertOwnerRemains(trx: Db, teamId: string): Promise<void> {
 }
 
 /** Changes a member's role; refuses to demote the last owner. */
-export async function setMemberRole(db: Db, input: { teamId: string; userId: string; role: Role }): Promise<Membership> {
+export async function setMemberRole(
+  db: Db,
+  input: { teamId: string; userId: string; role: Role },
+): Promise<Membership> {
   const role = RoleSchema.parse(input.role);
   return inTransaction(db, async (trx) => {
     await lockRow(trx, "teams", input.teamId);
@@ -371,7 +383,11 @@ export async function findPendingInvitation(db: Db, token: string, now = Date.no
 }
 
 export async function deleteInvitation(db: Db, teamId: string, invitationId: string): Promise<boolean> {
-  const res = await db.deleteFrom("invitations").where("team_id", "=", teamId).where("id", "=", invitationId).executeTakeFirst();
+  const res = await db
+    .deleteFrom("invitations")
+    .where("team_id", "=", teamId)
+    .where("id", "=", invitationId)
+    .executeTakeFirst();
   return res.numDeletedRows > 0n;
 }
 

@@ -26,20 +26,22 @@ export const UserRow = z
     updated_at: EpochDate,
     disabled_at: EpochDate.nullable(),
   })
-  .transform(
-    (r): User => ({
-      id: r.id,
-      email: r.email,
-      name: r.name,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-      disabledAt: r.disabled_at,
-    }),
-  );
+  .transform((r): User => ({
+    id: r.id,
+    email: r.email,
+    name: r.name,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    disabledAt: r.disabled_at,
+  }));
 
 export const USER_COLUMNS = ["id", "email", "name", "created_at", "updated_at", "disabled_at"] as const;
 
-const EmailInput = z.string().trim().max(254).pipe(z.email({ error: "not a valid email address" }));
+const EmailInput = z
+  .string()
+  .trim()
+  .max(254)
+  .pipe(z.email({ error: "not a valid email address" }));
 const NameInput = z.string().trim().max(200);
 
 /** The lookup form of an email address: trimmed, NFKC-normalised and lowercased. */
@@ -111,11 +113,19 @@ export async function getUserCredentials(
 }
 
 export async function setPasswordHash(db: Db, userId: string, passwordHash: string, now = Date.now()): Promise<void> {
-  await db.updateTable("users").set({ password_hash: passwordHash, updated_at: now }).where("id", "=", userId).execute();
+  await db
+    .updateTable("users")
+    .set({ password_hash: passwordHash, updated_at: now })
+    .where("id", "=", userId)
+    .execute();
 }
 
 export async function updateUserName(db: Db, userId: string, name: string, now = Date.now()): Promise<void> {
-  await db.updateTable("users").set({ name: NameInput.parse(name), updated_at: now }).where("id", "=", userId).execute();
+  await db
+    .updateTable("users")
+    .set({ name: NameInput.parse(name), updated_at: now })
+    .where("id", "=", userId)
+    .execute();
 }
 
 /** Disables (or re-enables) an account; a disabled user's sessions stop validating at once. */
@@ -128,7 +138,10 @@ export async function setUserDisabled(db: Db, userId: string, disabled: boolean,
 }
 
 export async function countUsers(db: Db): Promise<number> {
-  const row = await db.selectFrom("users").select((eb) => eb.fn.countAll<number | string>().as("n")).executeTakeFirst();
+  const row = await db
+    .selectFrom("users")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 

@@ -6,7 +6,13 @@ import type { Database } from "./schema.js";
 
 /** Epoch milliseconds as stored (number; tolerate a bigint string from a differently configured pg). */
 export const EpochMs = z
-  .union([z.number().int(), z.string().regex(/^-?\d+$/).transform(Number)])
+  .union([
+    z.number().int(),
+    z
+      .string()
+      .regex(/^-?\d+$/)
+      .transform(Number),
+  ])
   .pipe(z.number().int().safe());
 
 /** Epoch milliseconds → Date. */
@@ -35,16 +41,11 @@ export function isPostgres(db: Kysely<Database> | Kysely<unknown>): boolean {
  * Serialises concurrent writers on one row inside a transaction: SELECT … FOR UPDATE on Postgres.
  * SQLite needs nothing (one writer at a time; a stale snapshot fails with SQLITE_BUSY instead).
  */
-export async function lockRow(
-  trx: Kysely<Database>,
-  table: "users" | "teams",
-  id: string,
-): Promise<boolean> {
+export async function lockRow(trx: Kysely<Database>, table: "users" | "teams", id: string): Promise<boolean> {
   let q = trx.selectFrom(table).select("id").where("id", "=", id);
   if (isPostgres(trx)) q = q.forUpdate();
   return (await q.executeTakeFirst()) !== undefined;
 }
-
 
 /** Runs `fn` in a transaction, or inside the caller's when `db` already is one (Kysely can't nest). */
 export function inTransaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {

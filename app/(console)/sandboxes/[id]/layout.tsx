@@ -30,11 +30,15 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 }
 
 /** The sandbox, or why it could not be read; an id the upstream does not know is a 404 page. */
-async function loadSandbox(userId: string, id: string): Promise<{ sandbox: Sandbox } | { problem: { code: string; detail: string } }> {
+async function loadSandbox(
+  userId: string,
+  id: string,
+): Promise<{ sandbox: Sandbox } | { problem: { code: string; detail: string } }> {
   try {
     return { sandbox: await withUpstream({ id: userId }, (orkestr) => orkestr.sandboxes.get(id)) };
   } catch (err) {
-    if (err instanceof OrkestrError && (err.status === 404 || err.code === "sandbox_not_found")) return { problem: { code: "not_found", detail: err.detail } };
+    if (err instanceof OrkestrError && (err.status === 404 || err.code === "sandbox_not_found"))
+      return { problem: { code: "not_found", detail: err.detail } };
     const { body } = describeError(err, "sandbox detail");
     return { problem: { code: body.code, detail: body.detail } };
   }
@@ -52,7 +56,12 @@ export default async function SandboxLayout({ children, params }: { children: Re
   const result = await loadSandbox(access.current.user.id, id);
   if ("problem" in result) {
     if (result.problem.code === "not_found") notFound();
-    const connectionProblem = ["no_connection", "connection_token_rejected", "token_unreadable", "invalid_url"].includes(result.problem.code);
+    const connectionProblem = [
+      "no_connection",
+      "connection_token_rejected",
+      "token_unreadable",
+      "invalid_url",
+    ].includes(result.problem.code);
     return (
       <div className="flex flex-col gap-4">
         <h1 className="font-mono text-xl font-semibold">{id}</h1>
@@ -66,7 +75,10 @@ export default async function SandboxLayout({ children, params }: { children: Re
                   Open Settings → Connections
                 </Link>
               ) : (
-                <Link href={`/sandboxes/${encodeURIComponent(id)}`} className="font-medium underline underline-offset-4">
+                <Link
+                  href={`/sandboxes/${encodeURIComponent(id)}`}
+                  className="font-medium underline underline-offset-4"
+                >
                   Try again
                 </Link>
               )}

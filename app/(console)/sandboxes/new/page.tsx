@@ -12,7 +12,12 @@ export const metadata: Metadata = { title: "Create a sandbox" };
 // connection's base URL (not its token) for "Show code"; the form itself is a client leaf that
 // loads the plan's limits and option lists through /api/v1.
 export default async function NewSandboxPage() {
-  const header = <PageHeader title="Create a sandbox" description="Every option of the SDK's Sandbox.create, checked against your plan before it is sent." />;
+  const header = (
+    <PageHeader
+      title="Create a sandbox"
+      description="Every option of the SDK's Sandbox.create, checked against your plan before it is sent."
+    />
+  );
   // The permission POST /api/v1/sandboxes requires; checked before anything is read.
   const access = await requirePermission("sandboxes.write");
   if (!access.ok) {
@@ -21,7 +26,9 @@ export default async function NewSandboxPage() {
         {header}
         <Alert variant="warning">
           <AlertTitle>You cannot create sandboxes</AlertTitle>
-          <AlertDescription className="text-foreground">{access.detail} Ask a team admin for the member role.</AlertDescription>
+          <AlertDescription className="text-foreground">
+            {access.detail} Ask a team admin for the member role.
+          </AlertDescription>
         </Alert>
       </>
     );

@@ -15,7 +15,10 @@ export default async function ConnectionsPage() {
   const initial = await connectionList(current.user.id);
   return (
     <>
-      <PageHeader title="Connections" description="The orkestr APIs this console talks to for you. Tokens stay on the server, encrypted; one connection is active." />
+      <PageHeader
+        title="Connections"
+        description="The orkestr APIs this console talks to for you. Tokens stay on the server, encrypted; one connection is active."
+      />
       <ConnectionsManager initial={initial} canManage={can(membership?.role, "connections.manage")} />
     </>
   );

@@ -24,12 +24,22 @@ async function handler(req: NextRequest, ctx: Context): Promise<Response> {
   const refused = checkHost(req) ?? checkOrigin(req);
   if (refused) return errorResponse(refused);
   if (req.method === "POST" && (action === "callback" || action === "signin") && provider === "credentials") {
-    return Response.json({ detail: "Sign in with POST /api/auth/login.", code: "not_found" }, { status: 404, headers: { "cache-control": "no-store" } });
+    return Response.json(
+      { detail: "Sign in with POST /api/auth/login.", code: "not_found" },
+      { status: 404, headers: { "cache-control": "no-store" } },
+    );
   }
   try {
     // next-auth reads the whole body with req.text(): read it here instead, counting bytes as they
     // arrive (413 past the limit, chunked or not), and hand next-auth the text.
-    const request = req.method === "POST" ? new NextRequest(req.url, { method: "POST", headers: req.headers, body: await readBodyText(req, MAX_BODY_BYTES) }) : req;
+    const request =
+      req.method === "POST"
+        ? new NextRequest(req.url, {
+            method: "POST",
+            headers: req.headers,
+            body: await readBodyText(req, MAX_BODY_BYTES),
+          })
+        : req;
     const options = await buildAuthOptions({ secure: isSecureRequest(req) });
     return (await NextAuth(request, ctx, options)) as Response;
   } catch (err) {

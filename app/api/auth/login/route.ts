@@ -14,5 +14,8 @@ export const POST = route({ auth: "public", body: LoginBody }, async ({ req, bod
   const headers = new Headers({ "content-type": "application/json" });
   for (const cookie of setCookies) headers.append("set-cookie", cookie);
   const { user } = outcome;
-  return new Response(JSON.stringify({ user: { id: user.id, name: user.name, email: user.email } }), { status: 200, headers });
+  return new Response(JSON.stringify({ user: { id: user.id, name: user.name, email: user.email } }), {
+    status: 200,
+    headers,
+  });
 });

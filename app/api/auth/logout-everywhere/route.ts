@@ -8,6 +8,7 @@ export const runtime = "nodejs";
 export const POST = route({ auth: "user" }, async ({ req, current, ip, secure }) => {
   const revoked = await signOutEverywhere(current, { ip });
   const headers = new Headers({ "content-type": "application/json" });
-  for (const cookie of clearSessionCookies(parseCookieHeader(req.headers.get("cookie")), secure)) headers.append("set-cookie", cookie);
+  for (const cookie of clearSessionCookies(parseCookieHeader(req.headers.get("cookie")), secure))
+    headers.append("set-cookie", cookie);
   return new Response(JSON.stringify({ sessions_revoked: revoked }), { status: 200, headers });
 });

@@ -9,6 +9,7 @@ export const runtime = "nodejs";
 export const POST = route({ auth: "optional" }, async ({ req, current, ip, secure }) => {
   if (current) await signOut(current, { ip });
   const headers = new Headers({ "content-type": "application/json" });
-  for (const cookie of clearSessionCookies(parseCookieHeader(req.headers.get("cookie")), secure)) headers.append("set-cookie", cookie);
+  for (const cookie of clearSessionCookies(parseCookieHeader(req.headers.get("cookie")), secure))
+    headers.append("set-cookie", cookie);
   return new Response(JSON.stringify({ signed_out: current !== null }), { status: 200, headers });
 });

@@ -14,7 +14,10 @@ export const PATCH = route(
     let view;
     if (body.token !== undefined) {
       view = (await replaceToken({ userId: user.id, connectionId: params.id, token: body.token })).connection;
-      await audit("connection.token_replace", { target: view.id, data: { name: view.name, token_hint: view.tokenHint } });
+      await audit("connection.token_replace", {
+        target: view.id,
+        data: { name: view.name, token_hint: view.tokenHint },
+      });
     }
     if (body.active) {
       view = await setActive(user.id, params.id);
@@ -25,8 +28,11 @@ export const PATCH = route(
 );
 
 // DELETE /api/connections/[id] – remove it (its encrypted token goes with it); another one becomes active
-export const DELETE = route({ auth: "user", perm: "connections.manage", params: ConnectionIdParams }, async ({ user, params, audit }) => {
-  const { active } = await removeConnection(user.id, params.id);
-  await audit("connection.delete", { target: params.id });
-  return { active: active ? toConnectionDto(active) : null };
-});
+export const DELETE = route(
+  { auth: "user", perm: "connections.manage", params: ConnectionIdParams },
+  async ({ user, params, audit }) => {
+    const { active } = await removeConnection(user.id, params.id);
+    await audit("connection.delete", { target: params.id });
+    return { active: active ? toConnectionDto(active) : null };
+  },
+);

@@ -8,6 +8,9 @@ export const runtime = "nodejs";
 export const POST = route({ auth: "user", perm: "connections.manage" }, async ({ user, team, audit }) => {
   const saved = await connectLocalEngine(user.id, { teamId: team?.team.id ?? null, label: user.email });
   const connection = toConnectionDto(saved.connection);
-  await audit("connection.local_engine", { target: connection.id, data: { name: connection.name, base_url: connection.base_url, token_hint: connection.token_hint } });
+  await audit("connection.local_engine", {
+    target: connection.id,
+    data: { name: connection.name, base_url: connection.base_url, token_hint: connection.token_hint },
+  });
   return json({ connection }, { status: 201 });
 });

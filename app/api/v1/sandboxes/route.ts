@@ -9,11 +9,14 @@ export const runtime = "nodejs";
 // upstream decides what that token sees, and its 404 for anything else is passed through.
 
 // GET /api/v1/sandboxes – one page of the user's sandboxes (bare array, X-Next-Cursor)
-export const GET = route({ auth: "user", perm: "sandboxes.read", query: ProxyListSandboxesQuery }, async ({ user, query }) =>
-  proxyPage(user, (orkestr) => orkestr.sandboxes.list(query)),
+export const GET = route(
+  { auth: "user", perm: "sandboxes.read", query: ProxyListSandboxesQuery },
+  async ({ user, query }) => proxyPage(user, (orkestr) => orkestr.sandboxes.list(query)),
 );
 
 // POST /api/v1/sandboxes – create a sandbox (503 fleet_full comes back with Retry-After)
-export const POST = route({ auth: "user", perm: "sandboxes.write", body: CreateSandboxBody, audit: "sandbox.create" }, async ({ req, user, body }) =>
-  proxyJson(user, (orkestr) => orkestr.sandboxes.create(body, idempotencyFrom(req)), { status: 201 }),
+export const POST = route(
+  { auth: "user", perm: "sandboxes.write", body: CreateSandboxBody, audit: "sandbox.create" },
+  async ({ req, user, body }) =>
+    proxyJson(user, (orkestr) => orkestr.sandboxes.create(body, idempotencyFrom(req)), { status: 201 }),
 );

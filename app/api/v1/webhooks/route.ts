@@ -12,8 +12,14 @@ export const GET = route({ auth: "user", perm: "webhooks.read", query: ProxyList
 
 // POST /api/v1/webhooks – register one ({url, event_types?, description?}); the answer carries the
 // signing secret, shown only here: no-store, and never in the audit log (201)
-export const POST = route({ auth: "user", perm: "webhooks.write", body: CreateWebhookBody }, async ({ req, user, body, audit }) => {
-  const webhook = await withUpstream(user, (orkestr) => orkestr.webhooks.create(body, idempotencyFrom(req)));
-  await audit("webhook.create", { target: webhook.id, data: { url: body.url, event_types: body.event_types ?? null } });
-  return json(webhook, { status: 201 });
-});
+export const POST = route(
+  { auth: "user", perm: "webhooks.write", body: CreateWebhookBody },
+  async ({ req, user, body, audit }) => {
+    const webhook = await withUpstream(user, (orkestr) => orkestr.webhooks.create(body, idempotencyFrom(req)));
+    await audit("webhook.create", {
+      target: webhook.id,
+      data: { url: body.url, event_types: body.event_types ?? null },
+    });
+    return json(webhook, { status: 201 });
+  },
+);

@@ -114,7 +114,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("ip", "text")
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .execute();
-  await db.schema.createIndex("audit_events_team_created_idx").on("audit_events").columns(["team_id", "created_at"]).execute();
+  await db.schema
+    .createIndex("audit_events_team_created_idx")
+    .on("audit_events")
+    .columns(["team_id", "created_at"])
+    .execute();
   await db.schema.createIndex("audit_events_user_id_idx").on("audit_events").column("user_id").execute();
 
   await db.schema

@@ -13,8 +13,8 @@ export default async function SandboxFilesPage({ params }: { params: Promise<{ i
       <div className="flex flex-col gap-1">
         <h2 className="text-lg font-semibold tracking-tight">Files</h2>
         <p className="text-sm text-muted-foreground">
-          <span className="font-mono">/workspace</span> is scratch space, gone when the sandbox terminates; an attached volume is at{" "}
-          <span className="font-mono">/persist</span>.
+          <span className="font-mono">/workspace</span> is scratch space, gone when the sandbox terminates; an attached
+          volume is at <span className="font-mono">/persist</span>.
         </p>
       </div>
       <FilesTab sandboxId={decodeURIComponent(id)} />

@@ -12,7 +12,8 @@ export default async function SandboxPreviewsPage({ params }: { params: Promise<
       <div className="flex flex-col gap-1">
         <h2 className="text-lg font-semibold tracking-tight">Previews</h2>
         <p className="text-sm text-muted-foreground">
-          Every port a server listens on inside the sandbox has its own URL. Protected sandboxes (<span className="font-mono">preview_auth</span>) need their preview token.
+          Every port a server listens on inside the sandbox has its own URL. Protected sandboxes (
+          <span className="font-mono">preview_auth</span>) need their preview token.
         </p>
       </div>
       <PreviewsTab sandboxId={decodeURIComponent(id)} />

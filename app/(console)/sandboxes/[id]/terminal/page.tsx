@@ -5,14 +5,23 @@ export const metadata: Metadata = { title: "Terminal" };
 
 // Sandbox → Terminal: shells inside the sandbox (the detail layout above holds its h1 and tabs).
 // `?mode=line` forces line mode (streaming exec) even where PTYs exist.
-export default async function SandboxTerminalPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<{ mode?: string | string[] }> }) {
+export default async function SandboxTerminalPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ id: string }>;
+  searchParams: Promise<{ mode?: string | string[] }>;
+}) {
   const { id } = await params;
   const { mode } = await searchParams;
   return (
     <div className="flex flex-col gap-4">
       <div className="flex flex-col gap-1">
         <h2 className="text-lg font-semibold tracking-tight">Terminal</h2>
-        <p className="text-sm text-muted-foreground">Interactive shells (a PTY over a WebSocket) or line mode; each tab is its own process, ended when you close it.</p>
+        <p className="text-sm text-muted-foreground">
+          Interactive shells (a PTY over a WebSocket) or line mode; each tab is its own process, ended when you close
+          it.
+        </p>
       </div>
       <TerminalLoader sandboxId={decodeURIComponent(id)} forceLine={mode === "line"} />
     </div>

@@ -14,15 +14,21 @@ export const GET = route({ auth: "user", perm: "sandboxes.read", params: Sandbox
 );
 
 // PATCH /api/v1/sandboxes/[id] – metadata, timeout_seconds (the set_timeout alias), auto_resume, on_timeout
-export const PATCH = route({ auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: UpdateSandboxBody }, async ({ user, params, body, audit }) => {
-  const res = await proxyJson(user, (orkestr) => orkestr.sandboxes.update(params.id, body));
-  await audit("sandbox.update", { target: params.id, data: { fields: Object.keys(body) } });
-  return res;
-});
+export const PATCH = route(
+  { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: UpdateSandboxBody },
+  async ({ user, params, body, audit }) => {
+    const res = await proxyJson(user, (orkestr) => orkestr.sandboxes.update(params.id, body));
+    await audit("sandbox.update", { target: params.id, data: { fields: Object.keys(body) } });
+    return res;
+  },
+);
 
 // DELETE /api/v1/sandboxes/[id] – terminate (204, idempotent)
-export const DELETE = route({ auth: "user", perm: "sandboxes.write", params: SandboxIdParams }, async ({ user, params, audit }) => {
-  const res = await proxyJson(user, (orkestr) => orkestr.sandboxes.terminate(params.id));
-  await audit("sandbox.terminate", { target: params.id });
-  return res;
-});
+export const DELETE = route(
+  { auth: "user", perm: "sandboxes.write", params: SandboxIdParams },
+  async ({ user, params, audit }) => {
+    const res = await proxyJson(user, (orkestr) => orkestr.sandboxes.terminate(params.id));
+    await audit("sandbox.terminate", { target: params.id });
+    return res;
+  },
+);

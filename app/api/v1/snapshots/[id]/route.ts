@@ -10,8 +10,11 @@ export const GET = route({ auth: "user", perm: "snapshots.read", params: Resourc
 );
 
 // DELETE /api/v1/snapshots/[id] – 204
-export const DELETE = route({ auth: "user", perm: "snapshots.write", params: ResourceIdParams }, async ({ user, params, audit }) => {
-  const res = await proxyJson(user, (orkestr) => orkestr.snapshots.delete(params.id));
-  await audit("snapshot.delete", { target: params.id });
-  return res;
-});
+export const DELETE = route(
+  { auth: "user", perm: "snapshots.write", params: ResourceIdParams },
+  async ({ user, params, audit }) => {
+    const res = await proxyJson(user, (orkestr) => orkestr.snapshots.delete(params.id));
+    await audit("snapshot.delete", { target: params.id });
+    return res;
+  },
+);

@@ -10,8 +10,11 @@ export const GET = route({ auth: "user", perm: "templates.read", params: Resourc
 );
 
 // DELETE /api/v1/templates/[id] – 204 (templates are immutable: there is no PATCH)
-export const DELETE = route({ auth: "user", perm: "templates.write", params: ResourceIdParams }, async ({ user, params, audit }) => {
-  const res = await proxyJson(user, (orkestr) => orkestr.templates.delete(params.id));
-  await audit("template.delete", { target: params.id });
-  return res;
-});
+export const DELETE = route(
+  { auth: "user", perm: "templates.write", params: ResourceIdParams },
+  async ({ user, params, audit }) => {
+    const res = await proxyJson(user, (orkestr) => orkestr.templates.delete(params.id));
+    await audit("template.delete", { target: params.id });
+    return res;
+  },
+);

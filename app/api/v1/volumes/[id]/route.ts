@@ -11,15 +11,21 @@ export const GET = route({ auth: "user", perm: "volumes.read", params: ResourceI
 );
 
 // PATCH /api/v1/volumes/[id] – rename, grow (409 cannot_shrink), change max lifetime
-export const PATCH = route({ auth: "user", perm: "volumes.write", params: ResourceIdParams, body: UpdateVolumeBody }, async ({ user, params, body, audit }) => {
-  const res = await proxyJson(user, (orkestr) => orkestr.volumes.update(params.id, body));
-  await audit("volume.update", { target: params.id, data: body });
-  return res;
-});
+export const PATCH = route(
+  { auth: "user", perm: "volumes.write", params: ResourceIdParams, body: UpdateVolumeBody },
+  async ({ user, params, body, audit }) => {
+    const res = await proxyJson(user, (orkestr) => orkestr.volumes.update(params.id, body));
+    await audit("volume.update", { target: params.id, data: body });
+    return res;
+  },
+);
 
 // DELETE /api/v1/volumes/[id] – 204, or 409 volume_in_use while attached
-export const DELETE = route({ auth: "user", perm: "volumes.write", params: ResourceIdParams }, async ({ user, params, audit }) => {
-  const res = await proxyJson(user, (orkestr) => orkestr.volumes.delete(params.id));
-  await audit("volume.delete", { target: params.id });
-  return res;
-});
+export const DELETE = route(
+  { auth: "user", perm: "volumes.write", params: ResourceIdParams },
+  async ({ user, params, audit }) => {
+    const res = await proxyJson(user, (orkestr) => orkestr.volumes.delete(params.id));
+    await audit("volume.delete", { target: params.id });
+    return res;
+  },
+);

@@ -11,15 +11,21 @@ export const GET = route({ auth: "user", perm: "webhooks.read", params: Resource
 );
 
 // PATCH /api/v1/webhooks/[id] – url, event_types, description, enabled
-export const PATCH = route({ auth: "user", perm: "webhooks.write", params: ResourceIdParams, body: UpdateWebhookBody }, async ({ user, params, body, audit }) => {
-  const res = await proxyJson(user, (orkestr) => orkestr.webhooks.update(params.id, body));
-  await audit("webhook.update", { target: params.id, data: body });
-  return res;
-});
+export const PATCH = route(
+  { auth: "user", perm: "webhooks.write", params: ResourceIdParams, body: UpdateWebhookBody },
+  async ({ user, params, body, audit }) => {
+    const res = await proxyJson(user, (orkestr) => orkestr.webhooks.update(params.id, body));
+    await audit("webhook.update", { target: params.id, data: body });
+    return res;
+  },
+);
 
 // DELETE /api/v1/webhooks/[id] – 204
-export const DELETE = route({ auth: "user", perm: "webhooks.write", params: ResourceIdParams }, async ({ user, params, audit }) => {
-  const res = await proxyJson(user, (orkestr) => orkestr.webhooks.delete(params.id));
-  await audit("webhook.delete", { target: params.id });
-  return res;
-});
+export const DELETE = route(
+  { auth: "user", perm: "webhooks.write", params: ResourceIdParams },
+  async ({ user, params, audit }) => {
+    const res = await proxyJson(user, (orkestr) => orkestr.webhooks.delete(params.id));
+    await audit("webhook.delete", { target: params.id });
+    return res;
+  },
+);

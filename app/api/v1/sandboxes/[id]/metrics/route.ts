@@ -5,6 +5,7 @@ import { MetricsQuery, SandboxIdParams } from "../../../../../../lib/validations
 export const runtime = "nodejs";
 
 // GET /api/v1/sandboxes/[id]/metrics?since= – live CPU and memory, samples newer than `since`, lifetime totals
-export const GET = route({ auth: "user", perm: "sandboxes.read", params: SandboxIdParams, query: MetricsQuery }, async ({ user, params, query }) =>
-  proxyJson(user, (orkestr) => orkestr.sandboxes.metrics(params.id, query.since)),
+export const GET = route(
+  { auth: "user", perm: "sandboxes.read", params: SandboxIdParams, query: MetricsQuery },
+  async ({ user, params, query }) => proxyJson(user, (orkestr) => orkestr.sandboxes.metrics(params.id, query.since)),
 );

@@ -9,8 +9,13 @@ export const runtime = "nodejs";
 export const POST = route(
   { auth: "user", perm: "snapshots.write", params: SandboxIdParams, body: CreateSnapshotBody, optionalBody: true },
   async ({ req, user, params, body, audit }) => {
-    const snapshot = await withUpstream(user, (orkestr) => orkestr.snapshots.create(params.id, body, idempotencyFrom(req)));
-    await audit("snapshot.create", { target: snapshot.id, data: { sandbox_id: params.id, name: snapshot.name ?? null } });
+    const snapshot = await withUpstream(user, (orkestr) =>
+      orkestr.snapshots.create(params.id, body, idempotencyFrom(req)),
+    );
+    await audit("snapshot.create", {
+      target: snapshot.id,
+      data: { sandbox_id: params.id, name: snapshot.name ?? null },
+    });
     return json(snapshot, { status: 201 });
   },
 );

@@ -6,8 +6,16 @@ export const runtime = "nodejs";
 
 // GET /api/v1/templates/[id]/logs?cursor=&limit= – one page of build output ({lines, next_cursor, done});
 // with ?follow=true (or Accept: text/event-stream) the live SSE stream passed through unbuffered.
-export const GET = route({ auth: "user", perm: "templates.read", params: ResourceIdParams, query: TemplateLogsQuery }, async ({ req, user, params, query }) => {
-  const follow = query.follow ?? (req.headers.get("accept") ?? "").includes("text/event-stream");
-  if (!follow) return proxyJson(user, (orkestr) => orkestr.templates.logs(params.id, { cursor: query.cursor, limit: query.limit }));
-  return proxyStream(user, (orkestr) => orkestr.templates.followLogsRaw(params.id, { cursor: query.cursor }, { signal: req.signal }));
-});
+export const GET = route(
+  { auth: "user", perm: "templates.read", params: ResourceIdParams, query: TemplateLogsQuery },
+  async ({ req, user, params, query }) => {
+    const follow = query.follow ?? (req.headers.get("accept") ?? "").includes("text/event-stream");
+    if (!follow)
+      return proxyJson(user, (orkestr) =>
+        orkestr.templates.logs(params.id, { cursor: query.cursor, limit: query.limit }),
+      );
+    return proxyStream(user, (orkestr) =>
+      orkestr.templates.followLogsRaw(params.id, { cursor: query.cursor }, { signal: req.signal }),
+    );
+  },
+);

@@ -5,8 +5,11 @@ import { ResourceIdParams } from "../../../../../../lib/validations/proxy";
 export const runtime = "nodejs";
 
 // POST /api/v1/webhooks/[id]/disable – stop deliveries until enabled again
-export const POST = route({ auth: "user", perm: "webhooks.write", params: ResourceIdParams }, async ({ user, params, audit }) => {
-  const res = await proxyJson(user, (orkestr) => orkestr.webhooks.disable(params.id));
-  await audit("webhook.disable", { target: params.id });
-  return res;
-});
+export const POST = route(
+  { auth: "user", perm: "webhooks.write", params: ResourceIdParams },
+  async ({ user, params, audit }) => {
+    const res = await proxyJson(user, (orkestr) => orkestr.webhooks.disable(params.id));
+    await audit("webhook.disable", { target: params.id });
+    return res;
+  },
+);

@@ -5,8 +5,11 @@ import { ResourceIdParams } from "../../../../../../lib/validations/proxy";
 export const runtime = "nodejs";
 
 // POST /api/v1/webhooks/[id]/enable – re-arm a webhook (after auto-disable at 20 consecutive failures)
-export const POST = route({ auth: "user", perm: "webhooks.write", params: ResourceIdParams }, async ({ user, params, audit }) => {
-  const res = await proxyJson(user, (orkestr) => orkestr.webhooks.enable(params.id));
-  await audit("webhook.enable", { target: params.id });
-  return res;
-});
+export const POST = route(
+  { auth: "user", perm: "webhooks.write", params: ResourceIdParams },
+  async ({ user, params, audit }) => {
+    const res = await proxyJson(user, (orkestr) => orkestr.webhooks.enable(params.id));
+    await audit("webhook.enable", { target: params.id });
+    return res;
+  },
+);

@@ -6,8 +6,11 @@ export const runtime = "nodejs";
 
 // POST /api/v1/webhooks/[id]/rotate-secret – a new signing secret ({secret}), shown only here:
 // Cache-Control: no-store (route()'s default), never stored or audited by Baton
-export const POST = route({ auth: "user", perm: "webhooks.write", params: ResourceIdParams }, async ({ user, params, audit }) => {
-  const res = await proxyJson(user, (orkestr) => orkestr.webhooks.rotateSecret(params.id));
-  await audit("webhook.rotate_secret", { target: params.id });
-  return res;
-});
+export const POST = route(
+  { auth: "user", perm: "webhooks.write", params: ResourceIdParams },
+  async ({ user, params, audit }) => {
+    const res = await proxyJson(user, (orkestr) => orkestr.webhooks.rotateSecret(params.id));
+    await audit("webhook.rotate_secret", { target: params.id });
+    return res;
+  },
+);

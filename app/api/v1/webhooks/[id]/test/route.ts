@@ -5,8 +5,11 @@ import { ResourceIdParams } from "../../../../../../lib/validations/proxy";
 export const runtime = "nodejs";
 
 // POST /api/v1/webhooks/[id]/test – send a webhook.test event (202 {delivery_id})
-export const POST = route({ auth: "user", perm: "webhooks.write", params: ResourceIdParams }, async ({ user, params, audit }) => {
-  const res = await proxyJson(user, (orkestr) => orkestr.webhooks.test(params.id), { status: 202 });
-  await audit("webhook.test", { target: params.id });
-  return res;
-});
+export const POST = route(
+  { auth: "user", perm: "webhooks.write", params: ResourceIdParams },
+  async ({ user, params, audit }) => {
+    const res = await proxyJson(user, (orkestr) => orkestr.webhooks.test(params.id), { status: 202 });
+    await audit("webhook.test", { target: params.id });
+    return res;
+  },
+);

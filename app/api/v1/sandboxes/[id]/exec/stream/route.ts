@@ -10,5 +10,7 @@ export const POST = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, query: ExecStreamQuery, body: ExecBody },
   async ({ req, user, params, query, body }) =>
     // The browser going away aborts the upstream call, so the command is not left streaming to nobody.
-    proxyStream(user, (orkestr) => orkestr.exec.raw(params.id, body, { format: query.format ?? "sse", signal: req.signal })),
+    proxyStream(user, (orkestr) =>
+      orkestr.exec.raw(params.id, body, { format: query.format ?? "sse", signal: req.signal }),
+    ),
 );

@@ -9,10 +9,19 @@ const MAX_BATCH_BODY = 36 * 1024 * 1024;
 
 // POST /api/v1/sandboxes/[id]/files/batch – several files; each row succeeds or fails alone (200 {written, errors})
 export const POST = route(
-  { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: ProxyWriteBatchBody, maxBodyBytes: MAX_BATCH_BODY },
+  {
+    auth: "user",
+    perm: "sandboxes.write",
+    params: SandboxIdParams,
+    body: ProxyWriteBatchBody,
+    maxBodyBytes: MAX_BATCH_BODY,
+  },
   async ({ user, params, body, audit }) => {
     const res = await proxyJson(user, (orkestr) => orkestr.files.writeBatch(params.id, body));
-    await audit("sandbox.file_write_batch", { target: params.id, data: { paths: body.map((f) => f.path).slice(0, 50) } });
+    await audit("sandbox.file_write_batch", {
+      target: params.id,
+      data: { paths: body.map((f) => f.path).slice(0, 50) },
+    });
     return res;
   },
 );

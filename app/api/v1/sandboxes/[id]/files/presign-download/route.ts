@@ -9,7 +9,12 @@ export const runtime = "nodejs";
 // POST /api/v1/sandboxes/[id]/files/presign-download – a download link for a file. The upstream's
 // presigned URL is not handed out: the answer points at Baton's own files/raw route (see file-links.ts).
 // A POST that only reads, so it needs sandboxes.read, like GET files/raw itself.
-export const POST = route({ auth: "user", perm: "sandboxes.read", params: SandboxIdParams, body: PresignBody }, async ({ user, params, body }) => {
-  const presigned = await withUpstream(user, (orkestr) => orkestr.files.presignDownload(params.id, body.path, { expiresInSeconds: body.expires_in_seconds }));
-  return json(batonPresigned(params.id, body.path, presigned));
-});
+export const POST = route(
+  { auth: "user", perm: "sandboxes.read", params: SandboxIdParams, body: PresignBody },
+  async ({ user, params, body }) => {
+    const presigned = await withUpstream(user, (orkestr) =>
+      orkestr.files.presignDownload(params.id, body.path, { expiresInSeconds: body.expires_in_seconds }),
+    );
+    return json(batonPresigned(params.id, body.path, presigned));
+  },
+);

@@ -8,10 +8,16 @@ export const runtime = "nodejs";
 
 // POST /api/v1/sandboxes/[id]/files/presign-upload – an upload link (PUT) for a file. As for downloads,
 // the answer points at Baton's own files/raw route, never at the upstream (see file-links.ts).
-export const POST = route({ auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: PresignBody }, async ({ user, params, body, audit }) => {
-  const presigned = await withUpstream(user, (orkestr) =>
-    orkestr.files.presignUpload(params.id, body.path, { expiresInSeconds: body.expires_in_seconds, maxBytes: body.max_bytes }),
-  );
-  await audit("sandbox.file_presign_upload", { target: params.id, data: { path: body.path } });
-  return json(batonPresigned(params.id, body.path, presigned));
-});
+export const POST = route(
+  { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: PresignBody },
+  async ({ user, params, body, audit }) => {
+    const presigned = await withUpstream(user, (orkestr) =>
+      orkestr.files.presignUpload(params.id, body.path, {
+        expiresInSeconds: body.expires_in_seconds,
+        maxBytes: body.max_bytes,
+      }),
+    );
+    await audit("sandbox.file_presign_upload", { target: params.id, data: { path: body.path } });
+    return json(batonPresigned(params.id, body.path, presigned));
+  },
+);

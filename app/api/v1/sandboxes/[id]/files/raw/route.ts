@@ -9,16 +9,33 @@ export const runtime = "nodejs";
 // with the user's token added here (the browser gets neither the token nor an upstream URL).
 
 // GET /api/v1/sandboxes/[id]/files/raw?path= – the file's bytes (Range passed on: 206 partial content)
-export const GET = route({ auth: "user", perm: "sandboxes.read", params: SandboxIdParams, query: FilePathQuery }, async ({ req, user, params, query }) =>
-  proxyStream(user, (orkestr) => orkestr.files.readRaw(params.id, query.path, { range: req.headers.get("range") ?? undefined, signal: req.signal }), {
-    ...DOWNLOAD_HEADERS,
-    "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(downloadName(query.path))}`,
-  }),
+export const GET = route(
+  { auth: "user", perm: "sandboxes.read", params: SandboxIdParams, query: FilePathQuery },
+  async ({ req, user, params, query }) =>
+    proxyStream(
+      user,
+      (orkestr) =>
+        orkestr.files.readRaw(params.id, query.path, {
+          range: req.headers.get("range") ?? undefined,
+          signal: req.signal,
+        }),
+      {
+        ...DOWNLOAD_HEADERS,
+        "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(downloadName(query.path))}`,
+      },
+    ),
 );
 
 // PUT /api/v1/sandboxes/[id]/files/raw?path= – the request body streamed into the file (201 {path, size})
-export const PUT = route({ auth: "user", perm: "sandboxes.write", params: SandboxIdParams, query: FilePathQuery }, async ({ req, user, params, query, audit }) => {
-  const res = await proxyJson(user, (orkestr) => orkestr.files.writeRaw(params.id, query.path, req.body ?? new Uint8Array(), { signal: req.signal }), { status: 201 });
-  await audit("sandbox.file_upload", { target: params.id, data: { path: query.path } });
-  return res;
-});
+export const PUT = route(
+  { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, query: FilePathQuery },
+  async ({ req, user, params, query, audit }) => {
+    const res = await proxyJson(
+      user,
+      (orkestr) => orkestr.files.writeRaw(params.id, query.path, req.body ?? new Uint8Array(), { signal: req.signal }),
+      { status: 201 },
+    );
+    await audit("sandbox.file_upload", { target: params.id, data: { path: query.path } });
+    return res;
+  },
+);
