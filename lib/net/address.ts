@@ -1,5 +1,6 @@
 import dns from "node:dns";
 import net from "node:net";
+import os from "node:os";
 
 // Address classification and a connect-time DNS guard, shared by the console (lib/server/ssrf.ts:
 // user-supplied orkestr base URLs, the terminal relay) and the engine (webhook deliveries), so that
@@ -20,6 +21,8 @@ export type AddressKind =
   | "multicast"
   | "broadcast"
   | "reserved"
+  /** Public, but one of this machine's own (classifyDestination only). */
+  | "own"
   | "invalid";
 
 export interface AddressClass {
@@ -166,6 +169,48 @@ export function isPublicAddress(address: string): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
+// This machine's own addresses
+
+const OWN_LABEL = "an address of this machine (one of its own network interfaces)";
+
+/** One spelling per address: IPv4 dotted, IPv4-mapped IPv6 as its IPv4, other IPv6 as 8 hex groups. */
+export function canonicalAddress(address: string): string {
+  const a = stripBrackets(address).replace(/%.*$/, "").toLowerCase();
+  if (net.isIPv4(a)) return a;
+  const g = parseIPv6(a);
+  if (!g) return a;
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff)
+    return [g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff].join(".");
+  return g.map((x) => x.toString(16)).join(":");
+}
+
+/** The addresses of this machine's interfaces, canonical. Read at each check: interfaces come and go. */
+export function ownAddresses(): Set<string> {
+  const out = new Set<string>();
+  for (const list of Object.values(os.networkInterfaces()))
+    for (const i of list ?? []) out.add(canonicalAddress(i.address));
+  return out;
+}
+
+/**
+ * Where a connection may go: classifyAddress(), except that this machine's own addresses, public
+ * ones included, are `own`: through them a request reaches whatever listens on 0.0.0.0 here (the
+ * database, the engine, an admin port), which no outside destination should. An IPv6 address that
+ * embeds one of them (IPv4-mapped, NAT64, …) is `own` too.
+ */
+export function classifyDestination(address: string, own: ReadonlySet<string> = ownAddresses()): AddressClass {
+  const cls = classifyAddress(address);
+  if (cls.kind !== "public") return cls;
+  const mine = own.has(canonicalAddress(cls.address)) || (cls.embedded !== undefined && own.has(cls.embedded.ipv4));
+  return mine ? { kind: "own", address: cls.address, label: OWN_LABEL } : cls;
+}
+
+/** Whether a connection may go to this address: public, and not this machine's own. */
+export function mayConnectTo(address: string, own?: ReadonlySet<string>): boolean {
+  return classifyDestination(address, own).kind === "public";
+}
+
+// ---------------------------------------------------------------------------------------------
 // Resolving and connecting
 
 export interface ResolvedAddress {
@@ -201,8 +246,10 @@ export class PrivateAddressRefused extends Error {
 
 export interface GuardedLookupOptions {
   resolver?: Resolver;
-  /** Which addresses may be connected to; default isPublicAddress. A test seam, nothing more. */
+  /** Which addresses may be connected to; default mayConnectTo. A test seam, nothing more. */
   isAllowed?: (address: string) => boolean;
+  /** Replaces this machine's interface addresses, read at each lookup by default (tests). */
+  ownAddresses?: ReadonlySet<string>;
 }
 
 export type LookupCallback = (
@@ -211,7 +258,7 @@ export type LookupCallback = (
   family?: number,
 ) => void;
 
-function guardedLookup(resolver: Resolver, isAllowed: (a: string) => boolean) {
+function guardedLookup(resolver: Resolver, opts: GuardedLookupOptions) {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
     resolver(hostname).then(
       (all) => {
@@ -224,10 +271,12 @@ function guardedLookup(resolver: Resolver, isAllowed: (a: string) => boolean) {
             0,
           );
         }
+        const own = opts.ownAddresses ?? ownAddresses();
+        const isAllowed = opts.isAllowed ?? ((a: string) => mayConnectTo(a, own));
         const bad = wanted.find((a) => !isAllowed(a.address));
         if (bad)
           return callback(
-            new PrivateAddressRefused(hostname, classifyAddress(bad.address)) as NodeJS.ErrnoException,
+            new PrivateAddressRefused(hostname, classifyDestination(bad.address, own)) as NodeJS.ErrnoException,
             "",
             0,
           );
@@ -245,12 +294,13 @@ function guardedLookup(resolver: Resolver, isAllowed: (a: string) => boolean) {
 
 /**
  * A `lookup` for node:http/https/net (and `ws`) that resolves the host at connect time and refuses
- * it when any of its addresses is not allowed (default: not public), so the address connected to
- * is the one checked and a name that re-resolves to an internal address (DNS rebinding) fails.
+ * it when any of its addresses is not allowed (default: not public, or this machine's own), so the
+ * address connected to is the one checked and a name that re-resolves to an internal address (DNS
+ * rebinding) fails.
  * Node does not call `lookup` for IP-literal hosts: the caller checks those itself.
  */
 export function guardedLookupFor(
   opts: GuardedLookupOptions = {},
 ): (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => void {
-  return guardedLookup(opts.resolver ?? systemResolver, opts.isAllowed ?? isPublicAddress);
+  return guardedLookup(opts.resolver ?? systemResolver, opts);
 }

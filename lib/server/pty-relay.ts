@@ -10,7 +10,7 @@ import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../terminal-heartbeat.js";
 import { upstreamFailureDetail } from "./errors.js";
 import { can } from "./rbac.js";
 import { parseCookieHeader, readSessionId } from "./session-cookie.js";
-import { classifyAddress, guardedLookupFor, isPublicAddress } from "./ssrf.js";
+import { classifyDestination, guardedLookupFor } from "./ssrf.js";
 import { orkestrUpgradeFor, VaultError, type OrkestrUpgradeTarget } from "./tokens.js";
 
 // The terminal WebSocket relay. Next.js route handlers cannot accept a WebSocket upgrade, and a
@@ -254,8 +254,9 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
       if (browser.readyState !== WebSocket.OPEN) return;
       const url = `${up.baseUrl.replace(/^http/i, "ws")}/sandboxes/${encodeURIComponent(target.sandboxId)}/pty/${encodeURIComponent(target.ptyId)}/ws`;
       const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
-      if (!up.isLocalEngine && net.isIP(host) && !isPublicAddress(host)) {
-        return fail(CLOSE_UPSTREAM_UNREACHABLE, `Refused to connect to ${host}: it is ${classifyAddress(host).label}.`);
+      const destination = !up.isLocalEngine && net.isIP(host) ? classifyDestination(host) : null;
+      if (destination && destination.kind !== "public") {
+        return fail(CLOSE_UPSTREAM_UNREACHABLE, `Refused to connect to ${host}: it is ${destination.label}.`);
       }
       const ws = new WebSocket(url, {
         headers: up.headers,

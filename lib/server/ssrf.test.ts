@@ -266,6 +266,33 @@ describe("assertSafeBaseUrl", () => {
     expect(v6.addresses).toEqual(["2606:4700:4700::1111"]);
   });
 
+  it("refuses this machine's own addresses, public ones included (through them Baton reaches what listens on 0.0.0.0 here)", async () => {
+    const own = new Set(["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"]);
+    const resolver = table({
+      "me.example": ["93.184.216.34"],
+      "v6.me.example": ["2606:2800:220:1:248:1893:25c8:1946"],
+    });
+    const cases: [string, RegExp][] = [
+      [
+        "https://93.184.216.34",
+        /^93\.184\.216\.34 is an address of this machine \(one of its own network interfaces\)\./,
+      ],
+      ["https://[::ffff:93.184.216.34]", /an address of this machine/],
+      ["https://[2606:2800:0220:0001:0248:1893:25c8:1946]", /an address of this machine/],
+      ["https://me.example", /^me\.example resolves to 93\.184\.216\.34, an address of this machine/],
+      ["https://v6.me.example", /resolves to 2606:2800:220:1:248:1893:25c8:1946, an address of this machine/],
+    ];
+    for (const [input, detail] of cases) {
+      const err = await refusal(
+        assertSafeBaseUrl(input, { localEngineOrigins: [ENGINE], resolver, ownAddresses: own }),
+      );
+      expect(err.code, input).toBe("private_address");
+      expect(err.detail, input).toMatch(detail);
+    }
+    const other = await assertSafeBaseUrl("https://93.184.216.35", { localEngineOrigins: [ENGINE], ownAddresses: own });
+    expect(other.addresses).toEqual(["93.184.216.35"]);
+  });
+
   it("refuses host names when any of their addresses is internal", async () => {
     const resolver = table({
       "intranet.example": ["10.20.30.40"],
@@ -475,6 +502,20 @@ describe("guardedFetch", () => {
     expect((err.cause as Error).message).toBe(
       "refused to connect to rebind.example: it resolves to 127.0.0.1, a loopback address",
     );
+    expect(connections).toBe(before);
+  });
+
+  it("refuses this machine's own public addresses at connect time, as literals and behind names", async () => {
+    const own = new Set(["93.184.216.34"]);
+    const f = createGuardedFetch({ resolver: table({ "me.example": ["93.184.216.34"] }), ownAddresses: own });
+    const before = connections;
+    for (const url of ["http://93.184.216.34/", "http://[::ffff:5db8:d822]/", "http://me.example/"]) {
+      const err = await failure(f(url));
+      expect(err.cause, url).toBeInstanceOf(PrivateAddressRefused);
+      expect((err.cause as Error).message, url).toMatch(
+        /an address of this machine \(one of its own network interfaces\)$/,
+      );
+    }
     expect(connections).toBe(before);
   });
 

@@ -4,9 +4,10 @@ import https from "node:https";
 import net from "node:net";
 import { Readable } from "node:stream";
 import {
-  classifyAddress,
+  classifyDestination,
   guardedLookupFor,
-  isPublicAddress,
+  mayConnectTo,
+  ownAddresses,
   PrivateAddressRefused,
   stripBrackets,
   systemResolver,
@@ -22,8 +23,11 @@ import { localEngineOrigins } from "./local-engine.js";
 // webhook deliveries use them too); re-exported here so the console keeps one import.
 export {
   classifyAddress,
+  classifyDestination,
   guardedLookupFor,
   isPublicAddress,
+  mayConnectTo,
+  ownAddresses,
   parseIPv6,
   PrivateAddressRefused,
   systemResolver,
@@ -36,8 +40,9 @@ export type GuardedFetchOptions = GuardedLookupOptions;
 
 // SSRF guard for user-supplied orkestr base URLs (issue 4, token vault). A connection's base URL
 // is fetched server-side with the user's token, so it must not lead the console to loopback,
-// private, link-local (cloud metadata) or otherwise internal addresses, the configured local
-// engine excepted. Two layers:
+// private, link-local (cloud metadata) or otherwise internal addresses, nor to this machine's own
+// public ones (they reach what listens on 0.0.0.0 here), the configured local engine excepted.
+// Two layers:
 // - assertSafeBaseUrl(): validates and normalises the URL and refuses hosts that resolve to a
 //   non-public address (every address, not just the first), with a message naming why;
 // - guardedFetch(): a fetch that checks the address again at connect time (its lookup hook), so a
@@ -68,6 +73,8 @@ export interface SafeUrlOptions {
   localEngineOrigins?: readonly string[];
   /** DNS timeout, default 5 000 ms. */
   resolveTimeoutMs?: number;
+  /** Replaces this machine's interface addresses (tests). */
+  ownAddresses?: ReadonlySet<string>;
 }
 
 export interface SafeBaseUrl {
@@ -147,9 +154,10 @@ export async function assertSafeBaseUrl(input: string, opts: SafeUrlOptions = {}
   }
 
   const host = stripBrackets(url.hostname);
+  const own = opts.ownAddresses ?? ownAddresses();
   // An IP literal is judged before the scheme: "it is a private address" is the more useful answer.
   if (net.isIP(host)) {
-    const cls = classifyAddress(host);
+    const cls = classifyDestination(host, own);
     if (cls.kind !== "public")
       throw new UnsafeUrlError("private_address", privateDetail(url.host, url.hostname, cls, allowed));
   }
@@ -188,7 +196,7 @@ export async function assertSafeBaseUrl(input: string, opts: SafeUrlOptions = {}
     }
   }
   for (const a of addresses) {
-    const cls = classifyAddress(a.address);
+    const cls = classifyDestination(a.address, own);
     if (cls.kind !== "public")
       throw new UnsafeUrlError("private_address", privateDetail(url.host, url.hostname, cls, allowed));
   }
@@ -221,15 +229,13 @@ async function bodyBytes(body: unknown): Promise<Buffer | Readable | null> {
 
 /**
  * A fetch (for the orkestr client's `fetch` option) on node:http/https whose DNS lookup refuses
- * non-public addresses, so the address actually connected to is the one checked. IP-literal URLs
+ * non-public addresses and this machine's own, so the address actually connected to is the one checked. IP-literal URLs
  * are checked before connecting. Redirects are never followed (the client wants them manual), and
  * the body streams unbuffered both ways. Failures reject like fetch: TypeError("fetch failed",
  * { cause }).
  */
 export function createGuardedFetch(opts: GuardedFetchOptions = {}): FetchLike {
-  const resolver = opts.resolver ?? systemResolver;
-  const isAllowed = opts.isAllowed ?? isPublicAddress;
-  const lookup = guardedLookupFor({ resolver, isAllowed });
+  const lookup = guardedLookupFor(opts);
   // Own agents: their pooled sockets only ever connected to checked addresses.
   const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 
@@ -239,7 +245,11 @@ export function createGuardedFetch(opts: GuardedFetchOptions = {}): FetchLike {
     if (url.protocol !== "http:" && url.protocol !== "https:")
       throw fail(new Error(`unsupported protocol ${url.protocol}`));
     const host = stripBrackets(url.hostname);
-    if (net.isIP(host) && !isAllowed(host)) throw fail(new PrivateAddressRefused(url.hostname, classifyAddress(host)));
+    if (net.isIP(host)) {
+      const own = opts.ownAddresses ?? ownAddresses();
+      const allowed = opts.isAllowed ? opts.isAllowed(host) : mayConnectTo(host, own);
+      if (!allowed) throw fail(new PrivateAddressRefused(url.hostname, classifyDestination(host, own)));
+    }
 
     const signal = init.signal ?? undefined;
     if (signal?.aborted) throw signal.reason ?? new DOMException("This operation was aborted", "AbortError");

@@ -1,13 +1,12 @@
 import type { LookupFunction } from "node:net";
 import net from "node:net";
-import os from "node:os";
 import {
-  classifyAddress,
+  classifyDestination,
   guardedLookupFor,
-  isPublicAddress,
-  parseIPv6,
+  ownAddresses,
   PrivateAddressRefused,
   stripBrackets,
+  type AddressClass,
   type LookupCallback,
   type Resolver,
 } from "../../../lib/net/address.js";
@@ -73,41 +72,16 @@ const WHY =
   "webhooks may only reach public addresses, so that a webhook cannot be used to reach services inside this machine's network";
 const HOW = `(the engine's operator can allow an internal receiver's origin with ${WEBHOOK_ALLOW_ENV})`;
 
-/** Why an address is refused: its class, or that it is one of this machine's own. */
-interface Refused {
-  address: string;
-  label: string;
-}
+export { ownAddresses };
 
-const OWN_LABEL = "an address of this machine (one of its own network interfaces)";
-
-/** One spelling per address: IPv4 dotted, IPv4-mapped IPv6 as its IPv4, other IPv6 as 8 hex groups. */
-function canonical(address: string): string {
-  const a = stripBrackets(address).replace(/%.*$/, "").toLowerCase();
-  if (net.isIPv4(a)) return a;
-  const g = parseIPv6(a);
-  if (!g) return a;
-  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff)
-    return [g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff].join(".");
-  return g.map((x) => x.toString(16)).join(":");
-}
-
-/** The addresses of this machine's interfaces, canonical. Read per attempt: interfaces come and go. */
-export function ownAddresses(): Set<string> {
-  const out = new Set<string>();
-  for (const list of Object.values(os.networkInterfaces())) for (const i of list ?? []) out.add(canonical(i.address));
-  return out;
-}
-
-/** Why this address must not be connected to, or null when it may be. */
-function refusedAddress(address: string, own: ReadonlySet<string>): Refused | null {
-  const cls = classifyAddress(address);
-  if (cls.kind !== "public") return cls;
-  return own.has(canonical(address)) ? { address: cls.address, label: OWN_LABEL } : null;
+/** Why this address must not be connected to (its class, or that it is this machine's own), or null. */
+function refusedAddress(address: string, own: ReadonlySet<string>): AddressClass | null {
+  const cls = classifyDestination(address, own);
+  return cls.kind === "public" ? null : cls;
 }
 
 /** "10.0.0.5 is a private (RFC 1918) address" / "localhost resolves to 127.0.0.1, a loopback address". */
-function describe(host: string, r: Refused): string {
+function describe(host: string, r: AddressClass): string {
   return stripBrackets(host) === r.address ? `${host} is ${r.label}` : `${host} resolves to ${r.address}, ${r.label}`;
 }
 
@@ -161,16 +135,11 @@ export function connectPlan(url: URL, allow: readonly string[], opts: GuardOptio
     const refused = refusedAddress(host, own);
     return refused ? { refused: refusal(url.hostname, refused) } : { refused: null, lookup: undefined };
   }
-  const guarded = guardedLookupFor({
-    resolver: opts.resolver,
-    isAllowed: (a) => isPublicAddress(a) && !own.has(canonical(a)),
-  });
+  const guarded = guardedLookupFor({ resolver: opts.resolver, ownAddresses: own });
   const lookup = (hostname: string, options: object, callback: LookupCallback): void =>
     guarded(hostname, options, (err, address, family) => {
       if (err instanceof PrivateAddressRefused) {
-        const cls = err.classification;
-        const why = cls.kind === "public" ? { address: cls.address, label: OWN_LABEL } : cls;
-        return callback(Object.assign(new Error(refusal(err.host, why)), { code: REFUSED_CODE }), "", 0);
+        return callback(Object.assign(new Error(refusal(err.host, err.classification)), { code: REFUSED_CODE }), "", 0);
       }
       callback(err, address, family);
     });
@@ -178,6 +147,6 @@ export function connectPlan(url: URL, allow: readonly string[], opts: GuardOptio
 }
 
 /** The delivery log's error for a refused connection: "refused: 10.0.0.5 is a private (RFC 1918) address; …". */
-function refusal(host: string, r: Refused): string {
+function refusal(host: string, r: AddressClass): string {
   return `refused: ${describe(host, r)}; ${WHY}, so no request was made ${HOW}`;
 }
