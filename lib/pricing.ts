@@ -1,4 +1,4 @@
-// orkestr's pay-as-you-go prices (seed 000, contract §0): metered per second on actual on-CPU time
+// orkestr's pay-as-you-go prices (seed 000, the contract's corrections): metered per second on actual on-CPU time
 // and working-set RAM. The console shows costs with these; the engine bills its trial credit with
 // the same numbers (engine/src/plans.ts), so the two agree.
 

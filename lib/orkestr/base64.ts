@@ -1,6 +1,7 @@
 /**
  * Base64 and UTF-8 helpers that run in browsers, Node and edge runtimes alike (no Buffer):
- * file bodies travel as base64 in JSON (§1.6), and exec chunks that are not valid UTF-8 too (§3.3).
+ * file bodies travel as base64 in JSON (GET/POST /v1/sandboxes/{id}/files, field `content`), and exec
+ * stream chunks that are not valid UTF-8 too (`"encoding":"base64"`).
  */
 
 const encoder = new TextEncoder();

@@ -411,7 +411,7 @@ describe("retries", () => {
   });
 });
 
-describe("lists (§3.16.2)", () => {
+describe("lists (bare or wrapped arrays, the cursor from a header or the body)", () => {
   const A = { ...SANDBOX, id: "sbx_a" };
   const B = { ...SANDBOX, id: "sbx_b" };
 

@@ -2,9 +2,10 @@ import { ApiErrorBody, type ValidationIssue } from "./schemas/errors.js";
 
 /**
  * One error type for everything the orkestr client can run into (architecture convention 2):
- * `status` (HTTP status, 0 when no response arrived), `code` (snake_case, dispatch on it per
- * §3.16.1), `detail` (one readable sentence), `raw` (the upstream `detail` as sent, string or
- * FastAPI array), `retryAfterSeconds`, `requestId`. `message` is `detail` plus what to do next.
+ * `status` (HTTP status, 0 when no response arrived), `code` (snake_case; dispatch on it, since the
+ * contract's statuses are partly guessed), `detail` (one readable sentence), `raw` (the upstream
+ * `detail` as sent, string or FastAPI array), `retryAfterSeconds`, `requestId`. `message` is
+ * `detail` plus what to do next.
  */
 export interface OrkestrErrorInit {
   status: number;
@@ -285,7 +286,7 @@ const CODE_BY_STATUS: Record<number, string> = {
   504: "upstream_timeout",
 };
 
-/** The code to use when the server sent none (§3.16.1 says dispatch on code, so always give one). */
+/** The code to use when the server sent none (callers dispatch on the code, so always give one). */
 export function codeForStatus(status: number): string {
   return (
     CODE_BY_STATUS[status] ?? (status >= 500 ? "server_error" : status >= 400 ? "client_error" : "unexpected_status")

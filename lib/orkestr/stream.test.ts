@@ -169,7 +169,7 @@ describe("parseStream (SSE and NDJSON)", () => {
   });
 });
 
-describe("terminal frames (§3.16.3)", () => {
+describe("terminal frames (`is_final`, `finished`, or `exit_code` without `stream`)", () => {
   it.each([
     [{ is_final: true }, true],
     [{ finished: true, exit_code: 0 }, true],

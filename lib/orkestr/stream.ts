@@ -3,10 +3,11 @@ import { OrkestrConnectionError, OrkestrError, OrkestrParseError, readableDetail
 import { ExecChunk } from "./schemas/exec.js";
 
 /**
- * Tolerant stream reading (contract §3.16.3): one parser for SSE and NDJSON. Lines are read as
- * UTF-8 (characters split across network chunks are reassembled); blank lines and `:` comments
- * (keepalives) are skipped; an optional `data:` prefix is stripped; `id:` and `event:` lines are
- * remembered; every payload is JSON-parsed. Multi-line SSE `data:` fields are joined as SSE says.
+ * Tolerant stream reading (exec/stream, and events and template logs with `?follow=true`): one
+ * parser for SSE and NDJSON. Lines are read as UTF-8 (characters split across network chunks are
+ * reassembled); blank lines and `:` comments (keepalives) are skipped; an optional `data:` prefix
+ * is stripped; `id:` and `event:` lines are remembered; every payload is JSON-parsed. Multi-line
+ * SSE `data:` fields are joined as SSE says.
  */
 
 export interface StreamFrame {
@@ -187,7 +188,7 @@ export async function* parseStream(
   if (f) yield f;
 }
 
-/** §3.16.3: `is_final`, `finished`, or an `exit_code` without a `stream` ends the stream. */
+/** `is_final`, `finished`, or an `exit_code` without a `stream` ends the stream. */
 export function isTerminalFrame(data: unknown): boolean {
   if (!data || typeof data !== "object" || Array.isArray(data)) return false;
   const o = data as Record<string, unknown>;
@@ -324,7 +325,7 @@ const KNOWN_STREAM_ERROR_STATUS: Record<string, number> = {
   upstream_timeout: 504,
 };
 
-/** An error frame inside a started stream (§3.3: `{"is_final":true,"error":"…","code":"…"}`). */
+/** An error frame inside a started exec stream: `{"is_final":true,"error":"…","code":"…"}`. */
 export function streamError(error: unknown, code: unknown, source: string): OrkestrError {
   const nested = error && typeof error === "object" ? (error as Record<string, unknown>) : null;
   const c =
@@ -334,7 +335,7 @@ export function streamError(error: unknown, code: unknown, source: string): Orke
 }
 
 // ---------------------------------------------------------------------------------------------
-// Passthrough for proxies (§3.16.4)
+// Passthrough for proxies (Baton's route handlers: the upstream body unbuffered)
 
 /** Headers a proxy must set on a streamed body so nothing buffers it. */
 export const STREAM_RESPONSE_HEADERS: Readonly<Record<string, string>> = {

@@ -10,7 +10,7 @@ import { sandboxKeys } from "./sandboxes.js";
 // and the per-row telemetry reads (metrics, exec events) that the list's scheduler makes for the rows
 // on screen. Lifecycle mutations elsewhere invalidate `sandboxKeys.lists()`, which covers these keys.
 
-/** Rows per request: the contract's largest page (§3.0). */
+/** Rows per request: the contract's largest page (`?limit=` is 1-100 on every list route). */
 export const LIST_PAGE_SIZE = 100;
 
 const enc = encodeURIComponent;

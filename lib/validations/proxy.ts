@@ -64,7 +64,7 @@ export const ProxyListSandboxesQuery = z
 /** POST /api/v1/sandboxes/{id}/exec/stream: ?format=ndjson asks the upstream for NDJSON instead of SSE. */
 export const ExecStreamQuery = z.object({ format: z.enum(["sse", "ndjson"]).optional() });
 
-/** GET /api/v1/sandboxes/{id}/metrics?since=: RFC 3339 or unix seconds (§3.5). */
+/** GET /api/v1/sandboxes/{id}/metrics?since=: RFC 3339 or unix seconds, as GET /v1/sandboxes/{id}/metrics takes. */
 export const MetricsQuery = z.object({
   since: z
     .string()

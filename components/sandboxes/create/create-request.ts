@@ -1,7 +1,8 @@
 // The create form's state, its validation and the request body it stands for. Pure functions (no
 // React, no zod: this runs in the browser under a CSP without 'unsafe-eval'), unit-tested in
-// tests/console/sandbox-create-request.test.ts. The rules mirror the contract (§3.1) and the plan's
-// limits (§3.12), so most mistakes are caught here, next to their field, before a round trip.
+// tests/console/sandbox-create-request.test.ts. The rules mirror the contract's POST /v1/sandboxes body
+// and the plan's GET /v1/sandboxes/limits, so most mistakes are caught here, next to their field,
+// before a round trip.
 
 import type { Limits } from "../../../lib/orkestr/schemas/limits";
 import type { CreateSandboxBody } from "../../../lib/orkestr/schemas/sandboxes";
@@ -52,7 +53,7 @@ export interface CreateFormContext {
  */
 export type FieldErrors = Record<string, string>;
 
-/** The contract's range for timeout_seconds (§1.3: 10-3600) unless the plan says otherwise. */
+/** POST /v1/sandboxes `timeout_seconds`: the contract's range is 10-3600 unless the plan says otherwise. */
 export const DEFAULT_MAX_TIMEOUT_SECONDS = 3600;
 export const MIN_TIMEOUT_SECONDS = 10;
 export const DEFAULT_TIMEOUT_SECONDS = 300;

@@ -1,4 +1,4 @@
-// Create errors in plain words: what happened and what to do, by the error `code` (contract §3.16:
+// Create errors in plain words: what happened and what to do, by the error body's `code` (the contract:
 // dispatch on the code, not the HTTP status). The upstream's own `detail` is always shown as well.
 
 import type { ApiError } from "../../../lib/queries/api";

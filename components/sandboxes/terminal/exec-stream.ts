@@ -1,4 +1,4 @@
-// The browser's reader for POST /api/v1/sandboxes/{id}/exec/stream (contract §3.3, §3.16.3):
+// The browser's reader for POST /api/v1/sandboxes/{id}/exec/stream (the contract's SSE or NDJSON frames):
 // one tolerant parser for SSE and NDJSON. Blank lines and `:` keepalives are skipped, a `data:`
 // prefix is stripped, each payload is JSON. (lib/orkestr/stream.ts does the same server-side but
 // brings zod, which must stay out of the browser bundle.)

@@ -43,8 +43,8 @@ export class Exec extends APIResource {
   }
 
   /**
-   * The upstream streaming Response, body unread, for unbuffered proxying (§3.16.4). Falls back to
-   * `POST /exec {"stream": true}` where `/exec/stream` does not exist (§3.3, §4.1).
+   * The upstream streaming Response, body unread, for unbuffered proxying. Falls back to
+   * `POST /exec {"stream": true}` where `/exec/stream` does not exist (the real route is unknown).
    */
   async raw(id: string, command: string | ExecBody, options: ExecStreamOptions = {}): Promise<Response> {
     const body = execBody(command);

@@ -150,7 +150,7 @@ export class Sandboxes extends APIResource {
 
   /**
    * GET /v1/sandboxes/{id}/events?follow=true – the upstream SSE Response, body unread, for
-   * unbuffered proxying (§3.16.4); `cursor` resumes after that event id.
+   * unbuffered proxying; `cursor` resumes after that event id.
    */
   async followEventsRaw(
     id: string,

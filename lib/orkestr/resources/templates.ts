@@ -69,7 +69,7 @@ export class Templates extends APIResource {
     return this.follow(id, query, options);
   }
 
-  /** GET /v1/templates/{id}/logs?follow=true – the upstream SSE Response, body unread, for unbuffered proxying (§3.16.4). */
+  /** GET /v1/templates/{id}/logs?follow=true – the upstream SSE Response, body unread, for unbuffered proxying. */
   async followLogsRaw(
     id: string,
     query: { cursor?: string | number } = {},

@@ -1,7 +1,8 @@
 import { z } from "zod";
 
 /**
- * Building blocks for the console's tolerant reading of the orkestr wire (contract §3.16).
+ * Building blocks for the console's tolerant reading of the orkestr wire (dispatch on `code`, lists
+ * bare or wrapped, SSE or NDJSON streams).
  *
  * Response schemas accept what a real v1 server might plausibly send: extra fields pass through,
  * enums stay open (an unknown status is kept as its string), timestamps may be RFC 3339 strings or
@@ -40,7 +41,7 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-/** Common paging query (contract §3.0: `limit` 1-100, opaque `cursor`). */
+/** The paging query of every list route (`?limit=` 1-100, opaque `?cursor=` from `X-Next-Cursor`). */
 export const ListQuery = z.object({
   limit: z.number().int().min(1).max(500).optional(),
   cursor: z.string().min(1).optional(),

@@ -11,7 +11,7 @@ export const ValidationIssue = z
 export type ValidationIssue = z.infer<typeof ValidationIssue>;
 
 /**
- * An error body (§3.0): `{"detail": "...", "code": "..."}` plus optional context fields. `detail`
+ * An error body (every route): `{"detail": "...", "code": "..."}` plus optional context fields. `detail`
  * may be a string or a FastAPI array. Other providers' spellings (`message`, `error`,
  * `error_code`, a numeric `code`) are accepted so the client can still say something useful.
  */

@@ -17,7 +17,7 @@ export const SANDBOX_EVENT_TYPES = [
 ] as const;
 
 /**
- * One entry of a sandbox's activity timeline (§3.14). The contract calls the time `t`; webhook
+ * One entry of a sandbox's activity timeline (GET /v1/sandboxes/{id}/events). The contract calls the time `t`; webhook
  * payloads call it `created_at`: both are accepted.
  */
 export const SandboxEvent = z

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Num } from "./common.js";
 
-/** POST /v1/sandboxes/{id}/exec and /exec/stream (§3.2, §3.3). */
+/** POST /v1/sandboxes/{id}/exec and /exec/stream: the request body. */
 export const ExecBody = z.object({
   command: z.string().min(1),
   cwd: z.string().startsWith("/", "cwd must be an absolute path").optional(),
@@ -12,7 +12,7 @@ export const ExecBody = z.object({
 });
 export type ExecBody = z.input<typeof ExecBody>;
 
-/** A plain exec result. A non-zero exit is a normal 200 result, not an error (§1.5). */
+/** POST /v1/sandboxes/{id}/exec's answer. A non-zero `exit_code` is a normal 200 result, not an error. */
 export const ExecResult = z
   .object({
     stdout: z
@@ -38,8 +38,8 @@ export type ExecResult = z.infer<typeof ExecResult>;
 /**
  * Any frame of an exec stream, as it comes off the wire. Output chunks carry `stream` + `data`
  * (+ `encoding: "base64"` for bytes that are not UTF-8); the final frame carries `is_final`,
- * `exit_code`, `duration_ms`, or `error` + `code` when the run broke after it started (§3.3).
- * Other providers' spellings (`{"stdout": "..."}`, `finished`) are accepted too (§2).
+ * `exit_code`, `duration_ms`, or `error` + `code` when the run broke after it started.
+ * Other providers' spellings (`{"stdout": "..."}`, `finished`: Superserve, Declaw) are accepted too.
  */
 export const ExecChunk = z
   .object({

@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { Num, openEnum, Timestamp } from "./common.js";
 
-/** One directory entry (§3.4): `name`, `is_dir`, `size` are seed fields; the rest may be absent. */
+/**
+ * One `entries[]` item of GET /v1/sandboxes/{id}/files on a directory: `name`, `is_dir`, `size` are
+ * seed fields; the rest may be absent.
+ */
 export const FileEntry = z
   .object({
     name: z.string(),

@@ -1,14 +1,14 @@
 import { z } from "zod";
 import { Num } from "./common.js";
 
-/** One entry of the size menu: render as returned, never hard-code (§3.12). */
+/** One entry of GET /v1/sandboxes/limits `sizes`: render as returned, never hard-code. */
 export const SizeOption = z
   .object({ size: z.string(), cpu: Num.nullish(), memory_mb: Num.nullish(), allowed: z.boolean().nullish() })
   .loose();
 export type SizeOption = z.infer<typeof SizeOption>;
 
 /**
- * GET /v1/sandboxes/limits (alias /v1/limits), §3.12. Every field is optional: the seed lists
+ * GET /v1/sandboxes/limits (alias /v1/limits). Every field is optional: the seed lists
  * some, the contract proposes more, and the local engine adds its own (capabilities, isolation).
  * `extra_*` names from older drafts are accepted beside the unprefixed ones.
  */

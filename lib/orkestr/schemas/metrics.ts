@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { Num, Timestamp } from "./common.js";
 
-/** One sample; `t` may be RFC 3339 or unix seconds (§3.5: "parse `t` as either"). */
+/** One `samples[]` item of GET /v1/sandboxes/{id}/metrics; `t` may be RFC 3339 or unix seconds. */
 export const MetricsSample = z.object({ t: Timestamp, cpu_percent: Num.nullish(), mem_bytes: Num.nullish() }).loose();
 export type MetricsSample = z.infer<typeof MetricsSample>;
 
 /**
- * GET /v1/sandboxes/{id}/metrics (§3.5). A paused or terminated sandbox has null live usage and an
+ * GET /v1/sandboxes/{id}/metrics. A paused or terminated sandbox has null live usage and an
  * empty sample window, with `lifetime` still populated (seed 003).
  */
 export const Metrics = z

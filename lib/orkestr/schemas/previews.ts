@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Num } from "./common.js";
 
-/** GET /v1/sandboxes/{id}/previews/{port} (§3.7). */
+/** GET /v1/sandboxes/{id}/previews/{port}: `port`, `host`, `url`, `auth_required`. */
 export const Preview = z
   .object({
     port: Num.nullish(),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ListQuery, Num, openEnum, StringMap, Timestamp } from "./common.js";
 
-/** §3.1: only `running` is confirmed; the rest is the proposed enum. Unknown values are kept. */
+/** The sandbox object's `status`: only `running` is confirmed, the rest is proposed. Unknown values are kept. */
 export const SANDBOX_STATUSES = [
   "creating",
   "running",
@@ -30,7 +30,10 @@ export const SandboxVolume = z.union([
 ]);
 export type SandboxVolume = z.infer<typeof SandboxVolume>;
 
-/** The sandbox object (§3.1), read tolerantly: only `id` and `status` are required. */
+/**
+ * The sandbox object (GET /v1/sandboxes/{id}; create, list, pause and resume return it too), read
+ * tolerantly: only `id` and `status` are required.
+ */
 export const Sandbox = z
   .object({
     id: z.string(),
@@ -66,7 +69,7 @@ export type Sandbox = z.infer<typeof Sandbox>;
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "env names are letters, digits and _");
 
-/** POST /v1/sandboxes (§3.1). `template` or `snapshot` is required. */
+/** POST /v1/sandboxes body. `template` or `snapshot` is required. */
 export const CreateSandboxBody = z
   .object({
     template: z.string().min(1).optional(),

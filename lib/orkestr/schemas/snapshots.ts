@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ListQuery, Num, openEnum, Timestamp } from "./common.js";
 
-/** A named snapshot (§3.8). */
+/** A named snapshot: POST /v1/sandboxes/{id}/snapshots, GET /v1/snapshots[/{id}]. */
 export const Snapshot = z
   .object({
     id: z.string(),

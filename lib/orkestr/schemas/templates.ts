@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ListQuery, Num, openEnum, Timestamp } from "./common.js";
 
-/** GET /v1/base-images (§3.10; ids per the corrections). The local engine adds maps_to/available/gaps. */
+/** GET /v1/base-images: `id`, `description` (ids per seed 000). The local engine adds maps_to/available/gaps. */
 export const BaseImage = z
   .object({
     id: z.string(),
@@ -16,7 +16,7 @@ export type BaseImage = z.infer<typeof BaseImage>;
 export const TemplateStatus = openEnum(["queued", "building", "ready", "failed"]);
 export type TemplateStatus = z.infer<typeof TemplateStatus>;
 
-/** A failed build carries the failing step's output (§1.7). */
+/** GET /v1/templates/{id} `error` when the build failed: the failing step, its exit code and its output. */
 export const TemplateBuildError = z
   .object({
     step_index: Num.nullish(),
@@ -55,7 +55,7 @@ export type CreateTemplateBody = z.input<typeof CreateTemplateBody>;
 export const ListTemplatesQuery = ListQuery.extend({ include_builtin: z.boolean().optional() });
 export type ListTemplatesQuery = z.input<typeof ListTemplatesQuery>;
 
-/** One build log line (§3.10). */
+/** One build log line: GET /v1/templates/{id}/logs, field `lines[]` (`seq`, `t`, `step_index`, `stream`, `data`). */
 export const TemplateLogLine = z
   .object({
     seq: Num.nullish(),

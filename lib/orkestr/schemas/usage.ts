@@ -14,7 +14,7 @@ export type UsageSeriesPoint = z.infer<typeof UsageSeriesPoint>;
 export const UsageBySandbox = z.object({ id: z.string(), ...Amounts }).loose();
 export type UsageBySandbox = z.infer<typeof UsageBySandbox>;
 
-/** GET /v1/sandboxes/usage (alias /v1/usage), §3.13: nothing about it is known, so all optional. */
+/** GET /v1/sandboxes/usage (alias /v1/usage): nothing about it is known, so all optional. */
 export const Usage = z
   .object({
     currency: z.string().nullish(),

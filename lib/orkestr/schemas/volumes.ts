@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ListQuery, Num, openEnum, Timestamp } from "./common.js";
 
-/** A persistent volume (§3.9; mounts at /persist per the corrections). */
+/** A persistent volume: POST/GET /v1/volumes, GET/PATCH /v1/volumes/{id} (mounts at /persist, seed 003). */
 export const Volume = z
   .object({
     id: z.string(),

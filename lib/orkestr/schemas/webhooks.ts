@@ -12,7 +12,7 @@ export const WEBHOOK_EVENT_TYPES = [
   "webhook.test",
 ] as const;
 
-/** A webhook (§3.11). `secret` comes only from create and rotate. */
+/** A webhook (GET /v1/webhooks/{id}). `secret` comes only from POST /v1/webhooks and …/rotate-secret. */
 export const Webhook = z
   .object({
     id: z.string(),

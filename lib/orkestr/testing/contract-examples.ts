@@ -3,7 +3,7 @@
  * constant), plus a few realistic deviations a tolerant client must survive.
  */
 
-/** §3.1, comments removed. */
+/** The sandbox object, comments removed. */
 export const SANDBOX = {
   id: "sbx_01J9Z3K6Q8M2WZ7XH4D5F6G7H8",
   status: "running",
@@ -30,7 +30,7 @@ export const SANDBOX = {
   terminated_at: null,
 } as const;
 
-/** §3.2 */
+/** POST /v1/sandboxes/{id}/exec, 200. */
 export const EXEC_RESULT = {
   stdout: "499999500000\n",
   stderr: "",
@@ -40,7 +40,7 @@ export const EXEC_RESULT = {
   truncated: false,
 };
 
-/** §3.3, as SSE. */
+/** POST /v1/sandboxes/{id}/exec/stream, as SSE. */
 export const EXEC_STREAM_SSE = [
   'data: {"stream":"stdout","data":"step 1\\n"}\n\n',
   'data: {"stream":"stderr","data":"warning: ...\\n"}\n\n',
@@ -48,10 +48,10 @@ export const EXEC_STREAM_SSE = [
   'data: {"is_final":true,"exit_code":0,"duration_ms":5234,"timed_out":false}\n\n',
 ];
 
-/** §3.3: an error after the stream started. */
+/** POST /v1/sandboxes/{id}/exec/stream: an error after the stream started. */
 export const EXEC_STREAM_ERROR_FRAME = '{"is_final":true,"error":"agent went away","code":"sandbox_agent_unreachable"}';
 
-/** §2 (Superserve / Declaw style SSE). */
+/** Another provider's exec stream (Superserve / Declaw style SSE). */
 export const EXEC_STREAM_FOREIGN = [
   'data: {"stdout":"hi\\n"}\n\n',
   ": keepalive\n\n",
@@ -59,7 +59,7 @@ export const EXEC_STREAM_FOREIGN = [
   'data: {"exit_code":3,"finished":true}\n\n',
 ];
 
-/** §3.4 */
+/** GET /v1/sandboxes/{id}/files?path= on a file. */
 export const FILE_READ = {
   path: "/workspace/x.py",
   type: "file",
@@ -80,7 +80,7 @@ export const PRESIGN_UPLOAD = {
   expires_at: "2025-06-01T12:05:00Z",
 };
 
-/** §3.5 */
+/** GET /v1/sandboxes/{id}/metrics. */
 export const METRICS = {
   sandbox_id: "sbx_1",
   sandbox_status: "running",
@@ -101,10 +101,10 @@ export const METRICS_PAUSED = {
   samples: [],
 };
 
-/** §3.6 set_timeout */
+/** POST /v1/sandboxes/{id}/timeout (set_timeout). */
 export const SET_TIMEOUT = { id: "sbx_1", timeout_seconds: 900, expires_at: "2025-06-01T12:15:00Z" };
 
-/** §3.8 */
+/** POST /v1/sandboxes/{id}/snapshots, 201. */
 export const SNAPSHOT = {
   id: "snap_1",
   name: "after-setup",
@@ -116,7 +116,7 @@ export const SNAPSHOT = {
   created_at: "2025-06-01T12:00:00Z",
 };
 
-/** §3.9 */
+/** POST /v1/volumes, 201. */
 export const VOLUME = {
   id: "vol_1",
   name: "datasets",
@@ -130,7 +130,7 @@ export const VOLUME = {
   created_at: "2025-06-01T12:00:00Z",
 };
 
-/** §3.10 */
+/** POST /v1/templates, 202. */
 export const TEMPLATE = {
   id: "tmpl_1",
   name: "ml-py",
@@ -162,7 +162,7 @@ export const BASE_IMAGES = [
   { id: "debian-12", description: "Debian 12" },
 ];
 
-/** §3.11 */
+/** POST /v1/webhooks, 201 (with `secret`). */
 export const WEBHOOK_CREATED = {
   id: "wh_1",
   url: "https://example.com/hooks/orkestr",
@@ -184,7 +184,7 @@ export const DELIVERY = {
   next_attempt_at: null,
 };
 
-/** §3.12 */
+/** GET /v1/sandboxes/limits. */
 export const LIMITS = {
   plan: "free",
   allowed_sizes: ["small"],
@@ -207,7 +207,7 @@ export const LIMITS = {
   extra_max_templates: 5,
 };
 
-/** §3.13 */
+/** GET /v1/sandboxes/usage. */
 export const USAGE = {
   currency: "EUR",
   from: "2025-06-01T00:00:00Z",
@@ -219,7 +219,7 @@ export const USAGE = {
   by_sandbox: [{ id: "sbx_1", cpu_seconds: 83.2, gb_seconds: 1210.0, cost_eur: 0.02 }],
 };
 
-/** §3.14 */
+/** GET /v1/sandboxes/{id}/events. */
 export const EVENTS = [
   { id: "evt_1", t: "2025-06-01T12:00:00Z", type: "sandbox.created", data: {} },
   {
@@ -231,7 +231,7 @@ export const EVENTS = [
   { id: "evt_3", t: "2025-06-01T12:00:02Z", type: "file.write", data: { path: "/workspace/gen.py", size: 93 } },
 ];
 
-/** §3.0 error table: one recorded example per code. */
+/** Error bodies (`detail`, `code`): one recorded example per code, with its HTTP status. */
 export const ERRORS: {
   status: number;
   code: string;
@@ -298,7 +298,7 @@ export const ERRORS: {
   { status: 504, code: "upstream_timeout", detail: "The sandbox did not answer in time" },
 ];
 
-/** §3.0: a FastAPI validation error. */
+/** A FastAPI validation error: 422, `detail` an array of `{loc, msg, type}`. */
 export const VALIDATION_ERROR = {
   detail: [
     {
