@@ -4,9 +4,8 @@ import { z } from "zod";
 import { OrkestrConnectionError, OrkestrError, OrkestrParseError } from "../orkestr/errors.js";
 import { CryptoError, PasswordWorkBusyError } from "./crypto.js";
 import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors.js";
-import { LocalEngineError } from "./local-engine.js";
-import { UnsafeUrlError } from "./ssrf.js";
-import { VAULT_ERROR_STATUS, VaultError } from "./tokens.js";
+import { VAULT_ERROR_STATUS } from "./tokens.js";
+import { UserFacingError } from "./user-error.js";
 
 // One error shape for Baton's own API (architecture convention 2): `{ detail, code }`, plus `errors`
 // (field → message) on validation failures. Handlers throw; lib/server/route.ts catches everything
@@ -185,8 +184,8 @@ export function upstreamFailureDetail(err: { status: number; code: string; retry
  * Maps anything thrown into a status and an `{ detail, code }` body:
  * AppError → its own; ZodError → 422; OrkestrError → its upstream status and code (0 → 502/504; a
  * redirect or 304 → 502 upstream_redirect; a 5xx with Baton's own detail, the upstream's logged);
- * VaultError / UnsafeUrlError / LocalEngineError → their status, code, detail and field (UnsafeUrlError is
- * always about "base_url"); DbConflictError → 409; DbNotFoundError → 404; MigrationError → 503; everything else (DbRowError,
+ * UserFacingError (VaultError, UnsafeUrlError: always about "base_url", LocalEngineError) → its
+ * status, code, detail and field; DbConflictError → 409; DbNotFoundError → 404; MigrationError → 503; everything else (DbRowError,
  * CryptoError, bugs) → 500 with a generic detail and a logged reference.
  */
 export function describeError(
@@ -236,10 +235,10 @@ export function describeError(
     if (err.retryAfterSeconds !== null) body.retry_after_seconds = err.retryAfterSeconds;
     return { status: err.status, body, retryAfterSeconds: err.retryAfterSeconds };
   }
-  if (err instanceof VaultError || err instanceof UnsafeUrlError || err instanceof LocalEngineError) {
-    // Their detail is written for the user (never a token, never internals); keep status and code.
+  if (err instanceof UserFacingError) {
+    // Its detail is written for the user (never a token, never internals); keep status and code.
     const body: ErrorBody = { detail: err.detail, code: err.code };
-    const field = err instanceof VaultError ? err.field : err instanceof UnsafeUrlError ? "base_url" : undefined;
+    const field = err.field;
     if (field) {
       body.field = field;
       body.errors = { [field]: err.detail };

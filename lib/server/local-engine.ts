@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { getEnv } from "./env.js";
+import { UserFacingError } from "./user-error.js";
 
 // The embedded default: Baton's own engine on this machine (engine/), reached over loopback. The
 // console proves it shares the engine's data dir by reading its bootstrap secret, and uses that
@@ -55,16 +56,9 @@ export type LocalEngineErrorCode =
   "local_engine_secret_missing" | "local_engine_unreachable" | "local_engine_refused" | "local_engine_bad_response";
 
 /** Minting a local engine token failed; `detail` says why and what to do. Status 503 (a server-side setup problem). */
-export class LocalEngineError extends Error {
+export class LocalEngineError extends UserFacingError<LocalEngineErrorCode> {
   override name = "LocalEngineError";
   readonly status = 503;
-  constructor(
-    readonly code: LocalEngineErrorCode,
-    readonly detail: string,
-    options?: { cause?: unknown },
-  ) {
-    super(detail, options);
-  }
 }
 
 function readBootstrapSecret(): string {

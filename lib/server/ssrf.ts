@@ -18,6 +18,7 @@ import {
 } from "../net/address.js";
 import type { FetchLike } from "../orkestr/core.js";
 import { localEngineOrigins } from "./local-engine.js";
+import { UserFacingError } from "./user-error.js";
 
 // The address classifier and the connect-time lookup live in lib/net/address.ts (the engine's
 // webhook deliveries use them too); re-exported here so the console keeps one import.
@@ -54,15 +55,11 @@ export type GuardedFetchOptions = GuardedLookupOptions;
 export type UnsafeUrlCode = "invalid_url" | "private_address" | "unresolvable_host";
 
 /** A refused base URL. `detail` says exactly why, for the user; status 422 (it is their input). */
-export class UnsafeUrlError extends Error {
+export class UnsafeUrlError extends UserFacingError<UnsafeUrlCode> {
   override name = "UnsafeUrlError";
   readonly status = 422;
-  constructor(
-    readonly code: UnsafeUrlCode,
-    readonly detail: string,
-    options?: { cause?: unknown },
-  ) {
-    super(detail, options);
+  constructor(code: UnsafeUrlCode, detail: string, options: { cause?: unknown } = {}) {
+    super(code, detail, { ...options, field: "base_url" });
   }
 }
 

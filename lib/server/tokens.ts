@@ -36,6 +36,7 @@ import {
   revokeLocalEngineToken,
 } from "./local-engine.js";
 import { assertSafeBaseUrl, fetchFor, UnsafeUrlError, type Resolver, type SafeBaseUrl } from "./ssrf.js";
+import { UserFacingError } from "./user-error.js";
 
 // The token vault (issue 4 item 4; architecture convention 5): the ONLY module that decrypts
 // orkestr connection tokens. Everything it returns carries the token's hint ("ork_…abcd"), never
@@ -68,19 +69,16 @@ export const VAULT_ERROR_STATUS: Record<VaultErrorCode, number> = {
 };
 
 /** Everything the vault refuses, with `{ code, detail }` for the API and the status to answer with. */
-export class VaultError extends Error {
+export class VaultError extends UserFacingError<VaultErrorCode> {
   override name = "VaultError";
   readonly status: number;
-  /** The form field the error belongs to, when it is about one. */
-  readonly field: "name" | "base_url" | "token" | undefined;
   constructor(
-    readonly code: VaultErrorCode,
-    readonly detail: string,
+    code: VaultErrorCode,
+    detail: string,
     options: { cause?: unknown; field?: "name" | "base_url" | "token" } = {},
   ) {
-    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
+    super(code, detail, options);
     this.status = VAULT_ERROR_STATUS[code];
-    this.field = options.field;
   }
 }
 
