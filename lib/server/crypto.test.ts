@@ -12,7 +12,6 @@ import {
   hashPassword,
   loadOrCreateKeyFile,
   needsRehash,
-  newSessionToken,
   randomToken,
   safeEqual,
   sha256,
@@ -225,10 +224,10 @@ describe("tokens and hashes", () => {
     expect(tokenHint("ork_short")).toBe("ork_…");
   });
 
-  it("random tokens are url-safe and unique; session tokens carry 256 bits", () => {
-    const t = newSessionToken();
+  it("random tokens are url-safe and unique, 256 bits unless asked otherwise", () => {
+    const t = randomToken();
     expect(t).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(newSessionToken()).not.toBe(t);
+    expect(randomToken()).not.toBe(t);
     expect(randomToken(16)).toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
 

@@ -178,11 +178,6 @@ export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString("base64url");
 }
 
-/** A new session token (the cookie value); store only sha256(token). */
-export function newSessionToken(): string {
-  return randomToken(32);
-}
-
 /** Lowercase hex SHA-256 of a UTF-8 string or bytes. */
 export function sha256(input: string | Buffer): string {
   return createHash("sha256").update(input).digest("hex");

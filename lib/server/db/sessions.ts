@@ -1,13 +1,14 @@
 import "server-only";
 import { z } from "zod";
-import { newSessionToken, sha256 } from "../crypto.js";
+import { sha256 } from "../crypto.js";
 import type { Db } from "./index.js";
+import { inForce, newSecretToken, secretTokenHash } from "./secret-tokens.js";
 import { UserRow, type User } from "./users.js";
 import { EpochDate, parseRow } from "./util.js";
 
 // Server-side sessions. The cookie carries a random token; the table stores only sha256(token) as
-// the id, so a database leak yields no usable cookie. Sessions end by expiry or by revocation (sign
-// out, sign out everywhere, password change, disabled user).
+// the id, so a database leak yields no usable cookie (secret-tokens.ts). Sessions end by expiry or
+// by revocation (sign out, sign out everywhere, password change, disabled user).
 
 export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -56,9 +57,6 @@ const SESSION_COLUMNS = [
   "sessions.user_agent",
 ] as const;
 
-/** Tokens are 32 random bytes in base64url; anything else cannot be a session and skips the query. */
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
-
 export const sessionIdFromToken = (token: string): string => sha256(token);
 
 export interface CreateSessionInput {
@@ -72,9 +70,9 @@ export interface CreateSessionInput {
 /** Creates a session and returns its token (for the cookie; not stored) with the session. */
 export async function createSession(db: Db, input: CreateSessionInput): Promise<{ token: string; session: Session }> {
   const now = input.now ?? Date.now();
-  const token = newSessionToken();
+  const { token, hash } = newSecretToken();
   const row = {
-    id: sha256(token),
+    id: hash,
     user_id: input.userId,
     created_at: now,
     expires_at: now + (input.ttlMs ?? SESSION_TTL_MS),
@@ -96,7 +94,8 @@ export async function findValidSession(
   token: string,
   opts: { now?: number } = {},
 ): Promise<{ session: Session; user: User } | null> {
-  if (!TOKEN_SHAPE.test(token)) return null;
+  const id = secretTokenHash(token);
+  if (!id) return null;
   const now = opts.now ?? Date.now();
   const row = await db
     .selectFrom("sessions")
@@ -110,9 +109,8 @@ export async function findValidSession(
       "users.updated_at as u_updated_at",
       "users.disabled_at as u_disabled_at",
     ])
-    .where("sessions.id", "=", sha256(token))
-    .where("sessions.revoked_at", "is", null)
-    .where("sessions.expires_at", ">", now)
+    .where("sessions.id", "=", id)
+    .where(inForce("sessions", now))
     .where("users.disabled_at", "is", null)
     .executeTakeFirst();
   if (!row) return null;
@@ -162,8 +160,8 @@ export async function touchSession(
 
 /** Revokes the session behind a token (sign out). Returns whether a live session was revoked. */
 export async function revokeSession(db: Db, token: string, now = Date.now()): Promise<boolean> {
-  if (!TOKEN_SHAPE.test(token)) return false;
-  return revokeSessionById(db, sha256(token), undefined, now);
+  const id = secretTokenHash(token);
+  return id ? revokeSessionById(db, id, undefined, now) : false;
 }
 
 /** Revokes one session by id; with userId, only if it belongs to that user ("sign out that device"). */
@@ -205,8 +203,7 @@ export async function listActiveSessions(db: Db, userId: string, now = Date.now(
     .selectFrom("sessions")
     .select(SESSION_COLUMNS)
     .where("user_id", "=", userId)
-    .where("revoked_at", "is", null)
-    .where("expires_at", ">", now)
+    .where(inForce("sessions", now))
     .orderBy("last_seen_at", "desc")
     .execute();
   return rows.map((r) => parseRow("sessions", SessionRow, r));

@@ -1,10 +1,10 @@
 import "server-only";
 import { z } from "zod";
-import { randomToken, sha256 } from "../crypto.js";
 import { newId } from "../ids.js";
 import { DbConflictError, DbNotFoundError, isUniqueViolation } from "./errors.js";
 import type { Db } from "./index.js";
 import { ROLES, type Role } from "./schema.js";
+import { inForce, newSecretToken, secretTokenHash } from "./secret-tokens.js";
 import { normalizeEmail, UserRow, type User } from "./users.js";
 import { EpochDate, inTransaction, lockRow, parseRow } from "./util.js";
 
@@ -330,7 +330,7 @@ export async function removeMember(db: Db, input: { teamId: string; userId: stri
 }
 
 // ---------------------------------------------------------------------------------------------
-// Invitations: a random token is mailed or shown once; only sha256(token) is stored.
+// Invitations: a random token is mailed or shown once; only sha256(token) is stored (secret-tokens.ts).
 
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -339,7 +339,7 @@ export async function createInvitation(
   input: { teamId: string; email: string; role: Role; invitedBy: string | null; ttlMs?: number; now?: number },
 ): Promise<{ token: string; invitation: Invitation }> {
   const now = input.now ?? Date.now();
-  const token = randomToken(32);
+  const { token, hash } = newSecretToken();
   const email = z.string().trim().max(254).pipe(z.email()).parse(input.email);
   const row = {
     id: newId("inv"),
@@ -347,7 +347,7 @@ export async function createInvitation(
     email,
     email_normalized: normalizeEmail(email),
     role: RoleSchema.parse(input.role),
-    token_hash: sha256(token),
+    token_hash: hash,
     invited_by: input.invitedBy,
     created_at: now,
     expires_at: now + (input.ttlMs ?? INVITATION_TTL_MS),
@@ -363,8 +363,7 @@ export async function listPendingInvitations(db: Db, teamId: string, now = Date.
     .selectFrom("invitations")
     .select(INVITATION_COLUMNS)
     .where("team_id", "=", teamId)
-    .where("accepted_at", "is", null)
-    .where("expires_at", ">", now)
+    .where(inForce("invitations", now))
     .orderBy("created_at", "desc")
     .execute();
   return rows.map((r) => parseRow("invitations", InvitationRow, r));
@@ -372,12 +371,13 @@ export async function listPendingInvitations(db: Db, teamId: string, now = Date.
 
 /** A pending invitation by its token, or null (unknown, used or expired). */
 export async function findPendingInvitation(db: Db, token: string, now = Date.now()): Promise<Invitation | null> {
+  const hash = secretTokenHash(token);
+  if (!hash) return null;
   const row = await db
     .selectFrom("invitations")
     .select(INVITATION_COLUMNS)
-    .where("token_hash", "=", sha256(token))
-    .where("accepted_at", "is", null)
-    .where("expires_at", ">", now)
+    .where("token_hash", "=", hash)
+    .where(inForce("invitations", now))
     .executeTakeFirst();
   return row ? parseRow("invitations", InvitationRow, row) : null;
 }
