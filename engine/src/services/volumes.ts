@@ -6,6 +6,7 @@ import { REGIONS, type Plan } from "../plans.js";
 import type { Host } from "../runtime/host.js";
 import { detectVolumeBackend, VolumeStore } from "../runtime/volume-fs.js";
 import type { Db } from "../store/db.js";
+import { pageNewestFirst, type Condition } from "../store/paging.js";
 import type { HostAdmission } from "./admission.js";
 import type { EventLog } from "./events.js";
 
@@ -274,28 +275,11 @@ export class VolumeService {
     account: string,
     filter: { region?: string; status?: string; limit: number; cursor?: string },
   ): Promise<{ items: VolumeView[]; next: string | null }> {
-    const where = ["account_id = ?"];
-    const args: unknown[] = [account];
-    if (filter.region) {
-      where.push("region = ?");
-      args.push(filter.region);
-    }
-    if (filter.status) {
-      where.push("status = ?");
-      args.push(filter.status);
-    }
-    if (filter.cursor) {
-      where.push("id < ?");
-      args.push(filter.cursor);
-    }
-    const rows = this.db
-      .prepare(`SELECT * FROM volumes WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`)
-      .all(...args, filter.limit + 1) as VolumeRow[];
-    const page = rows.slice(0, filter.limit);
-    return {
-      items: await Promise.all(page.map((r) => this.view(r))),
-      next: rows.length > filter.limit ? page[page.length - 1]!.id : null,
-    };
+    const where: Condition[] = [["account_id = ?", account]];
+    if (filter.region) where.push(["region = ?", filter.region]);
+    if (filter.status) where.push(["status = ?", filter.status]);
+    const { items, next } = pageNewestFirst<VolumeRow>(this.db, "volumes", where, filter);
+    return { items: await Promise.all(items.map((r) => this.view(r))), next };
   }
 
   ref(volumeId: string | null): VolumeRef | null {

@@ -6,6 +6,7 @@ import { ApiError } from "../errors.js";
 import { newId, newSecret } from "../lib/ids.js";
 import { iso, isoOrNull } from "../lib/time.js";
 import type { Db } from "../store/db.js";
+import { pageNewestFirst, type Condition } from "../store/paging.js";
 import type { EngineEvent, EventLog } from "./events.js";
 import type { SandboxService } from "./sandboxes.js";
 import { connectPlan, REFUSED_CODE } from "./webhook-guard.js";
@@ -233,13 +234,8 @@ export class WebhookService {
   }
 
   list(account: string, page: { limit: number; cursor?: string }): { items: WebhookView[]; next: string | null } {
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM webhooks WHERE account_id = ?${page.cursor ? " AND id < ?" : ""} ORDER BY id DESC LIMIT ?`,
-      )
-      .all(account, ...(page.cursor ? [page.cursor] : []), page.limit + 1) as WebhookRow[];
-    const items = rows.slice(0, page.limit);
-    return { items: items.map(webhookView), next: rows.length > page.limit ? items[items.length - 1]!.id : null };
+    const { items, next } = pageNewestFirst<WebhookRow>(this.db, "webhooks", [["account_id = ?", account]], page);
+    return { items: items.map(webhookView), next };
   }
 
   update(account: string, id: string, patch: Partial<WebhookInput>): WebhookView {
@@ -360,21 +356,10 @@ export class WebhookService {
     q: { status?: DeliveryStatus; limit: number; cursor?: string },
   ): { items: DeliveryView[]; next: string | null } {
     const wh = this.row(account, webhookId);
-    const where = ["webhook_id = ?"];
-    const args: unknown[] = [wh.id];
-    if (q.status) {
-      where.push("status = ?");
-      args.push(q.status);
-    }
-    if (q.cursor) {
-      where.push("id < ?");
-      args.push(q.cursor);
-    }
-    const rows = this.db
-      .prepare(`SELECT * FROM webhook_deliveries WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`)
-      .all(...args, q.limit + 1) as DeliveryRow[];
-    const items = rows.slice(0, q.limit);
-    return { items: items.map(deliveryView), next: rows.length > q.limit ? items[items.length - 1]!.id : null };
+    const where: Condition[] = [["webhook_id = ?", wh.id]];
+    if (q.status) where.push(["status = ?", q.status]);
+    const { items, next } = pageNewestFirst<DeliveryRow>(this.db, "webhook_deliveries", where, q);
+    return { items: items.map(deliveryView), next };
   }
 
   getDelivery(
