@@ -12,6 +12,12 @@ import { pageNewestFirst, type Condition } from "../store/paging.js";
 import type { EventLog } from "./events.js";
 import type { SandboxService } from "./sandboxes.js";
 
+/** What taking a snapshot needs of the sandbox service (narrow: SandboxService builds this service). */
+export type SnapshotSandboxes = Pick<
+  SandboxService,
+  "plan" | "getRow" | "rowUnscoped" | "runningRow" | "exclusive" | "sandboxDir"
+>;
+
 export interface SnapshotRow {
   id: string;
   account_id: string;
@@ -63,7 +69,7 @@ export class SnapshotService {
     config: EngineConfig,
     private readonly db: Db,
     private readonly events: EventLog,
-    private readonly sandboxes: SandboxService,
+    private readonly sandboxes: SnapshotSandboxes,
     /** Whether the engine may mount (root in its private mount namespace): then captures stage in RAM. */
     private readonly canMount: boolean,
   ) {

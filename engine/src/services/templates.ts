@@ -130,14 +130,13 @@ export class TemplateService {
   private locks = new Map<string, Promise<unknown>>();
   private mountedViews = new Set<string>();
   private closing = false;
-  /** The machine's disk, RAM and pids for builds (services/admission.ts); set once at engine start. */
-  admission: HostAdmission | null = null;
-
   constructor(
     private readonly config: EngineConfig,
     private readonly db: Db,
     private readonly host: Host,
     private readonly events: EventLog,
+    /** The machine's disk, RAM and pids for builds (services/admission.ts). */
+    private readonly admission: HostAdmission,
   ) {
     this.plan = PLANS[config.plan];
     this.layers = new TemplateLayers(path.join(config.root, "templates"), host);
@@ -324,7 +323,7 @@ export class TemplateService {
     }
     if (this.row(account, input.name))
       throw new ApiError("template_name_taken", `A template named "${input.name}" already exists`);
-    this.admission?.admitTemplate();
+    this.admission.admitTemplate();
     const id = newId("tmpl");
     this.db
       .prepare(

@@ -86,6 +86,21 @@ export interface VolumePlan {
   region: string | null;
 }
 
+export interface OpenedVolumeStore {
+  store: VolumeStore;
+  /** Why volume sizes are not enforced here (plain directories), or null when they are. */
+  backendNote: string | null;
+}
+
+/** The volume store for this machine: loop-mounted ext4 images where the engine may mount, else directories. */
+export function openVolumeStore(config: EngineConfig, host: Host): OpenedVolumeStore {
+  const { backend, reason } = detectVolumeBackend(host);
+  return {
+    store: new VolumeStore(config.root, backend, VolumeStore.bytesPerGb(config.volumeUnitMb)),
+    backendNote: reason,
+  };
+}
+
 /**
  * Persistent volumes (contract §3.9 with the seed's corrections): named disks mounted at /persist,
  * held by one sandbox at a time (running or paused), pinned to a region, movable while detached,
@@ -102,19 +117,18 @@ export class VolumeService {
   private busy = new Set<string>();
   private moves = new Set<Promise<void>>();
   private sweeper: NodeJS.Timeout | null = null;
-  /** The machine's disk (services/admission.ts), checked after the plan's caps; set once at engine start. */
-  admission: HostAdmission | null = null;
-
   constructor(
     private readonly config: EngineConfig,
     private readonly db: Db,
-    host: Host,
     private readonly events: EventLog,
     private readonly plan: Plan,
+    /** Where volume data lives (openVolumeStore): host admission reads it too, so it is built first. */
+    disk: OpenedVolumeStore,
+    /** The machine's disk (services/admission.ts), checked after the plan's caps. */
+    private readonly admission: HostAdmission,
   ) {
-    const { backend, reason } = detectVolumeBackend(host);
-    this.backendNote = reason;
-    this.store = new VolumeStore(config.root, backend, VolumeStore.bytesPerGb(config.volumeUnitMb));
+    this.store = disk.store;
+    this.backendNote = disk.backendNote;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -364,7 +378,7 @@ export class VolumeService {
     this.checkSize(input.size_gb);
     this.checkNameFree(account, input.name);
     this.checkCount(account);
-    this.admission?.admitVolumeGb(input.size_gb);
+    this.admission.admitVolumeGb(input.size_gb);
     const id = this.insert({
       account,
       name: input.name,
@@ -415,7 +429,7 @@ export class VolumeService {
           size_gb: row.size_gb,
         });
       this.checkSize(input.size_gb);
-      this.admission?.admitVolumeGb(input.size_gb - row.size_gb, `growing volume ${row.name}`);
+      this.admission.admitVolumeGb(input.size_gb - row.size_gb, `growing volume ${row.name}`);
       const size = input.size_gb;
       await this.exclusive(row, "resize it", async () => {
         await this.store.grow(row.region, row.id, size);
@@ -516,7 +530,7 @@ export class VolumeService {
     }
     this.checkSize(Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb));
     this.checkCount(account);
-    this.admission?.admitVolumeGb(Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb), `the new volume ${ref}`);
+    this.admission.admitVolumeGb(Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb), `the new volume ${ref}`);
     return { account, existing: null, name: ref, region };
   }
 
