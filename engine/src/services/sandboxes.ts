@@ -3,7 +3,6 @@ import path from "node:path";
 import type { EngineConfig } from "../config.js";
 import { ApiError } from "../errors.js";
 import { newId, newSecret } from "../lib/ids.js";
-import { iso, isoOrNull } from "../lib/time.js";
 import { previewHostBase } from "../lib/preview-host.js";
 import { REGIONS, DEFAULT_EGRESS_DOMAINS, type Plan } from "../plans.js";
 import type { Host } from "../runtime/host.js";
@@ -17,49 +16,16 @@ import type { EventLog } from "./events.js";
 import type { TemplateService } from "./templates.js";
 import { SandboxMeter } from "./metrics.js";
 import type { SandboxStorage } from "./sandbox-storage.js";
-import type { VolumeRef } from "./volumes.js";
 import { UsageLedger } from "./usage.js";
 import type { Live, LiveSandboxes } from "./sandboxes/live.js";
 import { PlanAdmission } from "./sandboxes/plan-admission.js";
-import {
-  GONE,
-  SandboxRepository,
-  type SandboxFilter,
-  type SandboxRow,
-  type SandboxStatus,
-} from "./sandboxes/repository.js";
+import { GONE, SandboxRepository, type SandboxFilter, type SandboxRow } from "./sandboxes/repository.js";
 import { UsageSampler } from "./sandboxes/sampler.js";
+import { sandboxView, type SandboxView } from "./sandboxes/view.js";
 import { allocateUid } from "./sandboxes/uid-pool.js";
 
 export type { SandboxRow, SandboxStatus } from "./sandboxes/repository.js";
-
-export interface SandboxView {
-  id: string;
-  status: SandboxStatus;
-  template: string;
-  size: string;
-  cpu: number;
-  memory_mb: number;
-  network: string;
-  allow_domains: string[] | null;
-  region: string;
-  metadata: Record<string, string>;
-  env_keys: string[];
-  timeout_seconds: number;
-  on_timeout: string;
-  auto_resume: boolean;
-  volume: VolumeRef | null;
-  snapshot: string | null;
-  preview_auth: boolean;
-  preview_auth_token?: string | null;
-  preview_host_base: string | null;
-  created_at: string;
-  started_at: string | null;
-  expires_at: string | null;
-  paused_at: string | null;
-  terminated_at: string | null;
-  status_reason: string | null;
-}
+export type { SandboxView } from "./sandboxes/view.js";
 
 /** pids.max of every sandbox (host admission reserves it per live or paused sandbox). */
 export const PIDS_MAX = 1024;
@@ -173,35 +139,13 @@ export class SandboxService {
   }
 
   view(row: SandboxRow, extra: { preview_auth_token?: string } = {}): SandboxView {
-    const v: SandboxView = {
-      id: row.id,
-      status: row.status,
-      template: row.template,
-      size: row.size,
-      cpu: row.cpu,
-      memory_mb: row.memory_mb,
-      network: row.network,
-      allow_domains: row.allow_domains ? (JSON.parse(row.allow_domains) as string[]) : null,
-      region: row.region,
-      metadata: JSON.parse(row.metadata) as Record<string, string>,
-      env_keys: JSON.parse(row.env_keys) as string[],
-      timeout_seconds: row.timeout_seconds,
-      on_timeout: row.on_timeout,
-      auto_resume: !!row.auto_resume,
+    return sandboxView(row, {
       volume: this.storage.volumeRef(row.volume_id),
-      snapshot: row.snapshot_id ?? null,
-      preview_auth: !!row.preview_auth,
-      preview_host_base:
+      // Previews need the network and a plan that has them; the base names this engine's port.
+      previewHostBase:
         row.network !== "off" && this.plan.previewsAllowed ? previewHostBase(row.id, this.config.port) : null,
-      created_at: iso(row.created_at),
-      started_at: isoOrNull(row.started_at),
-      expires_at: isoOrNull(row.expires_at),
-      paused_at: isoOrNull(row.paused_at),
-      terminated_at: isoOrNull(row.terminated_at),
-      status_reason: row.status_reason,
-    };
-    if ("preview_auth_token" in extra) v.preview_auth_token = extra.preview_auth_token ?? null;
-    return v;
+      ...extra,
+    });
   }
 
   get(account: string, id: string): SandboxView {
