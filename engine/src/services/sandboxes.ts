@@ -56,7 +56,7 @@ export interface SandboxDeps {
  * The sandbox lifecycle: create, countdown, pause, resume, terminate, failure and shutdown, one
  * transition at a time per sandbox. The pieces with one job each live in services/sandboxes/: the
  * table (repository.ts), the plan's limits (plan-admission.ts), uids (uid-pool.ts), the live
- * registry (live.ts) and the usage sampler (sampler.ts).
+ * registry (live.ts), the usage sampler (sampler.ts) and the API object (view.ts).
  */
 export class SandboxService {
   readonly plan: Plan;

@@ -14,7 +14,7 @@ export function planFor(config: EngineConfig): Plan {
 /**
  * What the account's plan allows a create or resume: sizes, the countdown cap, the concurrent RAM
  * budget, the trial credit. Refusals are the plan's own codes (403 size_not_allowed / plan_limit,
- * 429 concurrency_limit, 402-style trial_exhausted); the machine's capacity is checked after these,
+ * 429 concurrency_limit, 402 trial_exhausted); the machine's capacity is checked after these,
  * by host admission (services/admission.ts).
  */
 export class PlanAdmission {
