@@ -16,9 +16,11 @@ import { SandboxService, PIDS_MAX } from "./services/sandboxes.js";
 import { describeCapacity, HostAdmission } from "./services/admission.js";
 import { PreviewService } from "./services/previews.js";
 import { previewServerFactory } from "./services/preview-proxy.js";
+import { LiveSandboxes } from "./services/sandboxes/live.js";
+import { planFor } from "./services/sandboxes/plan-admission.js";
 import { SandboxStorage } from "./services/sandbox-storage.js";
 import { SnapshotService } from "./services/snapshots.js";
-import { VolumeService } from "./services/volumes.js";
+import { openVolumeStore, VolumeService } from "./services/volumes.js";
 import { TemplateService } from "./services/templates.js";
 import { WebhookService } from "./services/webhooks.js";
 import { getMeta, openDb, setMeta } from "./store/db.js";
@@ -62,42 +64,51 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
   const db = openDb(config.root);
   const host = await prepareHost(config, log);
   const events = new EventLog(db);
-  const sandboxes = new SandboxService(config, db, host, events);
-  const failed = sandboxes.recoverAfterRestart();
-  const templates = new TemplateService(config, db, host, events);
-  // Sandboxes of a custom template bind its layer: they take and release a reference to it.
-  sandboxes.templates = templates;
-  const webhooks = new WebhookService(config, db, events, sandboxes, log);
-  if (failed) log(`${failed} sandbox(es) from an earlier run marked failed: their processes died with it`);
-  // After the webhook service exists, so a build failed by the restart is announced like any other.
-  const builds = templates.recoverAfterRestart();
-  if (builds.failed) log(`${builds.failed} template build(s) interrupted by the restart marked failed`);
-  // Named snapshots and volumes. Recovered after the sandboxes: every holder died with the last run.
-  const storage = new SandboxStorage(
-    new SnapshotService(config, db, events, sandboxes, host.scratchTmpfs),
-    new VolumeService(config, db, host, events, sandboxes.plan),
-    db,
-  );
-  sandboxes.storage = storage;
-  storage.snapshots.recover();
-  await storage.volumes.recover();
-  if (storage.volumes.backendNote)
-    log(`  degraded: volumes are plain directories whose size is not enforced (${storage.volumes.backendNote})`);
+  // Built in dependency order, each with what it needs. The pieces two services share are built
+  // first: the live-sandbox registry and the volume store (host admission reads both).
+  const plan = planFor(config);
+  const live = new LiveSandboxes();
+  const volumeStore = openVolumeStore(config, host);
   // The machine's own RAM, pids and disk, checked after every plan limit (services/admission.ts).
   const admission = new HostAdmission(
     config,
     db,
     {
       // pids.current only: admission runs on every create and resume, memory.stat is not needed there.
-      sandboxThreads: (id) => sandboxes.process(id)?.cgroup.taskCount(),
+      sandboxThreads: (id) => live.process(id)?.cgroup.taskCount(),
       volumeData: (region, id) => ({
-        path: storage.volumes.store.dataPath(region, id),
-        image: storage.volumes.store.backend === "loop-ext4",
+        path: volumeStore.store.dataPath(region, id),
+        image: volumeStore.store.backend === "loop-ext4",
       }),
     },
     PIDS_MAX,
   );
-  sandboxes.admission = storage.volumes.admission = templates.admission = admission;
+  const templates = new TemplateService(config, db, host, events, admission);
+  const volumes = new VolumeService(config, db, events, plan, volumeStore, admission);
+  // Sandboxes of a custom template bind its layer; snapshots need running sandboxes, which fork them.
+  const sandboxes = new SandboxService({
+    config,
+    db,
+    host,
+    events,
+    plan,
+    live,
+    admission,
+    templates,
+    storage: (s) => new SandboxStorage(new SnapshotService(config, db, events, s, host.scratchTmpfs), volumes, db),
+  });
+  const { storage } = sandboxes;
+  const failed = sandboxes.recoverAfterRestart();
+  const webhooks = new WebhookService(config, db, events, sandboxes, log);
+  if (failed) log(`${failed} sandbox(es) from an earlier run marked failed: their processes died with it`);
+  // After the webhook service exists, so a build failed by the restart is announced like any other.
+  const builds = templates.recoverAfterRestart();
+  if (builds.failed) log(`${builds.failed} template build(s) interrupted by the restart marked failed`);
+  // Named snapshots and volumes. Recovered after the sandboxes: every holder died with the last run.
+  storage.snapshots.recover();
+  await storage.volumes.recover();
+  if (storage.volumes.backendNote)
+    log(`  degraded: volumes are plain directories whose size is not enforced (${storage.volumes.backendNote})`);
   log(`  host capacity: ${describeCapacity(admission.capacity())}`);
   let signing = getMeta(db, "signing_key");
   if (!signing) {

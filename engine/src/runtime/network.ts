@@ -15,6 +15,22 @@ export const PROXY_PORT = 3128;
 /** Concurrent connections one restricted sandbox may hold open through its relay. */
 export const RELAY_MAX_CONNECTIONS = 256;
 
+/**
+ * The environment that points a restricted sandbox's (or template build's) HTTP clients at the
+ * egress proxy relayed on PROXY_PORT inside its network namespace; loopback goes direct.
+ */
+export function proxyEnv(): Record<string, string> {
+  const url = `http://127.0.0.1:${PROXY_PORT}`;
+  return {
+    HTTPS_PROXY: url,
+    https_proxy: url,
+    HTTP_PROXY: url,
+    http_proxy: url,
+    NO_PROXY: "localhost,127.0.0.1,::1",
+    no_proxy: "localhost,127.0.0.1,::1",
+  };
+}
+
 export interface NetworkHandle {
   mode: "off" | "restricted" | "open";
   close(): Promise<void>;

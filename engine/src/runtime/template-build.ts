@@ -9,7 +9,7 @@ import type { EngineConfig } from "../config.js";
 import { DEFAULT_EGRESS_DOMAINS, SIZES } from "../plans.js";
 import { UID_BLOCK, type Host } from "./host.js";
 import type { TemplateLayers } from "./layers.js";
-import { PROXY_PORT, startNetwork, type NetworkHandle } from "./network.js";
+import { proxyEnv, startNetwork, type NetworkHandle } from "./network.js";
 import { shq } from "./sandbox-command.js";
 import { createSandboxDirs, removeSandboxDirs, SandboxProcess, sandboxDirs } from "./sandbox-proc.js";
 import type { BaseImage } from "./templates.js";
@@ -446,16 +446,4 @@ export class TemplateBuild {
     await unmountRoot?.().catch(() => undefined);
     await this.layers.dropBuildLeftovers(this.req.id).catch(() => undefined);
   }
-}
-
-function proxyEnv(): Record<string, string> {
-  const url = `http://127.0.0.1:${PROXY_PORT}`;
-  return {
-    HTTPS_PROXY: url,
-    https_proxy: url,
-    HTTP_PROXY: url,
-    http_proxy: url,
-    NO_PROXY: "localhost,127.0.0.1,::1",
-    no_proxy: "localhost,127.0.0.1,::1",
-  };
 }

@@ -1,10 +1,15 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { ApiError } from "../errors.js";
 import { iso } from "../lib/time.js";
 import { sandboxDirs, type SandboxSpec } from "../runtime/sandbox-proc.js";
+import { joinApi, normalizeApiPath, REACH } from "./files/paths.js";
+
+export { decodeContent, parseMode } from "./files/codecs.js";
+export { normalizeApiPath } from "./files/paths.js";
+export { sign, verifySigned, type SignedParams } from "./files/presign.js";
 
 /**
  * File access for one sandbox (contract §3.4), done by the engine as root on the sandbox's host
@@ -27,8 +32,6 @@ import { sandboxDirs, type SandboxSpec } from "../runtime/sandbox-proc.js";
 export const MAX_JSON_FILE_BYTES = 10 * 1024 * 1024;
 /** Largest total (decoded) of one files/batch request. */
 export const MAX_BATCH_BYTES = 25 * 1024 * 1024;
-const MAX_PATH_BYTES = 4096;
-const MAX_NAME_BYTES = 255;
 /** Same bound as the kernel's: a symlink loop ends in invalid_path, not a hang. */
 const MAX_SYMLINK_HOPS = 40;
 /** Entries one directory listing returns at most. */
@@ -53,136 +56,6 @@ function closeQuietly(fd: number | null | undefined): void {
   } catch {
     /* already closed */
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// API paths
-
-const REACH = "The local engine's file API reaches /workspace and /tmp, and /persist when a volume is attached";
-
-/**
- * Canonical form of an API path: absolute, no `..`, no NUL, bounded; `.` and repeated or trailing
- * slashes are dropped. Throws 400 invalid_path with the reason.
- */
-export function normalizeApiPath(p: string): string {
-  if (p.includes("\0")) throw new ApiError("invalid_path", "Path contains a NUL byte");
-  if (!p.startsWith("/"))
-    throw new ApiError(
-      "invalid_path",
-      `Path "${p}" is relative; give an absolute sandbox path such as /workspace/main.py`,
-    );
-  if (Buffer.byteLength(p) > MAX_PATH_BYTES)
-    throw new ApiError("invalid_path", `Path is longer than ${MAX_PATH_BYTES} bytes`);
-  const parts = p.split("/").filter((s) => s !== "" && s !== ".");
-  if (parts.includes(".."))
-    throw new ApiError("invalid_path", `Path "${p}" contains a ".." segment; give a normalized absolute path`);
-  const long = parts.find((s) => Buffer.byteLength(s) > MAX_NAME_BYTES);
-  if (long !== undefined)
-    throw new ApiError("invalid_path", `Path component "${long.slice(0, 40)}…" is longer than ${MAX_NAME_BYTES} bytes`);
-  return "/" + parts.join("/");
-}
-
-function joinApi(dir: string, name: string): string {
-  return dir === "/" ? `/${name}` : `${dir}/${name}`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Content decoding (JSON bodies)
-
-const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
-
-/**
- * Decodes a JSON body's `content`: strict base64 (standard or URL alphabet, whitespace ignored) or
- * UTF-8 text. Size is checked before decoding so an oversized body is refused without a copy.
- */
-export function decodeContent(
-  content: string,
-  encoding: "base64" | "utf8",
-  limit: number,
-  loc: (string | number)[] = ["body", "content"],
-): Buffer {
-  if (encoding === "utf8") {
-    const size = Buffer.byteLength(content, "utf8");
-    if (size > limit) throw tooLarge(size, limit);
-    return Buffer.from(content, "utf8");
-  }
-  const compact = /\s/.test(content) ? content.replace(/\s+/g, "") : content;
-  if (!BASE64.test(compact) || compact.length % 4 === 1) {
-    throw new ApiError("validation_error", [
-      { loc, msg: 'content is not valid base64 (send encoding: "utf8" for plain text)', type: "value_error.base64" },
-    ]);
-  }
-  const estimate = Math.floor((compact.length * 3) / 4);
-  if (estimate > limit + 2) throw tooLarge(estimate, limit);
-  const data = Buffer.from(compact, "base64");
-  if (data.length > limit) throw tooLarge(data.length, limit);
-  return data;
-}
-
-function tooLarge(size: number, limit: number): ApiError {
-  return new ApiError(
-    "payload_too_large",
-    `Content is ${size} bytes; the JSON file API takes at most ${limit} bytes. Use files/presign-upload or PUT files/raw for large files.`,
-    { size, limit },
-  );
-}
-
-/** "0644", "644" or "0o644" → 0o644. Only permission bits: no setuid, setgid or sticky. */
-export function parseMode(mode: string | undefined): number | undefined {
-  if (mode === undefined) return undefined;
-  const m = /^(?:0o?)?([0-7]{3})$/.exec(mode);
-  if (!m)
-    throw new ApiError("validation_error", [
-      { loc: ["body", "mode"], msg: 'mode must be octal permission bits such as "0644"', type: "value_error" },
-    ]);
-  return parseInt(m[1]!, 8);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Presigned URLs: HMAC-SHA256 over method|account|sandbox_id|path|exp (and |max for uploads)
-
-export interface SignedParams {
-  method: "GET" | "PUT";
-  /** The account the URL acts for (the sandbox's): a URL never serves another account. */
-  account: string;
-  sandboxId: string;
-  path: string;
-  exp: number;
-  /** Upload cap carried in the URL as `max`; part of the signature so it cannot be raised. */
-  maxBytes?: number;
-}
-
-export function sign(key: Buffer, p: SignedParams): string {
-  let msg = `${p.method}|${p.account}|${p.sandboxId}|${p.path}|${p.exp}`;
-  if (p.method === "PUT") msg += `|${p.maxBytes ?? ""}`;
-  return createHmac("sha256", key).update(msg).digest("hex");
-}
-
-/**
- * Checks a presigned request: the signature first (so a tampered `exp` is 403, not 410), then the
- * expiry. The signature binds method, sandbox, path and upload cap, so none can be swapped.
- */
-export function verifySigned(
-  key: Buffer,
-  q: { exp?: string; sig?: string; max?: string },
-  p: Omit<SignedParams, "exp" | "maxBytes">,
-): { maxBytes?: number } {
-  const bad = () =>
-    new ApiError(
-      "invalid_signature",
-      "The presigned URL's signature does not match (wrong method, sandbox, path or a modified parameter)",
-    );
-  if (!q.exp || !/^\d{1,12}$/.test(q.exp) || !q.sig || !/^[0-9a-f]{64}$/i.test(q.sig)) throw bad();
-  if (q.max !== undefined && !/^\d{1,16}$/.test(q.max)) throw bad();
-  const exp = Number(q.exp);
-  const maxBytes = q.max === undefined ? undefined : Number(q.max);
-  const expected = Buffer.from(sign(key, { ...p, exp, maxBytes }), "hex");
-  if (!timingSafeEqual(expected, Buffer.from(q.sig, "hex"))) throw bad();
-  if (Date.now() > exp * 1000)
-    throw new ApiError("url_expired", `The presigned URL expired at ${iso(exp * 1000)}; ask for a new one`, {
-      expired_at: iso(exp * 1000),
-    });
-  return { maxBytes };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -600,10 +473,9 @@ export class SandboxFiles {
     }
   }
 
-  /** DELETE /files: a file or symlink (never followed), an empty directory, or a tree with recursive. */
   /**
-   * Deletes a file or an empty directory here. A non-empty directory with `recursive` is left to
-   * the caller (`tree: true`), which removes it inside the sandbox as the sandbox user: a tree of
+   * DELETE /files: a file or symlink (never followed), or an empty directory. A non-empty directory
+   * with `recursive` is left to the caller (`tree: true`), which removes it inside the sandbox as the sandbox user: a tree of
    * any size then costs the engine no blocking work and no root access.
    */
   remove(apiPath: string, recursive: boolean): { path: string; size: number; type: DirEntry["type"]; tree?: true } {
@@ -640,11 +512,6 @@ export class SandboxFiles {
       closeQuietly(r.dirFd);
     }
   }
-
-  /**
-   * rm -rf through directory fds: each level is opened O_NOFOLLOW and checked, so a directory
-   * swapped for a symlink mid-delete is unlinked as a link, never descended into.
-   */
 }
 
 function lstatOrNull(p: string | Buffer): fs.Stats | null {

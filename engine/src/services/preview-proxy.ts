@@ -13,6 +13,7 @@ import {
   withoutCookie,
   type PreviewService,
 } from "./previews.js";
+import type { SandboxRow } from "./sandboxes.js";
 
 /**
  * The preview proxy's HTTP side. Preview hosts are claimed at the HTTP server itself, before
@@ -171,25 +172,53 @@ function writeRawPage(socket: Duplex, req: IncomingMessage, e: unknown, asJson =
   socket.end(`${head.join("\r\n")}\r\n\r\n${page.body}`);
 }
 
+/** The request's target with the preview token taken out, the token, and the sandbox port the host names. */
+function previewTarget(
+  match: PreviewHostMatch,
+  req: IncomingMessage,
+): { target: string; token: string | null; port: number } {
+  const { target, token } = takeTokenParam(originForm(req.url));
+  return { target, token, port: match.kind === "preview" ? match.port : 0 };
+}
+
+/**
+ * What a proxied request and an upgrade both check before anything reaches the sandbox: the
+ * sandbox the host names, and the caller's preview token (refused as preview_auth_required with
+ * `deniedDetail`, which says where the token goes for this kind of request). Throws ApiErrors,
+ * which each caller answers in its own way (an HTTP page, or raw bytes on the socket).
+ */
+function admit(
+  previews: PreviewService,
+  match: PreviewHostMatch,
+  req: IncomingMessage,
+  request: { target: string; token: string | null; port: number },
+  deniedDetail: string,
+): { row: SandboxRow; auth: Exclude<ReturnType<PreviewService["authorize"]>, { kind: "denied" }> } {
+  const row = previews.lookup(match);
+  const auth = previews.authorize(row, request.port, req, request.target, request.token);
+  if (auth.kind === "denied") throw new ApiError("preview_auth_required", deniedDetail);
+  return { row, auth };
+}
+
 async function proxyRequest(
   previews: PreviewService,
   match: PreviewHostMatch,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const { target, token } = takeTokenParam(originForm(req.url));
-  const port = match.kind === "preview" ? match.port : 0;
+  const request = previewTarget(match, req);
+  const { target, port } = request;
   let row;
   let relay;
   try {
-    row = previews.lookup(match);
-    const auth = previews.authorize(row, port, req, target, token);
-    if (auth.kind === "denied") {
-      throw new ApiError(
-        "preview_auth_required",
-        "This preview needs the sandbox's preview_auth_token: send it in X-Orkestr-Preview-Token, or open the URL once with ?orkestr_token=<token>",
-      );
-    }
+    let auth;
+    ({ row, auth } = admit(
+      previews,
+      match,
+      req,
+      request,
+      "This preview needs the sandbox's preview_auth_token: send it in X-Orkestr-Preview-Token, or open the URL once with ?orkestr_token=<token>",
+    ));
     if (auth.kind === "redirect") {
       res.writeHead(302, {
         Location: auth.location,
@@ -271,19 +300,19 @@ async function proxyUpgrade(
   head: Buffer,
 ): Promise<void> {
   socket.on("error", () => undefined);
-  const { target, token } = takeTokenParam(originForm(req.url));
-  const port = match.kind === "preview" ? match.port : 0;
+  const request = previewTarget(match, req);
+  const { target, port } = request;
   let row;
   let relay;
   try {
-    row = previews.lookup(match);
     // An upgrade cannot follow a redirect: a valid ?orkestr_token= simply authorizes it.
-    if (previews.authorize(row, port, req, target, token).kind === "denied") {
-      throw new ApiError(
-        "preview_auth_required",
-        "This preview needs the sandbox's preview_auth_token (X-Orkestr-Preview-Token, the preview cookie, or ?orkestr_token=)",
-      );
-    }
+    ({ row } = admit(
+      previews,
+      match,
+      req,
+      request,
+      "This preview needs the sandbox's preview_auth_token (X-Orkestr-Preview-Token, the preview cookie, or ?orkestr_token=)",
+    ));
     relay = await previews.connect(row, port);
   } catch (e) {
     return writeRawPage(socket, req, e);

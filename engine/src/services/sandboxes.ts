@@ -2,13 +2,12 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import type { EngineConfig } from "../config.js";
 import { ApiError } from "../errors.js";
-import { canonicalId, newId, newSecret } from "../lib/ids.js";
-import { iso, isoOrNull } from "../lib/time.js";
+import { newId, newSecret } from "../lib/ids.js";
 import { previewHostBase } from "../lib/preview-host.js";
-import { PLANS, REGIONS, SIZES, DEFAULT_EGRESS_DOMAINS, type Plan, type SizeName } from "../plans.js";
-import { UID_BLOCK, type Host } from "../runtime/host.js";
+import { REGIONS, DEFAULT_EGRESS_DOMAINS, type Plan } from "../plans.js";
+import type { Host } from "../runtime/host.js";
 import { createSandboxDirs, removeSandboxDirs, SandboxProcess } from "../runtime/sandbox-proc.js";
-import { startNetwork, type NetworkHandle } from "../runtime/network.js";
+import { proxyEnv, startNetwork } from "../runtime/network.js";
 import { TEMPLATE_ALIASES } from "../runtime/templates.js";
 import type { CreateSandboxBody } from "../schemas.js";
 import type { Db } from "../store/db.js";
@@ -17,152 +16,102 @@ import type { EventLog } from "./events.js";
 import type { TemplateService } from "./templates.js";
 import { SandboxMeter } from "./metrics.js";
 import type { SandboxStorage } from "./sandbox-storage.js";
-import type { VolumeRef } from "./volumes.js";
 import { UsageLedger } from "./usage.js";
+import type { Live, LiveSandboxes } from "./sandboxes/live.js";
+import { PlanAdmission } from "./sandboxes/plan-admission.js";
+import { GONE, SandboxRepository, type SandboxFilter, type SandboxRow } from "./sandboxes/repository.js";
+import { UsageSampler } from "./sandboxes/sampler.js";
+import { sandboxView, type SandboxView } from "./sandboxes/view.js";
+import { allocateUid } from "./sandboxes/uid-pool.js";
 
-export type SandboxStatus =
-  "creating" | "running" | "pausing" | "paused" | "resuming" | "terminated" | "expired" | "failed";
-const GONE: SandboxStatus[] = ["terminated", "expired", "failed"];
-
-interface SandboxRow {
-  id: string;
-  /** The account it belongs to: every lookup on behalf of a request is scoped by it. */
-  account_id: string;
-  status: SandboxStatus;
-  template: string;
-  size: string;
-  cpu: number;
-  memory_mb: number;
-  network: "off" | "restricted" | "open";
-  allow_domains: string | null;
-  region: string;
-  metadata: string;
-  env_keys: string;
-  timeout_seconds: number;
-  on_timeout: "kill" | "pause";
-  auto_resume: number;
-  preview_auth: number;
-  preview_token_hash: string | null;
-  uid: number;
-  created_at: number;
-  started_at: number | null;
-  expires_at: number | null;
-  paused_at: number | null;
-  terminated_at: number | null;
-  running_since: number | null;
-  status_reason: string | null;
-  cpu_seconds: number;
-  gb_seconds: number;
-  /** The named snapshot it was forked from, and the volume it holds (or held). */
-  snapshot_id: string | null;
-  volume_id: string | null;
-}
-
-/** What the engine keeps in memory for a sandbox whose processes exist. */
-interface Live {
-  proc: SandboxProcess;
-  meter: SandboxMeter;
-  network: NetworkHandle;
-  timer: NodeJS.Timeout | null;
-  env: Record<string, string>;
-  /** Serializes lifecycle transitions of this sandbox. */
-  lock: Promise<unknown>;
-}
-
-export interface SandboxView {
-  id: string;
-  status: SandboxStatus;
-  template: string;
-  size: string;
-  cpu: number;
-  memory_mb: number;
-  network: string;
-  allow_domains: string[] | null;
-  region: string;
-  metadata: Record<string, string>;
-  env_keys: string[];
-  timeout_seconds: number;
-  on_timeout: string;
-  auto_resume: boolean;
-  volume: VolumeRef | null;
-  snapshot: string | null;
-  preview_auth: boolean;
-  preview_auth_token?: string | null;
-  preview_host_base: string | null;
-  created_at: string;
-  started_at: string | null;
-  expires_at: string | null;
-  paused_at: string | null;
-  terminated_at: string | null;
-  status_reason: string | null;
-}
+export type { SandboxRow, SandboxStatus } from "./sandboxes/repository.js";
+export type { SandboxView } from "./sandboxes/view.js";
 
 /** pids.max of every sandbox (host admission reserves it per live or paused sandbox). */
 export const PIDS_MAX = 1024;
 
+/** What the sandbox service is built with (app.ts builds each piece once, in dependency order). */
+export interface SandboxDeps {
+  config: EngineConfig;
+  db: Db;
+  host: Host;
+  events: EventLog;
+  /** The engine's plan (sandboxes/plan-admission.ts planFor). */
+  plan: Plan;
+  /** Sandboxes whose processes exist; shared with host admission, which counts their threads. */
+  live: LiveSandboxes;
+  /** The machine's capacity (services/admission.ts), checked after the plan's. */
+  admission: HostAdmission;
+  /** Custom templates: resolved at create, their layer held while a sandbox runs. */
+  templates: Pick<TemplateService, "forSandbox" | "acquire" | "releaseFor">;
+  /**
+   * Named snapshots and volumes, made from this service: taking a snapshot needs a running sandbox
+   * (a lookup, its lock, auto-resume), and creating a sandbox forks a snapshot and mounts a volume.
+   * The cycle is broken here, by a factory called once at construction, instead of a field set later.
+   */
+  storage: (sandboxes: SandboxService) => SandboxStorage;
+}
+
+/**
+ * The sandbox lifecycle: create, countdown, pause, resume, terminate, failure and shutdown, one
+ * transition at a time per sandbox. The pieces with one job each live in services/sandboxes/: the
+ * table (repository.ts), the plan's limits (plan-admission.ts), uids (uid-pool.ts), the live
+ * registry (live.ts), the usage sampler (sampler.ts) and the API object (view.ts).
+ */
 export class SandboxService {
   readonly plan: Plan;
   /** Books metered usage per UTC day; the usage report and the trial-credit gate read it. */
   readonly usage: UsageLedger;
-  /** Custom templates (set by app.ts): resolves them at create and holds their layer while a sandbox runs. */
-  templates?: TemplateService;
-  private live = new Map<string, Live>();
+  /** The machine's capacity (services/admission.ts), checked after the plan's; the limits route reads it. */
+  readonly admission: HostAdmission;
+  /** Named snapshots and volumes (services/sandbox-storage.ts). */
+  readonly storage: SandboxStorage;
+  private readonly config: EngineConfig;
+  private readonly host: Host;
+  private readonly events: EventLog;
+  private readonly templates: SandboxDeps["templates"];
+  private readonly live: LiveSandboxes;
+  private readonly repo: SandboxRepository;
+  private readonly limits: PlanAdmission;
+  private readonly sampler: UsageSampler;
   /** Sandboxes still booting: settled when their create finishes either way. */
   private creating = new Map<string, Promise<void>>();
-  private sampler: NodeJS.Timeout | null = null;
-  private persistCounter = 0;
   private closing = false;
-  /** Named snapshots and volumes (services/sandbox-storage.ts); set once at engine start. */
-  storage: SandboxStorage | null = null;
-  /** The machine's capacity (services/admission.ts), checked after the plan's; set once at engine start. */
-  admission: HostAdmission | null = null;
   /** Run once a sandbox's processes are gone (terminate, expiry, failure, shutdown): previews drop their relays. */
   private releaseHooks: ((id: string) => Promise<void>)[] = [];
 
-  constructor(
-    private readonly config: EngineConfig,
-    private readonly db: Db,
-    private readonly host: Host,
-    private readonly events: EventLog,
-  ) {
-    const plan = PLANS[config.plan];
-    this.plan = config.trialCreditEur === undefined ? plan : { ...plan, trialCreditEur: config.trialCreditEur };
-    this.usage = new UsageLedger(db, () => [...this.live].map(([id, l]) => [id, l.meter] as [string, SandboxMeter]));
+  constructor(deps: SandboxDeps) {
+    this.config = deps.config;
+    this.host = deps.host;
+    this.events = deps.events;
+    this.plan = deps.plan;
+    this.live = deps.live;
+    this.admission = deps.admission;
+    this.templates = deps.templates;
+    this.repo = new SandboxRepository(deps.db);
+    this.usage = new UsageLedger(deps.db, () => this.live.meters());
+    this.limits = new PlanAdmission(this.plan, this.repo, this.usage);
+    this.sampler = new UsageSampler(this.live, this.repo, this.usage, this.config.sampleMs);
+    this.storage = deps.storage(this);
   }
 
   /** Sandboxes whose processes died with an earlier engine run are marked failed, never dropped. */
   recoverAfterRestart(): number {
     const now = Date.now();
-    const stale = this.db
-      .prepare(`SELECT id, status FROM sandboxes WHERE status NOT IN ('terminated','expired','failed')`)
-      .all() as { id: string; status: string }[];
+    const stale = this.repo.notEnded();
     for (const s of stale) {
-      this.db
-        .prepare("UPDATE sandboxes SET status='failed', status_reason=?, terminated_at=? WHERE id=?")
-        .run(`engine restarted while the sandbox was ${s.status}; its processes no longer exist`, now, s.id);
+      this.repo.markFailed(
+        s.id,
+        `engine restarted while the sandbox was ${s.status}; its processes no longer exist`,
+        now,
+      );
       this.events.record(s.id, "sandbox.failed", { reason: "engine_restart", previous_status: s.status });
     }
     return stale.length;
   }
 
   startSampler(): void {
-    this.sampler = setInterval(() => this.sampleAll(), this.config.sampleMs);
-    this.sampler.unref();
-  }
-
-  private sampleAll(): void {
-    const now = Date.now();
-    const persist = ++this.persistCounter % 10 === 0;
-    for (const [id, l] of this.live) {
-      const row = this.rowUnscoped(id);
-      if (!row || row.status !== "running") continue;
-      l.meter.sample(l.proc.cgroup, now);
-      if (persist) this.persistMeter(id, l.meter);
-    }
-  }
-
-  private persistMeter(id: string, meter: SandboxMeter): void {
-    this.usage.persist(id, meter);
+    this.sampler.start();
   }
 
   /**
@@ -170,14 +119,11 @@ export class SandboxService {
    * existed: the same lookup, the same 404.
    */
   row(account: string, id: string): SandboxRow | undefined {
-    return this.db.prepare("SELECT * FROM sandboxes WHERE id = ? AND account_id = ?").get(canonicalId(id), account) as
-      SandboxRow | undefined;
+    return this.repo.row(account, id);
   }
 
   getRow(account: string, id: string): SandboxRow {
-    const row = this.row(account, id);
-    if (!row) throw new ApiError("sandbox_not_found", `Sandbox ${id} not found`);
-    return row;
+    return this.repo.getRow(account, id);
   }
 
   /**
@@ -185,95 +131,30 @@ export class SandboxService {
    * webhooks) and for preview hosts, whose URL names the sandbox itself. Never for an API lookup.
    */
   rowUnscoped(id: string): SandboxRow | undefined {
-    return this.db.prepare("SELECT * FROM sandboxes WHERE id = ?").get(canonicalId(id)) as SandboxRow | undefined;
+    return this.repo.rowUnscoped(id);
   }
 
   private rowById(id: string): SandboxRow {
-    const row = this.rowUnscoped(id);
-    if (!row) throw new ApiError("sandbox_not_found", `Sandbox ${id} not found`);
-    return row;
+    return this.repo.rowById(id);
   }
 
   view(row: SandboxRow, extra: { preview_auth_token?: string } = {}): SandboxView {
-    const v: SandboxView = {
-      id: row.id,
-      status: row.status,
-      template: row.template,
-      size: row.size,
-      cpu: row.cpu,
-      memory_mb: row.memory_mb,
-      network: row.network,
-      allow_domains: row.allow_domains ? (JSON.parse(row.allow_domains) as string[]) : null,
-      region: row.region,
-      metadata: JSON.parse(row.metadata) as Record<string, string>,
-      env_keys: JSON.parse(row.env_keys) as string[],
-      timeout_seconds: row.timeout_seconds,
-      on_timeout: row.on_timeout,
-      auto_resume: !!row.auto_resume,
-      volume: this.storage?.volumeRef(row.volume_id) ?? null,
-      snapshot: row.snapshot_id ?? null,
-      preview_auth: !!row.preview_auth,
-      preview_host_base:
+    return sandboxView(row, {
+      volume: this.storage.volumeRef(row.volume_id),
+      // Previews need the network and a plan that has them; the base names this engine's port.
+      previewHostBase:
         row.network !== "off" && this.plan.previewsAllowed ? previewHostBase(row.id, this.config.port) : null,
-      created_at: iso(row.created_at),
-      started_at: isoOrNull(row.started_at),
-      expires_at: isoOrNull(row.expires_at),
-      paused_at: isoOrNull(row.paused_at),
-      terminated_at: isoOrNull(row.terminated_at),
-      status_reason: row.status_reason,
-    };
-    if ("preview_auth_token" in extra) v.preview_auth_token = extra.preview_auth_token ?? null;
-    return v;
+      ...extra,
+    });
   }
 
   get(account: string, id: string): SandboxView {
     return this.view(this.getRow(account, id));
   }
 
-  list(
-    account: string,
-    filter: {
-      statuses: string[];
-      metadata: Record<string, string>;
-      template?: string;
-      region?: string;
-      limit: number;
-      cursor?: string;
-    },
-  ): { items: SandboxView[]; next: string | null } {
-    const where: string[] = ["account_id = ?"];
-    const args: unknown[] = [account];
-    if (filter.statuses.length) {
-      where.push(`status IN (${filter.statuses.map(() => "?").join(",")})`);
-      args.push(...filter.statuses);
-    } else where.push(`status NOT IN ('terminated','expired')`);
-    for (const [k, v] of Object.entries(filter.metadata)) {
-      // json_each compares keys as data: no key can break out into a JSON path.
-      where.push(
-        "EXISTS (SELECT 1 FROM json_each(sandboxes.metadata) WHERE json_each.key = ? AND json_each.value = ?)",
-      );
-      args.push(k, v);
-    }
-    if (filter.template) {
-      where.push("template = ?");
-      args.push(filter.template);
-    }
-    if (filter.region) {
-      where.push("region = ?");
-      args.push(filter.region);
-    }
-    if (filter.cursor) {
-      where.push("id < ?");
-      args.push(filter.cursor);
-    }
-    const rows = this.db
-      .prepare(`SELECT * FROM sandboxes WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`)
-      .all(...args, filter.limit + 1) as SandboxRow[];
-    const page = rows.slice(0, filter.limit);
-    return {
-      items: page.map((r) => this.view(r)),
-      next: rows.length > filter.limit ? page[page.length - 1]!.id : null,
-    };
+  list(account: string, filter: SandboxFilter): { items: SandboxView[]; next: string | null } {
+    const { items, next } = this.repo.list(account, filter);
+    return { items: items.map((r) => this.view(r)), next };
   }
 
   /**
@@ -281,101 +162,20 @@ export class SandboxService {
    * ledger as the usage report, capped at the credit (beyond it a paid plan is billed instead).
    */
   creditUsedEur(account: string): number {
-    return Math.min(this.plan.trialCreditEur, this.usage.lifetimeCostEur(account));
+    return this.limits.creditUsedEur(account);
   }
 
   /** Memory of an account's live (non-paused) sandboxes: the plan's concurrency gate is a RAM budget. */
   liveMemoryMb(account: string): number {
-    const row = this.db
-      .prepare(
-        `SELECT COALESCE(SUM(memory_mb),0) AS mb FROM sandboxes WHERE account_id = ? AND status IN ('creating','running','resuming','pausing')`,
-      )
-      .get(account) as { mb: number };
-    return row.mb;
+    return this.repo.liveMemoryMb(account);
   }
 
   pausedCount(account: string): number {
-    return (
-      this.db
-        .prepare(`SELECT COUNT(*) AS n FROM sandboxes WHERE account_id = ? AND status = 'paused'`)
-        .get(account) as { n: number }
-    ).n;
+    return this.repo.pausedCount(account);
   }
 
   runningCount(account: string): number {
-    return (
-      this.db
-        .prepare(
-          `SELECT COUNT(*) AS n FROM sandboxes WHERE account_id = ? AND status IN ('creating','running','resuming','pausing')`,
-        )
-        .get(account) as { n: number }
-    ).n;
-  }
-
-  private resolveShape(body: CreateSandboxBody): { size: string; cpu: number; memory_mb: number } {
-    if (body.size) {
-      if (!this.plan.allowedSizes.includes(body.size)) {
-        throw new ApiError(
-          "size_not_allowed",
-          `Size "${body.size}" is not available on the ${this.plan.name} plan (allowed: ${this.plan.allowedSizes.join(", ")})`,
-          { allowed_sizes: this.plan.allowedSizes },
-        );
-      }
-      return { size: body.size, ...SIZES[body.size] };
-    }
-    if (body.cpu === undefined && body.memory_mb === undefined) return { size: "small", ...SIZES.small };
-    // First-generation fields: capped by the largest size the plan allows.
-    const biggest = SIZES[this.plan.allowedSizes[this.plan.allowedSizes.length - 1] as SizeName];
-    const cpu = body.cpu ?? 1;
-    const memory_mb = body.memory_mb ?? 1024;
-    if (cpu > biggest.cpu || memory_mb > biggest.memory_mb) {
-      throw new ApiError(
-        "size_not_allowed",
-        `cpu ${cpu} / memory_mb ${memory_mb} exceeds the ${this.plan.name} plan's largest size (${biggest.cpu} vCPU / ${biggest.memory_mb} MB)`,
-      );
-    }
-    const named = (Object.keys(SIZES) as SizeName[]).find(
-      (s) => SIZES[s].cpu === cpu && SIZES[s].memory_mb === memory_mb,
-    );
-    return { size: named ?? "custom", cpu, memory_mb };
-  }
-
-  private checkTimeout(seconds: number): void {
-    if (seconds > this.plan.maxTimeoutSeconds) {
-      throw new ApiError(
-        "plan_limit",
-        `timeout_seconds ${seconds} exceeds the ${this.plan.name} plan's countdown cap of ${this.plan.maxTimeoutSeconds} s`,
-        { max_timeout_seconds: this.plan.maxTimeoutSeconds },
-      );
-    }
-  }
-
-  private checkRamBudget(account: string, extraMb: number): void {
-    const used = this.liveMemoryMb(account);
-    if (used + extraMb > this.plan.ramBudgetMb) {
-      throw new ApiError(
-        "concurrency_limit",
-        `The ${this.plan.name} plan's concurrent RAM budget is ${this.plan.ramBudgetMb} MB; live sandboxes use ${used} MB and this one needs ${extraMb} MB. Pause or terminate a sandbox first.`,
-        { ram_budget_mb: this.plan.ramBudgetMb, ram_used_mb: used },
-        { "Retry-After": "30" },
-      );
-    }
-  }
-
-  private allocateUid(): number {
-    const used = new Set([...this.live.values()].map((l) => l.proc.spec.uid));
-    const creating = this.db
-      .prepare(`SELECT uid FROM sandboxes WHERE status IN ('creating','running','paused','pausing','resuming')`)
-      .all() as { uid: number }[];
-    for (const c of creating) used.add(c.uid);
-    // The block's last uid belongs to template builds (runtime/template-build.ts builderUid).
-    for (let uid = this.host.uidBase; uid < this.host.uidBase + UID_BLOCK - 1; uid++) if (!used.has(uid)) return uid;
-    throw new ApiError(
-      "fleet_full",
-      `All ${UID_BLOCK} sandbox uids of this engine are in use`,
-      {},
-      { "Retry-After": "30" },
-    );
+    return this.repo.runningCount(account);
   }
 
   sandboxDir(id: string): string {
@@ -391,12 +191,12 @@ export class SandboxService {
       );
     }
     // Named snapshots and volumes (sandbox-storage.ts): a fork takes its snapshot's template, size and region.
-    const storagePlan = this.storage?.plan(account, body);
-    if (storagePlan) body = storagePlan.body;
+    const storagePlan = this.storage.plan(account, body);
+    body = storagePlan.body;
     const requested = body.template!;
     const templateId = TEMPLATE_ALIASES[requested] ?? requested;
     // A custom template (id or name; 409 unless ready) runs on its base image plus its layer.
-    const custom = this.host.images.has(templateId) ? undefined : this.templates?.forSandbox(account, requested);
+    const custom = this.host.images.has(templateId) ? undefined : this.templates.forSandbox(account, requested);
     const image = custom?.image ?? this.host.images.get(templateId);
     if (!image) {
       throw new ApiError(
@@ -424,50 +224,39 @@ export class SandboxService {
         'network "open" is unavailable on this machine (slirp4netns is not installed)',
       );
     }
-    const shape = this.resolveShape(body);
+    const shape = this.limits.resolveShape(body);
     const timeout = body.timeout_seconds ?? 300;
-    this.checkTimeout(timeout);
-    if (this.plan.trialIsHardLimit && this.creditUsedEur(account) >= this.plan.trialCreditEur) {
-      throw new ApiError(
-        "trial_exhausted",
-        `The ${this.plan.name} plan's one-time trial credit of EUR ${this.plan.trialCreditEur} is used up`,
-        { trial_credit_eur: this.plan.trialCreditEur },
-      );
-    }
-    this.checkRamBudget(account, shape.memory_mb);
-    this.admission?.admitSandbox(shape.memory_mb);
+    this.limits.checkTimeout(timeout);
+    this.limits.checkTrialCredit(account);
+    this.limits.checkRamBudget(account, shape.memory_mb);
+    this.admission.admitSandbox(shape.memory_mb);
 
     const id = newId("sbx");
-    const uid = this.allocateUid();
+    const uid = allocateUid(this.host.uidBase, [...this.live.uids(), ...this.repo.heldUids()]);
     const now = Date.now();
     const previewToken = body.preview_auth ? newSecret("pvt", 24) : null;
     const allowDomains = body.network === "restricted" ? (body.allow_domains ?? null) : null;
-    if (storagePlan) this.storage!.claim(storagePlan.storage, id, region);
-    this.db
-      .prepare(
-        `INSERT INTO sandboxes(id,account_id,status,template,size,cpu,memory_mb,network,allow_domains,region,metadata,env_keys,timeout_seconds,on_timeout,auto_resume,preview_auth,preview_token_hash,uid,created_at)
-         VALUES (?,?,'creating',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-      )
-      .run(
-        id,
-        account,
-        custom?.id ?? requested,
-        shape.size,
-        shape.cpu,
-        shape.memory_mb,
-        body.network,
-        allowDomains ? JSON.stringify(allowDomains) : null,
-        region,
-        JSON.stringify(body.metadata),
-        JSON.stringify(Object.keys(body.env)),
-        timeout,
-        body.on_timeout,
-        body.auto_resume ? 1 : 0,
-        body.preview_auth ? 1 : 0,
-        previewToken ? createHash("sha256").update(previewToken).digest("hex") : null,
-        uid,
-        now,
-      );
+    this.storage.claim(storagePlan.storage, id, region);
+    this.repo.insert({
+      id,
+      account_id: account,
+      template: custom?.id ?? requested,
+      size: shape.size,
+      cpu: shape.cpu,
+      memory_mb: shape.memory_mb,
+      network: body.network,
+      allow_domains: allowDomains ? JSON.stringify(allowDomains) : null,
+      region,
+      metadata: JSON.stringify(body.metadata),
+      env_keys: JSON.stringify(Object.keys(body.env)),
+      timeout_seconds: timeout,
+      on_timeout: body.on_timeout,
+      auto_resume: body.auto_resume ? 1 : 0,
+      preview_auth: body.preview_auth ? 1 : 0,
+      preview_token_hash: previewToken ? createHash("sha256").update(previewToken).digest("hex") : null,
+      uid,
+      created_at: now,
+    });
 
     const dir = this.sandboxDir(id);
     let cgroup;
@@ -476,7 +265,7 @@ export class SandboxService {
     this.creating.set(id, new Promise<void>((r) => (booted = r)));
     try {
       await createSandboxDirs(dir, uid, this.scratchFor(shape.memory_mb));
-      const binds = storagePlan ? await this.storage!.populate(storagePlan.storage, id, dir, uid) : [];
+      const binds = await this.storage.populate(storagePlan.storage, id, dir, uid);
       cgroup = await this.host.cgroups.create(id, {
         memoryBytes: shape.memory_mb * 1024 * 1024,
         cpu: shape.cpu,
@@ -494,7 +283,7 @@ export class SandboxService {
         ...body.env,
       };
       const limits = { memoryBytes: shape.memory_mb * 1024 * 1024, pidsMax: PIDS_MAX };
-      const rootfs = custom ? { path: await this.templates!.acquire(id, custom.id), writable: false } : undefined;
+      const rootfs = custom ? { path: await this.templates.acquire(id, custom.id), writable: false } : undefined;
       const proc = await SandboxProcess.start(
         this.host,
         { id, uid, dir, image, env, network: body.network, limits, binds, rootfs },
@@ -518,23 +307,19 @@ export class SandboxService {
       this.live.set(id, live);
       proc.onExit((reason) => void this.onProcessDied(id, reason));
       const started = Date.now();
-      this.db
-        .prepare("UPDATE sandboxes SET status='running', started_at=?, running_since=?, expires_at=? WHERE id=?")
-        .run(started, started, this.deadline(started, started, timeout), id);
+      this.repo.markRunning(id, started, this.deadline(started, started, timeout));
       this.armTimer(id);
       meter.sample(cgroup, started);
     } catch (e) {
       await cgroup?.destroy().catch(() => undefined);
       await removeSandboxDirs(dir, this.host.scratchTmpfs);
-      await this.storage?.abandon(id).catch(() => undefined);
-      await this.templates?.releaseFor(id).catch(() => undefined);
+      await this.storage.abandon(id).catch(() => undefined);
+      await this.templates.releaseFor(id).catch(() => undefined);
       // What the client may read (the row, its event, the answer) says what failed and where to
       // look; the internal cause (bwrap's or mkfs's words, host paths) goes to the engine log only.
       const err = e instanceof ApiError ? e : ApiError.internal("The sandbox failed to start", e);
       const reason = typeof err.detail === "string" ? err.detail : err.code;
-      this.db
-        .prepare("UPDATE sandboxes SET status='failed', status_reason=?, terminated_at=? WHERE id=?")
-        .run(`start failed: ${reason}`, Date.now(), id);
+      this.repo.markFailed(id, `start failed: ${reason}`, Date.now());
       this.events.record(id, "sandbox.failed", { reason });
       throw err;
     } finally {
@@ -546,7 +331,7 @@ export class SandboxService {
       template: requested,
       size: shape.size,
       network: body.network,
-      ...this.storage?.createdEventData(storagePlan?.storage),
+      ...this.storage.createdEventData(storagePlan.storage),
     });
     return { view, status: 201 };
   }
@@ -577,7 +362,7 @@ export class SandboxService {
       if (!row || row.status !== "running") return;
       let why = "countdown ended";
       if (row.on_timeout === "pause") {
-        if (this.pausedCount(row.account_id) >= this.plan.maxPaused)
+        if (this.limits.pausedCapReached(row.account_id))
           why = "countdown ended; paused-sandbox cap reached, so it was terminated";
         else {
           try {
@@ -603,9 +388,7 @@ export class SandboxService {
     const l = this.live.get(id);
     const oom = l ? l.proc.cgroup.read().oomKills > 0 : false;
     await this.release(id);
-    this.db
-      .prepare("UPDATE sandboxes SET status='failed', status_reason=?, terminated_at=? WHERE id=?")
-      .run(oom ? `${reason} (out of memory)` : reason, Date.now(), id);
+    this.repo.markFailed(id, oom ? `${reason} (out of memory)` : reason, Date.now());
     this.events.record(id, "sandbox.failed", { reason });
   }
 
@@ -642,11 +425,7 @@ export class SandboxService {
     if (GONE.includes(row.status)) return;
     await this.serialize(row.id, async () => {
       await this.release(row.id);
-      this.db
-        .prepare(
-          "UPDATE sandboxes SET status=?, terminated_at=?, status_reason=COALESCE(?, status_reason), expires_at=NULL WHERE id=?",
-        )
-        .run(finalStatus, Date.now(), reason, row.id);
+      this.repo.markEnded(row.id, finalStatus, Date.now(), reason);
       if (finalStatus === "terminated") this.events.record(row.id, "sandbox.terminated", reason ? { reason } : {});
     });
   }
@@ -656,8 +435,7 @@ export class SandboxService {
     const l = this.live.get(id);
     if (l) {
       if (l.timer) clearTimeout(l.timer);
-      l.meter.sample(l.proc.cgroup, Date.now());
-      this.persistMeter(id, l.meter);
+      this.sampler.final(id);
       this.live.delete(id);
       // Processes first: the network helpers live in the sandbox's cgroups and die with it,
       // even when the sandbox is frozen.
@@ -668,11 +446,11 @@ export class SandboxService {
     }
     // After the processes: nothing holds the volume's filesystem any more when it is unmounted.
     await this.storage
-      ?.released(id)
+      .released(id)
       .catch((e: Error) => console.error(`[engine] releasing the volume of ${id} failed: ${e.message}`));
     // The last sandbox of a template unmounts its view (and removes a deleted template's files).
     await this.templates
-      ?.releaseFor(id)
+      .releaseFor(id)
       .catch((e: Error) => console.error(`[engine] releasing the template of ${id} failed: ${e.message}`));
     await removeSandboxDirs(this.sandboxDir(id), this.host.scratchTmpfs);
   }
@@ -695,13 +473,7 @@ export class SandboxService {
     if (row.status === "paused") return this.view(row);
     // §3.6: pausing anything but a running sandbox (terminated included) is 409 sandbox_not_running.
     if (row.status !== "running") throw new ApiError("sandbox_not_running", `Sandbox ${row.id} is ${row.status}`);
-    if (why === "api" && this.pausedCount(row.account_id) >= this.plan.maxPaused) {
-      throw new ApiError(
-        "snapshot_cap_reached",
-        `The ${this.plan.name} plan holds at most ${this.plan.maxPaused} paused sandboxes; resume or terminate one first`,
-        { max_paused: this.plan.maxPaused },
-      );
-    }
+    if (why === "api") this.limits.checkPausedCap(row.account_id);
     if (!this.host.isolation.cgroups.freezer)
       throw new ApiError("not_implemented", "Pause needs the freezer cgroup, which this machine does not provide");
     return this.serialize(row.id, async () => {
@@ -711,10 +483,8 @@ export class SandboxService {
       if (!frozen) throw new ApiError("internal_error", "The freezer did not freeze every process within 2 s");
       if (l.timer) clearTimeout(l.timer);
       l.timer = null;
-      this.persistMeter(row.id, l.meter);
-      this.db
-        .prepare("UPDATE sandboxes SET status='paused', paused_at=?, expires_at=NULL, running_since=NULL WHERE id=?")
-        .run(Date.now(), row.id);
+      this.usage.persist(row.id, l.meter);
+      this.repo.markPaused(row.id, Date.now());
       this.events.record(row.id, "sandbox.paused", { reason: why });
       return this.view(this.rowById(row.id));
     });
@@ -729,20 +499,16 @@ export class SandboxService {
     if (row.status !== "paused")
       throw new ApiError("sandbox_not_paused", `Sandbox ${row.id} is ${row.status}, not paused`);
     const timeout = timeoutSeconds ?? row.timeout_seconds;
-    this.checkTimeout(timeout);
-    this.checkRamBudget(row.account_id, row.memory_mb);
-    this.admission?.admitResume(row.memory_mb);
+    this.limits.checkTimeout(timeout);
+    this.limits.checkRamBudget(row.account_id, row.memory_mb);
+    this.admission.admitResume(row.memory_mb);
     return this.serialize(row.id, async () => {
       const l = this.live.get(row.id)!;
       const thawed = await l.proc.cgroup.thaw();
       if (!thawed) throw new ApiError("internal_error", "The freezer did not thaw the sandbox within 2 s");
       l.meter.resetBaseline();
       const now = Date.now();
-      this.db
-        .prepare(
-          "UPDATE sandboxes SET status='running', paused_at=NULL, running_since=?, timeout_seconds=?, expires_at=? WHERE id=?",
-        )
-        .run(now, timeout, this.deadline(now, now, timeout), row.id);
+      this.repo.markResumed(row.id, now, timeout, this.deadline(now, now, timeout));
       this.armTimer(row.id);
       this.events.record(row.id, "sandbox.resumed", {});
       return this.view(this.rowById(row.id));
@@ -757,7 +523,7 @@ export class SandboxService {
         "sandbox_not_running",
         `Sandbox ${row.id} is ${row.status}; resume it before changing its countdown`,
       );
-    this.checkTimeout(seconds);
+    this.limits.checkTimeout(seconds);
     const now = Date.now();
     if (
       this.plan.maxRunningSeconds &&
@@ -769,9 +535,7 @@ export class SandboxService {
         `The ${this.plan.name} plan caps continuous running at ${this.plan.maxRunningSeconds} s; pause and resume to start a new window`,
       );
     }
-    this.db
-      .prepare("UPDATE sandboxes SET timeout_seconds=?, expires_at=? WHERE id=?")
-      .run(seconds, this.deadline(now, row.running_since ?? now, seconds), row.id);
+    this.repo.setCountdown(row.id, seconds, this.deadline(now, row.running_since ?? now, seconds));
     this.armTimer(row.id);
     this.events.record(row.id, "timeout.updated", { timeout_seconds: seconds });
     return this.view(this.rowById(row.id));
@@ -790,12 +554,9 @@ export class SandboxService {
     const row = this.getRow(account, id);
     if (GONE.includes(row.status)) throw gone(row);
     if (body.timeout_seconds !== undefined) await this.setTimeout(account, row.id, body.timeout_seconds);
-    if (body.metadata !== undefined)
-      this.db.prepare("UPDATE sandboxes SET metadata=? WHERE id=?").run(JSON.stringify(body.metadata), row.id);
-    if (body.auto_resume !== undefined)
-      this.db.prepare("UPDATE sandboxes SET auto_resume=? WHERE id=?").run(body.auto_resume ? 1 : 0, row.id);
-    if (body.on_timeout !== undefined)
-      this.db.prepare("UPDATE sandboxes SET on_timeout=? WHERE id=?").run(body.on_timeout, row.id);
+    if (body.metadata !== undefined) this.repo.setMetadata(row.id, body.metadata);
+    if (body.auto_resume !== undefined) this.repo.setAutoResume(row.id, body.auto_resume);
+    if (body.on_timeout !== undefined) this.repo.setOnTimeout(row.id, body.on_timeout);
     return this.view(this.rowById(row.id));
   }
 
@@ -849,16 +610,12 @@ export class SandboxService {
   /** Clean shutdown: terminate everything this engine started and leave nothing behind. */
   async shutdown(): Promise<void> {
     this.closing = true;
-    if (this.sampler) clearInterval(this.sampler);
+    this.sampler.stop();
     const ids = [...this.live.keys()];
     await Promise.all(
       ids.map(async (id) => {
         await this.release(id);
-        this.db
-          .prepare(
-            "UPDATE sandboxes SET status='terminated', terminated_at=?, status_reason=?, expires_at=NULL WHERE id=?",
-          )
-          .run(Date.now(), "engine shut down", id);
+        this.repo.markEnded(id, "terminated", Date.now(), "engine shut down");
         this.events.record(id, "sandbox.terminated", { reason: "engine_shutdown" });
       }),
     );
@@ -872,16 +629,4 @@ function gone(row: SandboxRow): ApiError {
     "sandbox_terminated",
     `Sandbox ${row.id} was ${row.status === "expired" ? "terminated when its countdown ended" : "terminated"}`,
   );
-}
-
-function proxyEnv(): Record<string, string> {
-  const url = "http://127.0.0.1:3128";
-  return {
-    HTTPS_PROXY: url,
-    https_proxy: url,
-    HTTP_PROXY: url,
-    http_proxy: url,
-    NO_PROXY: "localhost,127.0.0.1,::1",
-    no_proxy: "localhost,127.0.0.1,::1",
-  };
 }

@@ -8,8 +8,15 @@ import { iso } from "../lib/time.js";
 import { sandboxDirs, type SandboxDirs } from "../runtime/sandbox-proc.js";
 import { chownTree, copyTree, diskUsageBytes, mountTmpfs, unmount } from "../runtime/tree-copy.js";
 import type { Db } from "../store/db.js";
+import { pageNewestFirst, type Condition } from "../store/paging.js";
 import type { EventLog } from "./events.js";
 import type { SandboxService } from "./sandboxes.js";
+
+/** What taking a snapshot needs of the sandbox service (narrow: SandboxService builds this service). */
+export type SnapshotSandboxes = Pick<
+  SandboxService,
+  "plan" | "getRow" | "rowUnscoped" | "runningRow" | "exclusive" | "sandboxDir"
+>;
 
 export interface SnapshotRow {
   id: string;
@@ -62,7 +69,7 @@ export class SnapshotService {
     config: EngineConfig,
     private readonly db: Db,
     private readonly events: EventLog,
-    private readonly sandboxes: SandboxService,
+    private readonly sandboxes: SnapshotSandboxes,
     /** Whether the engine may mount (root in its private mount namespace): then captures stage in RAM. */
     private readonly canMount: boolean,
   ) {
@@ -131,24 +138,10 @@ export class SnapshotService {
     account: string,
     filter: { sandboxId?: string; limit: number; cursor?: string },
   ): { items: SnapshotView[]; next: string | null } {
-    const where = ["account_id = ?"];
-    const args: unknown[] = [account];
-    if (filter.sandboxId) {
-      where.push("sandbox_id = ? COLLATE NOCASE");
-      args.push(filter.sandboxId);
-    }
-    if (filter.cursor) {
-      where.push("id < ?");
-      args.push(filter.cursor);
-    }
-    const rows = this.db
-      .prepare(`SELECT * FROM snapshots WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`)
-      .all(...args, filter.limit + 1) as SnapshotRow[];
-    const page = rows.slice(0, filter.limit);
-    return {
-      items: page.map((r) => this.view(r)),
-      next: rows.length > filter.limit ? page[page.length - 1]!.id : null,
-    };
+    const where: Condition[] = [["account_id = ?", account]];
+    if (filter.sandboxId) where.push(["sandbox_id = ? COLLATE NOCASE", filter.sandboxId]);
+    const { items, next } = pageNewestFirst<SnapshotRow>(this.db, "snapshots", where, filter);
+    return { items: items.map((r) => this.view(r)), next };
   }
 
   async create(account: string, sandboxRef: string, name: string): Promise<SnapshotView> {

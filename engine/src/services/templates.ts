@@ -11,6 +11,7 @@ import { TemplateLayers } from "../runtime/layers.js";
 import { TemplateBuild, type BuildLine, type BuildOutcome } from "../runtime/template-build.js";
 import { TEMPLATE_ALIASES, type BaseImage } from "../runtime/templates.js";
 import type { Db } from "../store/db.js";
+import { pageNewestFirst } from "../store/paging.js";
 import type { HostAdmission } from "./admission.js";
 import type { EventLog } from "./events.js";
 
@@ -129,14 +130,13 @@ export class TemplateService {
   private locks = new Map<string, Promise<unknown>>();
   private mountedViews = new Set<string>();
   private closing = false;
-  /** The machine's disk, RAM and pids for builds (services/admission.ts); set once at engine start. */
-  admission: HostAdmission | null = null;
-
   constructor(
     private readonly config: EngineConfig,
     private readonly db: Db,
     private readonly host: Host,
     private readonly events: EventLog,
+    /** The machine's disk, RAM and pids for builds (services/admission.ts). */
+    private readonly admission: HostAdmission,
   ) {
     this.plan = PLANS[config.plan];
     this.layers = new TemplateLayers(path.join(config.root, "templates"), host);
@@ -267,13 +267,13 @@ export class TemplateService {
     account: string,
     opts: { includeBuiltin: boolean; limit: number; cursor?: string },
   ): { items: unknown[]; next: string | null } {
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM templates WHERE account_id = ? AND deleted_at IS NULL ${opts.cursor ? "AND id < ?" : ""} ORDER BY id DESC LIMIT ?`,
-      )
-      .all(account, ...(opts.cursor ? [opts.cursor] : []), opts.limit + 1) as TemplateRow[];
-    const page = rows.slice(0, opts.limit);
-    const items: unknown[] = page.map((r) => this.view(r));
+    const page = pageNewestFirst<TemplateRow>(
+      this.db,
+      "templates",
+      [["account_id = ?", account], ["deleted_at IS NULL"]],
+      opts,
+    );
+    const items: unknown[] = page.items.map((r) => this.view(r));
     if (opts.includeBuiltin && !opts.cursor) {
       const builtins = [...this.host.images.values()].map((i) => ({
         id: i.id,
@@ -285,7 +285,7 @@ export class TemplateService {
       }));
       items.unshift(...builtins);
     }
-    return { items, next: rows.length > opts.limit ? page[page.length - 1]!.id : null };
+    return { items, next: page.next };
   }
 
   create(account: string, input: CreateTemplateInput): TemplateView {
@@ -323,7 +323,7 @@ export class TemplateService {
     }
     if (this.row(account, input.name))
       throw new ApiError("template_name_taken", `A template named "${input.name}" already exists`);
-    this.admission?.admitTemplate();
+    this.admission.admitTemplate();
     const id = newId("tmpl");
     this.db
       .prepare(

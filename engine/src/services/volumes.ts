@@ -6,6 +6,7 @@ import { REGIONS, type Plan } from "../plans.js";
 import type { Host } from "../runtime/host.js";
 import { detectVolumeBackend, VolumeStore } from "../runtime/volume-fs.js";
 import type { Db } from "../store/db.js";
+import { pageNewestFirst, type Condition } from "../store/paging.js";
 import type { HostAdmission } from "./admission.js";
 import type { EventLog } from "./events.js";
 
@@ -85,6 +86,21 @@ export interface VolumePlan {
   region: string | null;
 }
 
+export interface OpenedVolumeStore {
+  store: VolumeStore;
+  /** Why volume sizes are not enforced here (plain directories), or null when they are. */
+  backendNote: string | null;
+}
+
+/** The volume store for this machine: loop-mounted ext4 images where the engine may mount, else directories. */
+export function openVolumeStore(config: EngineConfig, host: Host): OpenedVolumeStore {
+  const { backend, reason } = detectVolumeBackend(host);
+  return {
+    store: new VolumeStore(config.root, backend, VolumeStore.bytesPerGb(config.volumeUnitMb)),
+    backendNote: reason,
+  };
+}
+
 /**
  * Persistent volumes (contract §3.9 with the seed's corrections): named disks mounted at /persist,
  * held by one sandbox at a time (running or paused), pinned to a region, movable while detached,
@@ -101,19 +117,18 @@ export class VolumeService {
   private busy = new Set<string>();
   private moves = new Set<Promise<void>>();
   private sweeper: NodeJS.Timeout | null = null;
-  /** The machine's disk (services/admission.ts), checked after the plan's caps; set once at engine start. */
-  admission: HostAdmission | null = null;
-
   constructor(
     private readonly config: EngineConfig,
     private readonly db: Db,
-    host: Host,
     private readonly events: EventLog,
     private readonly plan: Plan,
+    /** Where volume data lives (openVolumeStore): host admission reads it too, so it is built first. */
+    disk: OpenedVolumeStore,
+    /** The machine's disk (services/admission.ts), checked after the plan's caps. */
+    private readonly admission: HostAdmission,
   ) {
-    const { backend, reason } = detectVolumeBackend(host);
-    this.backendNote = reason;
-    this.store = new VolumeStore(config.root, backend, VolumeStore.bytesPerGb(config.volumeUnitMb));
+    this.store = disk.store;
+    this.backendNote = disk.backendNote;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -274,28 +289,11 @@ export class VolumeService {
     account: string,
     filter: { region?: string; status?: string; limit: number; cursor?: string },
   ): Promise<{ items: VolumeView[]; next: string | null }> {
-    const where = ["account_id = ?"];
-    const args: unknown[] = [account];
-    if (filter.region) {
-      where.push("region = ?");
-      args.push(filter.region);
-    }
-    if (filter.status) {
-      where.push("status = ?");
-      args.push(filter.status);
-    }
-    if (filter.cursor) {
-      where.push("id < ?");
-      args.push(filter.cursor);
-    }
-    const rows = this.db
-      .prepare(`SELECT * FROM volumes WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`)
-      .all(...args, filter.limit + 1) as VolumeRow[];
-    const page = rows.slice(0, filter.limit);
-    return {
-      items: await Promise.all(page.map((r) => this.view(r))),
-      next: rows.length > filter.limit ? page[page.length - 1]!.id : null,
-    };
+    const where: Condition[] = [["account_id = ?", account]];
+    if (filter.region) where.push(["region = ?", filter.region]);
+    if (filter.status) where.push(["status = ?", filter.status]);
+    const { items, next } = pageNewestFirst<VolumeRow>(this.db, "volumes", where, filter);
+    return { items: await Promise.all(items.map((r) => this.view(r))), next };
   }
 
   ref(volumeId: string | null): VolumeRef | null {
@@ -380,7 +378,7 @@ export class VolumeService {
     this.checkSize(input.size_gb);
     this.checkNameFree(account, input.name);
     this.checkCount(account);
-    this.admission?.admitVolumeGb(input.size_gb);
+    this.admission.admitVolumeGb(input.size_gb);
     const id = this.insert({
       account,
       name: input.name,
@@ -431,7 +429,7 @@ export class VolumeService {
           size_gb: row.size_gb,
         });
       this.checkSize(input.size_gb);
-      this.admission?.admitVolumeGb(input.size_gb - row.size_gb, `growing volume ${row.name}`);
+      this.admission.admitVolumeGb(input.size_gb - row.size_gb, `growing volume ${row.name}`);
       const size = input.size_gb;
       await this.exclusive(row, "resize it", async () => {
         await this.store.grow(row.region, row.id, size);
@@ -532,7 +530,7 @@ export class VolumeService {
     }
     this.checkSize(Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb));
     this.checkCount(account);
-    this.admission?.admitVolumeGb(Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb), `the new volume ${ref}`);
+    this.admission.admitVolumeGb(Math.min(DEFAULT_VOLUME_GB, this.plan.maxVolumeGb), `the new volume ${ref}`);
     return { account, existing: null, name: ref, region };
   }
 

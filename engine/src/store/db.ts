@@ -181,7 +181,10 @@ const MIGRATIONS: string[] = [
   // Accounts (tenancy): every token, sandbox, snapshot, volume, template, webhook and event belongs
   // to one. What existed before belongs to the "default" account; names are unique per account.
   // (SQLite refuses ADD COLUMN … REFERENCES with a non-NULL default while foreign keys are on, so
-  // the added columns carry no REFERENCES; the rebuilt tables do.)
+  // the added columns carry no REFERENCES; the rebuilt tables do.) Rebuilding is SQLite's only way
+  // to change a UNIQUE constraint, so snapshots_new and volumes_new repeat migration 2's columns:
+  // on purpose, as a shipped migration's text never changes (fresh and upgraded databases must end
+  // with the same schema), and a shared fragment would let an edit made for one silently change both.
   `
   CREATE TABLE accounts (
     id TEXT PRIMARY KEY,
