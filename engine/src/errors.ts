@@ -122,7 +122,7 @@ function drain(stream: NodeJS.ReadableStream, cap: number): Promise<void> {
 /** FastAPI-style validation detail: [{loc, msg, type}]. */
 export function zodDetail(
   err: ZodError,
-  where: "body" | "query" | "path",
+  where: "body" | "query" | "path" | "header",
 ): { loc: (string | number)[]; msg: string; type: string }[] {
   return err.issues.map((i) => ({
     loc: [where, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))],
