@@ -290,6 +290,16 @@ export const TemplateLogLine = z.object({
   stream: z.string(),
   data: z.string(),
 });
+/** A page of build log lines; the next page starts at next_cursor, and done says the build finished. */
+export const TemplateLogs = z
+  .object({
+    template_id: z.string(),
+    status: TemplateStatus,
+    lines: z.array(TemplateLogLine),
+    next_cursor: z.number(),
+    done: z.boolean(),
+  })
+  .meta({ id: "TemplateLogs" });
 export const BaseImage = z.object({
   id: z.string(),
   description: z.string(),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { accountOf } from "../auth.js";
 import { ApiError } from "../errors.js";
-import { BuiltinTemplate, NoContent, Template, TemplateLogLine } from "../responses.js";
+import { BuiltinTemplate, NoContent, Template, TemplateLogs } from "../responses.js";
 import { EnvMap, noNul } from "../schemas.js";
 import type { FinalFrame, LogLine } from "../services/templates.js";
 import { sendPage, type ResourcePlugin } from "./plugin.js";
@@ -132,7 +132,7 @@ export const templateRoutes: ResourcePlugin = async (app, { ctx }) => {
           "text/event-stream), ending with a final {is_final: true, status, error, size_mb} frame",
         params: TemplateIdParams,
         querystring: LogsQuery,
-        response: { 200: z.array(TemplateLogLine) },
+        response: { 200: TemplateLogs },
       },
     },
     async (req, reply) => {

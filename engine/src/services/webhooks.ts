@@ -9,25 +9,9 @@ import type { Db } from "../store/db.js";
 import type { EngineEvent, EventLog } from "./events.js";
 import type { SandboxService } from "./sandboxes.js";
 import { connectPlan, REFUSED_CODE } from "./webhook-guard.js";
+import { WEBHOOK_EVENT_TYPES } from "../../../lib/orkestr/webhook-events.js";
 
-/**
- * Event types a webhook may subscribe to: the contract's list (§3.11), plus the resource events the
- * engine records for its other resources (engine extension, as the events endpoint carries them);
- * webhook.test only ever comes from POST …/test.
- */
-export const WEBHOOK_EVENT_TYPES = [
-  "sandbox.created",
-  "sandbox.paused",
-  "sandbox.resumed",
-  "sandbox.terminated",
-  "sandbox.expired",
-  "template.build_finished",
-  "volume.moved",
-  "volume.created",
-  "volume.deleted",
-  "snapshot.created",
-  "webhook.test",
-] as const;
+export { WEBHOOK_EVENT_TYPES };
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** What an omitted `event_types` subscribes to: every event the engine records (seed 003: "omit for all events"). */
 const ALL_EVENTS = WEBHOOK_EVENT_TYPES.filter((t) => t !== "webhook.test");
