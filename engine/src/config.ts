@@ -20,7 +20,7 @@ const EnvSchema = z.object({
   ORKESTR_ENGINE_EGRESS_HOSTS: z.string().default(""),
   /** Metrics sampling period. */
   ORKESTR_ENGINE_SAMPLE_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
-  /** Keepalive comment period on SSE and NDJSON streams (contract §3.3: 15 s). */
+  /** Keepalive comment period on SSE and NDJSON streams (POST /v1/sandboxes/:id/exec/stream, events and logs with follow: 15 s). */
   ORKESTR_ENGINE_KEEPALIVE_MS: z.coerce.number().int().min(50).max(300_000).default(15_000),
   /** First uid of the per-sandbox host uid pool. */
   ORKESTR_ENGINE_UID_BASE: z.coerce.number().int().min(1000).default(200_000),

@@ -4,7 +4,7 @@ import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { ZodError } from "zod";
 
-/** Every error code the engine emits, with its HTTP status (contract §3.0). */
+/** Every error code the engine emits, with its HTTP status (the contract's `{detail, code}` errors, field `code`). */
 export const ERROR_STATUS = {
   bad_request: 400,
   invalid_path: 400,
