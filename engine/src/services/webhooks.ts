@@ -21,7 +21,7 @@ const FANNED_OUT = new Set<string>(ALL_EVENTS);
 export const MAX_ATTEMPTS = 4;
 /** Consecutive failed deliveries after which a webhook disables itself (seed 003). */
 export const AUTO_DISABLE_AFTER = 20;
-/** A receiver answers within this long or the attempt failed (contract §3.11: any 2xx within 10 s). */
+/** A receiver answers within this long or the attempt failed (webhook deliveries: any 2xx within 10 s). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** How much of a receiver's answer the delivery log keeps. */
 export const RESPONSE_EXCERPT_BYTES = 2048;
@@ -533,7 +533,7 @@ export class WebhookService {
 
 // ---- receivers, signing and the wire ----
 
-/** `sha256=<hex HMAC-SHA256 of the raw body>`, keyed by the whole `whsec_…` string as UTF-8 (contract §3.11). */
+/** `sha256=<hex HMAC-SHA256 of the raw body>`, keyed by the whole `whsec_…` string as UTF-8 (the `X-Orkestr-Signature` header of a delivery). */
 export function signBody(secret: string, body: string): string {
   return `sha256=${createHmac("sha256", Buffer.from(secret, "utf8")).update(body, "utf8").digest("hex")}`;
 }
