@@ -25,6 +25,23 @@ import { usageRoutes } from "./routes/usage.js";
 import { volumeRoutes } from "./routes/volumes.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 
+/** The /v1 resources, in the order the OpenAPI document lists them. */
+const V1_RESOURCES = [
+  sandboxRoutes,
+  execRoutes,
+  fileRoutes,
+  metricsRoutes,
+  eventRoutes,
+  catalogRoutes,
+  ptyRoutes,
+  previewRoutes,
+  snapshotRoutes,
+  volumeRoutes,
+  webhookRoutes,
+  usageRoutes,
+  templateRoutes,
+];
+
 /** JSON bodies up to this size are parsed; file routes enforce their own 10 MiB decoded cap. */
 export const BODY_LIMIT = 40 * 1024 * 1024;
 
@@ -108,20 +125,8 @@ export async function buildApi(ctx: EngineContext, opts: { checkResponses?: bool
 
   await app.register(
     async (v1) => {
-      const resource = { ctx };
-      await v1.register(sandboxRoutes, resource);
-      await v1.register(execRoutes, resource);
-      await v1.register(fileRoutes, resource);
-      await v1.register(metricsRoutes, resource);
-      await v1.register(eventRoutes, resource);
-      await v1.register(catalogRoutes, resource);
-      await v1.register(ptyRoutes, resource);
-      await v1.register(previewRoutes, resource);
-      await v1.register(snapshotRoutes, resource);
-      await v1.register(volumeRoutes, resource);
-      await v1.register(webhookRoutes, resource);
-      await v1.register(usageRoutes, resource);
-      await v1.register(templateRoutes, resource);
+      // One encapsulated plugin per resource: its hooks and parsers stay inside it.
+      for (const plugin of V1_RESOURCES) await v1.register(plugin, { ctx });
       // GET /v1/openapi.json – this API's OpenAPI 3.1 document. Behind a token like the rest of
       // /v1 (only presigned URLs pass without one): the same document is public in docs/openapi.json.
       v1.get("/openapi.json", { schema: { hide: true } }, async () => openApiDocument(app));

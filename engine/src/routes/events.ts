@@ -5,6 +5,7 @@ import { ApiError } from "../errors.js";
 import { Event } from "../responses.js";
 import { SandboxIdParams } from "../schemas.js";
 import type { ResourcePlugin } from "./plugin.js";
+import { openStream, wantsFollow } from "./stream.js";
 
 const EventsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
@@ -40,22 +41,13 @@ export const eventRoutes: ResourcePlugin = async (app, { ctx }) => {
         .map((t) => t.trim())
         .filter(Boolean);
       const after = q.cursor ? Number(q.cursor) : 0;
-      const follow =
-        q.follow === "true" || q.follow === "1" || String(req.headers.accept ?? "").includes("text/event-stream");
-      if (!follow) {
+      if (!wantsFollow(req, q.follow)) {
         const page = ctx.events.list(row.id, { afterSeq: after, limit: q.limit, types });
         if (page.length === q.limit) reply.header("X-Next-Cursor", String(page[page.length - 1]!.seq));
         return page.map(wire);
       }
       if (!Number.isSafeInteger(after)) throw new ApiError("bad_request", "invalid cursor");
-      reply.hijack();
-      const res = reply.raw;
-      res.writeHead(200, {
-        "Content-Type": "text/event-stream",
-        "Cache-Control": "no-cache",
-        "X-Accel-Buffering": "no",
-        Connection: "keep-alive",
-      });
+      const res = openStream(reply);
       // A follower that stops reading is cut off once 1 MiB is queued; it resumes with ?cursor=<last id>.
       const send = (e: EngineEvent) => {
         if (res.writableLength > 1024 * 1024) return void res.destroy();

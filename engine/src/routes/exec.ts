@@ -6,6 +6,7 @@ import { CappedBuffer, runExec, type RunningExec } from "../runtime/exec.js";
 import { ExecBody, SandboxIdParams } from "../schemas.js";
 import { ExecResult } from "../responses.js";
 import { firstQueryValues, type ResourcePlugin } from "./plugin.js";
+import { openStream } from "./stream.js";
 
 type ExecRequest = FastifyRequest<{
   Params: { id: string };
@@ -54,20 +55,10 @@ export const execRoutes: ResourcePlugin = async (app, { ctx }) => {
       const { row, live, body } = await prepare(req);
       const stdout = new CappedBuffer();
       const stderr = new CappedBuffer();
-      const run = runExec(
-        live.proc,
-        {
-          command: body.command,
-          cwd: body.cwd,
-          env: body.env,
-          stdin: body.stdin,
-          timeoutMs: body.timeout_seconds * 1000,
-        },
-        {
-          onStdout: (c) => stdout.push(c),
-          onStderr: (c) => stderr.push(c),
-        },
-      );
+      const run = runExec(live.proc, command(body), {
+        onStdout: (c) => stdout.push(c),
+        onStderr: (c) => stderr.push(c),
+      });
       const result = await run.done.catch((e: Error) => {
         throw ApiError.internal("Could not run the command in the sandbox", e, "sandbox_agent_unreachable");
       });
@@ -113,14 +104,7 @@ export const execRoutes: ResourcePlugin = async (app, { ctx }) => {
     const frame = (obj: unknown) => (ndjson ? `${JSON.stringify(obj)}\n` : `data: ${JSON.stringify(obj)}\n\n`);
     const keepalive = ndjson ? "\n" : ": keepalive\n\n";
 
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      "Content-Type": ndjson ? "application/x-ndjson" : "text/event-stream",
-      "Cache-Control": "no-cache",
-      "X-Accel-Buffering": "no",
-      Connection: "keep-alive",
-    });
+    const res = openStream(reply, ndjson ? "application/x-ndjson" : "text/event-stream");
     res.flushHeaders();
     let clientGone = false;
     let run: RunningExec | null = null;
@@ -143,20 +127,10 @@ export const execRoutes: ResourcePlugin = async (app, { ctx }) => {
     // The response is hijacked: whatever fails from here on (a spawn that throws included) ends it
     // with a final frame, never leaves it open.
     try {
-      const running = (run = runExec(
-        live.proc,
-        {
-          command: body.command,
-          cwd: body.cwd,
-          env: body.env,
-          stdin: body.stdin,
-          timeoutMs: body.timeout_seconds * 1000,
-        },
-        {
-          onStdout: chunk("stdout"),
-          onStderr: chunk("stderr"),
-        },
-      ));
+      const running = (run = runExec(live.proc, command(body), {
+        onStdout: chunk("stdout"),
+        onStderr: chunk("stderr"),
+      }));
       timer = setInterval(() => write(keepalive), ctx.config.keepaliveMs);
       res.on("close", () => {
         if (res.writableFinished) return;
@@ -190,6 +164,17 @@ export const execRoutes: ResourcePlugin = async (app, { ctx }) => {
     }
   }
 };
+
+/** What runExec runs for an exec body. */
+function command(body: ExecBody) {
+  return {
+    command: body.command,
+    cwd: body.cwd,
+    env: body.env,
+    stdin: body.stdin,
+    timeoutMs: body.timeout_seconds * 1000,
+  };
+}
 
 /**
  * The stream format an Accept header prefers (q-values, then order): "sse", "ndjson", or null when

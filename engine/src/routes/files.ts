@@ -258,6 +258,25 @@ export const fileRoutes: ResourcePlugin = async (app, { ctx }) => {
     return `${req.protocol}://${host}/v1/sandboxes/${encodeURIComponent(sandboxId)}/files/raw?${qs}`;
   };
 
+  /** A files/raw URL for one method on one path that needs no token: signed for this account, sandbox and path. */
+  const presign = async (
+    req: FastifyRequest,
+    id: string,
+    method: "GET" | "PUT",
+    body: { path: string; expires_in_seconds: number; max_bytes?: number },
+  ) => {
+    const p = normalizeApiPath(body.path);
+    const { row, files } = await open(accountOf(req), id);
+    files.locate(p);
+    const exp = Math.floor(Date.now() / 1000) + body.expires_in_seconds;
+    const maxBytes = method === "PUT" ? body.max_bytes : undefined;
+    const sig = sign(ctx.signingKey, { method, account: row.account_id, sandboxId: row.id, path: p, exp, maxBytes });
+    const params: Record<string, string> = { path: p, exp: String(exp) };
+    if (maxBytes !== undefined) params.max = String(maxBytes);
+    params.sig = sig;
+    return { url: rawUrl(req, row.id, params), method, expires_at: iso(exp * 1000) };
+  };
+
   app.post(
     "/sandboxes/:id/files/presign-upload",
     {
@@ -269,31 +288,10 @@ export const fileRoutes: ResourcePlugin = async (app, { ctx }) => {
         response: { 200: PresignedUrl },
       },
     },
-    async (req) => {
-      const { id } = req.params;
-      const body = req.body;
-      const p = normalizeApiPath(body.path);
-      const { row, files } = await open(accountOf(req), id);
-      files.locate(p);
-      const exp = Math.floor(Date.now() / 1000) + body.expires_in_seconds;
-      const sig = sign(ctx.signingKey, {
-        method: "PUT",
-        account: row.account_id,
-        sandboxId: row.id,
-        path: p,
-        exp,
-        maxBytes: body.max_bytes,
-      });
-      const params: Record<string, string> = { path: p, exp: String(exp) };
-      if (body.max_bytes !== undefined) params.max = String(body.max_bytes);
-      params.sig = sig;
-      return {
-        url: rawUrl(req, row.id, params),
-        method: "PUT" as const,
-        headers: { "Content-Type": "application/octet-stream" },
-        expires_at: iso(exp * 1000),
-      };
-    },
+    async (req) => ({
+      ...(await presign(req, req.params.id, "PUT", req.body)),
+      headers: { "Content-Type": "application/octet-stream" },
+    }),
   );
 
   app.post(
@@ -307,20 +305,7 @@ export const fileRoutes: ResourcePlugin = async (app, { ctx }) => {
         response: { 200: PresignedUrl },
       },
     },
-    async (req) => {
-      const { id } = req.params;
-      const body = req.body;
-      const p = normalizeApiPath(body.path);
-      const { row, files } = await open(accountOf(req), id);
-      files.locate(p);
-      const exp = Math.floor(Date.now() / 1000) + body.expires_in_seconds;
-      const sig = sign(ctx.signingKey, { method: "GET", account: row.account_id, sandboxId: row.id, path: p, exp });
-      return {
-        url: rawUrl(req, row.id, { path: p, exp: String(exp), sig }),
-        method: "GET" as const,
-        expires_at: iso(exp * 1000),
-      };
-    },
+    async (req) => presign(req, req.params.id, "GET", req.body),
   );
 
   /**

@@ -5,6 +5,7 @@ import { BuiltinTemplate, NoContent, Template, TemplateLogs } from "../responses
 import { EnvMap, noNul } from "../schemas.js";
 import type { FinalFrame, LogLine } from "../services/templates.js";
 import { sendPage, type ResourcePlugin } from "./plugin.js";
+import { openStream, wantsFollow } from "./stream.js";
 
 const CreateTemplateBody = z.object({
   name: z
@@ -138,22 +139,14 @@ export const templateRoutes: ResourcePlugin = async (app, { ctx }) => {
     async (req, reply) => {
       const { id } = req.params;
       const q = req.query;
-      const follow =
-        q.follow === "true" || q.follow === "1" || String(req.headers.accept ?? "").includes("text/event-stream");
+      const follow = wantsFollow(req, q.follow);
       // An SSE client reconnecting sends the last id it saw; it resumes after that line.
       const lastEventId = Number(req.headers["last-event-id"]);
       const cursor = q.cursor ?? (Number.isSafeInteger(lastEventId) && lastEventId > 0 ? lastEventId + 1 : 1);
       if (!follow) return templates.logs(accountOf(req), id, cursor, q.limit);
 
       templates.find(accountOf(req), id); // 404 before the stream starts
-      reply.hijack();
-      const res = reply.raw;
-      res.writeHead(200, {
-        "Content-Type": "text/event-stream",
-        "Cache-Control": "no-cache",
-        "X-Accel-Buffering": "no",
-        Connection: "keep-alive",
-      });
+      const res = openStream(reply);
       let closed = false;
       // A follower that stops reading is cut off once 1 MiB is queued; it resumes with Last-Event-ID.
       const write = (chunk: string) => {
