@@ -96,8 +96,8 @@ export const SandboxStatus = z.enum([
 ]);
 
 export const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z.string().max(64).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50).describe("Page size"),
+  cursor: z.string().max(64).optional().describe("The previous page's X-Next-Cursor header"),
 });
 
 export const ExecBody = z.object({

@@ -35,9 +35,9 @@ const SandboxListQuery = ListQuery.extend({
   status: Statuses.describe("Comma list (or repeated) of statuses"),
   template: z.string().optional(),
   region: z.string().optional(),
-})
-  .catchall(z.string())
-  .describe("metadata[key]=value filters on metadata");
+  // Documents the metadata filters; any metadata[<key>] is read (the catchall below keeps them).
+  "metadata[key]": z.string().optional().describe("metadata[<key>]=<value>: only sandboxes with that metadata"),
+}).catchall(z.string());
 
 /** Lifecycle routes: create, list, get, patch, terminate, pause, resume, timeout, limits. */
 export const sandboxRoutes: ResourcePlugin = async (app, { ctx }) => {

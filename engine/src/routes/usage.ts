@@ -18,6 +18,7 @@ const DAY_MS = 86_400_000;
 const Day = z
   .string()
   .max(64)
+  .describe("A UTC day: YYYY-MM-DD, or an RFC 3339 time or unix seconds whose UTC date is taken")
   .transform((s, ctx) => {
     let ms = Number.NaN;
     if (/^\d{4}-\d{2}-\d{2}$/.test(s)) {
