@@ -19,7 +19,7 @@ declare module "fastify" {
   }
 }
 
-/** Reads need sandboxes:read; anything that changes state needs sandboxes:write (contract §3.0). */
+/** Reads need sandboxes:read; anything that changes state needs sandboxes:write (the contract's global rule for every /v1 route). */
 export function requiredScope(method: string): Scope {
   return method === "GET" || method === "HEAD" ? "sandboxes:read" : "sandboxes:write";
 }

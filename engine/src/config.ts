@@ -20,11 +20,13 @@ const EnvSchema = z.object({
   ORKESTR_ENGINE_EGRESS_HOSTS: z.string().default(""),
   /** Metrics sampling period. */
   ORKESTR_ENGINE_SAMPLE_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
-  /** Keepalive comment period on SSE and NDJSON streams (contract §3.3: 15 s). */
+  /** Keepalive comment period on SSE and NDJSON streams (POST /v1/sandboxes/:id/exec/stream, events and logs with follow: 15 s). */
   ORKESTR_ENGINE_KEEPALIVE_MS: z.coerce.number().int().min(50).max(300_000).default(15_000),
   /** First uid of the per-sandbox host uid pool. */
   ORKESTR_ENGINE_UID_BASE: z.coerce.number().int().min(1000).default(200_000),
   ORKESTR_ENGINE_LOG: z.enum(["silent", "error", "warn", "info", "debug"]).default("info"),
+  /** "1": every answer is checked against its documented schema (docs/openapi.json); tests turn it on. */
+  ORKESTR_ENGINE_CHECK_RESPONSES: z.enum(["0", "1"]).default("0"),
   /**
    * Mechanisms to treat as refused by the kernel (comma list of userns, cgroups, slirp4netns,
    * seccomp), so the degraded paths can be exercised on a machine that allows everything.
@@ -93,6 +95,8 @@ export interface EngineConfig {
   keepaliveMs: number;
   uidBase: number;
   logLevel: "silent" | "error" | "warn" | "info" | "debug";
+  /** Answers that do not match their route's response schema are a 500 (tests; see lib/serialize.ts). */
+  checkResponses: boolean;
   blackhole: string[];
   trialCreditEur: number | undefined;
   disable: Set<"userns" | "cgroups" | "slirp4netns" | "seccomp">;
@@ -147,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     keepaliveMs: e.ORKESTR_ENGINE_KEEPALIVE_MS,
     uidBase: e.ORKESTR_ENGINE_UID_BASE,
     logLevel: e.ORKESTR_ENGINE_LOG,
+    checkResponses: e.ORKESTR_ENGINE_CHECK_RESPONSES === "1",
     trialCreditEur: e.ORKESTR_ENGINE_TRIAL_CREDIT_EUR,
     disable: parseDisable(e.ORKESTR_ENGINE_DISABLE),
     blackhole: e.ORKESTR_ENGINE_BLACKHOLE.split(",")

@@ -11,24 +11,24 @@ import type { UsageLedger } from "./services/usage.js";
 import type { WebhookService } from "./services/webhooks.js";
 import type { Db } from "./store/db.js";
 
-/** What every route plugin gets: the engine's services, built once in buildApp. */
+/** What every route plugin gets: the engine's services, built once in buildEngine. */
 export interface EngineContext {
   config: EngineConfig;
   db: Db;
   host: Host;
   events: EventLog;
   sandboxes: SandboxService;
-  /** Named snapshots and volumes (contract §3.8, §3.9). */
+  /** Named snapshots and volumes (/v1/snapshots, /v1/volumes). */
   storage: SandboxStorage;
-  /** Custom templates: builds, layers, logs (contract §3.10). */
+  /** Custom templates: builds, layers, logs (/v1/templates). */
   templates: TemplateService;
   faults: Faults;
   idempotency: Idempotency;
-  /** Preview URLs: host → sandbox port, preview_auth, relays into sandboxes (contract §3.7). */
+  /** Preview URLs: host → sandbox port, preview_auth, relays into sandboxes (GET /v1/sandboxes/:id/previews/:port). */
   previews: PreviewService;
-  /** Subscriptions, signed deliveries and their log (contract §3.11). */
+  /** Subscriptions, signed deliveries and their log (/v1/webhooks). */
   webhooks: WebhookService;
-  /** Metered usage per UTC day (contract §3.13); the same ledger draws down the trial credit. */
+  /** Metered usage per UTC day (GET /v1/sandboxes/usage); the same ledger draws down the trial credit. */
   usage: UsageLedger;
   /** Secret for presigned URLs (HMAC), generated once per data dir. */
   signingKey: Buffer;

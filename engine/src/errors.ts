@@ -4,7 +4,7 @@ import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { ZodError } from "zod";
 
-/** Every error code the engine emits, with its HTTP status (contract §3.0). */
+/** Every error code the engine emits, with its HTTP status (the contract's `{detail, code}` errors, field `code`). */
 export const ERROR_STATUS = {
   bad_request: 400,
   invalid_path: 400,
@@ -122,7 +122,7 @@ function drain(stream: NodeJS.ReadableStream, cap: number): Promise<void> {
 /** FastAPI-style validation detail: [{loc, msg, type}]. */
 export function zodDetail(
   err: ZodError,
-  where: "body" | "query" | "path",
+  where: "body" | "query" | "path" | "header",
 ): { loc: (string | number)[]; msg: string; type: string }[] {
   return err.issues.map((i) => ({
     loc: [where, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))],

@@ -96,8 +96,8 @@ export const SandboxStatus = z.enum([
 ]);
 
 export const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z.string().max(64).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50).describe("Page size"),
+  cursor: z.string().max(64).optional().describe("The previous page's X-Next-Cursor header"),
 });
 
 export const ExecBody = z.object({
@@ -126,7 +126,7 @@ export type ExecBody = z.infer<typeof ExecBody>;
 
 export const SandboxIdParams = z.object({ id: z.string().min(1).max(64) });
 
-// --- Named snapshots and volumes (contract §3.8, §3.9) -------------------------------------
+// --- Named snapshots and volumes (/v1/snapshots, /v1/volumes) -----------------------------
 
 /** Snapshot and volume names: accepted wherever an id is, so they may never look like one. */
 const resourceName = (idPrefix: string) =>

@@ -84,6 +84,9 @@ function otherTargets(sbx: string): [string, string][] {
     ["GET", `/%761/sandboxes/${sbx}/files?path=/etc/hostname&sig=1`],
     ["POST", `/%761/sandboxes/${sbx}/files/presign-download`],
     ["POST", `/%761/sandboxes/${sbx}/pty`],
+    // The OpenAPI document is behind a token like the rest of /v1 (docs/openapi.json is its public copy).
+    ["GET", `/v1/openapi.json`],
+    ["GET", `/%761/openapi.json?sig=1`],
   );
   return targets;
 }

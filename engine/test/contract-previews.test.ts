@@ -3,7 +3,7 @@ import { createSandbox, target, type EngineHandle } from "./helpers/engine.js";
 import { hostRequest, previewHostOf } from "./helpers/previews.js";
 
 /**
- * Preview URLs in the v1 contract (§3.7) over HTTP. Runs against the local engine, or any v1
+ * Preview URLs in the v1 contract (GET /v1/sandboxes/:id/previews/:port, POST …/preview-token) over HTTP. Runs against the local engine, or any v1
  * server with ORKESTR_API_URL and ORKESTR_API_KEY set (on a plan with previews); the proxy checks
  * reach the local engine on 127.0.0.1 with a Host header and are skipped elsewhere.
  */
@@ -24,7 +24,7 @@ async function sandbox(body: Record<string, unknown>): Promise<string> {
   return id;
 }
 
-describe("preview URLs (§3.7)", () => {
+describe("preview URLs", () => {
   let id: string;
   beforeAll(async () => {
     id = await sandbox({ network: "restricted" });
@@ -75,7 +75,7 @@ describe("preview URLs (§3.7)", () => {
   });
 });
 
-describe("preview_auth (§3.7)", () => {
+describe("preview_auth", () => {
   it("returns preview_auth_token once at create; rotating returns a new one", async () => {
     const r = await e.api("POST", "/sandboxes", { template: "python-3.12", network: "restricted", preview_auth: true });
     expect(r.status).toBe(201);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, target, type EngineHandle } from "./helpers/engine.js";
 
 /**
- * Named snapshots (§3.8) and volumes (§3.9, with the seed's corrections) over HTTP. Runs against
+ * Named snapshots (/v1/snapshots) and volumes (/v1/volumes, with the seed's corrections) over HTTP. Runs against
  * the local engine, or any v1 server given ORKESTR_API_URL and ORKESTR_API_KEY; names carry a
  * random suffix and everything made is deleted, so it can be pointed at a real account.
  */
@@ -47,7 +47,7 @@ describe("limits", () => {
 });
 
 describe("snapshots", () => {
-  it("201 with the §3.8 shape; a child forks from it by id, and the sandbox view says so", async () => {
+  it("201 with the snapshot shape; a child forks from it by id, and the sandbox view says so", async () => {
     const source = await sandbox();
     await exec(e, source, "echo contract > /workspace/c");
     const r = await e.api("POST", `/sandboxes/${source}/snapshots`, { name: `contract-${tag}` });
@@ -100,7 +100,7 @@ describe("snapshots", () => {
 });
 
 describe("volumes", () => {
-  it("201 with the §3.9 shape; GET by id or name; PATCH grows and sets lifetimes; shrink is 409 cannot_shrink", async () => {
+  it("201 with the volume shape; GET by id or name; PATCH grows and sets lifetimes; shrink is 409 cannot_shrink", async () => {
     const r = await e.api("POST", "/volumes", { name: `vol-${tag}`, size_gb: 1, max_lifetime_days: 30 });
     expect(r.status).toBe(201);
     volumes.push(r.body.id);

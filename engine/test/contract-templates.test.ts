@@ -3,7 +3,7 @@ import { createSandbox, exec, target, type EngineHandle } from "./helpers/engine
 import { followLogs, waitBuilt, type Json } from "./helpers/templates.js";
 
 /**
- * Custom templates over HTTP (contract §3.10). Runs against the local engine, or any v1 server
+ * Custom templates over HTTP (/v1/templates, GET /v1/templates/:id/logs, GET /v1/base-images). Runs against the local engine, or any v1 server
  * with ORKESTR_API_URL and ORKESTR_API_KEY set; checks only the local engine can make are skipped there.
  */
 let e: EngineHandle;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { target, type EngineHandle } from "./helpers/engine.js";
 
 /**
- * Webhooks (§3.11) and usage (§3.13) over HTTP. Runs against the local engine, or any v1 server
+ * Webhooks (/v1/webhooks) and usage (GET /v1/sandboxes/usage) over HTTP. Runs against the local engine, or any v1 server
  * with ORKESTR_API_URL and ORKESTR_API_KEY set: then nothing here makes the server send a delivery
  * (its webhooks point at https://example.invalid and subscribe to an event these checks never
  * cause), and the loopback-receiver checks are skipped.

@@ -485,7 +485,7 @@ describe("metrics, events, limits, base images", () => {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- frames are loosely typed JSON
 function parseFrames(text: string): Record<string, any>[] {
-  // Tolerant frame reader (contract §3.16.3): SSE or NDJSON, comments and blank lines skipped.
+  // Tolerant frame reader (as a tolerant client reads exec/stream): SSE or NDJSON, comments and blank lines skipped.
   return text
     .split("\n")
     .map((l) => l.trim())

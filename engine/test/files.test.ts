@@ -7,7 +7,7 @@ import { fsError } from "../src/services/files.js";
 import { createSandbox, exec, startEngine, type EngineHandle, enginePath } from "./helpers/engine.js";
 
 /**
- * Files (contract §3.4) against a real engine and real sandboxes. The data dir lives under
+ * Files (/v1/sandboxes/:id/files and files/raw) against a real engine and real sandboxes. The data dir lives under
  * /var/tmp, not /tmp, so a symlink holding another sandbox's *host* path is outside the
  * sandbox's reachable mounts whatever it points at (under /tmp it would mean the sandbox's own /tmp).
  */

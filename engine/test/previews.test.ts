@@ -90,7 +90,7 @@ describe("preview URLs", () => {
     await serveInSandbox(e, b, 8000, "B");
   }, 60_000);
 
-  it("publishes preview_host_base and describes a port (§3.7)", async () => {
+  it("publishes preview_host_base and describes a port (GET /v1/sandboxes/:id/previews/:port)", async () => {
     const base = `${a.toLowerCase()}.sbx.localhost:${enginePort(e)}`;
     expect((await e.api("GET", `/sandboxes/${a}`)).body.preview_host_base).toBe(base);
     const r = await e.api("GET", `/sandboxes/${a}/previews/8000`);

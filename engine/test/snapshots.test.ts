@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
 
 /**
- * Named snapshots and forks (contract §3.8) against a real engine: real copies of real sandboxes'
+ * Named snapshots and forks (POST /v1/sandboxes/:id/snapshots, POST /v1/sandboxes with `snapshot`) against a real engine: real copies of real sandboxes'
  * files, children that really diverge, files on disk that really go away (engine-only).
  */
 let e: EngineHandle;

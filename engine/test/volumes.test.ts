@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
 
 /**
- * Volumes (contract §3.9 with seed 003's corrections) against a real engine: per-volume ext4
+ * Volumes (/v1/volumes, with seed 003's corrections) against a real engine: per-volume ext4
  * images, loop-mounted at /persist (engine-only). Test knobs: one "GB" is 32 MiB here, an hour of
  * max_lifetime lasts 3 s and the expiry sweep runs every 200 ms.
  */

@@ -1,5 +1,5 @@
 /**
- * Preview host names (contract §3.7): `<port>-<sandbox id>.sbx.localhost:<engine port>`. Browsers
+ * Preview host names (GET /v1/sandboxes/:id/previews/:port, field `host`): `<port>-<sandbox id>.sbx.localhost:<engine port>`. Browsers
  * resolve every `*.localhost` name to loopback, so no DNS setup is needed. Sandbox ids contain `_`
  * and uppercase letters while browsers lowercase host names: ids are matched case-insensitively.
  */

@@ -1,9 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import { timingSafeEqual } from "node:crypto";
 import { z } from "zod";
-import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
-import { parse } from "../lib/validate.js";
 import { FaultRule } from "../services/faults.js";
 import { iso, isoOrNull } from "../lib/time.js";
 import { DEFAULT_ACCOUNT_NAME } from "../store/db.js";
@@ -16,6 +14,7 @@ import {
   SCOPES,
   type TokenInfo,
 } from "../store/tokens.js";
+import type { ResourcePlugin } from "./plugin.js";
 
 const MintBody = z.object({
   scopes: z.array(z.enum(SCOPES)).min(1).default(["sandboxes:read", "sandboxes:write"]),
@@ -55,7 +54,7 @@ function isLoopback(addr: string | undefined): boolean {
  * Loopback-only admin routes, guarded by the bootstrap secret in the data dir: the console's
  * "use the local engine" button mints a token here; tests inject faults here.
  */
-export function adminRoutes(app: FastifyInstance, ctx: EngineContext): void {
+export const adminRoutes: ResourcePlugin = async (app, { ctx }) => {
   // The bootstrap secret (checked by the hook below, which runs for this plugin's routes only)
   // stands in for a Bearer token: the app-wide auth hook lets them through to it.
   app.addHook("onRoute", (route) => {
@@ -74,8 +73,8 @@ export function adminRoutes(app: FastifyInstance, ctx: EngineContext): void {
   });
 
   // POST /_admin/tokens – mint an ork_ token of an account (shown once)
-  app.post("/tokens", async (req, reply) => {
-    const body = parse(MintBody, req.body, "body");
+  app.post("/tokens", { schema: { body: MintBody } }, async (req, reply) => {
+    const body = req.body;
     const expiresAt = body.expires_in_seconds === undefined ? null : Date.now() + body.expires_in_seconds * 1000;
     const { token, record } = mintToken(ctx.db, body.scopes, { label: body.label, account: body.account, expiresAt });
     return reply.status(201).send({
@@ -89,11 +88,13 @@ export function adminRoutes(app: FastifyInstance, ctx: EngineContext): void {
   });
 
   // GET /_admin/tokens?account= – every token (never its value), revoked and expired ones too
-  app.get("/tokens", async (req) => listTokens(ctx.db, parse(TokenListQuery, req.query, "query")).map(tokenView));
+  app.get("/tokens", { schema: { querystring: TokenListQuery } }, async (req) =>
+    listTokens(ctx.db, req.query).map(tokenView),
+  );
 
   // DELETE /_admin/tokens/{id} – revoke: the next request with it is 401
-  app.delete("/tokens/:id", async (req, reply) => {
-    const { id } = parse(TokenParams, req.params, "path");
+  app.delete("/tokens/:id", { schema: { params: TokenParams } }, async (req, reply) => {
+    const { id } = req.params;
     if (!revokeToken(ctx.db, id)) throw new ApiError("not_found", `Token ${id} not found`);
     return reply.status(204).send();
   });
@@ -110,10 +111,9 @@ export function adminRoutes(app: FastifyInstance, ctx: EngineContext): void {
   app.get("/faults", async () => ctx.faults.list());
 
   // POST /_admin/faults – inject latency, 5xx, resets or 503 fleet_full on matching routes
-  app.post("/faults", async (req, reply) => {
-    const rule = parse(FaultRule, req.body, "body");
+  app.post("/faults", { schema: { body: FaultRule } }, async (req, reply) => {
     try {
-      const { regex: _r, ...f } = ctx.faults.add(rule);
+      const { regex: _r, ...f } = ctx.faults.add(req.body);
       return reply.status(201).send(f);
     } catch (e) {
       throw new ApiError("validation_error", [
@@ -131,4 +131,4 @@ export function adminRoutes(app: FastifyInstance, ctx: EngineContext): void {
     ctx.faults.remove((req.params as { id: string }).id);
     return reply.status(204).send();
   });
-}
+};

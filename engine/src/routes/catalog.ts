@@ -1,15 +1,24 @@
-import type { FastifyInstance } from "fastify";
-import type { EngineContext } from "../context.js";
+import { z } from "zod";
+import { BaseImage } from "../responses.js";
+import type { ResourcePlugin } from "./plugin.js";
 
-export function catalogRoutes(app: FastifyInstance, ctx: EngineContext): void {
-  // GET /v1/base-images – the built-in images and what each maps to on this machine
-  app.get("/base-images", async () =>
-    [...ctx.host.images.values()].map((i) => ({
-      id: i.id,
-      description: i.description,
-      maps_to: i.maps_to,
-      available: i.available,
-      gaps: i.gaps,
-    })),
+export const catalogRoutes: ResourcePlugin = async (app, { ctx }) => {
+  app.get(
+    "/base-images",
+    {
+      schema: {
+        tags: ["templates"],
+        summary: "The built-in images and what each maps to on this machine",
+        response: { 200: z.array(BaseImage) },
+      },
+    },
+    async () =>
+      [...ctx.host.images.values()].map((i) => ({
+        id: i.id,
+        description: i.description,
+        maps_to: i.maps_to,
+        available: i.available,
+        gaps: i.gaps,
+      })),
   );
-}
+};

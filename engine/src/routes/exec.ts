@@ -1,81 +1,110 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
 import { accountOf } from "../auth.js";
-import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
-import { parse } from "../lib/validate.js";
 import { CappedBuffer, runExec, type RunningExec } from "../runtime/exec.js";
 import { ExecBody, SandboxIdParams } from "../schemas.js";
+import { ExecResult } from "../responses.js";
+import { firstQueryValues, type ResourcePlugin } from "./plugin.js";
+import { openStream } from "./stream.js";
 
-/** Exec, plain and streaming (contract §3.2, §3.3). */
-export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
+type ExecRequest = FastifyRequest<{
+  Params: { id: string };
+  Body: ExecBody;
+  Querystring: { kill_on_disconnect?: string };
+}>;
+
+const tags = ["exec"];
+const StreamQuery = z.object({
+  kill_on_disconnect: z
+    .string()
+    .optional()
+    .describe('"1" or "true": kill the command when the client disconnects (or the body\'s kill_on_disconnect)'),
+});
+
+/**
+ * Exec, plain (POST /v1/sandboxes/:id/exec: run to completion, one JSON result) and streaming
+ * (POST …/exec/stream, or …/exec with `stream: true` or an SSE/NDJSON Accept: chunk frames, then a
+ * final frame with `exit_code`).
+ */
+export const execRoutes: ResourcePlugin = async (app, { ctx }) => {
   const { sandboxes, events } = ctx;
 
-  const prepare = async (req: FastifyRequest) => {
-    const { id } = parse(SandboxIdParams, req.params, "path");
-    const body = parse(ExecBody, req.body, "body");
-    const { row, live } = await sandboxes.running(accountOf(req), id);
-    return { row, live, body };
+  /** Both exec routes validate the same params and body (their schemas below). */
+  const prepare = async (request: FastifyRequest) => {
+    const req = request as ExecRequest;
+    const { row, live } = await sandboxes.running(accountOf(req), req.params.id);
+    return { row, live, body: req.body, query: req.query };
   };
 
-  // POST /v1/sandboxes/{id}/exec – run a command to completion (or stream when asked)
-  app.post("/sandboxes/:id/exec", async (req, reply) => {
-    const b = req.body as { stream?: unknown } | undefined;
-    if (b?.stream === true || streamFormat(req.headers.accept) !== null) return stream(req, reply);
-    const { row, live, body } = await prepare(req);
-    const stdout = new CappedBuffer();
-    const stderr = new CappedBuffer();
-    const run = runExec(
-      live.proc,
-      {
-        command: body.command,
-        cwd: body.cwd,
-        env: body.env,
-        stdin: body.stdin,
-        timeoutMs: body.timeout_seconds * 1000,
+  app.post(
+    "/sandboxes/:id/exec",
+    {
+      preValidation: firstQueryValues(),
+      schema: {
+        tags,
+        summary: "Run a command to completion (streams instead with stream: true or an SSE/NDJSON Accept)",
+        params: SandboxIdParams,
+        body: ExecBody,
+        querystring: StreamQuery,
+        response: { 200: ExecResult },
       },
-      {
+    },
+    async (req, reply) => {
+      if (req.body.stream === true || streamFormat(req.headers.accept) !== null) return stream(req, reply);
+      const { row, live, body } = await prepare(req);
+      const stdout = new CappedBuffer();
+      const stderr = new CappedBuffer();
+      const run = runExec(live.proc, command(body), {
         onStdout: (c) => stdout.push(c),
         onStderr: (c) => stderr.push(c),
-      },
-    );
-    const result = await run.done.catch((e: Error) => {
-      throw ApiError.internal("Could not run the command in the sandbox", e, "sandbox_agent_unreachable");
-    });
-    events.record(row.id, "exec", {
-      command: body.command.slice(0, 1000),
-      exit_code: result.exit_code,
-      duration_ms: result.duration_ms,
-      timed_out: result.timed_out,
-    });
-    return {
-      stdout: stdout.text(),
-      stderr: stderr.text(),
-      exit_code: result.exit_code,
-      duration_ms: result.duration_ms,
-      timed_out: result.timed_out,
-      truncated: stdout.truncated || stderr.truncated,
-    };
-  });
+      });
+      const result = await run.done.catch((e: Error) => {
+        throw ApiError.internal("Could not run the command in the sandbox", e, "sandbox_agent_unreachable");
+      });
+      events.record(row.id, "exec", {
+        command: body.command.slice(0, 1000),
+        exit_code: result.exit_code,
+        duration_ms: result.duration_ms,
+        timed_out: result.timed_out,
+      });
+      return {
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        exit_code: result.exit_code,
+        duration_ms: result.duration_ms,
+        timed_out: result.timed_out,
+        truncated: stdout.truncated || stderr.truncated,
+      };
+    },
+  );
 
-  // POST /v1/sandboxes/{id}/exec/stream – SSE (default) or NDJSON chunks, then a final frame
-  app.post("/sandboxes/:id/exec/stream", stream);
+  app.post(
+    "/sandboxes/:id/exec/stream",
+    {
+      preValidation: firstQueryValues(),
+      // The stream's frames are not JSON bodies: no response schema (the summary says what they are).
+      schema: {
+        tags,
+        summary:
+          "Stream a command's output: SSE (default) or NDJSON (Accept: application/x-ndjson) frames " +
+          "{stream, data[, encoding]}, then a final {is_final: true, exit_code, duration_ms, timed_out}",
+        params: SandboxIdParams,
+        body: ExecBody,
+        querystring: StreamQuery,
+      },
+    },
+    stream,
+  );
 
   async function stream(req: FastifyRequest, reply: FastifyReply) {
-    const { row, live, body } = await prepare(req);
-    const q = req.query as Record<string, string | undefined>;
-    const killOnDisconnect = body.kill_on_disconnect ?? ["1", "true"].includes(String(q.kill_on_disconnect ?? ""));
+    const { row, live, body, query } = await prepare(req);
+    const killOnDisconnect = body.kill_on_disconnect ?? ["1", "true"].includes(String(query.kill_on_disconnect ?? ""));
     const ndjson = streamFormat(req.headers.accept) === "ndjson";
     const frame = (obj: unknown) => (ndjson ? `${JSON.stringify(obj)}\n` : `data: ${JSON.stringify(obj)}\n\n`);
     const keepalive = ndjson ? "\n" : ": keepalive\n\n";
 
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      "Content-Type": ndjson ? "application/x-ndjson" : "text/event-stream",
-      "Cache-Control": "no-cache",
-      "X-Accel-Buffering": "no",
-      Connection: "keep-alive",
-    });
+    const res = openStream(reply, ndjson ? "application/x-ndjson" : "text/event-stream");
     res.flushHeaders();
     let clientGone = false;
     let run: RunningExec | null = null;
@@ -98,20 +127,10 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
     // The response is hijacked: whatever fails from here on (a spawn that throws included) ends it
     // with a final frame, never leaves it open.
     try {
-      const running = (run = runExec(
-        live.proc,
-        {
-          command: body.command,
-          cwd: body.cwd,
-          env: body.env,
-          stdin: body.stdin,
-          timeoutMs: body.timeout_seconds * 1000,
-        },
-        {
-          onStdout: chunk("stdout"),
-          onStderr: chunk("stderr"),
-        },
-      ));
+      const running = (run = runExec(live.proc, command(body), {
+        onStdout: chunk("stdout"),
+        onStderr: chunk("stderr"),
+      }));
       timer = setInterval(() => write(keepalive), ctx.config.keepaliveMs);
       res.on("close", () => {
         if (res.writableFinished) return;
@@ -144,6 +163,17 @@ export function execRoutes(app: FastifyInstance, ctx: EngineContext): void {
       if (!clientGone) res.end();
     }
   }
+};
+
+/** What runExec runs for an exec body. */
+function command(body: ExecBody) {
+  return {
+    command: body.command,
+    cwd: body.cwd,
+    env: body.env,
+    stdin: body.stdin,
+    timeoutMs: body.timeout_seconds * 1000,
+  };
 }
 
 /**

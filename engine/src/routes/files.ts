@@ -1,13 +1,13 @@
 import fs from "node:fs";
 import type { Readable } from "node:stream";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { EngineTypeProvider } from "./plugin.js";
 import { z } from "zod";
 import { accountOf } from "../auth.js";
-import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
 import { iso } from "../lib/time.js";
-import { parse } from "../lib/validate.js";
 import { SandboxIdParams } from "../schemas.js";
+import { BatchResult, FileRead, FileWritten, NoContent, PresignedUrl } from "../responses.js";
 import { CappedBuffer, runExec } from "../runtime/exec.js";
 import { shq } from "../runtime/sandbox-command.js";
 import {
@@ -20,6 +20,7 @@ import {
   sign,
   verifySigned,
 } from "../services/files.js";
+import { firstQueryValues, type ResourcePlugin } from "./plugin.js";
 
 /** Batch bodies carry up to 25 MiB decoded as base64 (×4/3) plus JSON framing. */
 const BATCH_BODY_LIMIT = 36 * 1024 * 1024;
@@ -44,17 +45,24 @@ const Presign = z.object({
 });
 const PresignUpload = Presign.extend({ max_bytes: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional() });
 
-const first = (v: unknown) => (Array.isArray(v) ? v[0] : v) as string | undefined;
+/** A presigned URL's parameters (no token needed): checked by the handler, not here. */
+const RawQuery = z.object({
+  path: z.string().min(1),
+  exp: z.string().optional().describe("Presigned URLs: expiry, unix seconds"),
+  sig: z.string().optional().describe("Presigned URLs: the signature"),
+  max: z.string().optional().describe("Presigned uploads: the most bytes the URL accepts"),
+});
+type RawRequest = FastifyRequest<{ Params: { id: string }; Querystring: z.infer<typeof RawQuery> }>;
 
+const tags = ["files"];
 /** Query strings may repeat a key; the first value wins, as elsewhere in the engine. */
-function query(req: FastifyRequest): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) out[k] = first(v);
-  return out;
-}
+const firstWins = firstQueryValues();
 
-/** Files (contract §3.4): JSON read/list/write/delete, batch, presigned URLs and raw bytes. */
-export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
+/**
+ * Files: JSON read/list/write/delete (…/files), batch writes, presigned URLs and raw bytes
+ * (…/files/raw, the one route a presigned URL reaches without a token).
+ */
+export const fileRoutes: ResourcePlugin = async (app, { ctx }) => {
   const { sandboxes, events } = ctx;
 
   /** The running sandbox (auto-resumed if it asked for it) and its file tree. */
@@ -63,136 +71,183 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
     return { row, files: new SandboxFiles(live.proc.spec) };
   };
 
-  // GET /v1/sandboxes/{id}/files?path=&list= – a file (base64) or a directory listing
-  app.get("/sandboxes/:id/files", async (req, reply) => {
-    const { id } = parse(SandboxIdParams, req.params, "path");
-    const q = parse(PathQuery, query(req), "query");
-    const p = normalizeApiPath(q.path);
-    const { files } = await open(accountOf(req), id);
-    files.locate(p);
-    const r = files.read(p);
-    if (r.type === "directory") {
-      if (r.truncated) reply.header("X-Truncated", "true");
-      return q.list
-        ? r.entries
-        : { path: p, type: "directory", entries: r.entries, ...(r.truncated ? { truncated: true } : {}) };
-    }
-    if (q.list) throw new ApiError("not_a_directory", `"${p}" is a file; list=true needs a directory`);
-    return {
-      path: p,
-      type: "file",
-      size: r.size,
-      content: r.content.toString("base64"),
-      encoding: "base64",
-      modified_at: r.modified_at,
-    };
-  });
+  app.get(
+    "/sandboxes/:id/files",
+    {
+      preValidation: firstWins,
+      schema: {
+        tags,
+        summary: "Read a file (base64) or list a directory (list=true: the entries alone)",
+        params: SandboxIdParams,
+        querystring: PathQuery,
+        response: { 200: FileRead },
+      },
+    },
+    async (req, reply) => {
+      const { id } = req.params;
+      const q = req.query;
+      const p = normalizeApiPath(q.path);
+      const { files } = await open(accountOf(req), id);
+      files.locate(p);
+      const r = files.read(p);
+      if (r.type === "directory") {
+        if (r.truncated) reply.header("X-Truncated", "true");
+        return q.list
+          ? r.entries
+          : { path: p, type: "directory" as const, entries: r.entries, ...(r.truncated ? { truncated: true } : {}) };
+      }
+      if (q.list) throw new ApiError("not_a_directory", `"${p}" is a file; list=true needs a directory`);
+      return {
+        path: p,
+        type: "file" as const,
+        size: r.size,
+        content: r.content.toString("base64"),
+        encoding: "base64" as const,
+        modified_at: r.modified_at,
+      };
+    },
+  );
 
-  // POST /v1/sandboxes/{id}/files – write one file (parents created), 201 {path, size}
-  app.post("/sandboxes/:id/files", async (req, reply) => {
-    const { id } = parse(SandboxIdParams, req.params, "path");
-    const body = parse(WriteFile, req.body, "body");
-    const p = normalizeApiPath(body.path);
-    const mode = parseMode(body.mode);
-    const data = decodeContent(body.content, body.encoding === "base64" ? "base64" : "utf8", MAX_JSON_FILE_BYTES);
-    const { row, files } = await open(accountOf(req), id);
-    files.locate(p);
-    const written = files.write(p, data, mode);
-    events.record(row.id, "file.write", { path: written.path, size: written.size });
-    return reply.status(201).send(written);
-  });
+  app.post(
+    "/sandboxes/:id/files",
+    {
+      schema: {
+        tags,
+        summary: "Write one file (parents created)",
+        params: SandboxIdParams,
+        body: WriteFile,
+        response: { 201: FileWritten },
+      },
+    },
+    async (req, reply) => {
+      const { id } = req.params;
+      const body = req.body;
+      const p = normalizeApiPath(body.path);
+      const mode = parseMode(body.mode);
+      const data = decodeContent(body.content, body.encoding === "base64" ? "base64" : "utf8", MAX_JSON_FILE_BYTES);
+      const { row, files } = await open(accountOf(req), id);
+      files.locate(p);
+      const written = files.write(p, data, mode);
+      events.record(row.id, "file.write", { path: written.path, size: written.size });
+      return reply.status(201).send(written);
+    },
+  );
 
-  // DELETE /v1/sandboxes/{id}/files?path=&recursive= – 204
-  app.delete("/sandboxes/:id/files", async (req, reply) => {
-    const { id } = parse(SandboxIdParams, req.params, "path");
-    const q = parse(PathQuery, query(req), "query");
-    const p = normalizeApiPath(q.path);
-    const { row, files } = await open(accountOf(req), id);
-    files.locate(p);
-    const removed = files.remove(p, q.recursive);
-    if (removed.tree) {
-      const { live } = await ctx.sandboxes.running(accountOf(req), row.id);
-      const stderr = new CappedBuffer(4096);
-      const r = await runExec(
-        live.proc,
-        { command: `rm -rf -- ${shq(p)}`, cwd: "/", env: {}, timeoutMs: 300_000 },
-        { onStdout: () => undefined, onStderr: (c) => stderr.push(c) },
-      ).done;
-      if (r.exit_code !== 0)
-        throw new ApiError(
-          "internal_error",
-          `Deleting "${p}" failed: ${stderr.text().trim() || `rm exited with ${r.exit_code}`}`,
-        );
-    }
-    events.record(row.id, "file.delete", {
-      path: removed.path,
-      size: removed.size,
-      type: removed.type,
-      ...(q.recursive ? { recursive: true } : {}),
-    });
-    return reply.status(204).send();
-  });
-
-  // POST /v1/sandboxes/{id}/files/batch – each row succeeds or fails alone; 200 {written, errors}
-  app.post("/sandboxes/:id/files/batch", { bodyLimit: BATCH_BODY_LIMIT }, async (req) => {
-    const { id } = parse(SandboxIdParams, req.params, "path");
-    const { files: rows } = parse(BatchBody, req.body, "body");
-    // Decode everything first: the 25 MiB total is all-or-nothing, row errors are not.
-    const decoded: ({ path: string; data: Buffer; mode?: number } | { path: string; error: ApiError })[] = [];
-    let total = 0;
-    rows.forEach((raw, i) => {
-      const rawPath = typeof (raw as { path?: unknown })?.path === "string" ? (raw as { path: string }).path : "";
-      try {
-        const row = WriteFile.safeParse(raw);
-        if (!row.success) {
+  app.delete(
+    "/sandboxes/:id/files",
+    {
+      preValidation: firstWins,
+      schema: {
+        tags,
+        summary: "Delete a file, or a directory (recursive=true for a non-empty one)",
+        params: SandboxIdParams,
+        querystring: PathQuery,
+        response: { 204: NoContent },
+      },
+    },
+    async (req, reply) => {
+      const { id } = req.params;
+      const q = req.query;
+      const p = normalizeApiPath(q.path);
+      const { row, files } = await open(accountOf(req), id);
+      files.locate(p);
+      const removed = files.remove(p, q.recursive);
+      if (removed.tree) {
+        const { live } = await ctx.sandboxes.running(accountOf(req), row.id);
+        const stderr = new CappedBuffer(4096);
+        const r = await runExec(
+          live.proc,
+          { command: `rm -rf -- ${shq(p)}`, cwd: "/", env: {}, timeoutMs: 300_000 },
+          { onStdout: () => undefined, onStderr: (c) => stderr.push(c) },
+        ).done;
+        if (r.exit_code !== 0)
           throw new ApiError(
-            "validation_error",
-            row.error.issues.map((x) => `${["files", i, ...x.path].map(String).join(".")}: ${x.message}`).join("; "),
+            "internal_error",
+            `Deleting "${p}" failed: ${stderr.text().trim() || `rm exited with ${r.exit_code}`}`,
           );
+      }
+      events.record(row.id, "file.delete", {
+        path: removed.path,
+        size: removed.size,
+        type: removed.type,
+        ...(q.recursive ? { recursive: true } : {}),
+      });
+      return reply.status(204).send();
+    },
+  );
+
+  app.post(
+    "/sandboxes/:id/files/batch",
+    {
+      bodyLimit: BATCH_BODY_LIMIT,
+      schema: {
+        tags,
+        summary: "Write many files: each row succeeds or fails alone (25 MiB decoded in all)",
+        params: SandboxIdParams,
+        body: BatchBody,
+        response: { 200: BatchResult },
+      },
+    },
+    async (req) => {
+      const { id } = req.params;
+      const { files: rows } = req.body;
+      // Decode everything first: the 25 MiB total is all-or-nothing, row errors are not.
+      const decoded: ({ path: string; data: Buffer; mode?: number } | { path: string; error: ApiError })[] = [];
+      let total = 0;
+      rows.forEach((raw, i) => {
+        const rawPath = typeof (raw as { path?: unknown })?.path === "string" ? (raw as { path: string }).path : "";
+        try {
+          const row = WriteFile.safeParse(raw);
+          if (!row.success) {
+            throw new ApiError(
+              "validation_error",
+              row.error.issues.map((x) => `${["files", i, ...x.path].map(String).join(".")}: ${x.message}`).join("; "),
+            );
+          }
+          const p = normalizeApiPath(row.data.path);
+          const mode = parseMode(row.data.mode);
+          const data = decodeContent(
+            row.data.content,
+            row.data.encoding === "base64" ? "base64" : "utf8",
+            MAX_JSON_FILE_BYTES,
+            ["body", "files", i, "content"],
+          );
+          total += data.length;
+          decoded.push({ path: p, data, mode });
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw e;
+          decoded.push({ path: rawPath, error: e });
         }
-        const p = normalizeApiPath(row.data.path);
-        const mode = parseMode(row.data.mode);
-        const data = decodeContent(
-          row.data.content,
-          row.data.encoding === "base64" ? "base64" : "utf8",
-          MAX_JSON_FILE_BYTES,
-          ["body", "files", i, "content"],
+      });
+      if (total > MAX_BATCH_BYTES) {
+        throw new ApiError(
+          "payload_too_large",
+          `The batch holds ${total} bytes; files/batch takes at most ${MAX_BATCH_BYTES} bytes in total. Split it, or use files/presign-upload for large files.`,
+          { size: total, limit: MAX_BATCH_BYTES },
         );
-        total += data.length;
-        decoded.push({ path: p, data, mode });
-      } catch (e) {
-        if (!(e instanceof ApiError)) throw e;
-        decoded.push({ path: rawPath, error: e });
       }
-    });
-    if (total > MAX_BATCH_BYTES) {
-      throw new ApiError(
-        "payload_too_large",
-        `The batch holds ${total} bytes; files/batch takes at most ${MAX_BATCH_BYTES} bytes in total. Split it, or use files/presign-upload for large files.`,
-        { size: total, limit: MAX_BATCH_BYTES },
-      );
-    }
-    const { row, files } = await open(accountOf(req), id);
-    const written: { path: string; size: number }[] = [];
-    const errors: { path: string; detail: string; code: string }[] = [];
-    for (const d of decoded) {
-      try {
-        if ("error" in d) throw d.error;
-        files.locate(d.path);
-        const w = files.write(d.path, d.data, d.mode);
-        events.record(row.id, "file.write", { path: w.path, size: w.size });
-        written.push(w);
-      } catch (e) {
-        if (!(e instanceof ApiError)) throw e;
-        errors.push({
-          path: d.path,
-          detail: typeof e.detail === "string" ? e.detail : JSON.stringify(e.detail),
-          code: e.code,
-        });
+      const { row, files } = await open(accountOf(req), id);
+      const written: { path: string; size: number }[] = [];
+      const errors: { path: string; detail: string; code: string }[] = [];
+      for (const d of decoded) {
+        try {
+          if ("error" in d) throw d.error;
+          files.locate(d.path);
+          const w = files.write(d.path, d.data, d.mode);
+          events.record(row.id, "file.write", { path: w.path, size: w.size });
+          written.push(w);
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw e;
+          errors.push({
+            path: d.path,
+            detail: typeof e.detail === "string" ? e.detail : JSON.stringify(e.detail),
+            code: e.code,
+          });
+        }
       }
-    }
-    return { written, errors };
-  });
+      return { written, errors };
+    },
+  );
 
   /** Absolute URL on the origin the caller used (Host header), so it works through port maps. */
   const rawUrl = (req: FastifyRequest, sandboxId: string, params: Record<string, string>) => {
@@ -203,44 +258,55 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
     return `${req.protocol}://${host}/v1/sandboxes/${encodeURIComponent(sandboxId)}/files/raw?${qs}`;
   };
 
-  // POST /v1/sandboxes/{id}/files/presign-upload – a PUT URL that needs no token
-  app.post("/sandboxes/:id/files/presign-upload", async (req) => {
-    const { id } = parse(SandboxIdParams, req.params, "path");
-    const body = parse(PresignUpload, req.body, "body");
+  /** A files/raw URL for one method on one path that needs no token: signed for this account, sandbox and path. */
+  const presign = async (
+    req: FastifyRequest,
+    id: string,
+    method: "GET" | "PUT",
+    body: { path: string; expires_in_seconds: number; max_bytes?: number },
+  ) => {
     const p = normalizeApiPath(body.path);
     const { row, files } = await open(accountOf(req), id);
     files.locate(p);
     const exp = Math.floor(Date.now() / 1000) + body.expires_in_seconds;
-    const sig = sign(ctx.signingKey, {
-      method: "PUT",
-      account: row.account_id,
-      sandboxId: row.id,
-      path: p,
-      exp,
-      maxBytes: body.max_bytes,
-    });
+    const maxBytes = method === "PUT" ? body.max_bytes : undefined;
+    const sig = sign(ctx.signingKey, { method, account: row.account_id, sandboxId: row.id, path: p, exp, maxBytes });
     const params: Record<string, string> = { path: p, exp: String(exp) };
-    if (body.max_bytes !== undefined) params.max = String(body.max_bytes);
+    if (maxBytes !== undefined) params.max = String(maxBytes);
     params.sig = sig;
-    return {
-      url: rawUrl(req, row.id, params),
-      method: "PUT",
-      headers: { "Content-Type": "application/octet-stream" },
-      expires_at: iso(exp * 1000),
-    };
-  });
+    return { url: rawUrl(req, row.id, params), method, expires_at: iso(exp * 1000) };
+  };
 
-  // POST /v1/sandboxes/{id}/files/presign-download – a GET URL that needs no token
-  app.post("/sandboxes/:id/files/presign-download", async (req) => {
-    const { id } = parse(SandboxIdParams, req.params, "path");
-    const body = parse(Presign, req.body, "body");
-    const p = normalizeApiPath(body.path);
-    const { row, files } = await open(accountOf(req), id);
-    files.locate(p);
-    const exp = Math.floor(Date.now() / 1000) + body.expires_in_seconds;
-    const sig = sign(ctx.signingKey, { method: "GET", account: row.account_id, sandboxId: row.id, path: p, exp });
-    return { url: rawUrl(req, row.id, { path: p, exp: String(exp), sig }), method: "GET", expires_at: iso(exp * 1000) };
-  });
+  app.post(
+    "/sandboxes/:id/files/presign-upload",
+    {
+      schema: {
+        tags,
+        summary: "A PUT URL for files/raw that needs no token",
+        params: SandboxIdParams,
+        body: PresignUpload,
+        response: { 200: PresignedUrl },
+      },
+    },
+    async (req) => ({
+      ...(await presign(req, req.params.id, "PUT", req.body)),
+      headers: { "Content-Type": "application/octet-stream" },
+    }),
+  );
+
+  app.post(
+    "/sandboxes/:id/files/presign-download",
+    {
+      schema: {
+        tags,
+        summary: "A GET URL for files/raw that needs no token",
+        params: SandboxIdParams,
+        body: Presign,
+        response: { 200: PresignedUrl },
+      },
+    },
+    async (req) => presign(req, req.params.id, "GET", req.body),
+  );
 
   /**
    * Raw bytes. These routes are the API's one "presigned" exemption: the auth hook lets a request
@@ -254,7 +320,7 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
     method: "GET" | "PUT",
     id: string,
     p: string,
-    q: Record<string, string | undefined>,
+    q: z.infer<typeof RawQuery>,
   ): { account: string; maxBytes?: number } => {
     if (req.token) return { account: accountOf(req) };
     // The signature binds the account too. An unknown sandbox is checked against no account at
@@ -265,16 +331,18 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
 
   // Raw routes live in their own scope: every body is a byte stream there, whatever its
   // Content-Type (an uploaded .json is still bytes), and the JSON routes above keep their parser.
-  void app.register(async (raw) => {
+  await app.register(async (scope) => {
+    const raw = scope.withTypeProvider<EngineTypeProvider>();
     raw.removeAllContentTypeParsers();
     raw.addContentTypeParser("*", (_req, payload, done) => done(null, payload));
 
     // GET (and HEAD) /v1/sandboxes/{id}/files/raw?path= – bytes, with single-range support
-    const download = async (req: FastifyRequest, reply: FastifyReply) => {
-      const { id } = parse(SandboxIdParams, req.params, "path");
-      const q = query(req);
-      const { path: rawPath } = parse(z.object({ path: z.string().min(1) }), q, "query");
-      const p = normalizeApiPath(rawPath);
+    const download = async (request: FastifyRequest, reply: FastifyReply) => {
+      // GET and HEAD validate the same params and query (rawSchema below).
+      const req = request as RawRequest;
+      const { id } = req.params;
+      const q = req.query;
+      const p = normalizeApiPath(q.path);
       const { account } = authorizeRaw(req, "GET", id, p, q);
       const { files } = await open(account, id);
       files.locate(p);
@@ -307,32 +375,61 @@ export function fileRoutes(app: FastifyInstance, ctx: EngineContext): void {
       return reply.send(fs.createReadStream("", { fd: f.fd, start, end, autoClose: true }));
     };
     // HEAD is its own route: Fastify's automatic one would read the whole file and drop it.
-    raw.get("/sandboxes/:id/files/raw", { exposeHeadRoute: false, config: { auth: "presigned" } }, download);
-    raw.head("/sandboxes/:id/files/raw", { config: { auth: "presigned" } }, download);
+    const rawSchema = { params: SandboxIdParams, querystring: RawQuery };
+    raw.get(
+      "/sandboxes/:id/files/raw",
+      {
+        exposeHeadRoute: false,
+        config: { auth: "presigned" },
+        preValidation: firstWins,
+        schema: {
+          tags,
+          summary: "Download bytes (single Range supported); a Bearer token or a presigned URL",
+          ...rawSchema,
+        },
+      },
+      download,
+    );
+    raw.head(
+      "/sandboxes/:id/files/raw",
+      { config: { auth: "presigned" }, preValidation: firstWins, schema: { tags, ...rawSchema } },
+      download,
+    );
 
-    // PUT /v1/sandboxes/{id}/files/raw?path= – streams the body into the file, 201 {path, size}
-    raw.put("/sandboxes/:id/files/raw", { config: { auth: "presigned" } }, async (req, reply) => {
-      const { id } = parse(SandboxIdParams, req.params, "path");
-      const q = query(req);
-      const { path: rawPath } = parse(z.object({ path: z.string().min(1) }), q, "query");
-      const p = normalizeApiPath(rawPath);
-      const { account, maxBytes } = authorizeRaw(req, "PUT", id, p, q);
-      const declared = Number(req.headers["content-length"] ?? NaN);
-      if (maxBytes !== undefined && declared > maxBytes) {
-        throw new ApiError(
-          "payload_too_large",
-          `Content-Length ${declared} exceeds this URL's max_bytes (${maxBytes})`,
-          { limit: maxBytes },
-        );
-      }
-      const { row, files } = await open(account, id);
-      files.locate(p);
-      const written = await files.upload(p, req.body as Readable | undefined, maxBytes);
-      events.record(row.id, "file.write", { path: written.path, size: written.size });
-      return reply.status(201).send(written);
-    });
+    raw.put(
+      "/sandboxes/:id/files/raw",
+      {
+        config: { auth: "presigned" },
+        preValidation: firstWins,
+        schema: {
+          tags,
+          summary: "Upload bytes (any Content-Type) into a file; a Bearer token or a presigned URL",
+          ...rawSchema,
+          response: { 201: FileWritten },
+        },
+      },
+      async (req, reply) => {
+        const { id } = req.params;
+        const q = req.query;
+        const p = normalizeApiPath(q.path);
+        const { account, maxBytes } = authorizeRaw(req, "PUT", id, p, q);
+        const declared = Number(req.headers["content-length"] ?? NaN);
+        if (maxBytes !== undefined && declared > maxBytes) {
+          throw new ApiError(
+            "payload_too_large",
+            `Content-Length ${declared} exceeds this URL's max_bytes (${maxBytes})`,
+            { limit: maxBytes },
+          );
+        }
+        const { row, files } = await open(account, id);
+        files.locate(p);
+        const written = await files.upload(p, req.body as Readable | undefined, maxBytes);
+        events.record(row.id, "file.write", { path: written.path, size: written.size });
+        return reply.status(201).send(written);
+      },
+    );
   });
-}
+};
 
 /**
  * One `bytes=` range (a-b, a-, -n). Anything else, multiple ranges included, is ignored and the

@@ -1,14 +1,13 @@
-import type { FastifyInstance } from "fastify";
 import { ServerResponse, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { z } from "zod";
 import { accountOf, authenticate, requireScope } from "../auth.js";
-import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
-import { parse } from "../lib/validate.js";
+import { NoContent, PtySession, PtySignalResult } from "../responses.js";
 import { EnvMap } from "../schemas.js";
 import { normalizeSignal, PTY_MAX_COLS, PTY_MAX_ROWS, PtyService } from "../services/pty.js";
+import type { ResourcePlugin } from "./plugin.js";
 
 const Cols = z.number().int().min(1).max(PTY_MAX_COLS);
 const Rows = z.number().int().min(1).max(PTY_MAX_ROWS);
@@ -47,7 +46,8 @@ const IDLE_ENV = "ORKESTR_ENGINE_PTY_IDLE_MS";
  * Interactive terminals (Baton extension, capabilities.pty): REST to open, list, resize, signal
  * and close sessions, and a WebSocket per session for the byte stream.
  */
-export function ptyRoutes(app: FastifyInstance, ctx: EngineContext): void {
+export const ptyRoutes: ResourcePlugin = async (app, { ctx }) => {
+  const tags = ["pty"];
   const idle = Number(process.env[IDLE_ENV]);
   const service = new PtyService(ctx, Number.isInteger(idle) && idle > 0 ? { idleMs: idle } : {});
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
@@ -97,70 +97,124 @@ export function ptyRoutes(app: FastifyInstance, ctx: EngineContext): void {
     wss.close();
   });
 
-  // POST /v1/sandboxes/{id}/pty – start a terminal session
-  app.post("/sandboxes/:id/pty", async (req, reply) => {
-    const { id } = parse(SandboxParams, req.params, "path");
-    const body = parse(PtyOpenBody, req.body, "body");
-    const s = await service.open(accountOf(req), id, body);
-    return reply.status(201).send(s.view());
-  });
-
-  // GET /v1/sandboxes/{id}/pty – its sessions (exited ones linger for a minute)
-  app.get("/sandboxes/:id/pty", async (req) =>
-    service.list(accountOf(req), parse(SandboxParams, req.params, "path").id),
+  app.post(
+    "/sandboxes/:id/pty",
+    {
+      schema: {
+        tags,
+        summary: "Start a terminal session",
+        params: SandboxParams,
+        body: PtyOpenBody,
+        response: { 201: PtySession },
+      },
+    },
+    async (req, reply) => {
+      const s = await service.open(accountOf(req), req.params.id, req.body);
+      return reply.status(201).send(s.view());
+    },
   );
 
-  // GET /v1/sandboxes/{id}/pty/{pid} – one session
-  app.get("/sandboxes/:id/pty/:pid", async (req) => {
-    const { id, pid } = parse(PtyParams, req.params, "path");
-    return service.get(accountOf(req), id, pid).view();
-  });
+  app.get(
+    "/sandboxes/:id/pty",
+    {
+      schema: {
+        tags,
+        summary: "A sandbox's terminal sessions (exited ones linger for a minute)",
+        params: SandboxParams,
+        response: { 200: z.array(PtySession) },
+      },
+    },
+    async (req) => service.list(accountOf(req), req.params.id),
+  );
 
-  // POST /v1/sandboxes/{id}/pty/{pid}/resize – {cols, rows}
-  app.post("/sandboxes/:id/pty/:pid/resize", async (req) => {
-    const { id, pid } = parse(PtyParams, req.params, "path");
-    const body = parse(PtyResizeBody, req.body, "body");
-    const s = service.get(accountOf(req), id, pid);
-    s.resize(body.cols, body.rows);
-    return s.view();
-  });
+  app.get(
+    "/sandboxes/:id/pty/:pid",
+    { schema: { tags, summary: "One terminal session", params: PtyParams, response: { 200: PtySession } } },
+    async (req) => service.get(accountOf(req), req.params.id, req.params.pid).view(),
+  );
 
-  // POST /v1/sandboxes/{id}/pty/{pid}/signal – {signal} to the foreground process group
-  app.post("/sandboxes/:id/pty/:pid/signal", async (req) => {
-    const { id, pid } = parse(PtyParams, req.params, "path");
-    const { signal: raw } = parse(PtySignalBody, req.body, "body");
-    let signal;
-    try {
-      signal = normalizeSignal(raw);
-    } catch (e) {
-      throw new ApiError("validation_error", [{ loc: ["body", "signal"], msg: (e as ApiError).detail, type: "enum" }]);
-    }
-    const s = service.get(accountOf(req), id, pid);
-    return { id: s.id, signal, delivered: s.sendSignal(signal) };
-  });
+  app.post(
+    "/sandboxes/:id/pty/:pid/resize",
+    {
+      schema: {
+        tags,
+        summary: "Resize the terminal",
+        params: PtyParams,
+        body: PtyResizeBody,
+        response: { 200: PtySession },
+      },
+    },
+    async (req) => {
+      const s = service.get(accountOf(req), req.params.id, req.params.pid);
+      s.resize(req.body.cols, req.body.rows);
+      return s.view();
+    },
+  );
 
-  // DELETE /v1/sandboxes/{id}/pty/{pid} – hang up and kill the session
-  app.delete("/sandboxes/:id/pty/:pid", async (req, reply) => {
-    const { id, pid } = parse(PtyParams, req.params, "path");
-    service.close(service.get(accountOf(req), id, pid));
-    return reply.status(204).send();
-  });
+  app.post(
+    "/sandboxes/:id/pty/:pid/signal",
+    {
+      schema: {
+        tags,
+        summary: "Send a signal to the terminal's foreground process group",
+        params: PtyParams,
+        body: PtySignalBody,
+        response: { 200: PtySignalResult },
+      },
+    },
+    async (req) => {
+      const { id, pid } = req.params;
+      const { signal: raw } = req.body;
+      let signal;
+      try {
+        signal = normalizeSignal(raw);
+      } catch (e) {
+        throw new ApiError("validation_error", [
+          { loc: ["body", "signal"], msg: (e as ApiError).detail, type: "enum" },
+        ]);
+      }
+      const s = service.get(accountOf(req), id, pid);
+      return { id: s.id, signal, delivered: s.sendSignal(signal) };
+    },
+  );
 
-  // GET /v1/sandboxes/{id}/pty/{pid}/ws – WebSocket: binary frames are terminal bytes both ways,
-  // text frames are JSON control messages; {"type":"exit",…} then close 1000 when it ends.
-  app.get("/sandboxes/:id/pty/:pid/ws", async (req, reply) => {
-    // The /v1 hook authenticated the request for reading; driving a terminal is a write.
-    requireScope(req.token ?? authenticate(ctx.db, req), "sandboxes:write");
-    const { id, pid } = parse(PtyParams, req.params, "path");
-    const session = service.get(accountOf(req), id, pid);
-    const pending = pendingUpgrades.get(req.raw);
-    if (!pending)
-      throw new ApiError(
-        "bad_request",
-        "This endpoint is a WebSocket: send Connection: Upgrade and Upgrade: websocket",
-      );
-    pendingUpgrades.delete(req.raw);
-    reply.hijack();
-    wss.handleUpgrade(req.raw, pending.socket, pending.head, (ws) => session.attach(ws));
-  });
-}
+  app.delete(
+    "/sandboxes/:id/pty/:pid",
+    { schema: { tags, summary: "Hang up and kill the session", params: PtyParams, response: { 204: NoContent } } },
+    async (req, reply) => {
+      service.close(service.get(accountOf(req), req.params.id, req.params.pid));
+      return reply.status(204).send();
+    },
+  );
+
+  // WebSocket: binary frames are terminal bytes both ways, text frames are JSON control messages;
+  // {"type":"exit",…} then close 1000 when it ends.
+  app.get(
+    "/sandboxes/:id/pty/:pid/ws",
+    {
+      // The scope check below runs before the parameters are validated, as it did by hand.
+      preValidation: async (req) => {
+        // The /v1 hook authenticated the request for reading; driving a terminal is a write.
+        requireScope(req.token ?? authenticate(ctx.db, req), "sandboxes:write");
+      },
+      schema: {
+        tags,
+        summary: "Attach to the session over a WebSocket (Upgrade: websocket; needs sandboxes:write)",
+        params: PtyParams,
+      },
+    },
+    async (req, reply) => {
+      const { id, pid } = req.params;
+      const session = service.get(accountOf(req), id, pid);
+      const pending = pendingUpgrades.get(req.raw);
+      if (!pending)
+        throw new ApiError(
+          "bad_request",
+          "This endpoint is a WebSocket: send Connection: Upgrade and Upgrade: websocket",
+        );
+      pendingUpgrades.delete(req.raw);
+      reply.hijack();
+      wss.handleUpgrade(req.raw, pending.socket, pending.head, (ws) => session.attach(ws));
+    },
+  );
+};

@@ -1,7 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
+import { z } from "zod";
 import { accountOf } from "../auth.js";
-import type { EngineContext } from "../context.js";
-import { parse } from "../lib/validate.js";
 import { DEFAULT_EGRESS_DOMAINS, REGIONS, SIZES } from "../plans.js";
 import { effectiveRamBudgetMb, maxConcurrent } from "../services/admission.js";
 import { PIDS_MAX } from "../services/sandboxes.js";
@@ -14,81 +13,144 @@ import {
   SandboxStatus,
   SetTimeoutBody,
 } from "../schemas.js";
+import { Limits, NoContent, Sandbox, TimeoutResult } from "../responses.js";
+import { firstQueryValues, sendPage, type ResourcePlugin } from "./plugin.js";
 
-/** Lifecycle routes of the contract (§3.1, §3.6). */
-export function sandboxRoutes(app: FastifyInstance, ctx: EngineContext): void {
-  const { sandboxes } = ctx;
+const tags = ["sandboxes"];
+const id = { params: SandboxIdParams };
 
-  // POST /v1/sandboxes – create and boot a sandbox (Idempotency-Key honoured)
-  app.post("/sandboxes", async (req, reply) => {
-    const body = parse(CreateSandboxBody, req.body, "body");
-    return ctx.idempotency.run(req, reply, "POST /v1/sandboxes", async () => {
-      const { view, status } = await sandboxes.create(accountOf(req), body);
-      return { status, body: view };
-    });
-  });
-
-  // GET /v1/sandboxes – newest first; ?status=&metadata[k]=v&template=&region=&limit=&cursor=
-  app.get("/sandboxes", async (req, reply) => {
-    const q = req.query as Record<string, string | string[] | undefined>;
-    const { limit, cursor } = parse(ListQuery, { limit: first(q.limit), cursor: first(q.cursor) }, "query");
-    const statuses = [q.status ?? []]
+/** ?status= is a comma list, or repeated; each one a sandbox status. */
+const Statuses = z
+  .union([z.string(), z.array(z.string())])
+  .optional()
+  .transform((v) =>
+    [v ?? []]
       .flat()
       .flatMap((s) => s.split(","))
       .map((s) => s.trim())
-      .filter(Boolean);
-    for (const s of statuses) parse(SandboxStatus, s, "query");
-    const metadata: Record<string, string> = {};
-    for (const [k, v] of Object.entries(q)) {
-      const m = k.match(/^metadata\[(.+)\]$/);
-      if (m && v !== undefined) metadata[m[1]!] = String(first(v));
-    }
-    const { items, next } = sandboxes.list(accountOf(req), {
-      statuses,
-      metadata,
-      template: first(q.template),
-      region: first(q.region),
-      limit,
-      cursor,
-    });
-    if (next) reply.header("X-Next-Cursor", next);
-    return items;
-  });
+      .filter(Boolean),
+  )
+  .pipe(z.array(SandboxStatus));
+const SandboxListQuery = ListQuery.extend({
+  status: Statuses.describe("Comma list (or repeated) of statuses"),
+  template: z.string().optional(),
+  region: z.string().optional(),
+  // Documents the metadata filters; any metadata[<key>] is read (the catchall below keeps them).
+  "metadata[key]": z.string().optional().describe("metadata[<key>]=<value>: only sandboxes with that metadata"),
+}).catchall(z.string());
 
-  // GET /v1/sandboxes/{id} – one sandbox
-  app.get("/sandboxes/:id", async (req) =>
-    sandboxes.get(accountOf(req), parse(SandboxIdParams, req.params, "path").id),
+/** Lifecycle routes: create, list, get, patch, terminate, pause, resume, timeout, limits. */
+export const sandboxRoutes: ResourcePlugin = async (app, { ctx }) => {
+  const { sandboxes } = ctx;
+
+  app.post(
+    "/sandboxes",
+    {
+      schema: {
+        tags,
+        summary: "Create and boot a sandbox (Idempotency-Key honoured)",
+        body: CreateSandboxBody,
+        response: { 201: Sandbox, 202: Sandbox },
+      },
+    },
+    async (req, reply) =>
+      ctx.idempotency.run(req, reply, "POST /v1/sandboxes", async () => {
+        const { view, status } = await sandboxes.create(accountOf(req), req.body);
+        return { status, body: view };
+      }),
   );
 
-  // PATCH /v1/sandboxes/{id} – metadata, countdown, auto_resume, on_timeout
-  app.patch("/sandboxes/:id", async (req) => {
-    const { id } = parse(SandboxIdParams, req.params, "path");
-    return sandboxes.patch(accountOf(req), id, parse(PatchSandboxBody, req.body, "body"));
-  });
-
-  // DELETE /v1/sandboxes/{id} – terminate (idempotent)
-  app.delete("/sandboxes/:id", async (req, reply) => {
-    await sandboxes.terminate(accountOf(req), parse(SandboxIdParams, req.params, "path").id);
-    return reply.status(204).send();
-  });
-
-  // POST /v1/sandboxes/{id}/pause – freeze every process, stop the meter
-  app.post("/sandboxes/:id/pause", async (req) =>
-    sandboxes.pause(accountOf(req), parse(SandboxIdParams, req.params, "path").id),
+  app.get(
+    "/sandboxes",
+    {
+      // ?status may repeat; any other key keeps its first value.
+      preValidation: firstQueryValues(["status"]),
+      schema: {
+        tags,
+        summary: "List sandboxes, newest first",
+        querystring: SandboxListQuery,
+        response: { 200: z.array(Sandbox) },
+      },
+    },
+    async (req, reply) => {
+      const { limit, cursor, status, template, region, ...rest } = req.query;
+      const metadata: Record<string, string> = {};
+      for (const [k, v] of Object.entries(rest)) {
+        const m = k.match(/^metadata\[(.+)\]$/);
+        if (m) metadata[m[1]!] = String(v);
+      }
+      return sendPage(
+        reply,
+        sandboxes.list(accountOf(req), { statuses: status, metadata, template, region, limit, cursor }),
+      );
+    },
   );
 
-  // POST /v1/sandboxes/{id}/resume – thaw, restart the countdown
-  app.post("/sandboxes/:id/resume", async (req) => {
-    const { id } = parse(SandboxIdParams, req.params, "path");
-    return sandboxes.resume(accountOf(req), id, parse(ResumeBody, req.body, "body").timeout_seconds);
-  });
+  app.get(
+    "/sandboxes/:id",
+    { schema: { tags, summary: "One sandbox", ...id, response: { 200: Sandbox } } },
+    async (req) => sandboxes.get(accountOf(req), req.params.id),
+  );
 
-  // POST /v1/sandboxes/{id}/timeout – set_timeout: expires_at = now + timeout_seconds
-  app.post("/sandboxes/:id/timeout", async (req) => {
-    const { id } = parse(SandboxIdParams, req.params, "path");
-    const v = await sandboxes.setTimeout(accountOf(req), id, parse(SetTimeoutBody, req.body, "body").timeout_seconds);
-    return { id: v.id, timeout_seconds: v.timeout_seconds, expires_at: v.expires_at };
-  });
+  app.patch(
+    "/sandboxes/:id",
+    {
+      schema: {
+        tags,
+        summary: "Change metadata, the countdown, auto_resume or on_timeout",
+        ...id,
+        body: PatchSandboxBody,
+        response: { 200: Sandbox },
+      },
+    },
+    async (req) => sandboxes.patch(accountOf(req), req.params.id, req.body),
+  );
+
+  app.delete(
+    "/sandboxes/:id",
+    { schema: { tags, summary: "Terminate (idempotent)", ...id, response: { 204: NoContent } } },
+    async (req, reply) => {
+      await sandboxes.terminate(accountOf(req), req.params.id);
+      return reply.status(204).send();
+    },
+  );
+
+  app.post(
+    "/sandboxes/:id/pause",
+    { schema: { tags, summary: "Freeze every process, stop the meter", ...id, response: { 200: Sandbox } } },
+    async (req) => sandboxes.pause(accountOf(req), req.params.id),
+  );
+
+  app.post(
+    "/sandboxes/:id/resume",
+    {
+      schema: {
+        tags,
+        summary: "Thaw and restart the countdown",
+        ...id,
+        body: ResumeBody,
+        response: { 200: Sandbox },
+      },
+    },
+    async (req) => sandboxes.resume(accountOf(req), req.params.id, req.body.timeout_seconds),
+  );
+
+  app.post(
+    "/sandboxes/:id/timeout",
+    {
+      schema: {
+        tags,
+        summary: "set_timeout: expires_at = now + timeout_seconds",
+        ...id,
+        body: SetTimeoutBody,
+        response: { 200: TimeoutResult },
+      },
+    },
+    async (req) => {
+      const v = await sandboxes.setTimeout(accountOf(req), req.params.id, req.body.timeout_seconds);
+      return { id: v.id, timeout_seconds: v.timeout_seconds, expires_at: v.expires_at };
+    },
+  );
 
   // GET /v1/sandboxes/limits (alias /v1/limits) – the plan, its caps and what this machine enforces
   const limits = async (req: FastifyRequest) => {
@@ -144,10 +206,11 @@ export function sandboxRoutes(app: FastifyInstance, ctx: EngineContext): void {
       isolation: ctx.host.isolation,
     };
   };
-  app.get("/sandboxes/limits", limits);
-  app.get("/limits", limits);
-}
-
-function first(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v[0] : v;
-}
+  const limitsSchema = { schema: { tags: ["limits"], response: { 200: Limits } } };
+  app.get(
+    "/sandboxes/limits",
+    { schema: { ...limitsSchema.schema, summary: "The plan, its caps and what this machine enforces" } },
+    limits,
+  );
+  app.get("/limits", { schema: { ...limitsSchema.schema, summary: "Alias of GET /v1/sandboxes/limits" } }, limits);
+};

@@ -1,53 +1,87 @@
-import type { FastifyInstance } from "fastify";
+import { z } from "zod";
 import { accountOf } from "../auth.js";
-import type { EngineContext } from "../context.js";
-import { parse } from "../lib/validate.js";
+import { NoContent, Snapshot } from "../responses.js";
 import { CreateSnapshotBody, ListQuery, ResourceIdParams, SandboxIdParams, SnapshotListQuery } from "../schemas.js";
+import { sendPage, type ResourcePlugin } from "./plugin.js";
 
-/** Named snapshots (contract §3.8): capture a running sandbox, fork any number of children from it. */
-export function snapshotRoutes(app: FastifyInstance, ctx: EngineContext): void {
+/** Named snapshots: capture a running sandbox, fork any number of children from it. */
+export const snapshotRoutes: ResourcePlugin = async (app, { ctx }) => {
   const snapshots = ctx.storage.snapshots;
+  const tags = ["snapshots"];
 
-  // POST /v1/sandboxes/{id}/snapshots – {"name"}: copy /workspace and /tmp; the sandbox keeps running
-  app.post("/sandboxes/:id/snapshots", async (req, reply) => {
-    const { id } = parse(SandboxIdParams, req.params, "path");
-    const { name } = parse(CreateSnapshotBody, req.body, "body");
-    return ctx.idempotency.run(req, reply, `POST /v1/sandboxes/${id}/snapshots`, async () => ({
-      status: 201,
-      body: await snapshots.create(accountOf(req), id, name),
-    }));
-  });
-
-  // GET /v1/sandboxes/{id}/snapshots – the snapshots taken of one sandbox (same as ?sandbox_id=)
-  app.get("/sandboxes/:id/snapshots", async (req, reply) => {
-    const { id } = parse(SandboxIdParams, req.params, "path");
-    const sandbox = ctx.sandboxes.getRow(accountOf(req), id);
-    const { limit, cursor } = parse(ListQuery, req.query, "query");
-    const { items, next } = snapshots.list(accountOf(req), { sandboxId: sandbox.id, limit, cursor });
-    if (next) reply.header("X-Next-Cursor", next);
-    return items;
-  });
-
-  // GET /v1/snapshots?sandbox_id=&limit=&cursor= – newest first
-  app.get("/snapshots", async (req, reply) => {
-    const q = parse(SnapshotListQuery, req.query, "query");
-    const { items, next } = snapshots.list(accountOf(req), {
-      sandboxId: q.sandbox_id,
-      limit: q.limit,
-      cursor: q.cursor,
-    });
-    if (next) reply.header("X-Next-Cursor", next);
-    return items;
-  });
-
-  // GET /v1/snapshots/{id or name}
-  app.get("/snapshots/:id", async (req) =>
-    snapshots.view(snapshots.get(accountOf(req), parse(ResourceIdParams, req.params, "path").id)),
+  app.post(
+    "/sandboxes/:id/snapshots",
+    {
+      schema: {
+        tags,
+        summary: "Snapshot /workspace and /tmp under a name; the sandbox keeps running (Idempotency-Key honoured)",
+        params: SandboxIdParams,
+        body: CreateSnapshotBody,
+        response: { 201: Snapshot },
+      },
+    },
+    async (req, reply) => {
+      const { id } = req.params;
+      return ctx.idempotency.run(req, reply, `POST /v1/sandboxes/${id}/snapshots`, async () => ({
+        status: 201,
+        body: await snapshots.create(accountOf(req), id, req.body.name),
+      }));
+    },
   );
 
-  // DELETE /v1/snapshots/{id or name} – removes its files; forks already made keep theirs
-  app.delete("/snapshots/:id", async (req, reply) => {
-    await snapshots.remove(accountOf(req), parse(ResourceIdParams, req.params, "path").id);
-    return reply.status(204).send();
-  });
-}
+  app.get(
+    "/sandboxes/:id/snapshots",
+    {
+      schema: {
+        tags,
+        summary: "The snapshots taken of one sandbox (as GET /v1/snapshots?sandbox_id=)",
+        params: SandboxIdParams,
+        querystring: ListQuery,
+        response: { 200: z.array(Snapshot) },
+      },
+    },
+    async (req, reply) => {
+      const sandbox = ctx.sandboxes.getRow(accountOf(req), req.params.id);
+      const { limit, cursor } = req.query;
+      return sendPage(reply, snapshots.list(accountOf(req), { sandboxId: sandbox.id, limit, cursor }));
+    },
+  );
+
+  app.get(
+    "/snapshots",
+    {
+      schema: {
+        tags,
+        summary: "Named snapshots, newest first",
+        querystring: SnapshotListQuery,
+        response: { 200: z.array(Snapshot) },
+      },
+    },
+    async (req, reply) => {
+      const { sandbox_id: sandboxId, limit, cursor } = req.query;
+      return sendPage(reply, snapshots.list(accountOf(req), { sandboxId, limit, cursor }));
+    },
+  );
+
+  app.get(
+    "/snapshots/:id",
+    { schema: { tags, summary: "One snapshot, by id or name", params: ResourceIdParams, response: { 200: Snapshot } } },
+    async (req) => snapshots.view(snapshots.get(accountOf(req), req.params.id)),
+  );
+
+  app.delete(
+    "/snapshots/:id",
+    {
+      schema: {
+        tags,
+        summary: "Delete a snapshot's files; forks already made keep theirs",
+        params: ResourceIdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (req, reply) => {
+      await snapshots.remove(accountOf(req), req.params.id);
+      return reply.status(204).send();
+    },
+  );
+};

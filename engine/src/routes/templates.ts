@@ -1,11 +1,11 @@
-import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { accountOf } from "../auth.js";
-import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
-import { parse } from "../lib/validate.js";
+import { BuiltinTemplate, NoContent, Template, TemplateLogs } from "../responses.js";
 import { EnvMap, noNul } from "../schemas.js";
 import type { FinalFrame, LogLine } from "../services/templates.js";
+import { sendPage, type ResourcePlugin } from "./plugin.js";
+import { openStream, wantsFollow } from "./stream.js";
 
 const CreateTemplateBody = z.object({
   name: z
@@ -42,41 +42,74 @@ const LogsQuery = z.object({
   follow: z.enum(["true", "false", "1", "0"]).optional(),
 });
 
-/** Custom templates, their build logs (contract §3.10). Templates are immutable: no PATCH or PUT. */
-export function templateRoutes(app: FastifyInstance, ctx: EngineContext): void {
+/** Custom templates and their build logs. Templates are immutable: no PATCH or PUT. */
+export const templateRoutes: ResourcePlugin = async (app, { ctx }) => {
   const { templates } = ctx;
+  const tags = ["templates"];
 
-  // POST /v1/templates – queue a build; 202 with status queued or building (Idempotency-Key honoured)
-  app.post("/templates", async (req, reply) => {
-    const body = parse(CreateTemplateBody, req.body, "body");
-    return ctx.idempotency.run(req, reply, "POST /v1/templates", async () => ({
-      status: 202,
-      body: templates.create(accountOf(req), body),
-    }));
-  });
-
-  // GET /v1/templates – newest first; ?include_builtin=true adds the base images; ?limit=&cursor=
-  app.get("/templates", async (req, reply) => {
-    const q = parse(ListTemplatesQuery, req.query, "query");
-    const { items, next } = templates.list(accountOf(req), {
-      includeBuiltin: q.include_builtin === "true" || q.include_builtin === "1",
-      limit: q.limit,
-      cursor: q.cursor,
-    });
-    if (next) reply.header("X-Next-Cursor", next);
-    return items;
-  });
-
-  // GET /v1/templates/{id or name}
-  app.get("/templates/:id", async (req) =>
-    templates.get(accountOf(req), parse(TemplateIdParams, req.params, "path").id),
+  app.post(
+    "/templates",
+    {
+      schema: {
+        tags,
+        summary: "Queue a build: 202 with status queued or building (Idempotency-Key honoured)",
+        body: CreateTemplateBody,
+        response: { 202: Template },
+      },
+    },
+    async (req, reply) =>
+      ctx.idempotency.run(req, reply, "POST /v1/templates", async () => ({
+        status: 202,
+        body: templates.create(accountOf(req), req.body),
+      })),
   );
 
-  // DELETE /v1/templates/{id or name} – 204; sandboxes already using it keep running
-  app.delete("/templates/:id", async (req, reply) => {
-    await templates.delete(accountOf(req), parse(TemplateIdParams, req.params, "path").id);
-    return reply.status(204).send();
-  });
+  app.get(
+    "/templates",
+    {
+      schema: {
+        tags,
+        summary: "Templates, newest first; ?include_builtin=true puts the base images first",
+        querystring: ListTemplatesQuery,
+        response: { 200: z.array(z.union([Template, BuiltinTemplate])) },
+      },
+    },
+    async (req, reply) => {
+      const q = req.query;
+      return sendPage(
+        reply,
+        templates.list(accountOf(req), {
+          includeBuiltin: q.include_builtin === "true" || q.include_builtin === "1",
+          limit: q.limit,
+          cursor: q.cursor,
+        }),
+      );
+    },
+  );
+
+  app.get(
+    "/templates/:id",
+    {
+      schema: { tags, summary: "One template, by id or name", params: TemplateIdParams, response: { 200: Template } },
+    },
+    async (req) => templates.get(accountOf(req), req.params.id),
+  );
+
+  app.delete(
+    "/templates/:id",
+    {
+      schema: {
+        tags,
+        summary: "Delete a template; sandboxes already using it keep running",
+        params: TemplateIdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (req, reply) => {
+      await templates.delete(accountOf(req), req.params.id);
+      return reply.status(204).send();
+    },
+  );
 
   const immutable = async () => {
     throw new ApiError(
@@ -86,60 +119,66 @@ export function templateRoutes(app: FastifyInstance, ctx: EngineContext): void {
       { Allow: "GET, DELETE" },
     );
   };
-  app.patch("/templates/:id", immutable);
-  app.put("/templates/:id", immutable);
+  // 405 for any id, before any lookup: nothing to document.
+  app.patch("/templates/:id", { schema: { hide: true } }, immutable);
+  app.put("/templates/:id", { schema: { hide: true } }, immutable);
 
-  // GET /v1/templates/{id}/logs – ?cursor=<first seq>&limit=, or ?follow=true / Accept: text/event-stream (SSE)
-  app.get("/templates/:id/logs", async (req, reply) => {
-    const { id } = parse(TemplateIdParams, req.params, "path");
-    const q = parse(LogsQuery, req.query, "query");
-    const follow =
-      q.follow === "true" || q.follow === "1" || String(req.headers.accept ?? "").includes("text/event-stream");
-    // An SSE client reconnecting sends the last id it saw; it resumes after that line.
-    const lastEventId = Number(req.headers["last-event-id"]);
-    const cursor = q.cursor ?? (Number.isSafeInteger(lastEventId) && lastEventId > 0 ? lastEventId + 1 : 1);
-    if (!follow) return templates.logs(accountOf(req), id, cursor, q.limit);
-
-    templates.find(accountOf(req), id); // 404 before the stream starts
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      "Content-Type": "text/event-stream",
-      "Cache-Control": "no-cache",
-      "X-Accel-Buffering": "no",
-      Connection: "keep-alive",
-    });
-    let closed = false;
-    // A follower that stops reading is cut off once 1 MiB is queued; it resumes with Last-Event-ID.
-    const write = (chunk: string) => {
-      if (closed) return;
-      if (res.writableLength > 1024 * 1024) return void res.destroy();
-      res.write(chunk);
-    };
-    const keepalive = setInterval(() => write(": keepalive\n\n"), ctx.config.keepaliveMs);
-    // Assigned below; a build that already finished calls end() from inside follow().
-    let unsubscribe: () => void = () => undefined;
-    const end = () => {
-      if (closed) return;
-      closed = true;
-      clearInterval(keepalive);
-      unsubscribe();
-      res.end();
-    };
-    unsubscribe = templates.follow(
-      accountOf(req),
-      id,
-      cursor,
-      (line: LogLine) => write(`id: ${line.seq}\ndata: ${JSON.stringify(line)}\n\n`),
-      (final: FinalFrame) => {
-        write(`data: ${JSON.stringify(final)}\n\n`);
-        end();
+  app.get(
+    "/templates/:id/logs",
+    {
+      schema: {
+        tags,
+        summary:
+          "A build's log lines from ?cursor=<first seq>; or followed live over SSE (?follow=true or Accept: " +
+          "text/event-stream), ending with a final {is_final: true, status, error, size_mb} frame",
+        params: TemplateIdParams,
+        querystring: LogsQuery,
+        response: { 200: TemplateLogs },
       },
-    );
-    res.on("close", () => {
-      closed = true;
-      clearInterval(keepalive);
-      unsubscribe();
-    });
-  });
-}
+    },
+    async (req, reply) => {
+      const { id } = req.params;
+      const q = req.query;
+      const follow = wantsFollow(req, q.follow);
+      // An SSE client reconnecting sends the last id it saw; it resumes after that line.
+      const lastEventId = Number(req.headers["last-event-id"]);
+      const cursor = q.cursor ?? (Number.isSafeInteger(lastEventId) && lastEventId > 0 ? lastEventId + 1 : 1);
+      if (!follow) return templates.logs(accountOf(req), id, cursor, q.limit);
+
+      templates.find(accountOf(req), id); // 404 before the stream starts
+      const res = openStream(reply);
+      let closed = false;
+      // A follower that stops reading is cut off once 1 MiB is queued; it resumes with Last-Event-ID.
+      const write = (chunk: string) => {
+        if (closed) return;
+        if (res.writableLength > 1024 * 1024) return void res.destroy();
+        res.write(chunk);
+      };
+      const keepalive = setInterval(() => write(": keepalive\n\n"), ctx.config.keepaliveMs);
+      // Assigned below; a build that already finished calls end() from inside follow().
+      let unsubscribe: () => void = () => undefined;
+      const end = () => {
+        if (closed) return;
+        closed = true;
+        clearInterval(keepalive);
+        unsubscribe();
+        res.end();
+      };
+      unsubscribe = templates.follow(
+        accountOf(req),
+        id,
+        cursor,
+        (line: LogLine) => write(`id: ${line.seq}\ndata: ${JSON.stringify(line)}\n\n`),
+        (final: FinalFrame) => {
+          write(`data: ${JSON.stringify(final)}\n\n`);
+          end();
+        },
+      );
+      res.on("close", () => {
+        closed = true;
+        clearInterval(keepalive);
+        unsubscribe();
+      });
+    },
+  );
+};

@@ -1,10 +1,10 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import { accountOf } from "../auth.js";
-import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
-import { parse } from "../lib/validate.js";
+import { UsageReport } from "../responses.js";
 import { utcDate } from "../services/usage.js";
+import type { ResourcePlugin } from "./plugin.js";
 
 /** The longest window one report covers (a year, leap day included): the series is one entry per day. */
 const MAX_DAYS = 366;
@@ -18,6 +18,7 @@ const DAY_MS = 86_400_000;
 const Day = z
   .string()
   .max(64)
+  .describe("A UTC day: YYYY-MM-DD, or an RFC 3339 time or unix seconds whose UTC date is taken")
   .transform((s, ctx) => {
     let ms = Number.NaN;
     if (/^\d{4}-\d{2}-\d{2}$/.test(s)) {
@@ -36,18 +37,21 @@ const UsageQuery = z.object({
   from: Day.optional(),
   to: Day.optional(),
   granularity: z.enum(["day"]).default("day"),
-  sandbox_id: z.union([z.string().max(4096), z.array(z.string().max(4096)).max(50)]).optional(),
+  sandbox_id: z
+    .union([z.string().max(4096), z.array(z.string().max(4096)).max(50)])
+    .optional()
+    .describe("Comma list (or repeated) of sandbox ids, at most 50"),
 });
 
 const invalid = (field: string, msg: string) =>
   new ApiError("validation_error", [{ loc: ["query", field], msg, type: "value_error" }]);
 
-/** Metered usage per UTC day (contract §3.13), from the same ledger that draws down the trial credit. */
-export function usageRoutes(app: FastifyInstance, ctx: EngineContext): void {
-  // GET /v1/sandboxes/usage (alias /v1/usage) – ?from=&to=&granularity=day&sandbox_id=a,b
+/** Metered usage per UTC day (GET /v1/sandboxes/usage), from the same ledger that draws down the trial credit. */
+export const usageRoutes: ResourcePlugin = async (app, { ctx }) => {
+  // Both routes validate the query with UsageQuery (below).
   const report = async (req: FastifyRequest) => {
     const account = accountOf(req);
-    const q = parse(UsageQuery, req.query, "query");
+    const q = req.query as z.infer<typeof UsageQuery>;
     const today = utcDate(Date.now());
     const to = q.to ?? (q.from && q.from > today ? q.from : today);
     const from = q.from ?? utcDate(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_DAYS - 1) * DAY_MS);
@@ -82,6 +86,11 @@ export function usageRoutes(app: FastifyInstance, ctx: EngineContext): void {
       prices: r.prices,
     };
   };
-  app.get("/sandboxes/usage", report);
-  app.get("/usage", report);
-}
+  const schema = { tags: ["usage"], querystring: UsageQuery, response: { 200: UsageReport } };
+  app.get(
+    "/sandboxes/usage",
+    { schema: { ...schema, summary: "Metered usage per UTC day: totals, series, per sandbox (default: 30 days)" } },
+    report,
+  );
+  app.get("/usage", { schema: { ...schema, summary: "Alias of GET /v1/sandboxes/usage" } }, report);
+};

@@ -1,7 +1,6 @@
-import type { FastifyInstance } from "fastify";
+import { z } from "zod";
 import { accountOf } from "../auth.js";
-import type { EngineContext } from "../context.js";
-import { parse } from "../lib/validate.js";
+import { NoContent, Volume } from "../responses.js";
 import {
   CreateVolumeBody,
   lifetimeHours,
@@ -10,59 +9,102 @@ import {
   ResourceIdParams,
   VolumeListQuery,
 } from "../schemas.js";
+import { sendPage, type ResourcePlugin } from "./plugin.js";
 
-/** Persistent volumes (contract §3.9, seed 003): named disks mounted at /persist. */
-export function volumeRoutes(app: FastifyInstance, ctx: EngineContext): void {
+/** Persistent volumes (seed 003): named disks mounted at /persist. */
+export const volumeRoutes: ResourcePlugin = async (app, { ctx }) => {
   const volumes = ctx.storage.volumes;
+  const tags = ["volumes"];
 
-  // POST /v1/volumes – {name, size_gb?=10, region?, max_lifetime_hours | max_lifetime_days}
-  app.post("/volumes", async (req, reply) => {
-    const body = parse(CreateVolumeBody, req.body, "body");
-    return ctx.idempotency.run(req, reply, "POST /v1/volumes", async () => ({
-      status: 201,
-      body: await volumes.create(accountOf(req), {
-        name: body.name,
-        size_gb: body.size_gb,
-        region: body.region,
-        lifetimeHours: lifetimeHours(body) ?? null,
-      }),
-    }));
-  });
-
-  // GET /v1/volumes?region=&status=&limit=&cursor= – size_mb is the space used
-  app.get("/volumes", async (req, reply) => {
-    const q = parse(VolumeListQuery, req.query, "query");
-    const { items, next } = await volumes.list(accountOf(req), q);
-    if (next) reply.header("X-Next-Cursor", next);
-    return items;
-  });
-
-  // GET /v1/volumes/{id or name}
-  app.get("/volumes/:id", async (req) =>
-    volumes.view(volumes.get(accountOf(req), parse(ResourceIdParams, req.params, "path").id)),
+  app.post(
+    "/volumes",
+    {
+      schema: {
+        tags,
+        summary: "Create a volume (Idempotency-Key honoured)",
+        body: CreateVolumeBody,
+        response: { 201: Volume },
+      },
+    },
+    async (req, reply) => {
+      const body = req.body;
+      return ctx.idempotency.run(req, reply, "POST /v1/volumes", async () => ({
+        status: 201,
+        body: await volumes.create(accountOf(req), {
+          name: body.name,
+          size_gb: body.size_gb,
+          region: body.region,
+          lifetimeHours: lifetimeHours(body) ?? null,
+        }),
+      }));
+    },
   );
 
-  // PATCH /v1/volumes/{id} – rename, grow (detached only), set or clear (null) the max lifetime
-  app.patch("/volumes/:id", async (req) => {
-    const { id } = parse(ResourceIdParams, req.params, "path");
-    const body = parse(PatchVolumeBody, req.body, "body");
-    return volumes.update(accountOf(req), id, {
-      name: body.name,
-      size_gb: body.size_gb,
-      lifetimeHours: lifetimeHours(body),
-    });
-  });
+  app.get(
+    "/volumes",
+    {
+      schema: {
+        tags,
+        summary: "Volumes, newest first; size_mb is the space used",
+        querystring: VolumeListQuery,
+        response: { 200: z.array(Volume) },
+      },
+    },
+    async (req, reply) => sendPage(reply, await volumes.list(accountOf(req), req.query)),
+  );
 
-  // DELETE /v1/volumes/{id} – 409 volume_in_use while a sandbox (running or paused) holds it
-  app.delete("/volumes/:id", async (req, reply) => {
-    await volumes.remove(accountOf(req), parse(ResourceIdParams, req.params, "path").id);
-    return reply.status(204).send();
-  });
+  app.get(
+    "/volumes/:id",
+    { schema: { tags, summary: "One volume, by id or name", params: ResourceIdParams, response: { 200: Volume } } },
+    async (req) => volumes.view(volumes.get(accountOf(req), req.params.id)),
+  );
 
-  // POST /v1/volumes/{id}/move – {"region"}: detached only; 202 moving, then volume.moved
-  app.post("/volumes/:id/move", async (req, reply) => {
-    const { id } = parse(ResourceIdParams, req.params, "path");
-    const { region } = parse(MoveVolumeBody, req.body, "body");
-    return reply.status(202).send(await volumes.move(accountOf(req), id, region));
-  });
-}
+  app.patch(
+    "/volumes/:id",
+    {
+      schema: {
+        tags,
+        summary: "Rename, grow (detached only), set or clear (null) the max lifetime",
+        params: ResourceIdParams,
+        body: PatchVolumeBody,
+        response: { 200: Volume },
+      },
+    },
+    async (req) =>
+      volumes.update(accountOf(req), req.params.id, {
+        name: req.body.name,
+        size_gb: req.body.size_gb,
+        lifetimeHours: lifetimeHours(req.body),
+      }),
+  );
+
+  app.delete(
+    "/volumes/:id",
+    {
+      schema: {
+        tags,
+        summary: "Delete a volume: 409 volume_in_use while a sandbox (running or paused) holds it",
+        params: ResourceIdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (req, reply) => {
+      await volumes.remove(accountOf(req), req.params.id);
+      return reply.status(204).send();
+    },
+  );
+
+  app.post(
+    "/volumes/:id/move",
+    {
+      schema: {
+        tags,
+        summary: "Move a detached volume to another region: 202 moving, then the volume.moved event",
+        params: ResourceIdParams,
+        body: MoveVolumeBody,
+        response: { 202: Volume },
+      },
+    },
+    async (req, reply) => reply.status(202).send(await volumes.move(accountOf(req), req.params.id, req.body.region)),
+  );
+};

@@ -1,11 +1,10 @@
-import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { accountOf } from "../auth.js";
-import type { EngineContext } from "../context.js";
-import { parse } from "../lib/validate.js";
+import { Delivery, DeliveryDetail, DeliveryQueued, NoContent, Webhook, WebhookWithSecret } from "../responses.js";
 import { ListQuery } from "../schemas.js";
 import { receiverUrlProblem } from "../services/webhook-guard.js";
 import { WEBHOOK_EVENT_TYPES } from "../services/webhooks.js";
+import { sendPage, type ResourcePlugin } from "./plugin.js";
 
 /**
  * https:// on a public address, or an origin in ORKESTR_ENGINE_WEBHOOK_ALLOW; checked by parsing,
@@ -46,81 +45,146 @@ const WebhookParams = z.object({ id: z.string().min(1).max(64) });
 const DeliveryParams = z.object({ id: z.string().min(1).max(64), dlv: z.string().min(1).max(64) });
 const DeliveriesQuery = ListQuery.extend({ status: z.enum(["pending", "succeeded", "failed"]).optional() });
 
-/** Webhooks and their delivery log (contract §3.11, with the seed's retry rules). */
-export function webhookRoutes(app: FastifyInstance, ctx: EngineContext): void {
+/** Webhooks and their delivery log (with the seed's retry rules). */
+export const webhookRoutes: ResourcePlugin = async (app, { ctx }) => {
   const { webhooks } = ctx;
   const { CreateWebhookBody, PatchWebhookBody } = webhookBodies(ctx.config.webhookAllow);
+  const tags = ["webhooks"];
+  const byId = { params: WebhookParams };
 
-  // POST /v1/webhooks – subscribe; the whsec_ secret is in this response only (Idempotency-Key honoured)
-  app.post("/webhooks", async (req, reply) => {
-    const body = parse(CreateWebhookBody, req.body, "body");
-    return ctx.idempotency.run(req, reply, "POST /v1/webhooks", async () => {
-      const { view, secret } = webhooks.create(accountOf(req), body);
-      return { status: 201, body: { ...view, secret } };
-    });
-  });
-
-  // GET /v1/webhooks – newest first, never with secrets; ?limit=&cursor=
-  app.get("/webhooks", async (req, reply) => {
-    const { items, next } = webhooks.list(accountOf(req), parse(ListQuery, req.query, "query"));
-    if (next) reply.header("X-Next-Cursor", next);
-    return items;
-  });
-
-  // GET /v1/webhooks/{id}
-  app.get("/webhooks/:id", async (req) => webhooks.get(accountOf(req), parse(WebhookParams, req.params, "path").id));
-
-  // PATCH /v1/webhooks/{id} – url, event_types, description, enabled (alias of enable/disable)
-  app.patch("/webhooks/:id", async (req) => {
-    const { id } = parse(WebhookParams, req.params, "path");
-    return webhooks.update(accountOf(req), id, parse(PatchWebhookBody, req.body, "body"));
-  });
-
-  // DELETE /v1/webhooks/{id} – with its delivery log
-  app.delete("/webhooks/:id", async (req, reply) => {
-    webhooks.delete(accountOf(req), parse(WebhookParams, req.params, "path").id);
-    return reply.status(204).send();
-  });
-
-  // POST /v1/webhooks/{id}/enable – re-arm (also after auto-disable) and reset the failure streak
-  app.post("/webhooks/:id/enable", async (req) =>
-    webhooks.setEnabled(accountOf(req), parse(WebhookParams, req.params, "path").id, true),
+  app.post(
+    "/webhooks",
+    {
+      schema: {
+        tags,
+        summary: "Subscribe; the whsec_ secret is in this response only (Idempotency-Key honoured)",
+        body: CreateWebhookBody,
+        response: { 201: WebhookWithSecret },
+      },
+    },
+    async (req, reply) =>
+      ctx.idempotency.run(req, reply, "POST /v1/webhooks", async () => {
+        const { view, secret } = webhooks.create(accountOf(req), req.body);
+        return { status: 201, body: { ...view, secret } };
+      }),
   );
 
-  // POST /v1/webhooks/{id}/disable – stop deliveries; queued ones are cancelled
-  app.post("/webhooks/:id/disable", async (req) =>
-    webhooks.setEnabled(accountOf(req), parse(WebhookParams, req.params, "path").id, false),
+  app.get(
+    "/webhooks",
+    {
+      schema: {
+        tags,
+        summary: "Webhooks, newest first, never with secrets",
+        querystring: ListQuery,
+        response: { 200: z.array(Webhook) },
+      },
+    },
+    async (req, reply) => sendPage(reply, webhooks.list(accountOf(req), req.query)),
   );
 
-  // POST /v1/webhooks/{id}/rotate-secret – the new secret, shown once
-  app.post("/webhooks/:id/rotate-secret", async (req) => {
-    const { view, secret } = webhooks.rotateSecret(accountOf(req), parse(WebhookParams, req.params, "path").id);
-    return { ...view, secret };
-  });
+  app.get(
+    "/webhooks/:id",
+    { schema: { tags, summary: "One webhook", ...byId, response: { 200: Webhook } } },
+    async (req) => webhooks.get(accountOf(req), req.params.id),
+  );
 
-  // POST /v1/webhooks/{id}/test – queue a webhook.test delivery
-  app.post("/webhooks/:id/test", async (req, reply) => {
-    const deliveryId = webhooks.sendTest(accountOf(req), parse(WebhookParams, req.params, "path").id);
-    return reply.status(202).send({ delivery_id: deliveryId });
-  });
+  app.patch(
+    "/webhooks/:id",
+    {
+      schema: {
+        tags,
+        summary: "Change url, event_types, description or enabled (as enable/disable)",
+        ...byId,
+        body: PatchWebhookBody,
+        response: { 200: Webhook },
+      },
+    },
+    async (req) => webhooks.update(accountOf(req), req.params.id, req.body),
+  );
 
-  // GET /v1/webhooks/{id}/deliveries – newest first; ?status=pending|succeeded|failed&limit=&cursor=
-  app.get("/webhooks/:id/deliveries", async (req, reply) => {
-    const { id } = parse(WebhookParams, req.params, "path");
-    const { items, next } = webhooks.listDeliveries(accountOf(req), id, parse(DeliveriesQuery, req.query, "query"));
-    if (next) reply.header("X-Next-Cursor", next);
-    return items;
-  });
+  app.delete(
+    "/webhooks/:id",
+    { schema: { tags, summary: "Delete a webhook with its delivery log", ...byId, response: { 204: NoContent } } },
+    async (req, reply) => {
+      webhooks.delete(accountOf(req), req.params.id);
+      return reply.status(204).send();
+    },
+  );
 
-  // GET /v1/webhooks/{id}/deliveries/{dlv} – with request_body and a 2 KiB response_body_excerpt
-  app.get("/webhooks/:id/deliveries/:dlv", async (req) => {
-    const { id, dlv } = parse(DeliveryParams, req.params, "path");
-    return webhooks.getDelivery(accountOf(req), id, dlv);
-  });
+  app.post(
+    "/webhooks/:id/enable",
+    {
+      schema: {
+        tags,
+        summary: "Re-arm (also after auto-disable) and reset the failure streak",
+        ...byId,
+        response: { 200: Webhook },
+      },
+    },
+    async (req) => webhooks.setEnabled(accountOf(req), req.params.id, true),
+  );
 
-  // POST /v1/webhooks/{id}/deliveries/{dlv}/redeliver – send the same event again as a new delivery
-  app.post("/webhooks/:id/deliveries/:dlv/redeliver", async (req, reply) => {
-    const { id, dlv } = parse(DeliveryParams, req.params, "path");
-    return reply.status(202).send({ delivery_id: webhooks.redeliver(accountOf(req), id, dlv) });
-  });
-}
+  app.post(
+    "/webhooks/:id/disable",
+    { schema: { tags, summary: "Stop deliveries; queued ones are cancelled", ...byId, response: { 200: Webhook } } },
+    async (req) => webhooks.setEnabled(accountOf(req), req.params.id, false),
+  );
+
+  app.post(
+    "/webhooks/:id/rotate-secret",
+    {
+      schema: { tags, summary: "A new signing secret, shown once", ...byId, response: { 200: WebhookWithSecret } },
+    },
+    async (req) => {
+      const { view, secret } = webhooks.rotateSecret(accountOf(req), req.params.id);
+      return { ...view, secret };
+    },
+  );
+
+  app.post(
+    "/webhooks/:id/test",
+    { schema: { tags, summary: "Queue a webhook.test delivery", ...byId, response: { 202: DeliveryQueued } } },
+    async (req, reply) => reply.status(202).send({ delivery_id: webhooks.sendTest(accountOf(req), req.params.id) }),
+  );
+
+  app.get(
+    "/webhooks/:id/deliveries",
+    {
+      schema: {
+        tags,
+        summary: "A webhook's deliveries, newest first",
+        ...byId,
+        querystring: DeliveriesQuery,
+        response: { 200: z.array(Delivery) },
+      },
+    },
+    async (req, reply) => sendPage(reply, webhooks.listDeliveries(accountOf(req), req.params.id, req.query)),
+  );
+
+  app.get(
+    "/webhooks/:id/deliveries/:dlv",
+    {
+      schema: {
+        tags,
+        summary: "One delivery, with request_body and a 2 KiB response_body_excerpt",
+        params: DeliveryParams,
+        response: { 200: DeliveryDetail },
+      },
+    },
+    async (req) => webhooks.getDelivery(accountOf(req), req.params.id, req.params.dlv),
+  );
+
+  app.post(
+    "/webhooks/:id/deliveries/:dlv/redeliver",
+    {
+      schema: {
+        tags,
+        summary: "Send the same event again, as a new delivery",
+        params: DeliveryParams,
+        response: { 202: DeliveryQueued },
+      },
+    },
+    async (req, reply) =>
+      reply.status(202).send({ delivery_id: webhooks.redeliver(accountOf(req), req.params.id, req.params.dlv) }),
+  );
+};

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import type { SandboxProcess } from "./sandbox-proc.js";
 import { sandboxCommand, shq } from "./sandbox-command.js";
 
-/** Per-stream cap on what a plain exec returns (contract §3.2: 1 MiB, then `truncated`). */
+/** Per-stream cap on what a plain exec returns (POST /v1/sandboxes/:id/exec: 1 MiB each of `stdout` and `stderr`, then `truncated`). */
 export const OUTPUT_CAP_BYTES = 1024 * 1024;
 /** How long output may keep arriving after the command exits (from children it left behind). */
 const DRAIN_AFTER_EXIT_MS = 30;

@@ -194,7 +194,7 @@ class Tail {
 /**
  * Runs a template's steps in a build sandbox and leaves the result in its layer. The build sandbox
  * is isolated like any sandbox (namespaces, cgroups, no view of the host beyond its base image),
- * runs every step as uid 0 with HOME=/root (contract §1.7) but without capabilities, and its root
+ * runs every step as uid 0 with HOME=/root (as the hosted service builds templates) but without capabilities, and its root
  * filesystem is the read-write overlay of runtime/layers.ts: whatever a step writes under /usr,
  * /opt, /etc or a runtime's prefix lands in the layer, and nowhere on the host.
  */

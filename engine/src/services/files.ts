@@ -12,7 +12,7 @@ export { normalizeApiPath } from "./files/paths.js";
 export { sign, verifySigned, type SignedParams } from "./files/presign.js";
 
 /**
- * File access for one sandbox (contract §3.4), done by the engine as root on the sandbox's host
+ * File access for one sandbox (/v1/sandboxes/:id/files and files/raw), done by the engine as root on the sandbox's host
  * directories. The sandbox user owns and controls everything under /workspace and /tmp, so every
  * path is walked one component at a time through directory fds, never re-resolved from a string:
  *

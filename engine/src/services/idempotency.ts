@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "../errors.js";
 import type { Db } from "../store/db.js";
 
-/** How long a stored response answers a repeated Idempotency-Key (contract §3.0). */
+/** How long a stored response answers a repeated Idempotency-Key (the contract's `Idempotency-Key` header on creating POSTs). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 
 /**

@@ -12,7 +12,7 @@ import type { SandboxService } from "./sandboxes.js";
 
 type SandboxRow = ReturnType<SandboxService["getRow"]>;
 
-/** Where a preview_auth token may travel (contract §3.7). */
+/** Where a preview_auth token may travel (POST /v1/sandboxes with `preview_auth`, field `preview_auth_token`). */
 export const PREVIEW_TOKEN_HEADER = "x-orkestr-preview-token";
 export const PREVIEW_TOKEN_QUERY = "orkestr_token";
 /** Set after a valid ?orkestr_token= hit; holds an HMAC, never the token itself. */
@@ -109,7 +109,7 @@ export function withoutCookie(header: string, name: string): string | null {
 }
 
 /**
- * Preview URLs (contract §3.7): which sandbox and port a preview host means, whether the request
+ * Preview URLs (GET /v1/sandboxes/:id/previews/:port): which sandbox and port a preview host means, whether the request
  * may pass (preview_auth), waking a paused auto_resume sandbox, and the per-port relays into the
  * sandbox's network namespace. The HTTP side lives in preview-proxy.ts.
  *

@@ -471,7 +471,7 @@ export class SandboxService {
   private async pauseById(id: string, why: "api" | "timeout"): Promise<SandboxView> {
     const row = this.rowById(id);
     if (row.status === "paused") return this.view(row);
-    // §3.6: pausing anything but a running sandbox (terminated included) is 409 sandbox_not_running.
+    // POST /v1/sandboxes/:id/pause: pausing anything but a running sandbox (terminated included) is 409 sandbox_not_running.
     if (row.status !== "running") throw new ApiError("sandbox_not_running", `Sandbox ${row.id} is ${row.status}`);
     if (why === "api") this.limits.checkPausedCap(row.account_id);
     if (!this.host.isolation.cgroups.freezer)

@@ -54,7 +54,7 @@ export interface SnapshotView {
 }
 
 /**
- * Named snapshots (contract §3.8): a copy of a running sandbox's /workspace and /tmp, taken while
+ * Named snapshots (POST /v1/sandboxes/:id/snapshots, /v1/snapshots): a copy of a running sandbox's /workspace and /tmp, taken while
  * its processes are frozen for a moment, that any number of new sandboxes boot from. Stored under
  * `<root>/snapshots/<id>` (owner-only), so they outlive engine restarts until deleted.
  */

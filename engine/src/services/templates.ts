@@ -91,7 +91,7 @@ export interface CreateTemplateInput {
 
 /** Lines one build may store; past it stdout/stderr are dropped (engine lines and the error tail stay). */
 export const MAX_LOG_LINES = 20_000;
-/** Build logs are kept this long after the build finished (contract §3.10: 7 days). */
+/** Build logs are kept this long after the build finished (GET /v1/templates/:id/logs: 7 days). */
 const LOG_RETENTION_MS = 7 * 24 * 3600_000;
 
 const toLine = (r: LogRow): LogLine => ({
@@ -103,7 +103,7 @@ const toLine = (r: LogRow): LogLine => ({
 });
 
 /**
- * Custom templates (contract §3.10): a base image plus shell steps, built into a real image layer
+ * Custom templates (/v1/templates): a base image plus shell steps, built into a real image layer
  * one build at a time, then used by sandboxes read-only. Sandboxes hold a reference to the layer
  * while they run, so deleting a template in use hides it at once and removes its files when the
  * last sandbox using it is released.

@@ -102,7 +102,7 @@ export function openVolumeStore(config: EngineConfig, host: Host): OpenedVolumeS
 }
 
 /**
- * Persistent volumes (contract §3.9 with the seed's corrections): named disks mounted at /persist,
+ * Persistent volumes (/v1/volumes, with the seed's corrections): named disks mounted at /persist,
  * held by one sandbox at a time (running or paused), pinned to a region, movable while detached,
  * optionally deleted by the engine once their max lifetime has passed.
  *

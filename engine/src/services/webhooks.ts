@@ -4,6 +4,7 @@ import { newId, newSecret } from "../lib/ids.js";
 import { iso, isoOrNull } from "../lib/time.js";
 import type { Db } from "../store/db.js";
 import { pageNewestFirst, type Condition } from "../store/paging.js";
+import { WEBHOOK_EVENT_TYPES } from "../../../lib/orkestr/webhook-events.js";
 import type { EngineEvent, EventLog } from "./events.js";
 import type { SandboxService } from "./sandboxes.js";
 import { DeliveryDispatcher, MAX_ATTEMPTS } from "./webhooks/dispatcher.js";
@@ -13,24 +14,7 @@ export { AUTO_DISABLE_AFTER, MAX_ATTEMPTS } from "./webhooks/dispatcher.js";
 export { signBody } from "./webhooks/signing.js";
 export { DELIVERY_TIMEOUT_MS, RESPONSE_EXCERPT_BYTES, type AttemptResult } from "./webhooks/wire.js";
 
-/**
- * Event types a webhook may subscribe to: the contract's list (§3.11), plus the resource events the
- * engine records for its other resources (engine extension, as the events endpoint carries them);
- * webhook.test only ever comes from POST …/test.
- */
-export const WEBHOOK_EVENT_TYPES = [
-  "sandbox.created",
-  "sandbox.paused",
-  "sandbox.resumed",
-  "sandbox.terminated",
-  "sandbox.expired",
-  "template.build_finished",
-  "volume.moved",
-  "volume.created",
-  "volume.deleted",
-  "snapshot.created",
-  "webhook.test",
-] as const;
+export { WEBHOOK_EVENT_TYPES };
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** What an omitted `event_types` subscribes to: every event the engine records (seed 003: "omit for all events"). */
 const ALL_EVENTS = WEBHOOK_EVENT_TYPES.filter((t) => t !== "webhook.test");

@@ -66,6 +66,8 @@ export async function startEngine(
       BATON_DATA_DIR: dataDir,
       ORKESTR_ENGINE_PORT: "0",
       ORKESTR_ENGINE_LOG: "warn",
+      // Every answer is checked against its documented schema (docs/openapi.json): a mismatch is a 500.
+      ORKESTR_ENGINE_CHECK_RESPONSES: "1",
       ORKESTR_ENGINE_UID_BASE: String(uidBase()),
       ...opts.env,
     },

@@ -1,16 +1,7 @@
 import { z } from "zod";
 import { ListQuery, Num, openEnum, Timestamp } from "./common.js";
 
-export const WEBHOOK_EVENT_TYPES = [
-  "sandbox.created",
-  "sandbox.paused",
-  "sandbox.resumed",
-  "sandbox.terminated",
-  "sandbox.expired",
-  "template.build_finished",
-  "volume.moved",
-  "webhook.test",
-] as const;
+export { WEBHOOK_EVENT_TYPES } from "../webhook-events.js";
 
 /** A webhook (GET /v1/webhooks/{id}). `secret` comes only from POST /v1/webhooks and …/rotate-secret. */
 export const Webhook = z

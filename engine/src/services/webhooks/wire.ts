@@ -2,7 +2,7 @@ import http from "node:http";
 import https from "node:https";
 import { connectPlan, REFUSED_CODE } from "../webhook-guard.js";
 
-/** A receiver answers within this long or the attempt failed (contract §3.11: any 2xx within 10 s). */
+/** A receiver answers within this long or the attempt failed (webhook deliveries: any 2xx within 10 s). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** How much of a receiver's answer the delivery log keeps. */
 export const RESPONSE_EXCERPT_BYTES = 2048;
