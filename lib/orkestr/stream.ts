@@ -1,9 +1,10 @@
 import { decodeBase64, utf8Encode } from "./base64.js";
 import { OrkestrConnectionError, OrkestrError, OrkestrParseError, readableDetail } from "./errors.js";
-import { ExecChunk } from "./schemas/exec.js";
+// Types only: the browser core (lib/api) reads streams with this module, and zod must not load there.
+import type { ExecChunk } from "./schemas/exec.js";
 
 /**
- * Tolerant stream reading (contract §3.16.3): one parser for SSE and NDJSON. Lines are read as
+ * Tolerant stream reading (SSE or NDJSON bodies of exec/stream, events?follow and template logs): one parser for SSE and NDJSON. Lines are read as
  * UTF-8 (characters split across network chunks are reassembled); blank lines and `:` comments
  * (keepalives) are skipped; an optional `data:` prefix is stripped; `id:` and `event:` lines are
  * remembered; every payload is JSON-parsed. Multi-line SSE `data:` fields are joined as SSE says.
@@ -187,7 +188,7 @@ export async function* parseStream(
   if (f) yield f;
 }
 
-/** §3.16.3: `is_final`, `finished`, or an `exit_code` without a `stream` ends the stream. */
+/** `is_final`, `finished`, or an `exit_code` without a `stream` ends the stream. */
 export function isTerminalFrame(data: unknown): boolean {
   if (!data || typeof data !== "object" || Array.isArray(data)) return false;
   const o = data as Record<string, unknown>;
@@ -265,12 +266,11 @@ export async function* execEvents(
 
   try {
     for await (const f of frames) {
-      const parsed = ExecChunk.safeParse(f.data);
-      if (!parsed.success) {
+      const c = readExecChunk(f.data);
+      if (!c) {
         yield { type: "unknown", raw: f.data };
         continue;
       }
-      const c = parsed.data;
       const terminal = isTerminalFrame(f.data);
       const hasError = c.error !== undefined && c.error !== null && c.error !== false;
       if (typeof c.stream === "string" && typeof c.data === "string") {
@@ -316,6 +316,38 @@ export async function* execEvents(
   };
 }
 
+const CHUNK_FIELD_TYPES: Record<string, "string" | "boolean" | "int"> = {
+  stream: "string",
+  data: "string",
+  encoding: "string",
+  stdout: "string",
+  stderr: "string",
+  is_final: "boolean",
+  finished: "boolean",
+  exit_code: "int",
+  timed_out: "boolean",
+};
+
+/**
+ * A frame read as the ExecChunk schema (lib/orkestr/schemas/exec.ts) reads it, or null when a
+ * field has the wrong type. Written out rather than `ExecChunk.safeParse` so the browser core can
+ * share this reader without loading zod; schemas.test.ts checks both agree.
+ */
+export function readExecChunk(data: unknown): ExecChunk | null {
+  if (!data || typeof data !== "object" || Array.isArray(data)) return null;
+  const o = data as Record<string, unknown>;
+  for (const [field, type] of Object.entries(CHUNK_FIELD_TYPES)) {
+    const v = o[field];
+    if (v === undefined || v === null) continue;
+    if (type === "int" ? !Number.isInteger(v) : typeof v !== type) return null;
+  }
+  const d = o.duration_ms;
+  if (d === undefined || d === null || typeof d === "number") return o as ExecChunk;
+  if (typeof d === "string" && /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(d))
+    return { ...o, duration_ms: Number(d) } as ExecChunk;
+  return null;
+}
+
 const KNOWN_STREAM_ERROR_STATUS: Record<string, number> = {
   sandbox_agent_unreachable: 502,
   sandbox_not_running: 409,
@@ -324,7 +356,7 @@ const KNOWN_STREAM_ERROR_STATUS: Record<string, number> = {
   upstream_timeout: 504,
 };
 
-/** An error frame inside a started stream (§3.3: `{"is_final":true,"error":"…","code":"…"}`). */
+/** An error frame inside a started exec stream (`{"is_final":true,"error":"…","code":"…"}`). */
 export function streamError(error: unknown, code: unknown, source: string): OrkestrError {
   const nested = error && typeof error === "object" ? (error as Record<string, unknown>) : null;
   const c =
@@ -334,7 +366,7 @@ export function streamError(error: unknown, code: unknown, source: string): Orke
 }
 
 // ---------------------------------------------------------------------------------------------
-// Passthrough for proxies (§3.16.4)
+// Passthrough for proxies (Baton's /api routes that stream an upstream body unbuffered)
 
 /** Headers a proxy must set on a streamed body so nothing buffers it. */
 export const STREAM_RESPONSE_HEADERS: Readonly<Record<string, string>> = {

@@ -2,7 +2,7 @@
 // from the event's type and data (§3.14). Unknown types (a newer server) still show, as they came.
 
 import type { SandboxEvent } from "../../../lib/orkestr/schemas/events.js";
-import { SCAN_COMMAND } from "../../../lib/queries/sandbox-previews.js";
+import { SCAN_COMMAND } from "../../../lib/queries/previews.js";
 
 export type EventCategory = "lifecycle" | "exec" | "file" | "other";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * Building blocks for the console's tolerant reading of the orkestr wire (contract §3.16).
+ * Building blocks for the console's tolerant reading of the orkestr wire.
  *
  * Response schemas accept what a real v1 server might plausibly send: extra fields pass through,
  * enums stay open (an unknown status is kept as its string), timestamps may be RFC 3339 strings or
@@ -40,21 +40,12 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-/** Common paging query (contract §3.0: `limit` 1-100, opaque `cursor`). */
+/** Common paging query of every list route: `limit` (1-100 on orkestr), opaque `cursor`. */
 export const ListQuery = z.object({
   limit: z.number().int().min(1).max(500).optional(),
   cursor: z.string().min(1).optional(),
 });
 export type ListQuery = z.infer<typeof ListQuery>;
 
-/**
- * Reads a timestamp as a Date: strings are parsed as RFC 3339; numbers below 10^12 are unix
- * seconds, larger ones milliseconds. Returns null for null, undefined or unparsable values.
- */
-export function toDate(t: Timestamp | null | undefined): Date | null {
-  if (t === null || t === undefined || t === "") return null;
-  if (typeof t === "number") return Number.isFinite(t) ? new Date(t < 1e12 ? t * 1000 : t) : null;
-  if (/^\d+(\.\d+)?$/.test(t)) return toDate(Number(t));
-  const ms = Date.parse(t);
-  return Number.isNaN(ms) ? null : new Date(ms);
-}
+/** Timestamp reading is zod-free so the browser shares it (lib/orkestr/timestamp.ts). */
+export { toDate, toMs } from "../timestamp.js";
