@@ -22,7 +22,7 @@ import { buildQuery, type Query } from "./path.js";
 import type { Page } from "./schemas/common.js";
 
 /**
- * The one request core every resource method goes through (architecture §5 and convention 3):
+ * The one request core every resource method goes through (modelled on openai-node's core):
  * base URL normalisation, Bearer auth, JSON bodies, an AbortController timeout, bounded retries
  * with backoff and `Retry-After`, `Idempotency-Key` on creates, and zod-parsed responses.
  *
@@ -219,9 +219,9 @@ export class OrkestrCore {
   }
 
   /**
-   * A page of a list, read tolerantly (§3.16.2): a bare array or `{items|data|sandboxes|results|
-   * <extraKeys>: [...]}`; the cursor from `X-Next-Cursor`, `X-Next-Token`, `next_cursor` or
-   * `nextCursor`.
+   * A page of a list, read tolerantly (servers differ): a bare array or `{items|data|sandboxes|
+   * results|<extraKeys>: [...]}`; the cursor from `X-Next-Cursor`, `X-Next-Token`, `next_cursor`
+   * or `nextCursor`.
    */
   async list<S extends z.ZodType>(
     req: CoreRequest & { item: S; keys?: readonly string[] },

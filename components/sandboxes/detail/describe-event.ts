@@ -1,5 +1,5 @@
 // One timeline entry in words: a category (for the icon and the filter) and a one-line summary,
-// from the event's type and data (§3.14). Unknown types (a newer server) still show, as they came.
+// from the event's type and data (GET /v1/sandboxes/{id}/events). Unknown types (a newer server) still show, as they came.
 
 import type { SandboxEvent } from "../../../lib/orkestr/schemas/events.js";
 import { SCAN_COMMAND } from "../../../lib/queries/previews.js";
