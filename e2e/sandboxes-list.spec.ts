@@ -294,14 +294,14 @@ test("command palette: Ctrl+K jumps to a sandbox by id, pauses and resumes it, c
   await page.keyboard.press("Control+k");
   await page.getByRole("combobox", { name: "Command or sandbox id" }).fill("pause");
   await page.getByRole("option", { name: /Pause this sandbox/ }).click();
-  await expect(page.getByText("Sandbox paused")).toBeVisible();
+  await expect(page.getByText(`Paused ${id}`)).toBeVisible();
   await expect(badge).toHaveText("paused");
   expect((await servers.engine.api("GET", `/sandboxes/${id}`)).body.status).toBe("paused");
   await page.keyboard.press("Control+k");
   await expect(page.getByRole("option", { name: /Pause this sandbox/ })).toHaveCount(0);
   await page.getByRole("combobox", { name: "Command or sandbox id" }).fill("resume");
   await page.getByRole("option", { name: /Resume this sandbox/ }).click();
-  await expect(page.getByText("Sandbox resumed")).toBeVisible();
+  await expect(page.getByText(`Resumed ${id}`)).toBeVisible();
   await expect(badge).toHaveText("running");
   expect((await servers.engine.api("GET", `/sandboxes/${id}`)).body.status).toBe("running");
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextPathFromSearch } from "../components/auth/post-json.js";
-import { safeNextPath } from "./safe-next-path.js";
+import { nextPathFromSearch, safeNextPath } from "./safe-next-path.js";
 
 // Every way a `next` value has been seen to leave the site: each must come back null (server) or
 // as the fallback (the login form, which reads it from location.search, decoded once).
@@ -52,7 +51,7 @@ describe("safeNextPath (the one check for server and client)", () => {
   });
 });
 
-describe("the login form's ?next= (components/auth/post-json.ts)", () => {
+describe("the login form's ?next= (components/auth/login-form.tsx)", () => {
   it("reads it from the query string, decoded once, through the same check", () => {
     expect(nextPathFromSearch("?next=%2Fvolumes", "/sandboxes")).toBe("/volumes");
     // The reported open redirect: %09 decodes to a tab, which the browser then drops: //evil.example.

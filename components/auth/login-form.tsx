@@ -1,51 +1,25 @@
 "use client";
 
-import { useId, useState, type FormEvent } from "react";
-import { Alert, AlertDescription } from "../ui/alert";
-import { Button } from "../ui/button";
+import { authMutations } from "../../lib/queries/auth";
+import { nextPathFromSearch } from "../../lib/safe-next-path";
 import { Input } from "../ui/input";
 import { Label } from "../ui/label";
-import { nextPathFromSearch, postJson } from "./post-json";
+import { AuthForm } from "./auth-form";
 
 /** Email + password sign-in against POST /api/auth/login; shows the server's `detail` on failure. */
 export function LoginForm() {
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const errorId = useId();
-
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    if (pending) return;
-    const form = new FormData(event.currentTarget);
-    setPending(true);
-    setError(null);
-    const result = await postJson("/api/auth/login", {
-      email: String(form.get("email") ?? "").trim(),
-      password: String(form.get("password") ?? ""),
-    });
-    if (result.ok) {
-      // A full navigation so the next page is rendered with the new session cookie.
-      window.location.assign(nextPathFromSearch(window.location.search, "/sandboxes"));
-      return;
-    }
-    setError(result.message);
-    setPending(false);
-  }
-
   return (
-    // method="post": a submit before hydration must never put the password in the URL.
-    <form
-      method="post"
-      onSubmit={onSubmit}
-      aria-busy={pending}
-      aria-describedby={error ? errorId : undefined}
-      className="flex flex-col gap-4"
+    <AuthForm
+      send={(form) =>
+        authMutations.login({
+          email: String(form.get("email") ?? "").trim(),
+          password: String(form.get("password") ?? ""),
+        })
+      }
+      next={() => nextPathFromSearch(window.location.search, "/sandboxes")}
+      submitLabel="Sign in"
+      pendingLabel="Signing in…"
     >
-      {error ? (
-        <Alert variant="destructive" id={errorId}>
-          <AlertDescription className="text-foreground">{error}</AlertDescription>
-        </Alert>
-      ) : null}
       <div className="flex flex-col gap-2">
         <Label htmlFor="login-email">Email</Label>
         <Input
@@ -62,9 +36,6 @@ export function LoginForm() {
         <Label htmlFor="login-password">Password</Label>
         <Input id="login-password" name="password" type="password" autoComplete="current-password" required />
       </div>
-      <Button type="submit" aria-disabled={pending} className="mt-2 w-full">
-        {pending ? "Signing in…" : "Sign in"}
-      </Button>
-    </form>
+    </AuthForm>
   );
 }

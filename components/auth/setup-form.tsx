@@ -1,69 +1,46 @@
 "use client";
 
-import { useId, useState, type FormEvent } from "react";
-import { Alert, AlertDescription } from "../ui/alert";
-import { Button } from "../ui/button";
+import { useId, useState } from "react";
+import { authMutations } from "../../lib/queries/auth";
 import { Input } from "../ui/input";
 import { Label } from "../ui/label";
-import { postJson } from "./post-json";
+import { AuthForm } from "./auth-form";
 
 /**
  * First run: the owner account and the first team, POSTed to /api/setup as
  * `{ name, email, password, team_name, setup_code }` (the code the server printed at start). The password rules are the server's; its `detail` is shown.
  */
 export function SetupForm({ passwordMinLength }: { passwordMinLength: number }) {
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const [mismatch, setMismatch] = useState(false);
-  const errorId = useId();
   const mismatchId = useId();
   const passwordHintId = useId();
   const codeHintId = useId();
 
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    if (pending) return;
-    const form = new FormData(event.currentTarget);
+  function send(form: FormData, element: HTMLFormElement) {
     const password = String(form.get("password") ?? "");
     if (password !== String(form.get("confirm") ?? "")) {
       setMismatch(true);
-      setError(null);
-      event.currentTarget.querySelector<HTMLInputElement>("#setup-confirm")?.focus();
-      return;
+      element.querySelector<HTMLInputElement>("#setup-confirm")?.focus();
+      return null;
     }
     setMismatch(false);
-    setPending(true);
-    setError(null);
-    const result = await postJson("/api/setup", {
+    return authMutations.setup({
       name: String(form.get("name") ?? "").trim(),
       email: String(form.get("email") ?? "").trim(),
       password,
       team_name: String(form.get("team_name") ?? "").trim(),
       setup_code: String(form.get("setup_code") ?? "").trim(),
     });
-    if (result.ok) {
-      // Next step of the first run: connect an orkestr API.
-      window.location.assign("/settings/connections");
-      return;
-    }
-    setError(result.message);
-    setPending(false);
   }
 
   return (
-    // method="post": a submit before hydration must never put the password in the URL.
-    <form
-      method="post"
-      onSubmit={onSubmit}
-      aria-busy={pending}
-      aria-describedby={error ? errorId : undefined}
-      className="flex flex-col gap-4"
+    // Next step of the first run: connect an orkestr API.
+    <AuthForm
+      send={send}
+      next={() => "/settings/connections"}
+      submitLabel="Create owner account"
+      pendingLabel="Creating account…"
     >
-      {error ? (
-        <Alert variant="destructive" id={errorId}>
-          <AlertDescription className="text-foreground">{error}</AlertDescription>
-        </Alert>
-      ) : null}
       <div className="flex flex-col gap-2">
         <Label htmlFor="setup-code">Setup code</Label>
         <Input
@@ -132,9 +109,6 @@ export function SetupForm({ passwordMinLength }: { passwordMinLength: number }) 
           <Input id="setup-team" name="team_name" autoComplete="organization" required />
         </div>
       </fieldset>
-      <Button type="submit" aria-disabled={pending} className="mt-2 w-full">
-        {pending ? "Creating account…" : "Create owner account"}
-      </Button>
-    </form>
+    </AuthForm>
   );
 }

@@ -4,11 +4,10 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Command } from "cmdk";
 import { usePathname, useRouter } from "next/navigation";
 import { useMemo, useState } from "react";
-import { toast } from "../ui/toast";
 import { consoleNavItems } from "../../lib/config/nav";
 import type { Sandbox } from "../../lib/orkestr/schemas/sandboxes";
-import { ApiError } from "../../lib/queries/api";
-import { sandboxKeys, sandboxMutations, sandboxQueries } from "../../lib/queries/sandboxes";
+import { useLifecycleAction } from "../../lib/queries/sandbox-lifecycle";
+import { sandboxKeys, sandboxQueries } from "../../lib/queries/sandboxes";
 import { Dialog } from "../ui/dialog";
 
 /** Most sandbox ids offered at once (the list cache may hold thousands). */
@@ -79,26 +78,10 @@ export function CommandPalette({
     router.push(href);
   };
 
-  const lifecycle = async (action: "pause" | "resume", id: string) => {
+  const lifecycleAction = useLifecycleAction();
+  const lifecycle = (action: "pause" | "resume", id: string) => {
     close();
-    const key = sandboxKeys.detail(id);
-    await queryClient.cancelQueries({ queryKey: key });
-    const previous = queryClient.getQueryData<Sandbox>(key);
-    // Optimistic: the page shows the transition at once; rolled back if the server refuses.
-    if (previous)
-      queryClient.setQueryData<Sandbox>(key, { ...previous, status: action === "pause" ? "pausing" : "resuming" });
-    try {
-      const next = await (action === "pause" ? sandboxMutations.pause(id) : sandboxMutations.resume(id));
-      queryClient.setQueryData(key, next);
-      toast.success(action === "pause" ? "Sandbox paused" : "Sandbox resumed", { description: id });
-    } catch (err) {
-      if (previous) queryClient.setQueryData(key, previous);
-      toast.error(action === "pause" ? "Could not pause the sandbox" : "Could not resume the sandbox", {
-        description: err instanceof ApiError ? err.detail : String(err),
-      });
-    } finally {
-      void queryClient.invalidateQueries({ queryKey: sandboxKeys.all });
-    }
+    lifecycleAction.mutate({ action, id });
   };
 
   const matches = (text: string) => !needle || text.toLowerCase().includes(needle);
@@ -108,7 +91,7 @@ export function CommandPalette({
   const actions = [
     { id: "create", label: "Create sandbox", hint: "/sandboxes/new", run: () => go("/sandboxes/new") },
     ...(currentId && status !== "paused" && status !== "terminated" && status !== "expired"
-      ? [{ id: "pause", label: "Pause this sandbox", hint: currentId, run: () => void lifecycle("pause", currentId) }]
+      ? [{ id: "pause", label: "Pause this sandbox", hint: currentId, run: () => lifecycle("pause", currentId) }]
       : []),
     ...(currentId && (status === "paused" || status === undefined)
       ? [
@@ -116,7 +99,7 @@ export function CommandPalette({
             id: "resume",
             label: "Resume this sandbox",
             hint: currentId,
-            run: () => void lifecycle("resume", currentId),
+            run: () => lifecycle("resume", currentId),
           },
         ]
       : []),

@@ -2,7 +2,8 @@
 
 import { useCallback, useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import { cn } from "../../lib/utils";
-import { postJson } from "../auth/post-json";
+import { errorText, OrkestrError } from "../../lib/orkestr/errors";
+import { authMutations } from "../../lib/queries/auth";
 import { Alert, AlertDescription } from "../ui/alert";
 import { Button } from "../ui/button";
 import { Dialog, DialogClose } from "../ui/dialog";
@@ -111,16 +112,20 @@ export function UserMenu({ user }: { user: UserMenuUser }) {
     if (pending) return;
     setPending(everywhere ? "all" : "one");
     setError(null);
-    const result = await postJson(everywhere ? "/api/auth/logout-everywhere" : "/api/auth/logout", {});
-    if (result.ok || result.status === 401) {
-      // A full navigation: every server component re-checks and finds no session.
-      window.location.assign("/login");
-      return;
+    try {
+      await authMutations.logout(everywhere);
+    } catch (err) {
+      // 401: the session had ended already, which is what was asked for.
+      if (!(err instanceof OrkestrError && err.status === 401)) {
+        setPending(null);
+        setConfirming(false);
+        setError(errorText(err));
+        openMenu("first");
+        return;
+      }
     }
-    setPending(null);
-    setConfirming(false);
-    setError(result.message);
-    openMenu("first");
+    // A full navigation: every server component re-checks and finds no session.
+    window.location.assign("/login");
   }
 
   return (

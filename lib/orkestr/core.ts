@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import {
   OrkestrAbortError,
+  errorFromResponse,
   OrkestrConnectionError,
   OrkestrError,
   OrkestrParseError,
@@ -384,7 +385,7 @@ export class OrkestrCore {
         } catch (e) {
           if (timedOut || userSignal?.aborted) throw failure(e, "body");
         }
-        throw OrkestrError.fromResponse({
+        throw errorFromResponse({
           status: response.status,
           statusText: response.statusText,
           headers: response.headers,

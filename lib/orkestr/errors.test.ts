@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  errorFromResponse,
   codeForStatus,
   OrkestrAbortError,
   OrkestrConnectionError,
@@ -15,7 +16,7 @@ const BASE = "https://api.orkestr.eu/v1";
 
 function fromBody(status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = typeof body === "string" ? body : JSON.stringify(body);
-  return OrkestrError.fromResponse({
+  return errorFromResponse({
     status,
     headers: new Headers(headers),
     text,
@@ -25,7 +26,7 @@ function fromBody(status: number, body: unknown, headers: Record<string, string>
   });
 }
 
-describe("OrkestrError.fromResponse", () => {
+describe("errorFromResponse", () => {
   it.each(ERRORS)("maps $status $code from the contract table", ({ status, code, detail, extra, headers }) => {
     const err = fromBody(status, { detail, code, ...extra }, headers);
     expect(err).toBeInstanceOf(OrkestrError);

@@ -1,4 +1,5 @@
-import { ApiErrorBody, type ValidationIssue } from "./schemas/errors.js";
+// Types only: this module runs in the browser core too (lib/api), where zod must not load.
+import type { ApiErrorBody, ValidationIssue } from "./schemas/errors.js";
 
 /**
  * One error type for everything the orkestr client can run into (architecture convention 2):
@@ -54,18 +55,29 @@ export class OrkestrError extends Error {
   }
 
   /**
-   * FastAPI validation issues by field (`{"timeout_seconds": "…"}`), with the leading
-   * body/query/path location dropped; empty when `raw` is not a FastAPI array.
+   * Validation messages by field (`{"timeout_seconds": "…"}`): an upstream FastAPI array in `raw`
+   * (its leading body/query/path location dropped), or the `errors` object of Baton's own API.
    */
   get fieldErrors(): Record<string, string> {
     const out: Record<string, string> = {};
-    if (!Array.isArray(this.raw)) return out;
-    for (const issue of this.raw as ValidationIssue[]) {
-      const loc = (issue?.loc ?? []).map(String);
-      const field = (["body", "query", "path", "header"].includes(loc[0] ?? "") ? loc.slice(1) : loc).join(".") || "_";
-      if (!(field in out)) out[field] = issue?.msg ?? "is invalid";
+    if (Array.isArray(this.raw)) {
+      for (const issue of this.raw as ValidationIssue[]) {
+        const loc = (issue?.loc ?? []).map(String);
+        const field =
+          (["body", "query", "path", "header"].includes(loc[0] ?? "") ? loc.slice(1) : loc).join(".") || "_";
+        if (!(field in out)) out[field] = issue?.msg ?? "is invalid";
+      }
     }
+    const errors = (this.body as { errors?: unknown } | null)?.errors;
+    if (errors && typeof errors === "object")
+      for (const [field, message] of Object.entries(errors)) if (typeof message === "string") out[field] = message;
     return out;
+  }
+
+  /** The message for one form field, if the error is about it (Baton's API names it in `field`). */
+  forField(field: string): string | null {
+    if ((this.body as { field?: unknown } | null)?.field === field) return this.detail;
+    return this.fieldErrors[field] ?? null;
   }
 
   /** The `{detail, code}` shape Baton's own API answers with (never the headers or URL). */
@@ -77,66 +89,68 @@ export class OrkestrError extends Error {
       ...(this.retryAfterSeconds !== null ? { retry_after_seconds: this.retryAfterSeconds } : {}),
     };
   }
+}
 
-  /**
-   * Builds the error for a non-2xx response whose body has been read as text. Never throws: an
-   * HTML page from a proxy, an empty body or a foreign error shape still give a readable error.
-   */
-  static fromResponse(input: {
-    status: number;
-    statusText?: string;
-    headers: Headers;
-    text: string;
-    method?: string;
-    url?: string;
-    baseUrl?: string;
-    now?: number;
-  }): OrkestrError {
-    const { status, headers, text } = input;
-    const where = input.baseUrl ?? "the orkestr API";
-    let parsed: unknown;
-    let isJson = false;
-    try {
-      parsed = text.trim() ? JSON.parse(text) : undefined;
-      isJson = parsed !== undefined;
-    } catch {
-      parsed = undefined;
-    }
-    const body = isJson ? ApiErrorBody.safeParse(parsed) : null;
-    const b = body?.success ? body.data : null;
-    const nested = b && typeof b.error === "object" && b.error !== null ? (b.error as Record<string, unknown>) : null;
-
-    const code =
-      (typeof b?.code === "string" && b.code) ||
-      (typeof b?.error_code === "string" && b.error_code) ||
-      (nested && typeof nested.code === "string" && nested.code) ||
-      (typeof nested?.type === "string" && nested.type) ||
-      codeForStatus(status);
-
-    const raw = b?.detail ?? b?.message ?? (typeof b?.error === "string" ? b.error : nested?.message) ?? null;
-    let detail = readableDetail(raw);
-    if (!detail) {
-      detail = isJson
-        ? `The orkestr API at ${where} answered ${describeStatus(status, input.statusText)} without an explanation.`
-        : nonJsonDetail(status, input.statusText, headers, text, where);
-    }
-    const retryAfterSeconds =
-      parseRetryAfter(headers, input.now) ??
-      (typeof b?.retry_after_seconds === "number" ? b.retry_after_seconds : null);
-    return new OrkestrError({
-      status,
-      code,
-      detail,
-      raw: raw ?? (isJson ? parsed : text.slice(0, 2000)),
-      body: isJson ? parsed : null,
-      retryAfterSeconds,
-      requestId: headers.get("x-request-id") ?? headers.get("request-id") ?? undefined,
-      headers,
-      method: input.method,
-      url: input.url,
-      hint: hintFor(code, status, retryAfterSeconds),
-    });
+/**
+ * The error for a non-2xx orkestr response whose body has been read as text. Never throws: an
+ * HTML page from a proxy, an empty body or a foreign error shape still give a readable error. A
+ * function, not a static method, so the browser (which reads only Baton's own `{detail, code}`,
+ * lib/api/core.ts) does not load it and its orkestr-specific wording.
+ */
+export function errorFromResponse(input: {
+  status: number;
+  statusText?: string;
+  headers: Headers;
+  text: string;
+  method?: string;
+  url?: string;
+  baseUrl?: string;
+  now?: number;
+}): OrkestrError {
+  const { status, headers, text } = input;
+  const where = input.baseUrl ?? "the orkestr API";
+  let parsed: unknown;
+  let isJson = false;
+  try {
+    parsed = text.trim() ? JSON.parse(text) : undefined;
+    isJson = parsed !== undefined;
+  } catch {
+    parsed = undefined;
   }
+  // Read field by field (each one type-checked below), so a foreign error shape still yields
+  // whatever readable parts it has; no schema library: this module also runs in the browser.
+  const b = isJson && parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as ApiErrorBody) : null;
+  const nested = b && typeof b.error === "object" && b.error !== null ? (b.error as Record<string, unknown>) : null;
+
+  const code =
+    (typeof b?.code === "string" && b.code) ||
+    (typeof b?.error_code === "string" && b.error_code) ||
+    (nested && typeof nested.code === "string" && nested.code) ||
+    (typeof nested?.type === "string" && nested.type) ||
+    codeForStatus(status);
+
+  const raw = b?.detail ?? b?.message ?? (typeof b?.error === "string" ? b.error : nested?.message) ?? null;
+  let detail = readableDetail(raw);
+  if (!detail) {
+    detail = isJson
+      ? `The orkestr API at ${where} answered ${describeStatus(status, input.statusText)} without an explanation.`
+      : nonJsonDetail(status, input.statusText, headers, text, where);
+  }
+  const retryAfterSeconds =
+    parseRetryAfter(headers, input.now) ?? (typeof b?.retry_after_seconds === "number" ? b.retry_after_seconds : null);
+  return new OrkestrError({
+    status,
+    code,
+    detail,
+    raw: raw ?? (isJson ? parsed : text.slice(0, 2000)),
+    body: isJson ? parsed : null,
+    retryAfterSeconds,
+    requestId: headers.get("x-request-id") ?? headers.get("request-id") ?? undefined,
+    headers,
+    method: input.method,
+    url: input.url,
+    hint: hintFor(code, status, retryAfterSeconds),
+  });
 }
 
 /** No response arrived: DNS failure, refused or reset connection, TLS error. `status` is 0. */
@@ -203,12 +217,17 @@ export class OrkestrParseError extends OrkestrError {
     method?: string;
     url?: string;
     cause?: unknown;
+    /** Who sent it, as in OrkestrError.fromResponse; default "The orkestr API at <baseUrl>". */
+    server?: string;
   }) {
     super({
       status: 502,
       code: "bad_response",
-      detail: `The orkestr API at ${init.baseUrl} sent a response Baton could not read: ${init.problem}.`,
-      hint: "The server may not speak the orkestr v1 API, or a proxy in between changed the response; check the URL.",
+      detail: `${init.server ?? `The orkestr API at ${init.baseUrl}`} sent a response Baton could not read: ${init.problem}.`,
+      hint:
+        init.server === undefined
+          ? "The server may not speak the orkestr v1 API, or a proxy in between changed the response; check the URL."
+          : undefined,
       raw: init.excerpt ?? null,
       method: init.method,
       url: init.url,
@@ -375,4 +394,21 @@ function formatSeconds(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   const s = ms / 1000;
   return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
+}
+
+/**
+ * The one sentence the UI shows for an error: the server's `detail` for an OrkestrError (what the
+ * browser core throws for every failed call), an Error's message, else `fallback`.
+ */
+export function errorText(error: unknown, fallback = "Something went wrong. Try again."): string {
+  if (error instanceof OrkestrError) return error.detail;
+  if (error instanceof Error && error.message) return error.message;
+  return typeof error === "string" && error ? error : fallback;
+}
+
+/** `error` as an OrkestrError (status 0, code "error" for anything else), for UI state typed by it. */
+export function asOrkestrError(error: unknown): OrkestrError {
+  return error instanceof OrkestrError
+    ? error
+    : new OrkestrError({ status: 0, code: "error", detail: errorText(error) });
 }

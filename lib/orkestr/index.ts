@@ -23,6 +23,9 @@ export {
   codeForStatus,
   parseRetryAfter,
   readableDetail,
+  errorFromResponse,
+  errorText,
+  asOrkestrError,
 } from "./errors.js";
 export type { OrkestrErrorInit } from "./errors.js";
 export {

@@ -28,17 +28,21 @@ export function cursorOf(v: unknown): string | null {
   return null;
 }
 
-/** Every item of every page, fetched lazily; stops if the server repeats a cursor. */
+/**
+ * Every item of every page, fetched lazily; stops if the server repeats a cursor, and after
+ * `maxPages` pages when given (lists shown whole in the browser are bounded).
+ */
 export async function* paginate<T>(
   fetchPage: (cursor: string | undefined) => Promise<Page<T>>,
   first?: string,
+  maxPages = Infinity,
 ): AsyncGenerator<T, void, undefined> {
   const seen = new Set<string>();
   let cursor = first;
-  for (;;) {
+  for (let pages = 1; ; pages++) {
     const page = await fetchPage(cursor);
     yield* page.items;
-    if (!page.nextCursor || seen.has(page.nextCursor)) return;
+    if (!page.nextCursor || seen.has(page.nextCursor) || pages >= maxPages) return;
     seen.add(page.nextCursor);
     cursor = page.nextCursor;
   }

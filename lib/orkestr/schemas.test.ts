@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { readExecChunk } from "./stream.js";
 import {
   ApiErrorBody,
   BaseImage,
   CreateSandboxBody,
   DirectoryListing,
+  ExecChunk,
   ExecResult,
   FileContent,
   Limits,
@@ -187,5 +189,27 @@ describe("toDate", () => {
     expect(toDate("1748779200")?.toISOString()).toBe("2025-06-01T12:00:00.000Z");
     expect(toDate("yesterday")).toBeNull();
     expect(toDate(null)).toBeNull();
+  });
+});
+
+describe("readExecChunk (the zod-free frame reader the browser core shares)", () => {
+  const frames: unknown[] = [
+    { stream: "stdout", data: "hi\n" },
+    { stream: "stderr", data: "ZXJy", encoding: "base64" },
+    { is_final: true, exit_code: 0, duration_ms: 12 },
+    { is_final: true, exit_code: 0, duration_ms: "12.5" },
+    { is_final: true, error: "agent gone", code: "sandbox_agent_unreachable" },
+    { stdout: "a", stderr: null, finished: true, extra: { kept: 1 } },
+    { stream: 1, data: "x" },
+    { exit_code: 1.5 },
+    { is_final: "yes" },
+    { duration_ms: "soon" },
+    [1, 2],
+    "text",
+    null,
+  ];
+  it.each(frames.map((f) => [JSON.stringify(f), f]))("agrees with ExecChunk on %s", (_name, frame) => {
+    const zod = ExecChunk.safeParse(frame);
+    expect(readExecChunk(frame)).toEqual(zod.success ? zod.data : null);
   });
 });

@@ -1,6 +1,7 @@
 import { decodeBase64, utf8Encode } from "./base64.js";
 import { OrkestrConnectionError, OrkestrError, OrkestrParseError, readableDetail } from "./errors.js";
-import { ExecChunk } from "./schemas/exec.js";
+// Types only: the browser core (lib/api) reads streams with this module, and zod must not load there.
+import type { ExecChunk } from "./schemas/exec.js";
 
 /**
  * Tolerant stream reading (exec/stream, and events and template logs with `?follow=true`): one
@@ -266,12 +267,11 @@ export async function* execEvents(
 
   try {
     for await (const f of frames) {
-      const parsed = ExecChunk.safeParse(f.data);
-      if (!parsed.success) {
+      const c = readExecChunk(f.data);
+      if (!c) {
         yield { type: "unknown", raw: f.data };
         continue;
       }
-      const c = parsed.data;
       const terminal = isTerminalFrame(f.data);
       const hasError = c.error !== undefined && c.error !== null && c.error !== false;
       if (typeof c.stream === "string" && typeof c.data === "string") {
@@ -315,6 +315,38 @@ export async function* execEvents(
     }),
     raw: null,
   };
+}
+
+const CHUNK_FIELD_TYPES: Record<string, "string" | "boolean" | "int"> = {
+  stream: "string",
+  data: "string",
+  encoding: "string",
+  stdout: "string",
+  stderr: "string",
+  is_final: "boolean",
+  finished: "boolean",
+  exit_code: "int",
+  timed_out: "boolean",
+};
+
+/**
+ * A frame read as the ExecChunk schema (lib/orkestr/schemas/exec.ts) reads it, or null when a
+ * field has the wrong type. Written out rather than `ExecChunk.safeParse` so the browser core can
+ * share this reader without loading zod; schemas.test.ts checks both agree.
+ */
+export function readExecChunk(data: unknown): ExecChunk | null {
+  if (!data || typeof data !== "object" || Array.isArray(data)) return null;
+  const o = data as Record<string, unknown>;
+  for (const [field, type] of Object.entries(CHUNK_FIELD_TYPES)) {
+    const v = o[field];
+    if (v === undefined || v === null) continue;
+    if (type === "int" ? !Number.isInteger(v) : typeof v !== type) return null;
+  }
+  const d = o.duration_ms;
+  if (d === undefined || d === null || typeof d === "number") return o as ExecChunk;
+  if (typeof d === "string" && /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(d))
+    return { ...o, duration_ms: Number(d) } as ExecChunk;
+  return null;
 }
 
 const KNOWN_STREAM_ERROR_STATUS: Record<string, number> = {

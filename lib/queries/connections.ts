@@ -1,7 +1,9 @@
 import { queryOptions } from "@tanstack/react-query";
-// Types only: zod stays out of the browser bundle (its eval probe trips the CSP).
+import { apiJson } from "../api/core.js";
+import { object } from "../api/read.js";
+import { path } from "../orkestr/path.js";
+// Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
 import type { ConnectionDto, ConnectionListDto, ConnectionStatusDto } from "../validations/connections.js";
-import { apiFetch } from "./api.js";
 
 // TanStack Query factories for Baton's /api/connections (architecture convention 7). Every
 // mutation invalidates the ["connections"] prefix, which refreshes the list and the header status.
@@ -15,16 +17,22 @@ export const connectionKeys = {
   status: () => ["connections", "status"] as const,
 };
 
+const readList = object<ConnectionListDto>({ connections: "array", local_engine: "object" });
+const readStatus = object<ConnectionStatusDto>({ state: "string" }, { connection: "object" });
+const readOne = object<{ connection: ConnectionDto }>({ connection: "object" });
+const readRemoved = object<{ active: ConnectionDto | null }>({}, { active: "object" });
+const one = (id: string) => path`/api/connections/${id}`;
+
 export const connectionQueries = {
   list: () =>
     queryOptions({
       queryKey: connectionKeys.list(),
-      queryFn: ({ signal }) => apiFetch<ConnectionListDto>("/api/connections", { signal }),
+      queryFn: ({ signal }) => apiJson({ path: "/api/connections", signal }, readList),
     }),
   status: () =>
     queryOptions({
       queryKey: connectionKeys.status(),
-      queryFn: ({ signal }) => apiFetch<ConnectionStatusDto>("/api/connections/status", { signal }),
+      queryFn: ({ signal }) => apiJson({ path: "/api/connections/status", signal }, readStatus),
       refetchInterval: CONNECTION_STATUS_POLL_MS,
       staleTime: CONNECTION_STATUS_POLL_MS,
     }),
@@ -32,18 +40,9 @@ export const connectionQueries = {
 
 export const connectionMutations = {
   create: (body: { name: string; base_url: string; token: string }) =>
-    apiFetch<{ connection: ConnectionDto }>("/api/connections", { method: "POST", body }),
-  localEngine: () => apiFetch<{ connection: ConnectionDto }>("/api/connections/local-engine", { method: "POST" }),
-  replaceToken: (id: string, token: string) =>
-    apiFetch<{ connection: ConnectionDto }>(`/api/connections/${encodeURIComponent(id)}`, {
-      method: "PATCH",
-      body: { token },
-    }),
-  activate: (id: string) =>
-    apiFetch<{ connection: ConnectionDto }>(`/api/connections/${encodeURIComponent(id)}`, {
-      method: "PATCH",
-      body: { active: true },
-    }),
-  remove: (id: string) =>
-    apiFetch<{ active: ConnectionDto | null }>(`/api/connections/${encodeURIComponent(id)}`, { method: "DELETE" }),
+    apiJson({ method: "POST", path: "/api/connections", body }, readOne),
+  localEngine: () => apiJson({ method: "POST", path: "/api/connections/local-engine" }, readOne),
+  replaceToken: (id: string, token: string) => apiJson({ method: "PATCH", path: one(id), body: { token } }, readOne),
+  activate: (id: string) => apiJson({ method: "PATCH", path: one(id), body: { active: true } }, readOne),
+  remove: (id: string) => apiJson({ method: "DELETE", path: one(id) }, readRemoved),
 };

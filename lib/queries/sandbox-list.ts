@@ -1,10 +1,10 @@
 import { infiniteQueryOptions, keepPreviousData, type InfiniteData, type QueryClient } from "@tanstack/react-query";
-// Types only: zod stays out of the browser bundle (its eval probe trips the CSP).
-import type { Metrics } from "../orkestr/schemas/metrics.js";
+import { apiPage } from "../api/core.js";
+import type { Query } from "../orkestr/path.js";
+// Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
+import type { Page } from "../orkestr/schemas/common.js";
 import type { Sandbox } from "../orkestr/schemas/sandboxes.js";
-import type { SandboxEvent } from "../orkestr/schemas/events.js";
-import { apiFetch, apiFetchPage, type ApiPage } from "./api.js";
-import { sandboxKeys } from "./sandboxes.js";
+import { readSandbox, sandboxKeys } from "./sandboxes.js";
 
 // The sandbox list page's data: pages of sandboxes accumulated as the table scrolls (cursor paging),
 // and the per-row telemetry reads (metrics, exec events) that the list's scheduler makes for the rows
@@ -12,8 +12,6 @@ import { sandboxKeys } from "./sandboxes.js";
 
 /** Rows per request: the contract's largest page (`?limit=` is 1-100 on every list route). */
 export const LIST_PAGE_SIZE = 100;
-
-const enc = encodeURIComponent;
 
 /** What the server filters (status comma-joined, `metadata[k]=v` pairs, the starting cursor). */
 export interface ServerFilters {
@@ -24,19 +22,20 @@ export interface ServerFilters {
   cursor: string;
 }
 
-/** GET /api/v1/sandboxes query string for one page. */
-export function listApiSearch(filters: ServerFilters, cursor: string | null, limit: number): string {
-  const params = new URLSearchParams();
-  params.set("limit", String(limit));
-  if (filters.status) params.set("status", filters.status);
-  if (filters.template) params.set("template", filters.template);
-  if (filters.region) params.set("region", filters.region);
-  for (const [k, v] of filters.metadata) params.append(`metadata[${k}]`, v);
-  if (cursor) params.set("cursor", cursor);
-  return `?${params.toString()}`;
+/** GET /api/v1/sandboxes query for one page (status comma-joined, `metadata[k]=v` pairs). */
+export function listApiQuery(filters: ServerFilters, cursor: string | null, limit: number): Query {
+  const query: Query = {
+    limit,
+    status: filters.status || undefined,
+    template: filters.template || undefined,
+    region: filters.region || undefined,
+  };
+  for (const [k, v] of filters.metadata) query[`metadata[${k}]`] = v;
+  query.cursor = cursor ?? undefined;
+  return query;
 }
 
-export type SandboxListData = InfiniteData<ApiPage<Sandbox>, string | null>;
+export type SandboxListData = InfiniteData<Page<Sandbox>, string | null>;
 
 export const sandboxListKey = (filters: ServerFilters) =>
   [...sandboxKeys.lists(), { view: "table", ...filters }] as const;
@@ -49,7 +48,10 @@ export const sandboxListQuery = (filters: ServerFilters) =>
   infiniteQueryOptions({
     queryKey: sandboxListKey(filters),
     queryFn: ({ pageParam, signal }) =>
-      apiFetchPage<Sandbox>(`/api/v1/sandboxes${listApiSearch(filters, pageParam, LIST_PAGE_SIZE)}`, { signal }),
+      apiPage(
+        { path: "/api/v1/sandboxes", query: listApiQuery(filters, pageParam, LIST_PAGE_SIZE), signal },
+        readSandbox,
+      ),
     initialPageParam: (filters.cursor || null) as string | null,
     getNextPageParam: (last) => last.nextCursor,
     placeholderData: keepPreviousData,
@@ -79,25 +81,4 @@ export function patchListedSandboxes(queryClient: QueryClient, patch: (s: Sandbo
     };
   });
   return previous;
-}
-
-/** GET /api/v1/sandboxes/{id}/metrics, with `since` in unix seconds. */
-export function fetchSandboxMetrics(id: string, sinceUnixSeconds: number, signal?: AbortSignal): Promise<Metrics> {
-  return apiFetch<Metrics>(`/api/v1/sandboxes/${enc(id)}/metrics?since=${sinceUnixSeconds.toFixed(3)}`, { signal });
-}
-
-/** One page of a sandbox's exec events (oldest first), after `cursor`. */
-export function fetchExecEvents(
-  id: string,
-  cursor: string | null,
-  signal?: AbortSignal,
-): Promise<ApiPage<SandboxEvent>> {
-  const params = new URLSearchParams({ type: "exec,exec.stream", limit: "500" });
-  if (cursor) params.set("cursor", cursor);
-  return apiFetchPage<SandboxEvent>(`/api/v1/sandboxes/${enc(id)}/events?${params.toString()}`, { signal });
-}
-
-/** GET /api/v1/sandboxes/{id}: the search box's "open this id" check. */
-export function fetchSandbox(id: string, signal?: AbortSignal): Promise<Sandbox> {
-  return apiFetch<Sandbox>(`/api/v1/sandboxes/${enc(id)}`, { signal });
 }

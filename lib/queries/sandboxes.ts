@@ -1,15 +1,19 @@
 import { queryOptions } from "@tanstack/react-query";
-// Types only: zod stays out of the browser bundle (its eval probe trips the CSP).
+import { apiJson, apiPage, apiVoid } from "../api/core.js";
+import { object } from "../api/read.js";
+import { path } from "../orkestr/path.js";
+// Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
 import type { Limits } from "../orkestr/schemas/limits.js";
 import type { Metrics } from "../orkestr/schemas/metrics.js";
 import type { CreateSandboxBody, Sandbox, SetTimeoutResult } from "../orkestr/schemas/sandboxes.js";
-import { apiFetch, apiFetchPage, type ApiPage } from "./api.js";
 
-// TanStack Query factories for the browser's sandbox data, all through Baton's /api/v1 proxy
-// (never orkestr directly). Feature code adds its own queries beside these; the keys below are the
-// shared prefixes that lifecycle mutations invalidate.
+// The sandboxes resource in the browser: one key factory (every sandbox-scoped key, files, previews,
+// events and terminals included, starts with "sandboxes", so invalidating `sandboxKeys.all` refreshes
+// them all), the queries, and the calls that change a sandbox. The lifecycle hook that wraps those
+// calls for the UI is ./sandbox-lifecycle.ts.
 
-const enc = encodeURIComponent;
+/** How often the detail page re-reads the sandbox itself (status, expires_at). */
+export const DETAIL_POLL_MS = 5_000;
 
 export const sandboxKeys = {
   all: ["sandboxes"] as const,
@@ -20,15 +24,22 @@ export const sandboxKeys = {
   limits: () => ["sandboxes", "limits"] as const,
 };
 
-/** `?k=v&k=v2` from a query object; undefined and empty values are left out. */
-export function toSearch(query: Record<string, string | string[] | undefined>): string {
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) {
-    if (v === undefined || v === "") continue;
-    for (const one of Array.isArray(v) ? v : [v]) if (one !== "") params.append(k, one);
-  }
-  const s = params.toString();
-  return s ? `?${s}` : "";
+/** What the UI needs of every sandbox: the rest passes through as the server parsed it. */
+export const readSandbox = object<Sandbox>({ id: "string", status: "string" }, { metadata: "object" });
+const readMetrics = object<Metrics>({}, { samples: "array" });
+const readLimits = object<Limits>();
+const readTimeout = object<SetTimeoutResult>();
+
+const one = (id: string) => path`/api/v1/sandboxes/${id}`;
+
+/** GET /api/v1/sandboxes/{id}. */
+export function fetchSandbox(id: string, signal?: AbortSignal): Promise<Sandbox> {
+  return apiJson({ path: one(id), signal }, readSandbox);
+}
+
+/** GET /api/v1/sandboxes/{id}/metrics; `since` is RFC 3339 or unix seconds. */
+export function fetchSandboxMetrics(id: string, since?: string | number, signal?: AbortSignal): Promise<Metrics> {
+  return apiJson({ path: path`/api/v1/sandboxes/${id}/metrics`, query: { since }, signal }, readMetrics);
 }
 
 export const sandboxQueries = {
@@ -36,46 +47,59 @@ export const sandboxQueries = {
   list: (query: Record<string, string | string[] | undefined> = {}) =>
     queryOptions({
       queryKey: sandboxKeys.list(query),
-      queryFn: ({ signal }): Promise<ApiPage<Sandbox>> =>
-        apiFetchPage<Sandbox>(`/api/v1/sandboxes${toSearch(query)}`, { signal }),
+      queryFn: ({ signal }) => apiPage({ path: "/api/v1/sandboxes", query, signal }, readSandbox),
     }),
   detail: (id: string) =>
     queryOptions({
       queryKey: sandboxKeys.detail(id),
-      queryFn: ({ signal }) => apiFetch<Sandbox>(`/api/v1/sandboxes/${enc(id)}`, { signal }),
+      queryFn: ({ signal }) => fetchSandbox(id, signal),
     }),
   /** Samples since `since` (RFC 3339 or unix seconds) and the lifetime totals. */
   metrics: (id: string, since?: string) =>
     queryOptions({
       queryKey: [...sandboxKeys.metrics(id), since ?? null] as const,
-      queryFn: ({ signal }) =>
-        apiFetch<Metrics>(`/api/v1/sandboxes/${enc(id)}/metrics${since ? `?since=${enc(since)}` : ""}`, { signal }),
+      queryFn: ({ signal }) => fetchSandboxMetrics(id, since, signal),
     }),
   /** Plan, sizes, regions, templates allowed: changes rarely. */
   limits: () =>
     queryOptions({
       queryKey: sandboxKeys.limits(),
-      queryFn: ({ signal }) => apiFetch<Limits>("/api/v1/sandboxes/limits", { signal }),
+      queryFn: ({ signal }) => apiJson({ path: "/api/v1/sandboxes/limits", signal }, readLimits),
       staleTime: 5 * 60_000,
     }),
 };
 
+/** The fields of PATCH /api/v1/sandboxes/{id} the console edits. */
+export interface SandboxPatch {
+  metadata?: Record<string, string>;
+  auto_resume?: boolean;
+  on_timeout?: "kill" | "pause";
+}
+
 export const sandboxMutations = {
   /** `idempotencyKey` makes a retried create (after a timeout) return the first sandbox, not a second. */
   create: (body: CreateSandboxBody, idempotencyKey?: string) =>
-    apiFetch<Sandbox>("/api/v1/sandboxes", {
-      method: "POST",
-      body,
-      headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : undefined,
-    }),
-  pause: (id: string) => apiFetch<Sandbox>(`/api/v1/sandboxes/${enc(id)}/pause`, { method: "POST" }),
-  resume: (id: string) => apiFetch<Sandbox>(`/api/v1/sandboxes/${enc(id)}/resume`, { method: "POST" }),
-  terminate: (id: string) => apiFetch<void>(`/api/v1/sandboxes/${enc(id)}`, { method: "DELETE" }),
+    apiJson(
+      {
+        method: "POST",
+        path: "/api/v1/sandboxes",
+        body,
+        headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : undefined,
+      },
+      readSandbox,
+    ),
+  /** A pause/resume answer may be the whole sandbox (200) or nothing (202): undefined then. */
+  pause: (id: string) => apiJson({ method: "POST", path: path`/api/v1/sandboxes/${id}/pause` }, maybeSandbox),
+  resume: (id: string) => apiJson({ method: "POST", path: path`/api/v1/sandboxes/${id}/resume` }, maybeSandbox),
+  terminate: (id: string) => apiVoid({ method: "DELETE", path: one(id) }),
   setTimeout: (id: string, timeoutSeconds: number) =>
-    apiFetch<SetTimeoutResult>(`/api/v1/sandboxes/${enc(id)}/timeout`, {
-      method: "POST",
-      body: { timeout_seconds: timeoutSeconds },
-    }),
-  update: (id: string, body: { metadata?: Record<string, string> }) =>
-    apiFetch<Sandbox>(`/api/v1/sandboxes/${enc(id)}`, { method: "PATCH", body }),
+    apiJson(
+      { method: "POST", path: path`/api/v1/sandboxes/${id}/timeout`, body: { timeout_seconds: timeoutSeconds } },
+      readTimeout,
+    ),
+  update: (id: string, body: SandboxPatch) => apiJson({ method: "PATCH", path: one(id), body }, readSandbox),
 };
+
+function maybeSandbox(value: unknown): Sandbox | undefined {
+  return value === undefined || value === null ? undefined : readSandbox(value);
+}

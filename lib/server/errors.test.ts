@@ -1,7 +1,7 @@
 import "server-only";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { OrkestrConnectionError, OrkestrError, OrkestrTimeoutError } from "../orkestr/errors.js";
+import { errorFromResponse, OrkestrConnectionError, OrkestrTimeoutError } from "../orkestr/errors.js";
 import { CryptoError } from "./crypto.js";
 import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors.js";
 import { AppError, ERROR_CODES, errorResponse, validationError } from "./errors.js";
@@ -56,7 +56,7 @@ describe("errors", () => {
   });
 
   it("an OrkestrError keeps its status, code and Retry-After; a 5xx's detail is Baton's own (the upstream's is logged)", async () => {
-    const upstream = OrkestrError.fromResponse({
+    const upstream = errorFromResponse({
       status: 503,
       headers: new Headers({ "retry-after": "30", "content-type": "application/json" }),
       text: JSON.stringify({
@@ -77,7 +77,7 @@ describe("errors", () => {
     expect(String(logged.mock.calls[0]?.[0])).toContain("sched-3 at 10.4.0.12");
     logged.mockRestore();
 
-    const notFound = OrkestrError.fromResponse({
+    const notFound = errorFromResponse({
       status: 404,
       headers: new Headers(),
       text: JSON.stringify({ detail: "sandbox sbx_1 not found", code: "not_found" }),

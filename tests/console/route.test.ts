@@ -2,7 +2,7 @@ import "server-only";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { createOrkestrClient } from "../../lib/orkestr/core.js";
-import { OrkestrError } from "../../lib/orkestr/errors.js";
+import { errorFromResponse } from "../../lib/orkestr/errors.js";
 import { listAuditEvents } from "../../lib/server/db/audit.js";
 import { DbConflictError } from "../../lib/server/db/errors.js";
 import { revokeSessionById } from "../../lib/server/db/sessions.js";
@@ -429,7 +429,7 @@ describe.each(testBackends)("route() on $name", (backend) => {
     });
 
     it("OrkestrError keeps the upstream status, code and Retry-After", async () => {
-      const upstream = OrkestrError.fromResponse({
+      const upstream = errorFromResponse({
         status: 503,
         headers: new Headers({ "retry-after": "17", "content-type": "application/json" }),
         text: JSON.stringify({ detail: "The fleet is full.", code: "fleet_full" }),
@@ -444,7 +444,7 @@ describe.each(testBackends)("route() on $name", (backend) => {
         retry_after_seconds: 17,
       });
 
-      const quota = OrkestrError.fromResponse({
+      const quota = errorFromResponse({
         status: 429,
         headers: new Headers({ "retry-after": "3" }),
         text: JSON.stringify({ detail: "slow down", code: "rate_limited" }),

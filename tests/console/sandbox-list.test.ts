@@ -9,7 +9,9 @@ import {
   serverFilters,
 } from "../../components/sandboxes/list/list-state";
 import { currentSandboxId } from "../../components/command-palette/command-palette";
-import { listApiSearch, listRefreshIntervalMs } from "../../lib/queries/sandbox-list";
+import { OrkestrError } from "../../lib/orkestr/errors";
+import { buildQuery } from "../../lib/orkestr/path";
+import { listApiQuery, listRefreshIntervalMs } from "../../lib/queries/sandbox-list";
 import { ProxyListSandboxesQuery } from "../../lib/validations/proxy";
 
 describe("list state in the URL", () => {
@@ -39,7 +41,7 @@ describe("list state in the URL", () => {
 
   it("sends the server filters to the API, never the id search", () => {
     const state = parseListState(new URLSearchParams("?status=paused&metadata[env]=prod&q=abc"));
-    const qs = new URLSearchParams(listApiSearch(serverFilters(state), "sbx_C", 100));
+    const qs = new URLSearchParams(buildQuery(listApiQuery(serverFilters(state), "sbx_C", 100)));
     expect(Object.fromEntries(qs)).toEqual({
       limit: "100",
       status: "paused",
@@ -127,7 +129,7 @@ describe("bulk actions", () => {
         peak = Math.max(peak, running);
         await new Promise((r) => setTimeout(r, 5));
         running--;
-        if (id === "c") throw Object.assign(new Error("x"), { detail: "The sandbox is busy" });
+        if (id === "c") throw new OrkestrError({ status: 409, code: "conflict", detail: "The sandbox is busy" });
       },
       2,
     );

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { CwdMarkerFilter, wrapCommand } from "../../components/sandboxes/terminal/cwd-marker";
-import { FrameLineSplitter, readExecStream, toExecFrame } from "../../components/sandboxes/terminal/exec-stream";
 import { missedOutput, TailBuffer } from "../../components/sandboxes/terminal/replay";
 
-// The terminal's pure pieces: the cwd marker of line mode, the exec stream reader, and the replay
-// overlap that lets a reconnected PTY write only what it missed.
+// The terminal's pure pieces: the cwd marker of line mode and the replay overlap that lets a
+// reconnected PTY write only what it missed. (Line mode's exec stream is read by the browser core:
+// lib/api/core.test.ts.)
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array | null) => (b === null ? null : new TextDecoder().decode(b));
@@ -34,36 +34,6 @@ describe("line mode cwd marker", () => {
     const f = new CwdMarkerFilter("abc");
     expect(f.push("a\x1eb\x1eBATON:xyz:/x\x1e") + f.flush()).toBe("a\x1eb\x1eBATON:xyz:/x\x1e");
     expect(f.cwd).toBeNull();
-  });
-});
-
-describe("exec stream frames", () => {
-  it("reads SSE and NDJSON alike, base64 chunks included", async () => {
-    const sse =
-      'data: {"stream":"stdout","data":"out\\n"}\n\n: keepalive\n\ndata: {"stream":"stderr","data":"ZXJy","encoding":"base64"}\n\ndata: {"is_final":true,"exit_code":3,"duration_ms":5}\n\n';
-    for (const body of [sse, sse.replace(/data: /g, "").replace(/\n\n/g, "\n")]) {
-      const frames: unknown[] = [];
-      const chunks = [...bytes(body)].map((b) => new Uint8Array([b]));
-      const stream = new ReadableStream<Uint8Array>({
-        start: (c) => (chunks.forEach((ch) => c.enqueue(ch)), c.close()),
-      });
-      const final = await readExecStream(stream, (f) => frames.push(f));
-      expect(frames).toEqual([
-        { kind: "output", stream: "stdout", text: "out\n" },
-        { kind: "output", stream: "stderr", text: "err" },
-      ]);
-      expect(final).toEqual({ kind: "final", exitCode: 3, timedOut: false, error: null });
-    }
-  });
-
-  it("treats an error frame as final and other spellings as output", () => {
-    expect(toExecFrame({ is_final: true, error: "agent gone", code: "sandbox_agent_unreachable" })).toMatchObject({
-      kind: "final",
-      error: "agent gone",
-    });
-    expect(toExecFrame({ stdout: "x" })).toEqual({ kind: "output", stream: "stdout", text: "x" });
-    expect(toExecFrame({ exit_code: 0 })).toMatchObject({ kind: "final", exitCode: 0 });
-    expect(new FrameLineSplitter().push(bytes("id: 1\nevent: x\n: c\n\n"))).toEqual([]);
   });
 });
 

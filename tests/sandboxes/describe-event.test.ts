@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { describeEvent } from "../../components/sandboxes/detail/describe-event.js";
-import { SCAN_COMMAND } from "../../lib/queries/sandbox-previews.js";
+import { SCAN_COMMAND } from "../../lib/queries/previews.js";
 import { SandboxEvent } from "../../lib/orkestr/schemas/events.js";
 
 const event = (type: string, data: Record<string, unknown>): SandboxEvent =>

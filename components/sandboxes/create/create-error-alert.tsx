@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import type { ApiError } from "../../../lib/queries/api";
+import type { OrkestrError } from "../../../lib/orkestr/errors";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { explainCreateError } from "./explain-error";
@@ -17,7 +17,7 @@ export function CreateErrorAlert({
   onRetryNow,
   onCancelRetry,
 }: {
-  error: ApiError;
+  error: OrkestrError;
   /** Seconds until the automatic retry, when one is scheduled. */
   secondsLeft: number | null;
   autoRetrying: boolean;

@@ -7,8 +7,8 @@ import { useCallback, useMemo, useRef, useState, type FormEvent } from "react";
 import { toast } from "../../ui/toast";
 import type { Limits } from "../../../lib/orkestr/schemas/limits";
 import type { CreateSandboxBody, Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
-import { ApiError } from "../../../lib/queries/api";
-import { createOptionQueries } from "../../../lib/queries/sandbox-detail";
+import { asOrkestrError, type OrkestrError } from "../../../lib/orkestr/errors";
+import { volumeQueries } from "../../../lib/queries/volumes";
 import { sandboxKeys, sandboxMutations, sandboxQueries } from "../../../lib/queries/sandboxes";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
@@ -94,14 +94,14 @@ function describeSize(s: SizeChoice): string | undefined {
 function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; baseUrl?: string }) {
   const router = useRouter();
   const queryClient = useQueryClient();
-  const volumes = useQuery(createOptionQueries.volumes());
+  const volumes = useQuery(volumeQueries.list());
   const [state, setState] = useState<CreateFormState>(() => {
     const initial = initialFormState(limits);
     const firstAllowed = sizeChoices(limits).find((s) => !sizeRefusal(limits, s.size));
     return { ...initial, size: firstAllowed?.size ?? "" };
   });
   const [showErrors, setShowErrors] = useState(false);
-  const [serverError, setServerError] = useState<ApiError | null>(null);
+  const [serverError, setServerError] = useState<OrkestrError | null>(null);
   const [serverFieldErrors, setServerFieldErrors] = useState<FieldErrors>({});
   const [showCode, setShowCode] = useState(false);
   const [created, setCreated] = useState<{ id: string; token: string } | null>(null);
@@ -139,12 +139,12 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
       router.push(`/sandboxes/${encodeURIComponent(sandbox.id)}`);
     },
     onError: (error) => {
-      const apiError = error instanceof ApiError ? error : new ApiError(0, "error", error.message);
+      const apiError = asOrkestrError(error);
       if (isDefinitiveRefusal(apiError)) idempotency.current = null;
       setServerError(apiError);
       const field = explainCreateError(apiError).field;
       const fieldErrors: FieldErrors = {};
-      for (const [k, v] of Object.entries(apiError.errors)) if (!k.includes(".")) fieldErrors[k] = v;
+      for (const [k, v] of Object.entries(apiError.fieldErrors)) if (!k.includes(".")) fieldErrors[k] = v;
       if (field) fieldErrors[field] = apiError.detail;
       setServerFieldErrors(fieldErrors);
       if (apiError.code === "fleet_full" && autoRetries.current < AUTO_RETRIES) {

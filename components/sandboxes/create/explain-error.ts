@@ -1,7 +1,7 @@
 // Create errors in plain words: what happened and what to do, by the error body's `code` (the contract:
 // dispatch on the code, not the HTTP status). The upstream's own `detail` is always shown as well.
 
-import type { ApiError } from "../../../lib/queries/api";
+import type { OrkestrError } from "../../../lib/orkestr/errors";
 
 export interface ExplainedError {
   title: string;
@@ -13,7 +13,7 @@ export interface ExplainedError {
   link?: { href: string; label: string };
 }
 
-export function explainCreateError(error: ApiError): ExplainedError {
+export function explainCreateError(error: OrkestrError): ExplainedError {
   switch (error.code) {
     case "trial_exhausted":
       return {
@@ -126,7 +126,7 @@ export function explainCreateError(error: ApiError): ExplainedError {
       };
     case "rate_limited":
       return { title: "Too many requests", advice: "Wait a moment and try again." };
-    case "network_error":
+    case "connection_error":
       return {
         title: "The server could not be reached",
         advice:
@@ -143,6 +143,6 @@ export function explainCreateError(error: ApiError): ExplainedError {
 }
 
 /** A definitive refusal (nothing was created): the next attempt gets a fresh Idempotency-Key. */
-export function isDefinitiveRefusal(error: ApiError): boolean {
+export function isDefinitiveRefusal(error: OrkestrError): boolean {
   return error.status >= 400 && error.status < 500 ? true : error.code === "fleet_full";
 }

@@ -2,7 +2,8 @@
 
 import { useQuery } from "@tanstack/react-query";
 import type { BaseImage, Template } from "../../../lib/orkestr/schemas/templates";
-import { createOptionQueries } from "../../../lib/queries/sandbox-detail";
+import { snapshotQueries } from "../../../lib/queries/snapshots";
+import { templateQueries } from "../../../lib/queries/templates";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
 import type { CreateFormState, FieldErrors } from "./create-request";
 import { FieldGroup, FormField, NativeSelect, RadioCard } from "./form-field";
@@ -60,9 +61,9 @@ export function SourceSection({
   update: <K extends keyof CreateFormState>(key: K, value: CreateFormState[K]) => void;
   errors: FieldErrors;
 }) {
-  const baseImages = useQuery(createOptionQueries.baseImages());
-  const templates = useQuery(createOptionQueries.templates());
-  const snapshots = useQuery(createOptionQueries.snapshots());
+  const baseImages = useQuery(templateQueries.baseImages());
+  const templates = useQuery(templateQueries.list({ include_builtin: true }));
+  const snapshots = useQuery(snapshotQueries.list());
   const { builtin, custom } = templateOptions(baseImages.data, templates.data);
   const selected = [...builtin, ...custom].find((t) => t.id === state.template);
   const readySnapshots = (snapshots.data ?? []).filter((s) => !s.status || s.status === "ready");

@@ -3,7 +3,7 @@
 // still show, as they came.
 
 import type { SandboxEvent } from "../../../lib/orkestr/schemas/events.js";
-import { SCAN_COMMAND } from "../../../lib/queries/sandbox-previews.js";
+import { SCAN_COMMAND } from "../../../lib/queries/previews.js";
 
 export type EventCategory = "lifecycle" | "exec" | "file" | "other";
 

@@ -5,28 +5,31 @@ import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { Button } from "../../ui/button";
 import { Dialog, DialogClose } from "../../ui/dialog";
 import { KeepAliveDialog } from "./keep-alive-dialog";
-import { useLifecycle } from "./use-lifecycle";
+import { useLifecycleAction, useSandboxEdits } from "../../../lib/queries/sandbox-lifecycle";
 
 /** Pause, resume, keep-alive and terminate (with confirmation), as the status allows. */
 export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sandbox; maxTimeoutSeconds: number }) {
-  const actions = useLifecycle(sandbox.id);
+  const lifecycle = useLifecycleAction();
+  const edits = useSandboxEdits(sandbox.id);
+  const pending = lifecycle.isPending ? lifecycle.variables.action : null;
+  const act = (action: "pause" | "resume" | "terminate") => lifecycle.mutate({ action, id: sandbox.id });
   const [confirmTerminate, setConfirmTerminate] = useState(false);
   const [keepAlive, setKeepAlive] = useState(false);
   const status = sandbox.status;
-  const busy = actions.pause.isPending || actions.resume.isPending || actions.terminate.isPending;
+  const busy = pending !== null;
   const gone = status === "terminated" || status === "expired" || status === "failed";
   if (gone) return null;
   return (
     <div className="flex flex-wrap items-center gap-2">
       {status === "running" ? (
         <>
-          <Button variant="outline" size="sm" disabled={busy} onClick={() => actions.pause.mutate()}>
-            {actions.pause.isPending ? "Pausing…" : "Pause"}
+          <Button variant="outline" size="sm" disabled={busy} onClick={() => act("pause")}>
+            {pending === "pause" ? "Pausing…" : "Pause"}
           </Button>
           <Button
             variant="outline"
             size="sm"
-            disabled={busy || actions.setTimeout.isPending}
+            disabled={busy || edits.setTimeout.isPending}
             onClick={() => setKeepAlive(true)}
           >
             Keep alive…
@@ -34,8 +37,8 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
         </>
       ) : null}
       {status === "paused" ? (
-        <Button variant="outline" size="sm" disabled={busy} onClick={() => actions.resume.mutate()}>
-          {actions.resume.isPending ? "Resuming…" : "Resume"}
+        <Button variant="outline" size="sm" disabled={busy} onClick={() => act("resume")}>
+          {pending === "resume" ? "Resuming…" : "Resume"}
         </Button>
       ) : null}
       <Button variant="destructive" size="sm" disabled={busy} onClick={() => setConfirmTerminate(true)}>
@@ -56,7 +59,7 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
             variant="destructive"
             onClick={() => {
               setConfirmTerminate(false);
-              actions.terminate.mutate();
+              act("terminate");
             }}
           >
             Terminate sandbox
@@ -68,9 +71,9 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
         onOpenChange={setKeepAlive}
         current={sandbox.timeout_seconds ?? null}
         maxSeconds={maxTimeoutSeconds}
-        pending={actions.setTimeout.isPending}
+        pending={edits.setTimeout.isPending}
         onSubmit={(seconds) =>
-          actions.setTimeout.mutate(seconds, {
+          edits.setTimeout.mutate(seconds, {
             onSuccess: () => setKeepAlive(false),
           })
         }

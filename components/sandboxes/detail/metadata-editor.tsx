@@ -6,7 +6,7 @@ import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
 import { buildCreateRequest, initialFormState, newRow, type KeyValueRow } from "../create/create-request";
 import { KeyValueEditor } from "../create/key-value-editor";
-import { useLifecycle } from "./use-lifecycle";
+import { useSandboxEdits } from "../../../lib/queries/sandbox-lifecycle";
 
 function rowsOf(metadata: Sandbox["metadata"]): KeyValueRow[] {
   const entries = Object.entries(metadata ?? {});
@@ -17,7 +17,7 @@ function rowsOf(metadata: Sandbox["metadata"]): KeyValueRow[] {
 
 /** Metadata as chips; "Edit" turns them into rows, saved with PATCH (the whole map is replaced). */
 export function MetadataEditor({ sandbox, editable }: { sandbox: Sandbox; editable: boolean }) {
-  const { updateMetadata } = useLifecycle(sandbox.id);
+  const { updateMetadata } = useSandboxEdits(sandbox.id);
   const [rows, setRows] = useState<KeyValueRow[] | null>(null);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const entries = Object.entries(sandbox.metadata ?? {});

@@ -3,8 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { createContext, useContext, type ReactNode } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
-import { DETAIL_POLL_MS } from "../../../lib/queries/sandbox-detail";
-import { sandboxQueries } from "../../../lib/queries/sandboxes";
+import { DETAIL_POLL_MS, sandboxQueries } from "../../../lib/queries/sandboxes";
 
 /** Statuses after which nothing changes any more: polling stops. */
 export const FINAL_STATUSES = ["terminated", "expired", "failed"];

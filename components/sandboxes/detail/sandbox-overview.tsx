@@ -7,7 +7,7 @@ import { formatDateTime, formatDuration, formatMemoryMb } from "./format";
 import { LiveMetrics } from "./live-metrics";
 import { MetadataEditor } from "./metadata-editor";
 import { useSandbox } from "./sandbox-context";
-import { useLifecycle } from "./use-lifecycle";
+import { useSandboxEdits } from "../../../lib/queries/sandbox-lifecycle";
 
 function Field({ label, children, testId }: { label: string; children: ReactNode; testId?: string }) {
   return (
@@ -28,7 +28,7 @@ function volumeText(volume: Sandbox["volume"]): string {
 
 /** Settings the API lets us change after create (PATCH): auto_resume and on_timeout. */
 function AfterCreateSettings({ sandbox, editable }: { sandbox: Sandbox; editable: boolean }) {
-  const { updateSettings } = useLifecycle(sandbox.id);
+  const { updateSettings } = useSandboxEdits(sandbox.id);
   const disabled = !editable || updateSettings.isPending;
   return (
     <div className="flex flex-col gap-3 text-sm">

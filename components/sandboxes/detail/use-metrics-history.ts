@@ -1,8 +1,8 @@
 "use client";
 
 import { useEffect, useState } from "react";
-import type { Metrics } from "../../../lib/orkestr/schemas/metrics";
-import { apiFetch, ApiError } from "../../../lib/queries/api";
+import { asOrkestrError, type OrkestrError } from "../../../lib/orkestr/errors";
+import { fetchSandboxMetrics } from "../../../lib/queries/sandboxes";
 import { emptyHistory, mergeMetrics, pollDelayMs, sinceParam, type MetricsHistory } from "./metrics-history";
 
 /**
@@ -20,9 +20,9 @@ const ERRORS_BEFORE_SHOWN = 2;
  * resumes at once when it is shown; it stops for good once the sandbox is gone (after one last read
  * for the lifetime totals).
  */
-export function useMetricsHistory(id: string, status: string): { history: MetricsHistory; error: ApiError | null } {
+export function useMetricsHistory(id: string, status: string): { history: MetricsHistory; error: OrkestrError | null } {
   const [history, setHistory] = useState<MetricsHistory>(() => store.get(id) ?? emptyHistory());
-  const [error, setError] = useState<ApiError | null>(null);
+  const [error, setError] = useState<OrkestrError | null>(null);
 
   useEffect(() => {
     let cancelled = false;
@@ -41,10 +41,7 @@ export function useMetricsHistory(id: string, status: string): { history: Metric
       controller = new AbortController();
       const since = sinceParam(current.since);
       try {
-        const m = await apiFetch<Metrics>(
-          `/api/v1/sandboxes/${encodeURIComponent(id)}/metrics${since ? `?since=${encodeURIComponent(since)}` : ""}`,
-          { signal: controller.signal },
-        );
+        const m = await fetchSandboxMetrics(id, since ?? undefined, controller.signal);
         if (cancelled) return;
         current = mergeMetrics(current, m, Date.now());
         store.set(id, current);
@@ -54,10 +51,9 @@ export function useMetricsHistory(id: string, status: string): { history: Metric
         const gone = ["terminated", "expired", "failed"].includes(m.sandbox_status ?? "");
         if (!gone) schedule(pollDelayMs(current));
       } catch (err) {
-        if (cancelled || (err as Error).name === "AbortError") return;
+        if (cancelled || controller.signal.aborted) return;
         failures += 1;
-        if (failures >= ERRORS_BEFORE_SHOWN)
-          setError(err instanceof ApiError ? err : new ApiError(0, "error", (err as Error).message));
+        if (failures >= ERRORS_BEFORE_SHOWN) setError(asOrkestrError(err));
         // Back off on errors, up to 30 s.
         schedule(Math.min(30_000, pollDelayMs(current) * 2 ** failures));
       }

@@ -2,8 +2,8 @@
 
 import { useEffect, useState } from "react";
 import type { SandboxEvent } from "../../../lib/orkestr/schemas/events";
-import { ApiError } from "../../../lib/queries/api";
-import { EVENTS_MAX, EVENTS_POLL_MS, eventsFollowUrl, fetchAllEvents } from "../../../lib/queries/sandbox-detail";
+import { asOrkestrError, type OrkestrError } from "../../../lib/orkestr/errors";
+import { EVENTS_MAX, EVENTS_POLL_MS, eventsFollowUrl, fetchAllEvents, readEvent } from "../../../lib/queries/events";
 
 /** How the timeline stays current: the SSE follow stream, or polling when a server has none. */
 export type FollowMode = "loading" | "live" | "reconnecting" | "polling" | "paused" | "ended";
@@ -42,10 +42,10 @@ function merge(list: SandboxEvent[], incoming: SandboxEvent[]): SandboxEvent[] {
 export function useSandboxEvents(
   id: string,
   active: boolean,
-): { events: SandboxEvent[]; mode: FollowMode; error: ApiError | null } {
+): { events: SandboxEvent[]; mode: FollowMode; error: OrkestrError | null } {
   const [events, setEvents] = useState<SandboxEvent[]>([]);
   const [mode, setMode] = useState<FollowMode>("loading");
-  const [error, setError] = useState<ApiError | null>(null);
+  const [error, setError] = useState<OrkestrError | null>(null);
 
   useEffect(() => {
     let cancelled = false;
@@ -67,8 +67,8 @@ export function useSandboxEvents(
         setError(null);
         return all;
       } catch (err) {
-        if (cancelled || (err as Error).name === "AbortError") return null;
-        setError(err instanceof ApiError ? err : new ApiError(0, "error", (err as Error).message));
+        if (cancelled || controller.signal.aborted) return null;
+        setError(asOrkestrError(err));
         return null;
       }
     };
@@ -103,8 +103,8 @@ export function useSandboxEvents(
       es.onmessage = (msg) => {
         if (msg.lastEventId) lastEventId = msg.lastEventId;
         try {
-          const parsed = JSON.parse(msg.data) as SandboxEvent;
-          if (parsed && typeof parsed.type === "string") add([{ ...parsed, data: parsed.data ?? {} }]);
+          const event = readEvent(JSON.parse(msg.data));
+          add([{ ...event, data: event.data ?? {} }]);
         } catch {
           // a frame that is not an event (a comment or a keepalive some servers send as data)
         }

@@ -2,7 +2,7 @@
 
 import { Button } from "../../ui/button";
 import { Dialog, DialogClose } from "../../ui/dialog";
-import type { Entry } from "../../../lib/queries/sandbox-files";
+import type { Entry } from "../../../lib/queries/files";
 
 /** Confirms a delete, naming the path; a folder's delete says it takes everything inside with it. */
 export function DeleteDialog({

@@ -5,14 +5,7 @@ import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useRef, useState, type DragEvent } from "react";
 import { toast } from "../../ui/toast";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
-import {
-  fileKeys,
-  fileMutations,
-  fileQueries,
-  joinPath,
-  parentPath,
-  type Entry,
-} from "../../../lib/queries/sandbox-files";
+import { fileKeys, fileMutations, fileQueries, joinPath, parentPath, type Entry } from "../../../lib/queries/files";
 import { startDownload } from "./transfer";
 import { cn } from "../../../lib/utils";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
@@ -24,7 +17,7 @@ import { FileTable } from "./file-table";
 import { FileViewer, type OpenFile } from "./file-viewer";
 import { FilePlusIcon, FolderPlusIcon, RefreshIcon, UploadIcon } from "./icons";
 import { NameDialog } from "./name-dialog";
-import { errorText } from "./sandbox-state-gate";
+import { errorText } from "../../../lib/orkestr/errors";
 import { UploadsPanel } from "./uploads-panel";
 import { useUploads } from "./use-uploads";
 

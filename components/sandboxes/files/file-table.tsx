@@ -1,6 +1,6 @@
 "use client";
 
-import type { Entry } from "../../../lib/queries/sandbox-files";
+import type { Entry } from "../../../lib/queries/files";
 import { cn } from "../../../lib/utils";
 import { Button } from "../../ui/button";
 import { Skeleton } from "../../ui/skeleton";

@@ -10,14 +10,14 @@ import {
   fileQueries,
   parentPath,
   VIEWER_MAX_BYTES,
-} from "../../../lib/queries/sandbox-files";
+} from "../../../lib/queries/files";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { Skeleton } from "../../ui/skeleton";
 import { CodeView } from "./code-view";
 import { formatBytes } from "./format";
 import { DownloadIcon, TrashIcon } from "./icons";
-import { errorText } from "./sandbox-state-gate";
+import { errorText } from "../../../lib/orkestr/errors";
 
 export interface OpenFile {
   path: string;

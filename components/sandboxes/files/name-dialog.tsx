@@ -1,7 +1,7 @@
 "use client";
 
 import { useId, useState, type FormEvent } from "react";
-import { invalidName } from "../../../lib/queries/sandbox-files";
+import { invalidName } from "../../../lib/queries/files";
 import { Button } from "../../ui/button";
 import { Dialog, DialogClose } from "../../ui/dialog";
 import { Input } from "../../ui/input";

@@ -1,11 +1,11 @@
 "use client";
 
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
-import { toast } from "../../ui/toast";
+import { errorText } from "../../../lib/orkestr/errors";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
-import { ApiError } from "../../../lib/queries/api";
-import { sandboxKeys, sandboxMutations, sandboxQueries } from "../../../lib/queries/sandboxes";
+import { useLifecycleAction } from "../../../lib/queries/sandbox-lifecycle";
+import { sandboxQueries } from "../../../lib/queries/sandboxes";
 import { EmptyState } from "../../layout/empty-state";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
@@ -14,9 +14,6 @@ import { Skeleton } from "../../ui/skeleton";
 /** States that end on their own: the sandbox is re-read until it settles. */
 const TRANSITIONAL = new Set(["creating", "pausing", "resuming"]);
 const GONE = new Set(["terminated", "expired", "failed"]);
-
-export const errorText = (e: unknown) =>
-  e instanceof ApiError ? e.detail : e instanceof Error ? e.message : String(e);
 
 /**
  * What the Files and Previews tabs need before they can do anything: a sandbox that runs. A paused
@@ -33,20 +30,11 @@ export function SandboxStateGate({
   what: "files" | "previews";
   children: (sandbox: Sandbox) => ReactNode;
 }) {
-  const queryClient = useQueryClient();
   const sandbox = useQuery({
     ...sandboxQueries.detail(sandboxId),
     refetchInterval: (q) => (q.state.data && TRANSITIONAL.has(q.state.data.status) ? 2_000 : false),
   });
-  const resume = useMutation({
-    mutationFn: () => sandboxMutations.resume(sandboxId),
-    onSuccess: (s) => {
-      queryClient.setQueryData(sandboxKeys.detail(sandboxId), s);
-      void queryClient.invalidateQueries({ queryKey: sandboxKeys.all });
-      toast.success(`Sandbox ${sandboxId} resumed`);
-    },
-    onError: (e) => toast.error(`Could not resume ${sandboxId}`, { description: errorText(e) }),
-  });
+  const resume = useLifecycleAction();
 
   if (sandbox.isPending) {
     return (
@@ -92,7 +80,7 @@ export function SandboxStateGate({
             : "Its servers are frozen, so previews answer 409 sandbox_paused until it runs again. Resume it to preview."
         }
         action={
-          <Button onClick={() => resume.mutate()} disabled={resume.isPending}>
+          <Button onClick={() => resume.mutate({ action: "resume", id: sandboxId })} disabled={resume.isPending}>
             {resume.isPending ? "Resuming…" : "Resume sandbox"}
           </Button>
         }

@@ -1,14 +1,14 @@
 "use client";
 
 import type { PresignedUrl } from "../../../lib/orkestr/schemas/files";
-import { ApiError } from "../../../lib/queries/api";
+import { apiError, unreachable } from "../../../lib/api/core";
 
 // Browser-only transfers of the Files tab (XMLHttpRequest, the DOM): kept out of lib/, which is
 // also compiled for Node.
 
 /**
  * PUTs a file to a presigned (same-origin) URL with XMLHttpRequest, the one browser API that reports
- * upload progress. Errors carry the server's `{detail, code}` like apiFetch's.
+ * upload progress. Errors are the browser core's (lib/api/core.ts), with the server's `{detail, code}`.
  */
 export function uploadWithProgress(
   presigned: PresignedUrl,
@@ -25,24 +25,23 @@ export function uploadWithProgress(
     xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
     xhr.onload = () => {
       if (xhr.status >= 200 && xhr.status < 300) return resolve();
-      let body: { detail?: unknown; code?: unknown } = {};
-      try {
-        body = JSON.parse(xhr.responseText) as typeof body;
-      } catch {
-        // not JSON: the status line says enough
-      }
+      const headers = new Headers();
+      const retryAfter = xhr.getResponseHeader("retry-after");
+      if (retryAfter) headers.set("retry-after", retryAfter);
+      headers.set("content-type", xhr.getResponseHeader("content-type") ?? "");
       reject(
-        new ApiError(
-          xhr.status,
-          typeof body.code === "string" ? body.code : "error",
-          typeof body.detail === "string" && body.detail
-            ? body.detail
-            : `The server answered ${xhr.status}${xhr.statusText ? ` ${xhr.statusText}` : ""}.`,
-        ),
+        apiError({
+          status: xhr.status,
+          statusText: xhr.statusText,
+          headers,
+          text: xhr.responseText,
+          method: "PUT",
+          url: presigned.url,
+        }),
       );
     };
     xhr.onerror = () =>
-      reject(new ApiError(0, "network_error", "The upload was interrupted: the Baton server could not be reached."));
+      reject(unreachable({ detail: "The upload was interrupted: the Baton server could not be reached." }));
     xhr.onabort = () => reject(new DOMException("The upload was cancelled.", "AbortError"));
     signal?.addEventListener("abort", () => xhr.abort(), { once: true });
     xhr.send(file);

@@ -2,9 +2,9 @@
 
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useRef, useState } from "react";
-import { fileKeys, fileMutations, joinPath, JSON_UPLOAD_MAX_BYTES } from "../../../lib/queries/sandbox-files";
+import { fileKeys, fileMutations, joinPath, JSON_UPLOAD_MAX_BYTES } from "../../../lib/queries/files";
 import { uploadWithProgress } from "./transfer";
-import { errorText } from "./sandbox-state-gate";
+import { errorText } from "../../../lib/orkestr/errors";
 
 export interface Upload {
   key: number;

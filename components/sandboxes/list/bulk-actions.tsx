@@ -4,21 +4,20 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { toast } from "../../ui/toast";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
-import { patchListedSandboxes } from "../../../lib/queries/sandbox-list";
-import { sandboxKeys, sandboxMutations } from "../../../lib/queries/sandboxes";
+import { useLifecycleAction } from "../../../lib/queries/sandbox-lifecycle";
+import { sandboxKeys } from "../../../lib/queries/sandboxes";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
 import { Dialog, DialogClose } from "../../ui/dialog";
 import { TONE } from "./status-badge";
 import { ACTION_TEXT, appliesTo, plural, runBulk, type BulkAction, type BulkResult } from "./bulk";
 
-/** What the optimistic update shows until the server answers. */
-const OPTIMISTIC_STATUS: Record<BulkAction, string> = { pause: "pausing", resume: "resuming", terminate: "terminated" };
 const SHOWN_IDS = 8;
 
 /**
  * The bar above the table while rows are selected: pause, resume or terminate them all after a
- * confirmation that names the count, with an optimistic update that each failure rolls back, and
+ * confirmation that names the count, through the one lifecycle hook (an optimistic update that each
+ * failure rolls back), and
  * a result per sandbox when any failed. Always mounted: the results outlive the selection (a
  * sandbox terminated elsewhere drops out of the list while its failure is being shown).
  */
@@ -45,23 +44,13 @@ export function BulkActions({
     setConfirming({ action, rows, skipped: selected.length - rows.length });
   };
 
+  const lifecycle = useLifecycleAction({ bulk: true });
   const run = async (action: BulkAction, rows: readonly Sandbox[]) => {
     const ids = rows.map((r) => r.id);
-    const before = new Map(rows.map((r) => [r.id, r]));
     setRunning(true);
     await queryClient.cancelQueries({ queryKey: sandboxKeys.lists() });
-    patchListedSandboxes(queryClient, (s) => (before.has(s.id) ? { ...s, status: OPTIMISTIC_STATUS[action] } : s));
-    const answers = new Map<string, Sandbox>();
-    const results = await runBulk(ids, async (id) => {
-      if (action === "terminate") await sandboxMutations.terminate(id);
-      else answers.set(id, await (action === "pause" ? sandboxMutations.pause(id) : sandboxMutations.resume(id)));
-    });
+    const results = await runBulk(ids, async (id) => void (await lifecycle.mutateAsync({ action, id })));
     const failed = results.filter((r) => !r.ok).map((r) => r.id);
-    const failedSet = new Set(failed);
-    // Roll back only the rows that failed; the others take the server's answer.
-    patchListedSandboxes(queryClient, (s) =>
-      failedSet.has(s.id) ? (before.get(s.id) ?? s) : answers.has(s.id) ? { ...s, ...answers.get(s.id)! } : s,
-    );
     setRunning(false);
     setConfirming(null);
     const t = ACTION_TEXT[action];

@@ -1,6 +1,8 @@
 // Bulk lifecycle actions: which selected sandboxes an action applies to, and running it over them a
 // few at a time, collecting a result per sandbox (one failure never stops the others).
 
+import { errorText } from "../../../lib/orkestr/errors";
+
 export type BulkAction = "pause" | "resume" | "terminate";
 
 const FINISHED = new Set(["terminated", "expired"]);
@@ -41,13 +43,7 @@ export async function runBulk(
         await task(id);
         results[i] = { id, ok: true };
       } catch (err) {
-        const detail =
-          typeof err === "object" && err !== null && "detail" in err && typeof err.detail === "string"
-            ? err.detail
-            : err instanceof Error
-              ? err.message
-              : String(err);
-        results[i] = { id, ok: false, detail };
+        results[i] = { id, ok: false, detail: errorText(err) };
       }
     }
   };

@@ -1,6 +1,8 @@
 import { computeCostEur } from "../../../lib/pricing";
-import { fetchExecEvents, fetchSandboxMetrics } from "../../../lib/queries/sandbox-list";
-import { ApiError } from "../../../lib/queries/api";
+import { errorText } from "../../../lib/orkestr/errors";
+import { toMs } from "../../../lib/orkestr/timestamp";
+import { fetchExecEvents } from "../../../lib/queries/events";
+import { fetchSandboxMetrics } from "../../../lib/queries/sandboxes";
 import { IDLE_WINDOW_MS, isCpuQuiet } from "./idle";
 
 // Live CPU, memory and cost for the rows on screen, and the exec check behind the idle flag.
@@ -55,13 +57,8 @@ interface Entry {
   listeners: Set<() => void>;
 }
 
-export function parseTime(t: unknown): number | null {
-  if (typeof t === "number") return Number.isFinite(t) ? (t < 1e12 ? t * 1000 : t) : null;
-  if (typeof t !== "string" || t === "") return null;
-  if (/^\d+(\.\d+)?$/.test(t)) return parseTime(Number(t));
-  const ms = Date.parse(t);
-  return Number.isNaN(ms) ? null : ms;
-}
+/** Milliseconds of a wire timestamp: the one reader, lib/orkestr/timestamp.ts. */
+export const parseTime = toMs;
 
 const num = (v: unknown): number | null =>
   typeof v === "number" && Number.isFinite(v)
@@ -171,7 +168,7 @@ export class TelemetryStore {
       await read();
     } catch (err) {
       if (signal.aborted) return;
-      const detail = err instanceof ApiError ? err.detail : "Could not read this sandbox's metrics.";
+      const detail = errorText(err, "Could not read this sandbox's metrics.");
       entry.nextMetricsAt = this.now() + RETRY_AFTER_ERROR_MS;
       this.update(entry, { ...(entry.data ?? emptyTelemetry()), error: detail });
     } finally {
@@ -188,7 +185,8 @@ export class TelemetryStore {
     const now = this.now();
     const held = entry.data?.samples ?? [];
     const newest = held.length ? held[held.length - 1]!.t : now - IDLE_WINDOW_MS;
-    const m = await fetchSandboxMetrics(id, Math.max(newest, now - IDLE_WINDOW_MS) / 1000, this.abort.signal);
+    const since = (Math.max(newest, now - IDLE_WINDOW_MS) / 1000).toFixed(3);
+    const m = await fetchSandboxMetrics(id, since, this.abort.signal);
     const limit = num(m.memory?.limit_bytes);
     const fresh: TelemetrySample[] = [];
     for (const s of m.samples ?? []) {

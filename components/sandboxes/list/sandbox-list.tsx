@@ -5,11 +5,11 @@ import dynamic from "next/dynamic";
 import Link from "next/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
+import { errorText, OrkestrError } from "../../../lib/orkestr/errors";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
-import type { Template } from "../../../lib/orkestr/schemas/templates";
-import { apiFetchPage, ApiError } from "../../../lib/queries/api";
-import { fetchSandbox, listRefreshIntervalMs, sandboxListQuery } from "../../../lib/queries/sandbox-list";
-import { sandboxQueries } from "../../../lib/queries/sandboxes";
+import { listRefreshIntervalMs, sandboxListQuery } from "../../../lib/queries/sandbox-list";
+import { fetchSandbox, sandboxQueries } from "../../../lib/queries/sandboxes";
+import { templateQueries } from "../../../lib/queries/templates";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { Skeleton } from "../../ui/skeleton";
@@ -108,14 +108,10 @@ export function SandboxList() {
   );
 
   const limits = useQuery(sandboxQueries.limits());
-  const templatesQuery = useQuery({
-    queryKey: ["templates", "list", { include_builtin: true }],
-    queryFn: ({ signal }) => apiFetchPage<Template>("/api/v1/templates?include_builtin=true&limit=100", { signal }),
-    staleTime: 5 * 60_000,
-  });
+  const templatesQuery = useQuery(templateQueries.list({ include_builtin: true }));
   const templates = useMemo(() => {
     const names = new Set<string>();
-    for (const t of templatesQuery.data?.items ?? [])
+    for (const t of templatesQuery.data ?? [])
       if (t.status === undefined || t.status === null || t.status === "ready") names.add(t.id);
     for (const s of allRows.slice(0, 500)) if (s.template) names.add(s.template);
     return [...names].sort();
@@ -281,12 +277,12 @@ export function SandboxList() {
 }
 
 function errorDetail(error: unknown): string {
-  return error instanceof ApiError ? error.detail : "The list could not be loaded.";
+  return errorText(error, "The list could not be loaded.");
 }
 
 function ListError({ error, onRetry }: { error: unknown; onRetry: () => void }) {
   const noConnection =
-    error instanceof ApiError && (error.code === "no_connection" || error.code.startsWith("connection_"));
+    error instanceof OrkestrError && (error.code === "no_connection" || error.code.startsWith("connection_"));
   return (
     <Alert variant="destructive">
       <AlertTitle>Could not load your sandboxes</AlertTitle>
@@ -331,7 +327,7 @@ function NoMatch({
       const s = await fetchSandbox(search);
       router.push(`/sandboxes/${encodeURIComponent(s.id)}`);
     } catch (err) {
-      setNotFound(err instanceof ApiError ? err.detail : "Could not look the id up.");
+      setNotFound(errorText(err, "Could not look the id up."));
     } finally {
       setChecking(false);
     }

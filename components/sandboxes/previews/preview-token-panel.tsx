@@ -3,12 +3,12 @@
 import { useMutation } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
 import { toast } from "../../ui/toast";
-import { previewMutations } from "../../../lib/queries/sandbox-previews";
+import { previewMutations } from "../../../lib/queries/previews";
 import { Button } from "../../ui/button";
 import { Dialog, DialogClose } from "../../ui/dialog";
 import { Input } from "../../ui/input";
 import { Label } from "../../ui/label";
-import { errorText } from "../files/sandbox-state-gate";
+import { errorText } from "../../../lib/orkestr/errors";
 import { LockIcon } from "../files/icons";
 import { setPreviewToken } from "./preview-token-store";
 

@@ -3,14 +3,14 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { toast } from "../../ui/toast";
-import { ApiError } from "../../../lib/queries/api";
-import { DESCRIBE_INTERVAL_MS, previewQueries, withPreviewToken } from "../../../lib/queries/sandbox-previews";
+import { OrkestrError } from "../../../lib/orkestr/errors";
+import { DESCRIBE_INTERVAL_MS, previewQueries, withPreviewToken } from "../../../lib/queries/previews";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
 import { Skeleton } from "../../ui/skeleton";
 import { CopyIcon, ExternalLinkIcon, GlobeIcon, LockIcon, RefreshIcon } from "../files/icons";
-import { errorText } from "../files/sandbox-state-gate";
+import { errorText } from "../../../lib/orkestr/errors";
 import { PreviewTokenPanel } from "./preview-token-panel";
 import { setPreviewToken, usePreviewToken } from "./preview-token-store";
 
@@ -26,7 +26,7 @@ export const PREVIEW_IFRAME_SANDBOX = "allow-scripts allow-forms allow-same-orig
 /** Why a preview cannot be shown, in plain words, from the upstream's error code. */
 function previewProblem(error: unknown, port: number): { title: string; body: string } {
   const detail = errorText(error);
-  const code = error instanceof ApiError ? error.code : "";
+  const code = error instanceof OrkestrError ? error.code : "";
   switch (code) {
     case "network_off":
       return {
@@ -61,7 +61,9 @@ export function PreviewViewer({ sandboxId, port }: { sandboxId: string; port: nu
     const p = previewProblem(info.error, port);
     return (
       <Alert
-        variant={info.error instanceof ApiError && info.error.code === "port_not_listening" ? "warning" : "destructive"}
+        variant={
+          info.error instanceof OrkestrError && info.error.code === "port_not_listening" ? "warning" : "destructive"
+        }
       >
         <AlertTitle>{p.title}</AlertTitle>
         <AlertDescription className="flex flex-col items-start gap-2">

@@ -4,7 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useEffect, useId, useState, type FormEvent } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
-import { AUTO_SCANS, parsePort, previewQueries, SCAN_INTERVAL_MS } from "../../../lib/queries/sandbox-previews";
+import { AUTO_SCANS, parsePort, previewQueries, SCAN_INTERVAL_MS } from "../../../lib/queries/previews";
 import { cn } from "../../../lib/utils";
 import { EmptyState } from "../../layout/empty-state";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
@@ -13,7 +13,7 @@ import { Input } from "../../ui/input";
 import { Label } from "../../ui/label";
 import { Skeleton } from "../../ui/skeleton";
 import { GlobeIcon, RefreshIcon } from "../files/icons";
-import { errorText } from "../files/sandbox-state-gate";
+import { errorText } from "../../../lib/orkestr/errors";
 import { PreviewViewer } from "./preview-viewer";
 
 /**

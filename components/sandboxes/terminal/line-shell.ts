@@ -1,5 +1,6 @@
+import type { ExecStreamEvent } from "../../../lib/orkestr/stream";
+import { terminalApi } from "../../../lib/queries/terminal";
 import { CwdMarkerFilter, wrapCommand } from "./cwd-marker";
-import { readExecStream } from "./exec-stream";
 
 // Line mode: a terminal over streaming exec (POST /api/v1/sandboxes/{id}/exec/stream), for any v1
 // server, PTY extension or not. The line is edited here (history with ↑/↓, ←/→, Ctrl-U, Ctrl-L);
@@ -201,45 +202,35 @@ export class LineShell {
     const id = nonce();
     const filter = new CwdMarkerFilter(id);
     try {
-      const res = await fetch(`/api/v1/sandboxes/${encodeURIComponent(this.sandboxId)}/exec/stream`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "text/event-stream" },
-        body: JSON.stringify({
+      let end: ExecStreamEvent | null = null;
+      const events = terminalApi.execStream(
+        this.sandboxId,
+        {
           command: wrapCommand(command, id),
           cwd: this.cwd,
           timeout_seconds: COMMAND_TIMEOUT_S,
           kill_on_disconnect: true,
-        }),
-        credentials: "same-origin",
-        signal: controller.signal,
-      });
-      if (!res.ok || !res.body) {
-        const body = (await res.json().catch(() => ({}))) as { detail?: unknown };
-        this.output(`${typeof body.detail === "string" ? body.detail : `The server answered ${res.status}.`}\n`, RED);
+        },
+        controller.signal,
+      );
+      for await (const ev of events) {
+        if (ev.type === "output") {
+          if (ev.stream === "stdout") this.output(filter.push(ev.data));
+          else this.output(ev.data, RED);
+        } else if (ev.type === "exit" || ev.type === "error") end = ev;
+      }
+      this.output(filter.flush());
+      if (controller.signal.aborted) {
+        this.output("^C\n");
         return;
       }
-      const final = await readExecStream(res.body, (frame) => {
-        if (frame.kind !== "output") return;
-        if (frame.stream === "stdout") this.output(filter.push(frame.text));
-        else this.output(frame.text, RED);
-      });
-      this.output(filter.flush());
       if (filter.cwd) this.cwd = filter.cwd;
-      if (final.error) this.output(`${final.error}\n`, RED);
-      else if (final.timedOut) this.output(`[stopped after ${COMMAND_TIMEOUT_S} s]\n`, DIM);
-      else if (final.exitCode !== null && final.exitCode !== 0) {
+      // execEvents never ends without one of the two: a missing final frame is an error event.
+      if (end?.type === "error") this.output(`${end.error.detail}\n`, RED);
+      else if (end?.type === "exit" && end.timed_out) this.output(`[stopped after ${COMMAND_TIMEOUT_S} s]\n`, DIM);
+      else if (end?.type === "exit" && end.exit_code !== null && end.exit_code !== 0) {
         if (!this.atLineStart) this.output("\n");
-        this.output(`[exit ${final.exitCode}]\n`, DIM);
-      }
-    } catch (err) {
-      if (controller.signal.aborted) {
-        this.output(filter.flush());
-        this.output("^C\n");
-      } else {
-        this.output(
-          `Could not reach the Baton server (${(err as Error).message}). Check your connection and try again.\n`,
-          RED,
-        );
+        this.output(`[exit ${end.exit_code}]\n`, DIM);
       }
     } finally {
       this.running = null;

@@ -1,3 +1,5 @@
+import { OrkestrError } from "../../../lib/orkestr/errors";
+import { terminalApi } from "../../../lib/queries/terminal";
 import { HEARTBEAT_PING } from "../../../lib/terminal-heartbeat.js";
 import { missedOutput, TailBuffer } from "./replay";
 
@@ -34,29 +36,17 @@ const encoder = new TextEncoder();
  */
 export const HEARTBEAT_MS = 10_000;
 
-function relayUrl(sandboxId: string, ptyId: string): string {
-  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-  return `${scheme}//${location.host}/api/v1/sandboxes/${encodeURIComponent(sandboxId)}/pty/${encodeURIComponent(ptyId)}/ws`;
-}
-
 /** Why a session cannot be reattached (from the REST API), or null when it still runs or the server is unreachable. */
 async function sessionGone(sandboxId: string, ptyId: string): Promise<string | null> {
-  let res: Response;
   try {
-    res = await fetch(`/api/v1/sandboxes/${encodeURIComponent(sandboxId)}/pty/${encodeURIComponent(ptyId)}`, {
-      credentials: "same-origin",
-      headers: { accept: "application/json" },
-    });
-  } catch {
-    return null; // still offline: keep trying
-  }
-  const body = (await res.json().catch(() => ({}))) as { detail?: unknown; status?: unknown; exit_code?: unknown };
-  if (res.ok)
-    return body.status === "exited"
-      ? `The session has ended (exit code ${String(body.exit_code ?? "unknown")}).`
+    const session = await terminalApi.get(sandboxId, ptyId);
+    return session.status === "exited"
+      ? `The session has ended (exit code ${String(session.exit_code ?? "unknown")}).`
       : null;
-  if (res.status >= 500) return null;
-  return typeof body.detail === "string" ? body.detail : `The server answered ${res.status}.`;
+  } catch (err) {
+    // Offline (status 0) or a server error: keep trying. A 4xx says why it is gone.
+    return err instanceof OrkestrError && err.status >= 400 && err.status < 500 ? err.detail : null;
+  }
 }
 
 export class PtyConnection {
@@ -118,7 +108,7 @@ export class PtyConnection {
 
   connect(): void {
     if (this.disposed) return;
-    const ws = new WebSocket(relayUrl(this.opts.sandboxId, this.opts.ptyId));
+    const ws = new WebSocket(terminalApi.relayUrl(this.opts.sandboxId, this.opts.ptyId, location));
     ws.binaryType = "arraybuffer";
     this.ws = ws;
     let opened = false;

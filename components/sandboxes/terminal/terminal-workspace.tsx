@@ -3,14 +3,14 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useRef, useState } from "react";
 import { toast } from "../../ui/toast";
-import { ApiError } from "../../../lib/queries/api";
+import { errorText, OrkestrError } from "../../../lib/orkestr/errors";
 import { sandboxQueries } from "../../../lib/queries/sandboxes";
 import { cn } from "../../../lib/utils";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { Dialog, DialogClose } from "../../ui/dialog";
 import { Skeleton } from "../../ui/skeleton";
-import { hasPty, terminalApi, terminalKeys } from "./terminal-api";
+import { hasPty, terminalApi, terminalKeys, terminalQueries } from "../../../lib/queries/terminal";
 import { TerminalView, type TerminalSpec, type TerminalStatus } from "./terminal-view";
 
 // The sandbox's terminals: nothing runs until "Open terminal" is pressed (an open page alone keeps
@@ -27,10 +27,6 @@ interface Tab {
 }
 
 const MAX_TABS = 8;
-
-function errorText(err: unknown): string {
-  return err instanceof ApiError ? err.detail : err instanceof Error ? err.message : String(err);
-}
 
 function statusLabel(s: TerminalStatus): { text: string; tone: "ok" | "busy" | "warn" | "off" } {
   switch (s.status) {
@@ -60,8 +56,7 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
   const [chosenMode, setChosenMode] = useState<Mode | null>(forceLine ? "line" : null);
   const mode: Mode = chosenMode ?? (ptyAvailable ? "pty" : "line");
   const sessions = useQuery({
-    queryKey: terminalKeys.sessions(sandboxId),
-    queryFn: ({ signal }) => terminalApi.list(sandboxId, signal),
+    ...terminalQueries.sessions(sandboxId),
     enabled: ptyAvailable,
     retry: false,
   });
@@ -116,7 +111,7 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
     try {
       await terminalApi.close(sandboxId, tab.spec.ptyId);
     } catch (err) {
-      if (!(err instanceof ApiError && err.status === 404))
+      if (!(err instanceof OrkestrError && err.status === 404))
         toast.error(`Could not close the terminal: ${errorText(err)}`);
     }
     void queryClient.invalidateQueries({ queryKey: terminalKeys.sessions(sandboxId) });

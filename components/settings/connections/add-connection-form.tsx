@@ -2,7 +2,7 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useRef, useState, type FormEvent } from "react";
-import { ApiError } from "../../../lib/queries/api";
+import { OrkestrError } from "../../../lib/orkestr/errors";
 import { connectionKeys, connectionMutations } from "../../../lib/queries/connections";
 import { Alert, AlertDescription } from "../../ui/alert";
 import { Button } from "../../ui/button";
@@ -36,7 +36,7 @@ export function AddConnectionForm({ onAdded }: { onAdded?: () => void }) {
     },
     onError: (error) => {
       const errors: Partial<Record<Field, string>> = {};
-      if (error instanceof ApiError) for (const f of FIELDS) errors[f] = error.forField(f) ?? undefined;
+      if (error instanceof OrkestrError) for (const f of FIELDS) errors[f] = error.forField(f) ?? undefined;
       const onAField = FIELDS.some((f) => errors[f]);
       setFieldErrors(errors);
       setFormError(onAField ? null : error.message);

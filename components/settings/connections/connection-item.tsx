@@ -2,7 +2,7 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
-import { ApiError } from "../../../lib/queries/api";
+import { OrkestrError } from "../../../lib/orkestr/errors";
 import { connectionKeys, connectionMutations } from "../../../lib/queries/connections";
 import type { ConnectionDto } from "../../../lib/validations/connections";
 import { Badge } from "../../ui/badge";
@@ -38,7 +38,7 @@ export function ConnectionItem({ connection: c, canManage }: { connection: Conne
       await refresh();
     },
     onError: (error) =>
-      setTokenError(error instanceof ApiError ? (error.forField("token") ?? error.message) : error.message),
+      setTokenError(error instanceof OrkestrError ? (error.forField("token") ?? error.message) : error.message),
   });
   const activate = useMutation({
     mutationFn: () => connectionMutations.activate(c.id),

@@ -48,14 +48,5 @@ export const ListQuery = z.object({
 });
 export type ListQuery = z.infer<typeof ListQuery>;
 
-/**
- * Reads a timestamp as a Date: strings are parsed as RFC 3339; numbers below 10^12 are unix
- * seconds, larger ones milliseconds. Returns null for null, undefined or unparsable values.
- */
-export function toDate(t: Timestamp | null | undefined): Date | null {
-  if (t === null || t === undefined || t === "") return null;
-  if (typeof t === "number") return Number.isFinite(t) ? new Date(t < 1e12 ? t * 1000 : t) : null;
-  if (/^\d+(\.\d+)?$/.test(t)) return toDate(Number(t));
-  const ms = Date.parse(t);
-  return Number.isNaN(ms) ? null : new Date(ms);
-}
+/** Timestamp reading is zod-free so the browser shares it (lib/orkestr/timestamp.ts). */
+export { toDate, toMs } from "../timestamp.js";

@@ -1,8 +1,10 @@
 import { queryOptions } from "@tanstack/react-query";
-// Types only: zod stays out of the browser bundle (its eval probe trips the CSP).
-import type { ExecResult } from "../orkestr/schemas/exec.js";
+import { apiJson } from "../api/core.js";
+import { object } from "../api/read.js";
+import { path } from "../orkestr/path.js";
+// Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
 import type { Preview, PreviewToken } from "../orkestr/schemas/previews.js";
-import { apiFetch } from "./api.js";
+import { readExecResult } from "./files.js";
 
 // The Previews tab's calls through Baton's /api/v1 proxy.
 //
@@ -12,8 +14,6 @@ import { apiFetch } from "./api.js";
 // any user, no `ss` or `netstat` needed in the image). Each scan is an exec, which the upstream
 // records in the activity timeline and counts as activity, so scans are few: on opening the tab,
 // on "Scan again", and every SCAN_INTERVAL_MS for at most AUTO_SCANS rounds while the tab is visible.
-
-const enc = encodeURIComponent;
 
 export const SCAN_INTERVAL_MS = 15_000;
 /** Automatic scans after the first, before the tab waits for "Scan again" (about 5 minutes). */
@@ -26,6 +26,9 @@ export const SCAN_COMMAND = `printf 'proxy %s %s\\n' "\${HTTP_PROXY:-\${http_pro
 
 /** The `listening` extension (local engine) on top of the contract's preview description. */
 export type PreviewInfo = Preview & { listening?: boolean | null };
+
+const readPreview = object<PreviewInfo>({}, { url: "string", listening: "boolean" });
+const readPreviewToken = object<PreviewToken>({ preview_auth_token: "string" });
 
 export interface ListeningPort {
   port: number;
@@ -77,11 +80,15 @@ export const previewQueries = {
     queryOptions({
       queryKey: previewKeys.scan(id),
       queryFn: async ({ signal }): Promise<ListeningPort[]> => {
-        const res = await apiFetch<ExecResult>(`/api/v1/sandboxes/${enc(id)}/exec`, {
-          method: "POST",
-          body: { command: SCAN_COMMAND, cwd: "/", timeout_seconds: 15 },
-          signal,
-        });
+        const res = await apiJson(
+          {
+            method: "POST",
+            path: path`/api/v1/sandboxes/${id}/exec`,
+            body: { command: SCAN_COMMAND, cwd: "/", timeout_seconds: 15 },
+            signal,
+          },
+          readExecResult,
+        );
         return parseListeningPorts(res.stdout ?? "");
       },
       staleTime: 0,
@@ -90,13 +97,14 @@ export const previewQueries = {
   describe: (id: string, port: number) =>
     queryOptions({
       queryKey: previewKeys.describe(id, port),
-      queryFn: ({ signal }) => apiFetch<PreviewInfo>(`/api/v1/sandboxes/${enc(id)}/previews/${port}`, { signal }),
+      queryFn: ({ signal }) => apiJson({ path: path`/api/v1/sandboxes/${id}/previews/${port}`, signal }, readPreview),
     }),
 };
 
 export const previewMutations = {
   /** A new preview_auth_token; the old one, and every cookie made from it, stop working at once. */
-  rotateToken: (id: string) => apiFetch<PreviewToken>(`/api/v1/sandboxes/${enc(id)}/preview-token`, { method: "POST" }),
+  rotateToken: (id: string) =>
+    apiJson({ method: "POST", path: path`/api/v1/sandboxes/${id}/preview-token` }, readPreviewToken),
 };
 
 /** The preview URL with `?orkestr_token=` for the first hit (the upstream turns it into a cookie and redirects without it). */

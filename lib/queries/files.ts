@@ -1,15 +1,28 @@
 import { queryOptions } from "@tanstack/react-query";
-// Types only: zod stays out of the browser bundle (its eval probe trips the CSP).
+import { apiJson, apiVoid } from "../api/core.js";
+import { object, type Reader } from "../api/read.js";
 import { decodeBase64, encodeBase64 } from "../orkestr/base64.js";
+import { OrkestrError } from "../orkestr/errors.js";
+import { path } from "../orkestr/path.js";
+// Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
 import type { ExecResult } from "../orkestr/schemas/exec.js";
 import type { DirectoryListing, FileContent, FileEntry, PresignedUrl, WrittenFile } from "../orkestr/schemas/files.js";
-import { ApiError, apiFetch } from "./api.js";
 
 // The Files tab's calls, all through Baton's /api/v1 proxy. Reads and writes of small files use the
 // JSON routes (base64 or utf8 bodies); large uploads and every download go through the presigned
 // route, which Baton answers with its own streaming files/raw URL (lib/server/file-links.ts).
 
-const enc = encodeURIComponent;
+const filesPath = (id: string) => path`/api/v1/sandboxes/${id}/files`;
+/** GET …/files answers a listing for a folder and the content for a file: the caller says which it expects. */
+const readFilesAnswer = object<Partial<DirectoryListing> & Partial<FileContent>>(
+  {},
+  { entries: "array", content: "string", encoding: "string", size: "number" },
+);
+const readEntries: Reader<FileEntry[] | (Partial<DirectoryListing> & Partial<FileContent>)> = (value) =>
+  Array.isArray(value) ? value.map(object<FileEntry>({ name: "string" })) : readFilesAnswer(value);
+export const readExecResult = object<ExecResult>({}, { stdout: "string", stderr: "string", exit_code: "number" });
+const readWritten = object<WrittenFile>({ path: "string" });
+const readPresigned = object<PresignedUrl>({ url: "string" });
 
 /** Files up to this size are sent as one JSON body; larger ones stream through presign-upload (with progress). */
 export const JSON_UPLOAD_MAX_BYTES = 1024 * 1024;
@@ -79,13 +92,10 @@ export const fileQueries = {
     queryOptions({
       queryKey: fileKeys.dir(id, path),
       queryFn: async ({ signal }): Promise<Entry[]> => {
-        const res = await apiFetch<DirectoryListing | FileContent | FileEntry[]>(
-          `/api/v1/sandboxes/${enc(id)}/files?path=${enc(path)}`,
-          { signal },
-        );
+        const res = await apiJson({ path: filesPath(id), query: { path }, signal }, readEntries);
         if (Array.isArray(res)) return normalizeEntries(path, res);
-        if ("entries" in res && Array.isArray(res.entries)) return normalizeEntries(path, res.entries);
-        throw new ApiError(400, "not_a_directory", `"${path}" is a file, not a folder.`);
+        if (Array.isArray(res.entries)) return normalizeEntries(path, res.entries);
+        throw new OrkestrError({ status: 400, code: "not_a_directory", detail: `"${path}" is a file, not a folder.` });
       },
     }),
   /** A file's bytes (base64 from the upstream, or text when it says utf8). */
@@ -93,12 +103,10 @@ export const fileQueries = {
     queryOptions({
       queryKey: fileKeys.file(id, path),
       queryFn: async ({ signal }): Promise<{ bytes: Uint8Array; size: number | null }> => {
-        const res = await apiFetch<Partial<FileContent> & Partial<DirectoryListing>>(
-          `/api/v1/sandboxes/${enc(id)}/files?path=${enc(path)}`,
-          { signal },
-        );
+        const res = await apiJson({ path: filesPath(id), query: { path }, signal }, readFilesAnswer);
         const content = res.content;
-        if (typeof content !== "string") throw new ApiError(400, "not_a_file", `"${path}" is a folder, not a file.`);
+        if (typeof content !== "string")
+          throw new OrkestrError({ status: 400, code: "not_a_file", detail: `"${path}" is a folder, not a file.` });
         const bytes =
           res.encoding && /^utf-?8$/i.test(res.encoding) ? new TextEncoder().encode(content) : decodeBase64(content);
         return { bytes, size: typeof res.size === "number" ? res.size : bytes.length };
@@ -112,44 +120,43 @@ export const fileQueries = {
 export const fileMutations = {
   /** Writes text as UTF-8 (the editor's save). Parents are created by the upstream. */
   writeText: (id: string, path: string, text: string) =>
-    apiFetch<WrittenFile>(`/api/v1/sandboxes/${enc(id)}/files`, {
-      method: "POST",
-      body: { path, content: text, encoding: "utf8" },
-    }),
+    apiJson({ method: "POST", path: filesPath(id), body: { path, content: text, encoding: "utf8" } }, readWritten),
   /** A small file's bytes in one JSON body (base64). */
   writeBytes: (id: string, path: string, bytes: Uint8Array) =>
-    apiFetch<WrittenFile>(`/api/v1/sandboxes/${enc(id)}/files`, {
-      method: "POST",
-      body: { path, content: encodeBase64(bytes), encoding: "base64" },
-    }),
+    apiJson(
+      { method: "POST", path: filesPath(id), body: { path, content: encodeBase64(bytes), encoding: "base64" } },
+      readWritten,
+    ),
   remove: (id: string, path: string, recursive: boolean) =>
-    apiFetch<void>(`/api/v1/sandboxes/${enc(id)}/files?path=${enc(path)}${recursive ? "&recursive=true" : ""}`, {
-      method: "DELETE",
-    }),
+    apiVoid({ method: "DELETE", path: filesPath(id), query: { path, recursive: recursive || undefined } }),
   /**
    * The contract has no mkdir route (POST /files writes files only), so a folder is made with
    * `mkdir -p` through exec, which any v1 server runs. A failure comes back as the command's stderr.
    */
-  mkdir: async (id: string, path: string) => {
-    const res = await apiFetch<ExecResult>(`/api/v1/sandboxes/${enc(id)}/exec`, {
-      method: "POST",
-      body: { command: `mkdir -p -- ${shellQuote(path)}`, cwd: "/", timeout_seconds: 30 },
-    });
+  mkdir: async (id: string, dir: string) => {
+    const res = await apiJson(
+      {
+        method: "POST",
+        path: path`/api/v1/sandboxes/${id}/exec`,
+        body: { command: `mkdir -p -- ${shellQuote(dir)}`, cwd: "/", timeout_seconds: 30 },
+      },
+      readExecResult,
+    );
     if (res.exit_code !== 0) {
-      throw new ApiError(
-        422,
-        "mkdir_failed",
-        (res.stderr ?? "").trim() || `mkdir exited with code ${res.exit_code ?? "unknown"}.`,
-      );
+      throw new OrkestrError({
+        status: 422,
+        code: "mkdir_failed",
+        detail: (res.stderr ?? "").trim() || `mkdir exited with code ${res.exit_code ?? "unknown"}.`,
+      });
     }
   },
   presignUpload: (id: string, path: string, maxBytes: number) =>
-    apiFetch<PresignedUrl>(`/api/v1/sandboxes/${enc(id)}/files/presign-upload`, {
-      method: "POST",
-      body: { path, max_bytes: Math.max(1, maxBytes) },
-    }),
+    apiJson(
+      { method: "POST", path: `${filesPath(id)}/presign-upload`, body: { path, max_bytes: Math.max(1, maxBytes) } },
+      readPresigned,
+    ),
   presignDownload: (id: string, path: string) =>
-    apiFetch<PresignedUrl>(`/api/v1/sandboxes/${enc(id)}/files/presign-download`, { method: "POST", body: { path } }),
+    apiJson({ method: "POST", path: `${filesPath(id)}/presign-download`, body: { path } }, readPresigned),
 };
 
 /**
