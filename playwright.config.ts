@@ -1,5 +1,5 @@
 import { defineConfig, devices } from "@playwright/test";
-import type { ConsoleDatabaseKind } from "./e2e/database.js";
+import type { ConsoleDatabaseKind } from "./e2e/database";
 
 if (!process.env.TEST_DATABASE_URL)
   console.warn(

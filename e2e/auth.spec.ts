@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { Page } from "@playwright/test";
-import { OWNER, expect, test } from "./fixtures.js";
-import { accountButton, screenshot, signInThroughForm, submitLogin, watchForErrors } from "./helpers.js";
+import { OWNER, expect, test } from "./fixtures";
+import { accountButton, screenshot, signInThroughForm, submitLogin, watchForErrors } from "./helpers";
 
 // Sign-in end to end, in Chromium, against the real console and engine: nothing is mocked. This
 // file runs on a console instance of its own (a fresh database), because it starts with the first

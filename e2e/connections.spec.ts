@@ -1,6 +1,6 @@
 import type { Page } from "@playwright/test";
-import { expect, test } from "./fixtures.js";
-import { screenshot, watchForErrors } from "./helpers.js";
+import { expect, test } from "./fixtures";
+import { screenshot, watchForErrors } from "./helpers";
 
 // Settings → Connections and the header's status indicator, against the real engine and a real
 // `next start` (no mocked network). Its own console instance: it connects things the shell spec

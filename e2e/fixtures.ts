@@ -6,8 +6,8 @@ import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { actAsAccountOf, startEngine, type EngineHandle } from "../engine/test/helpers/engine.js";
-import { consoleDatabase, type ConsoleDatabaseKind } from "./database.js";
+import { actAsAccountOf, startEngine, type EngineHandle } from "../engine/test/helpers/engine";
+import { consoleDatabase, type ConsoleDatabaseKind } from "./database";
 
 /**
  * The system under test, once per worker: a real engine (engine/test/helpers/engine.ts) and a real
@@ -30,7 +30,7 @@ const BUILD_INPUTS = [
   "tailwind.config.ts",
   "postcss.config.mjs",
   "tsconfig.json",
-  "tsconfig.next.json",
+  "tsconfig.base.json",
   "package-lock.json",
 ];
 

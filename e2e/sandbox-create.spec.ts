@@ -1,7 +1,7 @@
 import type { Page } from "@playwright/test";
-import { seriousAxeViolations } from "./a11y.js";
-import { expect, test } from "./fixtures.js";
-import { screenshot, watchForErrors } from "./helpers.js";
+import { seriousAxeViolations } from "./a11y";
+import { expect, test } from "./fixtures";
+import { screenshot, watchForErrors } from "./helpers";
 
 // The create page against the real engine: the form's options come from the engine's limits,
 // base images, templates, volumes and snapshots; creates go through Baton's proxy.

@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
-import { seriousAxeViolations } from "./a11y.js";
-import { expect, ROOT, test, type Servers } from "./fixtures.js";
-import { screenshot } from "./helpers.js";
+import { seriousAxeViolations } from "./a11y";
+import { expect, ROOT, test, type Servers } from "./fixtures";
+import { screenshot } from "./helpers";
 
 // Two Baton teams on one local engine, through the pages: each team's members connect with
 // "Use the local engine" and get tokens of their own team's engine account, so neither team's

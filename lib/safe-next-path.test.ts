@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { nextPathFromSearch } from "../components/auth/post-json.js";
-import { safeNextPath } from "./safe-next-path.js";
+import { nextPathFromSearch } from "../components/auth/post-json";
+import { safeNextPath } from "./safe-next-path";
 
 // Every way a `next` value has been seen to leave the site: each must come back null (server) or
 // as the fallback (the login form, which reads it from location.search, decoded once).

@@ -10,8 +10,10 @@
 // (or the BATON_TRUSTED_PROXIES hops of X-Forwarded-For) into a header only this server writes.
 //
 // Only the relay's and the front door's TypeScript goes through tsx (a namespaced registration), so
-// Next loads its build output untouched. `server-only` (which throws outside React Server Components
-// bundles) resolves to an empty module for that graph; both are server-side code by construction.
+// Next loads its build output untouched. That code imports `server-only`, the marker whose default
+// export throws; Next's server bundles resolve it under the `react-server` condition, to an empty
+// module. The one hook below resolves that package (only that: the condition set process-wide would
+// also switch React to its server build) the same way for the relay's graph.
 import { register } from "node:module";
 import { parseArgs } from "node:util";
 import next from "next";
@@ -35,7 +37,7 @@ const tsx = registerTsx({ namespace: "baton-console-server" });
 register(
   "data:text/javascript," +
     encodeURIComponent(
-      'export async function resolve(s, c, n) { return s === "server-only" ? { url: "data:text/javascript,export{}", shortCircuit: true } : n(s, c); }',
+      'export function resolve(s, c, n) { return n(s, s === "server-only" ? { ...c, conditions: [...c.conditions, "react-server"] } : c); }',
     ),
 );
 

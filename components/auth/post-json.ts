@@ -41,4 +41,4 @@ export async function postJson(url: string, body: unknown): Promise<PostResult> 
 }
 
 /** A same-origin path from ?next=, or the fallback (the one check, shared with the server: lib/safe-next-path.ts). */
-export { nextPathFromSearch } from "../../lib/safe-next-path.js";
+export { nextPathFromSearch } from "../../lib/safe-next-path";

@@ -1,11 +1,11 @@
 import fs from "node:fs";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
-import { createOrkestrClient, type FetchLike, type OrkestrClient } from "./core.js";
-import { OrkestrConnectionError, OrkestrError, OrkestrTimeoutError } from "./errors.js";
-import type { SandboxEvent } from "./schemas/events.js";
-import { passthrough, type ExecStreamEvent } from "./stream.js";
+import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
+import { createOrkestrClient, type FetchLike, type OrkestrClient } from "./core";
+import { OrkestrConnectionError, OrkestrError, OrkestrTimeoutError } from "./errors";
+import type { SandboxEvent } from "./schemas/events";
+import { passthrough, type ExecStreamEvent } from "./stream";
 
 /**
  * The client against the real local engine (real namespaces, cgroups, HTTP): every call goes

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createOrkestrClient, normalizeBaseUrl, type OrkestrClientOptions } from "./core.js";
+import { createOrkestrClient, normalizeBaseUrl, type OrkestrClientOptions } from "./core";
 import {
   OrkestrAbortError,
   OrkestrConnectionError,
   OrkestrError,
   OrkestrParseError,
   OrkestrTimeoutError,
-} from "./errors.js";
-import { paginate } from "./pagination.js";
-import { buildQuery, path } from "./path.js";
-import { ERRORS, HTML_502, SANDBOX } from "./testing/contract-examples.js";
+} from "./errors";
+import { paginate } from "./pagination";
+import { buildQuery, path } from "./path";
+import { ERRORS, HTML_502, SANDBOX } from "./testing/contract-examples";
 import {
   apiError,
   connectionRefused,
@@ -19,7 +19,7 @@ import {
   json,
   recordingSleep,
   type Reply,
-} from "./testing/fake-fetch.js";
+} from "./testing/fake-fetch";
 
 const BASE = "https://api.orkestr.eu";
 

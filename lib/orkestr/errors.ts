@@ -1,4 +1,4 @@
-import { ApiErrorBody, type ValidationIssue } from "./schemas/errors.js";
+import { ApiErrorBody, type ValidationIssue } from "./schemas/errors";
 
 /**
  * One error type for everything the orkestr client can run into (architecture convention 2):

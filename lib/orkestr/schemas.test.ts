@@ -23,8 +23,8 @@ import {
   Webhook,
   WebhookDelivery,
   type SandboxStatus,
-} from "./schemas/index.js";
-import * as ex from "./testing/contract-examples.js";
+} from "./schemas/index";
+import * as ex from "./testing/contract-examples";
 
 describe("tolerant reading of the contract examples", () => {
   it.each([

@@ -1,6 +1,6 @@
-import { decodeBase64, utf8Encode } from "./base64.js";
-import { OrkestrConnectionError, OrkestrError, OrkestrParseError, readableDetail } from "./errors.js";
-import { ExecChunk } from "./schemas/exec.js";
+import { decodeBase64, utf8Encode } from "./base64";
+import { OrkestrConnectionError, OrkestrError, OrkestrParseError, readableDetail } from "./errors";
+import { ExecChunk } from "./schemas/exec";
 
 /**
  * Tolerant stream reading (contract §3.16.3): one parser for SSE and NDJSON. Lines are read as

@@ -1,7 +1,7 @@
 import { queryOptions } from "@tanstack/react-query";
 // Types only: zod stays out of the browser bundle (its eval probe trips the CSP).
-import type { ConnectionDto, ConnectionListDto, ConnectionStatusDto } from "../validations/connections.js";
-import { apiFetch } from "./api.js";
+import type { ConnectionDto, ConnectionListDto, ConnectionStatusDto } from "../validations/connections";
+import { apiFetch } from "./api";
 
 // TanStack Query factories for Baton's /api/connections (architecture convention 7). Every
 // mutation invalidates the ["connections"] prefix, which refreshes the list and the header status.

@@ -1,10 +1,10 @@
 import { queryOptions } from "@tanstack/react-query";
 // Types only: zod stays out of the browser bundle (its eval probe trips the CSP).
-import type { SandboxEvent } from "../orkestr/schemas/events.js";
-import type { Snapshot } from "../orkestr/schemas/snapshots.js";
-import type { BaseImage, Template } from "../orkestr/schemas/templates.js";
-import type { Volume } from "../orkestr/schemas/volumes.js";
-import { apiFetchPage, apiFetch, type ApiPage } from "./api.js";
+import type { SandboxEvent } from "../orkestr/schemas/events";
+import type { Snapshot } from "../orkestr/schemas/snapshots";
+import type { BaseImage, Template } from "../orkestr/schemas/templates";
+import type { Volume } from "../orkestr/schemas/volumes";
+import { apiFetchPage, apiFetch, type ApiPage } from "./api";
 
 // Queries of the create form (its option lists) and of the detail page (the activity timeline),
 // beside the shared sandbox queries in ./sandboxes.ts. All through Baton's /api/v1 proxy.

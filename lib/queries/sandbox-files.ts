@@ -1,9 +1,9 @@
 import { queryOptions } from "@tanstack/react-query";
 // Types only: zod stays out of the browser bundle (its eval probe trips the CSP).
-import { decodeBase64, encodeBase64 } from "../orkestr/base64.js";
-import type { ExecResult } from "../orkestr/schemas/exec.js";
-import type { DirectoryListing, FileContent, FileEntry, PresignedUrl, WrittenFile } from "../orkestr/schemas/files.js";
-import { ApiError, apiFetch } from "./api.js";
+import { decodeBase64, encodeBase64 } from "../orkestr/base64";
+import type { ExecResult } from "../orkestr/schemas/exec";
+import type { DirectoryListing, FileContent, FileEntry, PresignedUrl, WrittenFile } from "../orkestr/schemas/files";
+import { ApiError, apiFetch } from "./api";
 
 // The Files tab's calls, all through Baton's /api/v1 proxy. Reads and writes of small files use the
 // JSON routes (base64 or utf8 bodies); large uploads and every download go through the presigned

@@ -1,10 +1,10 @@
 import { infiniteQueryOptions, keepPreviousData, type InfiniteData, type QueryClient } from "@tanstack/react-query";
 // Types only: zod stays out of the browser bundle (its eval probe trips the CSP).
-import type { Metrics } from "../orkestr/schemas/metrics.js";
-import type { Sandbox } from "../orkestr/schemas/sandboxes.js";
-import type { SandboxEvent } from "../orkestr/schemas/events.js";
-import { apiFetch, apiFetchPage, type ApiPage } from "./api.js";
-import { sandboxKeys } from "./sandboxes.js";
+import type { Metrics } from "../orkestr/schemas/metrics";
+import type { Sandbox } from "../orkestr/schemas/sandboxes";
+import type { SandboxEvent } from "../orkestr/schemas/events";
+import { apiFetch, apiFetchPage, type ApiPage } from "./api";
+import { sandboxKeys } from "./sandboxes";
 
 // The sandbox list page's data: pages of sandboxes accumulated as the table scrolls (cursor paging),
 // and the per-row telemetry reads (metrics, exec events) that the list's scheduler makes for the rows

@@ -1,8 +1,8 @@
 import { queryOptions } from "@tanstack/react-query";
 // Types only: zod stays out of the browser bundle (its eval probe trips the CSP).
-import type { ExecResult } from "../orkestr/schemas/exec.js";
-import type { Preview, PreviewToken } from "../orkestr/schemas/previews.js";
-import { apiFetch } from "./api.js";
+import type { ExecResult } from "../orkestr/schemas/exec";
+import type { Preview, PreviewToken } from "../orkestr/schemas/previews";
+import { apiFetch } from "./api";
 
 // The Previews tab's calls through Baton's /api/v1 proxy.
 //

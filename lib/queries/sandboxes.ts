@@ -1,9 +1,9 @@
 import { queryOptions } from "@tanstack/react-query";
 // Types only: zod stays out of the browser bundle (its eval probe trips the CSP).
-import type { Limits } from "../orkestr/schemas/limits.js";
-import type { Metrics } from "../orkestr/schemas/metrics.js";
-import type { CreateSandboxBody, Sandbox, SetTimeoutResult } from "../orkestr/schemas/sandboxes.js";
-import { apiFetch, apiFetchPage, type ApiPage } from "./api.js";
+import type { Limits } from "../orkestr/schemas/limits";
+import type { Metrics } from "../orkestr/schemas/metrics";
+import type { CreateSandboxBody, Sandbox, SetTimeoutResult } from "../orkestr/schemas/sandboxes";
+import { apiFetch, apiFetchPage, type ApiPage } from "./api";
 
 // TanStack Query factories for the browser's sandbox data, all through Baton's /api/v1 proxy
 // (never orkestr directly). Feature code adds its own queries beside these; the keys below are the

@@ -8,9 +8,9 @@ import path from "node:path";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
-import { checkConnection, type ConnectionCheck } from "./connection-check.js";
-import { assertSafeBaseUrl, createGuardedFetch, type Resolver } from "./ssrf.js";
+import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
+import { checkConnection, type ConnectionCheck } from "./connection-check";
+import { assertSafeBaseUrl, createGuardedFetch, type Resolver } from "./ssrf";
 
 // checkConnection against the real local engine (good, bad, read-only and write-only tokens, wrong
 // path, injected 5xx, fleet_full and latency through /_admin/faults), a closed port, and small

@@ -1,12 +1,12 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { OrkestrConnectionError, OrkestrError, OrkestrParseError } from "../orkestr/errors.js";
-import { CryptoError, PasswordWorkBusyError } from "./crypto.js";
-import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors.js";
-import { LocalEngineError } from "./local-engine.js";
-import { UnsafeUrlError } from "./ssrf.js";
-import { VAULT_ERROR_STATUS, VaultError } from "./tokens.js";
+import { OrkestrConnectionError, OrkestrError, OrkestrParseError } from "../orkestr/errors";
+import { CryptoError, PasswordWorkBusyError } from "./crypto";
+import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors";
+import { LocalEngineError } from "./local-engine";
+import { UnsafeUrlError } from "./ssrf";
+import { VAULT_ERROR_STATUS, VaultError } from "./tokens";
 
 // One error shape for Baton's own API (architecture convention 2): `{ detail, code }`, plus `errors`
 // (field → message) on validation failures. Handlers throw; lib/server/route.ts catches everything

@@ -1,9 +1,9 @@
 import "server-only";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { HOST_NOT_ALLOWED, hostAllowed, type HostPolicy } from "../host-policy.js";
-import { getEnv } from "./env.js";
-import { CLIENT_IP_HEADER, markFrontDoor, normalizeAddress } from "./request-info.js";
+import { HOST_NOT_ALLOWED, hostAllowed, type HostPolicy } from "../host-policy";
+import { getEnv } from "./env";
+import { CLIENT_IP_HEADER, markFrontDoor, normalizeAddress } from "./request-info";
 
 // The console's front door: what scripts/console-server.mjs does to every request (HTTP and
 // WebSocket upgrade) before Next or the terminal relay sees it.

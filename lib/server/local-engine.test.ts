@@ -6,9 +6,9 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
-import { checkConnection } from "./connection-check.js";
-import { resetEnvForTests } from "./env.js";
+import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
+import { checkConnection } from "./connection-check";
+import { resetEnvForTests } from "./env";
 import {
   bootstrapSecretPath,
   engineAccountFor,
@@ -19,7 +19,7 @@ import {
   localEngineStatus,
   mintLocalEngineToken,
   revokeLocalEngineToken,
-} from "./local-engine.js";
+} from "./local-engine";
 
 // The local engine helpers against a real engine that shares its data dir with the "console"
 // (BATON_DATA_DIR = the engine's dataDir), plus the ways it can be missing.

@@ -2,8 +2,8 @@ import "server-only";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { createOrkestrClient } from "../orkestr/core.js";
-import { resetEnvForTests } from "./env.js";
+import { createOrkestrClient } from "../orkestr/core";
+import { resetEnvForTests } from "./env";
 import {
   assertSafeBaseUrl,
   classifyAddress,
@@ -14,7 +14,7 @@ import {
   UnsafeUrlError,
   type AddressKind,
   type Resolver,
-} from "./ssrf.js";
+} from "./ssrf";
 
 // No test here sends traffic off this machine: host names resolve through injected resolvers
 // (only `localhost` goes to the system resolver), and the guarded fetch talks to a server on

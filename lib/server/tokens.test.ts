@@ -1,17 +1,17 @@
 import "server-only";
 import fs from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
-import type { FetchLike } from "../orkestr/core.js";
-import { OrkestrConnectionError } from "../orkestr/errors.js";
-import { CryptoError, decrypt } from "./crypto.js";
-import { getConnectionSecret, upsertConnection } from "./db/connections.js";
-import { DbConflictError, DbNotFoundError } from "./db/errors.js";
-import { migrateToLatest, type Db } from "./db/index.js";
-import { testBackends, type TestDatabase } from "./db/test-backends.js";
-import { createUser } from "./db/users.js";
-import { resetEnvForTests } from "./env.js";
-import { PrivateAddressRefused, type Resolver } from "./ssrf.js";
+import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
+import type { FetchLike } from "../orkestr/core";
+import { OrkestrConnectionError } from "../orkestr/errors";
+import { CryptoError, decrypt } from "./crypto";
+import { getConnectionSecret, upsertConnection } from "./db/connections";
+import { DbConflictError, DbNotFoundError } from "./db/errors";
+import { migrateToLatest, type Db } from "./db/index";
+import { testBackends, type TestDatabase } from "./db/test-backends";
+import { createUser } from "./db/users";
+import { resetEnvForTests } from "./env";
+import { PrivateAddressRefused, type Resolver } from "./ssrf";
 import {
   activeConnection,
   checkActiveConnection,
@@ -25,7 +25,7 @@ import {
   setActive,
   TOKEN_FORMAT,
   VaultError,
-} from "./tokens.js";
+} from "./tokens";
 
 // The token vault on each database backend, against a real local engine that shares its data dir
 // with the "console": BATON_DATA_DIR is the engine's, ORKESTR_API_URL its origin, so the engine is

@@ -7,7 +7,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { actAsAccountOf, startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
+import { actAsAccountOf, startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 

@@ -1,8 +1,8 @@
 // One timeline entry in words: a category (for the icon and the filter) and a one-line summary,
 // from the event's type and data (§3.14). Unknown types (a newer server) still show, as they came.
 
-import type { SandboxEvent } from "../../../lib/orkestr/schemas/events.js";
-import { SCAN_COMMAND } from "../../../lib/queries/sandbox-previews.js";
+import type { SandboxEvent } from "../../../lib/orkestr/schemas/events";
+import { SCAN_COMMAND } from "../../../lib/queries/sandbox-previews";
 
 export type EventCategory = "lifecycle" | "exec" | "file" | "other";
 

@@ -1,4 +1,4 @@
-import { HEARTBEAT_PING } from "../../../lib/terminal-heartbeat.js";
+import { HEARTBEAT_PING } from "../../../lib/terminal-heartbeat";
 import { missedOutput, TailBuffer } from "./replay";
 
 // One interactive terminal's byte stream: the WebSocket to Baton's relay

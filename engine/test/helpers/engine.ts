@@ -63,6 +63,9 @@ export async function startEngine(
     env: {
       PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
       HOME: process.env.HOME ?? "/root",
+      // The engine does not read it; the console's tests import this helper under Next's types,
+      // which make NODE_ENV a required key of every process environment.
+      NODE_ENV: "production",
       BATON_DATA_DIR: dataDir,
       ORKESTR_ENGINE_PORT: "0",
       ORKESTR_ENGINE_LOG: "warn",

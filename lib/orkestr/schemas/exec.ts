@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Num } from "./common.js";
+import { Num } from "./common";
 
 /** POST /v1/sandboxes/{id}/exec and /exec/stream (§3.2, §3.3). */
 export const ExecBody = z.object({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Num, openEnum, Timestamp } from "./common.js";
+import { Num, openEnum, Timestamp } from "./common";
 
 /** One directory entry (§3.4): `name`, `is_dir`, `size` are seed fields; the rest may be absent. */
 export const FileEntry = z

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Num } from "./common.js";
+import { Num } from "./common";
 
 /** One entry of the size menu: render as returned, never hard-code (§3.12). */
 export const SizeOption = z

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Num, Timestamp } from "./common.js";
+import { Num, Timestamp } from "./common";
 
 /** One sample; `t` may be RFC 3339 or unix seconds (§3.5: "parse `t` as either"). */
 export const MetricsSample = z.object({ t: Timestamp, cpu_percent: Num.nullish(), mem_bytes: Num.nullish() }).loose();

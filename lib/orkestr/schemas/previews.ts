@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Num } from "./common.js";
+import { Num } from "./common";
 
 /** GET /v1/sandboxes/{id}/previews/{port} (§3.7). */
 export const Preview = z

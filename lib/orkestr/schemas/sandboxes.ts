@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ListQuery, Num, openEnum, StringMap, Timestamp } from "./common.js";
+import { ListQuery, Num, openEnum, StringMap, Timestamp } from "./common";
 
 /** §3.1: only `running` is confirmed; the rest is the proposed enum. Unknown values are kept. */
 export const SANDBOX_STATUSES = [

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ListQuery, Num, openEnum, Timestamp } from "./common.js";
+import { ListQuery, Num, openEnum, Timestamp } from "./common";
 
 export const WEBHOOK_EVENT_TYPES = [
   "sandbox.created",

@@ -1,9 +1,9 @@
 import "server-only";
 import { z } from "zod";
-import { newSessionToken, sha256 } from "../crypto.js";
-import type { Db } from "./index.js";
-import { UserRow, type User } from "./users.js";
-import { EpochDate, parseRow } from "./util.js";
+import { newSessionToken, sha256 } from "../crypto";
+import type { Db } from "./index";
+import { UserRow, type User } from "./users";
+import { EpochDate, parseRow } from "./util";
 
 // Server-side sessions. The cookie carries a random token; the table stores only sha256(token) as
 // the id, so a database leak yields no usable cookie. Sessions end by expiry or by revocation (sign
