@@ -1,9 +1,10 @@
-// The console's production server: Next's request handler (exactly what `next start` serves:
+// The console's server: Next's request handler (exactly what `next start` or `next dev` serves:
 // pages, route handlers, proxy.ts with its security headers and CSP) behind a plain node:http
 // server, plus the one thing Next cannot do, WebSocket upgrades for the terminal relay
-// (lib/server/pty-relay.ts). Used by `npm start` (scripts/start.mjs) and the e2e fixture.
+// (lib/server/pty-relay.ts). Used by `npm start` (scripts/start.mjs), `npm run dev` and the e2e fixture.
 //
 //   NODE_ENV=production node scripts/console-server.mjs [-p PORT] [-H HOST]   (after `next build`)
+//   node scripts/console-server.mjs --dev [-p PORT] [-H HOST]                   (`npm run dev`: Next in dev mode, HMR)
 //
 // Every request and upgrade passes the front door first (lib/server/front-door.ts): Host names
 // Baton does not serve get 421 (DNS rebinding), and the client's address is taken from the socket
@@ -14,6 +15,7 @@
 // export throws; Next's server bundles resolve it under the `react-server` condition, to an empty
 // module. The one hook below resolves that package (only that: the condition set process-wide would
 // also switch React to its server build) the same way for the relay's graph.
+import { EventEmitter } from "node:events";
 import { register } from "node:module";
 import { parseArgs } from "node:util";
 import next from "next";
@@ -21,12 +23,18 @@ import { register as registerTsx } from "tsx/esm/api";
 
 const started = Date.now();
 const { values } = parseArgs({
-  options: { port: { type: "string", short: "p" }, hostname: { type: "string", short: "H" } },
+  options: {
+    port: { type: "string", short: "p" },
+    hostname: { type: "string", short: "H" },
+    dev: { type: "boolean", default: false },
+  },
   allowPositionals: false,
 });
+const dev = values.dev;
 const port = Number(values.port ?? process.env.PORT ?? 3000);
 const hostname = values.hostname ?? process.env.HOST ?? "127.0.0.1";
-process.env.NODE_ENV ??= "production";
+if (dev) process.env.NODE_ENV = "development";
+else process.env.NODE_ENV ??= "production";
 // The port the loopback Host names are served on (lib/host-policy.ts) is the one listened on.
 process.env.PORT = String(port);
 // next-auth builds its absolute URLs (redirects, future OIDC callbacks) from NEXTAUTH_URL, else
@@ -51,7 +59,11 @@ try {
   process.exit(1);
 }
 
-const app = next({ dev: false, dir: new URL("..", import.meta.url).pathname, hostname, port });
+// Next attaches its own upgrade listener to `httpServer` (else to the first request's server): in
+// dev, HMR at /_next/hmr. Given this emitter instead, it sees only the upgrades the front door and
+// the relay left, and only in dev (production has no upgrades of Next's own: those get 404).
+const nextUpgrades = new EventEmitter();
+const app = next({ dev, dir: new URL("..", import.meta.url).pathname, hostname, port, httpServer: nextUpgrades });
 const handle = app.getRequestHandler();
 await app.prepare();
 // After Next set up its server environment: the session code imports next/headers, which needs
@@ -74,6 +86,7 @@ const server = createConsoleServer({
   frontDoor,
   handle,
   upgrade: (req, socket, head) => relay.handleUpgrade(req, socket, head),
+  nextUpgrade: dev ? (req, socket, head) => nextUpgrades.emit("upgrade", req, socket, head) : undefined,
 });
 server.listen(port, hostname, () => {
   // "Ready in" is what e2e/fixtures.ts waits for, as with `next start`.
