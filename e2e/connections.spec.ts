@@ -1,4 +1,5 @@
 import type { Page } from "@playwright/test";
+import { clearFaults, injectFault } from "../engine/test/helpers/engine";
 import { expect, test } from "./fixtures";
 import { screenshot, watchForErrors } from "./helpers";
 
@@ -97,12 +98,7 @@ test("the header shows an error with its detail when the API stops answering @db
   signedIn: page,
   servers,
 }) => {
-  const fault = await fetch(`${servers.engine.origin}/_admin/faults`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-baton-bootstrap": servers.engine.bootstrap! },
-    body: JSON.stringify({ kind: "error", status: 500, path: "^/v1/(sandboxes/)?limits$" }),
-  });
-  expect(fault.status).toBe(201);
+  await injectFault(servers.engine, { kind: "error", status: 500, path: "^/v1/(sandboxes/)?limits$" });
   try {
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
@@ -116,10 +112,7 @@ test("the header shows an error with its detail when the API stops answering @db
     await expect(item(page, "Local engine").getByTestId("last-check")).toContainText(/500|error/i);
     await screenshot(page, "connections-check-error-dark");
   } finally {
-    await fetch(`${servers.engine.origin}/_admin/faults`, {
-      method: "DELETE",
-      headers: { "x-baton-bootstrap": servers.engine.bootstrap! },
-    });
+    await clearFaults(servers.engine);
   }
 });
 

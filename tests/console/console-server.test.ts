@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
+import { freePort } from "../../engine/test/helpers/free-port";
 
 // The real console server (scripts/console-server.mjs: front door, terminal relay, listen) over real
 // sockets, with a stand-in for Next (tests/helpers/next-stub/) whose handler answers with the URL
@@ -16,17 +16,6 @@ import { WebSocket } from "ws";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SERVER = path.join(ROOT, "scripts", "console-server.mjs");
 const STUB = path.join(ROOT, "tests", "helpers", "next-stub", "register.mjs");
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Running {
   port: number;

@@ -28,20 +28,3 @@ export function useLocalEngine<T>(setup: () => T): T & { engine(): EngineHandle 
   });
   return Object.assign(ctx as object, { engine: () => engine }) as T & { engine(): EngineHandle };
 }
-
-/** POSTs a fault rule to the engine's /_admin/faults. */
-export async function injectFault(engine: EngineHandle, rule: Record<string, unknown>): Promise<void> {
-  const r = await fetch(`${engine.origin}/_admin/faults`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-baton-bootstrap": engine.bootstrap! },
-    body: JSON.stringify(rule),
-  });
-  if (r.status !== 201) throw new Error(`fault injection failed: ${r.status} ${await r.text()}`);
-}
-
-export async function clearFaults(engine: EngineHandle): Promise<void> {
-  await fetch(`${engine.origin}/_admin/faults`, {
-    method: "DELETE",
-    headers: { "x-baton-bootstrap": engine.bootstrap! },
-  });
-}

@@ -30,7 +30,8 @@ import { GET as listWebhooks, POST as createWebhook } from "../../app/api/v1/web
 import { listAuditEvents } from "../../lib/server/db/audit";
 import { upsertConnection } from "../../lib/server/db/connections";
 import { testBackends } from "../../lib/server/db/test-backends";
-import { injectFault, clearFaults, useLocalEngine } from "./engine-harness";
+import { clearFaults, injectFault } from "../../engine/test/helpers/engine";
+import { useLocalEngine } from "./engine-harness";
 import { jsonOf, makeUser, noParams, ORIGIN, request, sessionCookie, useConsoleDb, type RequestInit2 } from "./helpers";
 
 type Params = Record<string, string>;

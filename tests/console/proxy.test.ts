@@ -7,7 +7,8 @@ import { DELETE as terminate, GET as getSandbox } from "../../app/api/v1/sandbox
 import { GET as limits } from "../../app/api/v1/sandboxes/limits/route";
 import { GET as listSandboxes, POST as createSandbox } from "../../app/api/v1/sandboxes/route";
 import { testBackends } from "../../lib/server/db/test-backends";
-import { clearFaults, injectFault, useLocalEngine } from "./engine-harness";
+import { clearFaults, injectFault } from "../../engine/test/helpers/engine";
+import { useLocalEngine } from "./engine-harness";
 import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
 
 const idParams = (id: string) => ({ params: Promise.resolve({ id }) });
