@@ -1,5 +1,4 @@
 import "server-only";
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import https from "node:https";
@@ -9,6 +8,7 @@ import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { clearFaults, injectFault, startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
+import { selfSignedCert } from "../../engine/test/helpers/tls";
 import { checkConnection, type ConnectionCheck } from "./connection-check";
 import { assertSafeBaseUrl, createGuardedFetch, type Resolver } from "./ssrf";
 
@@ -215,32 +215,11 @@ describe("checkConnection over TLS (guarded fetch, self-signed certificate)", ()
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-tls-"));
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=api.tls.test",
-        "-keyout",
-        path.join(dir, "key.pem"),
-        "-out",
-        path.join(dir, "cert.pem"),
-      ],
-      { stdio: "ignore" },
-    );
-    server = https.createServer(
-      { key: fs.readFileSync(path.join(dir, "key.pem")), cert: fs.readFileSync(path.join(dir, "cert.pem")) },
-      (_req, res) => {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ plan: "payg" }));
-      },
-    );
+    const pem = selfSignedCert(dir, ["api.tls.test"]);
+    server = https.createServer({ key: fs.readFileSync(pem.key), cert: fs.readFileSync(pem.cert) }, (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ plan: "payg" }));
+    });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     port = (server.address() as AddressInfo).port;
   });
