@@ -6,6 +6,15 @@ import tseslint from "typescript-eslint";
 /** The Next.js app's files: React hooks and Next's rules apply here. */
 const APP = ["app/**/*.{ts,tsx}", "components/**/*.{ts,tsx}", "lib/**/*.tsx", "proxy.ts"];
 
+/**
+ * The console's code uses bundler resolution: `./env`, not `./env.js` (Turbopack cannot map `.js`
+ * to a `.ts` source). The engine (engine/, its own package) is NodeNext and keeps `.js`.
+ */
+const EXTENSIONLESS = {
+  regex: "^\\.{1,2}/.*\\.js$",
+  message: "The console imports its own TypeScript extensionless (bundler resolution): drop the .js.",
+};
+
 export default tseslint.config(
   {
     ignores: ["node_modules/", "data/", ".next/", "coverage/", "test-results/", "playwright-report/", "next-env.d.ts"],
@@ -35,6 +44,22 @@ export default tseslint.config(
       "no-constant-condition": ["error", { checkLoops: false }],
     },
   },
+  {
+    files: ["**/*.{ts,tsx}"],
+    ignores: ["engine/**"],
+    rules: { "no-restricted-imports": ["error", { patterns: [EXTENSIONLESS] }] },
+  },
+  {
+    // The engine imports these two under NodeNext, the console under bundler resolution: with no
+    // relative imports of their own they resolve the same in both (engine/tsconfig.json).
+    files: ["lib/net/address.ts", "lib/host-policy.ts", "lib/orkestr/webhook-events.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ regex: "^\\.", message: "The engine imports this module: keep it free of relative imports." }] },
+      ],
+    },
+  },
   { files: APP, ...reactHooks.configs.flat["recommended-latest"] },
   {
     files: APP,
@@ -49,6 +74,7 @@ export default tseslint.config(
         "error",
         {
           patterns: [
+            EXTENSIONLESS,
             {
               group: ["**/lib/server", "**/lib/server/**", "@/lib/server", "@/lib/server/**"],
               message: "lib/server is server-only: pass data in as props (DTOs) instead.",

@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// Each engine test file boots its own real engine process (real namespaces, cgroups, HTTP), so files
-// run two at a time on this 2-core machine and get generous timeouts.
+// Two projects: the console's tests (lib/, tests/) first, then the engine package's (engine/vitest.config.ts),
+// whose files boot real engines two at a time.
 export default defineConfig({
   test: {
     reporters: ["default", "./scripts/vitest-summary-reporter.ts"],
@@ -13,21 +13,10 @@ export default defineConfig({
           // server-only throws outside a React Server Components bundle; tests run on the server side.
           alias: { "server-only": new URL("./tests/helpers/server-only-stub.ts", import.meta.url).pathname },
           testTimeout: 30_000,
-          // Unit and DB tests first, then the engine files (which boot real engines, two at a time).
           sequence: { groupOrder: 0 },
         },
       },
-      {
-        test: {
-          name: "engine",
-          include: ["engine/test/**/*.test.ts"],
-          pool: "forks",
-          maxWorkers: 2,
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
-          sequence: { groupOrder: 1 },
-        },
-      },
+      "./engine/vitest.config.ts",
     ],
   },
 });

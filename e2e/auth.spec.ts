@@ -1,8 +1,10 @@
 import http from "node:http";
 import type { Page } from "@playwright/test";
-import { OWNER, expect, test } from "./fixtures.js";
-import { accountButton, screenshot, signInThroughForm, submitLogin, watchForErrors } from "./helpers.js";
+import { OWNER, expect, test } from "./fixtures";
+import { accountButton, screenshot, signInThroughForm, submitLogin, watchForErrors } from "./helpers";
 
+// @db: first run, accounts, sessions (revocation, sign out everywhere) and the sign-in rate limit
+// (login_attempts upserts) are rows in the console database; the Host check (421) is not, so untagged.
 // Sign-in end to end, in Chromium, against the real console and engine: nothing is mocked. This
 // file runs on a console instance of its own (a fresh database), because it starts with the first
 // run, and its tests build on each other in order.
@@ -18,7 +20,7 @@ async function openAccountMenu(page: Page) {
   return menu;
 }
 
-test("while nobody has an account, the console and /login lead to /setup", async ({ page }) => {
+test("while nobody has an account, the console and /login lead to /setup @db", async ({ page }) => {
   for (const path of ["/", "/sandboxes", "/settings/connections", "/login"]) {
     await page.goto(path);
     await expect(page, path).toHaveURL(/\/setup$/);
@@ -30,7 +32,7 @@ test("while nobody has an account, the console and /login lead to /setup", async
   expect(await me.json()).toMatchObject({ code: "unauthorized" });
 });
 
-test("the setup page checks the confirmation, then shows the server's validation", async ({ page, servers }) => {
+test("the setup page checks the confirmation, then shows the server's validation @db", async ({ page, servers }) => {
   const problems = watchForErrors(page, { allowStatus: (status, url) => status === 422 && url.endsWith("/api/setup") });
   await page.emulateMedia({ colorScheme: "light" });
   await page.goto("/setup");
@@ -69,7 +71,7 @@ test("the setup page checks the confirmation, then shows the server's validation
   expect(problems).toEqual([]);
 });
 
-test("first-run setup needs the setup code the server printed at start", async ({ page, servers }) => {
+test("first-run setup needs the setup code the server printed at start @db", async ({ page, servers }) => {
   const problems = watchForErrors(page, { allowStatus: (status, url) => status === 403 && url.endsWith("/api/setup") });
   await page.goto("/setup");
   await page.getByLabel("Setup code").fill("AAAA-BBBB-CCCC");
@@ -130,7 +132,7 @@ test("a page on another host name (DNS rebinding to 127.0.0.1) gets 421 from the
   expect((await ask("GET", "/setup", { host: `localhost:${port}` })).status).toBe(200);
 });
 
-test("first-run setup creates the owner and lands in the console, signed in", async ({ page, servers }) => {
+test("first-run setup creates the owner and lands in the console, signed in @db", async ({ page, servers }) => {
   const problems = watchForErrors(page);
   await page.emulateMedia({ colorScheme: "light" });
   await page.goto("/setup");
@@ -174,7 +176,7 @@ test("first-run setup creates the owner and lands in the console, signed in", as
   expect(problems).toEqual([]);
 });
 
-test("afterwards the setup page is gone", async ({ page }) => {
+test("afterwards the setup page is gone @db", async ({ page }) => {
   await page.goto("/setup");
   await expect(page).toHaveURL(/\/login$/);
   await expect(page.getByRole("heading", { level: 1, name: "Sign in" })).toBeVisible();
@@ -190,7 +192,7 @@ test("afterwards the setup page is gone", async ({ page }) => {
   await expect(page).toHaveURL(/\/sandboxes$/);
 });
 
-test("a wrong password, or an unknown email, shows one clear error", async ({ page }) => {
+test("a wrong password, or an unknown email, shows one clear error @db", async ({ page }) => {
   const problems = watchForErrors(page, {
     allowStatus: (status, url) => status === 401 && url.endsWith("/api/auth/login"),
   });
@@ -216,7 +218,7 @@ test("a wrong password, or an unknown email, shows one clear error", async ({ pa
   expect(problems).toEqual([]);
 });
 
-test("sign in returns to the page asked for; sign out ends the session on the server", async ({ page }) => {
+test("sign in returns to the page asked for; sign out ends the session on the server @db", async ({ page }) => {
   const problems = watchForErrors(page);
   await page.goto("/volumes");
   await expect(page).toHaveURL(/\/login\?next=%2Fvolumes$/);
@@ -264,7 +266,7 @@ test("sign in returns to the page asked for; sign out ends the session on the se
   expect(problems.filter((p) => !p.includes("/api/me"))).toEqual([]);
 });
 
-test("sign out everywhere ends the sessions in every browser", async ({ browser, baseURL }) => {
+test("sign out everywhere ends the sessions in every browser @db", async ({ browser, baseURL }) => {
   const a = await browser.newContext({ baseURL });
   const b = await browser.newContext({ baseURL });
   try {
@@ -305,7 +307,7 @@ test("sign out everywhere ends the sessions in every browser", async ({ browser,
   }
 });
 
-test("next-auth's own sign-out endpoint revokes the session row too", async ({ page }) => {
+test("next-auth's own sign-out endpoint revokes the session row too @db", async ({ page }) => {
   await signInThroughForm(page, OWNER.email, OWNER.password);
   const stolen = await page.context().cookies();
   const { csrfToken } = (await (await page.request.get("/api/auth/csrf")).json()) as { csrfToken: string };
@@ -318,7 +320,7 @@ test("next-auth's own sign-out endpoint revokes the session row too", async ({ p
   expect(await (await page.request.get("/api/auth/session")).json()).toEqual({});
 });
 
-test("repeated failures are rate limited with a clear message and Retry-After", async ({ page }) => {
+test("repeated failures are rate limited with a clear message and Retry-After @db", async ({ page }) => {
   await page.emulateMedia({ colorScheme: "light" });
   await page.goto("/login");
   const target = "mallory@example.com";
@@ -346,7 +348,7 @@ test("repeated failures are rate limited with a clear message and Retry-After", 
 });
 
 // Last in this file: it spends this client's per-IP budget (every test here comes from 127.0.0.1).
-test("failed sign-ins with a rotating X-Forwarded-For are still counted per client: the console server's socket address", async ({
+test("failed sign-ins with a rotating X-Forwarded-For are still counted per client: the console server's socket address @db", async ({
   playwright,
   baseURL,
 }) => {

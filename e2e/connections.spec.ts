@@ -1,7 +1,9 @@
 import type { Page } from "@playwright/test";
-import { expect, test } from "./fixtures.js";
-import { screenshot, watchForErrors } from "./helpers.js";
+import { clearFaults, injectFault } from "../engine/test/helpers/engine";
+import { expect, test } from "./fixtures";
+import { screenshot, watchForErrors } from "./helpers";
 
+// @db: connections are rows of the console database (encrypted tokens, one active per user).
 // Settings → Connections and the header's status indicator, against the real engine and a real
 // `next start` (no mocked network). Its own console instance: it connects things the shell spec
 // expects to be unconnected.
@@ -20,7 +22,7 @@ async function addConnection(page: Page, name: string, baseUrl: string, token: s
   await form.getByRole("button", { name: "Add connection" }).click();
 }
 
-test("empty state: no connection, the header links to Settings → Connections", async ({ signedIn: page }) => {
+test("empty state: no connection, the header links to Settings → Connections @db", async ({ signedIn: page }) => {
   const problems = watchForErrors(page);
   await page.emulateMedia({ colorScheme: "light" });
   await page.goto("/sandboxes");
@@ -34,7 +36,7 @@ test("empty state: no connection, the header links to Settings → Connections",
   expect(problems).toEqual([]);
 });
 
-test("a bad token: a clear error on the token field, nothing saved", async ({ signedIn: page, servers }) => {
+test("a bad token: a clear error on the token field, nothing saved @db", async ({ signedIn: page, servers }) => {
   watchForErrors(page, { allowStatus: (s, url) => s === 422 && url.endsWith("/api/connections") });
   await page.emulateMedia({ colorScheme: "light" });
   await page.goto("/settings/connections");
@@ -50,7 +52,7 @@ test("a bad token: a clear error on the token field, nothing saved", async ({ si
   await expect(page.getByTestId("connections-empty")).toBeVisible();
 });
 
-test("a private address: the SSRF refusal on the base URL field", async ({ signedIn: page }) => {
+test("a private address: the SSRF refusal on the base URL field @db", async ({ signedIn: page }) => {
   watchForErrors(page, { allowStatus: (s, url) => s === 422 && url.endsWith("/api/connections") });
   await page.goto("/settings/connections");
   await addConnection(page, "Inside", "http://10.1.2.3", "ork_abcdefghijklmnopqrst");
@@ -62,7 +64,7 @@ test("a private address: the SSRF refusal on the base URL field", async ({ signe
   await screenshot(page, "connections-error-ssrf-light");
 });
 
-test("connects the local engine in one click: listed as active, the header names it and turns ok", async ({
+test("connects the local engine in one click: listed as active, the header names it and turns ok @db", async ({
   signedIn: page,
   servers,
 }) => {
@@ -92,13 +94,11 @@ test("connects the local engine in one click: listed as active, the header names
   expect(problems).toEqual([]);
 });
 
-test("the header shows an error with its detail when the API stops answering", async ({ signedIn: page, servers }) => {
-  const fault = await fetch(`${servers.engine.origin}/_admin/faults`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-baton-bootstrap": servers.engine.bootstrap! },
-    body: JSON.stringify({ kind: "error", status: 500, path: "^/v1/(sandboxes/)?limits$" }),
-  });
-  expect(fault.status).toBe(201);
+test("the header shows an error with its detail when the API stops answering @db", async ({
+  signedIn: page,
+  servers,
+}) => {
+  await injectFault(servers.engine, { kind: "error", status: 500, path: "^/v1/(sandboxes/)?limits$" });
   try {
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
@@ -112,14 +112,11 @@ test("the header shows an error with its detail when the API stops answering", a
     await expect(item(page, "Local engine").getByTestId("last-check")).toContainText(/500|error/i);
     await screenshot(page, "connections-check-error-dark");
   } finally {
-    await fetch(`${servers.engine.origin}/_admin/faults`, {
-      method: "DELETE",
-      headers: { "x-baton-bootstrap": servers.engine.bootstrap! },
-    });
+    await clearFaults(servers.engine);
   }
 });
 
-test("add, set active, replace the token and remove with confirmation", async ({ signedIn: page, servers }) => {
+test("add, set active, replace the token and remove with confirmation @db", async ({ signedIn: page, servers }) => {
   const problems = watchForErrors(page);
   await page.emulateMedia({ colorScheme: "light" });
   await page.goto("/settings/connections");

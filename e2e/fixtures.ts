@@ -1,13 +1,13 @@
 import { test as base, expect, type APIRequestContext, type Page } from "@playwright/test";
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { actAsAccountOf, startEngine, type EngineHandle } from "../engine/test/helpers/engine.js";
-import { consoleDatabase, type ConsoleDatabaseKind } from "./database.js";
+import { actAsAccountOf, startEngine, type EngineHandle } from "../engine/test/helpers/engine";
+import { consoleDatabase, type ConsoleDatabaseKind } from "./database";
+import { freePort } from "../engine/test/helpers/free-port";
 
 /**
  * The system under test, once per worker: a real engine (engine/test/helpers/engine.ts) and a real
@@ -30,7 +30,7 @@ const BUILD_INPUTS = [
   "tailwind.config.ts",
   "postcss.config.mjs",
   "tsconfig.json",
-  "tsconfig.next.json",
+  "tsconfig.base.json",
   "package-lock.json",
 ];
 
@@ -81,18 +81,6 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
     child.on("exit", (code, signal) =>
       code === 0 ? resolve() : reject(new Error(`next ${args.join(" ")} failed (${signal ?? code}):\n${out}`)),
     );
-  });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
   });
 }
 

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Page } from "@playwright/test";
-import { SCREENS_DIR, expect } from "./fixtures.js";
+import { SCREENS_DIR, expect } from "./fixtures";
 
 /** Collects uncaught page errors, console errors (hydration mismatches included), HTTP ≥ 400 and CSP violations. */
 export function watchForErrors(

@@ -1,4 +1,4 @@
-import { expect, test } from "./fixtures.js";
+import { expect, test } from "./fixtures";
 
 // Issue 4: the browser never sees an orkestr token. After connecting the local engine, adding a
 // connection with a token this test knows (minted through the engine's /_admin/tokens) and using

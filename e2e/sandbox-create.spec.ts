@@ -1,7 +1,8 @@
 import type { Page } from "@playwright/test";
-import { seriousAxeViolations } from "./a11y.js";
-import { expect, test } from "./fixtures.js";
-import { screenshot, watchForErrors } from "./helpers.js";
+import { seriousAxeViolations } from "./a11y";
+import { injectFault } from "../engine/test/helpers/engine";
+import { expect, test } from "./fixtures";
+import { screenshot, watchForErrors } from "./helpers";
 
 // The create page against the real engine: the form's options come from the engine's limits,
 // base images, templates, volumes and snapshots; creates go through Baton's proxy.
@@ -161,18 +162,13 @@ test("explains a full fleet in plain words and retries on its own when Retry-Aft
     allowStatus: (status, url) => status === 503 && new URL(url).pathname === "/api/v1/sandboxes",
   });
   // The engine answers the next create with 503 fleet_full and Retry-After: 4 (one request only).
-  const fault = await fetch(`${servers.engine.origin}/_admin/faults`, {
+  await injectFault(servers.engine, {
+    kind: "fleet_full",
+    path: "^/v1/sandboxes$",
     method: "POST",
-    headers: { "content-type": "application/json", "x-baton-bootstrap": servers.engine.bootstrap! },
-    body: JSON.stringify({
-      kind: "fleet_full",
-      path: "^/v1/sandboxes$",
-      method: "POST",
-      retry_after_seconds: 4,
-      count: 1,
-    }),
+    retry_after_seconds: 4,
+    count: 1,
   });
-  expect(fault.status).toBe(201);
 
   await openForm(page);
   const keys: string[] = [];

@@ -1,7 +1,7 @@
 import type { Page } from "@playwright/test";
-import { seriousAxeViolations } from "./a11y.js";
-import { expect, test } from "./fixtures.js";
-import { screenshot, watchForErrors } from "./helpers.js";
+import { seriousAxeViolations } from "./a11y";
+import { expect, test } from "./fixtures";
+import { screenshot, watchForErrors } from "./helpers";
 
 // The detail page against a real sandbox of the real engine: overview fields, live charts (a busy
 // loop makes CPU rise; a pause shows as a gap), the activity timeline, lifecycle buttons.

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type { Page } from "@playwright/test";
-import { expect, test, type Servers } from "./fixtures.js";
-import { seriousAxeViolations } from "./a11y.js";
-import { screenshot, watchForErrors } from "./helpers.js";
+import { expect, test, type Servers } from "./fixtures";
+import { seriousAxeViolations } from "./a11y";
+import { screenshot, watchForErrors } from "./helpers";
 
 // Sandbox → Files against the real engine and a real `next start`: browse, new folder, a file
 // written in the editor and read back with `cat` inside the sandbox, uploads by drag and drop and

@@ -1,8 +1,8 @@
 import http from "node:http";
 import type { Page } from "@playwright/test";
-import { expect, test, type Servers } from "./fixtures.js";
-import { seriousAxeViolations } from "./a11y.js";
-import { screenshot, watchForErrors } from "./helpers.js";
+import { expect, test, type Servers } from "./fixtures";
+import { seriousAxeViolations } from "./a11y";
+import { screenshot, watchForErrors } from "./helpers";
 
 // Sandbox → Previews against the real engine and a real `next start`: a server started in a
 // `restricted` sandbox is detected and shown in the sandboxed iframe (checked inside the frame),

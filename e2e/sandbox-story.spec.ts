@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Locator, Page, TestInfo } from "@playwright/test";
-import { expect, SCREENS_DIR, test } from "./fixtures.js";
-import { screenshot, watchForErrors } from "./helpers.js";
+import { expect, SCREENS_DIR, test } from "./fixtures";
+import { screenshot, watchForErrors } from "./helpers";
 
 // Issue 6's end-to-end story, one sandbox through every page, in the real console against the real
 // engine: create → list → metadata filter → terminal → CPU chart → files → preview → pause →

@@ -1,8 +1,8 @@
 import type { APIRequestContext, Locator, Page } from "@playwright/test";
 import { WebSocket as NodeWebSocket } from "ws";
-import { expect, test } from "./fixtures.js";
-import { seriousAxeViolations } from "./a11y.js";
-import { screenshot, watchForErrors } from "./helpers.js";
+import { expect, test } from "./fixtures";
+import { seriousAxeViolations } from "./a11y";
+import { screenshot, watchForErrors } from "./helpers";
 
 // The sandbox terminal (issue 6), against the real console server (Next + the WebSocket relay) and
 // the real engine: interactive PTY sessions through the relay, and line mode over streaming exec.

@@ -1,9 +1,9 @@
 import type { APIRequestContext, Page } from "@playwright/test";
 import path from "node:path";
-import { seedTerminatedSandboxes } from "../engine/test/helpers/seed-sandboxes.js";
-import { seriousAxeViolations } from "./a11y.js";
-import { expect, test } from "./fixtures.js";
-import { screenshot, watchForErrors } from "./helpers.js";
+import { seedTerminatedSandboxes } from "../engine/test/helpers/seed-sandboxes";
+import { seriousAxeViolations } from "./a11y";
+import { expect, test } from "./fixtures";
+import { screenshot, watchForErrors } from "./helpers";
 
 // The sandbox list (/sandboxes), the command palette and the shortcut list, against the real engine
 // through the console's own /api/v1 proxy (no mocked network). Its own console instance: it creates

@@ -1,6 +1,6 @@
 import type { Page } from "@playwright/test";
-import { expect, test } from "./fixtures.js";
-import { screenshot, watchForErrors } from "./helpers.js";
+import { expect, test } from "./fixtures";
+import { screenshot, watchForErrors } from "./helpers";
 
 // The eight sections of the console, in sidebar order, and what each says to a user with no
 // connection yet: the built ones say how to connect, the others which issue builds them.

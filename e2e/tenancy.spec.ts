@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
-import { seriousAxeViolations } from "./a11y.js";
-import { expect, ROOT, test, type Servers } from "./fixtures.js";
-import { screenshot } from "./helpers.js";
+import { seriousAxeViolations } from "./a11y";
+import { expect, ROOT, test, type Servers } from "./fixtures";
+import { screenshot } from "./helpers";
 
+// @db: teams, memberships and roles are rows of the console database, and scope every query.
 // Two Baton teams on one local engine, through the pages: each team's members connect with
 // "Use the local engine" and get tokens of their own team's engine account, so neither team's
 // console lists, opens or drives the other's sandboxes.
@@ -33,7 +34,7 @@ function addUser(servers: Servers, email: string, password: string, team?: strin
   );
 }
 
-test("two teams see only their own sandboxes, in the list and on every sandbox page", async ({
+test("two teams see only their own sandboxes, in the list and on every sandbox page @db", async ({
   connected: page,
   servers,
   browser,
@@ -101,7 +102,7 @@ test("two teams see only their own sandboxes, in the list and on every sandbox p
   await other.close();
 });
 
-test("a user whose role cannot read sandboxes is told so on the sandbox pages, and shown none", async ({
+test("a user whose role cannot read sandboxes is told so on the sandbox pages, and shown none @db", async ({
   connected: page,
   servers,
   browser,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hostAllowed, originAllowed, parseHostPolicy, splitHost } from "./host-policy.js";
+import { hostAllowed, originAllowed, parseHostPolicy, splitHost } from "./host-policy";
 
 const policy = (env: Record<string, string>) => {
   const { policy: p, issues } = parseHostPolicy(env);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { PRICES_EUR as ENGINE_PRICES } from "../engine/src/plans.js";
-import { computeCostEur, formatEur, PRICES_EUR } from "./pricing.js";
+import { PRICES_EUR as ENGINE_PRICES } from "../engine/src/plans";
+import { computeCostEur, formatEur, PRICES_EUR } from "./pricing";
 
 describe("pricing", () => {
   it("agrees with the engine's metering prices", () => {

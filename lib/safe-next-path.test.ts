@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextPathFromSearch, safeNextPath } from "./safe-next-path.js";
+import { nextPathFromSearch, safeNextPath } from "./safe-next-path";
 
 // Every way a `next` value has been seen to leave the site: each must come back null (server) or
 // as the fallback (the login form, which reads it from location.search, decoded once).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contentSecurityPolicy, isHttps, newNonce, securityHeaders } from "./security-headers.js";
+import { contentSecurityPolicy, isHttps, newNonce, securityHeaders } from "./security-headers";
 
 const directives = (csp: string) =>
   new Map(csp.split("; ").map((d) => [d.split(" ")[0], d.split(" ").slice(1).join(" ")]));

@@ -1,5 +1,5 @@
 import { clsx, type ClassValue } from "clsx";
-import { mergeClasses } from "./class-merge.js";
+import { mergeClasses } from "./class-merge";
 
 /** Joins class names and lets later Tailwind utilities override earlier conflicting ones. */
 export function cn(...inputs: ClassValue[]): string {

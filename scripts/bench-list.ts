@@ -9,9 +9,9 @@
 //   BENCH_ROUNDS=5 npm run bench:list
 import path from "node:path";
 import { chromium, type Page } from "@playwright/test";
-import { pct } from "../engine/bench/lib.js";
-import { seedTerminatedSandboxes } from "../engine/test/helpers/seed-sandboxes.js";
-import { startConsoleBench } from "./bench/console-harness.js";
+import { pct } from "../engine/bench/lib";
+import { seedTerminatedSandboxes } from "../engine/test/helpers/seed-sandboxes";
+import { startConsoleBench } from "./bench/console-harness";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);

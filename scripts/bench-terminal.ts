@@ -9,8 +9,8 @@
 //
 //   BENCH_KEYS=400 npm run bench:console
 import { WebSocket } from "ws";
-import { pct } from "../engine/bench/lib.js";
-import { startConsoleBench } from "./bench/console-harness.js";
+import { pct } from "../engine/bench/lib";
+import { startConsoleBench } from "./bench/console-harness";
 
 const KEYS = Number(process.env.BENCH_KEYS ?? 300);
 const WARMUP = 20;

@@ -1,17 +1,21 @@
-// The console's production server: Next's request handler (exactly what `next start` serves:
+// The console's server: Next's request handler (exactly what `next start` or `next dev` serves:
 // pages, route handlers, proxy.ts with its security headers and CSP) behind a plain node:http
 // server, plus the one thing Next cannot do, WebSocket upgrades for the terminal relay
-// (lib/server/pty-relay.ts). Used by `npm start` (scripts/start.mjs) and the e2e fixture.
+// (lib/server/pty-relay.ts). Used by `npm start` (scripts/start.mjs), `npm run dev` and the e2e fixture.
 //
 //   NODE_ENV=production node scripts/console-server.mjs [-p PORT] [-H HOST]   (after `next build`)
+//   node scripts/console-server.mjs --dev [-p PORT] [-H HOST]                   (`npm run dev`: Next in dev mode, HMR)
 //
 // Every request and upgrade passes the front door first (lib/server/front-door.ts): Host names
 // Baton does not serve get 421 (DNS rebinding), and the client's address is taken from the socket
 // (or the BATON_TRUSTED_PROXIES hops of X-Forwarded-For) into a header only this server writes.
 //
 // Only the relay's and the front door's TypeScript goes through tsx (a namespaced registration), so
-// Next loads its build output untouched. `server-only` (which throws outside React Server Components
-// bundles) resolves to an empty module for that graph; both are server-side code by construction.
+// Next loads its build output untouched. That code imports `server-only`, the marker whose default
+// export throws; Next's server bundles resolve it under the `react-server` condition, to an empty
+// module. The one hook below resolves that package (only that: the condition set process-wide would
+// also switch React to its server build) the same way for the relay's graph.
+import { EventEmitter } from "node:events";
 import { register } from "node:module";
 import { parseArgs } from "node:util";
 import next from "next";
@@ -19,12 +23,18 @@ import { register as registerTsx } from "tsx/esm/api";
 
 const started = Date.now();
 const { values } = parseArgs({
-  options: { port: { type: "string", short: "p" }, hostname: { type: "string", short: "H" } },
+  options: {
+    port: { type: "string", short: "p" },
+    hostname: { type: "string", short: "H" },
+    dev: { type: "boolean", default: false },
+  },
   allowPositionals: false,
 });
+const dev = values.dev;
 const port = Number(values.port ?? process.env.PORT ?? 3000);
 const hostname = values.hostname ?? process.env.HOST ?? "127.0.0.1";
-process.env.NODE_ENV ??= "production";
+if (dev) process.env.NODE_ENV = "development";
+else process.env.NODE_ENV ??= "production";
 // The port the loopback Host names are served on (lib/host-policy.ts) is the one listened on.
 process.env.PORT = String(port);
 // next-auth builds its absolute URLs (redirects, future OIDC callbacks) from NEXTAUTH_URL, else
@@ -35,7 +45,7 @@ const tsx = registerTsx({ namespace: "baton-console-server" });
 register(
   "data:text/javascript," +
     encodeURIComponent(
-      'export async function resolve(s, c, n) { return s === "server-only" ? { url: "data:text/javascript,export{}", shortCircuit: true } : n(s, c); }',
+      'export function resolve(s, c, n) { return n(s, s === "server-only" ? { ...c, conditions: [...c.conditions, "react-server"] } : c); }',
     ),
 );
 
@@ -49,7 +59,11 @@ try {
   process.exit(1);
 }
 
-const app = next({ dev: false, dir: new URL("..", import.meta.url).pathname, hostname, port });
+// Next attaches its own upgrade listener to `httpServer` (else to the first request's server): in
+// dev, HMR at /_next/hmr. Given this emitter instead, it sees only the upgrades the front door and
+// the relay left, and only in dev (production has no upgrades of Next's own: those get 404).
+const nextUpgrades = new EventEmitter();
+const app = next({ dev, dir: new URL("..", import.meta.url).pathname, hostname, port, httpServer: nextUpgrades });
 const handle = app.getRequestHandler();
 await app.prepare();
 // After Next set up its server environment: the session code imports next/headers, which needs
@@ -72,6 +86,7 @@ const server = createConsoleServer({
   frontDoor,
   handle,
   upgrade: (req, socket, head) => relay.handleUpgrade(req, socket, head),
+  nextUpgrade: dev ? (req, socket, head) => nextUpgrades.emit("upgrade", req, socket, head) : undefined,
 });
 server.listen(port, hostname, () => {
   // "Ready in" is what e2e/fixtures.ts waits for, as with `next start`.

@@ -1,7 +1,7 @@
-import { hashPassword } from "../../lib/server/crypto.js";
-import { closeDb, getMigratedDb } from "../../lib/server/db/index.js";
-import { createTeamWithOwner, slugify } from "../../lib/server/db/teams.js";
-import { createUser } from "../../lib/server/db/users.js";
+import { hashPassword } from "../../lib/server/crypto";
+import { closeDb, getMigratedDb } from "../../lib/server/db/index";
+import { createTeamWithOwner, slugify } from "../../lib/server/db/teams";
+import { createUser } from "../../lib/server/db/users";
 
 /**
  * Another user, who owns a team of their own (or, without TEAM, belongs to none), written into the

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, target, type EngineHandle } from "./helpers/engine.js";
+import { until } from "./helpers/async.js";
 
 /**
  * Named snapshots (/v1/snapshots) and volumes (/v1/volumes, with the seed's corrections) over HTTP. Runs against
@@ -30,15 +31,6 @@ async function sandbox(body: Record<string, unknown> = {}): Promise<string> {
   return id;
 }
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
 describe("limits", () => {
   it("report the snapshot and volume caps", async () => {
     const l = (await e.api("GET", "/sandboxes/limits")).body;
@@ -60,8 +52,12 @@ describe("snapshots", () => {
     expect(["creating", "ready", "failed"]).toContain(r.body.status);
     expect(r.body.created_at).toMatch(ISO);
     const ready = await until(
-      () => e.api("GET", `/snapshots/${r.body.id}`),
-      (x) => x.body.status !== "creating",
+      "the snapshot to finish creating",
+      async () => {
+        const x = await e.api("GET", `/snapshots/${r.body.id}`);
+        return x.body.status !== "creating" && x;
+      },
+      { timeout: 60_000, interval: 500 },
     );
     expect(ready.body.status).toBe("ready");
     expect((await e.api("GET", `/snapshots/contract-${tag}`)).body.id).toBe(r.body.id);
@@ -71,8 +67,12 @@ describe("snapshots", () => {
     sandboxes.push(child.body.id);
     expect(child.body.snapshot).toBe(r.body.id);
     await until(
-      () => e.api("GET", `/sandboxes/${child.body.id}`),
-      (x) => x.body.status === "running",
+      "the sandbox from the snapshot to run",
+      async () => {
+        const x = await e.api("GET", `/sandboxes/${child.body.id}`);
+        return x.body.status === "running" && x;
+      },
+      { timeout: 60_000, interval: 500 },
     );
     expect((await exec(e, child.body.id, "cat /workspace/c")).stdout).toBe("contract\n");
   });
@@ -147,8 +147,12 @@ describe("volumes", () => {
 
     expect((await e.api("DELETE", `/sandboxes/${first.body.id}`)).status).toBe(204);
     await until(
-      () => e.api("GET", `/volumes/${name}`),
-      (x) => x.body.status === "available",
+      "the volume to be detached",
+      async () => {
+        const x = await e.api("GET", `/volumes/${name}`);
+        return x.body.status === "available" && x;
+      },
+      { timeout: 60_000, interval: 500 },
     );
     const next = await sandbox({ volume: name });
     expect((await exec(e, next, "cat /persist/k")).stdout).toBe("kept\n");
@@ -162,8 +166,12 @@ describe("volumes", () => {
     expect(moving.status).toBe(202);
     expect(["moving", "available"]).toContain(moving.body.status);
     const done = await until(
-      () => e.api("GET", `/volumes/${r.body.id}`),
-      (x) => x.body.status === "available",
+      "the moved volume to be available",
+      async () => {
+        const x = await e.api("GET", `/volumes/${r.body.id}`);
+        return x.body.status === "available" && x;
+      },
+      { timeout: 60_000, interval: 500 },
     );
     expect(done.body.region).toBe("hel1");
     expect((await e.api("DELETE", `/volumes/${r.body.id}`)).status).toBe(204);

@@ -5,6 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, startEngine, type EngineHandle, enginePath, inEngineMountNs } from "./helpers/engine.js";
+import { until } from "./helpers/async.js";
 
 /**
  * What one sandbox can see and do to the host, the engine and other sandboxes, checked from both
@@ -94,15 +95,6 @@ function hostUid(id: string): number {
   }
   expect(uids.size, `uids of ${id}: ${[...uids].join(",")}`).toBe(1);
   return [...uids][0]!;
-}
-
-async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
 }
 
 beforeAll(async () => {
@@ -236,14 +228,13 @@ describe("identity and processes", () => {
     const bg = await run(B, "setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo started");
     expect(bg.stdout).toContain("started");
     let bPid = 0;
-    expect(
-      await waitFor(
-        () =>
-          (bPid =
-            procsOf(B).find((p) => fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("sleep\u0000300")) ?? 0) > 0,
-        3000,
-      ),
-    ).toBe(true);
+    await until(
+      "B's sleep 300 to appear among its processes",
+      () =>
+        (bPid = procsOf(B).find((p) => fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("sleep\u0000300")) ?? 0) >
+        0,
+      { timeout: 3000 },
+    );
     const r = await run(
       A,
       `kill -0 ${bPid} 2>&1; echo rc=$?; kill -9 ${bPid} 2>&1; echo rc=$?; kill -9 1 2>&1; echo rc=$?`,
@@ -345,7 +336,7 @@ describe("resource limits", () => {
     const pidsNow = () => Number(fs.readFileSync(path.join(pidsDir, "pids.current"), "utf8"));
     const refusals = () =>
       Number(fs.readFileSync(path.join(pidsDir, "pids.events"), "utf8").match(/max (\d+)/)?.[1] ?? 0);
-    expect(await waitFor(() => pidsNow() < 10, 10_000)).toBe(true);
+    await until("the forked sleeps to exit", () => pidsNow() < 10, { timeout: 10_000 });
 
     // Then a classic shell fork bomb, terminated while it runs. Bounded by itself too: the bomb's
     // processes stay in timeout(1)'s process group (bash keeps timeout waiting with `sleep`), which
@@ -354,7 +345,7 @@ describe("resource limits", () => {
     const bomb = exec(e, f, "timeout -s KILL 5 bash -c ':(){ :|:& }; :; sleep 10'; echo bomb-done", {
       timeout_seconds: 10,
     }).catch((err: Error) => ({ stdout: err.message, exit_code: -1 }));
-    expect(await waitFor(() => refusals() > before, 4000)).toBe(true);
+    await until("a refused fork to be counted", () => refusals() > before, { timeout: 4000 });
     expect(pidsNow()).toBeLessThanOrEqual(max);
     const other = await run(A, "echo still-fine");
     expect(other.stdout).toBe("still-fine\n");
@@ -363,12 +354,11 @@ describe("resource limits", () => {
     const del = await e.api("DELETE", `/sandboxes/${f}`);
     expect(del.status).toBe(204);
     expect(Date.now() - t0).toBeLessThan(10_000);
-    expect(
-      await waitFor(
-        () => cgroupDir("pids", f) === null && cgroupDir("memory", f) === null && cgroupDir("freezer", f) === null,
-        5000,
-      ),
-    ).toBe(true);
+    await until(
+      "the sandbox's pids, memory and freezer cgroups to be removed",
+      () => cgroupDir("pids", f) === null && cgroupDir("memory", f) === null && cgroupDir("freezer", f) === null,
+      { timeout: 5000 },
+    );
     await bomb;
     expect(fs.existsSync(enginePath(e, path.join(e.dataDir!, "engine", "sbx", f)))).toBe(false);
     expect((await run(B, "echo b-alive")).stdout).toBe("b-alive\n");

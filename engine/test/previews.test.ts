@@ -10,6 +10,7 @@ import {
   roundTrip,
   serveInSandbox,
 } from "./helpers/previews.js";
+import { until } from "./helpers/async.js";
 
 /**
  * Preview URLs through a real engine: http://<port>-<id>.sbx.localhost:<engine port>, reached on
@@ -56,15 +57,6 @@ function relaysUnder(dataDir: string): string[] {
     }
   }
   return out;
-}
-
-async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
 }
 
 beforeAll(async () => {
@@ -301,7 +293,7 @@ describe("preview URLs", () => {
     const sockDir = enginePath(e, `${e.dataDir}/engine/sbx/${c}/pv`);
     expect(fs.readdirSync(sockDir)).toEqual([expect.stringMatching(/^8000-4-[0-9a-f]{8}\.sock$/)]);
     expect((await e.api("DELETE", `/sandboxes/${c}`)).status).toBe(204);
-    expect(await waitFor(() => relaysOf(c).length === 0, 3000)).toBe(true);
+    await until("the sandbox's preview relays to stop", () => relaysOf(c).length === 0, { timeout: 3000 });
     expect(fs.existsSync(sockDir)).toBe(false);
     const gone = await get(c);
     expect(gone.status).toBe(410);
@@ -340,10 +332,10 @@ describe("preview URLs", () => {
       );
     const alive = () => listeners().filter((pid) => !fs.readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z "));
     for (const p of ports) expect((await get(g, "/", {}, p)).body).toBe(`port ${p}`);
-    expect(await waitFor(() => alive().length === 16, 3000)).toBe(true);
+    await until("16 live relays, the 17th evicted", () => alive().length === 16, { timeout: 3000 });
     // The least recently used (9000, then 9001) made room; asking again brings it back.
     for (const p of [9000, 9001, 9016]) expect((await get(g, "/", {}, p)).body).toBe(`port ${p}`);
-    expect(await waitFor(() => alive().length === 16, 3000)).toBe(true);
+    await until("16 live relays, the 17th evicted", () => alive().length === 16, { timeout: 3000 });
   });
 
   it("reaches servers bound to 0.0.0.0, ::1 and :: as well", async () => {
@@ -563,7 +555,9 @@ describe("engine shutdown", () => {
     expect(relaysUnder(e.dataDir!).length).toBeGreaterThan(0);
     expect(await e.stop("SIGTERM")).toBe(0);
     await closed;
-    expect(await waitFor(() => relaysUnder(e.dataDir!).length === 0, 5000)).toBe(true);
+    await until("no preview relay left under the data dir", () => relaysUnder(e.dataDir!).length === 0, {
+      timeout: 5000,
+    });
     expect(fs.readdirSync(`${e.dataDir}/engine/sbx`)).toEqual([]);
   });
 });

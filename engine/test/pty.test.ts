@@ -6,6 +6,7 @@ import { StringDecoder } from "node:string_decoder";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
+import { eventually } from "./helpers/async.js";
 
 interface PtyView {
   id: string;
@@ -140,19 +141,6 @@ async function openPty(id: string, body: Record<string, unknown> = {}): Promise<
   const r = await e.api<PtyView>("POST", `/sandboxes/${id}/pty`, body);
   if (r.status !== 201) throw new Error(`pty open failed: ${r.status} ${r.text}`);
   return r.body;
-}
-
-/** Polls until `check` passes (or fails with its last error). */
-async function eventually<T>(check: () => Promise<T>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
 }
 
 /** How many processes in the sandbox run exactly `cmdline` (args joined by spaces). */
@@ -580,10 +568,13 @@ describe("pty idle sessions", () => {
     const id = await createSandbox(e2);
     const r = await e2.api<PtyView>("POST", `/sandboxes/${id}/pty`, { command: "sleep 300" });
     expect(r.status).toBe(201);
-    await eventually(async () => {
-      const v = await e2.api<PtyView>("GET", `/sandboxes/${id}/pty/${r.body.id}`);
-      expect(v.body.status).toBe("exited");
-    }, 15_000);
+    await eventually(
+      async () => {
+        const v = await e2.api<PtyView>("GET", `/sandboxes/${id}/pty/${r.body.id}`);
+        expect(v.body.status).toBe("exited");
+      },
+      { timeout: 15_000 },
+    );
     const events = await e2.api<{ type: string; data: Record<string, unknown> }[]>(
       "GET",
       `/sandboxes/${id}/events?type=pty.exit`,

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, createSandbox, exec, startEngine, type ApiResponse, type EngineHandle } from "./helpers/engine.js";
 import { createTemplate, waitBuilt } from "./helpers/templates.js";
+import { until } from "./helpers/async.js";
 
 /**
  * Accounts on the engine. Two accounts share one engine; account A owns one of every kind of
@@ -38,16 +39,6 @@ function ghost(id: string): string {
   const [prefix] = id.split("_");
   return `${prefix}_01ZZZZZZZZZZZZZZZZZZZZZZZZ`;
 }
-
-const until = async <T>(fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
 
 describe("accounts: one engine, two tenants", () => {
   let e: EngineHandle;
@@ -110,7 +101,9 @@ describe("accounts: one engine, two tenants", () => {
     const test = await asA<{ delivery_id: string }>("POST", `/webhooks/${mine.webhook}/test`);
     expect(test.status, test.text).toBe(202);
     mine.delivery = test.body.delivery_id;
-    await until(async () => (rxA.types.includes("webhook.test") ? true : undefined));
+    await until("A's receiver to get the test delivery", async () =>
+      rxA.types.includes("webhook.test") ? true : undefined,
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -276,7 +269,7 @@ describe("accounts: one engine, two tenants", () => {
     expect((await asB("GET", `/sandboxes/${mine.sandbox}/events`)).status).toBe(404);
     expect((await asB("GET", `/sandboxes/${mine.sandbox}/events?follow=true`)).status).toBe(404);
     // A's activity since the start (create, snapshot, volume, template, test delivery) reached A's receiver...
-    await until(async () =>
+    await until("A's receiver to hear A's own activity", async () =>
       ["sandbox.created", "snapshot.created", "volume.created", "template.build_finished"].every((t) =>
         rxA.types.includes(t),
       )

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
+import { until } from "./helpers/async.js";
 
 /**
  * Volumes (/v1/volumes, with seed 003's corrections) against a real engine: per-volume ext4
@@ -31,15 +32,6 @@ function volumeEvents(dir: string, type: string): { data: Record<string, unknown
     ).map((r) => ({ data: JSON.parse(r.data) }));
   } finally {
     db.close();
-  }
-}
-
-async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -194,9 +186,13 @@ describe("regions", () => {
     const moving = await e.api("POST", "/volumes/roamer/move", { region: "hel1" });
     expect(moving.status).toBe(202);
     expect(moving.body).toMatchObject({ status: "moving", region: "rbx" });
-    const moved = await waitFor(
-      () => e.api("GET", `/volumes/${v.id}`),
-      (r) => r.body.status === "available",
+    const moved = await until(
+      "the moved volume to be available",
+      async () => {
+        const r = await e.api("GET", `/volumes/${v.id}`);
+        return r.body.status === "available" && r;
+      },
+      { timeout: 10_000, interval: 100 },
     );
     expect(moved.body.region).toBe("hel1");
     expect(fs.existsSync(image("hel1", v.id))).toBe(true);
@@ -272,10 +268,13 @@ describe("management", () => {
     ).toBe(201);
     const holder = await createSandbox(e, { volume: "held-past-deadline" });
     await exec(e, holder, "echo still-here > /persist/x");
-    const gone = await waitFor(
-      () => e.api("GET", `/volumes/${loose.id}`),
-      (r) => r.status === 404,
-      HOUR_MS * 4,
+    const gone = await until(
+      "the expired volume to be deleted",
+      async () => {
+        const r = await e.api("GET", `/volumes/${loose.id}`);
+        return r.status === 404 && r;
+      },
+      { timeout: HOUR_MS * 4, interval: 100 },
     );
     expect(gone.status).toBe(404);
     expect(fs.existsSync(image("fsn1", loose.id))).toBe(false);
@@ -291,10 +290,13 @@ describe("management", () => {
     await e.api("DELETE", `/sandboxes/${holder}`);
     expect(
       (
-        await waitFor(
-          () => e.api("GET", "/volumes/held-past-deadline"),
-          (r) => r.status === 404,
-          5000,
+        await until(
+          "the held volume to be deleted once released",
+          async () => {
+            const r = await e.api("GET", "/volumes/held-past-deadline");
+            return r.status === 404 && r;
+          },
+          { timeout: 5000, interval: 100 },
         )
       ).status,
     ).toBe(404);

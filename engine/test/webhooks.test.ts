@@ -3,6 +3,7 @@ import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, startEngine, type EngineHandle } from "./helpers/engine.js";
+import { until } from "./helpers/async.js";
 
 /**
  * Webhooks on the local engine, against receivers this file runs on 127.0.0.1 (no traffic leaves
@@ -62,20 +63,6 @@ async function receiver(answer: Answer = () => ({ status: 200 })) {
 
 const sign = (secret: string, raw: string) =>
   `sha256=${createHmac("sha256", Buffer.from(secret, "utf8")).update(raw).digest("hex")}`;
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  ms = 20_000,
-): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
@@ -586,7 +573,7 @@ describe("pending deliveries across an engine restart", () => {
 
     rx.answer = () => ({ status: 204 });
     e = await startEngine({ env, dataDir });
-    await until("the retry from the new engine", () => rx.of(id).length === sentBefore + 1, 30_000);
+    await until("the retry from the new engine", () => rx.of(id).length === sentBefore + 1, { timeout: 30_000 });
     const [first, second] = [rx.of(id)[0]!, rx.of(id)[sentBefore]!];
     expect(second.raw).toBe(first.raw);
     expect(second.headers["x-orkestr-signature"]).toBe(sign(wh.secret, second.raw));

@@ -5,13 +5,13 @@ import {
   OrkestrError,
   OrkestrParseError,
   errorText,
-} from "../orkestr/errors.js";
-import { path } from "../orkestr/path.js";
-import type { ExecStreamEvent } from "../orkestr/stream.js";
-import { terminalApi } from "../queries/terminal.js";
-import { apiAll, apiJson, apiPage, apiSend, apiVoid } from "./core.js";
-import { apiStream } from "./stream.js";
-import { arrayOf, object } from "./read.js";
+} from "../orkestr/errors";
+import { path } from "../orkestr/path";
+import type { ExecStreamEvent } from "../orkestr/stream";
+import { terminalApi } from "../queries/terminal";
+import { apiAll, apiJson, apiPage, apiSend, apiVoid } from "./core";
+import { apiStream } from "./stream";
+import { arrayOf, object } from "./read";
 
 // The browser core against a stubbed global fetch: what it sends, how it reads answers, lists,
 // streams and failures. The same wire pieces as lib/orkestr (path tag, list reading, stream parser,

@@ -6,11 +6,11 @@ import {
   OrkestrParseError,
   parseRetryAfter,
   readableDetail,
-} from "../orkestr/errors.js";
-import { extractList, cursorOf, paginate } from "../orkestr/pagination.js";
-import { buildQuery, type Query } from "../orkestr/path.js";
-import type { Page } from "../orkestr/schemas/common.js";
-import type { Reader } from "./read.js";
+} from "../orkestr/errors";
+import { extractList, cursorOf, paginate } from "../orkestr/pagination";
+import { buildQuery, type Query } from "../orkestr/path";
+import type { Page } from "../orkestr/schemas/common";
+import type { Reader } from "./read";
 
 /**
  * The browser's one client for Baton's own `/api` (never orkestr): every call a page makes goes

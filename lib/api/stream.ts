@@ -1,5 +1,5 @@
-import { parseStream, type StreamFrame } from "../orkestr/stream.js";
-import { apiSend, BASE, unreadable, type ApiRequest } from "./core.js";
+import { parseStream, type StreamFrame } from "../orkestr/stream";
+import { apiSend, BASE, unreadable, type ApiRequest } from "./core";
 
 /**
  * The frames of an SSE or NDJSON answer of Baton's API, read by lib/orkestr/stream.ts's parser (the

@@ -2,9 +2,9 @@ import "server-only";
 import http from "node:http";
 import type { AddressInfo, LookupFunction } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectPlan, receiverUrlProblem } from "../../engine/src/services/webhook-guard.js";
-import { assertSafeBaseUrl, createGuardedFetch, PrivateAddressRefused, UnsafeUrlError } from "../server/ssrf.js";
-import type { Resolver } from "./address.js";
+import { connectPlan, receiverUrlProblem } from "../../engine/src/services/webhook-guard";
+import { assertSafeBaseUrl, createGuardedFetch, PrivateAddressRefused, UnsafeUrlError } from "../server/ssrf";
+import type { Resolver } from "./address";
 
 // The URLs the well-kept request-filtering libraries test themselves with (ssrf-req-filter's
 // test/fixtures/blockedUrls.js and allowedUrls.js, request-filtering-agent's test file), run through

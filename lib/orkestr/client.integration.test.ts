@@ -1,11 +1,12 @@
 import fs from "node:fs";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
-import { createOrkestrClient, type FetchLike, type OrkestrClient } from "./core.js";
-import { OrkestrConnectionError, OrkestrError, OrkestrTimeoutError } from "./errors.js";
-import type { SandboxEvent } from "./schemas/events.js";
-import { passthrough, type ExecStreamEvent } from "./stream.js";
+import { activeFaults, injectFault, startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
+import { createOrkestrClient, type FetchLike, type OrkestrClient } from "./core";
+import { OrkestrConnectionError, OrkestrError, OrkestrTimeoutError } from "./errors";
+import type { SandboxEvent } from "./schemas/events";
+import { passthrough, type ExecStreamEvent } from "./stream";
+import { rejectsWith } from "../../engine/test/helpers/async";
 
 /**
  * The client against the real local engine (real namespaces, cgroups, HTTP): every call goes
@@ -25,30 +26,6 @@ const counting: FetchLike = (url, init) => {
 };
 const callsTo = (method: string, re: RegExp) =>
   calls.filter((c) => c.method === method && re.test(new URL(c.url).pathname));
-
-async function fault(rule: Record<string, unknown>): Promise<void> {
-  const r = await fetch(`${e.origin}/_admin/faults`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-baton-bootstrap": e.bootstrap! },
-    body: JSON.stringify(rule),
-  });
-  expect(r.status).toBe(201);
-}
-
-async function activeFaults(): Promise<unknown[]> {
-  const r = await fetch(`${e.origin}/_admin/faults`, { headers: { "x-baton-bootstrap": e.bootstrap! } });
-  return (await r.json()) as unknown[];
-}
-
-async function caught(p: Promise<unknown>): Promise<OrkestrError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof OrkestrError) return err;
-    throw err;
-  }
-  throw new Error("expected the call to fail");
-}
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -187,9 +164,9 @@ describe("a sandbox's life through the client", () => {
     expect((await client.exec.run(id, "python3 /workspace/src/app.py")).stdout).toBe("hi\n");
 
     await client.files.delete(id, "/workspace/bin.dat");
-    const gone = await caught(client.files.read(id, "/workspace/bin.dat"));
+    const gone = await rejectsWith(client.files.read(id, "/workspace/bin.dat"), OrkestrError);
     expect([gone.status, gone.code]).toEqual([404, "file_not_found"]);
-    const notEmpty = await caught(client.files.delete(id, "/workspace/dir"));
+    const notEmpty = await rejectsWith(client.files.delete(id, "/workspace/dir"), OrkestrError);
     expect(notEmpty.code).toBe("directory_not_empty");
     await client.files.delete(id, "/workspace/dir", { recursive: true });
     expect((await client.files.list(id, "/workspace")).map((en) => en.name)).not.toContain("dir");
@@ -265,7 +242,7 @@ describe("a sandbox's life through the client", () => {
     expect(paused.status).toBe("paused");
     expect(paused.paused_at).toBeTruthy();
     expect((await client.sandboxes.pause(id)).status).toBe("paused");
-    const blocked = await caught(client.exec.run(id, "true"));
+    const blocked = await rejectsWith(client.exec.run(id, "true"), OrkestrError);
     expect([blocked.status, blocked.code]).toEqual([409, "sandbox_paused"]);
     const m = await client.sandboxes.metrics(id);
     expect(m.sandbox_status).toBe("paused");
@@ -273,7 +250,7 @@ describe("a sandbox's life through the client", () => {
     expect(m.samples).toEqual([]);
     const resumed = await client.sandboxes.resume(id, { timeout_seconds: 600 });
     expect(resumed.status).toBe("running");
-    expect((await caught(client.sandboxes.resume(id))).code).toBe("sandbox_not_paused");
+    expect((await rejectsWith(client.sandboxes.resume(id), OrkestrError)).code).toBe("sandbox_not_paused");
     expect((await client.exec.run(id, "echo back")).stdout).toBe("back\n");
   });
 
@@ -286,7 +263,7 @@ describe("a sandbox's life through the client", () => {
     expect(expires).toBeLessThanOrEqual(Date.now() + 901_000);
     const patched = await client.sandboxes.update(id, { metadata: { suite: "client-integration", step: "patched" } });
     expect(patched.metadata).toEqual({ suite: "client-integration", step: "patched" });
-    const tooShort = await caught(client.sandboxes.setTimeout(id, 5));
+    const tooShort = await rejectsWith(client.sandboxes.setTimeout(id, 5), OrkestrError);
     expect(tooShort.code).toBe("validation_error");
     expect(tooShort.fieldErrors).toHaveProperty("timeout_seconds");
   });
@@ -299,7 +276,7 @@ describe("a sandbox's life through the client", () => {
     expect((await client.pty.signal(id, s.id, "SIGINT")).signal).toBeTruthy();
     expect(client.pty.wsUrl(id, s.id)).toBe(`${e.origin.replace(/^http/, "ws")}/v1/sandboxes/${id}/pty/${s.id}/ws`);
     await client.pty.close(id, s.id);
-    expect((await caught(client.pty.get(id, "nope"))).status).toBe(404);
+    expect((await rejectsWith(client.pty.get(id, "nope"), OrkestrError)).status).toBe(404);
   });
 
   it("terminates, idempotently", async () => {
@@ -308,7 +285,7 @@ describe("a sandbox's life through the client", () => {
     const s = await client.sandboxes.get(id);
     expect(s.status).toBe("terminated");
     expect(s.terminated_at).toBeTruthy();
-    const after = await caught(client.exec.run(id, "true"));
+    const after = await rejectsWith(client.exec.run(id, "true"), OrkestrError);
     expect(after.code).toBe("sandbox_terminated");
     expect(after.status).toBe(410);
   });
@@ -328,7 +305,7 @@ describe("the rest of the contract, parsed by the typed client", () => {
     expect((await client.exec.run(child.id, "cat /workspace/fork.txt")).stdout).toBe("from the source\n");
     await Promise.all([client.sandboxes.terminate(child.id), client.sandboxes.terminate(src.id)]);
     await client.snapshots.delete(snap.id);
-    expect((await caught(client.snapshots.get(snap.id))).code).toBe("snapshot_not_found");
+    expect((await rejectsWith(client.snapshots.get(snap.id), OrkestrError)).code).toBe("snapshot_not_found");
   });
 
   it("creates, updates, moves and deletes a volume", async () => {
@@ -344,7 +321,7 @@ describe("the rest of the contract, parsed by the typed client", () => {
     expect(moved).toMatchObject({ status: "available", region: "hel1" });
     expect((await client.volumes.list()).items.map((v) => v.id)).toContain(vol.id);
     await client.volumes.delete(vol.id);
-    expect((await caught(client.volumes.get(vol.id))).code).toBe("volume_not_found");
+    expect((await rejectsWith(client.volumes.get(vol.id), OrkestrError)).code).toBe("volume_not_found");
   });
 
   it("builds a template and reads its paged logs", async () => {
@@ -379,7 +356,7 @@ describe("the rest of the contract, parsed by the typed client", () => {
     await client.webhooks.test(hook.id);
     expect((await client.webhooks.deliveries(hook.id)).items.length).toBeGreaterThan(0);
     await client.webhooks.delete(hook.id);
-    expect((await caught(client.webhooks.get(hook.id))).code).toBe("webhook_not_found");
+    expect((await rejectsWith(client.webhooks.get(hook.id), OrkestrError)).code).toBe("webhook_not_found");
   });
 
   it("describes a preview and refuses one on an offline sandbox", async () => {
@@ -390,7 +367,7 @@ describe("the rest of the contract, parsed by the typed client", () => {
     expect(client.previews.hostFor(net, 8000)).toBe(p.host);
     expect((await client.previews.rotateToken(net.id)).preview_auth_token).toBeTruthy();
     const off = await client.sandboxes.create({ template: "python-3.12" });
-    expect((await caught(client.previews.get(off.id, 8000))).code).toBe("network_off");
+    expect((await rejectsWith(client.previews.get(off.id, 8000), OrkestrError)).code).toBe("network_off");
     await Promise.all([client.sandboxes.terminate(net.id), client.sandboxes.terminate(off.id)]);
   });
 
@@ -405,7 +382,13 @@ describe("the rest of the contract, parsed by the typed client", () => {
 
 describe("errors and faults from a real server", () => {
   it("retries a create through an injected 503 fleet_full, with the same Idempotency-Key", async () => {
-    await fault({ kind: "fleet_full", path: "^/v1/sandboxes$", method: "POST", retry_after_seconds: 1, count: 1 });
+    await injectFault(e, {
+      kind: "fleet_full",
+      path: "^/v1/sandboxes$",
+      method: "POST",
+      retry_after_seconds: 1,
+      count: 1,
+    });
     const before = callsTo("POST", /^\/v1\/sandboxes$/).length;
     const started = Date.now();
     const sbx = await client.sandboxes.create({ template: "python-3.12" });
@@ -415,14 +398,20 @@ describe("errors and faults from a real server", () => {
     expect(posts).toHaveLength(2);
     expect(posts[0]!.headers.get("idempotency-key")).toBeTruthy();
     expect(posts[1]!.headers.get("idempotency-key")).toBe(posts[0]!.headers.get("idempotency-key"));
-    expect(await activeFaults()).toEqual([]);
+    expect(await activeFaults(e)).toEqual([]);
     await client.sandboxes.terminate(sbx.id);
   });
 
   it("gives up on fleet_full when Retry-After exceeds the budget, and says when to retry", async () => {
-    await fault({ kind: "fleet_full", path: "^/v1/sandboxes$", method: "POST", retry_after_seconds: 30, count: 1 });
+    await injectFault(e, {
+      kind: "fleet_full",
+      path: "^/v1/sandboxes$",
+      method: "POST",
+      retry_after_seconds: 30,
+      count: 1,
+    });
     const c = createOrkestrClient({ baseUrl: e.url, token: e.token, retryMaxSeconds: 5 });
-    const err = await caught(c.sandboxes.create({ template: "python-3.12" }));
+    const err = await rejectsWith(c.sandboxes.create({ template: "python-3.12" }), OrkestrError);
     expect([err.status, err.code, err.retryAfterSeconds]).toEqual([503, "fleet_full", 30]);
     expect(err.message).toMatch(/try again in 30 s/);
   });
@@ -435,40 +424,43 @@ describe("errors and faults from a real server", () => {
   });
 
   it("retries GETs through an injected 500 and a connection reset", async () => {
-    await fault({ kind: "error", path: "^/v1/sandboxes/limits$", method: "GET", status: 500, count: 1 });
-    await fault({ kind: "reset", path: "^/v1/base-images$", method: "GET", count: 1 });
+    await injectFault(e, { kind: "error", path: "^/v1/sandboxes/limits$", method: "GET", status: 500, count: 1 });
+    await injectFault(e, { kind: "reset", path: "^/v1/base-images$", method: "GET", count: 1 });
     expect((await client.sandboxes.limits()).plan).toBe("payg");
     expect((await client.baseImages.list()).length).toBeGreaterThan(0);
-    expect(await activeFaults()).toEqual([]);
+    expect(await activeFaults(e)).toEqual([]);
   });
 
   it("times out on a slow answer", async () => {
-    await fault({ kind: "latency", path: "^/v1/sandboxes/limits$", latency_ms: 1500, count: 1 });
+    await injectFault(e, { kind: "latency", path: "^/v1/sandboxes/limits$", latency_ms: 1500, count: 1 });
     const c = createOrkestrClient({ baseUrl: e.url, token: e.token, timeoutMs: 300, maxRetries: 0 });
-    const err = await caught(c.sandboxes.limits());
+    const err = await rejectsWith(c.sandboxes.limits(), OrkestrError);
     expect(err).toBeInstanceOf(OrkestrTimeoutError);
     expect(err.message).toBe(`The orkestr API at ${e.url} did not answer within 300 ms. Check the URL or try again.`);
   });
 
   it("maps auth, scope, not-found and validation errors", async () => {
     const bad = createOrkestrClient({ baseUrl: e.url, token: "ork_not_a_real_token" });
-    const unauth = await caught(bad.sandboxes.limits());
+    const unauth = await rejectsWith(bad.sandboxes.limits(), OrkestrError);
     expect([unauth.status, unauth.code]).toEqual([401, "unauthorized"]);
 
     const readOnly = createOrkestrClient({ baseUrl: e.url, token: await e.mint(["sandboxes:read"]) });
     expect((await readOnly.sandboxes.limits()).plan).toBe("payg");
-    const scope = await caught(readOnly.sandboxes.create({ template: "python-3.12" }));
+    const scope = await rejectsWith(readOnly.sandboxes.create({ template: "python-3.12" }), OrkestrError);
     expect([scope.status, scope.code]).toEqual([403, "insufficient_scope"]);
 
-    const missing = await caught(client.sandboxes.get("sbx_does_not_exist"));
+    const missing = await rejectsWith(client.sandboxes.get("sbx_does_not_exist"), OrkestrError);
     expect([missing.status, missing.code]).toEqual([404, "sandbox_not_found"]);
 
-    const invalid = await caught(client.sandboxes.create({ template: "python-3.12", timeout_seconds: 5 }));
+    const invalid = await rejectsWith(
+      client.sandboxes.create({ template: "python-3.12", timeout_seconds: 5 }),
+      OrkestrError,
+    );
     expect([invalid.status, invalid.code]).toEqual([422, "validation_error"]);
     expect(Array.isArray(invalid.raw)).toBe(true);
     expect(invalid.detail).toMatch(/^Invalid request: timeout_seconds: /);
 
-    const unknownTemplate = await caught(client.sandboxes.create({ template: "cobol-85" }));
+    const unknownTemplate = await rejectsWith(client.sandboxes.create({ template: "cobol-85" }), OrkestrError);
     expect([unknownTemplate.status, unknownTemplate.code]).toEqual([404, "template_not_found"]);
   });
 
@@ -481,7 +473,7 @@ describe("errors and faults from a real server", () => {
       });
     });
     const dead = createOrkestrClient({ baseUrl: `http://127.0.0.1:${port}`, token: "x", maxRetries: 0 });
-    const err = await caught(dead.sandboxes.limits());
+    const err = await rejectsWith(dead.sandboxes.limits(), OrkestrError);
     expect(err).toBeInstanceOf(OrkestrConnectionError);
     expect(err.status).toBe(0);
     expect(err.message).toBe(

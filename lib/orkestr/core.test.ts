@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createOrkestrClient, normalizeBaseUrl, type OrkestrClientOptions } from "./core.js";
+import { createOrkestrClient, normalizeBaseUrl, type OrkestrClientOptions } from "./core";
 import {
   OrkestrAbortError,
   OrkestrConnectionError,
   OrkestrError,
   OrkestrParseError,
   OrkestrTimeoutError,
-} from "./errors.js";
-import { paginate } from "./pagination.js";
-import { buildQuery, path } from "./path.js";
-import { ERRORS, HTML_502, SANDBOX } from "./testing/contract-examples.js";
+} from "./errors";
+import { paginate } from "./pagination";
+import { buildQuery, path } from "./path";
+import { ERRORS, HTML_502, SANDBOX } from "./testing/contract-examples";
 import {
   apiError,
   connectionRefused,
@@ -19,7 +19,8 @@ import {
   json,
   recordingSleep,
   type Reply,
-} from "./testing/fake-fetch.js";
+} from "./testing/fake-fetch";
+import { rejectsWith } from "../../engine/test/helpers/async";
 
 const BASE = "https://api.orkestr.eu";
 
@@ -28,16 +29,6 @@ function client(script: Reply | Reply[], extra: Partial<OrkestrClientOptions> = 
   const { sleep, waits } = recordingSleep();
   const c = createOrkestrClient({ baseUrl: BASE, token: "ork_test", fetch, sleep, random: () => 0, ...extra });
   return { c, fetch, waits };
-}
-
-async function caught(p: Promise<unknown>): Promise<OrkestrError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof OrkestrError) return e;
-    throw e;
-  }
-  throw new Error("expected the call to fail");
 }
 
 describe("base URL (C5)", () => {
@@ -90,7 +81,7 @@ describe("path tag", () => {
 
   it("rejects .. ids before any request is sent", async () => {
     const { c, fetch } = client(json(SANDBOX));
-    const err = await caught(c.sandboxes.get(".."));
+    const err = await rejectsWith(c.sandboxes.get(".."), OrkestrError);
     expect(err.code).toBe("invalid_path");
     expect(err.status).toBe(400);
     expect(fetch.calls).toHaveLength(0);
@@ -156,7 +147,7 @@ describe("requests", () => {
 
   it("does not follow redirects (a redirect could point past the SSRF check)", async () => {
     const { c } = client(new Response(null, { status: 302, headers: { Location: "http://169.254.169.254/latest" } }));
-    const err = await caught(c.sandboxes.get("sbx_1"));
+    const err = await rejectsWith(c.sandboxes.get("sbx_1"), OrkestrError);
     expect(err.code).toBe("redirect_not_followed");
     expect(err.detail).toContain("http://169.254.169.254/latest");
   });
@@ -167,7 +158,7 @@ describe("error mapping through the client", () => {
     "$status $code is thrown as is, never retried",
     async ({ status, code, detail, extra }) => {
       const { c, fetch, waits } = client(() => apiError(status, code, detail, extra));
-      const err = await caught(c.sandboxes.get("sbx_1"));
+      const err = await rejectsWith(c.sandboxes.get("sbx_1"), OrkestrError);
       expect([err.status, err.code, err.detail]).toEqual([status, code, detail]);
       expect(fetch.calls).toHaveLength(1);
       expect(waits).toEqual([]);
@@ -178,7 +169,7 @@ describe("error mapping through the client", () => {
     const { c, fetch, waits } = client(
       () => new Response(HTML_502, { status: 502, headers: { "Content-Type": "text/html" } }),
     );
-    const err = await caught(c.sandboxes.get("sbx_1"));
+    const err = await rejectsWith(c.sandboxes.get("sbx_1"), OrkestrError);
     expect(err.status).toBe(502);
     expect(err.code).toBe("bad_gateway");
     expect(err.message).toMatch(/HTML page \("502 Bad Gateway"\) instead of JSON/);
@@ -190,7 +181,7 @@ describe("error mapping through the client", () => {
     const { c } = client(
       () => new Response("<html>hello</html>", { status: 200, headers: { "Content-Type": "text/html" } }),
     );
-    const err = await caught(c.sandboxes.get("sbx_1"));
+    const err = await rejectsWith(c.sandboxes.get("sbx_1"), OrkestrError);
     expect(err).toBeInstanceOf(OrkestrParseError);
     expect(err.code).toBe("bad_response");
     expect(err.message).toMatch(/the 200 response is not JSON \(text\/html\)/);
@@ -198,7 +189,7 @@ describe("error mapping through the client", () => {
 
   it("a success body that does not match the schema is an OrkestrParseError naming the field", async () => {
     const { c, fetch } = client(() => json({ ...SANDBOX, id: 42 }));
-    const err = await caught(c.sandboxes.get("sbx_1"));
+    const err = await rejectsWith(c.sandboxes.get("sbx_1"), OrkestrError);
     expect(err).toBeInstanceOf(OrkestrParseError);
     expect(err.detail).toMatch(/id: /);
     expect((err as OrkestrParseError).upstreamStatus).toBe(200);
@@ -207,14 +198,14 @@ describe("error mapping through the client", () => {
 
   it("an empty success body where one is expected is an OrkestrParseError", async () => {
     const { c } = client(() => new Response(null, { status: 200 }));
-    const err = await caught(c.sandboxes.get("sbx_1"));
+    const err = await rejectsWith(c.sandboxes.get("sbx_1"), OrkestrError);
     expect(err).toBeInstanceOf(OrkestrParseError);
     expect(err.detail).toMatch(/empty body/);
   });
 
   it("a list item that does not match is an OrkestrParseError naming the item", async () => {
     const { c } = client(() => json([SANDBOX, { status: "running" }]));
-    const err = await caught(c.sandboxes.list());
+    const err = await rejectsWith(c.sandboxes.list(), OrkestrError);
     expect(err).toBeInstanceOf(OrkestrParseError);
     expect(err.detail).toMatch(/item 1: id:/);
   });
@@ -224,7 +215,7 @@ describe("timeouts and connection errors", () => {
   it("gives up after timeoutMs with an OrkestrTimeoutError", async () => {
     const fetch = hangingFetch();
     const c = createOrkestrClient({ baseUrl: BASE, fetch, timeoutMs: 40, maxRetries: 0 });
-    const err = await caught(c.sandboxes.get("sbx_1"));
+    const err = await rejectsWith(c.sandboxes.get("sbx_1"), OrkestrError);
     expect(err).toBeInstanceOf(OrkestrTimeoutError);
     expect(err.code).toBe("timeout");
     expect(err.message).toBe(
@@ -236,11 +227,11 @@ describe("timeouts and connection errors", () => {
     const { sleep, waits } = recordingSleep();
     const fetch = hangingFetch();
     const c = createOrkestrClient({ baseUrl: BASE, fetch, timeoutMs: 20, sleep, random: () => 0 });
-    await caught(c.sandboxes.get("sbx_1"));
+    await rejectsWith(c.sandboxes.get("sbx_1"), OrkestrError);
     expect(fetch.calls).toHaveLength(3);
     expect(waits).toEqual([500, 1000]);
     fetch.calls.length = 0;
-    await caught(c.exec.run("sbx_1", { command: "sleep 1", timeout_seconds: 1 }, { timeoutMs: 20 }));
+    await rejectsWith(c.exec.run("sbx_1", { command: "sleep 1", timeout_seconds: 1 }, { timeoutMs: 20 }), OrkestrError);
     expect(fetch.calls).toHaveLength(1);
   });
 
@@ -260,7 +251,7 @@ describe("timeouts and connection errors", () => {
 
   it("maps a refused connection to OrkestrConnectionError and retries idempotent calls", async () => {
     const { c, fetch, waits } = client(() => Promise.reject(connectionRefused()));
-    const err = await caught(c.sandboxes.get("sbx_1"));
+    const err = await rejectsWith(c.sandboxes.get("sbx_1"), OrkestrError);
     expect(err).toBeInstanceOf(OrkestrConnectionError);
     expect(err.code).toBe("connection_error");
     expect(err.message).toMatch(/ECONNREFUSED/);
@@ -270,7 +261,7 @@ describe("timeouts and connection errors", () => {
 
   it("does not retry a non-idempotent POST after a connection error", async () => {
     const { c, fetch } = client(() => Promise.reject(connectionRefused()));
-    await caught(c.exec.run("sbx_1", "echo hi"));
+    await rejectsWith(c.exec.run("sbx_1", "echo hi"), OrkestrError);
     expect(fetch.calls).toHaveLength(1);
   });
 
@@ -279,7 +270,7 @@ describe("timeouts and connection errors", () => {
     const c = createOrkestrClient({ baseUrl: BASE, fetch });
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 10);
-    const err = await caught(c.sandboxes.get("sbx_1", { signal: ac.signal }));
+    const err = await rejectsWith(c.sandboxes.get("sbx_1", { signal: ac.signal }), OrkestrError);
     expect(err).toBeInstanceOf(OrkestrAbortError);
     expect(fetch.calls).toHaveLength(1);
   });
@@ -302,7 +293,7 @@ describe("retries", () => {
 
   it("caps the backoff at 8 s", async () => {
     const { c, waits } = client(() => apiError(500, "internal_error", "x"), { maxRetries: 6, retryMaxSeconds: 600 });
-    await caught(c.sandboxes.get("sbx_1"));
+    await rejectsWith(c.sandboxes.get("sbx_1"), OrkestrError);
     expect(waits).toEqual([500, 1000, 2000, 4000, 8000, 8000]);
   });
 
@@ -329,7 +320,7 @@ describe("retries", () => {
     const full = () =>
       apiError(503, "fleet_full", "The fleet is momentarily full", { retry_after_seconds: 2 }, { "Retry-After": "2" });
     const { c, fetch, waits } = client(full);
-    const err = await caught(c.sandboxes.resume("sbx_1"));
+    const err = await rejectsWith(c.sandboxes.resume("sbx_1"), OrkestrError);
     expect(err.code).toBe("fleet_full");
     expect(err.retryAfterSeconds).toBe(2);
     expect(fetch.calls).toHaveLength(3);
@@ -347,7 +338,7 @@ describe("retries", () => {
 
   it("stops when Retry-After would exceed retryMaxSeconds", async () => {
     const { c, fetch, waits } = client(() => apiError(503, "fleet_full", "full", {}, { "Retry-After": "120" }));
-    const err = await caught(c.sandboxes.create({ template: "python-3.12" }));
+    const err = await rejectsWith(c.sandboxes.create({ template: "python-3.12" }), OrkestrError);
     expect(err.code).toBe("fleet_full");
     expect(err.retryAfterSeconds).toBe(120);
     expect(fetch.calls).toHaveLength(1);
@@ -358,21 +349,21 @@ describe("retries", () => {
     const { c, fetch, waits } = client(() => apiError(503, "fleet_full", "full", {}, { "Retry-After": "25" }), {
       maxRetries: 5,
     });
-    await caught(c.sandboxes.create({ template: "python-3.12" }));
+    await rejectsWith(c.sandboxes.create({ template: "python-3.12" }), OrkestrError);
     expect(waits).toEqual([25_000, 25_000]);
     expect(fetch.calls).toHaveLength(3);
   });
 
   it("maxRetries: 0 per call turns retries off", async () => {
     const { c, fetch } = client(() => apiError(503, "fleet_full", "full", {}, { "Retry-After": "1" }));
-    await caught(c.sandboxes.create({ template: "python-3.12" }, { maxRetries: 0 }));
+    await rejectsWith(c.sandboxes.create({ template: "python-3.12" }, { maxRetries: 0 }), OrkestrError);
     expect(fetch.calls).toHaveLength(1);
   });
 
   it("never retries a non-idempotent POST on 500 or 503 other than fleet_full", async () => {
     for (const r of [() => apiError(500, "internal_error", "x"), () => apiError(503, "fault_injected", "x")]) {
       const { c, fetch } = client(r);
-      await caught(c.exec.run("sbx_1", "echo"));
+      await rejectsWith(c.exec.run("sbx_1", "echo"), OrkestrError);
       expect(fetch.calls).toHaveLength(1);
     }
   });
@@ -389,14 +380,14 @@ describe("retries", () => {
       () => apiError(429, "concurrency_limit", "x", {}, { "Retry-After": "1" }),
     ]) {
       const { c, fetch } = client(r);
-      await caught(c.sandboxes.get("sbx_1"));
+      await rejectsWith(c.sandboxes.get("sbx_1"), OrkestrError);
       expect(fetch.calls).toHaveLength(1);
     }
   });
 
   it("honours x-should-retry: false", async () => {
     const { c, fetch } = client(() => apiError(500, "internal_error", "x", {}, { "x-should-retry": "false" }));
-    await caught(c.sandboxes.get("sbx_1"));
+    await rejectsWith(c.sandboxes.get("sbx_1"), OrkestrError);
     expect(fetch.calls).toHaveLength(1);
   });
 
@@ -405,7 +396,7 @@ describe("retries", () => {
     const c = createOrkestrClient({ baseUrl: BASE, fetch });
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 20);
-    const err = await caught(c.sandboxes.create({ template: "python-3.12" }, { signal: ac.signal }));
+    const err = await rejectsWith(c.sandboxes.create({ template: "python-3.12" }, { signal: ac.signal }), OrkestrError);
     expect(err).toBeInstanceOf(OrkestrAbortError);
     expect(fetch.calls).toHaveLength(1);
   });
@@ -453,7 +444,7 @@ describe("lists (bare or wrapped arrays, the cursor from a header or the body)",
 
   it("refuses a body that is no list", async () => {
     const { c } = client(json({ sandbox: A }));
-    const err = await caught(c.sandboxes.list());
+    const err = await rejectsWith(c.sandboxes.list(), OrkestrError);
     expect(err).toBeInstanceOf(OrkestrParseError);
     expect(err.detail).toMatch(/expected a list/);
   });

@@ -6,20 +6,20 @@ import {
   OrkestrError,
   OrkestrParseError,
   OrkestrTimeoutError,
-} from "./errors.js";
-import { cursorOf, extractList } from "./pagination.js";
-import { BaseImages } from "./resources/base-images.js";
-import { Exec } from "./resources/exec.js";
-import { Files } from "./resources/files.js";
-import { Previews } from "./resources/previews.js";
-import { Pty } from "./resources/pty.js";
-import { Sandboxes } from "./resources/sandboxes.js";
-import { Snapshots } from "./resources/snapshots.js";
-import { Templates } from "./resources/templates.js";
-import { Volumes } from "./resources/volumes.js";
-import { Webhooks } from "./resources/webhooks.js";
-import { buildQuery, type Query } from "./path.js";
-import type { Page } from "./schemas/common.js";
+} from "./errors";
+import { cursorOf, extractList } from "./pagination";
+import { BaseImages } from "./resources/base-images";
+import { Exec } from "./resources/exec";
+import { Files } from "./resources/files";
+import { Previews } from "./resources/previews";
+import { Pty } from "./resources/pty";
+import { Sandboxes } from "./resources/sandboxes";
+import { Snapshots } from "./resources/snapshots";
+import { Templates } from "./resources/templates";
+import { Volumes } from "./resources/volumes";
+import { Webhooks } from "./resources/webhooks";
+import { buildQuery, type Query } from "./path";
+import type { Page } from "./schemas/common";
 
 /**
  * The one request core every resource method goes through (one typed client, not a fetch per call):

@@ -9,8 +9,8 @@ import {
   OrkestrTimeoutError,
   parseRetryAfter,
   readableDetail,
-} from "./errors.js";
-import { ERRORS, HTML_502, VALIDATION_ERROR } from "./testing/contract-examples.js";
+} from "./errors";
+import { ERRORS, HTML_502, VALIDATION_ERROR } from "./testing/contract-examples";
 
 const BASE = "https://api.orkestr.eu/v1";
 

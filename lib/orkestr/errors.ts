@@ -1,5 +1,5 @@
 // Types only: this module runs in the browser core too (lib/api), where zod must not load.
-import type { ApiErrorBody, ValidationIssue } from "./schemas/errors.js";
+import type { ApiErrorBody, ValidationIssue } from "./schemas/errors";
 
 /**
  * One error type for everything the orkestr client can run into (architecture convention 2):

@@ -9,11 +9,11 @@ export {
   normalizeBaseUrl,
   retryDecision,
   summarizeIssues,
-} from "./core.js";
-export type { CoreRequest, FetchLike, Method, OrkestrClientOptions, RequestOptions } from "./core.js";
-export { path, buildQuery } from "./path.js";
-export type { Query, QueryValue } from "./path.js";
-export { paginate, extractList } from "./pagination.js";
+} from "./core";
+export type { CoreRequest, FetchLike, Method, OrkestrClientOptions, RequestOptions } from "./core";
+export { path, buildQuery } from "./path";
+export type { Query, QueryValue } from "./path";
+export { paginate, extractList } from "./pagination";
 export {
   OrkestrError,
   OrkestrConnectionError,
@@ -26,8 +26,8 @@ export {
   errorFromResponse,
   errorText,
   asOrkestrError,
-} from "./errors.js";
-export type { OrkestrErrorInit } from "./errors.js";
+} from "./errors";
+export type { OrkestrErrorInit } from "./errors";
 export {
   parseStream,
   readLines,
@@ -41,21 +41,21 @@ export {
   encodeNdjson,
   framesToSse,
   STREAM_RESPONSE_HEADERS,
-} from "./stream.js";
-export type { StreamFrame, ParseStreamOptions, ExecStreamEvent, ExecStreamName } from "./stream.js";
-export { encodeBase64, decodeBase64, utf8Encode, utf8Decode } from "./base64.js";
-export { APIResource } from "./resource.js";
-export { Sandboxes } from "./resources/sandboxes.js";
-export { Exec } from "./resources/exec.js";
-export type { ExecStreamOptions } from "./resources/exec.js";
-export { Files } from "./resources/files.js";
-export type { FileData, FileBody, FileOrDirectory } from "./resources/files.js";
-export { Snapshots } from "./resources/snapshots.js";
-export { Volumes } from "./resources/volumes.js";
-export { Templates } from "./resources/templates.js";
-export type { TemplateLogEvent } from "./resources/templates.js";
-export { BaseImages } from "./resources/base-images.js";
-export { Webhooks } from "./resources/webhooks.js";
-export { Previews } from "./resources/previews.js";
-export { Pty } from "./resources/pty.js";
-export * from "./schemas/index.js";
+} from "./stream";
+export type { StreamFrame, ParseStreamOptions, ExecStreamEvent, ExecStreamName } from "./stream";
+export { encodeBase64, decodeBase64, utf8Encode, utf8Decode } from "./base64";
+export { APIResource } from "./resource";
+export { Sandboxes } from "./resources/sandboxes";
+export { Exec } from "./resources/exec";
+export type { ExecStreamOptions } from "./resources/exec";
+export { Files } from "./resources/files";
+export type { FileData, FileBody, FileOrDirectory } from "./resources/files";
+export { Snapshots } from "./resources/snapshots";
+export { Volumes } from "./resources/volumes";
+export { Templates } from "./resources/templates";
+export type { TemplateLogEvent } from "./resources/templates";
+export { BaseImages } from "./resources/base-images";
+export { Webhooks } from "./resources/webhooks";
+export { Previews } from "./resources/previews";
+export { Pty } from "./resources/pty";
+export * from "./schemas/index";

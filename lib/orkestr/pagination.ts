@@ -1,4 +1,4 @@
-import type { Page } from "./schemas/common.js";
+import type { Page } from "./schemas/common";
 
 const LIST_KEYS = ["items", "data", "sandboxes", "results"] as const;
 

@@ -1,4 +1,4 @@
-import { OrkestrError } from "./errors.js";
+import { OrkestrError } from "./errors";
 
 export type QueryValue = string | number | boolean | null | undefined | readonly (string | number | boolean)[];
 export type Query = Record<string, QueryValue>;

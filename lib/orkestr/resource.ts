@@ -1,4 +1,4 @@
-import type { OrkestrCore } from "./core.js";
+import type { OrkestrCore } from "./core";
 
 /** Base class of the resources (openai-node's APIResource): each method is one line over the core. */
 export abstract class APIResource {

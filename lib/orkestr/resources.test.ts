@@ -1,18 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { decodeBase64, encodeBase64 } from "./base64.js";
-import { createOrkestrClient, type OrkestrClient } from "./core.js";
-import { OrkestrError, OrkestrParseError } from "./errors.js";
-import type { SandboxEvent } from "./schemas/events.js";
-import * as ex from "./testing/contract-examples.js";
-import {
-  apiError,
-  chunked,
-  fakeFetch,
-  json,
-  recordingSleep,
-  streamResponse,
-  type Reply,
-} from "./testing/fake-fetch.js";
+import { decodeBase64, encodeBase64 } from "./base64";
+import { createOrkestrClient, type OrkestrClient } from "./core";
+import { OrkestrError, OrkestrParseError } from "./errors";
+import type { SandboxEvent } from "./schemas/events";
+import * as ex from "./testing/contract-examples";
+import { apiError, chunked, fakeFetch, json, recordingSleep, streamResponse, type Reply } from "./testing/fake-fetch";
 
 function client(script: Reply | Reply[], baseUrl = "https://api.orkestr.eu") {
   const fetch = fakeFetch(script);

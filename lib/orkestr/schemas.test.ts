@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readExecChunk } from "./stream.js";
+import { readExecChunk } from "./stream";
 import {
   ApiErrorBody,
   BaseImage,
@@ -25,8 +25,8 @@ import {
   Webhook,
   WebhookDelivery,
   type SandboxStatus,
-} from "./schemas/index.js";
-import * as ex from "./testing/contract-examples.js";
+} from "./schemas/index";
+import * as ex from "./testing/contract-examples";
 
 describe("tolerant reading of the contract examples", () => {
   it.each([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { encodeBase64 } from "./base64.js";
-import { createOrkestrClient } from "./core.js";
-import { OrkestrConnectionError, OrkestrParseError } from "./errors.js";
+import { encodeBase64 } from "./base64";
+import { createOrkestrClient } from "./core";
+import { OrkestrConnectionError, OrkestrParseError } from "./errors";
 import {
   encodeNdjson,
   encodeSse,
@@ -14,9 +14,9 @@ import {
   untilTerminal,
   type ExecStreamEvent,
   type StreamFrame,
-} from "./stream.js";
-import { EXEC_STREAM_ERROR_FRAME, EXEC_STREAM_FOREIGN, EXEC_STREAM_SSE } from "./testing/contract-examples.js";
-import { apiError, chunked, fakeFetch, json, streamResponse } from "./testing/fake-fetch.js";
+} from "./stream";
+import { EXEC_STREAM_ERROR_FRAME, EXEC_STREAM_FOREIGN, EXEC_STREAM_SSE } from "./testing/contract-examples";
+import { apiError, chunked, fakeFetch, json, streamResponse } from "./testing/fake-fetch";
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];

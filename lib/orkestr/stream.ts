@@ -1,7 +1,7 @@
-import { decodeBase64, utf8Encode } from "./base64.js";
-import { OrkestrConnectionError, OrkestrError, OrkestrParseError, readableDetail } from "./errors.js";
+import { decodeBase64, utf8Encode } from "./base64";
+import { OrkestrConnectionError, OrkestrError, OrkestrParseError, readableDetail } from "./errors";
 // Types only: the browser core (lib/api) reads streams with this module, and zod must not load there.
-import type { ExecChunk } from "./schemas/exec.js";
+import type { ExecChunk } from "./schemas/exec";
 
 /**
  * Tolerant stream reading (exec/stream, and events and template logs with `?follow=true`): one

@@ -1,5 +1,5 @@
-import { apiJson, apiVoid } from "../api/core.js";
-import { object } from "../api/read.js";
+import { apiJson, apiVoid } from "../api/core";
+import { object } from "../api/read";
 
 // Signing in and the first run, through the browser core like every other call: a failure is an
 // OrkestrError whose `detail` the form shows (errorText).

@@ -1,9 +1,9 @@
 import { queryOptions } from "@tanstack/react-query";
-import { apiJson } from "../api/core.js";
-import { object } from "../api/read.js";
-import { path } from "../orkestr/path.js";
+import { apiJson } from "../api/core";
+import { object } from "../api/read";
+import { path } from "../orkestr/path";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
-import type { ConnectionDto, ConnectionListDto, ConnectionStatusDto } from "../validations/connections.js";
+import type { ConnectionDto, ConnectionListDto, ConnectionStatusDto } from "../validations/connections";
 
 // TanStack Query factories for Baton's /api/connections (architecture convention 7). Every
 // mutation invalidates the ["connections"] prefix, which refreshes the list and the header status.

@@ -1,9 +1,9 @@
-import { apiAll, apiPage } from "../api/core.js";
-import { object } from "../api/read.js";
-import { buildQuery, path } from "../orkestr/path.js";
+import { apiAll, apiPage } from "../api/core";
+import { object } from "../api/read";
+import { buildQuery, path } from "../orkestr/path";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
-import type { Page } from "../orkestr/schemas/common.js";
-import type { SandboxEvent } from "../orkestr/schemas/events.js";
+import type { Page } from "../orkestr/schemas/common";
+import type { SandboxEvent } from "../orkestr/schemas/events";
 
 // A sandbox's activity events (GET /api/v1/sandboxes/{id}/events): the detail page's timeline reads
 // the backlog and then follows the SSE stream; the list's telemetry reads the exec events of rows on

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeText, invalidName, joinPath, normalizeEntries, parentPath, shellQuote } from "./files.js";
+import { decodeText, invalidName, joinPath, normalizeEntries, parentPath, shellQuote } from "./files";
 
 describe("paths", () => {
   it("joins and splits without doubled slashes", () => {

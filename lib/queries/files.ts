@@ -1,12 +1,12 @@
 import { queryOptions } from "@tanstack/react-query";
-import { apiJson, apiVoid } from "../api/core.js";
-import { object, type Reader } from "../api/read.js";
-import { decodeBase64, encodeBase64 } from "../orkestr/base64.js";
-import { OrkestrError } from "../orkestr/errors.js";
-import { path } from "../orkestr/path.js";
+import { apiJson, apiVoid } from "../api/core";
+import { object, type Reader } from "../api/read";
+import { decodeBase64, encodeBase64 } from "../orkestr/base64";
+import { OrkestrError } from "../orkestr/errors";
+import { path } from "../orkestr/path";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
-import type { ExecResult } from "../orkestr/schemas/exec.js";
-import type { DirectoryListing, FileContent, FileEntry, PresignedUrl, WrittenFile } from "../orkestr/schemas/files.js";
+import type { ExecResult } from "../orkestr/schemas/exec";
+import type { DirectoryListing, FileContent, FileEntry, PresignedUrl, WrittenFile } from "../orkestr/schemas/files";
 
 // The Files tab's calls, all through Baton's /api/v1 proxy. Reads and writes of small files use the
 // JSON routes (base64 or utf8 bodies); large uploads and every download go through the presigned

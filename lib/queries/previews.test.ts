@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseListeningPorts, parsePort, withPreviewToken } from "./previews.js";
+import { parseListeningPorts, parsePort, withPreviewToken } from "./previews";
 
 // Real output of SCAN_COMMAND in a `restricted` engine sandbox running `python3 -m http.server 8000`.
 const SCAN = `proxy http://127.0.0.1:3128 http://127.0.0.1:3128

@@ -1,10 +1,10 @@
 import { queryOptions } from "@tanstack/react-query";
-import { apiJson } from "../api/core.js";
-import { object } from "../api/read.js";
-import { path } from "../orkestr/path.js";
+import { apiJson } from "../api/core";
+import { object } from "../api/read";
+import { path } from "../orkestr/path";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
-import type { Preview, PreviewToken } from "../orkestr/schemas/previews.js";
-import { readExecResult } from "./files.js";
+import type { Preview, PreviewToken } from "../orkestr/schemas/previews";
+import { readExecResult } from "./files";
 
 // The Previews tab's calls through Baton's /api/v1 proxy.
 //

@@ -1,12 +1,12 @@
 "use client";
 
 import { useMutation, useQueryClient, type QueryClient } from "@tanstack/react-query";
-import { toast } from "../../components/ui/toast.js";
-import { errorText } from "../orkestr/errors.js";
+import { toast } from "../../components/ui/toast";
+import { errorText } from "../orkestr/errors";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
-import type { Sandbox } from "../orkestr/schemas/sandboxes.js";
-import { patchListedSandboxes } from "./sandbox-list.js";
-import { sandboxKeys, sandboxMutations, type SandboxPatch } from "./sandboxes.js";
+import type { Sandbox } from "../orkestr/schemas/sandboxes";
+import { patchListedSandboxes } from "./sandbox-list";
+import { sandboxKeys, sandboxMutations, type SandboxPatch } from "./sandboxes";
 
 // Changing a sandbox from the UI, the one way: the cached sandbox (its detail and its rows in every
 // loaded list page) changes at once, the server's answer replaces it, a failure puts the previous

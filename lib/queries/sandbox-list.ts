@@ -1,10 +1,10 @@
 import { infiniteQueryOptions, keepPreviousData, type InfiniteData, type QueryClient } from "@tanstack/react-query";
-import { apiPage } from "../api/core.js";
-import type { Query } from "../orkestr/path.js";
+import { apiPage } from "../api/core";
+import type { Query } from "../orkestr/path";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
-import type { Page } from "../orkestr/schemas/common.js";
-import type { Sandbox } from "../orkestr/schemas/sandboxes.js";
-import { readSandbox, sandboxKeys } from "./sandboxes.js";
+import type { Page } from "../orkestr/schemas/common";
+import type { Sandbox } from "../orkestr/schemas/sandboxes";
+import { readSandbox, sandboxKeys } from "./sandboxes";
 
 // The sandbox list page's data: pages of sandboxes accumulated as the table scrolls (cursor paging),
 // and the per-row telemetry reads (metrics, exec events) that the list's scheduler makes for the rows

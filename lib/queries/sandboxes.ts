@@ -1,11 +1,11 @@
 import { queryOptions } from "@tanstack/react-query";
-import { apiJson, apiPage, apiVoid } from "../api/core.js";
-import { object } from "../api/read.js";
-import { path } from "../orkestr/path.js";
+import { apiJson, apiPage, apiVoid } from "../api/core";
+import { object } from "../api/read";
+import { path } from "../orkestr/path";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
-import type { Limits } from "../orkestr/schemas/limits.js";
-import type { Metrics } from "../orkestr/schemas/metrics.js";
-import type { CreateSandboxBody, Sandbox, SetTimeoutResult } from "../orkestr/schemas/sandboxes.js";
+import type { Limits } from "../orkestr/schemas/limits";
+import type { Metrics } from "../orkestr/schemas/metrics";
+import type { CreateSandboxBody, Sandbox, SetTimeoutResult } from "../orkestr/schemas/sandboxes";
 
 // The sandboxes resource in the browser: one key factory (every sandbox-scoped key, files, previews,
 // events and terminals included, starts with "sandboxes", so invalidating `sandboxKeys.all` refreshes

@@ -1,8 +1,8 @@
 import { queryOptions } from "@tanstack/react-query";
-import { apiAll } from "../api/core.js";
-import { object } from "../api/read.js";
+import { apiAll } from "../api/core";
+import { object } from "../api/read";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
-import type { Snapshot } from "../orkestr/schemas/snapshots.js";
+import type { Snapshot } from "../orkestr/schemas/snapshots";
 
 export const snapshotKeys = {
   all: ["snapshots"] as const,

@@ -1,10 +1,10 @@
 import { QueryClient, QueryObserver } from "@tanstack/react-query";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { sandboxKeys } from "./sandboxes.js";
-import { templateKeys, templateQueries } from "./templates.js";
-import { fileKeys } from "./files.js";
-import { previewKeys } from "./previews.js";
-import { terminalKeys } from "./terminal.js";
+import { sandboxKeys } from "./sandboxes";
+import { templateKeys, templateQueries } from "./templates";
+import { fileKeys } from "./files";
+import { previewKeys } from "./previews";
+import { terminalKeys } from "./terminal";
 
 // One key per question, and prefix invalidation that reaches every query under a resource: the
 // create form's source picker and the list page's template filter once cached the same templates

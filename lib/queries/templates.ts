@@ -1,8 +1,8 @@
 import { queryOptions } from "@tanstack/react-query";
-import { apiAll, apiJson } from "../api/core.js";
-import { arrayOf, object } from "../api/read.js";
+import { apiAll, apiJson } from "../api/core";
+import { arrayOf, object } from "../api/read";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
-import type { BaseImage, Template } from "../orkestr/schemas/templates.js";
+import type { BaseImage, Template } from "../orkestr/schemas/templates";
 
 // Templates and the built-in base images. One key per question: the create form's source picker
 // and the list page's template filter ask the same one (templates with the built-ins), so they share

@@ -1,13 +1,13 @@
 import { queryOptions } from "@tanstack/react-query";
-import { apiJson, apiVoid } from "../api/core.js";
-import { apiStream } from "../api/stream.js";
-import { arrayOf, object } from "../api/read.js";
-import { path } from "../orkestr/path.js";
-import { execEvents, type ExecStreamEvent } from "../orkestr/stream.js";
+import { apiJson, apiVoid } from "../api/core";
+import { apiStream } from "../api/stream";
+import { arrayOf, object } from "../api/read";
+import { path } from "../orkestr/path";
+import { execEvents, type ExecStreamEvent } from "../orkestr/stream";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
-import type { ExecBody } from "../orkestr/schemas/exec.js";
-import type { Limits } from "../orkestr/schemas/limits.js";
-import type { PtySession } from "../orkestr/schemas/pty.js";
+import type { ExecBody } from "../orkestr/schemas/exec";
+import type { Limits } from "../orkestr/schemas/limits";
+import type { PtySession } from "../orkestr/schemas/pty";
 
 // The terminal's calls: interactive sessions (the engine's PTY extension) and, where a server has
 // none, line mode's exec stream, read with the same parser the server uses (lib/orkestr/stream.ts).

@@ -1,8 +1,8 @@
 import "server-only";
-import { getMigratedDb, type Db } from "./db/index.js";
-import { removeMember } from "./db/teams.js";
-import { deleteUser, setUserDisabled } from "./db/users.js";
-import { revokeEngineAccess } from "./tokens.js";
+import { getMigratedDb, type Db } from "./db/index";
+import { removeMember } from "./db/teams";
+import { deleteUser, setUserDisabled } from "./db/users";
+import { revokeEngineAccess } from "./tokens";
 
 // Taking someone's access away, in one place: the console's own rows change, and the local-engine
 // tokens their connections hold are revoked on the engine at once, so the team's sandboxes are out

@@ -2,23 +2,23 @@ import "server-only";
 import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
-import { hostAllowed } from "../host-policy.js";
-import { safeNextPath } from "../safe-next-path.js";
-import { REQUEST_PATH_HEADER } from "../security-headers.js";
-import { recordAudit } from "./db/audit.js";
-import { getMigratedDb, type Db } from "./db/index.js";
+import { hostAllowed } from "../host-policy";
+import { safeNextPath } from "../safe-next-path";
+import { REQUEST_PATH_HEADER } from "../security-headers";
+import { recordAudit } from "./db/audit";
+import { getMigratedDb, type Db } from "./db/index";
 import {
   findValidSession,
   revokeAllSessionsForUser,
   revokeSessionById,
   touchSession,
   type Session,
-} from "./db/sessions.js";
-import { isFirstRun } from "./db/setup.js";
-import { listMembershipsForUser, type Membership, type Role, type Team } from "./db/teams.js";
-import type { User } from "./db/users.js";
-import { can, type Permission } from "./rbac.js";
-import { parseCookieHeader, readSessionId, type CookieEntry } from "./session-cookie.js";
+} from "./db/sessions";
+import { isFirstRun } from "./db/setup";
+import { listMembershipsForUser, type Membership, type Role, type Team } from "./db/teams";
+import type { User } from "./db/users";
+import { can, type Permission } from "./rbac";
+import { parseCookieHeader, readSessionId, type CookieEntry } from "./session-cookie";
 
 // Who is asking: the one server-side session check behind every page and API route. The cookie is
 // next-auth's JWT (lib/server/next-auth.ts); it only names a session (`sid`), and the session row

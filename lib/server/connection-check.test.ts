@@ -1,5 +1,4 @@
 import "server-only";
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import https from "node:https";
@@ -8,9 +7,10 @@ import path from "node:path";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
-import { checkConnection, type ConnectionCheck } from "./connection-check.js";
-import { assertSafeBaseUrl, createGuardedFetch, type Resolver } from "./ssrf.js";
+import { clearFaults, injectFault, startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
+import { selfSignedCert } from "../../engine/test/helpers/tls";
+import { checkConnection, type ConnectionCheck } from "./connection-check";
+import { assertSafeBaseUrl, createGuardedFetch, type Resolver } from "./ssrf";
 
 // checkConnection against the real local engine (good, bad, read-only and write-only tokens, wrong
 // path, injected 5xx, fleet_full and latency through /_admin/faults), a closed port, and small
@@ -19,19 +19,6 @@ import { assertSafeBaseUrl, createGuardedFetch, type Resolver } from "./ssrf.js"
 
 let e: EngineHandle;
 const tokens: Record<"rw" | "read" | "write", string> = { rw: "", read: "", write: "" };
-
-async function fault(rule: Record<string, unknown>): Promise<void> {
-  const r = await fetch(`${e.origin}/_admin/faults`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-baton-bootstrap": e.bootstrap! },
-    body: JSON.stringify(rule),
-  });
-  expect(r.status).toBe(201);
-}
-
-async function clearFaults(): Promise<void> {
-  await fetch(`${e.origin}/_admin/faults`, { method: "DELETE", headers: { "x-baton-bootstrap": e.bootstrap! } });
-}
 
 const asEngine = () => ({ localEngineOrigins: [e.origin] });
 
@@ -51,7 +38,7 @@ afterAll(async () => {
   await e?.stop();
 });
 
-afterEach(clearFaults);
+afterEach(() => clearFaults(e));
 
 describe("checkConnection against the local engine", () => {
   it("accepts a good token and reports plan, regions, engine and latency", async () => {
@@ -109,7 +96,7 @@ describe("checkConnection against the local engine", () => {
   });
 
   it("reports an injected 502 as upstream_error with the status", async () => {
-    await fault({ kind: "error", status: 502, path: "^/v1/sandboxes/limits$", count: 1 });
+    await injectFault(e, { kind: "error", status: 502, path: "^/v1/sandboxes/limits$", count: 1 });
     const check = failed(await checkConnection(e.origin, tokens.rw, asEngine()));
     expect(check.code).toBe("upstream_error");
     expect(check.status).toBe(502);
@@ -120,14 +107,14 @@ describe("checkConnection against the local engine", () => {
   });
 
   it("does not retry: one injected 500 fails the check", async () => {
-    await fault({ kind: "error", status: 500, path: "^/v1/sandboxes/limits$", count: 1 });
+    await injectFault(e, { kind: "error", status: 500, path: "^/v1/sandboxes/limits$", count: 1 });
     expect(failed(await checkConnection(e.origin, tokens.rw, asEngine())).status).toBe(500);
     // The fault was used up by that single attempt: the next check passes.
     expect((await checkConnection(e.origin, tokens.rw, asEngine())).ok).toBe(true);
   });
 
   it("counts 503 fleet_full as reachable, with a warning", async () => {
-    await fault({ kind: "fleet_full", path: "^/v1/sandboxes/limits$", retry_after_seconds: 30, count: 1 });
+    await injectFault(e, { kind: "fleet_full", path: "^/v1/sandboxes/limits$", retry_after_seconds: 30, count: 1 });
     const started = Date.now();
     const check = await checkConnection(e.origin, tokens.rw, asEngine());
     expect(Date.now() - started).toBeLessThan(5_000); // Retry-After 30 s was not honoured: no retries
@@ -137,7 +124,7 @@ describe("checkConnection against the local engine", () => {
   });
 
   it("gives up after the timeout and says so", async () => {
-    await fault({ kind: "latency", latency_ms: 3_000, path: "^/v1/sandboxes/limits$", count: 1 });
+    await injectFault(e, { kind: "latency", latency_ms: 3_000, path: "^/v1/sandboxes/limits$", count: 1 });
     const started = Date.now();
     const check = failed(await checkConnection(e.origin, tokens.rw, { ...asEngine(), timeoutMs: 400 }));
     expect(Date.now() - started).toBeLessThan(2_500);
@@ -148,7 +135,7 @@ describe("checkConnection against the local engine", () => {
   });
 
   it("reports a reset connection as unreachable", async () => {
-    await fault({ kind: "reset", path: "^/v1/sandboxes/limits$", count: 1 });
+    await injectFault(e, { kind: "reset", path: "^/v1/sandboxes/limits$", count: 1 });
     const check = failed(await checkConnection(e.origin, tokens.rw, asEngine()));
     expect(check.code).toBe("unreachable");
     expect(check.detail).toMatch(/connection|socket|reset/i);
@@ -228,32 +215,11 @@ describe("checkConnection over TLS (guarded fetch, self-signed certificate)", ()
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-tls-"));
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=api.tls.test",
-        "-keyout",
-        path.join(dir, "key.pem"),
-        "-out",
-        path.join(dir, "cert.pem"),
-      ],
-      { stdio: "ignore" },
-    );
-    server = https.createServer(
-      { key: fs.readFileSync(path.join(dir, "key.pem")), cert: fs.readFileSync(path.join(dir, "cert.pem")) },
-      (_req, res) => {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ plan: "payg" }));
-      },
-    );
+    const pem = selfSignedCert(dir, ["api.tls.test"]);
+    server = https.createServer({ key: fs.readFileSync(pem.key), cert: fs.readFileSync(pem.cert) }, (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ plan: "payg" }));
+    });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     port = (server.address() as AddressInfo).port;
   });

@@ -1,7 +1,7 @@
 import "server-only";
-import { createOrkestrClient, type FetchLike } from "../orkestr/core.js";
-import { OrkestrError, OrkestrParseError, OrkestrTimeoutError } from "../orkestr/errors.js";
-import type { Limits } from "../orkestr/schemas/limits.js";
+import { createOrkestrClient, type FetchLike } from "../orkestr/core";
+import { OrkestrError, OrkestrParseError, OrkestrTimeoutError } from "../orkestr/errors";
+import type { Limits } from "../orkestr/schemas/limits";
 import {
   assertSafeBaseUrl,
   fetchFor,
@@ -9,7 +9,7 @@ import {
   type SafeBaseUrl,
   type SafeUrlOptions,
   type UnsafeUrlCode,
-} from "./ssrf.js";
+} from "./ssrf";
 
 // "Does this base URL + token work?", asked when a connection is saved and by the status
 // indicator: one GET of the limits endpoint (alias /v1/limits), a short timeout, no retries, and

@@ -1,7 +1,7 @@
 import "server-only";
-import { ConnectionDto, ConnectionStatusDto, hostOf } from "../validations/connections.js";
-import { localEngineStatus } from "./local-engine.js";
-import { checkActiveConnection, listUserConnections, type ConnectionView, type VaultOptions } from "./tokens.js";
+import { ConnectionDto, ConnectionStatusDto, hostOf } from "../validations/connections";
+import { localEngineStatus } from "./local-engine";
+import { checkActiveConnection, listUserConnections, type ConnectionView, type VaultOptions } from "./tokens";
 
 // The browser's view of the token vault: DTOs (zod-parsed, so nothing else leaks) for the
 // connections API, the Settings page and the header's status indicator.

@@ -17,8 +17,8 @@ import {
   sha256,
   tokenHint,
   verifyPassword,
-} from "./crypto.js";
-import { resetEnvForTests } from "./env.js";
+} from "./crypto";
+import { resetEnvForTests } from "./env";
 
 let dataDir: string;
 

@@ -11,9 +11,9 @@ import {
 } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { secureDataDir } from "./data-dir.js";
-import { getEnv, type ServerEnv } from "./env.js";
-import { createLimiter } from "./limiter.js";
+import { secureDataDir } from "./data-dir";
+import { getEnv, type ServerEnv } from "./env";
+import { createLimiter } from "./limiter";
 
 // Baton's cryptography, all on node:crypto:
 // - AES-256-GCM for secrets at rest (orkestr tokens): "v1:<iv>:<tag>:<ciphertext>", base64url parts,

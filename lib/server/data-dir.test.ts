@@ -4,9 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { getVaultKey } from "./crypto.js";
-import { closeDb, getMigratedDb } from "./db/index.js";
-import { resetEnvForTests } from "./env.js";
+import { getVaultKey } from "./crypto";
+import { closeDb, getMigratedDb } from "./db/index";
+import { resetEnvForTests } from "./env";
 
 // The console's data directory on SQLite, through the real start-up path (getMigratedDb() and the
 // vault key): the database, its WAL and secret.key must not be readable by other users.

@@ -1,7 +1,7 @@
 import "server-only";
 import { createHmac, hkdfSync, randomBytes } from "node:crypto";
-import { getVaultKey, safeEqual } from "./crypto.js";
-import { normalizeEmail } from "./db/users.js";
+import { getVaultKey, safeEqual } from "./crypto";
+import { normalizeEmail } from "./db/users";
 
 // Device cookies (OWASP, "Slow Down Online Guessing Attacks with Device Cookies"): a browser that
 // has signed in to an account gets a signed cookie naming that account. Sign-in attempts that

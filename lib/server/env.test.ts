@@ -1,7 +1,7 @@
 import "server-only";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { decodeSecret, EnvError, getEnv, parseEnv, resetEnvForTests } from "./env.js";
+import { decodeSecret, EnvError, getEnv, parseEnv, resetEnvForTests } from "./env";
 
 const HEX_SECRET = "ab".repeat(32);
 

@@ -1,7 +1,7 @@
 import "server-only";
 import path from "node:path";
 import { z } from "zod";
-import { parseHostPolicy, type HostPolicy } from "../host-policy.js";
+import { parseHostPolicy, type HostPolicy } from "../host-policy";
 
 // The console's server environment: validated once with zod, normalised into the shape the rest of
 // lib/server needs (absolute data dir, a resolved database target, the decoded secret bytes). Values

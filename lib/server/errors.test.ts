@@ -1,13 +1,13 @@
 import "server-only";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { errorFromResponse, OrkestrConnectionError, OrkestrTimeoutError } from "../orkestr/errors.js";
-import { CryptoError } from "./crypto.js";
-import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors.js";
-import { AppError, ERROR_CODES, errorResponse, validationError } from "./errors.js";
-import { LocalEngineError } from "./local-engine.js";
-import { UnsafeUrlError } from "./ssrf.js";
-import { VAULT_ERROR_STATUS, VaultError } from "./tokens.js";
+import { errorFromResponse, OrkestrConnectionError, OrkestrTimeoutError } from "../orkestr/errors";
+import { CryptoError } from "./crypto";
+import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors";
+import { AppError, ERROR_CODES, errorResponse, validationError } from "./errors";
+import { LocalEngineError } from "./local-engine";
+import { UnsafeUrlError } from "./ssrf";
+import { VAULT_ERROR_STATUS, VaultError } from "./tokens";
 
 async function answer(err: unknown): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
   const res = errorResponse(err);

@@ -1,11 +1,11 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { OrkestrConnectionError, OrkestrError, OrkestrParseError } from "../orkestr/errors.js";
-import { CryptoError, PasswordWorkBusyError } from "./crypto.js";
-import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors.js";
-import { VAULT_ERROR_STATUS } from "./tokens.js";
-import { UserFacingError } from "./user-error.js";
+import { OrkestrConnectionError, OrkestrError, OrkestrParseError } from "../orkestr/errors";
+import { CryptoError, PasswordWorkBusyError } from "./crypto";
+import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors";
+import { VAULT_ERROR_STATUS } from "./tokens";
+import { UserFacingError } from "./user-error";
 
 // One error shape for Baton's own API (architecture convention 2): `{ detail, code }`, plus `errors`
 // (field → message) on validation failures. Handlers throw; lib/server/route.ts catches everything

@@ -1,5 +1,5 @@
 import "server-only";
-import type { PresignedUrl } from "../orkestr/schemas/files.js";
+import type { PresignedUrl } from "../orkestr/schemas/files";
 
 // Presigned file URLs through the console. The upstream builds them on its own host
 // (`https://api.orkestr.eu/v1/sandboxes/…/files/raw?path=&exp=&sig=`; for the local engine a

@@ -1,7 +1,7 @@
 import "server-only";
 import { afterAll, describe, expect, it } from "vitest";
-import { resolveClientAddress } from "./front-door.js";
-import { clientIp, CLIENT_IP_HEADER, markFrontDoor } from "./request-info.js";
+import { resolveClientAddress } from "./front-door";
+import { clientIp, CLIENT_IP_HEADER, markFrontDoor } from "./request-info";
 
 describe("resolveClientAddress (BATON_TRUSTED_PROXIES hops of X-Forwarded-For, rightmost-N)", () => {
   it("without trusted proxies, is the socket's address whatever X-Forwarded-For says", () => {

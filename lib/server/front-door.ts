@@ -1,9 +1,9 @@
 import "server-only";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { HOST_NOT_ALLOWED, hostAllowed, type HostPolicy } from "../host-policy.js";
-import { getEnv } from "./env.js";
-import { CLIENT_IP_HEADER, markFrontDoor, normalizeAddress } from "./request-info.js";
+import { HOST_NOT_ALLOWED, hostAllowed, type HostPolicy } from "../host-policy";
+import { getEnv } from "./env";
+import { CLIENT_IP_HEADER, markFrontDoor, normalizeAddress } from "./request-info";
 
 // The console's front door: what scripts/console-server.mjs does to every request (HTTP and
 // WebSocket upgrade) before Next or the terminal relay sees it.
@@ -159,12 +159,14 @@ export interface ConsoleServerParts {
   handle: (req: IncomingMessage, res: ServerResponse) => unknown;
   /** The terminal relay: true when it took the upgrade. */
   upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
+  /** Dev only: Next's own upgrades (HMR under /_next/); Next would leave any other socket hanging. */
+  nextUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 }
 
 /**
  * The console's HTTP server as scripts/console-server.mjs runs it: the front door first, for every
  * request and every upgrade, then Next's handler or the terminal relay. Nothing else upgrades in
- * production (Next's own upgrades are dev-only HMR): 404.
+ * production (Next's own upgrades are dev-only HMR): 404; in dev, Next gets the rest.
  */
 export function createConsoleServer(parts: ConsoleServerParts): http.Server {
   const server = http.createServer((req, res) => {
@@ -175,6 +177,7 @@ export function createConsoleServer(parts: ConsoleServerParts): http.Server {
     socket.on("error", () => undefined);
     if (parts.frontDoor.upgrade(req, socket)) return;
     if (parts.upgrade(req, socket, head)) return;
+    if (parts.nextUpgrade && req.url?.startsWith("/_next/")) return parts.nextUpgrade(req, socket, head);
     socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
   });
   return server;

@@ -3,13 +3,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { closeDb, getMigratedDb, migrateToLatest, type Db } from "./db/index.js";
-import { hitRateLimit } from "./db/rate-limit.js";
-import { createSession } from "./db/sessions.js";
-import { testBackends, type TestDatabase } from "./db/test-backends.js";
-import { createUser } from "./db/users.js";
-import { resetEnvForTests } from "./env.js";
-import { HOUSEKEEPING, scheduleHousekeeping, stopHousekeeping, type TimerApi } from "./housekeeping.js";
+import { closeDb, getMigratedDb, migrateToLatest, type Db } from "./db/index";
+import { hitRateLimit } from "./db/rate-limit";
+import { createSession } from "./db/sessions";
+import { testBackends, type TestDatabase } from "./db/test-backends";
+import { createUser } from "./db/users";
+import { resetEnvForTests } from "./env";
+import { HOUSEKEEPING, scheduleHousekeeping, stopHousekeeping, type TimerApi } from "./housekeeping";
 
 const DAY = 24 * 60 * 60_000;
 

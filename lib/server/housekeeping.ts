@@ -1,8 +1,8 @@
 import "server-only";
 import { sql } from "kysely";
-import type { Db } from "./db/index.js";
-import { purgeRateLimits } from "./db/rate-limit.js";
-import { purgeSessions } from "./db/sessions.js";
+import type { Db } from "./db/index";
+import { purgeRateLimits } from "./db/rate-limit";
+import { purgeSessions } from "./db/sessions";
 
 // Housekeeping: sessions that ended a week ago and rate-limit windows that closed an hour ago are
 // deleted, or those tables only ever grow. Started once per process by getMigratedDb()

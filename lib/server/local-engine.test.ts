@@ -6,9 +6,9 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
-import { checkConnection } from "./connection-check.js";
-import { resetEnvForTests } from "./env.js";
+import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
+import { checkConnection } from "./connection-check";
+import { resetEnvForTests } from "./env";
 import {
   bootstrapSecretPath,
   engineAccountFor,
@@ -19,7 +19,8 @@ import {
   localEngineStatus,
   mintLocalEngineToken,
   revokeLocalEngineToken,
-} from "./local-engine.js";
+} from "./local-engine";
+import { rejectsWith } from "../../engine/test/helpers/async";
 
 // The local engine helpers against a real engine that shares its data dir with the "console"
 // (BATON_DATA_DIR = the engine's dataDir), plus the ways it can be missing.
@@ -49,16 +50,6 @@ async function closedPort(): Promise<number> {
   const port = (probe.address() as AddressInfo).port;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   return port;
-}
-
-async function caught(p: Promise<unknown>): Promise<LocalEngineError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof LocalEngineError) return err;
-    throw err;
-  }
-  throw new Error("expected a LocalEngineError");
 }
 
 beforeAll(async () => {
@@ -163,7 +154,7 @@ describe("when the local engine is not usable", () => {
   it("says the bootstrap secret is missing, naming the directory", async () => {
     const dir = tmpDir();
     useEnv({ BATON_DATA_DIR: dir, ORKESTR_API_URL: e.origin });
-    const err = await caught(mintLocalEngineToken({ account: "default", label: "x" }));
+    const err = await rejectsWith(mintLocalEngineToken({ account: "default", label: "x" }), LocalEngineError);
     expect(err.code).toBe("local_engine_secret_missing");
     expect(err.detail).toBe(
       `The local engine's bootstrap secret was not found in ${path.join(dir, "engine")}; is the engine running with the same BATON_DATA_DIR?`,
@@ -178,7 +169,7 @@ describe("when the local engine is not usable", () => {
     fs.mkdirSync(path.join(dir, "engine"));
     fs.writeFileSync(path.join(dir, "engine", "bootstrap.secret"), "not-the-engines-secret\n");
     useEnv({ BATON_DATA_DIR: dir, ORKESTR_API_URL: e.origin });
-    const err = await caught(mintLocalEngineToken({ account: "default", label: "x" }));
+    const err = await rejectsWith(mintLocalEngineToken({ account: "default", label: "x" }), LocalEngineError);
     expect(err.code).toBe("local_engine_refused");
     expect(err.detail).toMatch(
       /refused the bootstrap secret from .*\(401\): it belongs to another engine\. Is the engine running with the same BATON_DATA_DIR\?$/,
@@ -196,7 +187,7 @@ describe("when the local engine is not usable", () => {
         `^The local engine at http://127\\.0\\.0\\.1:${port} is not running \\(ECONNREFUSED\\)\\. Start it with: npm run engine$`,
       ),
     );
-    const err = await caught(mintLocalEngineToken({ account: "default", label: "x" }));
+    const err = await rejectsWith(mintLocalEngineToken({ account: "default", label: "x" }), LocalEngineError);
     expect(err.code).toBe("local_engine_unreachable");
     expect(err.detail).toMatch(/is not running \(ECONNREFUSED\)/);
   });

@@ -2,8 +2,8 @@ import "server-only";
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { getEnv } from "./env.js";
-import { UserFacingError } from "./user-error.js";
+import { getEnv } from "./env";
+import { UserFacingError } from "./user-error";
 
 // The embedded default: Baton's own engine on this machine (engine/), reached over loopback. The
 // console proves it shares the engine's data dir by reading its bootstrap secret, and uses that

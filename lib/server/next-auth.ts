@@ -2,13 +2,13 @@ import "server-only";
 import type { NextApiRequest, NextApiResponse } from "next";
 import NextAuth, { type AuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
-import { LoginBody } from "../validations/auth.js";
-import { resolveSession, signOut } from "./auth.js";
-import { getMigratedDb } from "./db/index.js";
-import { clientIp, isSecureRequest, userAgent } from "./request-info.js";
-import { deviceCookie, readDeviceToken } from "./device-trust.js";
-import { authSecret, SECURE_SESSION_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_S } from "./session-cookie.js";
-import { signInWithPassword, type SignInOutcome } from "./sign-in.js";
+import { LoginBody } from "../validations/auth";
+import { resolveSession, signOut } from "./auth";
+import { getMigratedDb } from "./db/index";
+import { clientIp, isSecureRequest, userAgent } from "./request-info";
+import { deviceCookie, readDeviceToken } from "./device-trust";
+import { authSecret, SECURE_SESSION_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_S } from "./session-cookie";
+import { signInWithPassword, type SignInOutcome } from "./sign-in";
 
 // next-auth v4, set up per request ("advanced initialization"): app/api/auth/[...nextauth]/route.ts
 // and /api/auth/login call buildAuthOptions() for every request, so providers can come from the

@@ -23,8 +23,8 @@ vi.mock("node:crypto", async (importOriginal) => {
   return { ...real, default: { ...real, scrypt }, scrypt };
 });
 
-const { hashPassword, PASSWORD_WORK, PasswordWorkBusyError, verifyPassword } = await import("./crypto.js");
-const { describeError } = await import("./errors.js");
+const { hashPassword, PASSWORD_WORK, PasswordWorkBusyError, verifyPassword } = await import("./crypto");
+const { describeError } = await import("./errors");
 
 /** Lets every promise chain that can move on do so (no I/O is involved: scrypt is the stand-in). */
 const settle = async () => {

@@ -3,15 +3,15 @@ import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
-import { HOST_NOT_ALLOWED, hostAllowed, originAllowed as isBatonOrigin } from "../host-policy.js";
-import { activeMembership, resolveSession } from "./auth.js";
-import { getMigratedDb } from "./db/index.js";
-import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../terminal-heartbeat.js";
-import { upstreamFailureDetail } from "./errors.js";
-import { can } from "./rbac.js";
-import { parseCookieHeader, readSessionId } from "./session-cookie.js";
-import { classifyDestination, guardedLookupFor } from "./ssrf.js";
-import { orkestrUpgradeFor, VaultError, type OrkestrUpgradeTarget } from "./tokens.js";
+import { HOST_NOT_ALLOWED, hostAllowed, originAllowed as isBatonOrigin } from "../host-policy";
+import { activeMembership, resolveSession } from "./auth";
+import { getMigratedDb } from "./db/index";
+import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../terminal-heartbeat";
+import { upstreamFailureDetail } from "./errors";
+import { can } from "./rbac";
+import { parseCookieHeader, readSessionId } from "./session-cookie";
+import { classifyDestination, guardedLookupFor } from "./ssrf";
+import { orkestrUpgradeFor, VaultError, type OrkestrUpgradeTarget } from "./tokens";
 
 // The terminal WebSocket relay. Next.js route handlers cannot accept a WebSocket upgrade, and a
 // browser cannot put the orkestr token on a WebSocket (nor may it ever see it), so the console's own

@@ -1,7 +1,7 @@
 import "server-only";
 import { describe, expect, it } from "vitest";
-import { ROLES } from "./db/schema.js";
-import { can, isPermission, PERMISSIONS, ROLE_PERMISSIONS, type Permission } from "./rbac.js";
+import { ROLES } from "./db/schema";
+import { can, isPermission, PERMISSIONS, ROLE_PERMISSIONS, type Permission } from "./rbac";
 
 // The whole role × permission matrix, written out: a change to what a role may do shows up here.
 const EXPECTED: Record<Permission, Record<(typeof ROLES)[number], boolean>> = {

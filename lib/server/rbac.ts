@@ -1,5 +1,5 @@
 import "server-only";
-import { ROLES, type Role } from "./db/schema.js";
+import { ROLES, type Role } from "./db/schema";
 
 // Authorization as data (architecture convention 6): what each role of a team may do. Route handlers
 // name the permission they need (`route({ perm: "sandboxes.write" }, …)`); nothing else compares

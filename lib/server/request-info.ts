@@ -1,6 +1,6 @@
 import "server-only";
 import { isIP } from "node:net";
-import { isHttps } from "../security-headers.js";
+import { isHttps } from "../security-headers";
 
 // What the server knows about a request's client: its address (for rate limits and the audit log),
 // its user agent (for the sessions list), and whether it came over HTTPS (for cookie flags).

@@ -1,14 +1,14 @@
 import "server-only";
 import { z } from "zod";
-import { HOST_NOT_ALLOWED, hostAllowed, originAllowed } from "../host-policy.js";
-import { activeMembership, getUserFromRequest, type CurrentUser } from "./auth.js";
-import { recordAudit } from "./db/audit.js";
-import { getMigratedDb } from "./db/index.js";
-import type { Role, Team } from "./db/teams.js";
-import type { User } from "./db/users.js";
-import { AppError, errorResponse, validationError } from "./errors.js";
-import { can, type Permission } from "./rbac.js";
-import { clientIp, isSecureRequest, userAgent } from "./request-info.js";
+import { HOST_NOT_ALLOWED, hostAllowed, originAllowed } from "../host-policy";
+import { activeMembership, getUserFromRequest, type CurrentUser } from "./auth";
+import { recordAudit } from "./db/audit";
+import { getMigratedDb } from "./db/index";
+import type { Role, Team } from "./db/teams";
+import type { User } from "./db/users";
+import { AppError, errorResponse, validationError } from "./errors";
+import { can, type Permission } from "./rbac";
+import { clientIp, isSecureRequest, userAgent } from "./request-info";
 
 // The one wrapper every API route handler is (architecture convention 1):
 //

@@ -1,8 +1,8 @@
 import "server-only";
 import { hkdfSync } from "node:crypto";
 import { decode, encode } from "next-auth/jwt";
-import { getVaultKey } from "./crypto.js";
-import { SESSION_TTL_MS } from "./db/sessions.js";
+import { getVaultKey } from "./crypto";
+import { SESSION_TTL_MS } from "./db/sessions";
 
 // The session cookie is next-auth's: an encrypted JWT (JWE, A256GCM, key derived from the secret
 // below) in `next-auth.session-token` (`__Secure-…` over HTTPS). Its only claim of ours is `sid`,

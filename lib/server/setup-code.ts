@@ -2,10 +2,10 @@ import "server-only";
 import { randomInt } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { safeEqual } from "./crypto.js";
-import { getMigratedDb } from "./db/index.js";
-import { isFirstRun } from "./db/setup.js";
-import { getEnv } from "./env.js";
+import { safeEqual } from "./crypto";
+import { getMigratedDb } from "./db/index";
+import { isFirstRun } from "./db/setup";
+import { getEnv } from "./env";
 
 // The first-run setup code (as Grafana and Jenkins do): until the owner account exists, whoever
 // reaches Baton first could create it. So the first run also asks for a code that only someone

@@ -3,15 +3,15 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { hashPassword, SCRYPT_PARAMS } from "./crypto.js";
-import { listAuditEvents } from "./db/audit.js";
-import { migrateToLatest } from "./db/index.js";
-import { hitRateLimit, refundRateLimit } from "./db/rate-limit.js";
-import { findValidSession, sessionIdFromToken } from "./db/sessions.js";
-import { testBackends, type TestDatabase } from "./db/test-backends.js";
-import { createUser, getUserCredentials, setUserDisabled } from "./db/users.js";
-import { resetEnvForTests } from "./env.js";
-import { SIGN_IN_LIMITS, signInError, signInWithPassword } from "./sign-in.js";
+import { hashPassword, SCRYPT_PARAMS } from "./crypto";
+import { listAuditEvents } from "./db/audit";
+import { migrateToLatest } from "./db/index";
+import { hitRateLimit, refundRateLimit } from "./db/rate-limit";
+import { findValidSession, sessionIdFromToken } from "./db/sessions";
+import { testBackends, type TestDatabase } from "./db/test-backends";
+import { createUser, getUserCredentials, setUserDisabled } from "./db/users";
+import { resetEnvForTests } from "./env";
+import { SIGN_IN_LIMITS, signInError, signInWithPassword } from "./sign-in";
 
 let dataDir: string;
 beforeAll(() => {

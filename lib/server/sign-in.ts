@@ -1,12 +1,12 @@
 import "server-only";
-import { hashPassword, needsRehash, PasswordWorkBusyError, verifyPassword } from "./crypto.js";
-import { recordAudit } from "./db/audit.js";
-import type { Db } from "./db/index.js";
-import { hitRateLimit, refundRateLimit, resetRateLimit, type RateLimitResult } from "./db/rate-limit.js";
-import { createSession, type Session } from "./db/sessions.js";
-import { issueDeviceToken, verifyDeviceToken } from "./device-trust.js";
-import { getUserCredentials, normalizeEmail, setPasswordHash, type User } from "./db/users.js";
-import { AppError } from "./errors.js";
+import { hashPassword, needsRehash, PasswordWorkBusyError, verifyPassword } from "./crypto";
+import { recordAudit } from "./db/audit";
+import type { Db } from "./db/index";
+import { hitRateLimit, refundRateLimit, resetRateLimit, type RateLimitResult } from "./db/rate-limit";
+import { createSession, type Session } from "./db/sessions";
+import { issueDeviceToken, verifyDeviceToken } from "./device-trust";
+import { getUserCredentials, normalizeEmail, setPasswordHash, type User } from "./db/users";
+import { AppError } from "./errors";
 
 // Email + password sign-in, the one place that checks a password. next-auth's Credentials provider
 // calls it from `authorize` (lib/server/next-auth.ts), whichever route the attempt came through.

@@ -2,8 +2,8 @@ import "server-only";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { createOrkestrClient } from "../orkestr/core.js";
-import { resetEnvForTests } from "./env.js";
+import { createOrkestrClient } from "../orkestr/core";
+import { resetEnvForTests } from "./env";
 import {
   assertSafeBaseUrl,
   classifyAddress,
@@ -14,7 +14,8 @@ import {
   UnsafeUrlError,
   type AddressKind,
   type Resolver,
-} from "./ssrf.js";
+} from "./ssrf";
+import { rejectsWith } from "../../engine/test/helpers/async";
 
 // No test here sends traffic off this machine: host names resolve through injected resolvers
 // (only `localhost` goes to the system resolver), and the guarded fetch talks to a server on
@@ -37,16 +38,6 @@ function table(entries: Record<string, string[]>): Resolver & { calls: string[] 
 const noDns: Resolver = async (host) => {
   throw new Error(`unexpected DNS lookup of ${host}`);
 };
-
-async function refusal(p: Promise<unknown>): Promise<UnsafeUrlError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof UnsafeUrlError) return err;
-    throw err;
-  }
-  throw new Error("expected the URL to be refused");
-}
 
 describe("classifyAddress", () => {
   const cases: [string, AddressKind][] = [
@@ -209,7 +200,10 @@ describe("assertSafeBaseUrl", () => {
       [`https://${"a".repeat(2100)}.eu`, /too long/],
     ];
     for (const [input, detail] of cases) {
-      const err = await refusal(assertSafeBaseUrl(input, { localEngineOrigins: [ENGINE], resolver: noDns }));
+      const err = await rejectsWith(
+        assertSafeBaseUrl(input, { localEngineOrigins: [ENGINE], resolver: noDns }),
+        UnsafeUrlError,
+      );
       expect(err.code, input).toBe("invalid_url");
       expect(err.status).toBe(422);
       expect(err.detail, input).toMatch(detail);
@@ -242,7 +236,10 @@ describe("assertSafeBaseUrl", () => {
       ["https://255.255.255.255", /broadcast/],
     ];
     for (const [input, detail] of cases) {
-      const err = await refusal(assertSafeBaseUrl(input, { localEngineOrigins: [ENGINE], resolver: noDns }));
+      const err = await rejectsWith(
+        assertSafeBaseUrl(input, { localEngineOrigins: [ENGINE], resolver: noDns }),
+        UnsafeUrlError,
+      );
       expect(err.code, input).toBe("private_address");
       expect(err.detail, input).toMatch(detail);
       expect(err.detail).toMatch(/Baton refuses loopback, private, link-local and other internal addresses/);
@@ -283,8 +280,9 @@ describe("assertSafeBaseUrl", () => {
       ["https://v6.me.example", /resolves to 2606:2800:220:1:248:1893:25c8:1946, an address of this machine/],
     ];
     for (const [input, detail] of cases) {
-      const err = await refusal(
+      const err = await rejectsWith(
         assertSafeBaseUrl(input, { localEngineOrigins: [ENGINE], resolver, ownAddresses: own }),
+        UnsafeUrlError,
       );
       expect(err.code, input).toBe("private_address");
       expect(err.detail, input).toMatch(detail);
@@ -309,48 +307,58 @@ describe("assertSafeBaseUrl", () => {
       ["https://mapped.example", /resolves to ::ffff:127\.0\.0\.1, a loopback address \(IPv4-mapped 127\.0\.0\.1\)/],
     ];
     for (const [input, detail] of cases) {
-      const err = await refusal(assertSafeBaseUrl(input, { localEngineOrigins: [ENGINE], resolver }));
+      const err = await rejectsWith(
+        assertSafeBaseUrl(input, { localEngineOrigins: [ENGINE], resolver }),
+        UnsafeUrlError,
+      );
       expect(err.code, input).toBe("private_address");
       expect(err.detail, input).toMatch(detail);
     }
   });
 
   it("refuses localhost through the system resolver", async () => {
-    const err = await refusal(assertSafeBaseUrl("https://localhost:9443", { localEngineOrigins: [ENGINE] }));
+    const err = await rejectsWith(
+      assertSafeBaseUrl("https://localhost:9443", { localEngineOrigins: [ENGINE] }),
+      UnsafeUrlError,
+    );
     expect(err.code).toBe("private_address");
     expect(err.detail).toMatch(/^localhost:9443 resolves to (127\.0\.0\.1|::1), (a|the IPv6) loopback address/);
   });
 
   it("says when a host does not resolve", async () => {
-    const missing = await refusal(
+    const missing = await rejectsWith(
       assertSafeBaseUrl("https://api.orkestr.example", { localEngineOrigins: [ENGINE], resolver: table({}) }),
+      UnsafeUrlError,
     );
     expect(missing.code).toBe("unresolvable_host");
     expect(missing.detail).toBe("The host name api.orkestr.example does not exist in DNS. Check the spelling.");
 
-    const empty = await refusal(
+    const empty = await rejectsWith(
       assertSafeBaseUrl("https://empty.example", { localEngineOrigins: [ENGINE], resolver: async () => [] }),
+      UnsafeUrlError,
     );
     expect(empty.code).toBe("unresolvable_host");
     expect(empty.detail).toMatch(/has no addresses/);
 
-    const hanging = await refusal(
+    const hanging = await rejectsWith(
       assertSafeBaseUrl("https://slow.example", {
         localEngineOrigins: [ENGINE],
         resolver: () => new Promise(() => {}),
         resolveTimeoutMs: 30,
       }),
+      UnsafeUrlError,
     );
     expect(hanging.code).toBe("unresolvable_host");
     expect(hanging.detail).toMatch(/did not resolve within 0 s|did not resolve within/);
 
-    const servfail = await refusal(
+    const servfail = await rejectsWith(
       assertSafeBaseUrl("https://flaky.example", {
         localEngineOrigins: [ENGINE],
         resolver: async () => {
           throw Object.assign(new Error("queryA ESERVFAIL"), { code: "ESERVFAIL" });
         },
       }),
+      UnsafeUrlError,
     );
     expect(servfail.detail).toBe(
       "The host name flaky.example could not be resolved (ESERVFAIL). Check the spelling, or try again if the DNS server is having trouble.",
@@ -370,10 +378,13 @@ describe("assertSafeBaseUrl", () => {
       "http://[::1]:8787",
       "http://127.0.0.2:8787",
     ]) {
-      const err = await refusal(assertSafeBaseUrl(input, { localEngineOrigins: [ENGINE] }));
+      const err = await rejectsWith(assertSafeBaseUrl(input, { localEngineOrigins: [ENGINE] }), UnsafeUrlError);
       expect(err.code, input).toBe("private_address");
     }
-    const localhost = await refusal(assertSafeBaseUrl("http://localhost:8787", { localEngineOrigins: [ENGINE] }));
+    const localhost = await rejectsWith(
+      assertSafeBaseUrl("http://localhost:8787", { localEngineOrigins: [ENGINE] }),
+      UnsafeUrlError,
+    );
     expect(localhost.detail).toMatch(
       /^localhost:8787 resolves to (127\.0\.0\.1|::1), .*The only internal address allowed is the local engine at http:\/\/127\.0\.0\.1:8787\.$/,
     );
@@ -392,16 +403,18 @@ describe("assertSafeBaseUrl", () => {
     it("uses http://127.0.0.1:${ORKESTR_ENGINE_PORT} when ORKESTR_API_URL is not loopback", async () => {
       useEnv({ ORKESTR_ENGINE_PORT: "9911", ORKESTR_API_URL: "https://api.orkestr.eu" });
       expect((await assertSafeBaseUrl("http://127.0.0.1:9911/v1", { resolver: noDns })).isLocalEngine).toBe(true);
-      expect((await refusal(assertSafeBaseUrl("http://127.0.0.1:8787", { resolver: noDns }))).detail).toMatch(
-        /local engine at http:\/\/127\.0\.0\.1:9911\./,
-      );
+      expect(
+        (await rejectsWith(assertSafeBaseUrl("http://127.0.0.1:8787", { resolver: noDns }), UnsafeUrlError)).detail,
+      ).toMatch(/local engine at http:\/\/127\.0\.0\.1:9911\./);
     });
 
     it("uses ORKESTR_API_URL's origin when it points at loopback", async () => {
       useEnv({ ORKESTR_ENGINE_PORT: "9911", ORKESTR_API_URL: "http://localhost:7777/v1" });
       expect((await assertSafeBaseUrl("http://localhost:7777", { resolver: noDns })).isLocalEngine).toBe(true);
       expect((await assertSafeBaseUrl("http://127.0.0.1:9911", { resolver: noDns })).isLocalEngine).toBe(true);
-      expect((await refusal(assertSafeBaseUrl("http://localhost:7778"))).code).toBe("private_address");
+      expect((await rejectsWith(assertSafeBaseUrl("http://localhost:7778"), UnsafeUrlError)).code).toBe(
+        "private_address",
+      );
     });
 
     it("defaults to the embedded engine at 127.0.0.1:8787", async () => {
@@ -461,16 +474,6 @@ describe("guardedFetch", () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  async function failure(p: Promise<unknown>): Promise<TypeError> {
-    try {
-      await p;
-    } catch (err) {
-      if (err instanceof TypeError) return err;
-      throw err;
-    }
-    throw new Error("expected fetch to fail");
-  }
-
   it("refuses internal IP literals before connecting", async () => {
     const before = connections;
     const f = createGuardedFetch({ resolver: noDns });
@@ -480,7 +483,7 @@ describe("guardedFetch", () => {
       "http://10.0.0.1/",
       "http://169.254.169.254/latest/meta-data",
     ]) {
-      const err = await failure(f(url));
+      const err = await rejectsWith(f(url), TypeError);
       expect(err.message).toBe("fetch failed");
       expect(err.cause).toBeInstanceOf(PrivateAddressRefused);
       expect((err.cause as PrivateAddressRefused).code).toBe("EPRIVATE_ADDRESS");
@@ -497,7 +500,10 @@ describe("guardedFetch", () => {
     });
     expect(safe.addresses).toEqual(["93.184.216.34"]);
     const before = connections;
-    const err = await failure(createGuardedFetch({ resolver: rebinding })(`http://rebind.example:${port}/echo`));
+    const err = await rejectsWith(
+      createGuardedFetch({ resolver: rebinding })(`http://rebind.example:${port}/echo`),
+      TypeError,
+    );
     expect(err.cause).toBeInstanceOf(PrivateAddressRefused);
     expect((err.cause as Error).message).toBe(
       "refused to connect to rebind.example: it resolves to 127.0.0.1, a loopback address",
@@ -510,7 +516,7 @@ describe("guardedFetch", () => {
     const f = createGuardedFetch({ resolver: table({ "me.example": ["93.184.216.34"] }), ownAddresses: own });
     const before = connections;
     for (const url of ["http://93.184.216.34/", "http://[::ffff:5db8:d822]/", "http://me.example/"]) {
-      const err = await failure(f(url));
+      const err = await rejectsWith(f(url), TypeError);
       expect(err.cause, url).toBeInstanceOf(PrivateAddressRefused);
       expect((err.cause as Error).message, url).toMatch(
         /an address of this machine \(one of its own network interfaces\)$/,
@@ -521,8 +527,8 @@ describe("guardedFetch", () => {
 
   it("refuses when any resolved address is internal, and reports names that do not resolve", async () => {
     const f = createGuardedFetch({ resolver: table({ "split.example": ["93.184.216.34", "10.0.0.1"] }) });
-    expect((await failure(f("http://split.example/"))).cause).toBeInstanceOf(PrivateAddressRefused);
-    const missing = await failure(f("http://missing.example/"));
+    expect((await rejectsWith(f("http://split.example/"), TypeError)).cause).toBeInstanceOf(PrivateAddressRefused);
+    const missing = await rejectsWith(f("http://missing.example/"), TypeError);
     expect((missing.cause as { code?: string }).code).toBe("ENOTFOUND");
   });
 

@@ -15,10 +15,10 @@ import {
   type GuardedLookupOptions,
   type ResolvedAddress,
   type Resolver,
-} from "../net/address.js";
-import type { FetchLike } from "../orkestr/core.js";
-import { localEngineOrigins } from "./local-engine.js";
-import { UserFacingError } from "./user-error.js";
+} from "../net/address";
+import type { FetchLike } from "../orkestr/core";
+import { localEngineOrigins } from "./local-engine";
+import { UserFacingError } from "./user-error";
 
 // The address classifier and the connect-time lookup live in lib/net/address.ts (the engine's
 // webhook deliveries use them too); re-exported here so the console keeps one import.
@@ -36,7 +36,7 @@ export {
   type AddressKind,
   type ResolvedAddress,
   type Resolver,
-} from "../net/address.js";
+} from "../net/address";
 export type GuardedFetchOptions = GuardedLookupOptions;
 
 // SSRF guard for user-supplied orkestr base URLs (issue 4, token vault). A connection's base URL

@@ -1,17 +1,17 @@
 import "server-only";
 import fs from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
-import type { FetchLike } from "../orkestr/core.js";
-import { OrkestrConnectionError } from "../orkestr/errors.js";
-import { CryptoError, decrypt } from "./crypto.js";
-import { getConnectionSecret, upsertConnection } from "./db/connections.js";
-import { DbConflictError, DbNotFoundError } from "./db/errors.js";
-import { migrateToLatest, type Db } from "./db/index.js";
-import { testBackends, type TestDatabase } from "./db/test-backends.js";
-import { createUser } from "./db/users.js";
-import { resetEnvForTests } from "./env.js";
-import { PrivateAddressRefused, type Resolver } from "./ssrf.js";
+import { clearFaults, injectFault, startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
+import type { FetchLike } from "../orkestr/core";
+import { OrkestrConnectionError } from "../orkestr/errors";
+import { CryptoError, decrypt } from "./crypto";
+import { getConnectionSecret, upsertConnection } from "./db/connections";
+import { DbConflictError, DbNotFoundError } from "./db/errors";
+import { migrateToLatest, type Db } from "./db/index";
+import { testBackends, type TestDatabase } from "./db/test-backends";
+import { createUser } from "./db/users";
+import { resetEnvForTests } from "./env";
+import { PrivateAddressRefused, type Resolver } from "./ssrf";
 import {
   activeConnection,
   checkActiveConnection,
@@ -25,7 +25,8 @@ import {
   setActive,
   TOKEN_FORMAT,
   VaultError,
-} from "./tokens.js";
+} from "./tokens";
+import { rejectsWith } from "../../engine/test/helpers/async";
 
 // The token vault on each database backend, against a real local engine that shares its data dir
 // with the "console": BATON_DATA_DIR is the engine's, ORKESTR_API_URL its origin, so the engine is
@@ -33,25 +34,6 @@ import {
 
 let e: EngineHandle;
 let readToken: string;
-
-async function vaultError(p: Promise<unknown>): Promise<VaultError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof VaultError) return err;
-    throw err;
-  }
-  throw new Error("expected a VaultError");
-}
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected a rejection");
-}
 
 /** A fetch that must not be called (format and name errors are found before any request). */
 function forbiddenFetch(): FetchLike & { calls: number } {
@@ -63,15 +45,6 @@ function forbiddenFetch(): FetchLike & { calls: number } {
     { calls: 0 },
   );
   return f;
-}
-
-async function fault(rule: Record<string, unknown>): Promise<void> {
-  const r = await fetch(`${e.origin}/_admin/faults`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-baton-bootstrap": e.bootstrap! },
-    body: JSON.stringify(rule),
-  });
-  expect(r.status).toBe(201);
 }
 
 beforeAll(async () => {
@@ -92,7 +65,7 @@ afterAll(async () => {
 });
 
 afterEach(async () => {
-  await fetch(`${e.origin}/_admin/faults`, { method: "DELETE", headers: { "x-baton-bootstrap": e.bootstrap! } });
+  await clearFaults(e);
 });
 
 describe("token format", () => {
@@ -222,7 +195,7 @@ describe.each(testBackends)("token vault on $name", (backend) => {
 
   it("orkestrFor without a connection throws no_connection with a way out", async () => {
     const userId = await newUser();
-    const err = await vaultError(orkestrFor(userId, { db }));
+    const err = await rejectsWith(orkestrFor(userId, { db }), VaultError);
     expect(err.code).toBe("no_connection");
     expect(err.status).toBe(409);
     expect(err.detail).toBe(
@@ -249,7 +222,7 @@ describe.each(testBackends)("token vault on $name", (backend) => {
       .set({ token_ciphertext: sb.ciphertext })
       .where("id", "=", a.connection.id)
       .execute();
-    const err = await vaultError(orkestrFor(userId, { db, connectionId: a.connection.id }));
+    const err = await rejectsWith(orkestrFor(userId, { db, connectionId: a.connection.id }), VaultError);
     expect(err.code).toBe("token_unreadable");
     expect(err.detail).toMatch(
       /^The token of the connection "A" can no longer be decrypted: .*Replace the token in Settings → Connections\.$/,
@@ -259,8 +232,9 @@ describe.each(testBackends)("token vault on $name", (backend) => {
 
   it("saving a bad token stores nothing", async () => {
     const userId = await newUser();
-    const err = await vaultError(
+    const err = await rejectsWith(
       saveConnection({ userId, name: "Bad", baseUrl: e.origin, token: "ork_neverMintedByThisEngine_0000" }, { db }),
+      VaultError,
     );
     expect(err).toMatchObject({
       code: "bad_token",
@@ -273,41 +247,47 @@ describe.each(testBackends)("token vault on $name", (backend) => {
 
   it("saving a wrong URL, an internal address or a malformed token stores nothing and says why", async () => {
     const userId = await newUser();
-    const notOrkestr = await vaultError(
+    const notOrkestr = await rejectsWith(
       saveConnection({ userId, name: "X", baseUrl: `${e.origin}/api`, token: e.token }, { db }),
+      VaultError,
     );
     expect(notOrkestr).toMatchObject({ code: "not_orkestr", status: 422, field: "base_url" });
     expect(notOrkestr.detail).toMatch(/does not look like an orkestr v1 API/);
 
     const fetchSpy = forbiddenFetch();
-    const internal = await vaultError(
+    const internal = await rejectsWith(
       saveConnection(
         { userId, name: "X", baseUrl: "https://metadata.example", token: e.token },
         { db, fetch: fetchSpy, resolver: async () => [{ address: "169.254.169.254", family: 4 }] },
       ),
+      VaultError,
     );
     expect(internal).toMatchObject({ code: "private_address", status: 422, field: "base_url" });
     expect(internal.detail).toMatch(
       /^metadata\.example resolves to 169\.254\.169\.254, the link-local cloud metadata address\./,
     );
 
-    const loopback = await vaultError(
+    const loopback = await rejectsWith(
       saveConnection({ userId, name: "X", baseUrl: "http://127.0.0.1:1", token: e.token }, { db, fetch: fetchSpy }),
+      VaultError,
     );
     expect(loopback.code).toBe("private_address");
 
-    const plain = await vaultError(
+    const plain = await rejectsWith(
       saveConnection({ userId, name: "X", baseUrl: "http://api.orkestr.eu", token: e.token }, { db, fetch: fetchSpy }),
+      VaultError,
     );
     expect(plain.code).toBe("invalid_url");
 
-    const format = await vaultError(
+    const format = await rejectsWith(
       saveConnection({ userId, name: "X", baseUrl: e.origin, token: "ork_short" }, { db, fetch: fetchSpy }),
+      VaultError,
     );
     expect(format.code).toBe("invalid_token_format");
 
-    const name = await vaultError(
+    const name = await rejectsWith(
       saveConnection({ userId, name: "   ", baseUrl: e.origin, token: e.token }, { db, fetch: fetchSpy }),
+      VaultError,
     );
     expect(name).toMatchObject({ code: "invalid_name", field: "name" });
 
@@ -319,11 +299,11 @@ describe.each(testBackends)("token vault on $name", (backend) => {
     const userId = await newUser();
     await saveConnection({ userId, name: "Prod", baseUrl: e.origin, token: e.token }, { db });
     const fetchSpy = forbiddenFetch();
-    const err = await rejection(
+    const err = await rejectsWith(
       saveConnection({ userId, name: " Prod ", baseUrl: e.origin, token: readToken }, { db, fetch: fetchSpy }),
+      DbConflictError,
     );
-    expect(err).toBeInstanceOf(DbConflictError);
-    expect((err as DbConflictError).code).toBe("connection_name_taken");
+    expect(err.code).toBe("connection_name_taken");
     expect(fetchSpy.calls).toBe(0);
     expect(await rawRows(userId)).toHaveLength(1);
   });
@@ -399,8 +379,9 @@ describe.each(testBackends)("token vault on $name", (backend) => {
   it("replaceToken checks the new token first and keeps the old one when it fails", async () => {
     const userId = await newUser();
     const saved = await saveConnection({ userId, name: "Eng", baseUrl: e.origin, token: e.token }, { db });
-    const bad = await vaultError(
+    const bad = await rejectsWith(
       replaceToken({ userId, connectionId: saved.connection.id, token: "ork_revokedOrNeverValid_1111" }, { db }),
+      VaultError,
     );
     expect(bad.code).toBe("bad_token");
     expect((await activeConnection(userId, { db }))?.tokenHint).toBe(saved.connection.tokenHint);
@@ -417,7 +398,7 @@ describe.each(testBackends)("token vault on $name", (backend) => {
   it("checkActiveConnection records the outcome on the row", async () => {
     const userId = await newUser();
     await saveConnection({ userId, name: "Eng", baseUrl: e.origin, token: e.token }, { db });
-    await fault({ kind: "error", status: 502, path: "^/v1/sandboxes/limits$", count: 1 });
+    await injectFault(e, { kind: "error", status: 502, path: "^/v1/sandboxes/limits$", count: 1 });
     const down = await checkActiveConnection(userId, { db });
     expect(down?.check).toMatchObject({ ok: false, code: "upstream_error", status: 502 });
     expect(down?.connection.lastError).toMatch(/^upstream_error: The orkestr API at .* answered 502 Bad Gateway/);
@@ -436,7 +417,7 @@ describe.each(testBackends)("token vault on $name", (backend) => {
       baseUrl: "http://api.example.test",
       token: "ork_abcdefghijklmnop",
     });
-    const err = await vaultError(orkestrFor(userId, { db, connectionId: plain.id }));
+    const err = await rejectsWith(orkestrFor(userId, { db, connectionId: plain.id }), VaultError);
     expect(err.code).toBe("invalid_url");
     expect(err.detail).toMatch(/uses plain http .* Edit it to use https:\/\//);
 
@@ -448,10 +429,9 @@ describe.each(testBackends)("token vault on $name", (backend) => {
     });
     const resolver: Resolver = async () => [{ address: "10.0.0.8", family: 4 }];
     const client = await orkestrFor(userId, { db, connectionId: internal.id, resolver, client: { maxRetries: 0 } });
-    const failure = await rejection(client.sandboxes.list());
-    expect(failure).toBeInstanceOf(OrkestrConnectionError);
-    expect((failure as Error).cause).toBeInstanceOf(TypeError);
-    expect(((failure as Error).cause as Error).cause).toBeInstanceOf(PrivateAddressRefused);
+    const failure = await rejectsWith(client.sandboxes.list(), OrkestrConnectionError);
+    expect(failure.cause).toBeInstanceOf(TypeError);
+    expect((failure.cause as Error).cause).toBeInstanceOf(PrivateAddressRefused);
   });
 
   it("connectLocalEngine mints, checks and saves the local engine as the active connection", async () => {

@@ -5,14 +5,14 @@ import {
   type FetchLike,
   type OrkestrClient,
   type OrkestrClientOptions,
-} from "../orkestr/core.js";
+} from "../orkestr/core";
 import {
   checkConnection,
   type ConnectionCheck,
   type ConnectionCheckCode,
   type ConnectionCheckOk,
-} from "./connection-check.js";
-import { CryptoError, decrypt } from "./crypto.js";
+} from "./connection-check";
+import { CryptoError, decrypt } from "./crypto";
 import {
   deleteConnection,
   getActiveConnection,
@@ -25,18 +25,18 @@ import {
   updateConnection,
   upsertConnection,
   type Connection,
-} from "./db/connections.js";
-import { DbConflictError, DbNotFoundError } from "./db/errors.js";
-import { getMigratedDb, type Db } from "./db/index.js";
+} from "./db/connections";
+import { DbConflictError, DbNotFoundError } from "./db/errors";
+import { getMigratedDb, type Db } from "./db/index";
 import {
   engineAccountFor,
   localEngineOrigin,
   localEngineOrigins,
   mintLocalEngineToken,
   revokeLocalEngineToken,
-} from "./local-engine.js";
-import { assertSafeBaseUrl, fetchFor, UnsafeUrlError, type Resolver, type SafeBaseUrl } from "./ssrf.js";
-import { UserFacingError } from "./user-error.js";
+} from "./local-engine";
+import { assertSafeBaseUrl, fetchFor, UnsafeUrlError, type Resolver, type SafeBaseUrl } from "./ssrf";
+import { UserFacingError } from "./user-error";
 
 // The token vault (issue 4 item 4; architecture convention 5): the ONLY module that decrypts
 // orkestr connection tokens. Everything it returns carries the token's hint ("ork_…abcd"), never

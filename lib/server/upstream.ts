@@ -1,10 +1,10 @@
 import "server-only";
-import type { OrkestrClient } from "../orkestr/core.js";
-import { OrkestrError } from "../orkestr/errors.js";
-import { passthrough } from "../orkestr/stream.js";
-import type { Page } from "../orkestr/schemas/common.js";
-import { AppError } from "./errors.js";
-import { activeConnection, orkestrFor } from "./tokens.js";
+import type { OrkestrClient } from "../orkestr/core";
+import { OrkestrError } from "../orkestr/errors";
+import { passthrough } from "../orkestr/stream";
+import type { Page } from "../orkestr/schemas/common";
+import { AppError } from "./errors";
+import { activeConnection, orkestrFor } from "./tokens";
 
 // The proxy core (issue 4 item 6): Baton's /api/v1/** routes call the user's own orkestr API with
 // the token from the vault (orkestrFor) and answer with what it said. Every call goes through

@@ -2,9 +2,9 @@ import "server-only";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signBody } from "../../engine/src/services/webhooks.js";
-import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
-import { verifyWebhook, WEBHOOK_TOLERANCE_MS, type VerifyWebhookInput } from "./webhook-signature.js";
+import { signBody } from "../../engine/src/services/webhooks/signing";
+import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
+import { verifyWebhook, WEBHOOK_TOLERANCE_MS, type VerifyWebhookInput } from "./webhook-signature";
 
 // The console's check of a delivery, against signatures made by the engine's own signing code:
 // the function in-process, and a real engine's delivery over HTTP to a receiver on 127.0.0.1.

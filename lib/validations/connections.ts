@@ -68,4 +68,4 @@ export const ConnectionStatusDto = z.object({
 });
 export type ConnectionStatusDto = z.infer<typeof ConnectionStatusDto>;
 
-export { hostOf } from "../utils.js";
+export { hostOf } from "../utils";

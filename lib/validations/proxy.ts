@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { decodeBase64 } from "../orkestr/base64.js";
-import { WriteBatchBody, WriteFileBody } from "../orkestr/schemas/files.js";
+import { decodeBase64 } from "../orkestr/base64";
+import { WriteBatchBody, WriteFileBody } from "../orkestr/schemas/files";
 
 // Inputs of the /api/v1 proxy routes that the contract's schemas (lib/orkestr/schemas) do not
 // already give: route params, and queries as the URL carries them (strings: numbers are coerced,

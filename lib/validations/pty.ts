@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { OpenPtyBody } from "../orkestr/schemas/pty.js";
+import { OpenPtyBody } from "../orkestr/schemas/pty";
 
 // Inputs of the terminal proxy routes (/api/v1/sandboxes/{id}/pty/**): the PTY extension's own
 // bounds (engine/src/routes/pty.ts) so a bad size is a 422 here, not a round trip.

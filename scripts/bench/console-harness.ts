@@ -3,11 +3,11 @@
 // an owner signed up (the session cookie a browser would carry) and the local engine connected.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { actAsAccountOf, startEngine, type EngineHandle } from "../../engine/test/helpers/engine.js";
+import { actAsAccountOf, startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
+import { freePort } from "../../engine/test/helpers/free-port";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -24,17 +24,6 @@ export interface ConsoleBench {
   /** A JSON call to the console as the signed-in owner (Origin set, as a browser's mutation). */
   api(method: string, p: string, body?: unknown): Promise<Record<string, unknown> | null>;
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startConsoleBench(name: string): Promise<ConsoleBench> {

@@ -2,29 +2,23 @@ import "server-only";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { GET as nextAuthGet, POST as nextAuthPost } from "../../app/api/auth/[...nextauth]/route.js";
-import { POST as login } from "../../app/api/auth/login/route.js";
-import { POST as logoutEverywhere } from "../../app/api/auth/logout-everywhere/route.js";
-import { POST as logout } from "../../app/api/auth/logout/route.js";
-import { GET as me } from "../../app/api/me/route.js";
-import { POST as setup } from "../../app/api/setup/route.js";
-import {
-  getUserFromRequest,
-  loginPath,
-  resolveSession,
-  safeNextPath,
-  TOUCH_INTERVAL_MS,
-} from "../../lib/server/auth.js";
-import { listAuditEvents } from "../../lib/server/db/audit.js";
-import { createSession, findValidSession, listActiveSessions } from "../../lib/server/db/sessions.js";
-import { isFirstRun } from "../../lib/server/db/setup.js";
-import { testBackends } from "../../lib/server/db/test-backends.js";
-import { setUserDisabled } from "../../lib/server/db/users.js";
+import { GET as nextAuthGet, POST as nextAuthPost } from "../../app/api/auth/[...nextauth]/route";
+import { POST as login } from "../../app/api/auth/login/route";
+import { POST as logoutEverywhere } from "../../app/api/auth/logout-everywhere/route";
+import { POST as logout } from "../../app/api/auth/logout/route";
+import { GET as me } from "../../app/api/me/route";
+import { POST as setup } from "../../app/api/setup/route";
+import { getUserFromRequest, loginPath, resolveSession, safeNextPath, TOUCH_INTERVAL_MS } from "../../lib/server/auth";
+import { listAuditEvents } from "../../lib/server/db/audit";
+import { createSession, findValidSession, listActiveSessions } from "../../lib/server/db/sessions";
+import { isFirstRun } from "../../lib/server/db/setup";
+import { testBackends } from "../../lib/server/db/test-backends";
+import { setUserDisabled } from "../../lib/server/db/users";
 import { decode } from "next-auth/jwt";
-import { authSecret, readSessionId, SESSION_COOKIE } from "../../lib/server/session-cookie.js";
-import { markFrontDoor } from "../../lib/server/request-info.js";
-import { getEnv } from "../../lib/server/env.js";
-import { SIGN_IN_LIMITS } from "../../lib/server/sign-in.js";
+import { authSecret, readSessionId, SESSION_COOKIE } from "../../lib/server/session-cookie";
+import { markFrontDoor } from "../../lib/server/request-info";
+import { getEnv } from "../../lib/server/env";
+import { SIGN_IN_LIMITS } from "../../lib/server/sign-in";
 import {
   cookieHeaderFrom,
   jsonOf,
@@ -36,7 +30,7 @@ import {
   sessionCookie,
   uniq,
   useConsoleDb,
-} from "./helpers.js";
+} from "./helpers";
 
 /** The header the console's front door writes the client's address into (lib/server/request-info.ts CLIENT_IP_HEADER). */
 const CLIENT_IP_HEADER_NAME = "x-baton-client-ip";

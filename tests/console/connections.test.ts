@@ -1,13 +1,13 @@
 import "server-only";
 import { describe, expect, it } from "vitest";
-import { DELETE as deleteConnection, PATCH as patchConnection } from "../../app/api/connections/[id]/route.js";
-import { POST as localEngine } from "../../app/api/connections/local-engine/route.js";
-import { GET as list, POST as create } from "../../app/api/connections/route.js";
-import { GET as status } from "../../app/api/connections/status/route.js";
-import { listAuditEvents } from "../../lib/server/db/audit.js";
-import { testBackends } from "../../lib/server/db/test-backends.js";
-import { useLocalEngine } from "./engine-harness.js";
-import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers.js";
+import { DELETE as deleteConnection, PATCH as patchConnection } from "../../app/api/connections/[id]/route";
+import { POST as localEngine } from "../../app/api/connections/local-engine/route";
+import { GET as list, POST as create } from "../../app/api/connections/route";
+import { GET as status } from "../../app/api/connections/status/route";
+import { listAuditEvents } from "../../lib/server/db/audit";
+import { testBackends } from "../../lib/server/db/test-backends";
+import { useLocalEngine } from "./engine-harness";
+import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
 
 const idParams = (id: string) => ({ params: Promise.resolve({ id }) });
 

@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
+import { freePort } from "../../engine/test/helpers/free-port";
 
 // The real console server (scripts/console-server.mjs: front door, terminal relay, listen) over real
 // sockets, with a stand-in for Next (tests/helpers/next-stub/) whose handler answers with the URL
@@ -17,17 +17,6 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SERVER = path.join(ROOT, "scripts", "console-server.mjs");
 const STUB = path.join(ROOT, "tests", "helpers", "next-stub", "register.mjs");
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 interface Running {
   port: number;
   log(): string;
@@ -35,7 +24,10 @@ interface Running {
 }
 
 /** Starts the console server with `env`; resolves once it is listening, or with its output if it exited. */
-async function startServer(env: Record<string, string>): Promise<Running | { exited: number | null; log: string }> {
+async function startServer(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<Running | { exited: number | null; log: string }> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-console-server-"));
   const childEnv: NodeJS.ProcessEnv = {
@@ -49,7 +41,7 @@ async function startServer(env: Record<string, string>): Promise<Running | { exi
   };
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", STUB, SERVER, "-p", String(port), "-H", "127.0.0.1"],
+    ["--import", STUB, SERVER, "-p", String(port), "-H", "127.0.0.1", ...args],
     { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] },
   );
   let out = "";
@@ -128,9 +120,13 @@ function send(
 }
 
 /** A WebSocket upgrade: the HTTP status it was refused with (and the body), or "open". */
-function upgrade(port: number, headers: Record<string, string>): Promise<{ status: number; body: string } | "open"> {
+function upgrade(
+  port: number,
+  headers: Record<string, string>,
+  path = "/api/v1/sandboxes/sbx_1/pty/pty_1/ws",
+): Promise<{ status: number; body: string } | "open"> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/api/v1/sandboxes/sbx_1/pty/pty_1/ws`, { headers });
+    const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`, { headers });
     ws.on("open", () => {
       ws.close();
       resolve("open");
@@ -207,6 +203,10 @@ describe("the console server with its defaults (loopback names, no trusted proxy
     // Its own name: the relay answers (no session: 401).
     const own = `127.0.0.1:${server.port}`;
     expect(await upgrade(server.port, { host: own, origin: `http://${own}` })).toMatchObject({ status: 401 });
+    // Anything else: 404; Next has no upgrades of its own in production.
+    for (const other of ["/_next/hmr", "/elsewhere"]) {
+      expect(await upgrade(server.port, { host: own }, other), other).toMatchObject({ status: 404 });
+    }
   });
 
   it("writes the socket's address as the client's, over whatever the client claimed", async () => {
@@ -297,4 +297,23 @@ describe("the console server's configuration", () => {
     expect(log).toContain('BATON_ALLOWED_HOSTS: "not a host"');
     expect(log).toContain("BATON_TRUSTED_PROXIES must be a number of proxy hops");
   }, 60_000);
+});
+
+describe("the console server in dev mode (npm run dev)", () => {
+  let server: Running;
+  beforeAll(async () => {
+    const started = await startServer({}, ["--dev"]);
+    if ("exited" in started) throw new Error(`the console server exited (${started.exited}):\n${started.log}`);
+    server = started;
+  }, 60_000);
+  afterAll(async () => server?.stop());
+
+  it("serves the terminal relay as in production, and hands Next its own upgrades (HMR) after the front door", async () => {
+    const own = `127.0.0.1:${server.port}`;
+    expect(await upgrade(server.port, { host: own, origin: `http://${own}` })).toMatchObject({ status: 401 });
+    expect(await upgrade(server.port, { host: own }, "/_next/hmr")).toMatchObject({ status: 418 });
+    const foreign = `evil.example:${server.port}`;
+    expect(await upgrade(server.port, { host: foreign }, "/_next/hmr")).toMatchObject({ status: 421 });
+    expect(await upgrade(server.port, { host: own }, "/elsewhere")).toMatchObject({ status: 404 });
+  });
 });

@@ -2,29 +2,7 @@ import "server-only";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, vi } from "vitest";
-
-/**
- * The part of engine/test/helpers/engine.ts's EngineHandle these tests use. That helper is loaded
- * by a computed path: tsconfig.next.json (which type-checks tests/console) has Next's ProcessEnv
- * typing, under which the engine helper's spawn() env does not type-check.
- */
-export interface EngineHandle {
-  url: string;
-  origin: string;
-  token: string;
-  dataDir: string | null;
-  bootstrap: string | null;
-  log(): string;
-  mint(scopes: string[], opts?: { account?: string; expiresInSeconds?: number; label?: string }): Promise<string>;
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
-
-const ENGINE_HELPER = new URL("../../engine/test/helpers/engine.ts", import.meta.url).pathname;
-
-async function startEngine(): Promise<EngineHandle> {
-  const mod = (await import(ENGINE_HELPER)) as { startEngine(): Promise<EngineHandle> };
-  return mod.startEngine();
-}
+import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
 
 /**
  * A real local engine as the console's embedded default: ORKESTR_API_URL points at it and its
@@ -49,21 +27,4 @@ export function useLocalEngine<T>(setup: () => T): T & { engine(): EngineHandle 
     if (engine?.dataDir) fs.rmSync(engine.dataDir, { recursive: true, force: true });
   });
   return Object.assign(ctx as object, { engine: () => engine }) as T & { engine(): EngineHandle };
-}
-
-/** POSTs a fault rule to the engine's /_admin/faults. */
-export async function injectFault(engine: EngineHandle, rule: Record<string, unknown>): Promise<void> {
-  const r = await fetch(`${engine.origin}/_admin/faults`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-baton-bootstrap": engine.bootstrap! },
-    body: JSON.stringify(rule),
-  });
-  if (r.status !== 201) throw new Error(`fault injection failed: ${r.status} ${await r.text()}`);
-}
-
-export async function clearFaults(engine: EngineHandle): Promise<void> {
-  await fetch(`${engine.origin}/_admin/faults`, {
-    method: "DELETE",
-    headers: { "x-baton-bootstrap": engine.bootstrap! },
-  });
 }

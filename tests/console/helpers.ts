@@ -3,15 +3,15 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, vi } from "vitest";
-import { hashPassword } from "../../lib/server/crypto.js";
-import { closeDb, getMigratedDb, type Db } from "../../lib/server/db/index.js";
-import { createTeamWithOwner, addMember, slugify, type Role } from "../../lib/server/db/teams.js";
-import type { TestBackend, TestDatabase } from "../../lib/server/db/test-backends.js";
-import { createUser, type User } from "../../lib/server/db/users.js";
-import { resetEnvForTests } from "../../lib/server/env.js";
-import { CLIENT_IP_HEADER, markFrontDoor } from "../../lib/server/request-info.js";
-import { encodeSessionJwt, SESSION_COOKIE } from "../../lib/server/session-cookie.js";
-import { createSession } from "../../lib/server/db/sessions.js";
+import { hashPassword } from "../../lib/server/crypto";
+import { closeDb, getMigratedDb, type Db } from "../../lib/server/db/index";
+import { createTeamWithOwner, addMember, slugify, type Role } from "../../lib/server/db/teams";
+import type { TestBackend, TestDatabase } from "../../lib/server/db/test-backends";
+import { createUser, type User } from "../../lib/server/db/users";
+import { resetEnvForTests } from "../../lib/server/env";
+import { CLIENT_IP_HEADER, markFrontDoor } from "../../lib/server/request-info";
+import { encodeSessionJwt, SESSION_COOKIE } from "../../lib/server/session-cookie";
+import { createSession } from "../../lib/server/db/sessions";
 
 // The console's server code under test against a real database: the process-wide getMigratedDb()
 // (what route handlers use) is pointed at a fresh database of the given backend, with a fixed secret.

@@ -5,9 +5,9 @@ import { fileURLToPath } from "node:url";
 import { isValidElement, type ReactElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Sandbox } from "../../lib/orkestr/schemas/sandboxes.js";
-import { testBackends } from "../../lib/server/db/test-backends.js";
-import { makeUser, sessionCookie, useConsoleDb } from "./helpers.js";
+import type { Sandbox } from "../../lib/orkestr/schemas/sandboxes";
+import { testBackends } from "../../lib/server/db/test-backends";
+import { makeUser, sessionCookie, useConsoleDb } from "./helpers";
 
 // Pages must apply the permission their API applies (route({ perm })): a role without it gets a
 // forbidden page, and nothing is read for it. The real server components are called as Next calls
@@ -34,14 +34,14 @@ vi.mock("next/navigation", () => ({
 }));
 const SECRET_SANDBOX = { id: "sbx_secret", name: "payroll-db", status: "running" } as unknown as Sandbox;
 const upstream = vi.hoisted(() => ({ calls: 0 }));
-vi.mock("../../lib/server/upstream.js", () => ({
+vi.mock("../../lib/server/upstream", () => ({
   withUpstream: async () => {
     upstream.calls++;
     return SECRET_SANDBOX;
   },
 }));
-vi.mock("../../lib/server/tokens.js", async (importOriginal) => ({
-  ...(await importOriginal<typeof import("../../lib/server/tokens.js")>()),
+vi.mock("../../lib/server/tokens", async (importOriginal) => ({
+  ...(await importOriginal<typeof import("../../lib/server/tokens")>()),
   activeConnection: async () => {
     upstream.calls++;
     return {
@@ -53,9 +53,9 @@ vi.mock("../../lib/server/tokens.js", async (importOriginal) => ({
   },
 }));
 
-const { default: SandboxLayout } = await import("../../app/(console)/sandboxes/[id]/layout.js");
-const { default: SandboxesPage } = await import("../../app/(console)/sandboxes/page.js");
-const { default: NewSandboxPage } = await import("../../app/(console)/sandboxes/new/page.js");
+const { default: SandboxLayout } = await import("../../app/(console)/sandboxes/[id]/layout");
+const { default: SandboxesPage } = await import("../../app/(console)/sandboxes/page");
+const { default: NewSandboxPage } = await import("../../app/(console)/sandboxes/new/page");
 
 const markup = (node: unknown) => renderToStaticMarkup(node as ReactElement);
 

@@ -1,50 +1,38 @@
 import "server-only";
 import { describe, expect, it, vi } from "vitest";
-import { POST as localEngine } from "../../app/api/connections/local-engine/route.js";
-import { GET as baseImages } from "../../app/api/v1/base-images/route.js";
-import { GET as events } from "../../app/api/v1/sandboxes/[id]/events/route.js";
-import { POST as batchWrite } from "../../app/api/v1/sandboxes/[id]/files/batch/route.js";
-import { POST as presignDownload } from "../../app/api/v1/sandboxes/[id]/files/presign-download/route.js";
-import { POST as presignUpload } from "../../app/api/v1/sandboxes/[id]/files/presign-upload/route.js";
-import { GET as rawRead, PUT as rawWrite } from "../../app/api/v1/sandboxes/[id]/files/raw/route.js";
-import {
-  DELETE as deleteFile,
-  GET as readFile,
-  POST as writeFile,
-} from "../../app/api/v1/sandboxes/[id]/files/route.js";
-import { POST as execJson } from "../../app/api/v1/sandboxes/[id]/exec/route.js";
-import { POST as execStream } from "../../app/api/v1/sandboxes/[id]/exec/stream/route.js";
-import { GET as metrics } from "../../app/api/v1/sandboxes/[id]/metrics/route.js";
-import { POST as pause } from "../../app/api/v1/sandboxes/[id]/pause/route.js";
-import { POST as previewToken } from "../../app/api/v1/sandboxes/[id]/preview-token/route.js";
-import { GET as preview } from "../../app/api/v1/sandboxes/[id]/previews/[port]/route.js";
-import { POST as resume } from "../../app/api/v1/sandboxes/[id]/resume/route.js";
-import { DELETE as terminate, PATCH as patchSandbox } from "../../app/api/v1/sandboxes/[id]/route.js";
-import { POST as createSnapshot } from "../../app/api/v1/sandboxes/[id]/snapshots/route.js";
-import { POST as setTimeoutRoute } from "../../app/api/v1/sandboxes/[id]/timeout/route.js";
-import { GET as listSandboxes, POST as createSandbox } from "../../app/api/v1/sandboxes/route.js";
-import { GET as sandboxesUsage } from "../../app/api/v1/sandboxes/usage/route.js";
-import { GET as listSnapshots } from "../../app/api/v1/snapshots/route.js";
-import { GET as templateLogs } from "../../app/api/v1/templates/[id]/logs/route.js";
-import { GET as listTemplates, POST as createTemplate } from "../../app/api/v1/templates/route.js";
-import { GET as usage } from "../../app/api/v1/usage/route.js";
-import { POST as moveVolume } from "../../app/api/v1/volumes/[id]/move/route.js";
-import { GET as listVolumes, POST as createVolume } from "../../app/api/v1/volumes/route.js";
-import { GET as listWebhooks, POST as createWebhook } from "../../app/api/v1/webhooks/route.js";
-import { listAuditEvents } from "../../lib/server/db/audit.js";
-import { upsertConnection } from "../../lib/server/db/connections.js";
-import { testBackends } from "../../lib/server/db/test-backends.js";
-import { injectFault, clearFaults, useLocalEngine } from "./engine-harness.js";
-import {
-  jsonOf,
-  makeUser,
-  noParams,
-  ORIGIN,
-  request,
-  sessionCookie,
-  useConsoleDb,
-  type RequestInit2,
-} from "./helpers.js";
+import { POST as localEngine } from "../../app/api/connections/local-engine/route";
+import { GET as baseImages } from "../../app/api/v1/base-images/route";
+import { GET as events } from "../../app/api/v1/sandboxes/[id]/events/route";
+import { POST as batchWrite } from "../../app/api/v1/sandboxes/[id]/files/batch/route";
+import { POST as presignDownload } from "../../app/api/v1/sandboxes/[id]/files/presign-download/route";
+import { POST as presignUpload } from "../../app/api/v1/sandboxes/[id]/files/presign-upload/route";
+import { GET as rawRead, PUT as rawWrite } from "../../app/api/v1/sandboxes/[id]/files/raw/route";
+import { DELETE as deleteFile, GET as readFile, POST as writeFile } from "../../app/api/v1/sandboxes/[id]/files/route";
+import { POST as execJson } from "../../app/api/v1/sandboxes/[id]/exec/route";
+import { POST as execStream } from "../../app/api/v1/sandboxes/[id]/exec/stream/route";
+import { GET as metrics } from "../../app/api/v1/sandboxes/[id]/metrics/route";
+import { POST as pause } from "../../app/api/v1/sandboxes/[id]/pause/route";
+import { POST as previewToken } from "../../app/api/v1/sandboxes/[id]/preview-token/route";
+import { GET as preview } from "../../app/api/v1/sandboxes/[id]/previews/[port]/route";
+import { POST as resume } from "../../app/api/v1/sandboxes/[id]/resume/route";
+import { DELETE as terminate, PATCH as patchSandbox } from "../../app/api/v1/sandboxes/[id]/route";
+import { POST as createSnapshot } from "../../app/api/v1/sandboxes/[id]/snapshots/route";
+import { POST as setTimeoutRoute } from "../../app/api/v1/sandboxes/[id]/timeout/route";
+import { GET as listSandboxes, POST as createSandbox } from "../../app/api/v1/sandboxes/route";
+import { GET as sandboxesUsage } from "../../app/api/v1/sandboxes/usage/route";
+import { GET as listSnapshots } from "../../app/api/v1/snapshots/route";
+import { GET as templateLogs } from "../../app/api/v1/templates/[id]/logs/route";
+import { GET as listTemplates, POST as createTemplate } from "../../app/api/v1/templates/route";
+import { GET as usage } from "../../app/api/v1/usage/route";
+import { POST as moveVolume } from "../../app/api/v1/volumes/[id]/move/route";
+import { GET as listVolumes, POST as createVolume } from "../../app/api/v1/volumes/route";
+import { GET as listWebhooks, POST as createWebhook } from "../../app/api/v1/webhooks/route";
+import { listAuditEvents } from "../../lib/server/db/audit";
+import { upsertConnection } from "../../lib/server/db/connections";
+import { testBackends } from "../../lib/server/db/test-backends";
+import { clearFaults, injectFault } from "../../engine/test/helpers/engine";
+import { useLocalEngine } from "./engine-harness";
+import { jsonOf, makeUser, noParams, ORIGIN, request, sessionCookie, useConsoleDb, type RequestInit2 } from "./helpers";
 
 type Params = Record<string, string>;
 type Handler = (req: Request, ctx: { params: Promise<Params> }) => Promise<Response>;

@@ -1,14 +1,15 @@
 import "server-only";
 import { describe, expect, it } from "vitest";
-import { POST as localEngine } from "../../app/api/connections/local-engine/route.js";
-import { POST as execStream } from "../../app/api/v1/sandboxes/[id]/exec/stream/route.js";
-import { POST as execJson } from "../../app/api/v1/sandboxes/[id]/exec/route.js";
-import { DELETE as terminate, GET as getSandbox } from "../../app/api/v1/sandboxes/[id]/route.js";
-import { GET as limits } from "../../app/api/v1/sandboxes/limits/route.js";
-import { GET as listSandboxes, POST as createSandbox } from "../../app/api/v1/sandboxes/route.js";
-import { testBackends } from "../../lib/server/db/test-backends.js";
-import { clearFaults, injectFault, useLocalEngine } from "./engine-harness.js";
-import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers.js";
+import { POST as localEngine } from "../../app/api/connections/local-engine/route";
+import { POST as execStream } from "../../app/api/v1/sandboxes/[id]/exec/stream/route";
+import { POST as execJson } from "../../app/api/v1/sandboxes/[id]/exec/route";
+import { DELETE as terminate, GET as getSandbox } from "../../app/api/v1/sandboxes/[id]/route";
+import { GET as limits } from "../../app/api/v1/sandboxes/limits/route";
+import { GET as listSandboxes, POST as createSandbox } from "../../app/api/v1/sandboxes/route";
+import { testBackends } from "../../lib/server/db/test-backends";
+import { clearFaults, injectFault } from "../../engine/test/helpers/engine";
+import { useLocalEngine } from "./engine-harness";
+import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
 
 const idParams = (id: string) => ({ params: Promise.resolve({ id }) });
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { HEARTBEAT_MS, PtyConnection, type PtyState } from "../../components/sandboxes/terminal/pty-connection.js";
+import { HEARTBEAT_MS, PtyConnection, type PtyState } from "../../components/sandboxes/terminal/pty-connection";
 
 // The terminal's heartbeat, with a stand-in WebSocket and fake timers: a socket that stops
 // delivering anything is given up and reattached; a slow but answering one is kept.

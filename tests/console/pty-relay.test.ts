@@ -3,16 +3,16 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
-import { testBackends } from "../../lib/server/db/test-backends.js";
+import { testBackends } from "../../lib/server/db/test-backends";
 import {
   authorizeRelay,
   createPtyRelay,
   matchPtyRelayPath,
   originAllowed,
   type PtyRelay,
-} from "../../lib/server/pty-relay.js";
-import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../../lib/terminal-heartbeat.js";
-import { makeUser, sessionCookie, useConsoleDb } from "./helpers.js";
+} from "../../lib/server/pty-relay";
+import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../../lib/terminal-heartbeat";
+import { makeUser, sessionCookie, useConsoleDb } from "./helpers";
 
 // The terminal WebSocket relay: the same session, permission and Origin checks as route() before
 // any upgrade, and frames piped unchanged to an upstream that gets the token (a stand-in engine here).

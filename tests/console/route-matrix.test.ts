@@ -2,13 +2,13 @@ import "server-only";
 import fs from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { POST as createSandbox } from "../../app/api/v1/sandboxes/route.js";
-import { testBackends } from "../../lib/server/db/test-backends.js";
-import { can, ROLES, type Role } from "../../lib/server/rbac.js";
-import { declaredRoute, type DeclaredRoute } from "../../lib/server/route.js";
-import { connectLocalEngine } from "../../lib/server/tokens.js";
-import { useLocalEngine } from "./engine-harness.js";
-import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers.js";
+import { POST as createSandbox } from "../../app/api/v1/sandboxes/route";
+import { testBackends } from "../../lib/server/db/test-backends";
+import { can, ROLES, type Role } from "../../lib/server/rbac";
+import { declaredRoute, type DeclaredRoute } from "../../lib/server/route";
+import { connectLocalEngine } from "../../lib/server/tokens";
+import { useLocalEngine } from "./engine-harness";
+import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
 
 // The route × role matrix (architecture convention 6). Every app/api/**/route.ts is found on disk and
 // imported; every HTTP method it exports is checked against what it declared to route() (read back

@@ -1,15 +1,15 @@
 import "server-only";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { createOrkestrClient } from "../../lib/orkestr/core.js";
-import { errorFromResponse } from "../../lib/orkestr/errors.js";
-import { listAuditEvents } from "../../lib/server/db/audit.js";
-import { DbConflictError } from "../../lib/server/db/errors.js";
-import { revokeSessionById } from "../../lib/server/db/sessions.js";
-import { testBackends } from "../../lib/server/db/test-backends.js";
-import { AppError } from "../../lib/server/errors.js";
-import { checkHost, checkOrigin, declaredRoute, route } from "../../lib/server/route.js";
-import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb } from "./helpers.js";
+import { createOrkestrClient } from "../../lib/orkestr/core";
+import { errorFromResponse } from "../../lib/orkestr/errors";
+import { listAuditEvents } from "../../lib/server/db/audit";
+import { DbConflictError } from "../../lib/server/db/errors";
+import { revokeSessionById } from "../../lib/server/db/sessions";
+import { testBackends } from "../../lib/server/db/test-backends";
+import { AppError } from "../../lib/server/errors";
+import { checkHost, checkOrigin, declaredRoute, route } from "../../lib/server/route";
+import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb } from "./helpers";
 
 describe("checkOrigin", () => {
   // Served as http://baton.test: the Origins accepted are that one and BATON_ALLOWED_HOSTS'.

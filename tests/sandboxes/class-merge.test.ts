@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { twMerge } from "tailwind-merge";
 import { describe, expect, it } from "vitest";
-import { mergeClasses } from "../../lib/class-merge.js";
+import { mergeClasses } from "../../lib/class-merge";
 
 // Baton's small tailwind-merge config against the full one, on what the code base really merges:
 // every class string of the primitives (components/ui: base classes, variants) followed by every

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { describeEvent } from "../../components/sandboxes/detail/describe-event.js";
-import { SCAN_COMMAND } from "../../lib/queries/previews.js";
-import { SandboxEvent } from "../../lib/orkestr/schemas/events.js";
+import { describeEvent } from "../../components/sandboxes/detail/describe-event";
+import { SCAN_COMMAND } from "../../lib/queries/previews";
+import { SandboxEvent } from "../../lib/orkestr/schemas/events";
 
 const event = (type: string, data: Record<string, unknown>): SandboxEvent =>
   SandboxEvent.parse({ id: "evt_1", t: "2026-12-03T08:00:00Z", type, data });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { languageFor, tokenize } from "../../components/sandboxes/files/highlight.js";
+import { languageFor, tokenize } from "../../components/sandboxes/files/highlight";
 
 const kinds = (text: string, lang: string | null) =>
   tokenize(text, lang)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { rowRange } from "../../components/sandboxes/list/row-range.js";
+import { rowRange } from "../../components/sandboxes/list/row-range";
 
 describe("rowRange: the rows a fixed-row-height viewport shows", () => {
   it("covers the viewport plus overscan on both sides, clamped to the rows there are", () => {

@@ -21,7 +21,7 @@ describe("toast facade", () => {
   });
 
   it("holds toasts until the outlet is mounted, then shows them in order with their options", async () => {
-    const { toast, markToasterMounted } = await import("../../components/ui/toast.js");
+    const { toast, markToasterMounted } = await import("../../components/ui/toast");
     toast.success("Sandbox paused");
     toast.error("Could not resume", { description: "sandbox_gone" });
     await flush();
@@ -32,7 +32,7 @@ describe("toast facade", () => {
   });
 
   it("shows a toast at once when the outlet is already there", async () => {
-    const { toast, markToasterMounted } = await import("../../components/ui/toast.js");
+    const { toast, markToasterMounted } = await import("../../components/ui/toast");
     markToasterMounted();
     toast.success("Copied");
     await flush();

@@ -2,8 +2,8 @@
 // from the event's `type` and `data` (GET /v1/sandboxes/{id}/events). Unknown types (a newer server)
 // still show, as they came.
 
-import type { SandboxEvent } from "../../../lib/orkestr/schemas/events.js";
-import { SCAN_COMMAND } from "../../../lib/queries/previews.js";
+import type { SandboxEvent } from "../../../lib/orkestr/schemas/events";
+import { SCAN_COMMAND } from "../../../lib/queries/previews";
 
 export type EventCategory = "lifecycle" | "exec" | "file" | "other";
 

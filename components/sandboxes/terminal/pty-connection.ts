@@ -1,6 +1,6 @@
 import { OrkestrError } from "../../../lib/orkestr/errors";
 import { terminalApi } from "../../../lib/queries/terminal";
-import { HEARTBEAT_PING } from "../../../lib/terminal-heartbeat.js";
+import { HEARTBEAT_PING } from "../../../lib/terminal-heartbeat";
 import { missedOutput, TailBuffer } from "./replay";
 
 // One interactive terminal's byte stream: the WebSocket to Baton's relay

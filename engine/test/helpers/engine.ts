@@ -63,6 +63,9 @@ export async function startEngine(
     env: {
       PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
       HOME: process.env.HOME ?? "/root",
+      // The engine does not read it; the console's tests import this helper under Next's types,
+      // which make NODE_ENV a required key of every process environment.
+      NODE_ENV: "production",
       BATON_DATA_DIR: dataDir,
       ORKESTR_ENGINE_PORT: "0",
       ORKESTR_ENGINE_LOG: "warn",
@@ -236,4 +239,34 @@ export async function exec(e: EngineHandle, id: string, command: string, extra: 
   }>("POST", `/sandboxes/${id}/exec`, { command, ...extra });
   if (r.status !== 200) throw new Error(`exec failed: ${r.status} ${r.text}`);
   return r.body;
+}
+
+/** A rule for the engine's fault injection (/_admin/faults): which requests fail, and how. */
+export type FaultRule = Record<string, unknown>;
+
+function admin(e: EngineHandle, method: string, body?: FaultRule): Promise<Response> {
+  if (!e.bootstrap) throw new Error("fault injection needs a local engine (/_admin and its bootstrap secret)");
+  return fetch(`${e.origin}/_admin/faults`, {
+    method,
+    headers: { "x-baton-bootstrap": e.bootstrap, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+}
+
+/** Makes the engine fail the requests `rule` matches until clearFaults() (or the rule's own count runs out). */
+export async function injectFault(e: EngineHandle, rule: FaultRule): Promise<void> {
+  const r = await admin(e, "POST", rule);
+  if (r.status !== 201) throw new Error(`fault injection failed: ${r.status} ${await r.text()}`);
+}
+
+/** The fault rules still active. */
+export async function activeFaults(e: EngineHandle): Promise<unknown[]> {
+  const r = await admin(e, "GET");
+  if (r.status !== 200) throw new Error(`listing faults failed: ${r.status} ${await r.text()}`);
+  return (await r.json()) as unknown[];
+}
+
+export async function clearFaults(e: EngineHandle): Promise<void> {
+  const r = await admin(e, "DELETE");
+  if (!r.ok) throw new Error(`clearing faults failed: ${r.status} ${await r.text()}`);
 }

@@ -1,10 +1,11 @@
-import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { selfSignedCert } from "./tls.js";
 
 /**
  * A "fake internet" for network tests (engine-notes: tests only send traffic to loopback or to
@@ -153,27 +154,7 @@ export async function startFakeInternet(opts: { maxLifetimeMs?: number } = {}): 
 
   try {
     const { hostIp, ip, privateIp } = await freeSubnet();
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-subj",
-        "/CN=allowed.test",
-        "-addext",
-        "subjectAltName=DNS:allowed.test,DNS:denied.test",
-        "-days",
-        "1",
-        "-keyout",
-        path.join(dir, "key.pem"),
-        "-out",
-        path.join(dir, "cert.pem"),
-      ],
-      { stdio: "ignore", timeout: 20_000 },
-    );
+    selfSignedCert(dir, ["allowed.test", "denied.test"]);
     fs.writeFileSync(path.join(dir, "server.mjs"), SERVER_JS);
 
     await run("ip", ["netns", "add", netns]);

@@ -1,6 +1,6 @@
-import type { RequestOptions } from "../core.js";
-import { APIResource } from "../resource.js";
-import { BaseImage } from "../schemas/templates.js";
+import type { RequestOptions } from "../core";
+import { APIResource } from "../resource";
+import { BaseImage } from "../schemas/templates";
 
 export class BaseImages extends APIResource {
   // GET /v1/base-images – the built-in images (bare array or wrapped)

@@ -1,9 +1,9 @@
-import type { RequestOptions } from "../core.js";
-import { OrkestrError } from "../errors.js";
-import { path } from "../path.js";
-import { APIResource } from "../resource.js";
-import { execEvents, parseStream, type ExecStreamEvent } from "../stream.js";
-import { ExecResult, type ExecBody } from "../schemas/exec.js";
+import type { RequestOptions } from "../core";
+import { OrkestrError } from "../errors";
+import { path } from "../path";
+import { APIResource } from "../resource";
+import { execEvents, parseStream, type ExecStreamEvent } from "../stream";
+import { ExecResult, type ExecBody } from "../schemas/exec";
 
 export interface ExecStreamOptions extends RequestOptions {
   /** Wire format to ask for; both are parsed either way. Default SSE. */

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { decodeBase64, encodeBase64, utf8Decode, utf8Encode } from "../base64.js";
-import type { RequestOptions } from "../core.js";
-import { OrkestrError } from "../errors.js";
-import { path } from "../path.js";
-import { APIResource } from "../resource.js";
-import type { Timestamp } from "../schemas/common.js";
+import { decodeBase64, encodeBase64, utf8Decode, utf8Encode } from "../base64";
+import type { RequestOptions } from "../core";
+import { OrkestrError } from "../errors";
+import { path } from "../path";
+import { APIResource } from "../resource";
+import type { Timestamp } from "../schemas/common";
 import {
   DirectoryListing,
   FileContent,
@@ -12,7 +12,7 @@ import {
   PresignedUrl,
   WriteBatchResult,
   WrittenFile,
-} from "../schemas/files.js";
+} from "../schemas/files";
 
 /** GET /files answers a file or a directory; a bare array is a directory too (`?list=true` style). */
 const FileOrDirectory = z.union([

@@ -1,8 +1,8 @@
-import type { RequestOptions } from "../core.js";
-import { path } from "../path.js";
-import { APIResource } from "../resource.js";
-import { Preview, PreviewToken } from "../schemas/previews.js";
-import type { Sandbox } from "../schemas/sandboxes.js";
+import type { RequestOptions } from "../core";
+import { path } from "../path";
+import { APIResource } from "../resource";
+import { Preview, PreviewToken } from "../schemas/previews";
+import type { Sandbox } from "../schemas/sandboxes";
 
 export class Previews extends APIResource {
   // GET /v1/sandboxes/{id}/previews/{port} – host and URL of a port served in the sandbox

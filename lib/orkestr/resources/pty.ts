@@ -1,7 +1,7 @@
-import type { RequestOptions } from "../core.js";
-import { path } from "../path.js";
-import { APIResource } from "../resource.js";
-import { PtySession, PtySignalResult, type OpenPtyBody } from "../schemas/pty.js";
+import type { RequestOptions } from "../core";
+import { path } from "../path";
+import { APIResource } from "../resource";
+import { PtySession, PtySignalResult, type OpenPtyBody } from "../schemas/pty";
 
 export class Pty extends APIResource {
   // POST /v1/sandboxes/{id}/pty – start a terminal session (201)

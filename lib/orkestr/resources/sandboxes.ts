@@ -1,13 +1,13 @@
-import { OrkestrConnectionError, OrkestrError } from "../errors.js";
-import type { RequestOptions } from "../core.js";
-import { paginate } from "../pagination.js";
-import { path, type Query } from "../path.js";
-import { APIResource } from "../resource.js";
-import { parseStream } from "../stream.js";
-import type { Page } from "../schemas/common.js";
-import { SandboxEvent, type ListEventsQuery } from "../schemas/events.js";
-import { Limits } from "../schemas/limits.js";
-import { Metrics } from "../schemas/metrics.js";
+import { OrkestrConnectionError, OrkestrError } from "../errors";
+import type { RequestOptions } from "../core";
+import { paginate } from "../pagination";
+import { path, type Query } from "../path";
+import { APIResource } from "../resource";
+import { parseStream } from "../stream";
+import type { Page } from "../schemas/common";
+import { SandboxEvent, type ListEventsQuery } from "../schemas/events";
+import { Limits } from "../schemas/limits";
+import { Metrics } from "../schemas/metrics";
 import {
   Sandbox,
   SetTimeoutResult,
@@ -15,8 +15,8 @@ import {
   type ListSandboxesQuery,
   type ResumeSandboxBody,
   type UpdateSandboxBody,
-} from "../schemas/sandboxes.js";
-import { Usage, type UsageQuery } from "../schemas/usage.js";
+} from "../schemas/sandboxes";
+import { Usage, type UsageQuery } from "../schemas/usage";
 
 /** Statuses meaning "this route does not exist here" when probing a path and its alias. */
 const ROUTE_MISSING = new Set([404, 405]);

@@ -1,9 +1,9 @@
-import type { RequestOptions } from "../core.js";
-import { paginate } from "../pagination.js";
-import { path } from "../path.js";
-import { APIResource } from "../resource.js";
-import type { Page } from "../schemas/common.js";
-import { Snapshot, type CreateSnapshotBody, type ListSnapshotsQuery } from "../schemas/snapshots.js";
+import type { RequestOptions } from "../core";
+import { paginate } from "../pagination";
+import { path } from "../path";
+import { APIResource } from "../resource";
+import type { Page } from "../schemas/common";
+import { Snapshot, type CreateSnapshotBody, type ListSnapshotsQuery } from "../schemas/snapshots";
 
 export class Snapshots extends APIResource {
   // POST /v1/sandboxes/{id}/snapshots – a named, forkable snapshot; the sandbox keeps running

@@ -1,9 +1,9 @@
-import type { RequestOptions } from "../core.js";
-import { paginate } from "../pagination.js";
-import { path } from "../path.js";
-import { APIResource } from "../resource.js";
-import { isTerminalFrame, parseStream } from "../stream.js";
-import type { Page } from "../schemas/common.js";
+import type { RequestOptions } from "../core";
+import { paginate } from "../pagination";
+import { path } from "../path";
+import { APIResource } from "../resource";
+import { isTerminalFrame, parseStream } from "../stream";
+import type { Page } from "../schemas/common";
 import {
   Template,
   TemplateBuildError,
@@ -12,7 +12,7 @@ import {
   type CreateTemplateBody,
   type ListTemplatesQuery,
   type TemplateStatus,
-} from "../schemas/templates.js";
+} from "../schemas/templates";
 
 /** What followLogs() yields: build lines, then one final frame with the outcome. */
 export type TemplateLogEvent =

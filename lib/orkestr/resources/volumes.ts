@@ -1,9 +1,9 @@
-import type { RequestOptions } from "../core.js";
-import { paginate } from "../pagination.js";
-import { path } from "../path.js";
-import { APIResource } from "../resource.js";
-import type { Page } from "../schemas/common.js";
-import { Volume, type CreateVolumeBody, type ListVolumesQuery, type UpdateVolumeBody } from "../schemas/volumes.js";
+import type { RequestOptions } from "../core";
+import { paginate } from "../pagination";
+import { path } from "../path";
+import { APIResource } from "../resource";
+import type { Page } from "../schemas/common";
+import { Volume, type CreateVolumeBody, type ListVolumesQuery, type UpdateVolumeBody } from "../schemas/volumes";
 
 export class Volumes extends APIResource {
   // POST /v1/volumes

@@ -1,8 +1,8 @@
-import type { RequestOptions } from "../core.js";
-import { paginate } from "../pagination.js";
-import { path } from "../path.js";
-import { APIResource } from "../resource.js";
-import type { Page } from "../schemas/common.js";
+import type { RequestOptions } from "../core";
+import { paginate } from "../pagination";
+import { path } from "../path";
+import { APIResource } from "../resource";
+import type { Page } from "../schemas/common";
 import {
   RedeliverResult,
   Webhook,
@@ -12,8 +12,8 @@ import {
   type CreateWebhookBody,
   type ListDeliveriesQuery,
   type UpdateWebhookBody,
-} from "../schemas/webhooks.js";
-import type { ListQuery } from "../schemas/common.js";
+} from "../schemas/webhooks";
+import type { ListQuery } from "../schemas/common";
 
 export class Webhooks extends APIResource {
   // POST /v1/webhooks – the answer carries `secret`, shown only here

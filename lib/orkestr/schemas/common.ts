@@ -49,4 +49,4 @@ export const ListQuery = z.object({
 export type ListQuery = z.infer<typeof ListQuery>;
 
 /** Timestamp reading is zod-free so the browser shares it (lib/orkestr/timestamp.ts). */
-export { toDate, toMs } from "../timestamp.js";
+export { toDate, toMs } from "../timestamp";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ListQuery, Timestamp } from "./common.js";
+import { ListQuery, Timestamp } from "./common";
 
 export const SANDBOX_EVENT_TYPES = [
   "sandbox.created",

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Num } from "./common.js";
+import { Num } from "./common";
 
 /** POST /v1/sandboxes/{id}/exec and /exec/stream: the request body. */
 export const ExecBody = z.object({

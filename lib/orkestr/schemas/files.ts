@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Num, openEnum, Timestamp } from "./common.js";
+import { Num, openEnum, Timestamp } from "./common";
 
 /**
  * One `entries[]` item of GET /v1/sandboxes/{id}/files on a directory: `name`, `is_dir`, `size` are

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Num } from "./common.js";
+import { Num } from "./common";
 
 /** One entry of GET /v1/sandboxes/limits `sizes`: render as returned, never hard-code. */
 export const SizeOption = z

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Num, Timestamp } from "./common.js";
+import { Num, Timestamp } from "./common";
 
 /** One `samples[]` item of GET /v1/sandboxes/{id}/metrics; `t` may be RFC 3339 or unix seconds. */
 export const MetricsSample = z.object({ t: Timestamp, cpu_percent: Num.nullish(), mem_bytes: Num.nullish() }).loose();

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Num } from "./common.js";
+import { Num } from "./common";
 
 /** GET /v1/sandboxes/{id}/previews/{port}: `port`, `host`, `url`, `auth_required`. */
 export const Preview = z

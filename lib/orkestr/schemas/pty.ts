@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Num, openEnum, Timestamp } from "./common.js";
+import { Num, openEnum, Timestamp } from "./common";
 
 /** An interactive terminal session (Baton extension, `capabilities.pty` in limits). */
 export const PtySession = z

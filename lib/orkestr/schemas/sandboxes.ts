@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ListQuery, Num, openEnum, StringMap, Timestamp } from "./common.js";
+import { ListQuery, Num, openEnum, StringMap, Timestamp } from "./common";
 
 /** The sandbox object's `status`: only `running` is confirmed, the rest is proposed. Unknown values are kept. */
 export const SANDBOX_STATUSES = [

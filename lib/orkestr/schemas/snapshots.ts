@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ListQuery, Num, openEnum, Timestamp } from "./common.js";
+import { ListQuery, Num, openEnum, Timestamp } from "./common";
 
 /** A named snapshot: POST /v1/sandboxes/{id}/snapshots, GET /v1/snapshots[/{id}]. */
 export const Snapshot = z

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ListQuery, Num, openEnum, Timestamp } from "./common.js";
+import { ListQuery, Num, openEnum, Timestamp } from "./common";
 
 /** GET /v1/base-images: `id`, `description` (ids per seed 000). The local engine adds maps_to/available/gaps. */
 export const BaseImage = z

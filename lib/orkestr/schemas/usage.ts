@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Num, Timestamp } from "./common.js";
+import { Num, Timestamp } from "./common";
 
 const Amounts = {
   cpu_seconds: Num.nullish(),

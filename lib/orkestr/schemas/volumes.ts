@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ListQuery, Num, openEnum, Timestamp } from "./common.js";
+import { ListQuery, Num, openEnum, Timestamp } from "./common";
 
 /** A persistent volume: POST/GET /v1/volumes, GET/PATCH /v1/volumes/{id} (mounts at /persist, seed 003). */
 export const Volume = z

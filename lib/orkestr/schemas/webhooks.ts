@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { ListQuery, Num, openEnum, Timestamp } from "./common.js";
+import { ListQuery, Num, openEnum, Timestamp } from "./common";
 
-export { WEBHOOK_EVENT_TYPES } from "../webhook-events.js";
+export { WEBHOOK_EVENT_TYPES } from "../webhook-events";
 
 /** A webhook (GET /v1/webhooks/{id}). `secret` comes only from POST /v1/webhooks and …/rotate-secret. */
 export const Webhook = z

@@ -1,4 +1,4 @@
-import type { FetchLike } from "../core.js";
+import type { FetchLike } from "../core";
 
 /**
  * Test doubles for the client (used by lib/orkestr tests, usable by lib/server tests too):

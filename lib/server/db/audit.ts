@@ -1,8 +1,8 @@
 import "server-only";
 import { z } from "zod";
-import { newId } from "../ids.js";
-import type { Db } from "./index.js";
-import { EpochDate, parseRow } from "./util.js";
+import { newId } from "../ids";
+import type { Db } from "./index";
+import { EpochDate, parseRow } from "./util";
 
 // The audit trail: who did what to which target, with a small JSON payload. Keys that look like
 // secrets are redacted before storage, so a careless caller cannot write a token into the log.

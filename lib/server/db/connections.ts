@@ -1,10 +1,10 @@
 import "server-only";
 import { z } from "zod";
-import { encrypt, tokenHint } from "../crypto.js";
-import { newId } from "../ids.js";
-import { DbConflictError, DbNotFoundError, isUniqueViolation } from "./errors.js";
-import type { Db } from "./index.js";
-import { EpochDate, inTransaction, IntBool, lockRow, parseRow } from "./util.js";
+import { encrypt, tokenHint } from "../crypto";
+import { newId } from "../ids";
+import { DbConflictError, DbNotFoundError, isUniqueViolation } from "./errors";
+import type { Db } from "./index";
+import { EpochDate, inTransaction, IntBool, lockRow, parseRow } from "./util";
 
 // A user's orkestr connections (the token vault's rows). Tokens are encrypted here on the way in,
 // bound to their row id as associated data, and never decrypted here: getConnectionSecret() hands

@@ -3,16 +3,16 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
 import { Migrator } from "kysely";
 import pg from "pg";
-import { secureDataDir, secureSqliteFile } from "../data-dir.js";
-import { getEnv, type DatabaseTarget } from "../env.js";
-import { startHousekeeping } from "../housekeeping.js";
-import { MigrationError } from "./errors.js";
-import { migrationProvider } from "./migrations/index.js";
-import type { Database } from "./schema.js";
-import { isPostgres } from "./util.js";
+import { secureDataDir, secureSqliteFile } from "../data-dir";
+import { getEnv, type DatabaseTarget } from "../env";
+import { startHousekeeping } from "../housekeeping";
+import { MigrationError } from "./errors";
+import { migrationProvider } from "./migrations/index";
+import type { Database } from "./schema";
+import { isPostgres } from "./util";
 
 export type Db = Kysely<Database>;
-export type { Database } from "./schema.js";
+export type { Database } from "./schema";
 
 export type DbConfig =
   | { kind: "sqlite"; path: string }

@@ -5,10 +5,10 @@ import path from "node:path";
 import { sql } from "kysely";
 import { Migrator, NO_MIGRATIONS } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { resetEnvForTests } from "../env.js";
-import { closeDb, getDb, getMigratedDb, migrateToLatest } from "./index.js";
-import { migrationProvider, migrations } from "./migrations/index.js";
-import { testBackends, type TestDatabase } from "./test-backends.js";
+import { resetEnvForTests } from "../env";
+import { closeDb, getDb, getMigratedDb, migrateToLatest } from "./index";
+import { migrationProvider, migrations } from "./migrations/index";
+import { testBackends, type TestDatabase } from "./test-backends";
 
 const TABLES = [
   "audit_events",

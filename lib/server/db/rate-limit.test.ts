@@ -1,8 +1,8 @@
 import "server-only";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, migrateToLatest, type Db } from "./index.js";
-import { hitRateLimit, refundRateLimit } from "./rate-limit.js";
-import { testBackends, type TestDatabase } from "./test-backends.js";
+import { createDb, migrateToLatest, type Db } from "./index";
+import { hitRateLimit, refundRateLimit } from "./rate-limit";
+import { testBackends, type TestDatabase } from "./test-backends";
 
 // Baton runs as several stateless instances on one database. The sign-in limits must hold across
 // them: each instance here is its own connection (pool) to the same database, as two processes are.

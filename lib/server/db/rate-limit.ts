@@ -1,6 +1,6 @@
 import "server-only";
 import { sql } from "kysely";
-import type { Db } from "./index.js";
+import type { Db } from "./index";
 
 // Fixed-window rate limiting over the login_attempts table, e.g. keys "signin:ip:1.2.3.4" and
 // "signin:email:a@b.c". One atomic upsert per hit, so concurrent requests (and several console

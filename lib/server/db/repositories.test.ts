@@ -3,9 +3,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { decrypt, hashPassword } from "../crypto.js";
-import { resetEnvForTests } from "../env.js";
-import { listAuditEvents, recordAudit } from "./audit.js";
+import { decrypt, hashPassword } from "../crypto";
+import { resetEnvForTests } from "../env";
+import { listAuditEvents, recordAudit } from "./audit";
 import {
   connectionTokenAad,
   deleteConnection,
@@ -17,10 +17,10 @@ import {
   setActiveConnection,
   updateConnection,
   upsertConnection,
-} from "./connections.js";
-import { DbConflictError, DbNotFoundError, DbRowError } from "./errors.js";
-import { migrateToLatest, type Db } from "./index.js";
-import { hitRateLimit, resetRateLimit } from "./rate-limit.js";
+} from "./connections";
+import { DbConflictError, DbNotFoundError, DbRowError } from "./errors";
+import { migrateToLatest, type Db } from "./index";
+import { hitRateLimit, resetRateLimit } from "./rate-limit";
 import {
   createSession,
   findValidSession,
@@ -30,8 +30,8 @@ import {
   revokeSession,
   revokeSessionById,
   touchSession,
-} from "./sessions.js";
-import { createFirstOwner, isFirstRun } from "./setup.js";
+} from "./sessions";
+import { createFirstOwner, isFirstRun } from "./setup";
 import {
   acceptInvitation,
   addMember,
@@ -46,8 +46,8 @@ import {
   removeMember,
   setMemberRole,
   slugify,
-} from "./teams.js";
-import { testBackends, type TestDatabase } from "./test-backends.js";
+} from "./teams";
+import { testBackends, type TestDatabase } from "./test-backends";
 import {
   countUsers,
   createUser,
@@ -57,7 +57,7 @@ import {
   getUserCredentials,
   setUserDisabled,
   type User,
-} from "./users.js";
+} from "./users";
 
 let seq = 0;
 const uniq = (p: string) => `${p}${++seq}${Math.random().toString(36).slice(2, 7)}`;

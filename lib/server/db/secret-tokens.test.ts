@@ -1,7 +1,7 @@
 import "server-only";
 import { describe, expect, it } from "vitest";
-import { sha256 } from "../crypto.js";
-import { newSecretToken, secretTokenHash } from "./secret-tokens.js";
+import { sha256 } from "../crypto";
+import { newSecretToken, secretTokenHash } from "./secret-tokens";
 
 describe("secret tokens (session cookies, invitation links)", () => {
   it("hands out 256-bit url-safe secrets and stores only their SHA-256", () => {

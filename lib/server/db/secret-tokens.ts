@@ -1,6 +1,6 @@
 import "server-only";
 import { sql, type RawBuilder, type SqlBool } from "kysely";
-import { randomToken, sha256 } from "../crypto.js";
+import { randomToken, sha256 } from "../crypto";
 
 // Rows found by a secret someone holds: a session by its cookie, an invitation by its link. The
 // secret is 32 random bytes in base64url, handed out once; the table keeps only its SHA-256, so a

@@ -1,10 +1,10 @@
 import "server-only";
 import { z } from "zod";
-import { sha256 } from "../crypto.js";
-import type { Db } from "./index.js";
-import { inForce, newSecretToken, secretTokenHash } from "./secret-tokens.js";
-import { UserRow, type User } from "./users.js";
-import { EpochDate, parseRow } from "./util.js";
+import { sha256 } from "../crypto";
+import type { Db } from "./index";
+import { inForce, newSecretToken, secretTokenHash } from "./secret-tokens";
+import { UserRow, type User } from "./users";
+import { EpochDate, parseRow } from "./util";
 
 // Server-side sessions. The cookie carries a random token; the table stores only sha256(token) as
 // the id, so a database leak yields no usable cookie (secret-tokens.ts). Sessions end by expiry or

@@ -1,5 +1,5 @@
 import "server-only";
-import type { Db } from "./index.js";
+import type { Db } from "./index";
 
 // Instance-wide key/value settings (text values; JSON-encode structured ones).
 

@@ -1,10 +1,10 @@
 import "server-only";
-import { DbConflictError, isUniqueViolation } from "./errors.js";
-import { inTransaction } from "./util.js";
-import type { Db } from "./index.js";
-import { getSetting } from "./settings.js";
-import { createTeamWithOwner, type Membership, type Team } from "./teams.js";
-import { countUsers, createUser, type User } from "./users.js";
+import { DbConflictError, isUniqueViolation } from "./errors";
+import { inTransaction } from "./util";
+import type { Db } from "./index";
+import { getSetting } from "./settings";
+import { createTeamWithOwner, type Membership, type Team } from "./teams";
+import { countUsers, createUser, type User } from "./users";
 
 // First run: while no user exists, the first visitor creates the owner account and the first team.
 // The "setup.completed_at" setting is inserted first inside the transaction; its primary key makes a

@@ -1,12 +1,12 @@
 import "server-only";
 import { z } from "zod";
-import { newId } from "../ids.js";
-import { DbConflictError, DbNotFoundError, isUniqueViolation } from "./errors.js";
-import type { Db } from "./index.js";
-import { ROLES, type Role } from "./schema.js";
-import { inForce, newSecretToken, secretTokenHash } from "./secret-tokens.js";
-import { normalizeEmail, UserRow, type User } from "./users.js";
-import { EpochDate, inTransaction, lockRow, parseRow } from "./util.js";
+import { newId } from "../ids";
+import { DbConflictError, DbNotFoundError, isUniqueViolation } from "./errors";
+import type { Db } from "./index";
+import { ROLES, type Role } from "./schema";
+import { inForce, newSecretToken, secretTokenHash } from "./secret-tokens";
+import { normalizeEmail, UserRow, type User } from "./users";
+import { EpochDate, inTransaction, lockRow, parseRow } from "./util";
 
 // Teams, memberships and invitations. Every team keeps at least one owner: the changes that could
 // remove the last one lock the team row and re-count inside their transaction.

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { createDb, type Db } from "./index.js";
+import { createDb, type Db } from "./index";
 
 // The database backends the DB test suites run against: SQLite always, Postgres when
 // TEST_DATABASE_URL is set (bash scripts/postgres.sh prints one). Every open() gives a brand-new,

@@ -1,9 +1,9 @@
 import "server-only";
 import { z } from "zod";
-import { newId } from "../ids.js";
-import { DbConflictError, isUniqueViolation } from "./errors.js";
-import type { Db } from "./index.js";
-import { EpochDate, parseRow } from "./util.js";
+import { newId } from "../ids";
+import { DbConflictError, isUniqueViolation } from "./errors";
+import type { Db } from "./index";
+import { EpochDate, parseRow } from "./util";
 
 // Users. Emails are unique case-insensitively through `email_normalized`; the address as typed is
 // kept for display. Password hashes never leave this module except through getUserCredentials().

@@ -1,8 +1,8 @@
 import "server-only";
 import { PostgresAdapter, type Kysely } from "kysely";
 import { z } from "zod";
-import { DbRowError } from "./errors.js";
-import type { Database } from "./schema.js";
+import { DbRowError } from "./errors";
+import type { Database } from "./schema";
 
 /** Epoch milliseconds as stored (number; tolerate a bigint string from a differently configured pg). */
 export const EpochMs = z

@@ -5,7 +5,12 @@ import { AsyncLocalStorage } from "node:async_hooks";
 // What Next installs before the relay's session code (next/headers) is imported.
 globalThis.AsyncLocalStorage ??= AsyncLocalStorage;
 
-export default function next() {
+// `httpServer` is where Next attaches its own upgrade listener (dev HMR): the stand-in answers 418
+// there, so a test sees which upgrades the console server handed to Next.
+export default function next({ httpServer } = {}) {
+  httpServer?.on("upgrade", (req, socket) =>
+    socket.end("HTTP/1.1 418 I'm a teapot\r\nX-Stub: next\r\nContent-Length: 0\r\n\r\n"),
+  );
   return {
     prepare: async () => undefined,
     getRequestHandler: () => (req, res) => {

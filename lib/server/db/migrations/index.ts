@@ -1,7 +1,7 @@
 import "server-only";
 import type { Migration, MigrationProvider } from "kysely";
-import * as m0001 from "./0001_init.js";
-import * as m0002 from "./0002_engine_token_id.js";
+import * as m0001 from "./0001_init";
+import * as m0002 from "./0002_engine_token_id";
 
 // Every migration, imported statically: bundlers (Next.js) cannot glob a folder at runtime.
 // Names sort lexically; append new ones as "0002_<what>" and never edit a released migration.
