@@ -1,15 +1,15 @@
 import { cva, type VariantProps } from "class-variance-authority";
 import type { ComponentProps } from "react";
 import { cn } from "../../lib/utils";
+import { TONE_CLASS } from "./tone";
 
 export const alertVariants = cva("relative w-full rounded-lg border px-4 py-3 text-sm", {
   variants: {
     variant: {
       default: "bg-card text-card-foreground",
-      destructive:
-        "border-destructive/50 bg-destructive/10 text-foreground [&>[data-slot=alert-title]]:text-destructive",
-      success: "border-success/50 bg-success/10 text-foreground",
-      warning: "border-warning/60 bg-warning/15 text-foreground",
+      destructive: cn(TONE_CLASS.destructive, "[&>[data-slot=alert-title]]:text-destructive"),
+      success: TONE_CLASS.success,
+      warning: TONE_CLASS.warning,
     },
   },
   defaultVariants: { variant: "default" },

@@ -1,6 +1,7 @@
 // One timeline entry in words: a category (for the icon and the filter) and a one-line summary,
 // from the event's type and data (§3.14). Unknown types (a newer server) still show, as they came.
 
+import { formatBytes } from "../../../lib/format.js";
 import type { SandboxEvent } from "../../../lib/orkestr/schemas/events.js";
 import { SCAN_COMMAND } from "../../../lib/queries/sandbox-previews.js";
 
@@ -17,13 +18,6 @@ export interface DescribedEvent {
 
 const str = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
-
-function bytes(n: number | null): string | null {
-  if (n === null) return null;
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${(n / 1024 ** 2).toFixed(1)} MiB`;
-}
 
 const LIFECYCLE: Record<string, string> = {
   "sandbox.created": "Created",
@@ -70,10 +64,14 @@ export function describeEvent(e: SandboxEvent): DescribedEvent {
     };
   }
   if (e.type === "file.write" || e.type === "file.delete") {
+    const size = num(d.size);
     return {
       category: "file",
       title: `${e.type === "file.write" ? "Wrote" : "Deleted"} ${str(d.path) ?? "a file"}`,
-      detail: [bytes(num(d.size)), d.recursive === true ? "recursive" : null].filter(Boolean).join(" · ") || null,
+      detail:
+        [size === null ? null : formatBytes(size), d.recursive === true ? "recursive" : null]
+          .filter(Boolean)
+          .join(" · ") || null,
       failed: false,
     };
   }

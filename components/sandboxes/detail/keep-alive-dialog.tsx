@@ -4,7 +4,7 @@ import { useState } from "react";
 import { Button } from "../../ui/button";
 import { Dialog, DialogClose } from "../../ui/dialog";
 import { Input } from "../../ui/input";
-import { formatDuration } from "./format";
+import { formatDuration } from "../../../lib/format";
 
 const PRESETS = [300, 900, 3600, 4 * 3600, 24 * 3600];
 
@@ -58,7 +58,7 @@ export function KeepAliveDialog({
               variant={value === String(p) ? "default" : "outline"}
               onClick={() => setValue(String(p))}
             >
-              {formatDuration(p)}
+              {formatDuration(p * 1000)}
             </Button>
           ))}
         </div>

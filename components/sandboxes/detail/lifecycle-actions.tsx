@@ -6,6 +6,7 @@ import { Button } from "../../ui/button";
 import { Dialog, DialogClose } from "../../ui/dialog";
 import { KeepAliveDialog } from "./keep-alive-dialog";
 import { useLifecycle } from "./use-lifecycle";
+import { isFinished } from "../../../lib/sandbox-status";
 
 /** Pause, resume, keep-alive and terminate (with confirmation), as the status allows. */
 export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sandbox; maxTimeoutSeconds: number }) {
@@ -14,8 +15,7 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
   const [keepAlive, setKeepAlive] = useState(false);
   const status = sandbox.status;
   const busy = actions.pause.isPending || actions.resume.isPending || actions.terminate.isPending;
-  const gone = status === "terminated" || status === "expired" || status === "failed";
-  if (gone) return null;
+  if (isFinished(status)) return null;
   return (
     <div className="flex flex-wrap items-center gap-2">
       {status === "running" ? (

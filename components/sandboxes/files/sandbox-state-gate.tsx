@@ -10,10 +10,7 @@ import { EmptyState } from "../../layout/empty-state";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { Skeleton } from "../../ui/skeleton";
-
-/** States that end on their own: the sandbox is re-read until it settles. */
-const TRANSITIONAL = new Set(["creating", "pausing", "resuming"]);
-const GONE = new Set(["terminated", "expired", "failed"]);
+import { isFinished, isTransitional } from "../../../lib/sandbox-status";
 
 export const errorText = (e: unknown) =>
   e instanceof ApiError ? e.detail : e instanceof Error ? e.message : String(e);
@@ -36,7 +33,7 @@ export function SandboxStateGate({
   const queryClient = useQueryClient();
   const sandbox = useQuery({
     ...sandboxQueries.detail(sandboxId),
-    refetchInterval: (q) => (q.state.data && TRANSITIONAL.has(q.state.data.status) ? 2_000 : false),
+    refetchInterval: (q) => (q.state.data && isTransitional(q.state.data.status) ? 2_000 : false),
   });
   const resume = useMutation({
     mutationFn: () => sandboxMutations.resume(sandboxId),
@@ -70,7 +67,7 @@ export function SandboxStateGate({
     );
   }
   const s = sandbox.data;
-  if (GONE.has(s.status)) {
+  if (isFinished(s.status)) {
     return (
       <EmptyState
         title={`This sandbox is ${s.status}`}

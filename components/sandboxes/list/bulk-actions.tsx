@@ -9,7 +9,6 @@ import { sandboxKeys, sandboxMutations } from "../../../lib/queries/sandboxes";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
 import { Dialog, DialogClose } from "../../ui/dialog";
-import { TONE } from "./status-badge";
 import { ACTION_TEXT, appliesTo, plural, runBulk, type BulkAction, type BulkResult } from "./bulk";
 
 /** What the optimistic update shows until the server answers. */
@@ -177,9 +176,7 @@ export function BulkActions({
             <li key={r.id} className="flex flex-col gap-0.5 px-3 py-2">
               <span className="flex items-center justify-between gap-2">
                 <span className="font-mono text-xs">{r.id}</span>
-                <Badge variant="outline" className={r.ok ? TONE.good : TONE.bad}>
-                  {r.ok ? "done" : "failed"}
-                </Badge>
+                <Badge variant={r.ok ? "success" : "destructive"}>{r.ok ? "done" : "failed"}</Badge>
               </span>
               {r.detail ? <span className="text-xs text-muted-foreground">{r.detail}</span> : null}
             </li>

@@ -1,16 +1,12 @@
 // Bulk lifecycle actions: which selected sandboxes an action applies to, and running it over them a
 // few at a time, collecting a result per sandbox (one failure never stops the others).
 
-export type BulkAction = "pause" | "resume" | "terminate";
+import { allowsAction, type LifecycleAction } from "../../../lib/sandbox-status.js";
 
-const FINISHED = new Set(["terminated", "expired"]);
+export type BulkAction = LifecycleAction;
 
 /** Whether `action` makes sense for a sandbox in `status` (the others are skipped and said so). */
-export function appliesTo(action: BulkAction, status: string): boolean {
-  if (action === "pause") return status === "running";
-  if (action === "resume") return status === "paused";
-  return !FINISHED.has(status);
-}
+export const appliesTo = (action: BulkAction, status: string): boolean => allowsAction(status, action);
 
 export const ACTION_TEXT: Record<BulkAction, { verb: string; done: string; target: string }> = {
   pause: { verb: "Pause", done: "Paused", target: "running" },
