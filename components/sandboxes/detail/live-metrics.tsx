@@ -8,7 +8,7 @@ import { Skeleton } from "../../ui/skeleton";
 import { formatBytes, formatDuration, formatPercent } from "../../../lib/format";
 import { HISTORY_WINDOW_MS } from "./metrics-history";
 import { useMetricsHistory } from "./use-metrics-history";
-import { useNow } from "./use-now";
+import { useNow } from "../../../lib/use-now";
 
 // recharts only on this page, and only in the browser (it measures its container).
 const chartFallback = () => <Skeleton className="h-[180px] w-full" />;
@@ -36,7 +36,7 @@ function Stat({ label, value, sub, testId }: { label: string; value: string; sub
 /** Live CPU and memory (polled, accumulated), lifetime totals and the running cost in EUR. */
 export function LiveMetrics({ id, status }: { id: string; status: string }) {
   const { history, error } = useMetricsHistory(id, status);
-  const now = useNow(1000);
+  const now = useNow();
   const m = history.latest;
   const running = m?.sandbox_status === "running";
   const cpuSeconds = Number(m?.lifetime?.cpu_seconds ?? 0);

@@ -1,7 +1,7 @@
 "use client";
 
 import { formatAgo, formatDuration, formatUtc, toMs } from "../../../lib/format";
-import { useNow } from "./use-now";
+import { useNow } from "../../../lib/use-now";
 import { isFinished } from "../../../lib/sandbox-status";
 
 /** "in 4m 05s" until a sandbox's expiry, live; what a paused or finished sandbox means instead. */
