@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { sandboxQueries } from "../../../lib/queries/sandboxes";
-import { CopyButton } from "../create/copy-button";
+import { CopyButton } from "../../ui/copy-button";
 import { maxTimeoutSeconds } from "../create/create-request";
 import { ExpiryCountdown } from "./expiry-countdown";
 import { StatusBadge } from "../status-badge";
