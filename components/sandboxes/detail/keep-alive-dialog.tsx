@@ -2,7 +2,7 @@
 
 import { useState } from "react";
 import { Button } from "../../ui/button";
-import { Dialog, DialogClose } from "../../ui/dialog";
+import { Dialog, DialogActions } from "../../ui/dialog";
 import { Input } from "../../ui/input";
 import { formatDuration } from "../../../lib/format";
 
@@ -83,14 +83,11 @@ export function KeepAliveDialog({
             </p>
           ) : null}
         </div>
-        <div className="flex justify-end gap-2">
-          <DialogClose className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent">
-            Cancel
-          </DialogClose>
+        <DialogActions>
           <Button type="submit" disabled={pending}>
             {pending ? "Saving…" : "Restart the countdown"}
           </Button>
-        </div>
+        </DialogActions>
       </form>
     </Dialog>
   );

@@ -3,7 +3,7 @@
 import { useState } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { Button } from "../../ui/button";
-import { Dialog, DialogClose } from "../../ui/dialog";
+import { Dialog, DialogActions } from "../../ui/dialog";
 import { KeepAliveDialog } from "./keep-alive-dialog";
 import { useLifecycle } from "./use-lifecycle";
 import { isFinished } from "../../../lib/sandbox-status";
@@ -48,10 +48,7 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
         title={`Terminate ${sandbox.id}?`}
         description="Its processes, memory and /workspace are gone for good; a volume at /persist is kept. The sandbox stays in your history."
       >
-        <div className="flex justify-end gap-2">
-          <DialogClose className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent">
-            Cancel
-          </DialogClose>
+        <DialogActions>
           <Button
             variant="destructive"
             onClick={() => {
@@ -61,7 +58,7 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
           >
             Terminate sandbox
           </Button>
-        </div>
+        </DialogActions>
       </Dialog>
       <KeepAliveDialog
         open={keepAlive}

@@ -8,7 +8,7 @@ import { patchListedSandboxes } from "../../../lib/queries/sandbox-list";
 import { sandboxKeys, sandboxMutations } from "../../../lib/queries/sandboxes";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
-import { Dialog, DialogClose } from "../../ui/dialog";
+import { Dialog, DialogActions, DialogClose } from "../../ui/dialog";
 import { ACTION_TEXT, appliesTo, plural, runBulk, type BulkAction, type BulkResult } from "./bulk";
 
 /** What the optimistic update shows until the server answers. */
@@ -138,13 +138,7 @@ export function BulkActions({
             be left as they are.
           </p>
         ) : null}
-        <div className="flex justify-end gap-2">
-          <DialogClose
-            className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent"
-            disabled={running}
-          >
-            Cancel
-          </DialogClose>
+        <DialogActions cancelDisabled={running}>
           <Button
             variant={action === "terminate" ? "destructive" : "default"}
             disabled={running}
@@ -156,7 +150,7 @@ export function BulkActions({
                 ? `${ACTION_TEXT[action].verb} ${plural(pending.length, "sandbox", "sandboxes")}`
                 : ""}
           </Button>
-        </div>
+        </DialogActions>
       </Dialog>
 
       <Dialog
