@@ -52,12 +52,6 @@ export const ExternalLinkIcon = (p: IconProps) => (
     <path d="M18 14v4.5a1.5 1.5 0 0 1-1.5 1.5h-11A1.5 1.5 0 0 1 4 18.5v-11A1.5 1.5 0 0 1 5.5 6H10" />
   </Icon>
 );
-export const CopyIcon = (p: IconProps) => (
-  <Icon {...p}>
-    <rect x="8" y="8" width="12" height="12" rx="1.5" />
-    <path d="M16 8V5.5A1.5 1.5 0 0 0 14.5 4h-9A1.5 1.5 0 0 0 4 5.5v9A1.5 1.5 0 0 0 5.5 16H8" />
-  </Icon>
-);
 export const LockIcon = (p: IconProps) => (
   <Icon {...p}>
     <rect x="5" y="11" width="14" height="10" rx="1.5" />

@@ -1,7 +1,6 @@
 "use client";
 
-import { CopyButton } from "../../ui/copy-button";
-import { CopyIcon } from "../files/icons";
+import { CopyButton, CopyIcon } from "../../ui/copy-button";
 
 /** The id as a link to the sandbox's page, and a button that copies it. */
 export function SandboxIdCell({ id }: { id: string }) {

@@ -7,9 +7,9 @@ import { DESCRIBE_INTERVAL_MS, previewQueries, withPreviewToken } from "../../..
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
-import { CopyButton } from "../../ui/copy-button";
+import { CopyButton, CopyIcon } from "../../ui/copy-button";
 import { Skeleton } from "../../ui/skeleton";
-import { CopyIcon, ExternalLinkIcon, GlobeIcon, LockIcon, RefreshIcon } from "../files/icons";
+import { ExternalLinkIcon, GlobeIcon, LockIcon, RefreshIcon } from "../files/icons";
 import { errorText } from "../files/sandbox-state-gate";
 import { PreviewTokenPanel } from "./preview-token-panel";
 import { setPreviewToken, usePreviewToken } from "./preview-token-store";
