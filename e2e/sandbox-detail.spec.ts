@@ -48,7 +48,7 @@ test("overview, live CPU chart, pause gap, resume, timeline, metadata, keep-aliv
   await expect(page.getByTestId("field-timeout")).toContainText("15m");
   await expect(page.getByTestId("env-keys")).toHaveText("GREETING");
   await expect(page.getByRole("list", { name: "Metadata" })).toContainText("suite=detail");
-  await expect(page.getByTestId("expiry-countdown")).toContainText(/terminates in 1[45] min/);
+  await expect(page.getByTestId("expiry-countdown")).toContainText(/terminates in 1[45]m/);
 
   // CPU rises while a busy loop runs (started through the engine API: the terminal is another tab's job).
   await expect(page.getByTestId("cpu-chart").locator(".recharts-area-curve")).toBeAttached({ timeout: 15_000 });
