@@ -303,7 +303,7 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
 
         <UploadsPanel uploads={uploads.uploads} onCancel={uploads.cancel} onClear={uploads.clearFinished} />
         <p className="text-xs text-muted-foreground">
-          Drop files anywhere on this panel to upload them to <span className="font-mono">{dir}</span>. Files over 1 MB
+          Drop files anywhere on this panel to upload them to <span className="font-mono">{dir}</span>. Files over 1 MiB
           stream through a presigned upload with progress.
         </p>
         {dragging ? (
