@@ -1,4 +1,5 @@
-// The console's tones, one class list each, shared by Alert, Badge and the sandbox StatusBadge.
+// The console's tones, one class list each: Badge and the sandbox StatusBadge use this map; Alert
+// writes the same classes out (see alert.tsx for why) and tests/sandboxes/tone.test.ts keeps them equal.
 // Tinted rather than solid, with the normal text colour: readable in both themes at text-xs (white
 // text on the solid success or destructive colour falls under 4.5:1 in the light theme).
 export const TONE_CLASS = {
