@@ -204,7 +204,7 @@ test("upload by drag and drop, and a 12 MiB file through the presigned upload wi
   const sum = (await exec(servers, "wc -c < /workspace/big.bin; sha256sum /workspace/big.bin")).stdout.split("\n");
   expect(Number(sum[0])).toBe(big.length);
   expect(sum[1]!.split(" ")[0]).toBe(createHash("sha256").update(big).digest("hex"));
-  await expect(row(page, "big.bin")).toContainText("12 MB");
+  await expect(row(page, "big.bin")).toContainText("12 MiB");
   expect(problems).toEqual([]);
 });
 

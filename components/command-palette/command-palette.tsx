@@ -9,6 +9,7 @@ import type { Sandbox } from "../../lib/orkestr/schemas/sandboxes";
 import { useLifecycleAction } from "../../lib/queries/sandbox-lifecycle";
 import { sandboxKeys, sandboxQueries } from "../../lib/queries/sandboxes";
 import { Dialog } from "../ui/dialog";
+import { allowsAction } from "../../lib/sandbox-status";
 
 /** Most sandbox ids offered at once (the list cache may hold thousands). */
 const MAX_SANDBOXES = 12;
@@ -90,10 +91,10 @@ export function CommandPalette({
   const status = current.data?.status;
   const actions = [
     { id: "create", label: "Create sandbox", hint: "/sandboxes/new", run: () => go("/sandboxes/new") },
-    ...(currentId && status !== "paused" && status !== "terminated" && status !== "expired"
+    ...(currentId && (status === undefined || allowsAction(status, "pause"))
       ? [{ id: "pause", label: "Pause this sandbox", hint: currentId, run: () => lifecycle("pause", currentId) }]
       : []),
-    ...(currentId && (status === "paused" || status === undefined)
+    ...(currentId && (status === undefined || allowsAction(status, "resume"))
       ? [
           {
             id: "resume",

@@ -1,29 +1,6 @@
-import type { ComponentProps, ReactNode } from "react";
+import type { ReactNode } from "react";
 import type { NavIcon as NavIconName } from "../../lib/config/nav";
-
-type IconProps = ComponentProps<"svg">;
-
-// Small inline stroke icons (24px grid): no icon package in the bundle, decorative by default.
-function Svg({ children, ...props }: IconProps) {
-  return (
-    <svg
-      xmlns="http://www.w3.org/2000/svg"
-      viewBox="0 0 24 24"
-      fill="none"
-      stroke="currentColor"
-      strokeWidth={1.75}
-      strokeLinecap="round"
-      strokeLinejoin="round"
-      aria-hidden="true"
-      focusable="false"
-      width={16}
-      height={16}
-      {...props}
-    >
-      {children}
-    </svg>
-  );
-}
+import { Icon, type IconProps } from "../ui/icon";
 
 const navPaths: Record<NavIconName, ReactNode> = {
   // a cube
@@ -87,83 +64,83 @@ const navPaths: Record<NavIconName, ReactNode> = {
 };
 
 export function NavIcon({ name, ...props }: IconProps & { name: NavIconName }) {
-  return <Svg {...props}>{navPaths[name]}</Svg>;
+  return <Icon {...props}>{navPaths[name]}</Icon>;
 }
 
 export function MenuIcon(props: IconProps) {
   return (
-    <Svg {...props}>
+    <Icon {...props}>
       <path d="M4 6h16M4 12h16M4 18h16" />
-    </Svg>
+    </Icon>
   );
 }
 
 export function CloseIcon(props: IconProps) {
   return (
-    <Svg {...props}>
+    <Icon {...props}>
       <path d="M6 6l12 12M18 6 6 18" />
-    </Svg>
+    </Icon>
   );
 }
 
 export function SunIcon(props: IconProps) {
   return (
-    <Svg {...props}>
+    <Icon {...props}>
       <circle cx="12" cy="12" r="4" />
       <path d="M12 2v2M12 20v2M4.9 4.9l1.4 1.4M17.7 17.7l1.4 1.4M2 12h2M20 12h2M4.9 19.1l1.4-1.4M17.7 6.3l1.4-1.4" />
-    </Svg>
+    </Icon>
   );
 }
 
 export function MoonIcon(props: IconProps) {
   return (
-    <Svg {...props}>
+    <Icon {...props}>
       <path d="M20 14.5A8 8 0 0 1 9.5 4a8 8 0 1 0 10.5 10.5z" />
-    </Svg>
+    </Icon>
   );
 }
 
 export function MonitorIcon(props: IconProps) {
   return (
-    <Svg {...props}>
+    <Icon {...props}>
       <rect x="3" y="4" width="18" height="12" rx="1.5" />
       <path d="M8 20h8M12 16v4" />
-    </Svg>
+    </Icon>
   );
 }
 
 export function BatonMark(props: IconProps) {
   return (
-    <Svg strokeWidth={2} {...props}>
+    <Icon strokeWidth={2} {...props}>
       <path d="M5 19 19 5" />
       <circle cx="5" cy="19" r="2" />
       <path d="M15 5h4v4" />
-    </Svg>
+    </Icon>
   );
 }
 
 export function ChevronDownIcon(props: IconProps) {
   return (
-    <Svg {...props}>
+    <Icon {...props}>
       <path d="m6 9 6 6 6-6" />
-    </Svg>
+    </Icon>
   );
 }
 
 export function SignOutIcon(props: IconProps) {
   return (
-    <Svg {...props}>
+    <Icon {...props}>
       <path d="M9 21H5a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2h4M16 17l5-5-5-5M21 12H9" />
-    </Svg>
+    </Icon>
   );
 }
 
 export function DevicesIcon(props: IconProps) {
   return (
-    <Svg {...props}>
+    <Icon {...props}>
       <rect x="2" y="4" width="14" height="10" rx="1.5" />
       <path d="M5 18h8" />
       <rect x="17" y="8" width="5" height="12" rx="1" />
-    </Svg>
+    </Icon>
   );
 }

@@ -6,7 +6,7 @@ import { errorText, OrkestrError } from "../../lib/orkestr/errors";
 import { authMutations } from "../../lib/queries/auth";
 import { Alert, AlertDescription } from "../ui/alert";
 import { Button } from "../ui/button";
-import { Dialog, DialogClose } from "../ui/dialog";
+import { Dialog, DialogActions } from "../ui/dialog";
 import { ChevronDownIcon, DevicesIcon, SignOutIcon } from "./icons";
 
 /** What the header shows of the signed-in user (a DTO from the console layout). */
@@ -212,10 +212,7 @@ export function UserMenu({ user }: { user: UserMenuUser }) {
         title="Sign out everywhere?"
         description="This ends every session of your account, on every device and browser, this one included. You will need your password to sign in again."
       >
-        <div className="flex flex-col-reverse gap-2 sm:flex-row sm:justify-end">
-          <DialogClose className="inline-flex h-9 items-center justify-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent hover:text-accent-foreground">
-            Cancel
-          </DialogClose>
+        <DialogActions>
           <Button
             variant="destructive"
             aria-disabled={pending !== null || undefined}
@@ -223,7 +220,7 @@ export function UserMenu({ user }: { user: UserMenuUser }) {
           >
             {pending === "all" ? "Signing out…" : "Sign out everywhere"}
           </Button>
-        </div>
+        </DialogActions>
       </Dialog>
     </div>
   );

@@ -2,6 +2,7 @@
 
 import { useEffect, useId, useRef, type ComponentProps, type ReactNode } from "react";
 import { cn } from "../../lib/utils";
+import { buttonVariants } from "./button";
 
 export type DialogProps = {
   open: boolean;
@@ -104,5 +105,20 @@ export function DialogClose({ onClick, type = "button", ...props }: ComponentPro
       }}
       {...props}
     />
+  );
+}
+
+/**
+ * A dialog's footer: Cancel (closes the dialog) and the dialog's own action(s), right-aligned, the
+ * action on top on narrow screens.
+ */
+export function DialogActions({ children, cancelDisabled }: { children: ReactNode; cancelDisabled?: boolean }) {
+  return (
+    <div className="flex flex-col-reverse gap-2 sm:flex-row sm:justify-end">
+      <DialogClose className={buttonVariants({ variant: "outline" })} disabled={cancelDisabled}>
+        Cancel
+      </DialogClose>
+      {children}
+    </div>
   );
 }

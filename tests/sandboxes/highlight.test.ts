@@ -1,69 +1,79 @@
 import { describe, expect, it } from "vitest";
-import { languageFor, tokenize } from "../../components/sandboxes/files/highlight";
+import { HIGHLIGHT_MAX_CHARS, highlight, languageFor } from "../../components/sandboxes/files/highlight";
 
-const kinds = (text: string, lang: string | null) =>
-  tokenize(text, lang)
-    .filter((t) => t.kind !== "plain")
-    .map((t) => `${t.kind}:${t.text}`);
+/** The text of each token span of a class, in order. */
+const tokens = (html: string, kind: string) =>
+  [...html.matchAll(new RegExp(`<span class="hljs-${kind}[^"]*">([^<]*)</span>`, "g"))].map((m) => m[1]);
 
-describe("file viewer tokenizer", () => {
-  it("picks languages by extension and by name", () => {
-    expect(languageFor("/workspace/app.tsx")).toBe("js");
+/** What a browser would show for the HTML: tags dropped, entities read. */
+const shown = (html: string) =>
+  html
+    .replace(/<[^>]*>/g, "")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&#x27;/g, "'")
+    .replace(/&amp;/g, "&");
+
+describe("file viewer highlighting (highlight.js)", () => {
+  it("picks a grammar by name, then by extension; unknown files are plain", () => {
+    expect(languageFor("/workspace/app.tsx")).toBe("typescript");
+    expect(languageFor("/workspace/app.mjs")).toBe("javascript");
     expect(languageFor("main.py")).toBe("python");
-    expect(languageFor("Dockerfile")).toBe("dockerfile");
+    expect(languageFor("/srv/Dockerfile")).toBe("dockerfile");
+    expect(languageFor("Dockerfile.dev")).toBe("dockerfile");
+    expect(languageFor("Makefile")).toBe("makefile");
+    expect(languageFor(".bashrc")).toBe("bash");
+    expect(languageFor("pyproject.toml")).toBe("ini");
+    expect(languageFor("index.HTML")).toBe("xml");
     expect(languageFor("notes")).toBeNull();
+    expect(languageFor("data.bin")).toBeNull();
   });
 
-  it("gives back the text exactly", () => {
-    const src = 'const a = "x // not a comment"; // real\n/* block\n */ let n = 0x1f;\n`tpl ${a}`';
-    expect(
-      tokenize(src, "js")
-        .map((t) => t.text)
-        .join(""),
-    ).toBe(src);
+  it("colours TypeScript: keywords, types, strings, numbers, comments", async () => {
+    const html = await highlight(
+      'interface A { n: number }\nconst a: A = { n: 42 }; // c\nexport const s = "x";\n',
+      "typescript",
+    );
+    expect(tokens(html, "keyword")).toEqual(["interface", "const", "export", "const"]);
+    expect(tokens(html, "built_in")).toContain("number");
+    expect(tokens(html, "number")).toEqual(["42"]);
+    expect(tokens(html, "comment")).toEqual(["// c"]);
+    expect(tokens(html, "string")).toEqual(["&quot;x&quot;"]);
   });
 
-  it("tells comments, strings, numbers and keywords apart (JS)", () => {
-    expect(kinds('const a = "x // y"; // c\nreturn 42', "js")).toEqual([
-      "keyword:const",
-      'string:"x // y"',
-      "comment:// c",
-      "keyword:return",
-      "number:42",
-    ]);
+  it("colours Python: def, the function's name, strings, numbers, comments", async () => {
+    const src = 'import os\n\ndef main():\n    # say hello\n    print("hello", 42)\n';
+    const html = await highlight(src, "python");
+    expect(tokens(html, "keyword")).toEqual(["import", "def"]);
+    expect(tokens(html, "title function_")).toEqual(["main"]);
+    expect(tokens(html, "comment")).toEqual(["# say hello"]);
+    expect(tokens(html, "string")).toEqual(["&quot;hello&quot;"]);
+    expect(tokens(html, "number")).toEqual(["42"]);
+    expect(shown(html)).toBe(src);
   });
 
-  it("handles Python triple-quoted strings, comments and decorators", () => {
-    expect(kinds('@app.get\ndef f():\n    """doc # not comment"""\n    return 1  # yes', "python")).toEqual([
-      "tag:@app.get",
-      "keyword:def",
-      'string:"""doc # not comment"""',
-      "keyword:return",
-      "number:1",
-      "comment:# yes",
-    ]);
+  it("escapes markup in a file: its HTML is text, never elements", async () => {
+    const src = `<script>alert("x")</script><img src=x onerror="alert(1)">\n&amp; <b>bold</b>`;
+    for (const language of ["xml", "markdown", "typescript", "python"] as const) {
+      const html = await highlight(src, language);
+      expect(html, language).not.toMatch(/<(script|img|b)\b/i);
+      // Only highlight.js's own span tags are markup; everything else is the escaped text.
+      expect(html.replace(/<\/?span[^>]*>/g, ""), language).not.toMatch(/[<>]/);
+      expect(shown(html), language).toBe(src);
+    }
+    expect(tokens(await highlight("<a href='x'>t</a>", "xml"), "name")).toEqual(["a", "a"]);
   });
 
-  it("knows markup tags and SQL keywords in any case", () => {
-    expect(kinds('<a href="x">t</a><!-- c -->', "markup")).toEqual([
-      "tag:<a",
-      'string:"x"',
-      "tag:>",
-      "tag:</a>",
-      "comment:<!-- c -->",
-    ]);
-    expect(kinds("SELECT id FROM t -- all", "sql")).toEqual(["keyword:SELECT", "keyword:FROM", "comment:-- all"]);
+  it("keeps a size cap for the viewer to fall back to plain text", () => {
+    expect(HIGHLIGHT_MAX_CHARS).toBe(200_000);
   });
 
-  it("leaves unknown languages as one plain token and is linear on big inputs", () => {
-    expect(tokenize("a b c", null)).toEqual([{ kind: "plain", text: "a b c" }]);
-    const big = 'let x = "s"; // c\n'.repeat(20_000);
+  it("colours a file near the cap quickly", async () => {
+    const big = 'let x = "s"; // c\n'.repeat(Math.floor(HIGHLIGHT_MAX_CHARS / 18));
+    await highlight("warm up", "javascript");
     const t0 = performance.now();
-    expect(
-      tokenize(big, "js")
-        .map((t) => t.text)
-        .join("").length,
-    ).toBe(big.length);
-    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(shown(await highlight(big, "javascript"))).toBe(big);
+    expect(performance.now() - t0).toBeLessThan(2000);
   });
 });

@@ -4,7 +4,7 @@ import Link from "next/link";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
-import { CopyButton } from "./copy-button";
+import { CopyButton } from "../../ui/copy-button";
 
 /**
  * The sandbox's preview_auth_token, which the create response carries once: shown here once, with a

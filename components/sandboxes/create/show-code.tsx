@@ -3,7 +3,7 @@
 import { useState } from "react";
 import type { CreateSandboxBody } from "../../../lib/orkestr/schemas/sandboxes";
 import { cn } from "../../../lib/utils";
-import { CopyButton } from "./copy-button";
+import { CopyButton } from "../../ui/copy-button";
 import { requestCode, type CodeLanguage } from "./request-code";
 
 const LANGUAGES: { id: CodeLanguage; label: string }[] = [

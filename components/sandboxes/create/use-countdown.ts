@@ -1,36 +1,25 @@
 "use client";
 
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useRef } from "react";
+import { useNow } from "../../../lib/use-now";
 
 /**
- * Whole seconds left until `deadline` (ms since the epoch), ticking a few times a second; null
- * without a deadline. Calls `onDone` once when it reaches zero.
+ * Whole seconds left until `deadline` (ms since the epoch), on the page's one clock (lib/use-now.ts);
+ * null without a deadline or before the first tick. Calls `onDone` once per deadline when it reaches zero.
  */
 export function useCountdown(deadline: number | null, onDone?: () => void): number | null {
-  const [left, setLeft] = useState<number | null>(null);
-  // The latest callback, without restarting the timer when the caller re-renders.
+  const now = useNow();
+  const left = deadline === null || now === null ? null : Math.max(0, Math.ceil((deadline - now) / 1000));
+  // The latest callback, without re-running the effect when the caller re-renders.
   const done = useRef(onDone);
   useEffect(() => {
     done.current = onDone;
   }, [onDone]);
+  const firedFor = useRef<number | null>(null);
   useEffect(() => {
-    if (deadline === null) return;
-    let fired = false;
-    const tick = () => {
-      const seconds = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
-      setLeft(seconds);
-      if (seconds === 0 && !fired) {
-        fired = true;
-        clearInterval(timer);
-        done.current?.();
-      }
-    };
-    const timer = setInterval(tick, 250);
-    const first = setTimeout(tick, 0);
-    return () => {
-      clearInterval(timer);
-      clearTimeout(first);
-    };
-  }, [deadline]);
-  return deadline === null ? null : left;
+    if (left !== 0 || deadline === null || firedFor.current === deadline) return;
+    firedFor.current = deadline;
+    done.current?.();
+  }, [left, deadline]);
+  return left;
 }

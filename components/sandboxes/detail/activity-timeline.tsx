@@ -8,9 +8,10 @@ import { Button } from "../../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
 import { Skeleton } from "../../ui/skeleton";
 import { describeEvent, type EventCategory } from "./describe-event";
-import { formatDateTime } from "./format";
+import { formatDateTime } from "../../../lib/format";
 import { useSandbox } from "./sandbox-context";
 import { useSandboxEvents, type FollowMode } from "./use-sandbox-events";
+import { isFinished } from "../../../lib/sandbox-status";
 
 const FILTERS: { id: EventCategory | "all"; label: string }[] = [
   { id: "all", label: "All" },
@@ -41,7 +42,7 @@ const PAGE = 100;
 /** The Activity tab: every lifecycle change, command and file write, newest first, live. */
 export function ActivityTimeline() {
   const { data: sandbox } = useSandbox();
-  const active = !["terminated", "expired", "failed"].includes(sandbox.status);
+  const active = !isFinished(sandbox.status);
   const { events, mode, error } = useSandboxEvents(sandbox.id, active);
   const [filter, setFilter] = useState<EventCategory | "all">("all");
   const [shown, setShown] = useState(PAGE);

@@ -2,6 +2,7 @@
 // from the event's `type` and `data` (GET /v1/sandboxes/{id}/events). Unknown types (a newer server)
 // still show, as they came.
 
+import { formatBytes } from "../../../lib/format";
 import type { SandboxEvent } from "../../../lib/orkestr/schemas/events";
 import { SCAN_COMMAND } from "../../../lib/queries/previews";
 
@@ -18,13 +19,6 @@ export interface DescribedEvent {
 
 const str = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
-
-function bytes(n: number | null): string | null {
-  if (n === null) return null;
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${(n / 1024 ** 2).toFixed(1)} MiB`;
-}
 
 const LIFECYCLE: Record<string, string> = {
   "sandbox.created": "Created",
@@ -71,10 +65,14 @@ export function describeEvent(e: SandboxEvent): DescribedEvent {
     };
   }
   if (e.type === "file.write" || e.type === "file.delete") {
+    const size = num(d.size);
     return {
       category: "file",
       title: `${e.type === "file.write" ? "Wrote" : "Deleted"} ${str(d.path) ?? "a file"}`,
-      detail: [bytes(num(d.size)), d.recursive === true ? "recursive" : null].filter(Boolean).join(" · ") || null,
+      detail:
+        [size === null ? null : formatBytes(size), d.recursive === true ? "recursive" : null]
+          .filter(Boolean)
+          .join(" · ") || null,
       failed: false,
     };
   }

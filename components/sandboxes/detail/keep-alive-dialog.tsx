@@ -2,9 +2,9 @@
 
 import { useState } from "react";
 import { Button } from "../../ui/button";
-import { Dialog, DialogClose } from "../../ui/dialog";
+import { Dialog, DialogActions } from "../../ui/dialog";
 import { Input } from "../../ui/input";
-import { formatDuration } from "./format";
+import { formatDuration } from "../../../lib/format";
 
 const PRESETS = [300, 900, 3600, 4 * 3600, 24 * 3600];
 
@@ -58,7 +58,7 @@ export function KeepAliveDialog({
               variant={value === String(p) ? "default" : "outline"}
               onClick={() => setValue(String(p))}
             >
-              {formatDuration(p)}
+              {formatDuration(p * 1000)}
             </Button>
           ))}
         </div>
@@ -83,14 +83,11 @@ export function KeepAliveDialog({
             </p>
           ) : null}
         </div>
-        <div className="flex justify-end gap-2">
-          <DialogClose className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent">
-            Cancel
-          </DialogClose>
+        <DialogActions>
           <Button type="submit" disabled={pending}>
             {pending ? "Saving…" : "Restart the countdown"}
           </Button>
-        </div>
+        </DialogActions>
       </form>
     </Dialog>
   );

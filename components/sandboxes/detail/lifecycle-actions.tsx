@@ -3,9 +3,10 @@
 import { useState } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { Button } from "../../ui/button";
-import { Dialog, DialogClose } from "../../ui/dialog";
+import { Dialog, DialogActions } from "../../ui/dialog";
 import { KeepAliveDialog } from "./keep-alive-dialog";
 import { useLifecycleAction, useSandboxEdits } from "../../../lib/queries/sandbox-lifecycle";
+import { isFinished } from "../../../lib/sandbox-status";
 
 /** Pause, resume, keep-alive and terminate (with confirmation), as the status allows. */
 export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sandbox; maxTimeoutSeconds: number }) {
@@ -17,8 +18,7 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
   const [keepAlive, setKeepAlive] = useState(false);
   const status = sandbox.status;
   const busy = pending !== null;
-  const gone = status === "terminated" || status === "expired" || status === "failed";
-  if (gone) return null;
+  if (isFinished(status)) return null;
   return (
     <div className="flex flex-wrap items-center gap-2">
       {status === "running" ? (
@@ -51,10 +51,7 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
         title={`Terminate ${sandbox.id}?`}
         description="Its processes, memory and /workspace are gone for good; a volume at /persist is kept. The sandbox stays in your history."
       >
-        <div className="flex justify-end gap-2">
-          <DialogClose className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent">
-            Cancel
-          </DialogClose>
+        <DialogActions>
           <Button
             variant="destructive"
             onClick={() => {
@@ -64,7 +61,7 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
           >
             Terminate sandbox
           </Button>
-        </div>
+        </DialogActions>
       </Dialog>
       <KeepAliveDialog
         open={keepAlive}

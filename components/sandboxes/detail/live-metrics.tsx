@@ -5,10 +5,10 @@ import { computeCostEur, formatEur } from "../../../lib/pricing";
 import { Alert, AlertDescription } from "../../ui/alert";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
 import { Skeleton } from "../../ui/skeleton";
-import { formatBytes, formatDuration, formatPercent } from "./format";
+import { formatBytes, formatDuration, formatPercent } from "../../../lib/format";
 import { HISTORY_WINDOW_MS } from "./metrics-history";
 import { useMetricsHistory } from "./use-metrics-history";
-import { useNow } from "./use-now";
+import { useNow } from "../../../lib/use-now";
 
 // recharts only on this page, and only in the browser (it measures its container).
 const chartFallback = () => <Skeleton className="h-[180px] w-full" />;
@@ -36,7 +36,7 @@ function Stat({ label, value, sub, testId }: { label: string; value: string; sub
 /** Live CPU and memory (polled, accumulated), lifetime totals and the running cost in EUR. */
 export function LiveMetrics({ id, status }: { id: string; status: string }) {
   const { history, error } = useMetricsHistory(id, status);
-  const now = useNow(1000);
+  const now = useNow();
   const m = history.latest;
   const running = m?.sandbox_status === "running";
   const cpuSeconds = Number(m?.lifetime?.cpu_seconds ?? 0);
@@ -54,8 +54,8 @@ export function LiveMetrics({ id, status }: { id: string; status: string }) {
       <CardHeader>
         <CardTitle>Live usage</CardTitle>
         <CardDescription>
-          Sampled every {formatDuration(history.intervalMs / 1000)}; the last {Math.round(HISTORY_WINDOW_MS / 60_000)}{" "}
-          minutes are kept while this tab is open. Polling pauses while the tab is hidden.
+          Sampled every {formatDuration(history.intervalMs)}; the last {Math.round(HISTORY_WINDOW_MS / 60_000)} minutes
+          are kept while this tab is open. Polling pauses while the tab is hidden.
         </CardDescription>
       </CardHeader>
       <CardContent className="flex flex-col gap-6">

@@ -4,7 +4,7 @@
 // charts' weight lands on the detail page alone, never on /sandboxes (180 kB first-load budget).
 
 import { Area, AreaChart, CartesianGrid, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import { formatBytes, formatClock, formatPercent } from "./format";
+import { formatBytes, formatClock, formatPercent } from "../../../lib/format";
 import type { MetricPoint, StatusPeriod } from "./metrics-history";
 
 const AXIS = { fontSize: 11, fill: "var(--muted-foreground)" };

@@ -4,7 +4,8 @@
 // shaded period. Pure functions, unit-tested in tests/console/sandbox-metrics-history.test.ts.
 
 import type { Metrics } from "../../../lib/orkestr/schemas/metrics";
-import { toMs, type WireTime } from "./format";
+import { toMs, type WireTime } from "../../../lib/format";
+import { isFinished } from "../../../lib/sandbox-status";
 
 /** One chart point; nulls break the line. */
 export interface MetricPoint {
@@ -52,8 +53,6 @@ export const emptyHistory = (): MetricsHistory => ({
   latest: null,
 });
 
-const NOT_SAMPLED = ["paused", "pausing", "terminated", "expired", "failed"];
-
 /** Merges one metrics answer read at `now` (ms) into the history. Returns a new object. */
 export function mergeMetrics(
   history: MetricsHistory,
@@ -93,9 +92,9 @@ export function mergeMetrics(
   }
 
   const status = m.sandbox_status ?? "running";
-  if (NOT_SAMPLED.includes(status)) {
+  if (status === "paused" || status === "pausing" || isFinished(status)) {
     const open = periods.find((p) => p.to === null);
-    const kind = status === "pausing" ? "paused" : status === "expired" || status === "failed" ? "terminated" : status;
+    const kind = status === "pausing" ? "paused" : isFinished(status) ? "terminated" : status;
     if (!open) periods.push({ status: kind, from: lastSampleAt ?? now, to: null });
     else if (open.status !== kind) {
       open.to = now;

@@ -4,9 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { createContext, useContext, type ReactNode } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { DETAIL_POLL_MS, sandboxQueries } from "../../../lib/queries/sandboxes";
-
-/** Statuses after which nothing changes any more: polling stops. */
-export const FINAL_STATUSES = ["terminated", "expired", "failed"];
+import { isFinished } from "../../../lib/sandbox-status";
 
 const InitialSandbox = createContext<Sandbox | null>(null);
 
@@ -25,7 +23,7 @@ export function useSandbox() {
     ...sandboxQueries.detail(initial.id),
     initialData: initial,
     initialDataUpdatedAt: 0,
-    // Expiry, auto-resume and other clients change the status too. Hidden tabs do not poll (the default).
-    refetchInterval: (query) => (FINAL_STATUSES.includes(query.state.data?.status ?? "") ? false : DETAIL_POLL_MS),
+    // Expiry, auto-resume and other clients change the status too; a finished sandbox no more. Hidden tabs do not poll (the default).
+    refetchInterval: (query) => (isFinished(query.state.data?.status ?? "") ? false : DETAIL_POLL_MS),
   });
 }

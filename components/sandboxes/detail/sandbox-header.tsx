@@ -3,12 +3,12 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { sandboxQueries } from "../../../lib/queries/sandboxes";
-import { CopyButton } from "../create/copy-button";
+import { CopyButton } from "../../ui/copy-button";
 import { maxTimeoutSeconds } from "../create/create-request";
 import { ExpiryCountdown } from "./expiry-countdown";
+import { StatusBadge } from "../status-badge";
 import { LifecycleActions } from "./lifecycle-actions";
 import { useSandbox } from "./sandbox-context";
-import { StatusBadge } from "./status-badge";
 
 /** The detail frame's header: the id (copyable), its status, a one-line summary and the lifecycle buttons. */
 export function SandboxHeader() {
@@ -36,7 +36,7 @@ export function SandboxHeader() {
           <div className="flex flex-wrap items-center gap-2">
             <h1 className="truncate font-mono text-xl font-semibold tracking-tight sm:text-2xl">{sandbox.id}</h1>
             <CopyButton text={sandbox.id} label="Copy id" copiedLabel="Copied" />
-            <StatusBadge status={sandbox.status} />
+            <StatusBadge status={sandbox.status} data-testid="sandbox-status" />
           </div>
           <p className="text-sm text-muted-foreground">
             {summary}

@@ -3,11 +3,12 @@
 import type { ReactNode } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { Card, CardContent, CardHeader, CardTitle } from "../../ui/card";
-import { formatDateTime, formatDuration, formatMemoryMb } from "./format";
+import { formatDateTime, formatDuration, formatMebibytes } from "../../../lib/format";
 import { LiveMetrics } from "./live-metrics";
 import { MetadataEditor } from "./metadata-editor";
 import { useSandbox } from "./sandbox-context";
 import { useSandboxEdits } from "../../../lib/queries/sandbox-lifecycle";
+import { isFinished } from "../../../lib/sandbox-status";
 
 function Field({ label, children, testId }: { label: string; children: ReactNode; testId?: string }) {
   return (
@@ -61,7 +62,7 @@ function AfterCreateSettings({ sandbox, editable }: { sandbox: Sandbox; editable
 /** The Overview tab: every field of the sandbox, its metadata and settings, and the live charts. */
 export function SandboxOverview() {
   const { data: sandbox } = useSandbox();
-  const gone = ["terminated", "expired", "failed"].includes(sandbox.status);
+  const gone = isFinished(sandbox.status);
   const envKeys = sandbox.env_keys ?? [];
   return (
     <div className="flex flex-col gap-6">
@@ -90,7 +91,7 @@ export function SandboxOverview() {
                   ·{" "}
                   {[
                     sandbox.cpu != null ? `${sandbox.cpu} vCPU` : null,
-                    sandbox.memory_mb != null ? formatMemoryMb(sandbox.memory_mb) : null,
+                    sandbox.memory_mb != null ? formatMebibytes(sandbox.memory_mb) : null,
                   ]
                     .filter(Boolean)
                     .join(" / ")}
@@ -114,7 +115,7 @@ export function SandboxOverview() {
             </Field>
             <Field label="Volume">{volumeText(sandbox.volume)}</Field>
             <Field label="Timeout" testId="field-timeout">
-              {sandbox.timeout_seconds != null ? formatDuration(sandbox.timeout_seconds) : "—"} · then{" "}
+              {sandbox.timeout_seconds != null ? formatDuration(sandbox.timeout_seconds * 1000) : "—"} · then{" "}
               {sandbox.on_timeout === "pause" ? "pause" : "terminate"}
             </Field>
             <Field label="Auto-resume">{sandbox.auto_resume ? "on" : "off"}</Field>

@@ -4,6 +4,7 @@ import { useEffect, useState } from "react";
 import { asOrkestrError, type OrkestrError } from "../../../lib/orkestr/errors";
 import { fetchSandboxMetrics } from "../../../lib/queries/sandboxes";
 import { emptyHistory, mergeMetrics, pollDelayMs, sinceParam, type MetricsHistory } from "./metrics-history";
+import { isFinished } from "../../../lib/sandbox-status";
 
 /**
  * Histories by sandbox id for the browser tab's life: switching to the Terminal tab and back keeps
@@ -48,8 +49,7 @@ export function useMetricsHistory(id: string, status: string): { history: Metric
         setHistory(current);
         failures = 0;
         setError(null);
-        const gone = ["terminated", "expired", "failed"].includes(m.sandbox_status ?? "");
-        if (!gone) schedule(pollDelayMs(current));
+        if (!isFinished(m.sandbox_status ?? "")) schedule(pollDelayMs(current));
       } catch (err) {
         if (cancelled || controller.signal.aborted) return;
         failures += 1;

@@ -1,28 +1,31 @@
 "use client";
 
-import { useMemo } from "react";
-import { languageFor, tokenize, type TokenKind } from "./highlight";
+import { useEffect, useMemo, useState } from "react";
+import { HIGHLIGHT_MAX_CHARS, highlight, languageFor, type Language } from "./highlight";
 
-/** Past this many characters the text is shown plain: tens of thousands of spans would slow the page. */
-const HIGHLIGHT_MAX_CHARS = 200_000;
-
-// Colours chosen for 4.5:1 contrast on the card background in both themes.
-const KIND_CLASS: Record<TokenKind, string> = {
-  plain: "",
-  comment: "text-muted-foreground italic",
-  string: "text-emerald-700 dark:text-emerald-400",
-  number: "text-amber-700 dark:text-amber-300",
-  keyword: "text-violet-700 dark:text-violet-300",
-  tag: "text-sky-700 dark:text-sky-300",
-};
-
-/** A read-only text file with line numbers and light syntax colouring (see highlight.ts). */
+/**
+ * A read-only text file with line numbers, coloured by highlight.js once its grammar has loaded
+ * (plain text until then, and for unknown types and large files). The colours are the `.hljs-*`
+ * rules in app/globals.css, for both themes.
+ */
 export function CodeView({ text, fileName }: { text: string; fileName: string }) {
   const language = languageFor(fileName);
-  const tokens = useMemo(
-    () => (text.length <= HIGHLIGHT_MAX_CHARS ? tokenize(text, language) : [{ kind: "plain" as const, text }]),
-    [text, language],
-  );
+  const colourable = language !== null && text.length <= HIGHLIGHT_MAX_CHARS;
+  const [coloured, setColoured] = useState<{ text: string; language: Language; html: string } | null>(null);
+  useEffect(() => {
+    if (!colourable) return;
+    let current = true;
+    highlight(text, language).then(
+      (html) => current && setColoured({ text, language, html }),
+      // A grammar that fails to load (offline, a new deployment) leaves the text plain.
+      () => undefined,
+    );
+    return () => {
+      current = false;
+    };
+  }, [text, language, colourable]);
+  // Only highlight.js's output for exactly this text is rendered as HTML (it escapes the text).
+  const html = coloured && coloured.text === text && coloured.language === language ? coloured.html : null;
   const lines = useMemo(() => {
     const n = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
     return Array.from({ length: Math.max(1, n) }, (_, i) => i + 1).join("\n");
@@ -42,17 +45,11 @@ export function CodeView({ text, fileName }: { text: string; fileName: string })
         {lines}
       </pre>
       <pre className="min-w-0 flex-1 px-3 py-2">
-        <code data-language={language ?? "plain"}>
-          {tokens.map((t, i) =>
-            t.kind === "plain" ? (
-              t.text
-            ) : (
-              <span key={i} className={KIND_CLASS[t.kind]}>
-                {t.text}
-              </span>
-            ),
-          )}
-        </code>
+        {html === null ? (
+          <code data-language={language ?? "plain"}>{text}</code>
+        ) : (
+          <code data-language={language ?? "plain"} dangerouslySetInnerHTML={{ __html: html }} />
+        )}
       </pre>
     </div>
   );

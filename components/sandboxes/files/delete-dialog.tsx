@@ -1,7 +1,7 @@
 "use client";
 
 import { Button } from "../../ui/button";
-import { Dialog, DialogClose } from "../../ui/dialog";
+import { Dialog, DialogActions } from "../../ui/dialog";
 import type { Entry } from "../../../lib/queries/files";
 
 /** Confirms a delete, naming the path; a folder's delete says it takes everything inside with it. */
@@ -32,14 +32,11 @@ export function DeleteDialog({
       {entry ? (
         <div className="flex flex-col gap-4">
           <p className="break-all rounded-md bg-muted px-3 py-2 font-mono text-sm">{entry.path}</p>
-          <div className="flex justify-end gap-2">
-            <DialogClose className="inline-flex h-9 items-center rounded-md px-4 text-sm font-medium hover:bg-accent">
-              Cancel
-            </DialogClose>
+          <DialogActions>
             <Button variant="destructive" disabled={pending} onClick={() => onConfirm(entry)}>
               {pending ? "Deleting…" : entry.isDir ? "Delete folder" : "Delete file"}
             </Button>
-          </div>
+          </DialogActions>
         </div>
       ) : null}
     </Dialog>

@@ -10,7 +10,7 @@ import { startDownload } from "./transfer";
 import { cn } from "../../../lib/utils";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
-import { Dialog, DialogClose } from "../../ui/dialog";
+import { Dialog, DialogActions } from "../../ui/dialog";
 import { Breadcrumbs } from "./breadcrumbs";
 import { DeleteDialog } from "./delete-dialog";
 import { FileTable } from "./file-table";
@@ -296,7 +296,7 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
 
         <UploadsPanel uploads={uploads.uploads} onCancel={uploads.cancel} onClear={uploads.clearFinished} />
         <p className="text-xs text-muted-foreground">
-          Drop files anywhere on this panel to upload them to <span className="font-mono">{dir}</span>. Files over 1 MB
+          Drop files anywhere on this panel to upload them to <span className="font-mono">{dir}</span>. Files over 1 MiB
           stream through a presigned upload with progress.
         </p>
         {dragging ? (
@@ -378,10 +378,7 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
                 <li key={n}>{n}</li>
               ))}
             </ul>
-            <div className="flex justify-end gap-2">
-              <DialogClose className="inline-flex h-9 items-center rounded-md px-4 text-sm font-medium hover:bg-accent">
-                Cancel
-              </DialogClose>
+            <DialogActions>
               <Button
                 onClick={() => {
                   uploads.add(pendingDrop.dir, pendingDrop.files);
@@ -390,7 +387,7 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
               >
                 Replace and upload
               </Button>
-            </div>
+            </DialogActions>
           </div>
         ) : null}
       </Dialog>

@@ -4,7 +4,7 @@ import type { Entry } from "../../../lib/queries/files";
 import { cn } from "../../../lib/utils";
 import { Button } from "../../ui/button";
 import { Skeleton } from "../../ui/skeleton";
-import { formatBytes, formatTime } from "./format";
+import { formatBytes, formatDateTime } from "../../../lib/format";
 import { DownloadIcon, FileIcon, FolderIcon, TrashIcon } from "./icons";
 
 /**
@@ -97,7 +97,7 @@ export function FileTable({
                 {e.isDir ? "—" : formatBytes(e.size)}
               </td>
               <td className="hidden whitespace-nowrap px-2 py-1 text-muted-foreground md:table-cell">
-                {formatTime(e.modifiedAt)}
+                {formatDateTime(e.modifiedAt)}
               </td>
               <td className="whitespace-nowrap py-1 pl-2 text-right">
                 {!e.isDir ? (

@@ -15,7 +15,7 @@ import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { Skeleton } from "../../ui/skeleton";
 import { CodeView } from "./code-view";
-import { formatBytes } from "./format";
+import { formatBytes } from "../../../lib/format";
 import { DownloadIcon, TrashIcon } from "./icons";
 import { errorText } from "../../../lib/orkestr/errors";
 

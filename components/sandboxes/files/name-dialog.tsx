@@ -3,7 +3,7 @@
 import { useId, useState, type FormEvent } from "react";
 import { invalidName } from "../../../lib/queries/files";
 import { Button } from "../../ui/button";
-import { Dialog, DialogClose } from "../../ui/dialog";
+import { Dialog, DialogActions } from "../../ui/dialog";
 import { Input } from "../../ui/input";
 import { Label } from "../../ui/label";
 
@@ -84,14 +84,11 @@ function NameForm({
           </p>
         ) : null}
       </div>
-      <div className="flex justify-end gap-2">
-        <DialogClose className="inline-flex h-9 items-center rounded-md px-4 text-sm font-medium hover:bg-accent">
-          Cancel
-        </DialogClose>
+      <DialogActions>
         <Button type="submit" disabled={pending}>
           {pending ? "Working…" : submitLabel}
         </Button>
-      </div>
+      </DialogActions>
     </form>
   );
 }

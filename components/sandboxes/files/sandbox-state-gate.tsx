@@ -10,10 +10,7 @@ import { EmptyState } from "../../layout/empty-state";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { Skeleton } from "../../ui/skeleton";
-
-/** States that end on their own: the sandbox is re-read until it settles. */
-const TRANSITIONAL = new Set(["creating", "pausing", "resuming"]);
-const GONE = new Set(["terminated", "expired", "failed"]);
+import { isFinished, isTransitional } from "../../../lib/sandbox-status";
 
 /**
  * What the Files and Previews tabs need before they can do anything: a sandbox that runs. A paused
@@ -32,7 +29,7 @@ export function SandboxStateGate({
 }) {
   const sandbox = useQuery({
     ...sandboxQueries.detail(sandboxId),
-    refetchInterval: (q) => (q.state.data && TRANSITIONAL.has(q.state.data.status) ? 2_000 : false),
+    refetchInterval: (q) => (q.state.data && isTransitional(q.state.data.status) ? 2_000 : false),
   });
   const resume = useLifecycleAction();
 
@@ -58,7 +55,7 @@ export function SandboxStateGate({
     );
   }
   const s = sandbox.data;
-  if (GONE.has(s.status)) {
+  if (isFinished(s.status)) {
     return (
       <EmptyState
         title={`This sandbox is ${s.status}`}

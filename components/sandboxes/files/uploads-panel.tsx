@@ -1,7 +1,7 @@
 "use client";
 
 import { Button } from "../../ui/button";
-import { formatBytes } from "./format";
+import { formatBytes } from "../../../lib/format";
 import type { Upload } from "./use-uploads";
 
 const STATUS_TEXT: Record<Upload["status"], string> = {

@@ -8,8 +8,7 @@ import { useLifecycleAction } from "../../../lib/queries/sandbox-lifecycle";
 import { sandboxKeys } from "../../../lib/queries/sandboxes";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
-import { Dialog, DialogClose } from "../../ui/dialog";
-import { TONE } from "./status-badge";
+import { Dialog, DialogActions, DialogClose } from "../../ui/dialog";
 import { ACTION_TEXT, appliesTo, plural, runBulk, type BulkAction, type BulkResult } from "./bulk";
 
 const SHOWN_IDS = 8;
@@ -128,13 +127,7 @@ export function BulkActions({
             be left as they are.
           </p>
         ) : null}
-        <div className="flex justify-end gap-2">
-          <DialogClose
-            className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent"
-            disabled={running}
-          >
-            Cancel
-          </DialogClose>
+        <DialogActions cancelDisabled={running}>
           <Button
             variant={action === "terminate" ? "destructive" : "default"}
             disabled={running}
@@ -146,7 +139,7 @@ export function BulkActions({
                 ? `${ACTION_TEXT[action].verb} ${plural(pending.length, "sandbox", "sandboxes")}`
                 : ""}
           </Button>
-        </div>
+        </DialogActions>
       </Dialog>
 
       <Dialog
@@ -166,9 +159,7 @@ export function BulkActions({
             <li key={r.id} className="flex flex-col gap-0.5 px-3 py-2">
               <span className="flex items-center justify-between gap-2">
                 <span className="font-mono text-xs">{r.id}</span>
-                <Badge variant="outline" className={r.ok ? TONE.good : TONE.bad}>
-                  {r.ok ? "done" : "failed"}
-                </Badge>
+                <Badge variant={r.ok ? "success" : "destructive"}>{r.ok ? "done" : "failed"}</Badge>
               </span>
               {r.detail ? <span className="text-xs text-muted-foreground">{r.detail}</span> : null}
             </li>

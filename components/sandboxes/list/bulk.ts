@@ -2,17 +2,12 @@
 // few at a time, collecting a result per sandbox (one failure never stops the others).
 
 import { errorText } from "../../../lib/orkestr/errors";
+import { allowsAction, type LifecycleAction } from "../../../lib/sandbox-status";
 
-export type BulkAction = "pause" | "resume" | "terminate";
-
-const FINISHED = new Set(["terminated", "expired"]);
+export type BulkAction = LifecycleAction;
 
 /** Whether `action` makes sense for a sandbox in `status` (the others are skipped and said so). */
-export function appliesTo(action: BulkAction, status: string): boolean {
-  if (action === "pause") return status === "running";
-  if (action === "resume") return status === "paused";
-  return !FINISHED.has(status);
-}
+export const appliesTo = (action: BulkAction, status: string): boolean => allowsAction(status, action);
 
 export const ACTION_TEXT: Record<BulkAction, { verb: string; done: string; target: string }> = {
   pause: { verb: "Pause", done: "Paused", target: "running" },

@@ -1,15 +1,14 @@
 "use client";
 
-import { parseTime } from "./row-telemetry";
-import { formatAgo, formatDuration, formatUtc } from "./format";
-import { useNow } from "./use-now";
+import { formatAgo, formatDuration, formatUtc, toMs } from "../../../lib/format";
+import { useNow } from "../../../lib/use-now";
+import { isFinished } from "../../../lib/sandbox-status";
 
 /** "in 4m 05s" until a sandbox's expiry, live; what a paused or finished sandbox means instead. */
 export function ExpiresCell({ status, expiresAt }: { status: string; expiresAt: unknown }) {
   const now = useNow();
-  const at = parseTime(expiresAt);
-  if (status === "terminated" || status === "expired" || status === "failed")
-    return <span className="text-muted-foreground">—</span>;
+  const at = toMs(expiresAt);
+  if (isFinished(status)) return <span className="text-muted-foreground">—</span>;
   if (at === null) return <span className="text-muted-foreground">{status === "paused" ? "on hold" : "—"}</span>;
   if (now === null) return <time dateTime={new Date(at).toISOString()}>…</time>;
   const left = at - now;
@@ -27,7 +26,7 @@ export function ExpiresCell({ status, expiresAt }: { status: string; expiresAt: 
 /** "5m ago", with the exact time as a tooltip. */
 export function CreatedCell({ createdAt }: { createdAt: unknown }) {
   const now = useNow();
-  const at = parseTime(createdAt);
+  const at = toMs(createdAt);
   if (at === null) return <span className="text-muted-foreground">—</span>;
   return (
     <time dateTime={new Date(at).toISOString()} title={formatUtc(at)}>

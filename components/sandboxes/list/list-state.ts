@@ -2,18 +2,10 @@
 // the one translation between URLSearchParams and that state, and from the state to the API filters.
 
 import type { ServerFilters } from "../../../lib/queries/sandbox-list";
+import { SANDBOX_STATUSES } from "../../../lib/sandbox-status";
 
 /** The statuses the status filter offers; the upstream's default view leaves out the last two. */
-export const STATUS_FILTERS = [
-  "running",
-  "paused",
-  "creating",
-  "pausing",
-  "resuming",
-  "failed",
-  "terminated",
-  "expired",
-] as const;
+export const STATUS_FILTERS = SANDBOX_STATUSES;
 
 export interface ListState {
   /** Statuses to show; empty means the upstream's default (everything but terminated and expired). */

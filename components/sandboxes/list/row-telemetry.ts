@@ -4,6 +4,7 @@ import { toMs } from "../../../lib/orkestr/timestamp";
 import { fetchExecEvents } from "../../../lib/queries/events";
 import { fetchSandboxMetrics } from "../../../lib/queries/sandboxes";
 import { IDLE_WINDOW_MS, isCpuQuiet } from "./idle";
+import { isFinished } from "../../../lib/sandbox-status";
 
 // Live CPU, memory and cost for the rows on screen, and the exec check behind the idle flag.
 //
@@ -20,8 +21,6 @@ const REFRESH_MS: Record<"live" | "quiet", number> = { live: 10_000, quiet: 60_0
 /** The exec check behind the idle flag runs at most this often per row, and only for quiet rows. */
 const EXEC_CHECK_MS = 60_000;
 const RETRY_AFTER_ERROR_MS = 30_000;
-/** Statuses whose metrics cannot change any more: read once. */
-const FINAL = new Set(["terminated", "expired", "failed"]);
 
 export interface TelemetrySample {
   /** ms since the epoch. */
@@ -56,9 +55,6 @@ interface Entry {
   inFlight: boolean;
   listeners: Set<() => void>;
 }
-
-/** Milliseconds of a wire timestamp: the one reader, lib/orkestr/timestamp.ts. */
-export const parseTime = toMs;
 
 const num = (v: unknown): number | null =>
   typeof v === "number" && Number.isFinite(v)
@@ -190,7 +186,7 @@ export class TelemetryStore {
     const limit = num(m.memory?.limit_bytes);
     const fresh: TelemetrySample[] = [];
     for (const s of m.samples ?? []) {
-      const t = parseTime(s.t);
+      const t = toMs(s.t);
       if (t === null || t <= newest) continue;
       const mem = num(s.mem_bytes);
       fresh.push({ t, cpu: num(s.cpu_percent), mem: mem !== null && limit ? (mem / limit) * 100 : null });
@@ -199,7 +195,8 @@ export class TelemetryStore {
     const cpuSeconds = num(m.lifetime?.cpu_seconds);
     const gbSeconds = num(m.lifetime?.gb_seconds);
     const status = m.sandbox_status ?? entry.status;
-    entry.nextMetricsAt = FINAL.has(status)
+    // A finished sandbox's metrics cannot change any more: read once.
+    entry.nextMetricsAt = isFinished(status)
       ? Number.POSITIVE_INFINITY
       : now + (status === "running" ? REFRESH_MS.live : REFRESH_MS.quiet);
     this.update(entry, {
@@ -222,7 +219,7 @@ export class TelemetryStore {
     for (let pages = 0; pages < 20 && !complete; pages++) {
       const page = await fetchExecEvents(id, cursor, this.abort.signal);
       for (const e of page.items) {
-        const t = parseTime(e.t ?? e.created_at);
+        const t = toMs(e.t ?? e.created_at);
         if (t !== null && (newest === null || t > newest)) newest = t;
       }
       if (page.nextCursor) cursor = page.nextCursor;

@@ -4,11 +4,11 @@ import { useRouter } from "next/navigation";
 import { memo, useEffect, useMemo, useRef, type RefObject } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { cn } from "../../../lib/utils";
+import { StatusBadge } from "../status-badge";
 import { SandboxIdCell } from "./copy-id";
 import { CreatedCell, ExpiresCell } from "./countdown";
 import { MetadataChips } from "./metadata-chips";
 import type { TelemetryStore } from "./row-telemetry";
-import { StatusBadge } from "./status-badge";
 import { CostCell, IdleFlag, UsageCell } from "./telemetry-cells";
 import { useRowWindow } from "./use-row-window";
 

@@ -5,7 +5,7 @@ import { formatEur } from "../../../lib/pricing";
 import { IDLE_RULE_TEXT, IDLE_WINDOW_MS, isIdle } from "./idle";
 import type { RowTelemetry, TelemetryStore } from "./row-telemetry";
 import { Sparkline } from "./sparkline";
-import { useNow } from "./use-now";
+import { useNow } from "../../../lib/use-now";
 
 export const TelemetryContext = createContext<TelemetryStore | null>(null);
 

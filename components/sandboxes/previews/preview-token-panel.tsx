@@ -5,7 +5,7 @@ import { useId, useState, type FormEvent } from "react";
 import { toast } from "../../ui/toast";
 import { previewMutations } from "../../../lib/queries/previews";
 import { Button } from "../../ui/button";
-import { Dialog, DialogClose } from "../../ui/dialog";
+import { Dialog, DialogActions } from "../../ui/dialog";
 import { Input } from "../../ui/input";
 import { Label } from "../../ui/label";
 import { errorText } from "../../../lib/orkestr/errors";
@@ -101,14 +101,11 @@ export function PreviewTokenPanel({
             Everything that uses the current token gets 401 until it is given the new one: SDK clients, shared links,
             scripts, and other people&apos;s browsers. Paste the token instead if you have it.
           </p>
-          <div className="flex justify-end gap-2">
-            <DialogClose className="inline-flex h-9 items-center rounded-md px-4 text-sm font-medium hover:bg-accent">
-              Cancel
-            </DialogClose>
+          <DialogActions>
             <Button variant="destructive" onClick={() => rotate.mutate()} disabled={rotate.isPending}>
               {rotate.isPending ? "Rotating…" : "Rotate token"}
             </Button>
-          </div>
+          </DialogActions>
         </div>
       </Dialog>
     </section>

@@ -2,14 +2,14 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { toast } from "../../ui/toast";
 import { OrkestrError } from "../../../lib/orkestr/errors";
 import { DESCRIBE_INTERVAL_MS, previewQueries, withPreviewToken } from "../../../lib/queries/previews";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
+import { CopyButton, CopyIcon } from "../../ui/copy-button";
 import { Skeleton } from "../../ui/skeleton";
-import { CopyIcon, ExternalLinkIcon, GlobeIcon, LockIcon, RefreshIcon } from "../files/icons";
+import { ExternalLinkIcon, GlobeIcon, LockIcon, RefreshIcon } from "../files/icons";
 import { errorText } from "../../../lib/orkestr/errors";
 import { PreviewTokenPanel } from "./preview-token-panel";
 import { setPreviewToken, usePreviewToken } from "./preview-token-store";
@@ -92,19 +92,6 @@ export function PreviewViewer({ sandboxId, port }: { sandboxId: string; port: nu
   const src = protectedUrl ? withPreviewToken(url, token) : url;
   const needsToken = protectedUrl && !token && !withoutToken;
 
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(url);
-      toast.success("Preview URL copied", {
-        description: protectedUrl ? "It is protected: whoever opens it needs the preview token too." : url,
-      });
-    } catch {
-      toast.error("Could not copy", {
-        description: "The browser refused clipboard access; select the URL and copy it instead.",
-      });
-    }
-  };
-
   return (
     <section aria-label={`Preview of port ${port}`} className="flex min-w-0 flex-col gap-3">
       <div className="flex flex-wrap items-center gap-2">
@@ -122,9 +109,23 @@ export function PreviewViewer({ sandboxId, port }: { sandboxId: string; port: nu
         </code>
       </div>
       <div className="flex flex-wrap items-center gap-2">
-        <Button size="sm" variant="outline" onClick={() => void copy()}>
-          <CopyIcon /> Copy URL
-        </Button>
+        <CopyButton
+          text={url}
+          label={
+            <>
+              <CopyIcon /> Copy URL
+            </>
+          }
+          copiedLabel={
+            <>
+              <CopyIcon /> Copied
+            </>
+          }
+          announce={{
+            title: "Preview URL copied",
+            description: protectedUrl ? "It is protected: whoever opens it needs the preview token too." : url,
+          }}
+        />
         <Button size="sm" variant="outline" onClick={() => setReloads((n) => n + 1)} disabled={needsToken}>
           <RefreshIcon /> Reload
         </Button>
@@ -143,19 +144,7 @@ export function PreviewViewer({ sandboxId, port }: { sandboxId: string; port: nu
           <Button size="sm" variant="ghost" className="h-6 px-2" onClick={() => setShowToken((s) => !s)}>
             {showToken ? "Hide" : "Show"}
           </Button>
-          <Button
-            size="sm"
-            variant="ghost"
-            className="h-6 px-2"
-            onClick={() =>
-              void navigator.clipboard.writeText(token).then(
-                () => toast.success("Preview token copied"),
-                () => toast.error("Could not copy the token"),
-              )
-            }
-          >
-            Copy token
-          </Button>
+          <CopyButton text={token} label="Copy token" variant="ghost" className="h-6 px-2" />
           <Button size="sm" variant="ghost" className="h-6 px-2" onClick={() => setPreviewToken(sandboxId, null)}>
             Forget token
           </Button>

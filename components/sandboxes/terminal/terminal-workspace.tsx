@@ -8,7 +8,7 @@ import { sandboxQueries } from "../../../lib/queries/sandboxes";
 import { cn } from "../../../lib/utils";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
-import { Dialog, DialogClose } from "../../ui/dialog";
+import { Dialog, DialogActions } from "../../ui/dialog";
 import { Skeleton } from "../../ui/skeleton";
 import { hasPty, terminalApi, terminalKeys, terminalQueries } from "../../../lib/queries/terminal";
 import { TerminalView, type TerminalSpec, type TerminalStatus } from "./terminal-view";
@@ -269,12 +269,11 @@ export function TerminalWorkspace({ sandboxId, forceLine }: { sandboxId: string;
         title={`Close ${closing?.title ?? "terminal"}?`}
         description="The shell and everything still running in it will be stopped."
       >
-        <div className="mt-4 flex justify-end gap-2">
-          <DialogClose className="inline-flex h-9 items-center rounded-md border px-4 text-sm">Cancel</DialogClose>
+        <DialogActions>
           <Button variant="destructive" onClick={() => closing && void closeTab(closing)}>
             Close terminal
           </Button>
-        </div>
+        </DialogActions>
       </Dialog>
     </div>
   );

@@ -7,7 +7,7 @@ import { connectionKeys, connectionMutations } from "../../../lib/queries/connec
 import type { ConnectionDto } from "../../../lib/validations/connections";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
-import { Dialog, DialogClose } from "../../ui/dialog";
+import { Dialog, DialogActions } from "../../ui/dialog";
 import { Input } from "../../ui/input";
 import { Label } from "../../ui/label";
 
@@ -161,14 +161,11 @@ export function ConnectionItem({ connection: c, canManage }: { connection: Conne
         title={`Remove “${c.name}”?`}
         description={`Baton forgets this connection and its token (${c.token_hint}). The token itself stays valid at ${c.base_url} until you revoke it there.${c.is_active ? " Another connection becomes active." : ""}`}
       >
-        <div className="flex justify-end gap-2">
-          <DialogClose className="inline-flex h-9 items-center rounded-md border border-input bg-background px-4 text-sm font-medium hover:bg-accent">
-            Cancel
-          </DialogClose>
+        <DialogActions>
           <Button variant="destructive" onClick={() => remove.mutate()} disabled={remove.isPending}>
             {remove.isPending ? "Removing…" : "Remove connection"}
           </Button>
-        </div>
+        </DialogActions>
       </Dialog>
     </li>
   );

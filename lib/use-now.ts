@@ -1,7 +1,8 @@
 import { useSyncExternalStore } from "react";
 
-// One shared clock for every countdown on the page: a single 1 s interval, whatever the row count,
-// and none at all while no countdown is mounted.
+// The one ticking clock for countdowns and relative times ("in 4m 05s", "5m ago"): a single 1 s
+// interval shared by every component on the page, whatever the row count, none at all while nothing
+// reads it, and no ticks while the tab is hidden.
 
 let now = Date.now();
 const listeners = new Set<() => void>();

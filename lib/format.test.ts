@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  formatAgo,
+  formatBytes,
+  formatClock,
+  formatDateTime,
+  formatDuration,
+  formatMebibytes,
+  formatPercent,
+  formatUtc,
+  toMs,
+} from "./format";
+
+describe("formatBytes (IEC units)", () => {
+  it.each([
+    [0, "0 B"],
+    [512, "512 B"],
+    [1023, "1023 B"],
+    [1024, "1 KiB"],
+    [1536, "1.5 KiB"],
+    [10_240, "10 KiB"],
+    [99.94 * 1024, "99.9 KiB"],
+    [150 * 1024, "150 KiB"],
+    [432_116_531, "412 MiB"],
+    [12.34 * 1024 ** 2, "12.3 MiB"],
+    [2 * 1024 ** 3, "2 GiB"],
+    [1.25 * 1024 ** 4, "1.3 TiB"],
+    [-1536, "-1.5 KiB"],
+  ])("%d bytes read %s", (n, text) => expect(formatBytes(n)).toBe(text));
+
+  it("says — for nothing", () => {
+    for (const n of [null, undefined, Number.NaN, Number.POSITIVE_INFINITY]) expect(formatBytes(n)).toBe("—");
+  });
+
+  it("never writes the SI-looking units the Files tab once used", () => {
+    for (const n of [1536, 5 * 1024 ** 2, 3 * 1024 ** 3]) expect(formatBytes(n)).toMatch(/ (KiB|MiB|GiB)$/);
+  });
+
+  it("reads MiB sizes from the API the same way", () => {
+    expect(formatMebibytes(512)).toBe("512 MiB");
+    expect(formatMebibytes(2048)).toBe("2 GiB");
+    expect(formatMebibytes(1536)).toBe("1.5 GiB");
+    expect(formatMebibytes(null)).toBe("—");
+  });
+});
+
+describe("formatDuration", () => {
+  it.each([
+    [-5_000, "0s"],
+    [0, "0s"],
+    [999, "0s"],
+    [42_000, "42s"],
+    [60_000, "1m"],
+    [245_000, "4m 05s"],
+    [900_000, "15m"],
+    [3_600_000, "1h"],
+    [3_720_000, "1h 02m"],
+    [86_399_000, "23h 59m"],
+    [86_400_000, "1d"],
+    [(3 * 24 + 4) * 3_600_000, "3d 4h"],
+  ])("%d ms reads %s", (ms, text) => expect(formatDuration(ms)).toBe(text));
+});
+
+describe("formatAgo", () => {
+  it.each([
+    [0, "just now"],
+    [59_999, "just now"],
+    [60_000, "1m ago"],
+    [5 * 60_000, "5m ago"],
+    [3 * 3_600_000, "3h ago"],
+    [47 * 3_600_000, "47h ago"],
+    [48 * 3_600_000, "2d ago"],
+  ])("%d ms ago reads %s", (ms, text) => expect(formatAgo(ms)).toBe(text));
+});
+
+describe("timestamps", () => {
+  const tz = process.env.TZ;
+  beforeAll(() => {
+    process.env.TZ = "UTC";
+  });
+  afterAll(() => {
+    process.env.TZ = tz;
+  });
+
+  it("reads RFC 3339, unix seconds and unix milliseconds alike", () => {
+    const ms = Date.UTC(2025, 5, 1, 12, 0, 5);
+    expect(toMs("2025-06-01T12:00:05Z")).toBe(ms);
+    expect(toMs(ms / 1000)).toBe(ms);
+    expect(toMs(String(ms / 1000))).toBe(ms);
+    expect(toMs(ms)).toBe(ms);
+    for (const t of [null, undefined, "", "yesterday", Number.NaN, {}]) expect(toMs(t)).toBeNull();
+  });
+
+  it("writes the absolute time in three ways", () => {
+    expect(formatDateTime("2025-06-01T12:00:05Z")).toBe("2025-06-01 12:00:05");
+    expect(formatDateTime(1_748_779_205)).toBe("2025-06-01 12:00:05");
+    expect(formatDateTime(null)).toBe("—");
+    expect(formatDateTime("not a time")).toBe("—");
+    expect(formatClock(Date.UTC(2025, 5, 1, 9, 3, 7))).toBe("09:03:07");
+    expect(formatUtc("2025-06-01T12:00:05+02:00")).toBe("1 Jun 2025, 10:00:05 UTC");
+    expect(formatUtc(undefined)).toBe("—");
+  });
+});
+
+describe("formatPercent", () => {
+  it("has one decimal unless told otherwise", () => {
+    expect(formatPercent(42)).toBe("42.0 %");
+    expect(formatPercent(3.14159, 2)).toBe("3.14 %");
+    expect(formatPercent(null)).toBe("—");
+  });
+});

@@ -1,0 +1,90 @@
+// How numbers, sizes, durations and times read on screen: one format each, used by every page.
+// No zod and no Intl beyond one fixed-locale formatter, so it costs a page next to nothing.
+// Sizes are IEC (1 KiB = 1024 B), the way the engine and the contract count memory and files.
+
+// One timestamp reader for server and browser alike (lib/orkestr/timestamp.ts, zod-free).
+import { toMs } from "./orkestr/timestamp";
+export { toMs };
+
+/** A timestamp as the API sends it: RFC 3339, or unix seconds or milliseconds (number or digits). */
+export type WireTime = string | number | null | undefined;
+
+const IEC_UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+
+/**
+ * 1536 → "1.5 KiB", 432_116_531 → "412 MiB", 2 GiB → "2 GiB": one decimal below 100 (dropped when
+ * it is 0), whole numbers above; "—" for null, undefined or not a number.
+ */
+export function formatBytes(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return "—";
+  let v = Math.abs(bytes);
+  let i = 0;
+  while (v >= 1024 && i < IEC_UNITS.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  const digits = i === 0 || v >= 100 ? String(Math.round(v)) : String(+v.toFixed(1));
+  return `${bytes < 0 ? "-" : ""}${digits} ${IEC_UNITS[i]}`;
+}
+
+/** A size given in MiB (the API's `memory_mb`, `size_mb`): "512 MiB", "2 GiB". */
+export function formatMebibytes(mib: number | null | undefined): string {
+  return mib === null || mib === undefined ? "—" : formatBytes(mib * 1024 ** 2);
+}
+
+/** "42.0 %" (one decimal by default); "—" for null, undefined or not a number. */
+export function formatPercent(p: number | null | undefined, digits = 1): string {
+  return p === null || p === undefined || !Number.isFinite(p) ? "—" : `${p.toFixed(digits)} %`;
+}
+
+const pad2 = (n: number) => String(n).padStart(2, "0");
+
+/**
+ * A length of time in milliseconds, two units at most, a zero second unit left out:
+ * "42s", "4m 05s", "15m", "1h 02m", "1h", "3d 4h", "2d". Negative durations read as "0s".
+ */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return s % 60 ? `${m}m ${pad2(s % 60)}s` : `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return m % 60 ? `${h}h ${pad2(m % 60)}m` : `${h}h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d}d ${h % 24}h` : `${d}d`;
+}
+
+/** How long ago, given the time elapsed in ms: "just now" under a minute, then "5m ago", "3h ago", "2d ago". */
+export function formatAgo(elapsedMs: number): string {
+  if (elapsedMs < 60_000) return "just now";
+  const m = Math.floor(elapsedMs / 60_000);
+  if (m < 60) return `${m}m ago`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h ago`;
+  return `${Math.floor(h / 24)}d ago`;
+}
+
+/** "2025-06-01 12:00:05" in the viewer's time zone: 24 h, sortable, unambiguous; "—" when absent or unreadable. */
+export function formatDateTime(t: WireTime): string {
+  const ms = toMs(t);
+  if (ms === null) return "—";
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${formatClock(ms)}`;
+}
+
+/** "12:00:05" in the viewer's time zone (chart axes). */
+export function formatClock(ms: number): string {
+  const d = new Date(ms);
+  return `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+}
+
+const utcDateTime = new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeStyle: "medium", timeZone: "UTC" });
+
+/**
+ * Full date and time in UTC, for tooltips and <time> titles: the fixed locale and zone make the
+ * server's render and the browser's the same text (no hydration mismatch). "—" when unreadable.
+ */
+export function formatUtc(t: WireTime): string {
+  const ms = toMs(t);
+  return ms === null ? "—" : `${utcDateTime.format(ms)} UTC`;
+}
