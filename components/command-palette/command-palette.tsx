@@ -10,6 +10,7 @@ import { useLifecycleAction } from "../../lib/queries/sandbox-lifecycle";
 import { sandboxKeys, sandboxQueries } from "../../lib/queries/sandboxes";
 import { Dialog } from "../ui/dialog";
 import { allowsAction } from "../../lib/sandbox-status";
+import { sandboxHref } from "../../lib/links";
 
 /** Most sandbox ids offered at once (the list cache may hold thousands). */
 const MAX_SANDBOXES = 12;
@@ -132,11 +133,7 @@ export function CommandPalette({
           ) : null}
           {typedId ? (
             <Command.Group heading="Sandbox" className={groupClass}>
-              <Command.Item
-                value={`open ${typedId}`}
-                onSelect={() => go(`/sandboxes/${encodeURIComponent(typedId)}`)}
-                className={itemClass}
-              >
+              <Command.Item value={`open ${typedId}`} onSelect={() => go(sandboxHref(typedId))} className={itemClass}>
                 <span>
                   Open <span className="font-mono">{typedId}</span>
                 </span>
@@ -159,7 +156,7 @@ export function CommandPalette({
                 <Command.Item
                   key={s.id}
                   value={`sandbox ${s.id}`}
-                  onSelect={() => go(`/sandboxes/${encodeURIComponent(s.id)}`)}
+                  onSelect={() => go(sandboxHref(s.id))}
                   className={itemClass}
                 >
                   <span className="truncate font-mono text-xs">{s.id}</span>

@@ -1,4 +1,5 @@
 import "server-only";
+import { buildQuery, path } from "../orkestr/path";
 import type { PresignedUrl } from "../orkestr/schemas/files";
 
 // Presigned file URLs through the console. The upstream builds them on its own host
@@ -19,7 +20,7 @@ import type { PresignedUrl } from "../orkestr/schemas/files";
 
 /** The same-origin link to Baton's streaming files/raw route for a file. */
 export function batonRawFileUrl(sandboxId: string, filePath: string): string {
-  return `/api/v1/sandboxes/${encodeURIComponent(sandboxId)}/files/raw?path=${encodeURIComponent(filePath)}`;
+  return path`/api/v1/sandboxes/${sandboxId}/files/raw` + buildQuery({ path: filePath });
 }
 
 /** The path the upstream signed (it normalises, e.g. `/workspace/./a` → `/workspace/a`), else the one asked for. */

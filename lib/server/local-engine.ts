@@ -2,6 +2,7 @@ import "server-only";
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { path as apiPath } from "../orkestr/path";
 import { getEnv } from "./env";
 import { UserFacingError } from "./user-error";
 
@@ -220,7 +221,7 @@ export async function revokeLocalEngineToken(id: string, opts: { timeoutMs?: num
   const timeoutMs = opts.timeoutMs ?? 5_000;
   let res: Response;
   try {
-    res = await fetch(`${origin}/_admin/tokens/${encodeURIComponent(id)}`, {
+    res = await fetch(origin + apiPath`/_admin/tokens/${id}`, {
       method: "DELETE",
       headers: { "x-baton-bootstrap": secret },
       signal: AbortSignal.timeout(timeoutMs),

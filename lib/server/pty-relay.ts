@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
+import { path } from "../orkestr/path";
 import { HOST_NOT_ALLOWED, hostAllowed, originAllowed as isBatonOrigin } from "../host-policy";
 import { activeMembership, resolveSession } from "./auth";
 import { getMigratedDb } from "./db/index";
@@ -252,7 +253,7 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
         return fail(1011, "Could not read your orkestr connection.");
       }
       if (browser.readyState !== WebSocket.OPEN) return;
-      const url = `${up.baseUrl.replace(/^http/i, "ws")}/sandboxes/${encodeURIComponent(target.sandboxId)}/pty/${encodeURIComponent(target.ptyId)}/ws`;
+      const url = up.baseUrl.replace(/^http/i, "ws") + path`/sandboxes/${target.sandboxId}/pty/${target.ptyId}/ws`;
       const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
       const destination = !up.isLocalEngine && net.isIP(host) ? classifyDestination(host) : null;
       if (destination && destination.kind !== "public") {

@@ -36,6 +36,7 @@ import { newIdempotencyKey } from "./idempotency-key";
 import { SourceSection } from "./source-section";
 import { useCountdown } from "./use-countdown";
 import { VolumeSection } from "./volume-section";
+import { sandboxHref } from "../../../lib/links";
 
 /** Fleet-full retries the form makes on its own before it leaves the next one to the user (like the SDK's budget). */
 const AUTO_RETRIES = 3;
@@ -136,7 +137,7 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
       toast.success(`Sandbox ${sandbox.id} created`, {
         description: sandbox.status === "running" ? "It is running." : `Status: ${sandbox.status}.`,
       });
-      router.push(`/sandboxes/${encodeURIComponent(sandbox.id)}`);
+      router.push(sandboxHref(sandbox.id));
     },
     onError: (error) => {
       const apiError = asOrkestrError(error);

@@ -5,6 +5,7 @@ import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
 import { CopyButton } from "../../ui/copy-button";
+import { sandboxHref } from "../../../lib/links";
 
 /**
  * The sandbox's preview_auth_token, which the create response carries once: shown here once, with a
@@ -35,7 +36,7 @@ export function PreviewTokenNotice({ sandboxId, token }: { sandboxId: string; to
         </div>
         <div>
           <Button asChild>
-            <Link href={`/sandboxes/${encodeURIComponent(sandboxId)}`}>Continue to the sandbox</Link>
+            <Link href={sandboxHref(sandboxId)}>Continue to the sandbox</Link>
           </Button>
         </div>
       </CardContent>

@@ -3,6 +3,7 @@
 import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { cn } from "../../../lib/utils";
+import { sandboxHref } from "../../../lib/links";
 
 const TABS = [
   { label: "Overview", path: "" },
@@ -15,7 +16,7 @@ const TABS = [
 /** The detail page's sections as links (each its own URL), the current one marked with aria-current. */
 export function SandboxTabs({ id }: { id: string }) {
   const pathname = usePathname();
-  const base = `/sandboxes/${encodeURIComponent(id)}`;
+  const base = sandboxHref(id);
   return (
     <nav aria-label="Sandbox sections" className="-mx-1 mb-6 overflow-x-auto border-b">
       <ul className="flex min-w-max gap-1 px-1">

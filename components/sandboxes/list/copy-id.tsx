@@ -1,6 +1,7 @@
 "use client";
 
 import { CopyButton, CopyIcon } from "../../ui/copy-button";
+import { sandboxHref } from "../../../lib/links";
 
 /** The id as a link to the sandbox's page, and a button that copies it. */
 export function SandboxIdCell({ id }: { id: string }) {
@@ -8,7 +9,7 @@ export function SandboxIdCell({ id }: { id: string }) {
     <div className="flex min-w-0 items-center gap-1">
       {/* A plain link: the table navigates client-side with one delegated handler (data-row-link). */}
       <a
-        href={`/sandboxes/${encodeURIComponent(id)}`}
+        href={sandboxHref(id)}
         data-row-link=""
         // Ids share their time prefix and differ at the end: a long one is cut at the start (right-to-left
         // overflow), and the text itself stays whole, so the link's name is the full id.

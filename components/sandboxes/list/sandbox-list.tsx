@@ -26,6 +26,7 @@ import {
 import { TelemetryStore } from "./row-telemetry";
 import { SandboxTable } from "./sandbox-table";
 import { TelemetryContext } from "./telemetry-cells";
+import { sandboxHref } from "../../../lib/links";
 
 // Split out of the page's first load (the /sandboxes budget is 180 KiB gzipped): the bulk bar only
 // matters once rows are selected, the teaching empty state only for a user with no sandboxes.
@@ -325,7 +326,7 @@ function NoMatch({
     setNotFound(null);
     try {
       const s = await fetchSandbox(search);
-      router.push(`/sandboxes/${encodeURIComponent(s.id)}`);
+      router.push(sandboxHref(s.id));
     } catch (err) {
       setNotFound(errorText(err, "Could not look the id up."));
     } finally {

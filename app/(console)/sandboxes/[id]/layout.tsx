@@ -12,6 +12,7 @@ import { Forbidden } from "../../../../components/layout/forbidden";
 import { requirePermission } from "../../../../lib/server/auth";
 import { describeError } from "../../../../lib/server/errors";
 import { withUpstream } from "../../../../lib/server/upstream";
+import { sandboxHref } from "../../../../lib/links";
 
 type Params = Promise<{ id: string }>;
 
@@ -75,10 +76,7 @@ export default async function SandboxLayout({ children, params }: { children: Re
                   Open Settings → Connections
                 </Link>
               ) : (
-                <Link
-                  href={`/sandboxes/${encodeURIComponent(id)}`}
-                  className="font-medium underline underline-offset-4"
-                >
+                <Link href={sandboxHref(id)} className="font-medium underline underline-offset-4">
                   Try again
                 </Link>
               )}
