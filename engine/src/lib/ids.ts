@@ -2,18 +2,62 @@ import { randomBytes } from "node:crypto";
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
-/** A ULID: 48-bit millisecond time + 80 random bits, Crockford base32, sortable by creation time. */
-export function ulid(now = Date.now()): string {
-  let time = "";
-  let t = now;
+/** Crockford base32 of a millisecond time, 10 digits (the ULID's time part). */
+function encodeTime(t: number): string {
+  let out = "";
   for (let i = 0; i < 10; i++) {
-    time = CROCKFORD[t % 32] + time;
+    out = CROCKFORD[t % 32] + out;
     t = Math.floor(t / 32);
   }
+  return out;
+}
+
+/** The base32 string plus one, or null when it was all Z (the spec's overflow). */
+function increment(digits: string): string | null {
+  const chars = digits.split("");
+  for (let i = chars.length - 1; i >= 0; i--) {
+    const v = CROCKFORD.indexOf(chars[i]!);
+    if (v < 31) {
+      chars[i] = CROCKFORD[v + 1]!;
+      return chars.join("");
+    }
+    chars[i] = "0";
+  }
+  return null;
+}
+
+/** 80 random bits as 16 Crockford base32 digits. */
+function randomPart(): string {
   const bytes = randomBytes(16);
   let rand = "";
   for (let i = 0; i < 16; i++) rand += CROCKFORD[(bytes[i] ?? 0) % 32];
-  return time + rand;
+  return rand;
+}
+
+let lastTime = -1;
+let lastRandom = "";
+
+/**
+ * A ULID: 48-bit millisecond time + 80 random bits, Crockford base32. Without `at` it is monotonic
+ * within the process (the ULID spec's monotonic mode): an id made in the same millisecond as the one
+ * before it (or while the clock stepped back) is that id's random part plus one, so id order is
+ * creation order, which the lists' newest-first keyset paging (store/paging.ts) relies on. With
+ * `at` (seeding rows in the past) it is a plain ULID of that time.
+ */
+export function ulid(at?: number): string {
+  if (at !== undefined) return encodeTime(at) + randomPart();
+  let now = Date.now();
+  if (now <= lastTime) {
+    const next = increment(lastRandom);
+    if (next !== null) {
+      lastRandom = next;
+      return encodeTime(lastTime) + lastRandom;
+    }
+    now = lastTime + 1;
+  }
+  lastTime = now;
+  lastRandom = randomPart();
+  return encodeTime(now) + lastRandom;
 }
 
 export type IdPrefix = "sbx" | "evt" | "tok" | "snap" | "vol" | "tmpl" | "wh" | "dlv" | "pty" | "acc";
