@@ -50,9 +50,14 @@ export default tseslint.config(
     rules: { "no-restricted-imports": ["error", { patterns: [EXTENSIONLESS] }] },
   },
   {
-    // The engine imports these two under NodeNext, the console under bundler resolution: with no
+    // The engine imports these under NodeNext, the console under bundler resolution: with no
     // relative imports of their own they resolve the same in both (engine/tsconfig.json).
-    files: ["lib/net/address.ts", "lib/host-policy.ts", "lib/orkestr/webhook-events.ts"],
+    files: [
+      "lib/net/address.ts",
+      "lib/host-policy.ts",
+      "lib/orkestr/webhook-events.ts",
+      "lib/orkestr/sandbox-statuses.ts",
+    ],
     rules: {
       "no-restricted-imports": [
         "error",

@@ -1,4 +1,5 @@
 import { defineConfig, devices } from "@playwright/test";
+import { CHROMIUM_LAUNCH } from "./e2e/chromium";
 import type { ConsoleDatabaseKind } from "./e2e/database";
 
 if (!process.env.TEST_DATABASE_URL)
@@ -29,18 +30,7 @@ export default defineConfig<{ database: ConsoleDatabaseKind }>({
     // this 2-core machine more than a third of the suite's time, and CI keeps only the log. To
     // debug a failure: `npx playwright test <spec> --trace retain-on-failure`.
     trace: "off",
-    launchOptions: {
-      executablePath: "/usr/bin/chromium",
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    },
+    launchOptions: CHROMIUM_LAUNCH,
   },
   // The whole suite runs on SQLite; on PostgreSQL, the tests tagged @db (in their titles): those
   // whose subject is what the console keeps in its database (accounts, sessions, sign-in limits,

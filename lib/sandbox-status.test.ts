@@ -11,6 +11,7 @@ import {
   statusTone,
   TRANSITIONAL_STATUSES,
 } from "./sandbox-status";
+import { SANDBOX_STATUSES as CONTRACT_STATUSES } from "./orkestr/sandbox-statuses";
 
 describe("sandbox statuses", () => {
   it("lists the contract's eight statuses, live first and finished last", () => {
@@ -24,6 +25,10 @@ describe("sandbox statuses", () => {
       "terminated",
       "expired",
     ]);
+  });
+
+  it("lists each of the contract's statuses exactly once", () => {
+    expect([...SANDBOX_STATUSES].sort()).toEqual([...CONTRACT_STATUSES].sort());
   });
 
   it("counts terminated, expired and failed as finished, and nothing else", () => {

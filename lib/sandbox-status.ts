@@ -3,7 +3,14 @@
 // The status is an open enum on the wire (a newer server may send one we do not know): each helper
 // takes any string and says what an unknown status means.
 
-/** Every status the contract names, in the order the console lists them (live first, finished last). */
+import type { SandboxStatusName } from "./orkestr/sandbox-statuses";
+
+export type { SandboxStatusName };
+
+/**
+ * Every status the contract names (lib/orkestr/sandbox-statuses.ts), in the order the console lists
+ * them (live first, finished last).
+ */
 export const SANDBOX_STATUSES = [
   "running",
   "paused",
@@ -13,8 +20,7 @@ export const SANDBOX_STATUSES = [
   "failed",
   "terminated",
   "expired",
-] as const;
-export type SandboxStatusName = (typeof SANDBOX_STATUSES)[number];
+] as const satisfies readonly SandboxStatusName[];
 
 /** Statuses after which nothing changes any more: no polling, no metrics, no actions, no files. */
 export const FINISHED_STATUSES: ReadonlySet<string> = new Set<SandboxStatusName>(["terminated", "expired", "failed"]);

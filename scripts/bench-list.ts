@@ -9,6 +9,7 @@
 //   BENCH_ROUNDS=5 npm run bench:list
 import path from "node:path";
 import { chromium, type Page } from "@playwright/test";
+import { CHROMIUM_LAUNCH } from "../e2e/chromium";
 import { pct } from "../engine/bench/lib";
 import { seedTerminatedSandboxes } from "../engine/test/helpers/seed-sandboxes";
 import { startConsoleBench } from "./bench/console-harness";
@@ -16,15 +17,6 @@ import { startConsoleBench } from "./bench/console-harness";
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const BUDGET_MS = 100;
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 const log = (s: string) => process.stderr.write(`[bench:list] ${s}\n`);
 
@@ -73,7 +65,7 @@ async function wheelScroll(page: Page): Promise<void> {
 
 async function main(): Promise<void> {
   const bench = await startConsoleBench("list");
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+  const browser = await chromium.launch(CHROMIUM_LAUNCH);
   try {
     seedTerminatedSandboxes(path.join(bench.engine.dataDir!, "engine", "engine.sqlite"), ROWS, bench.account);
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

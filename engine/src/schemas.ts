@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SANDBOX_STATUSES } from "../../lib/orkestr/sandbox-statuses.js";
 
 /**
  * The engine's strict reading of the contract's request bodies and queries. Unknown fields are
@@ -84,16 +85,7 @@ export const PatchSandboxBody = z.object({
 export const SetTimeoutBody = z.object({ timeout_seconds: z.number().int().min(10) });
 export const ResumeBody = z.object({ timeout_seconds: z.number().int().min(10).optional() }).default({});
 
-export const SandboxStatus = z.enum([
-  "creating",
-  "running",
-  "pausing",
-  "paused",
-  "resuming",
-  "terminated",
-  "expired",
-  "failed",
-]);
+export const SandboxStatus = z.enum(SANDBOX_STATUSES);
 
 export const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50).describe("Page size"),

@@ -1,5 +1,6 @@
 import {
   codeForStatus,
+  type FailedAnswer,
   OrkestrAbortError,
   OrkestrConnectionError,
   OrkestrError,
@@ -94,14 +95,7 @@ export async function apiSend(req: ApiRequest, accept = "application/json"): Pro
  * with its hints about tokens and URLs) stays on the server. Also used by the Files tab's upload,
  * the one call that needs XMLHttpRequest (for progress events) instead of fetch.
  */
-export function apiError(answer: {
-  status: number;
-  statusText?: string;
-  headers: Headers;
-  text: string;
-  method?: string;
-  url?: string;
-}): OrkestrError {
+export function apiError(answer: FailedAnswer): OrkestrError {
   let body: { detail?: unknown; code?: unknown; retry_after_seconds?: unknown } | null = null;
   try {
     const parsed: unknown = JSON.parse(answer.text);

@@ -91,22 +91,23 @@ export class OrkestrError extends Error {
   }
 }
 
-/**
- * The error for a non-2xx orkestr response whose body has been read as text. Never throws: an
- * HTML page from a proxy, an empty body or a foreign error shape still give a readable error. A
- * function, not a static method, so the browser (which reads only Baton's own `{detail, code}`,
- * lib/api/core.ts) does not load it and its orkestr-specific wording.
- */
-export function errorFromResponse(input: {
+/** A failed HTTP answer with its body read as text, and the request it answered (for the message). */
+export interface FailedAnswer {
   status: number;
   statusText?: string;
   headers: Headers;
   text: string;
   method?: string;
   url?: string;
-  baseUrl?: string;
-  now?: number;
-}): OrkestrError {
+}
+
+/**
+ * The error for a non-2xx orkestr response whose body has been read as text. Never throws: an
+ * HTML page from a proxy, an empty body or a foreign error shape still give a readable error. A
+ * function, not a static method, so the browser (which reads only Baton's own `{detail, code}`,
+ * lib/api/core.ts) does not load it and its orkestr-specific wording.
+ */
+export function errorFromResponse(input: FailedAnswer & { baseUrl?: string; now?: number }): OrkestrError {
   const { status, headers, text } = input;
   const where = input.baseUrl ?? "the orkestr API";
   let parsed: unknown;
@@ -332,7 +333,8 @@ const STATUS_TEXT: Record<number, string> = {
   504: "Gateway Timeout",
 };
 
-function describeStatus(status: number, statusText?: string): string {
+/** "404 Not Found": the status with its reason phrase (the server's, else the standard one), or the bare number. */
+export function describeStatus(status: number, statusText?: string): string {
   const text = statusText?.trim() || STATUS_TEXT[status];
   return text ? `${status} ${text}` : String(status);
 }

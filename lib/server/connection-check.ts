@@ -1,6 +1,6 @@
 import "server-only";
 import { createOrkestrClient, type FetchLike } from "../orkestr/core";
-import { OrkestrError, OrkestrParseError, OrkestrTimeoutError } from "../orkestr/errors";
+import { describeStatus, OrkestrError, OrkestrParseError, OrkestrTimeoutError } from "../orkestr/errors";
 import type { Limits } from "../orkestr/schemas/limits";
 import {
   assertSafeBaseUrl,
@@ -62,23 +62,6 @@ const LIMITS_MARKERS = [
 ] as const;
 
 const LIMITS_PATH = "/v1/sandboxes/limits";
-
-const STATUS_TEXT: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  410: "Gone",
-  429: "Too Many Requests",
-  500: "Internal Server Error",
-  501: "Not Implemented",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-  504: "Gateway Timeout",
-};
-
-const statusText = (status: number) => (STATUS_TEXT[status] ? `${status} ${STATUS_TEXT[status]}` : String(status));
 
 function clip(text: string, max = 200): string {
   const t = text.replace(/\s+/g, " ").trim();
@@ -207,7 +190,7 @@ function fromError(base: string, err: OrkestrError, timeoutMs: number, timedOut:
       ok: false,
       code: "upstream_error",
       status,
-      detail: `The orkestr API at ${base} answered ${statusText(status)}${isJson ? ` (${err.code})` : ""}. It is having trouble; try again in a moment.`,
+      detail: `The orkestr API at ${base} answered ${describeStatus(status)}${isJson ? ` (${err.code})` : ""}. It is having trouble; try again in a moment.`,
     };
   }
   if (
@@ -222,10 +205,10 @@ function fromError(base: string, err: OrkestrError, timeoutMs: number, timedOut:
       ok: false,
       code: "upstream_error",
       status,
-      detail: `The orkestr API at ${base} answered ${statusText(status)} (${err.code}${err.detail ? `: ${clip(err.detail)}` : ""}).${status === 429 ? wait : ""}`,
+      detail: `The orkestr API at ${base} answered ${describeStatus(status)} (${err.code}${err.detail ? `: ${clip(err.detail)}` : ""}).${status === 429 ? wait : ""}`,
     };
   }
-  return notOrkestr(base, `answered ${statusText(status)}${isJson ? "" : " without JSON"}`, status);
+  return notOrkestr(base, `answered ${describeStatus(status)}${isJson ? "" : " without JSON"}`, status);
 }
 
 /**

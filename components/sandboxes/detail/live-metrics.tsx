@@ -1,6 +1,7 @@
 "use client";
 
 import dynamic from "next/dynamic";
+import type { ReactNode } from "react";
 import { computeCostEur, formatEur } from "../../../lib/pricing";
 import { Alert, AlertDescription } from "../../ui/alert";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
@@ -12,14 +13,34 @@ import { useNow } from "../../../lib/use-now";
 
 // recharts only on this page, and only in the browser (it measures its container).
 const chartFallback = () => <Skeleton className="h-[180px] w-full" />;
-const CpuChart = dynamic(() => import("./metrics-charts").then((m) => m.CpuChart), {
+const MetricChart = dynamic(() => import("./metrics-charts").then((m) => m.MetricChart), {
   ssr: false,
   loading: chartFallback,
 });
-const MemoryChart = dynamic(() => import("./metrics-charts").then((m) => m.MemoryChart), {
-  ssr: false,
-  loading: chartFallback,
-});
+
+/** One chart with its caption and the text a screen reader gets in its place. */
+function ChartFigure({
+  name,
+  title,
+  label,
+  children,
+}: {
+  name: string;
+  title: string;
+  label: string;
+  children: ReactNode;
+}) {
+  return (
+    <figure className="flex flex-col gap-2" aria-labelledby={`${name}-chart-title`}>
+      <figcaption id={`${name}-chart-title`} className="text-sm font-medium">
+        {title}
+      </figcaption>
+      <div data-testid={`${name}-chart`} role="img" aria-label={label}>
+        {children}
+      </div>
+    </figure>
+  );
+}
 
 function Stat({ label, value, sub, testId }: { label: string; value: string; sub?: string; testId?: string }) {
   return (
@@ -43,7 +64,12 @@ export function LiveMetrics({ id, status }: { id: string; status: string }) {
   const gbSeconds = Number(m?.lifetime?.gb_seconds ?? 0);
   const cost = computeCostEur(cpuSeconds, gbSeconds);
   const cores = m?.cpu?.cores ?? null;
-  const chartNow = now ?? history.lastSampleAt ?? 0;
+  const chartData = {
+    points: history.points,
+    periods: history.periods,
+    now: now ?? history.lastSampleAt ?? 0,
+    windowMs: HISTORY_WINDOW_MS,
+  };
   const notRunningNote =
     m && !running
       ? `No live usage while the sandbox is ${m.sandbox_status ?? status}: the charts show the gap, not zeros.`
@@ -111,49 +137,24 @@ export function LiveMetrics({ id, status }: { id: string; status: string }) {
           </p>
         ) : null}
         <div className="grid gap-6 lg:grid-cols-2">
-          <figure className="flex flex-col gap-2" aria-labelledby="cpu-chart-title">
-            <figcaption id="cpu-chart-title" className="text-sm font-medium">
-              CPU (% of allocated cores)
-            </figcaption>
-            <div
-              data-testid="cpu-chart"
-              role="img"
-              aria-label={`CPU usage over time${running ? `, now ${formatPercent(m?.cpu?.usage_percent)}` : ""}`}
-            >
-              {history.points.length ? (
-                <CpuChart
-                  points={history.points}
-                  periods={history.periods}
-                  now={chartNow}
-                  windowMs={HISTORY_WINDOW_MS}
-                />
-              ) : (
-                chartFallback()
-              )}
-            </div>
-          </figure>
-          <figure className="flex flex-col gap-2" aria-labelledby="memory-chart-title">
-            <figcaption id="memory-chart-title" className="text-sm font-medium">
-              Memory (working set; % of the limit on the right)
-            </figcaption>
-            <div
-              data-testid="memory-chart"
-              role="img"
-              aria-label={`Memory usage over time${running ? `, now ${formatBytes(m?.memory?.usage_bytes)}` : ""}`}
-            >
-              {history.points.length ? (
-                <MemoryChart
-                  points={history.points}
-                  periods={history.periods}
-                  now={chartNow}
-                  windowMs={HISTORY_WINDOW_MS}
-                  limitBytes={history.limitBytes}
-                />
-              ) : (
-                chartFallback()
-              )}
-            </div>
-          </figure>
+          <ChartFigure
+            name="cpu"
+            title="CPU (% of allocated cores)"
+            label={`CPU usage over time${running ? `, now ${formatPercent(m?.cpu?.usage_percent)}` : ""}`}
+          >
+            {history.points.length ? <MetricChart series="cpu" {...chartData} /> : chartFallback()}
+          </ChartFigure>
+          <ChartFigure
+            name="memory"
+            title="Memory (working set; % of the limit on the right)"
+            label={`Memory usage over time${running ? `, now ${formatBytes(m?.memory?.usage_bytes)}` : ""}`}
+          >
+            {history.points.length ? (
+              <MetricChart series="memory" limitBytes={history.limitBytes} {...chartData} />
+            ) : (
+              chartFallback()
+            )}
+          </ChartFigure>
         </div>
       </CardContent>
     </Card>

@@ -4,6 +4,7 @@
 // charts' weight lands on the detail page alone, never on /sandboxes (180 kB first-load budget).
 
 import { Area, AreaChart, CartesianGrid, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import type { YAxisProps } from "recharts";
 import { formatBytes, formatClock, formatPercent } from "../../../lib/format";
 import type { MetricPoint, StatusPeriod } from "./metrics-history";
 
@@ -75,61 +76,74 @@ function TooltipBox({
   );
 }
 
-export function CpuChart({ points, periods, now, windowMs }: ChartProps) {
-  const [from, to] = domain(points, now, windowMs);
-  return (
-    <ResponsiveContainer width="100%" height={180}>
-      <AreaChart data={points} margin={{ top: 16, right: 8, bottom: 0, left: 0 }}>
-        <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" vertical={false} />
-        <XAxis
-          dataKey="t"
-          type="number"
-          scale="time"
-          domain={[from, to]}
-          allowDataOverflow
-          tickFormatter={formatClock}
-          tick={AXIS}
-          stroke="var(--border)"
-          minTickGap={48}
-        />
-        <YAxis
-          domain={[0, 100]}
-          ticks={[0, 25, 50, 75, 100]}
-          tickFormatter={(v: number) => `${v}%`}
-          tick={AXIS}
-          stroke="var(--border)"
-          width={44}
-        />
-        <PeriodAreas periods={periods} now={now} from={from} />
-        <Tooltip content={(p) => <TooltipBox {...p} render={(pt) => `CPU ${formatPercent(pt.cpu)}`} />} />
-        <Area
-          type="linear"
-          dataKey="cpu"
-          name="CPU"
-          connectNulls={false}
-          isAnimationActive={false}
-          stroke="var(--primary)"
-          strokeWidth={1.5}
-          fill="var(--primary)"
-          fillOpacity={0.15}
-        />
-      </AreaChart>
-    </ResponsiveContainer>
-  );
+interface Series {
+  dataKey: "cpu" | "mem";
+  name: string;
+  color: string;
+  /** Room on the right edge: the memory chart's right axis brings its own. */
+  marginRight: number;
+  /** The axis the series and the status periods are drawn against. */
+  yAxisId: string | number;
+  yAxes: (points: MetricPoint[], limitBytes: number | null) => YAxisProps[];
+  tooltip: (p: MetricPoint) => string;
 }
 
-export function MemoryChart({
+const PERCENT_AXIS = {
+  domain: [0, 100],
+  ticks: [0, 25, 50, 75, 100],
+  tickFormatter: (v: number) => `${v}%`,
+} satisfies YAxisProps;
+
+/** The two charts differ only in the series they draw and the axes they read it on. */
+const SERIES = {
+  cpu: {
+    dataKey: "cpu",
+    name: "CPU",
+    color: "var(--primary)",
+    marginRight: 8,
+    yAxisId: 0,
+    yAxes: () => [{ ...PERCENT_AXIS, width: 44 }],
+    tooltip: (pt) => `CPU ${formatPercent(pt.cpu)}`,
+  },
+  memory: {
+    dataKey: "mem",
+    name: "Memory",
+    color: "var(--success)",
+    marginRight: 0,
+    yAxisId: "bytes",
+    // Bytes on the left, % of the limit on the right: the same scale, so one series reads on both.
+    yAxes: (points, limitBytes) => {
+      const max = limitBytes ?? Math.max(1, ...points.map((p) => p.mem ?? 0));
+      return [
+        {
+          yAxisId: "bytes",
+          domain: [0, max],
+          ticks: [0, max / 4, max / 2, (3 * max) / 4, max],
+          tickFormatter: (v: number) => formatBytes(v),
+          width: 76,
+        },
+        { ...PERCENT_AXIS, yAxisId: "pct", orientation: "right", width: 40, hide: !limitBytes },
+      ];
+    },
+    tooltip: (pt) => `${formatBytes(pt.mem)}${pt.memPct !== null ? ` (${formatPercent(pt.memPct)} of the limit)` : ""}`,
+  },
+} satisfies Record<string, Series>;
+
+export type MetricSeries = keyof typeof SERIES;
+
+export function MetricChart({
+  series,
   points,
   periods,
   now,
   windowMs,
-  limitBytes,
-}: ChartProps & { limitBytes: number | null }) {
+  limitBytes = null,
+}: ChartProps & { series: MetricSeries; limitBytes?: number | null }) {
+  const s: Series = SERIES[series];
   const [from, to] = domain(points, now, windowMs);
-  const max = limitBytes ?? Math.max(1, ...points.map((p) => p.mem ?? 0));
   return (
     <ResponsiveContainer width="100%" height={180}>
-      <AreaChart data={points} margin={{ top: 16, right: 0, bottom: 0, left: 0 }}>
+      <AreaChart data={points} margin={{ top: 16, right: s.marginRight, bottom: 0, left: 0 }}>
         <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" vertical={false} />
         <XAxis
           dataKey="t"
@@ -142,48 +156,21 @@ export function MemoryChart({
           stroke="var(--border)"
           minTickGap={48}
         />
-        {/* Bytes on the left, % of the limit on the right: the same scale, so one series reads on both. */}
-        <YAxis
-          yAxisId="bytes"
-          domain={[0, max]}
-          ticks={[0, max / 4, max / 2, (3 * max) / 4, max]}
-          tickFormatter={(v: number) => formatBytes(v)}
-          tick={AXIS}
-          stroke="var(--border)"
-          width={76}
-        />
-        <YAxis
-          yAxisId="pct"
-          orientation="right"
-          domain={[0, 100]}
-          ticks={[0, 25, 50, 75, 100]}
-          tickFormatter={(v: number) => `${v}%`}
-          tick={AXIS}
-          stroke="var(--border)"
-          width={40}
-          hide={!limitBytes}
-        />
-        <PeriodAreas periods={periods} now={now} from={from} yAxisId="bytes" />
-        <Tooltip
-          content={(p) => (
-            <TooltipBox
-              {...p}
-              render={(pt) =>
-                `${formatBytes(pt.mem)}${pt.memPct !== null ? ` (${formatPercent(pt.memPct)} of the limit)` : ""}`
-              }
-            />
-          )}
-        />
+        {s.yAxes(points, limitBytes).map((axis) => (
+          <YAxis key={String(axis.yAxisId ?? 0)} tick={AXIS} stroke="var(--border)" {...axis} />
+        ))}
+        <PeriodAreas periods={periods} now={now} from={from} yAxisId={s.yAxisId} />
+        <Tooltip content={(p) => <TooltipBox {...p} render={s.tooltip} />} />
         <Area
-          yAxisId="bytes"
+          yAxisId={s.yAxisId}
           type="linear"
-          dataKey="mem"
-          name="Memory"
+          dataKey={s.dataKey}
+          name={s.name}
           connectNulls={false}
           isAnimationActive={false}
-          stroke="var(--success)"
+          stroke={s.color}
           strokeWidth={1.5}
-          fill="var(--success)"
+          fill={s.color}
           fillOpacity={0.15}
         />
       </AreaChart>

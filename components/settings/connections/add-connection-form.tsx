@@ -8,6 +8,7 @@ import { Alert, AlertDescription } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { Input } from "../../ui/input";
 import { Label } from "../../ui/label";
+import { TokenInput } from "./token-input";
 
 const FIELDS = ["name", "base_url", "token"] as const;
 type Field = (typeof FIELDS)[number];
@@ -124,16 +125,7 @@ export function AddConnectionForm({ onAdded }: { onAdded?: () => void }) {
       {field(
         "token",
         "API token",
-        <Input
-          id={`${id}-token`}
-          name="token"
-          type="password"
-          required
-          placeholder="ork_…"
-          autoComplete="off"
-          spellCheck={false}
-          {...aria("token")}
-        />,
+        <TokenInput id={`${id}-token`} {...aria("token")} />,
         "Checked against the API before it is saved, then stored encrypted and shown only as ork_…abcd.",
       )}
       <div>

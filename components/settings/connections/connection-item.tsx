@@ -8,7 +8,7 @@ import type { ConnectionDto } from "../../../lib/validations/connections";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
 import { Dialog, DialogActions } from "../../ui/dialog";
-import { Input } from "../../ui/input";
+import { TokenInput } from "./token-input";
 import { Label } from "../../ui/label";
 
 function lastCheck(c: ConnectionDto): { ok: boolean; text: string } | null {
@@ -127,14 +127,8 @@ export function ConnectionItem({ connection: c, canManage }: { connection: Conne
         >
           <Label htmlFor={`${id}-token`}>New API token</Label>
           <div className="flex flex-col gap-2 sm:flex-row">
-            <Input
+            <TokenInput
               id={`${id}-token`}
-              name="token"
-              type="password"
-              required
-              autoComplete="off"
-              spellCheck={false}
-              placeholder="ork_…"
               autoFocus
               aria-invalid={tokenError ? true : undefined}
               aria-describedby={tokenError ? `${id}-token-error` : undefined}

@@ -6,9 +6,8 @@ import type { EngineConfig } from "../config.js";
 import { EgressProxy, FORBIDDEN_V4, FORBIDDEN_V6 } from "../services/egress-proxy.js";
 import { sleep } from "../lib/time.js";
 import type { Host } from "./host.js";
-import { HOST_ENV } from "./sandbox-command.js";
 import type { SandboxProcess } from "./sandbox-proc.js";
-import { closeFilter, openFilter, seccompExecPrefix } from "./seccomp.js";
+import { spawnSocatInSandboxNet } from "./sandbox-socat.js";
 
 /** In-sandbox address of the allow-listing proxy (restricted mode). */
 export const PROXY_PORT = 3128;
@@ -56,11 +55,10 @@ export async function startNetwork(
     const sock = path.join(proc.spec.dir, "egress.sock");
     const proxy = new EgressProxy(allow, config.egressHosts);
     await proxy.listen(sock);
-    const uid = String(proc.spec.uid);
     // The relay lives in the sandbox's netns only, as the sandbox's own uid without capabilities
     // (it only needs the socket, handed to that uid), and in the sandbox's cgroups: the process it
     // forks per connection counts against the sandbox's pids and memory caps, not the host's.
-    // PDEATHSIG ends it with the engine. socat's default listen backlog (5) made every sixth
+    // socat's default listen backlog (5) made every sixth
     // parallel connection wait a 1 s SYN retransmit: hence backlog=128.
     try {
       fs.chownSync(sock, proc.spec.uid, proc.spec.uid);
@@ -68,36 +66,11 @@ export async function startNetwork(
       await proxy.close();
       throw e;
     }
-    // Under the sandboxes' seccomp filter too (fd 3): it runs in the sandbox's network namespace.
-    const filterFd = openFilter(proc.seccomp);
-    let relay: ChildProcess;
-    try {
-      relay = spawn(
-        "nsenter",
-        [
-          `--net=${netns}`,
-          "--",
-          ...seccompExecPrefix(proc.seccomp, 3),
-          "setpriv",
-          `--reuid=${uid}`,
-          `--regid=${uid}`,
-          "--clear-groups",
-          "--no-new-privs",
-          "--inh-caps=-all",
-          "--bounding-set=-all",
-          "--pdeathsig",
-          "KILL",
-          "--",
-          "socat",
-          `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr,backlog=128,max-children=${RELAY_MAX_CONNECTIONS}`,
-          `UNIX-CONNECT:${sock}`,
-        ],
-        // Nothing of the engine's environment (it may hold the console's secrets under npm start).
-        { stdio: ["ignore", "ignore", "pipe", filterFd], env: HOST_ENV },
-      );
-    } finally {
-      closeFilter(filterFd);
-    }
+    const relay = spawnSocatInSandboxNet(
+      proc,
+      `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr,backlog=128,max-children=${RELAY_MAX_CONNECTIONS}`,
+      `UNIX-CONNECT:${sock}`,
+    );
     let relayErr = "";
     relay.stderr!.on("data", (d: Buffer) => (relayErr = (relayErr + d.toString()).slice(-2000)));
     relay.on("error", (e) => (relayErr += ` ${e.message}`));

@@ -1,13 +1,12 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { sleep } from "../lib/time.js";
-import { HOST_ENV } from "./sandbox-command.js";
 import type { SandboxProcess } from "./sandbox-proc.js";
-import { closeFilter, openFilter, seccompExecPrefix } from "./seccomp.js";
+import { spawnSocatInSandboxNet } from "./sandbox-socat.js";
 
 /**
  * Preview relays (engine-notes §4 b): the engine never exposes a sandbox on a host TCP port.
@@ -133,41 +132,13 @@ export class PreviewRelay {
         `preview socket path ${socketPath} is longer than a unix socket allows; use a shorter BATON_DATA_DIR`,
       );
     }
-    const uid = String(proc.spec.uid);
     const dial = target.family === 4 ? `TCP4:${target.address}:${port}` : `TCP6:[${target.address}]:${port}`;
-    // nsenter joins only the sandbox's network namespace (the socket path stays on the engine's
-    // filesystem), then setpriv drops to the sandbox's uid without capabilities. PDEATHSIG ends
-    // it with the engine; socat's default backlog (5) would make parallel page loads wait on SYN
-    // retransmits, hence backlog=128.
-    // Under the sandboxes' seccomp filter too (fd 3), like everything in the sandbox's namespaces.
-    const filterFd = openFilter(proc.seccomp);
-    let child: ChildProcess;
-    try {
-      child = spawn(
-        "nsenter",
-        [
-          `--net=/proc/${proc.targetPid}/ns/net`,
-          "--",
-          ...seccompExecPrefix(proc.seccomp, 3),
-          "setpriv",
-          `--reuid=${uid}`,
-          `--regid=${uid}`,
-          "--clear-groups",
-          "--no-new-privs",
-          "--inh-caps=-all",
-          "--bounding-set=-all",
-          "--pdeathsig",
-          "KILL",
-          "--",
-          "socat",
-          `UNIX-LISTEN:${socketPath},fork,unlink-early,backlog=128,max-children=${PREVIEW_RELAY_MAX_CONNECTIONS}`,
-          dial,
-        ],
-        { stdio: ["ignore", "ignore", "pipe", filterFd], env: HOST_ENV },
-      );
-    } finally {
-      closeFilter(filterFd);
-    }
+    // socat's default backlog (5) would make parallel page loads wait on SYN retransmits, hence backlog=128.
+    const child = spawnSocatInSandboxNet(
+      proc,
+      `UNIX-LISTEN:${socketPath},fork,unlink-early,backlog=128,max-children=${PREVIEW_RELAY_MAX_CONNECTIONS}`,
+      dial,
+    );
     const relay = new PreviewRelay(socketPath, target, port, child);
     child.on("error", (e) => (relay.stderr += ` ${e.message}`));
     try {

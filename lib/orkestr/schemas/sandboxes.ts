@@ -1,17 +1,9 @@
 import { z } from "zod";
 import { ListQuery, Num, openEnum, StringMap, Timestamp } from "./common";
+import { SANDBOX_STATUSES } from "../sandbox-statuses";
 
-/** The sandbox object's `status`: only `running` is confirmed, the rest is proposed. Unknown values are kept. */
-export const SANDBOX_STATUSES = [
-  "creating",
-  "running",
-  "pausing",
-  "paused",
-  "resuming",
-  "terminated",
-  "expired",
-  "failed",
-] as const;
+export { SANDBOX_STATUSES };
+/** The sandbox object's `status` (unknown values are kept). */
 export const SandboxStatus = openEnum(SANDBOX_STATUSES);
 export type SandboxStatus = z.infer<typeof SandboxStatus>;
 

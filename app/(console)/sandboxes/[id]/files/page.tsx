@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { TabSection } from "../../../../../components/sandboxes/detail/tab-section";
 import { FilesTab } from "../../../../../components/sandboxes/files/files-tab";
 
 export const metadata: Metadata = { title: "Files" };
@@ -9,15 +10,16 @@ export const metadata: Metadata = { title: "Files" };
 export default async function SandboxFilesPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
   return (
-    <div className="flex flex-col gap-4">
-      <div className="flex flex-col gap-1">
-        <h2 className="text-lg font-semibold tracking-tight">Files</h2>
-        <p className="text-sm text-muted-foreground">
+    <TabSection
+      title="Files"
+      intro={
+        <>
           <span className="font-mono">/workspace</span> is scratch space, gone when the sandbox terminates; an attached
           volume is at <span className="font-mono">/persist</span>.
-        </p>
-      </div>
+        </>
+      }
+    >
       <FilesTab sandboxId={decodeURIComponent(id)} />
-    </div>
+    </TabSection>
   );
 }

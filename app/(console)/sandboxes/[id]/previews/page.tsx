@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { TabSection } from "../../../../../components/sandboxes/detail/tab-section";
 import { PreviewsTab } from "../../../../../components/sandboxes/previews/previews-tab";
 
 export const metadata: Metadata = { title: "Previews" };
@@ -8,15 +9,16 @@ export const metadata: Metadata = { title: "Previews" };
 export default async function SandboxPreviewsPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
   return (
-    <div className="flex flex-col gap-4">
-      <div className="flex flex-col gap-1">
-        <h2 className="text-lg font-semibold tracking-tight">Previews</h2>
-        <p className="text-sm text-muted-foreground">
+    <TabSection
+      title="Previews"
+      intro={
+        <>
           Every port a server listens on inside the sandbox has its own URL. Protected sandboxes (
           <span className="font-mono">preview_auth</span>) need their preview token.
-        </p>
-      </div>
+        </>
+      }
+    >
       <PreviewsTab sandboxId={decodeURIComponent(id)} />
-    </div>
+    </TabSection>
   );
 }

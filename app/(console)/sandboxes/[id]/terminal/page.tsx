@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { TabSection } from "../../../../../components/sandboxes/detail/tab-section";
 import { TerminalLoader } from "../../../../../components/sandboxes/terminal/terminal-loader";
 
 export const metadata: Metadata = { title: "Terminal" };
@@ -15,15 +16,11 @@ export default async function SandboxTerminalPage({
   const { id } = await params;
   const { mode } = await searchParams;
   return (
-    <div className="flex flex-col gap-4">
-      <div className="flex flex-col gap-1">
-        <h2 className="text-lg font-semibold tracking-tight">Terminal</h2>
-        <p className="text-sm text-muted-foreground">
-          Interactive shells (a PTY over a WebSocket) or line mode; each tab is its own process, ended when you close
-          it.
-        </p>
-      </div>
+    <TabSection
+      title="Terminal"
+      intro="Interactive shells (a PTY over a WebSocket) or line mode; each tab is its own process, ended when you close it."
+    >
       <TerminalLoader sandboxId={decodeURIComponent(id)} forceLine={mode === "line"} />
-    </div>
+    </TabSection>
   );
 }
