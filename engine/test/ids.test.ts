@@ -18,3 +18,19 @@ describe("ulid", () => {
     expect(id < ulid()).toBe(true);
   });
 });
+
+describe("ulid's same-millisecond step", () => {
+  it("is random and large: the next id (maybe another account's sandbox) is not computable from one's own", () => {
+    const ids = Array.from({ length: 2000 }, () => ulid());
+    const decode = (id: string) =>
+      [...id.slice(10)].reduce((v, ch) => v * 32n + BigInt("0123456789ABCDEFGHJKMNPQRSTVWXYZ".indexOf(ch)), 0n);
+    const steps = ids
+      .slice(1)
+      .map((id, i) => (id.slice(0, 10) === ids[i]!.slice(0, 10) ? decode(id) - decode(ids[i]!) : null))
+      .filter((d): d is bigint => d !== null);
+    expect(steps.length).toBeGreaterThan(100);
+    // A step of 1 (the spec's monotonic mode) or any small step would let one guess the next id.
+    expect(steps.every((d) => d > 1n << 32n)).toBe(true);
+    expect(new Set(steps).size).toBe(steps.length);
+  });
+});

@@ -12,25 +12,32 @@ function encodeTime(t: number): string {
   return out;
 }
 
-/** The base32 string plus one, or null when it was all Z (the spec's overflow). */
-function increment(digits: string): string | null {
-  const chars = digits.split("");
-  for (let i = chars.length - 1; i >= 0; i--) {
-    const v = CROCKFORD.indexOf(chars[i]!);
-    if (v < 31) {
-      chars[i] = CROCKFORD[v + 1]!;
-      return chars.join("");
-    }
-    chars[i] = "0";
+const RANDOM_DIGITS = 16;
+const RANDOM_LIMIT = 1n << 80n;
+
+/**
+ * The random part plus a random step of 1 to 2^64, or null past 80 bits. The spec's monotonic mode
+ * adds 1, which would make the next id (another account's sandbox, whose preview URL may be open)
+ * computable from one's own; a 64-bit random step keeps the order and leaves it unguessable.
+ */
+function stepRandom(digits: string): string | null {
+  let value = 0n;
+  for (const ch of digits) value = value * 32n + BigInt(CROCKFORD.indexOf(ch));
+  value += 1n + randomBytes(8).readBigUInt64BE();
+  if (value >= RANDOM_LIMIT) return null;
+  let out = "";
+  for (let i = 0; i < RANDOM_DIGITS; i++) {
+    out = CROCKFORD[Number(value % 32n)] + out;
+    value /= 32n;
   }
-  return null;
+  return out;
 }
 
 /** 80 random bits as 16 Crockford base32 digits. */
 function randomPart(): string {
   const bytes = randomBytes(16);
   let rand = "";
-  for (let i = 0; i < 16; i++) rand += CROCKFORD[(bytes[i] ?? 0) % 32];
+  for (let i = 0; i < RANDOM_DIGITS; i++) rand += CROCKFORD[(bytes[i] ?? 0) % 32];
   return rand;
 }
 
@@ -40,7 +47,7 @@ let lastRandom = "";
 /**
  * A ULID: 48-bit millisecond time + 80 random bits, Crockford base32. Without `at` it is monotonic
  * within the process (the ULID spec's monotonic mode): an id made in the same millisecond as the one
- * before it (or while the clock stepped back) is that id's random part plus one, so id order is
+ * before it (or while the clock stepped back) is that id's random part plus a random step, so id order is
  * creation order, which the lists' newest-first keyset paging (store/paging.ts) relies on. With
  * `at` (seeding rows in the past) it is a plain ULID of that time.
  */
@@ -48,7 +55,7 @@ export function ulid(at?: number): string {
   if (at !== undefined) return encodeTime(at) + randomPart();
   let now = Date.now();
   if (now <= lastTime) {
-    const next = increment(lastRandom);
+    const next = stepRandom(lastRandom);
     if (next !== null) {
       lastRandom = next;
       return encodeTime(lastTime) + lastRandom;
