@@ -28,6 +28,9 @@ describe("file viewer highlighting (highlight.js)", () => {
     expect(languageFor("index.HTML")).toBe("xml");
     expect(languageFor("notes")).toBeNull();
     expect(languageFor("data.bin")).toBeNull();
+    // Names of Object's own members are files like any other, not grammars.
+    for (const name of ["constructor", "x.constructor", "a.__proto__", "toString", "y.hasOwnProperty"])
+      expect(languageFor(name), name).toBeNull();
   });
 
   it("colours TypeScript: keywords, types, strings, numbers, comments", async () => {

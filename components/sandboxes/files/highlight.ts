@@ -125,10 +125,12 @@ const BY_NAME: Record<string, Language> = {
 /** The grammar for a file name (by its name, then its extension), or null: shown as plain text. */
 export function languageFor(fileName: string): Language | null {
   const base = fileName.split("/").pop()?.toLowerCase() ?? "";
-  if (BY_NAME[base]) return BY_NAME[base];
+  // Own keys only: a file named "constructor" or "x.__proto__" must not find Object's members.
+  if (Object.hasOwn(BY_NAME, base)) return BY_NAME[base]!;
   if (base.startsWith("dockerfile.") || base.endsWith(".dockerfile")) return "dockerfile";
   const dot = base.lastIndexOf(".");
-  return dot >= 0 ? (BY_EXTENSION[base.slice(dot + 1)] ?? null) : null;
+  const extension = base.slice(dot + 1);
+  return dot >= 0 && Object.hasOwn(BY_EXTENSION, extension) ? BY_EXTENSION[extension]! : null;
 }
 
 /** Past this many characters the text is shown plain: tens of thousands of spans would slow the page. */
