@@ -4,6 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { connectionQueries } from "../../lib/queries/connections";
 import type { ConnectionStatusDto } from "../../lib/validations/connections";
 import { ConnectionStatus, type ConnectionStatusProps } from "./connection-status";
+import { errorText } from "../../lib/orkestr/errors";
 
 /** The header's view of a status answer: which API (name + host) and whether it answers. */
 export function statusProps(status: ConnectionStatusDto): ConnectionStatusProps {
@@ -38,7 +39,7 @@ export function ConnectionIndicator({ initial }: { initial: ConnectionStatusDto 
         label: data.connection ? `${data.connection.name} · ${data.connection.host}` : "orkestr API",
         baseUrl: data.connection?.base_url ?? "",
         state: "error",
-        detail: error.message,
+        detail: errorText(error),
       }
     : statusProps(data);
   if (props.state === "none" || !data.connection) {

@@ -12,7 +12,8 @@ import { sandboxKeys, sandboxMutations, type SandboxPatch } from "./sandboxes";
 // loaded list page) changes at once, the server's answer replaces it, a failure puts the previous
 // value back and says why in a toast, and the sandbox's queries are refreshed afterwards.
 
-export type LifecycleAction = "pause" | "resume" | "terminate";
+import type { LifecycleAction } from "../sandbox-status";
+export type { LifecycleAction };
 
 const nowIso = () => new Date().toISOString();
 

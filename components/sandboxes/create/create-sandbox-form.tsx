@@ -7,7 +7,7 @@ import { useCallback, useMemo, useRef, useState, type FormEvent } from "react";
 import { toast } from "../../ui/toast";
 import type { Limits } from "../../../lib/orkestr/schemas/limits";
 import type { CreateSandboxBody, Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
-import { asOrkestrError, type OrkestrError } from "../../../lib/orkestr/errors";
+import { asOrkestrError, type OrkestrError, errorText } from "../../../lib/orkestr/errors";
 import { volumeQueries } from "../../../lib/queries/volumes";
 import { sandboxKeys, sandboxMutations, sandboxQueries } from "../../../lib/queries/sandboxes";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
@@ -37,6 +37,7 @@ import { SourceSection } from "./source-section";
 import { useCountdown } from "./use-countdown";
 import { VolumeSection } from "./volume-section";
 import { sandboxHref } from "../../../lib/links";
+import { formatMebibytes } from "../../../lib/format";
 
 /** Fleet-full retries the form makes on its own before it leaves the next one to the user (like the SDK's budget). */
 const AUTO_RETRIES = 3;
@@ -60,7 +61,7 @@ export function CreateSandboxForm({ baseUrl }: { baseUrl?: string }) {
         <Alert variant="warning">
           <AlertTitle>Your plan&apos;s limits could not be read</AlertTitle>
           <AlertDescription className="flex flex-wrap items-center gap-3 text-foreground">
-            {limits.error.message} The form uses the contract&apos;s defaults; the server still checks everything.
+            {errorText(limits.error)} The form uses the contract&apos;s defaults; the server still checks everything.
             <Button size="sm" variant="outline" onClick={() => limits.refetch()}>
               Retry
             </Button>
@@ -87,8 +88,7 @@ function sizeChoices(limits: Limits | null): SizeChoice[] {
 
 function describeSize(s: SizeChoice): string | undefined {
   if (s.cpu === null && s.memoryMb === null) return undefined;
-  const mem =
-    s.memoryMb === null ? "" : s.memoryMb >= 1024 ? `${+(s.memoryMb / 1024).toFixed(1)} GiB` : `${s.memoryMb} MiB`;
+  const mem = s.memoryMb === null ? "" : formatMebibytes(s.memoryMb);
   return [s.cpu === null ? "" : `${s.cpu} vCPU`, mem].filter(Boolean).join(" · ");
 }
 

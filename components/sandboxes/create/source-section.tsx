@@ -7,6 +7,7 @@ import { templateQueries } from "../../../lib/queries/templates";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
 import type { CreateFormState, FieldErrors } from "./create-request";
 import { FieldGroup, FormField, NativeSelect, RadioCard } from "./form-field";
+import { errorText } from "../../../lib/orkestr/errors";
 
 interface TemplateOption {
   id: string;
@@ -68,7 +69,7 @@ export function SourceSection({
   const selected = [...builtin, ...custom].find((t) => t.id === state.template);
   const readySnapshots = (snapshots.data ?? []).filter((s) => !s.status || s.status === "ready");
   const loadingTemplates = baseImages.isPending || templates.isPending;
-  const templateLoadError = baseImages.isError && templates.isError ? templates.error.message : null;
+  const templateLoadError = baseImages.isError && templates.isError ? errorText(templates.error) : null;
 
   return (
     <Card>
@@ -97,7 +98,7 @@ export function SourceSection({
               description="Its filesystem and memory, then it diverges."
               refusal={
                 snapshots.isError
-                  ? `Snapshots could not be listed: ${snapshots.error.message}`
+                  ? `Snapshots could not be listed: ${errorText(snapshots.error)}`
                   : !snapshots.isPending && readySnapshots.length === 0
                     ? "No ready snapshots yet."
                     : null

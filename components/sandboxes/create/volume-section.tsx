@@ -7,6 +7,7 @@ import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../..
 import { Input } from "../../ui/input";
 import { volumeRefusal, type CreateFormState, type FieldErrors } from "./create-request";
 import { FieldGroup, FormField, NativeSelect, RadioCard } from "./form-field";
+import { errorText } from "../../../lib/orkestr/errors";
 
 /** A persistent volume at /persist: none, one of the list (in-use ones disabled, with why), or a new one by name. */
 export function VolumeSection({
@@ -67,7 +68,7 @@ export function VolumeSection({
         </FieldGroup>
         {volumes.isError && state.volumeChoice === "existing" ? (
           <p role="alert" className="flex flex-wrap items-center gap-2 text-sm text-destructive">
-            The volumes could not be listed: {volumes.error.message}
+            The volumes could not be listed: {errorText(volumes.error)}
             <Button size="sm" variant="outline" onClick={() => volumes.refetch()}>
               Retry
             </Button>

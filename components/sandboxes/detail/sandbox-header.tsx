@@ -9,6 +9,7 @@ import { ExpiryCountdown } from "./expiry-countdown";
 import { StatusBadge } from "../status-badge";
 import { LifecycleActions } from "./lifecycle-actions";
 import { useSandbox } from "./sandbox-context";
+import { errorText } from "../../../lib/orkestr/errors";
 
 /** The detail frame's header: the id (copyable), its status, a one-line summary and the lifecycle buttons. */
 export function SandboxHeader() {
@@ -49,7 +50,7 @@ export function SandboxHeader() {
           </p>
           {isError ? (
             <p role="status" className="text-xs text-destructive">
-              Live status paused: {error.message}
+              Live status paused: {errorText(error)}
             </p>
           ) : null}
         </div>

@@ -2,7 +2,7 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useRef, useState, type FormEvent } from "react";
-import { OrkestrError } from "../../../lib/orkestr/errors";
+import { OrkestrError, errorText } from "../../../lib/orkestr/errors";
 import { connectionKeys, connectionMutations } from "../../../lib/queries/connections";
 import { Alert, AlertDescription } from "../../ui/alert";
 import { Button } from "../../ui/button";
@@ -40,7 +40,7 @@ export function AddConnectionForm({ onAdded }: { onAdded?: () => void }) {
       if (error instanceof OrkestrError) for (const f of FIELDS) errors[f] = error.forField(f) ?? undefined;
       const onAField = FIELDS.some((f) => errors[f]);
       setFieldErrors(errors);
-      setFormError(onAField ? null : error.message);
+      setFormError(onAField ? null : errorText(error));
       const first = FIELDS.find((f) => errors[f]);
       if (first) formRef.current?.querySelector<HTMLInputElement>(`[name="${first}"]`)?.focus();
     },

@@ -2,7 +2,8 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
-import { OrkestrError } from "../../../lib/orkestr/errors";
+import { formatDateTime } from "../../../lib/format";
+import { OrkestrError, errorText } from "../../../lib/orkestr/errors";
 import { connectionKeys, connectionMutations } from "../../../lib/queries/connections";
 import type { ConnectionDto } from "../../../lib/validations/connections";
 import { Badge } from "../../ui/badge";
@@ -13,7 +14,7 @@ import { Label } from "../../ui/label";
 
 function lastCheck(c: ConnectionDto): { ok: boolean; text: string } | null {
   if (!c.last_checked_at) return null;
-  const when = new Date(c.last_checked_at).toLocaleString();
+  const when = formatDateTime(c.last_checked_at);
   if (!c.last_error) return { ok: true, text: `OK · checked ${when}` };
   // "code: detail" → the detail.
   const detail = c.last_error.replace(/^[a-z_]+: /, "");
@@ -38,12 +39,12 @@ export function ConnectionItem({ connection: c, canManage }: { connection: Conne
       await refresh();
     },
     onError: (error) =>
-      setTokenError(error instanceof OrkestrError ? (error.forField("token") ?? error.message) : error.message),
+      setTokenError(error instanceof OrkestrError ? (error.forField("token") ?? errorText(error)) : errorText(error)),
   });
   const activate = useMutation({
     mutationFn: () => connectionMutations.activate(c.id),
     onSuccess: refresh,
-    onError: (error) => setActionError(error.message),
+    onError: (error) => setActionError(errorText(error)),
   });
   const remove = useMutation({
     mutationFn: () => connectionMutations.remove(c.id),
@@ -51,7 +52,7 @@ export function ConnectionItem({ connection: c, canManage }: { connection: Conne
       setConfirmRemove(false);
       await refresh();
     },
-    onError: (error) => setActionError(error.message),
+    onError: (error) => setActionError(errorText(error)),
   });
 
   function onReplace(event: FormEvent<HTMLFormElement>) {

@@ -10,6 +10,7 @@ import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../..
 import { Skeleton } from "../../ui/skeleton";
 import { AddConnectionForm } from "./add-connection-form";
 import { ConnectionItem } from "./connection-item";
+import { errorText } from "../../../lib/orkestr/errors";
 
 /** Settings → Connections, below the page header: the local engine shortcut, the list, the add form. */
 export function ConnectionsManager({ initial, canManage }: { initial: ConnectionListDto; canManage: boolean }) {
@@ -22,7 +23,7 @@ export function ConnectionsManager({ initial, canManage }: { initial: Connection
       setLocalError(null);
       await queryClient.invalidateQueries({ queryKey: connectionKeys.all });
     },
-    onError: (error) => setLocalError(error.message),
+    onError: (error) => setLocalError(errorText(error)),
   });
 
   const data = list.data;
@@ -34,7 +35,7 @@ export function ConnectionsManager({ initial, canManage }: { initial: Connection
         <Alert variant="destructive">
           <AlertTitle>Could not load the connections</AlertTitle>
           <AlertDescription className="flex flex-wrap items-center gap-3 text-foreground">
-            {list.error.message}
+            {errorText(list.error)}
             <Button size="sm" variant="outline" onClick={() => list.refetch()}>
               Retry
             </Button>
