@@ -1,19 +1,21 @@
 "use client";
 
-import { useCallback, useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
+import dynamic from "next/dynamic";
+import { useCallback, useId, useRef, useState, type KeyboardEvent, type RefObject } from "react";
 import { cn } from "../../lib/utils";
-import { errorText, OrkestrError } from "../../lib/orkestr/errors";
-import { authMutations } from "../../lib/queries/auth";
-import { Alert, AlertDescription } from "../ui/alert";
-import { Button } from "../ui/button";
-import { Dialog, DialogActions } from "../ui/dialog";
-import { ChevronDownIcon, DevicesIcon, SignOutIcon } from "./icons";
+import { ChevronDownIcon } from "./icons";
 
 /** What the header shows of the signed-in user (a DTO from the console layout). */
 export interface UserMenuUser {
   name: string;
   email: string;
 }
+
+// The open menu, signing out and the "Sign out everywhere?" dialog load on first use (about 2 KiB
+// off every console page's first load); pointing at or focusing the button starts the download, so
+// it is usually there before the click or key press that opens the menu.
+const loadPanel = () => import("./user-menu-panel").then((m) => m.UserMenuPanel);
+const UserMenuPanel = dynamic(loadPanel, { ssr: false });
 
 function initials(user: UserMenuUser): string {
   const words = user.name.trim().split(/\s+/).filter(Boolean);
@@ -22,110 +24,54 @@ function initials(user: UserMenuUser): string {
   return letters.toUpperCase();
 }
 
+/** What the menu panel needs from its button: who, whether it is open, and how to open and close it. */
+export interface UserMenuControl {
+  user: UserMenuUser;
+  open: boolean;
+  /** Which item takes the focus when the menu opens (ArrowUp on the button: the last). */
+  focusOnOpen: "first" | "last";
+  menuId: string;
+  buttonId: string;
+  /** The menu button and the panel: a pointer press outside it closes the menu. */
+  rootRef: RefObject<HTMLDivElement | null>;
+  openMenu: (focus: "first" | "last") => void;
+  /** Close the menu; `refocus` puts the focus back on the menu button. */
+  close: (refocus: boolean) => void;
+}
+
 /**
  * The signed-in user in the header: a menu button (ARIA menu button pattern: Enter, Space and the
  * arrow keys open it and move between items, Escape closes it and returns focus) with "Sign out"
  * and "Sign out everywhere", the latter confirmed in a dialog. Both end the session server-side.
+ * This is the button; the menu itself is ./user-menu-panel.tsx, loaded when first wanted.
  */
 export function UserMenu({ user }: { user: UserMenuUser }) {
   const [open, setOpen] = useState(false);
-  const [confirming, setConfirming] = useState(false);
-  const [pending, setPending] = useState<null | "one" | "all">(null);
-  const [error, setError] = useState<string | null>(null);
+  const [focusOnOpen, setFocusOnOpen] = useState<"first" | "last">("first");
+  // Once the panel has been wanted it stays mounted, so its dialog and sign-out state outlive the menu.
+  const [wanted, setWanted] = useState(false);
   const buttonRef = useRef<HTMLButtonElement>(null);
   const rootRef = useRef<HTMLDivElement>(null);
-  const menuRef = useRef<HTMLDivElement>(null);
-  const focusOnOpen = useRef<"first" | "last">("first");
   const menuId = useId();
   const buttonId = useId();
   const display = user.name.trim() || user.email;
-
-  const items = () => Array.from(menuRef.current?.querySelectorAll<HTMLElement>('[role="menuitem"]') ?? []);
 
   const close = useCallback((refocus: boolean) => {
     setOpen(false);
     if (refocus) buttonRef.current?.focus();
   }, []);
 
-  // Focus the first (or last) item once the menu is rendered.
-  useEffect(() => {
-    if (!open) return;
-    const list = Array.from(menuRef.current?.querySelectorAll<HTMLElement>('[role="menuitem"]') ?? []);
-    (focusOnOpen.current === "last" ? list[list.length - 1] : list[0])?.focus();
-  }, [open]);
-
-  // A pointer press outside closes the menu (focus stays where the press put it).
-  useEffect(() => {
-    if (!open) return;
-    const onPointerDown = (event: PointerEvent) => {
-      if (!rootRef.current?.contains(event.target as Node)) close(false);
-    };
-    document.addEventListener("pointerdown", onPointerDown);
-    return () => document.removeEventListener("pointerdown", onPointerDown);
-  }, [open, close]);
-
-  function openMenu(focus: "first" | "last") {
-    focusOnOpen.current = focus;
-    setError(null);
+  const openMenu = useCallback((focus: "first" | "last") => {
+    setFocusOnOpen(focus);
+    setWanted(true);
     setOpen(true);
-  }
+  }, []);
 
   function onButtonKeyDown(event: KeyboardEvent<HTMLButtonElement>) {
     if (event.key === "ArrowDown" || event.key === "ArrowUp") {
       event.preventDefault();
       openMenu(event.key === "ArrowUp" ? "last" : "first");
     }
-  }
-
-  function onMenuKeyDown(event: KeyboardEvent<HTMLDivElement>) {
-    const list = items();
-    const index = list.indexOf(document.activeElement as HTMLElement);
-    const focusAt = (i: number) => list[(i + list.length) % list.length]?.focus();
-    switch (event.key) {
-      case "ArrowDown":
-        event.preventDefault();
-        focusAt(index + 1);
-        break;
-      case "ArrowUp":
-        event.preventDefault();
-        focusAt(index - 1);
-        break;
-      case "Home":
-        event.preventDefault();
-        focusAt(0);
-        break;
-      case "End":
-        event.preventDefault();
-        focusAt(list.length - 1);
-        break;
-      case "Escape":
-        event.preventDefault();
-        close(true);
-        break;
-      case "Tab":
-        close(false);
-        break;
-    }
-  }
-
-  async function signOut(everywhere: boolean) {
-    if (pending) return;
-    setPending(everywhere ? "all" : "one");
-    setError(null);
-    try {
-      await authMutations.logout(everywhere);
-    } catch (err) {
-      // 401: the session had ended already, which is what was asked for.
-      if (!(err instanceof OrkestrError && err.status === 401)) {
-        setPending(null);
-        setConfirming(false);
-        setError(errorText(err));
-        openMenu("first");
-        return;
-      }
-    }
-    // A full navigation: every server component re-checks and finds no session.
-    window.location.assign("/login");
   }
 
   return (
@@ -140,6 +86,8 @@ export function UserMenu({ user }: { user: UserMenuUser }) {
         aria-label={`Account: ${display}`}
         onClick={() => (open ? close(false) : openMenu("first"))}
         onKeyDown={onButtonKeyDown}
+        onPointerEnter={() => void loadPanel()}
+        onFocus={() => void loadPanel()}
         className={cn(
           "inline-flex h-9 items-center gap-2 rounded-md pr-1.5 pl-1 text-sm transition-colors hover:bg-accent hover:text-accent-foreground sm:pr-2",
           open && "bg-accent text-accent-foreground",
@@ -156,72 +104,18 @@ export function UserMenu({ user }: { user: UserMenuUser }) {
         <ChevronDownIcon aria-hidden="true" className="hidden text-muted-foreground sm:block" />
       </button>
 
-      {open ? (
-        <div className="absolute top-full right-0 z-20 mt-2 w-72 rounded-lg border bg-popover p-1 text-popover-foreground shadow-lg">
-          <div className="px-2.5 pt-2 pb-2.5">
-            <p className="truncate text-sm font-medium">{user.name || user.email}</p>
-            {user.name ? <p className="truncate text-xs text-muted-foreground">{user.email}</p> : null}
-          </div>
-          <div role="none" className="-mx-1 mb-1 h-px bg-border" />
-          {error ? (
-            <Alert variant="destructive" className="mb-1 px-2.5 py-2">
-              <AlertDescription className="text-foreground">{error}</AlertDescription>
-            </Alert>
-          ) : null}
-          <div
-            ref={menuRef}
-            id={menuId}
-            role="menu"
-            aria-labelledby={buttonId}
-            onKeyDown={onMenuKeyDown}
-            className="flex flex-col"
-          >
-            <button
-              type="button"
-              role="menuitem"
-              tabIndex={-1}
-              aria-disabled={pending !== null || undefined}
-              onClick={() => void signOut(false)}
-              className="flex w-full items-center gap-2 rounded-md px-2.5 py-2 text-left text-sm outline-none hover:bg-accent focus-visible:bg-accent focus-visible:ring-2 focus-visible:ring-ring aria-disabled:opacity-60"
-            >
-              <SignOutIcon className="text-muted-foreground" />
-              {pending === "one" ? "Signing out…" : "Sign out"}
-            </button>
-            <button
-              type="button"
-              role="menuitem"
-              tabIndex={-1}
-              aria-disabled={pending !== null || undefined}
-              onClick={() => {
-                // Focus goes back to the menu button first, so the dialog returns it there on close.
-                close(true);
-                setConfirming(true);
-              }}
-              className="flex w-full items-center gap-2 rounded-md px-2.5 py-2 text-left text-sm text-destructive outline-none hover:bg-destructive/10 focus-visible:bg-destructive/10 focus-visible:ring-2 focus-visible:ring-ring aria-disabled:opacity-60"
-            >
-              <DevicesIcon />
-              Sign out everywhere…
-            </button>
-          </div>
-        </div>
+      {wanted ? (
+        <UserMenuPanel
+          user={user}
+          open={open}
+          focusOnOpen={focusOnOpen}
+          menuId={menuId}
+          buttonId={buttonId}
+          rootRef={rootRef}
+          openMenu={openMenu}
+          close={close}
+        />
       ) : null}
-
-      <Dialog
-        open={confirming}
-        onOpenChange={setConfirming}
-        title="Sign out everywhere?"
-        description="This ends every session of your account, on every device and browser, this one included. You will need your password to sign in again."
-      >
-        <DialogActions>
-          <Button
-            variant="destructive"
-            aria-disabled={pending !== null || undefined}
-            onClick={() => void signOut(true)}
-          >
-            {pending === "all" ? "Signing out…" : "Sign out everywhere"}
-          </Button>
-        </DialogActions>
-      </Dialog>
     </div>
   );
 }

@@ -7,6 +7,12 @@
 import type { Limits } from "../../../lib/orkestr/schemas/limits";
 import type { CreateSandboxBody } from "../../../lib/orkestr/schemas/sandboxes";
 import type { Volume } from "../../../lib/orkestr/schemas/volumes";
+import {
+  DEFAULT_MAX_TIMEOUT_SECONDS,
+  DEFAULT_TIMEOUT_SECONDS,
+  maxTimeoutSeconds,
+  MIN_TIMEOUT_SECONDS,
+} from "./timeout-range";
 
 export type NetworkChoice = "off" | "restricted" | "open";
 export type SourceChoice = "template" | "snapshot";
@@ -53,10 +59,8 @@ export interface CreateFormContext {
  */
 export type FieldErrors = Record<string, string>;
 
-/** POST /v1/sandboxes `timeout_seconds`: the contract's range is 10-3600 unless the plan says otherwise. */
-export const DEFAULT_MAX_TIMEOUT_SECONDS = 3600;
-export const MIN_TIMEOUT_SECONDS = 10;
-export const DEFAULT_TIMEOUT_SECONDS = 300;
+// The timeout range is ./timeout-range.ts (the sandbox page needs it without the rest); the form reads it from here too.
+export { DEFAULT_MAX_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS, maxTimeoutSeconds, MIN_TIMEOUT_SECONDS };
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Host names as the engine and orkestr accept them, with an optional leading wildcard label. */
@@ -91,11 +95,6 @@ export function initialFormState(limits: Limits | null | undefined): CreateFormS
     newVolumeName: "",
     previewAuth: false,
   };
-}
-
-export function maxTimeoutSeconds(limits: Limits | null | undefined): number {
-  const n = Number(limits?.max_timeout_seconds);
-  return Number.isFinite(n) && n >= MIN_TIMEOUT_SECONDS ? n : DEFAULT_MAX_TIMEOUT_SECONDS;
 }
 
 /** Why a size cannot be picked, or null when it can. */

@@ -1,12 +1,17 @@
 "use client";
 
+import dynamic from "next/dynamic";
 import { useState } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { Button } from "../../ui/button";
 import { Dialog, DialogActions } from "../../ui/dialog";
-import { KeepAliveDialog } from "./keep-alive-dialog";
 import { useLifecycleAction, useSandboxEdits } from "../../../lib/queries/sandbox-lifecycle";
 import { isFinished } from "../../../lib/sandbox-status";
+
+// Keep alive's dialog loads on first use (pointing at or focusing its button starts the download); once
+// opened it stays mounted, so closing it runs the dialog's own close (focus back to the button).
+const loadKeepAlive = () => import("./keep-alive-dialog").then((m) => m.KeepAliveDialog);
+const KeepAliveDialog = dynamic(loadKeepAlive, { ssr: false });
 
 /** Pause, resume, keep-alive and terminate (with confirmation), as the status allows. */
 export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sandbox; maxTimeoutSeconds: number }) {
@@ -16,6 +21,7 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
   const act = (action: "pause" | "resume" | "terminate") => lifecycle.mutate({ action, id: sandbox.id });
   const [confirmTerminate, setConfirmTerminate] = useState(false);
   const [keepAlive, setKeepAlive] = useState(false);
+  const [keepAliveWanted, setKeepAliveWanted] = useState(false);
   const status = sandbox.status;
   const busy = pending !== null;
   if (isFinished(status)) return null;
@@ -30,7 +36,12 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
             variant="outline"
             size="sm"
             disabled={busy || edits.setTimeout.isPending}
-            onClick={() => setKeepAlive(true)}
+            onPointerEnter={() => void loadKeepAlive()}
+            onFocus={() => void loadKeepAlive()}
+            onClick={() => {
+              setKeepAliveWanted(true);
+              setKeepAlive(true);
+            }}
           >
             Keep alive…
           </Button>
@@ -63,18 +74,20 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
           </Button>
         </DialogActions>
       </Dialog>
-      <KeepAliveDialog
-        open={keepAlive}
-        onOpenChange={setKeepAlive}
-        current={sandbox.timeout_seconds ?? null}
-        maxSeconds={maxTimeoutSeconds}
-        pending={edits.setTimeout.isPending}
-        onSubmit={(seconds) =>
-          edits.setTimeout.mutate(seconds, {
-            onSuccess: () => setKeepAlive(false),
-          })
-        }
-      />
+      {keepAliveWanted ? (
+        <KeepAliveDialog
+          open={keepAlive}
+          onOpenChange={setKeepAlive}
+          current={sandbox.timeout_seconds ?? null}
+          maxSeconds={maxTimeoutSeconds}
+          pending={edits.setTimeout.isPending}
+          onSubmit={(seconds) =>
+            edits.setTimeout.mutate(seconds, {
+              onSuccess: () => setKeepAlive(false),
+            })
+          }
+        />
+      ) : null}
     </div>
   );
 }

@@ -4,7 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { sandboxQueries } from "../../../lib/queries/sandboxes";
 import { CopyButton } from "../../ui/copy-button";
-import { maxTimeoutSeconds } from "../create/create-request";
+import { maxTimeoutSeconds } from "../create/timeout-range";
 import { ExpiryCountdown } from "./expiry-countdown";
 import { StatusBadge } from "../status-badge";
 import { LifecycleActions } from "./lifecycle-actions";

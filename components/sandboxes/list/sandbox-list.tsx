@@ -23,7 +23,7 @@ import {
   serverFilters,
   type ListState,
 } from "./list-state";
-import { TelemetryStore } from "./row-telemetry";
+import type { TelemetryStore } from "./row-telemetry";
 import { SandboxTable } from "./sandbox-table";
 import { TelemetryContext } from "./telemetry-cells";
 import { sandboxHref } from "../../../lib/links";
@@ -119,11 +119,23 @@ export function SandboxList() {
   }, [templatesQuery.data, allRows]);
   const regions = limits.data?.regions ?? [];
 
-  const [telemetry] = useState(() => new TelemetryStore());
+  // The telemetry sampler (metrics and exec-event polling of the rows on screen, ~1.5 KiB gz) loads
+  // after first paint: its cells show "…" until it has a reading, as they do while it waits for one.
+  const [telemetry, setTelemetry] = useState<TelemetryStore | null>(null);
   useEffect(() => {
-    telemetry.start();
-    return () => telemetry.stop();
-  }, [telemetry]);
+    let store: TelemetryStore | null = null;
+    let cancelled = false;
+    void import("./row-telemetry").then((m) => {
+      if (cancelled) return;
+      store = new m.TelemetryStore();
+      store.start();
+      setTelemetry(store);
+    });
+    return () => {
+      cancelled = true;
+      store?.stop();
+    };
+  }, []);
 
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const selectedRows = useMemo(() => allRows.filter((s) => selected.has(s.id)), [allRows, selected]);

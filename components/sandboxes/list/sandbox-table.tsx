@@ -34,7 +34,8 @@ interface Props {
   selected: ReadonlySet<string>;
   onToggle: (id: string, on: boolean) => void;
   onToggleAll: (on: boolean) => void;
-  telemetry: TelemetryStore;
+  /** Null until the sampler has loaded (components/sandboxes/list/sandbox-list.tsx). */
+  telemetry: TelemetryStore | null;
   /** More pages exist upstream; the table asks for the next when scrolled near the end. */
   canLoadMore: boolean;
   onLoadMore: () => void;
@@ -69,7 +70,7 @@ export function SandboxTable({
       const row = rows[i];
       if (row) onScreen.push({ id: row.id, status: row.status });
     }
-    telemetry.setVisible(onScreen);
+    telemetry?.setVisible(onScreen);
   }, [first, last, rows, telemetry]);
 
   useEffect(() => {
