@@ -5,6 +5,7 @@ import { connectionQueries } from "../../lib/queries/connections";
 import type { ConnectionStatusDto } from "../../lib/validations/connections";
 import { ConnectionStatus, type ConnectionStatusProps } from "./connection-status";
 import { errorText } from "../../lib/orkestr/errors";
+import { formatClock, toMs } from "../../lib/format";
 
 /** The header's view of a status answer: which API (name + host) and whether it answers. */
 export function statusProps(status: ConnectionStatusDto): ConnectionStatusProps {
@@ -16,6 +17,7 @@ export function statusProps(status: ConnectionStatusDto): ConnectionStatusProps 
       detail: status.detail ?? "Add a connection in Settings → Connections",
     };
   }
+  const checkedAt = toMs(status.checked_at);
   const c = status.connection;
   return {
     label: `${c.name} · ${c.host}`,
@@ -23,7 +25,7 @@ export function statusProps(status: ConnectionStatusDto): ConnectionStatusProps 
     state: status.state,
     detail:
       status.detail ??
-      (status.state === "ok" ? `Answered at ${new Date(status.checked_at).toLocaleTimeString()}` : undefined),
+      (status.state === "ok" && checkedAt !== null ? `Answered at ${formatClock(checkedAt)}` : undefined),
   };
 }
 
