@@ -1,6 +1,6 @@
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance } from "fastify";
-import type { EngineTypeProvider } from "./routes/plugin.js";
+import { firstQueryValues, type EngineTypeProvider } from "./routes/plugin.js";
 import type { EngineContext } from "./context.js";
 import { authHook, routedPath } from "./auth.js";
 import { ApiError, clientErrorHandler, frameworkErrorHandler, installErrorHandler, sendError } from "./errors.js";
@@ -119,6 +119,8 @@ export async function buildApi(ctx: EngineContext, opts: { checkResponses?: bool
   });
   // Every route, whatever plugin adds it and whenever, needs a token unless its config exempts it.
   app.addHook("onRequest", authHook(ctx.db));
+  // After auth, before the route schemas validate the query: one rule for repeated query keys.
+  app.addHook("preValidation", firstQueryValues);
 
   // Before the routes: it collects them as they are added.
   await app.register(swagger, OPENAPI_OPTIONS);

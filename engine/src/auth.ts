@@ -16,6 +16,8 @@ declare module "fastify" {
      * "public": no credentials at all (/healthz). Only "presigned" is allowed under /v1.
      */
     auth?: "presigned" | "bootstrap" | "public";
+    /** Query keys that may repeat on this route (arrays); any other repeated key keeps its first value. */
+    repeatableQuery?: readonly string[];
   }
 }
 

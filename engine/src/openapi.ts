@@ -22,7 +22,9 @@ export const OPENAPI_OPTIONS: FastifyDynamicSwaggerOptions = {
         "The orkestr v1 API as Baton's local engine serves it. Every route needs `Authorization: Bearer ork_…` " +
         "(reads: the sandboxes:read scope; anything that changes state: sandboxes:write), except a presigned " +
         "files/raw URL. Errors are `{detail, code}`; a 422's detail is FastAPI's `[{loc, msg, type}]`. " +
-        "Lists are newest first and cursor-paged: `?limit=&cursor=`, the next cursor in the `X-Next-Cursor` header.",
+        "Resource lists are newest first (events and build logs oldest first) and cursor-paged: `?limit=&cursor=`, " +
+        "the next cursor in the `X-Next-Cursor` header. A query key given twice keeps its first value, " +
+        "except `status` on the sandbox list.",
     },
     servers: [{ url: "http://127.0.0.1:8787", description: "A local engine (npm run engine)" }],
     components: {

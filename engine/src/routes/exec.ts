@@ -5,7 +5,7 @@ import { ApiError } from "../errors.js";
 import { CappedBuffer, runExec, type RunningExec } from "../runtime/exec.js";
 import { ExecBody, SandboxIdParams } from "../schemas.js";
 import { ExecResult } from "../responses.js";
-import { firstQueryValues, type ResourcePlugin } from "./plugin.js";
+import type { ResourcePlugin } from "./plugin.js";
 import { openStream } from "./stream.js";
 
 type ExecRequest = FastifyRequest<{
@@ -40,7 +40,6 @@ export const execRoutes: ResourcePlugin = async (app, { ctx }) => {
   app.post(
     "/sandboxes/:id/exec",
     {
-      preValidation: firstQueryValues(),
       schema: {
         tags,
         summary: "Run a command to completion (streams instead with stream: true or an SSE/NDJSON Accept)",
@@ -82,7 +81,6 @@ export const execRoutes: ResourcePlugin = async (app, { ctx }) => {
   app.post(
     "/sandboxes/:id/exec/stream",
     {
-      preValidation: firstQueryValues(),
       // The stream's frames are not JSON bodies: no response schema (the summary says what they are).
       schema: {
         tags,

@@ -20,7 +20,7 @@ import {
   sign,
   verifySigned,
 } from "../services/files.js";
-import { firstQueryValues, type ResourcePlugin } from "./plugin.js";
+import type { ResourcePlugin } from "./plugin.js";
 
 /** Batch bodies carry up to 25 MiB decoded as base64 (×4/3) plus JSON framing. */
 const BATCH_BODY_LIMIT = 36 * 1024 * 1024;
@@ -55,9 +55,6 @@ const RawQuery = z.object({
 type RawRequest = FastifyRequest<{ Params: { id: string }; Querystring: z.infer<typeof RawQuery> }>;
 
 const tags = ["files"];
-/** Query strings may repeat a key; the first value wins, as elsewhere in the engine. */
-const firstWins = firstQueryValues();
-
 /**
  * Files: JSON read/list/write/delete (…/files), batch writes, presigned URLs and raw bytes
  * (…/files/raw, the one route a presigned URL reaches without a token).
@@ -74,7 +71,6 @@ export const fileRoutes: ResourcePlugin = async (app, { ctx }) => {
   app.get(
     "/sandboxes/:id/files",
     {
-      preValidation: firstWins,
       schema: {
         tags,
         summary: "Read a file (base64) or list a directory (list=true: the entries alone)",
@@ -136,7 +132,6 @@ export const fileRoutes: ResourcePlugin = async (app, { ctx }) => {
   app.delete(
     "/sandboxes/:id/files",
     {
-      preValidation: firstWins,
       schema: {
         tags,
         summary: "Delete a file, or a directory (recursive=true for a non-empty one)",
@@ -381,7 +376,6 @@ export const fileRoutes: ResourcePlugin = async (app, { ctx }) => {
       {
         exposeHeadRoute: false,
         config: { auth: "presigned" },
-        preValidation: firstWins,
         schema: {
           tags,
           summary: "Download bytes (single Range supported); a Bearer token or a presigned URL",
@@ -390,17 +384,12 @@ export const fileRoutes: ResourcePlugin = async (app, { ctx }) => {
       },
       download,
     );
-    raw.head(
-      "/sandboxes/:id/files/raw",
-      { config: { auth: "presigned" }, preValidation: firstWins, schema: { tags, ...rawSchema } },
-      download,
-    );
+    raw.head("/sandboxes/:id/files/raw", { config: { auth: "presigned" }, schema: { tags, ...rawSchema } }, download);
 
     raw.put(
       "/sandboxes/:id/files/raw",
       {
         config: { auth: "presigned" },
-        preValidation: firstWins,
         schema: {
           tags,
           summary: "Upload bytes (any Content-Type) into a file; a Bearer token or a presigned URL",

@@ -25,12 +25,13 @@ export function sendPage<T>(reply: FastifyReply, page: { items: T[]; next: strin
 }
 
 /**
- * preValidation hook: a query key given more than once keeps its first value, except the `keep`
- * keys, which may repeat (e.g. ?status=running&status=paused).
+ * Root preValidation hook: a query key given more than once keeps its first value, on every route,
+ * except the keys the route's `config.repeatableQuery` names (e.g. ?status=running&status=paused on
+ * the sandbox list). One rule for the whole API, so `?limit=1&limit=2` reads the same everywhere.
  */
-export function firstQueryValues(keep: readonly string[] = []) {
-  return async (req: FastifyRequest) => {
-    const q = req.query as Record<string, unknown>;
-    for (const [k, v] of Object.entries(q)) if (Array.isArray(v) && !keep.includes(k)) q[k] = v[0];
-  };
+export async function firstQueryValues(req: FastifyRequest): Promise<void> {
+  const q = req.query as Record<string, unknown> | undefined;
+  if (!q) return;
+  const keep = req.routeOptions.config?.repeatableQuery ?? [];
+  for (const [k, v] of Object.entries(q)) if (Array.isArray(v) && !keep.includes(k)) q[k] = v[0];
 }

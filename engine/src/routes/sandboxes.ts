@@ -14,7 +14,7 @@ import {
   SetTimeoutBody,
 } from "../schemas.js";
 import { Limits, NoContent, Sandbox, TimeoutResult } from "../responses.js";
-import { firstQueryValues, sendPage, type ResourcePlugin } from "./plugin.js";
+import { sendPage, type ResourcePlugin } from "./plugin.js";
 
 const tags = ["sandboxes"];
 const id = { params: SandboxIdParams };
@@ -63,8 +63,8 @@ export const sandboxRoutes: ResourcePlugin = async (app, { ctx }) => {
   app.get(
     "/sandboxes",
     {
-      // ?status may repeat; any other key keeps its first value.
-      preValidation: firstQueryValues(["status"]),
+      // ?status may repeat; any other key keeps its first value (the root hook in api.ts).
+      config: { repeatableQuery: ["status"] },
       schema: {
         tags,
         summary: "List sandboxes, newest first",

@@ -151,4 +151,14 @@ describe("paging", () => {
       expect((await e.call("GET", `${url}?limit=100`)).status, url).toBe(200);
     }
   });
+
+  it("a repeated query key keeps its first value on every route; ?status may repeat on the sandbox list", async () => {
+    for (const url of ["/v1/sandboxes", "/v1/snapshots", "/v1/volumes", "/v1/templates", "/v1/webhooks"]) {
+      const r = await e.call("GET", `${url}?limit=1&limit=abc`);
+      expect(r.status, url).toBe(200);
+      expect(r.body.length, url).toBeLessThanOrEqual(1);
+    }
+    expect((await e.call("GET", "/v1/sandboxes?status=running&status=paused")).status).toBe(200);
+    expect422(await e.call("GET", "/v1/sandboxes?status=running&status=nonsense"), ["query", "status", 1], "status");
+  });
 });
