@@ -1,7 +1,9 @@
 import "server-only";
 import { createHmac, timingSafeEqual } from "node:crypto";
 
-// Verifies an orkestr webhook delivery, for Baton's own receiver (`/api/hooks/<id>`).
+// Verifies an orkestr webhook delivery. Not wired into a route yet: it is the check the built-in
+// receiver (`/api/hooks/<id>`, the webhooks page's next step) will run, written and tested against the
+// engine's real signatures now, so the receiver starts from a verified piece.
 //
 // The wire (orkestr API, outgoing webhook request): `POST` with `X-Orkestr-Event: <type>`,
 // `X-Orkestr-Delivery: dlv_…` and `X-Orkestr-Signature: sha256=<hex HMAC-SHA256(secret, raw body)>`,
