@@ -2,7 +2,7 @@
 import type { ApiErrorBody, ValidationIssue } from "./schemas/errors";
 
 /**
- * One error type for everything the orkestr client can run into (architecture convention 2):
+ * One error type for everything the orkestr client can run into:
  * `status` (HTTP status, 0 when no response arrived), `code` (snake_case; dispatch on it, since the
  * contract's statuses are partly guessed), `detail` (one readable sentence), `raw` (the upstream
  * `detail` as sent, string or FastAPI array), `retryAfterSeconds`, `requestId`. `message` is

@@ -1,5 +1,5 @@
 /**
- * Baton's one typed orkestr client (architecture convention 3). Isomorphic: no Node-only APIs and
+ * Baton's one typed orkestr client. Isomorphic: no Node-only APIs and
  * no secrets, so the browser can use it against Baton's own `/api` with cookie auth.
  */
 export {

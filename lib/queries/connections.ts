@@ -5,7 +5,7 @@ import { path } from "../orkestr/path";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
 import type { ConnectionDto, ConnectionListDto, ConnectionStatusDto } from "../validations/connections";
 
-// TanStack Query factories for Baton's /api/connections (architecture convention 7). Every
+// TanStack Query factories for Baton's /api/connections. Every
 // mutation invalidates the ["connections"] prefix, which refreshes the list and the header status.
 
 /** How often the header's status indicator asks GET /api/connections/status again. */

@@ -7,7 +7,7 @@ import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./
 import { VAULT_ERROR_STATUS } from "./tokens";
 import { UserFacingError } from "./user-error";
 
-// One error shape for Baton's own API (architecture convention 2): `{ detail, code }`, plus `errors`
+// One error shape for Baton's own API: `{ detail, code }`, plus `errors`
 // (field → message) on validation failures. Handlers throw; lib/server/route.ts catches everything
 // and answers through toErrorResponse(). A 5xx never echoes internals: its detail is generic and
 // carries a reference that is also in the server log.

@@ -1,7 +1,7 @@
 import "server-only";
 import { ROLES, type Role } from "./db/schema";
 
-// Authorization as data (architecture convention 6): what each role of a team may do. Route handlers
+// Authorization as data: what each role of a team may do. Route handlers
 // name the permission they need (`route({ perm: "sandboxes.write" }, …)`); nothing else compares
 // roles. A new permission is one line here plus the roles that get it.
 

@@ -10,7 +10,7 @@ import { AppError, errorResponse, validationError } from "./errors";
 import { can, type Permission } from "./rbac";
 import { clientIp, isSecureRequest, userAgent } from "./request-info";
 
-// The one wrapper every API route handler is (architecture convention 1):
+// The one wrapper every API route handler is:
 //
 //   // POST /api/things/[id]/pause – suspend a thing
 //   export const POST = route({ auth: "user", perm: "sandboxes.write", params: ThingParams, body: PauseBody },

@@ -38,7 +38,7 @@ import {
 import { assertSafeBaseUrl, fetchFor, UnsafeUrlError, type Resolver, type SafeBaseUrl } from "./ssrf";
 import { UserFacingError } from "./user-error";
 
-// The token vault (issue 4 item 4; architecture convention 5): the ONLY module that decrypts
+// The token vault (issue 4 item 4): the ONLY module that decrypts
 // orkestr connection tokens. Everything it returns carries the token's hint ("ork_…abcd"), never
 // the token; the one exception is orkestrFor(), whose client holds it privately to send it
 // upstream. Saving runs the SSRF check and a live check of the token first, and stores only then.

@@ -10,7 +10,7 @@ import { connectLocalEngine } from "../../lib/server/tokens";
 import { useLocalEngine } from "./engine-harness";
 import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
 
-// The route × role matrix (architecture convention 6). Every app/api/**/route.ts is found on disk and
+// The route × role matrix. Every app/api/**/route.ts is found on disk and
 // imported; every HTTP method it exports is checked against what it declared to route() (read back
 // with declaredRoute(), so nothing here is a hand-kept copy of the routes' permissions):
 // - no session → 401, unless the route is listed in PUBLIC below, with the reason;
