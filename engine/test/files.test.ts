@@ -1,9 +1,10 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../src/errors.js";
-import { fsError } from "../src/services/files.js";
+import { fsError, readLinkOf } from "../src/services/files.js";
 import { createSandbox, exec, startEngine, type EngineHandle, enginePath } from "./helpers/engine.js";
 
 /**
@@ -305,6 +306,26 @@ describe("paths", () => {
     );
     expect(raced).toBeInstanceOf(ApiError);
     expect(raced).toMatchObject({ status: 400, code: "invalid_path" });
+  });
+
+  it("a symlink the sandbox swaps for a directory between lstat and readlink is a 400, not a 500 (EINVAL)", () => {
+    // The swap race below hit this under load in CI (a 500 from a write): the mapping itself.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-readlink-"));
+    try {
+      fs.symlinkSync("/etc", path.join(dir, "link"));
+      expect(readLinkOf(path.join(dir, "link"), "/workspace/race/d/x")).toBe("/etc");
+      const err = (() => {
+        try {
+          return readLinkOf(dir, "/workspace/race/d/x");
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(err).toBeInstanceOf(ApiError);
+      expect(err).toMatchObject({ status: 400, code: "invalid_path" });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("holds while the sandbox swaps a directory for escaping symlinks mid-request", async () => {

@@ -195,7 +195,7 @@ export class SandboxFiles {
     let via: string | undefined;
     let hops = 0;
     const follow = (dir: string, name: string, dirFd: number, rest: string[]) => {
-      const target = fs.readlinkSync(at(dirFd, name));
+      const target = readLinkOf(at(dirFd, name), apiPath);
       if (++hops > MAX_SYMLINK_HOPS)
         throw new ApiError("invalid_path", `Too many levels of symlinks resolving "${apiPath}"`);
       via = `"${joinApi(dir, name)}"`;
@@ -576,6 +576,24 @@ function fileTooLarge(apiPath: string, size: number): ApiError {
     `"${apiPath}" is ${size} bytes; the JSON file API returns files up to ${MAX_JSON_FILE_BYTES} bytes. Use POST files/presign-download or GET files/raw for larger files.`,
     { size, limit: MAX_JSON_FILE_BYTES },
   );
+}
+
+/**
+ * The target of a symlink the walk just saw. The sandbox may have swapped it for a directory or a
+ * file in between (readlink then fails with EINVAL): the path changed under the request, which is
+ * the sandbox's doing, so a 400 like a symlink swapped in mid-open, never a 500.
+ */
+export function readLinkOf(p: string, apiPath: string): string {
+  try {
+    return fs.readlinkSync(p);
+  } catch (e) {
+    if (errno(e) === "EINVAL")
+      throw new ApiError(
+        "invalid_path",
+        `"${apiPath}" was replaced while it was being resolved (a symlink became a file or directory); retry`,
+      );
+    throw e;
+  }
 }
 
 /** Maps what the kernel said to the contract's codes; ApiErrors pass through unchanged. */
