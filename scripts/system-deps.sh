@@ -11,9 +11,10 @@
 #   curl, openssl, procps - used inside sandboxes and by the network tests
 #   vim         - a full-screen editor inside sandboxes (the terminal e2e test drives it)
 #   chromium    - the browser the end-to-end tests drive (Playwright never downloads one here)
+#   nginx-light - the load balancer of the two-instance test (two consoles on one PostgreSQL)
 set -euo pipefail
 need=()
-for pkg in bubblewrap slirp4netns socat nftables iproute2 gcc libc6-dev libseccomp-dev curl openssl procps util-linux vim chromium; do
+for pkg in bubblewrap slirp4netns socat nftables iproute2 gcc libc6-dev libseccomp-dev curl openssl procps util-linux vim chromium nginx-light; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ "${#need[@]}" -eq 0 ]; then
