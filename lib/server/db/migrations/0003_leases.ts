@@ -1,0 +1,25 @@
+import "server-only";
+import type { Kysely } from "kysely";
+
+// Leases: a named job that several Baton processes on one database could all run (housekeeping
+// today) is run by whichever process holds its lease. One row per job: who holds it and until when
+// (epoch ms). Taken and renewed with one conditional upsert (lib/server/db/leases.ts).
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .createTable("leases")
+    .addColumn("name", "text", (c) => c.primaryKey())
+    .addColumn("holder", "text", (c) => c.notNull())
+    .addColumn("acquired_at", "bigint", (c) => c.notNull())
+    .addColumn("expires_at", "bigint", (c) => c.notNull())
+    .execute();
+  // Housekeeping claimed its period in this setting before it had a lease: nothing reads it now.
+  await db
+    .deleteFrom("settings" as never)
+    .where("key" as never, "=", "housekeeping.last_run" as never)
+    .execute();
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropTable("leases").execute();
+}
