@@ -12,6 +12,7 @@ import { startTopology } from "./topology";
 //   npx next build                                # once: the instances run the production build
 //   DATABASE_URL=postgres://… npx tsx scripts/multi-instance/run.ts [--instances 2] [--port 8080] [--engine URL]
 //
+// With --port P, nginx listens on 127.0.0.1:P and the instances on P+1, P+2, … (else free ports).
 // Without --engine it starts the local engine too (its own data dir). Ctrl-C stops everything.
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -62,6 +63,7 @@ const topology = await startTopology({
   engineUrl: values.engine ?? engine!.origin,
   instances,
   balancerPort: values.port ? Number(values.port) : undefined,
+  instancePorts: values.port ? Array.from({ length: instances }, (_, i) => Number(values.port) + 1 + i) : undefined,
   root,
   onLine: (name, line) => console.log(`[${name}] ${line}`),
 });
