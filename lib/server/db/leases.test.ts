@@ -1,6 +1,8 @@
 import "server-only";
+import { Migrator } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateToLatest } from "./index";
+import { migrationProvider } from "./migrations/index";
 import { acquireLease, processHolder, readLease, releaseLease } from "./leases";
 import { testBackends, type TestDatabase } from "./test-backends";
 
@@ -70,6 +72,25 @@ describe.each(testBackends)("leases on $name", (backend) => {
     expect(await acquireLease(t.db, { name: x, holder: "a", ttlMs: MIN, now })).toBe(true);
     expect(await acquireLease(t.db, { name: y, holder: "b", ttlMs: MIN, now })).toBe(true);
     expect(await readLease(t.db, fresh())).toBeNull();
+  });
+});
+
+describe.each(testBackends)("upgrading to leases on $name", (backend) => {
+  it("the setting housekeeping used to claim its period in goes; the lease starts free", async () => {
+    const t = await backend.open();
+    try {
+      const migrationTableSchema = backend.name === "postgres" ? t.location : undefined;
+      const migrator = new Migrator({ db: t.db, provider: migrationProvider, migrationTableSchema });
+      expect((await migrator.migrateTo("0002_engine_token_id")).error).toBeUndefined();
+      await t.db.insertInto("settings").values({ key: "housekeeping.last_run", value: "1" }).execute();
+      await t.db.insertInto("settings").values({ key: "other", value: "kept" }).execute();
+      expect(await migrateToLatest(t.db)).toContain("0003_leases");
+      const keys = (await t.db.selectFrom("settings").select("key").execute()).map((r) => r.key);
+      expect(keys).toEqual(["other"]);
+      expect(await readLease(t.db, "housekeeping")).toBeNull();
+    } finally {
+      await t.close();
+    }
   });
 });
 

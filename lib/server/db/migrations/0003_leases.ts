@@ -1,5 +1,5 @@
 import "server-only";
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 
 // Leases: a named job that several Baton processes on one database could all run (housekeeping
 // today) is run by whichever process holds its lease. One row per job: who holds it and until when
@@ -14,10 +14,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("expires_at", "bigint", (c) => c.notNull())
     .execute();
   // Housekeeping claimed its period in this setting before it had a lease: nothing reads it now.
-  await db
-    .deleteFrom("settings" as never)
-    .where("key" as never, "=", "housekeeping.last_run" as never)
-    .execute();
+  await sql`delete from settings where key = ${"housekeeping.last_run"}`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
