@@ -36,6 +36,8 @@ const machine = (over: Partial<HostMeasure> = {}): HostMeasure => ({
 const nothing: Commitments = {
   sandboxMemoryMb: 0,
   pausedMemoryMb: 0,
+  pooled: 0,
+  pooledMemoryMb: 0,
   buildMemoryMb: 0,
   pids: 0,
   sandboxThreadsNow: 0,
