@@ -421,39 +421,60 @@ export class SandboxService {
   ): { view: SandboxView; status: 201 } {
     const id = newId("sbx");
     const previewToken = body.preview_auth ? newSecret("pvt", 24) : null;
-    this.repo.insert({
-      id,
-      account_id: account,
-      template: c.requested,
-      size: c.shape.size,
-      cpu: c.shape.cpu,
-      memory_mb: c.shape.memory_mb,
-      network: "off",
-      allow_domains: null,
-      region: c.region,
-      metadata: JSON.stringify(body.metadata),
-      env_keys: JSON.stringify(Object.keys(body.env)),
-      timeout_seconds: c.timeout,
-      on_timeout: body.on_timeout,
-      auto_resume: body.auto_resume ? 1 : 0,
-      preview_auth: body.preview_auth ? 1 : 0,
-      preview_token_hash: previewToken ? createHash("sha256").update(previewToken).digest("hex") : null,
-      uid: m.uid,
-      created_at: Date.now(),
-    });
-    const env = sandboxEnv(id, m.proc.spec.image, undefined, body);
-    // The member's spec.env was empty: its init never had the environment (commands get spec.env
-    // as they enter), so this account's is the first and only one any process inside will see.
-    m.proc.spec.env = env;
-    this.goLive(id, { proc: m.proc, network: m.network, env, cpu: c.shape.cpu, timeout: c.timeout, pooled: true });
-    const view = this.view(this.rowById(id), body.preview_auth ? { preview_auth_token: previewToken! } : {});
-    this.events.record(id, "sandbox.created", {
-      template: c.requested,
-      size: c.shape.size,
-      network: "off",
-      start: "warm",
-    });
-    return { view, status: 201 };
+    let inserted = false;
+    try {
+      this.repo.insert({
+        id,
+        account_id: account,
+        template: c.requested,
+        size: c.shape.size,
+        cpu: c.shape.cpu,
+        memory_mb: c.shape.memory_mb,
+        network: "off",
+        allow_domains: null,
+        region: c.region,
+        metadata: JSON.stringify(body.metadata),
+        env_keys: JSON.stringify(Object.keys(body.env)),
+        timeout_seconds: c.timeout,
+        on_timeout: body.on_timeout,
+        auto_resume: body.auto_resume ? 1 : 0,
+        preview_auth: body.preview_auth ? 1 : 0,
+        preview_token_hash: previewToken ? createHash("sha256").update(previewToken).digest("hex") : null,
+        uid: m.uid,
+        created_at: Date.now(),
+      });
+      inserted = true;
+      const env = sandboxEnv(id, m.proc.spec.image, undefined, body);
+      // The member's spec.env was empty: its init never had the environment (commands get spec.env
+      // as they enter), so this account's is the first and only one any process inside will see.
+      m.proc.spec.env = env;
+      this.goLive(id, { proc: m.proc, network: m.network, env, cpu: c.shape.cpu, timeout: c.timeout, pooled: true });
+      const view = this.view(this.rowById(id), body.preview_auth ? { preview_auth_token: previewToken! } : {});
+      this.events.record(id, "sandbox.created", {
+        template: c.requested,
+        size: c.shape.size,
+        network: "off",
+        start: "warm",
+      });
+      return { view, status: 201 };
+    } catch (e) {
+      // A member taken from the pool never outlives a failed claim unseen: it is ended, and the
+      // row it got (if any) says the start failed, as a cold boot's would.
+      const l = this.live.get(id);
+      if (l?.timer) clearTimeout(l.timer);
+      this.live.delete(id);
+      void this.pool.discardTaken(m);
+      const err = e instanceof ApiError ? e : ApiError.internal("The sandbox failed to start", e);
+      if (inserted) {
+        const reason = typeof err.detail === "string" ? err.detail : err.code;
+        try {
+          this.repo.markFailed(id, `start failed: ${reason}`, Date.now());
+        } catch {
+          // The database that failed the claim may fail this too; the engine log has the cause.
+        }
+      }
+      throw err;
+    }
   }
 
   /** The end of every create, cold or warm: the sandbox is live, metered, counting down. */

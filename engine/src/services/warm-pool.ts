@@ -103,6 +103,11 @@ export class WarmPool {
     return found;
   }
 
+  /** Ends a member take() handed out whose claim failed before it became a sandbox of anyone's. */
+  discardTaken(m: PoolMember): Promise<void> {
+    return this.discard(m);
+  }
+
   /**
    * Ends one ready member so a create the machine is short for fits; false when none is ready.
    * Its commitment goes at once (admission reads ready and booting members), its processes soon after.
