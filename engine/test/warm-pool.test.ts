@@ -132,6 +132,39 @@ describe("warm pool", () => {
     expect(bobs.body.map((s: { id: string }) => s.id)).not.toContain(a.body.id);
   }, 120_000);
 
+  it("a claimed sandbox pauses, resumes, snapshots and forks like any other, and its files go with it", async () => {
+    await poolReady(e);
+    const id = (await e.api("POST", "/sandboxes", { template: "python-3.12" }, { token: alice })).body.id as string;
+    expect(await startOf(e, id, alice)).toBe("warm");
+    const run = (sid: string, command: string) =>
+      e.api("POST", `/sandboxes/${sid}/exec`, { command }, { token: alice }).then((r) => r.body.stdout as string);
+    await run(id, "echo kept > /workspace/kept.txt");
+    // Found by its id too (a restarted engine looks there): a link to the member's directory.
+    const link = path.join(e.dataDir!, "engine", "sbx", id);
+    expect(path.basename(fs.readlinkSync(link))).toMatch(/^sbx_pool[0-9a-f]{24}$/);
+    expect((await e.api("POST", `/sandboxes/${id}/pause`, undefined, { token: alice })).body.status).toBe("paused");
+    expect((await e.api("POST", `/sandboxes/${id}/resume`, {}, { token: alice })).body.status).toBe("running");
+    const snap = await e.api("POST", `/sandboxes/${id}/snapshots`, { name: "from-warm" }, { token: alice });
+    expect(snap.status).toBe(201);
+    const fork = await e.api("POST", "/sandboxes", { snapshot: snap.body.id }, { token: alice });
+    expect(fork.status).toBe(201);
+    // A fork brings a workspace: never served by the pool.
+    expect(await startOf(e, fork.body.id, alice)).toBe("cold");
+    expect(await run(fork.body.id, "cat /workspace/kept.txt")).toBe("kept\n");
+    for (const sid of [fork.body.id, id]) await e.api("DELETE", `/sandboxes/${sid}`, undefined, { token: alice });
+    await e.api("DELETE", `/snapshots/${snap.body.id}`, undefined, { token: alice });
+    // Terminated: its directory (named by its pool key, not its id) is gone with it.
+    await poolReady(e);
+    expect(() => fs.lstatSync(link)).toThrow(/ENOENT/);
+    const sbx = path.join(e.dataDir!, "engine", "sbx");
+    const left = fs.readdirSync(sbx).filter((d) => d.startsWith("sbx_pool"));
+    expect(left.sort()).toEqual(
+      markers(e)
+        .map((m) => m.key)
+        .sort(),
+    );
+  }, 120_000);
+
   it("a create the pool cannot serve boots cold and leaves the pool alone", async () => {
     await poolReady(e);
     for (const body of [

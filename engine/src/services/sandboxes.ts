@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import fs from "node:fs";
+import fsp from "node:fs/promises";
 import path from "node:path";
 import type { EngineConfig } from "../config.js";
 import { ApiError } from "../errors.js";
@@ -444,6 +446,9 @@ export class SandboxService {
         created_at: Date.now(),
       });
       inserted = true;
+      // The member's files live under its pool key; the link lets whatever finds a sandbox's
+      // directory by its id (snapshots, a restarted engine) find them.
+      fs.symlinkSync(m.proc.spec.dir, path.join(this.config.root, "sbx", id));
       const env = sandboxEnv(id, m.proc.spec.image, undefined, body);
       // The member's spec.env was empty: its init never had the environment (commands get spec.env
       // as they enter), so this account's is the first and only one any process inside will see.
@@ -463,6 +468,7 @@ export class SandboxService {
       const l = this.live.get(id);
       if (l?.timer) clearTimeout(l.timer);
       this.live.delete(id);
+      fs.rmSync(path.join(this.config.root, "sbx", id), { force: true });
       void this.pool.discardTaken(m);
       const err = e instanceof ApiError ? e : ApiError.internal("The sandbox failed to start", e);
       if (inserted) {
@@ -623,6 +629,8 @@ export class SandboxService {
       .releaseFor(id)
       .catch((e: Error) => console.error(`[engine] releasing the template of ${id} failed: ${e.message}`));
     await removeSandboxDirs(dir, this.host.scratchTmpfs);
+    // A claimed pool member's link from its id (claim()); a no-op for every other sandbox.
+    await fsp.rm(path.join(this.config.root, "sbx", id), { force: true }).catch(() => undefined);
   }
 
   /**
