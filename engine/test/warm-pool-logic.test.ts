@@ -177,9 +177,13 @@ describe("warm pool bookkeeping", () => {
     const { pool, destroyed } = harness();
     pool.start();
     await settle();
+    const uids = pool.uids();
     expect(pool.evictOne()).toBe(true);
     expect(pool.commitment().count).toBe(1);
+    // Its uid is not handed out again before its processes are gone.
+    expect(pool.uids().sort()).toEqual(uids.sort());
     await settle(0);
+    expect(pool.uids()).toHaveLength(1);
     expect(destroyed).toHaveLength(1);
     expect(pool.evictOne()).toBe(true);
     expect(pool.evictOne()).toBe(false);

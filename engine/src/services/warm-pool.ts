@@ -54,6 +54,8 @@ export function poolKey(): string {
 export class WarmPool {
   private readonly ready = new Map<string, PoolMember>();
   private readonly booting = new Map<string, { templateId: string; uid: number }>();
+  /** Members being destroyed: their uids stay taken until no process of theirs can be left. */
+  private readonly ending = new Map<string, number>();
   private inFlight = 0;
   private lastActivity = 0;
   private closing = false;
@@ -120,9 +122,13 @@ export class WarmPool {
     return true;
   }
 
-  /** Uids held by members, booting or ready (the uid allocator skips them). */
+  /** Uids held by members, booting, ready or being ended (the uid allocator skips them). */
   uids(): number[] {
-    return [...[...this.ready.values()].map((m) => m.uid), ...[...this.booting.values()].map((b) => b.uid)];
+    return [
+      ...[...this.ready.values()].map((m) => m.uid),
+      ...[...this.booting.values()].map((b) => b.uid),
+      ...this.ending.values(),
+    ];
   }
 
   /** What host admission counts for the pool: every member booting or ready. */
@@ -245,7 +251,15 @@ export class WarmPool {
   }
 
   private async discard(m: PoolMember): Promise<void> {
-    await this.deps.destroy(m).catch((e: Error) => this.deps.log(`warm pool: ending ${m.key} failed: ${e.message}`));
-    this.deps.forget(m.key);
+    this.ending.set(m.key, m.uid);
+    try {
+      await this.deps.destroy(m);
+      this.deps.forget(m.key);
+    } catch (e) {
+      // Its marker stays, so the next engine start ends whatever is left of it.
+      this.deps.log(`warm pool: ending ${m.key} failed: ${(e as Error).message}`);
+    } finally {
+      this.ending.delete(m.key);
+    }
   }
 }
