@@ -7,9 +7,9 @@
 // signed in and the local engine connected (scripts/bench/console-harness.ts). After a warm-up,
 // BENCH_ROUNDS rounds (default 300) each send every request straight to the engine (Bearer token)
 // and through the console's `/api` (session cookie), alternating which goes first, over keep-alive
-// connections (one socket per target, as a browser tab reuses its connection). Also timed: a 404
-// under /api, /api/me and /favicon.ico, which show what is spent before any handler talks to the
-// engine. Prints a markdown table (engine/bench/lib.ts) and one JSON line; never asserts.
+// connections (one socket per target, as a browser tab reuses its connection). Then, in rounds of
+// their own, a 404 under /api, /api/me and /favicon.ico: what is spent before any handler talks to
+// the engine. Prints a markdown table (engine/bench/lib.ts) and one JSON line; never asserts.
 //
 // --against DIR: a second checkout (its own `.next`, node_modules linked) runs its own engine and
 // console beside this one, measured in the same rounds, call by call: on a shared machine the only
@@ -136,6 +136,10 @@ async function round(t: Target, record: boolean, directFirst: boolean): Promise<
       await runDirect();
     }
   }
+}
+
+/** The console-only paths, in rounds of their own: Next's work for them must not spill into the proxied calls' timings. */
+async function bareRound(t: Target, record: boolean): Promise<void> {
   for (const b of BARE) {
     const ms = expectStatus(b.name, await t.through("GET", b.path), b.status);
     if (record) t.bare.get(b.name)!.push(ms);
@@ -213,6 +217,11 @@ async function main(): Promise<void> {
       const order = i % 2 === 0 ? targets : [...targets].reverse();
       for (const t of order) await round(t, i >= 0, (i & 2) === 0);
       if (i > 0 && i % 100 === 0) log(`round ${i}/${ROUNDS}`);
+    }
+    log(`the console-only paths: ${WARMUP} + ${ROUNDS} rounds`);
+    for (let i = -WARMUP; i < ROUNDS; i++) {
+      const order = i % 2 === 0 ? targets : [...targets].reverse();
+      for (const t of order) await bareRound(t, i >= 0);
     }
     const all: Row[] = [];
     const notes: string[] = [];

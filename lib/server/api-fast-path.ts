@@ -177,6 +177,8 @@ function toRequest(req: IncomingMessage, method: string): Request {
   } as RequestInit);
 }
 
+const JSON_BUFFER_MAX = 1024 * 1024;
+
 /** Writes a Response to the socket, streaming its body chunk by chunk as it comes (SSE, NDJSON, files). */
 async function send(res: ServerResponse, response: Response, extra: Record<string, string>): Promise<void> {
   const headers: Record<string, string | string[]> = {};
@@ -186,13 +188,39 @@ async function send(res: ServerResponse, response: Response, extra: Record<strin
   const cookies = response.headers.getSetCookie();
   if (cookies.length) headers["set-cookie"] = cookies;
   for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] = value;
-  res.writeHead(response.status, headers);
   const body = response.body;
   if (!body) {
-    res.end();
+    res.writeHead(response.status, headers).end();
     return;
   }
   const reader = body.getReader();
+  // A JSON document (not a stream of them) is read whole and sent with its length in one write:
+  // on loopback every socket write costs a wake-up of the other side, and chunked encoding would
+  // add a second write for its terminator. A body past JSON_BUFFER_MAX goes on as a stream.
+  const chunks: Uint8Array[] = [];
+  if (/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(response.headers.get("content-type") ?? "")) {
+    let size = 0;
+    for (;;) {
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await reader.read();
+      } catch {
+        res.destroy();
+        return;
+      }
+      if (next.done) {
+        const whole = Buffer.concat(chunks);
+        headers["content-length"] = String(whole.length);
+        res.writeHead(response.status, headers).end(whole);
+        return;
+      }
+      chunks.push(next.value);
+      size += next.value.byteLength;
+      if (size > JSON_BUFFER_MAX) break;
+    }
+  }
+  res.writeHead(response.status, headers);
+  for (const chunk of chunks) res.write(chunk);
   let closed = false;
   const onClose = () => {
     closed = true;

@@ -1,6 +1,6 @@
 import "server-only";
 import { describe, expect, it } from "vitest";
-import { cachedSession, forgetSessions, SESSION_CACHE_TTL_MS } from "./session-cache";
+import { cachedSession, forgetRemembered, SESSION_CACHE_TTL_MS } from "./session-cache";
 
 /** A loader that counts its calls and answers `value` (or what `next` says). */
 function loader<T>(value: T | null) {
@@ -28,12 +28,12 @@ describe("session cache", () => {
     expect(calls.n).toBe(2);
   });
 
-  it("forgetSessions() makes the next check read the database at once", async () => {
+  it("forgetRemembered() makes the next check read the database at once", async () => {
     const db = {};
     const { calls, load } = loader({ user: "u1" });
     await cachedSession(db, "sid", load, never);
     calls.value = null; // revoked in this process…
-    forgetSessions(); // …by a repository function, which then forgets
+    forgetRemembered(); // …by a repository function, which then forgets
     expect(await cachedSession(db, "sid", load, never)).toBeNull();
     expect(calls.n).toBe(2);
   });
@@ -49,7 +49,7 @@ describe("session cache", () => {
       return n === 1 ? { user: "u1" } : null;
     };
     const first = cachedSession(db, "sid", slow, never);
-    forgetSessions();
+    forgetRemembered();
     release();
     expect(await first).toEqual({ user: "u1" }); // answered as read
     expect(await cachedSession(db, "sid", slow, never)).toBeNull(); // but not remembered

@@ -2,7 +2,8 @@ import "server-only";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { POST as logout } from "../../app/api/auth/logout/route";
 import { GET as me } from "../../app/api/me/route";
-import { POST as createSandbox } from "../../app/api/v1/sandboxes/route";
+import { GET as listSandboxes, POST as createSandbox } from "../../app/api/v1/sandboxes/route";
+import { deleteConnection, upsertConnection } from "../../lib/server/db/connections";
 import { setMemberRole } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { SESSION_CACHE_TTL_MS } from "../../lib/server/session-cache";
@@ -53,6 +54,25 @@ describe.each(testBackends)("the session memory on $name", (backend) => {
     const refused = await create();
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as { code: string }).code).toBe("forbidden");
+  });
+
+  it("a removed connection's token is not used again, though its client was just remembered", async () => {
+    const { user } = await makeUser(ctx.db(), "owner");
+    const { cookie } = await sessionCookie(ctx.db(), user.id);
+    const list = () => listSandboxes(request("/api/v1/sandboxes", { cookie }), noParams);
+    // A connection whose server cannot be reached: the client is made (and remembered), the call fails.
+    const conn = await upsertConnection(ctx.db(), {
+      userId: user.id,
+      name: "Unreachable",
+      baseUrl: "https://orkestr.invalid",
+      token: "ork_abcdefghijkl",
+      activate: true,
+    });
+    expect((await list()).status).not.toBe(409);
+    await deleteConnection(ctx.db(), user.id, conn.id);
+    const after = await list();
+    expect(after.status).toBe(409);
+    expect(((await after.json()) as { code: string }).code).toBe("no_connection");
   });
 
   it("a remembered session JWT still ends at its own expiry, and a forged one is never taken", async () => {

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { newId } from "../ids";
 import { DbConflictError, DbNotFoundError, isUniqueViolation } from "./errors";
 import type { Db } from "./index";
-import { forgetSessions } from "../session-cache";
+import { forgetRemembered } from "../session-cache";
 import { ROLES, type Role } from "./schema";
 import { inForce, newSecretToken, secretTokenHash } from "./secret-tokens";
 import { normalizeEmail, UserRow, type User } from "./users";
@@ -155,7 +155,7 @@ export async function createTeamWithOwner(
   } catch (err) {
     teamConflict(err);
   }
-  forgetSessions(); // lib/server/session-cache.ts: the session check reads this again
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
   return { team: parseRow("teams", TeamRow, team), membership: parseRow("memberships", MembershipRow, membership) };
 }
 
@@ -185,7 +185,7 @@ export async function updateTeam(
     } catch (err) {
       teamConflict(err);
     }
-    forgetSessions(); // lib/server/session-cache.ts: the session check reads this again
+    forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
   }
   const team = await getTeam(db, teamId);
   if (!team) throw new DbNotFoundError("team");
@@ -195,7 +195,7 @@ export async function updateTeam(
 /** Deletes a team; memberships, invitations, its connections and audit events go with it. */
 export async function deleteTeam(db: Db, teamId: string): Promise<boolean> {
   const res = await db.deleteFrom("teams").where("id", "=", teamId).executeTakeFirst();
-  forgetSessions(); // lib/server/session-cache.ts: the session check reads this again
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
   return res.numDeletedRows > 0n;
 }
 
@@ -282,7 +282,7 @@ export async function addMember(
       throw new DbConflictError("already_member", "the user is already a member of this team", { cause: err });
     throw err;
   }
-  forgetSessions(); // lib/server/session-cache.ts: the session check reads this again
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
   return parseRow("memberships", MembershipRow, row);
 }
 
@@ -318,7 +318,7 @@ export async function setMemberRole(
     if (!m) throw new DbNotFoundError("membership");
     return m;
   });
-  forgetSessions(); // lib/server/session-cache.ts: the session check reads this again
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
   return changed;
 }
 
@@ -334,7 +334,7 @@ export async function removeMember(db: Db, input: { teamId: string; userId: stri
     if (res.numDeletedRows === 0n) throw new DbNotFoundError("membership");
     await assertOwnerRemains(trx, input.teamId);
   });
-  forgetSessions(); // lib/server/session-cache.ts: the session check reads this again
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -430,6 +430,6 @@ export async function acceptInvitation(
     if (!m) throw new DbNotFoundError("membership");
     return m;
   });
-  forgetSessions(); // lib/server/session-cache.ts: the session check reads this again
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
   return accepted;
 }
