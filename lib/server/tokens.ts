@@ -1,4 +1,5 @@
 import "server-only";
+import { randomUUID } from "node:crypto";
 import {
   createOrkestrClient,
   normalizeBaseUrl,
@@ -35,6 +36,7 @@ import {
   mintLocalEngineToken,
   revokeLocalEngineToken,
 } from "./local-engine";
+import { remembered } from "./session-cache";
 import { assertSafeBaseUrl, fetchFor, UnsafeUrlError, type Resolver, type SafeBaseUrl } from "./ssrf";
 import { UserFacingError } from "./user-error";
 
@@ -285,6 +287,29 @@ export async function orkestrFor(
     fetch: opts.fetch ?? fetchFor({ isLocalEngine }, opts.resolver ? { resolver: opts.resolver } : undefined),
   });
 }
+
+/**
+ * orkestrFor() as the API proxy uses it (lib/server/upstream.ts): the user's active connection's
+ * client, remembered for a moment (lib/server/session-cache.ts) so that a page's burst of calls
+ * does not read and decrypt the token for each. Any connection write in this process forgets it at
+ * once; another instance's within SESSION_CACHE_TTL_MS.
+ */
+export async function rememberedOrkestrFor(
+  userId: string,
+  client: Omit<OrkestrClientOptions, "baseUrl" | "token" | "fetch">,
+): Promise<OrkestrClient> {
+  const db = await getMigratedDb();
+  // orkestrFor() throws rather than answering null (no connection, unreadable token): not kept.
+  return (await remembered("connection", db, `${MODULE_GRAPH}:${userId}`, () => orkestrFor(userId, { db, client })))!;
+}
+
+/**
+ * This copy of the module. The memory is one per process, but the console server runs this code
+ * in two module graphs (Next's bundles, and tsx for the API fast path and the terminal relay), each
+ * with its own OrkestrError class: a client made in one graph throws errors the other's
+ * `instanceof` checks do not know (a 404 would become a 500). So each graph keeps its own clients.
+ */
+const MODULE_GRAPH = randomUUID();
 
 /** What the PTY WebSocket relay needs to reach the user's orkestr API (see orkestrUpgradeFor). */
 export interface OrkestrUpgradeTarget {
