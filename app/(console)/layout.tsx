@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import { CommandLauncher } from "../../components/command-palette/command-launcher";
 import { Header } from "../../components/layout/header";
+import { OutageBanner } from "../../components/layout/outage-banner";
 import { Sidebar } from "../../components/layout/sidebar";
 import { requireUser } from "../../lib/server/auth";
 import { connectionStatus } from "../../lib/server/connections";
@@ -28,6 +29,8 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
       <Sidebar />
       <div className="flex min-w-0 flex-1 flex-col">
         <Header connection={connection} user={{ name: user.name, email: user.email }} />
+        {/* Says when reads keep failing (orkestr API, Baton server or database down), and clears itself. */}
+        <OutageBanner />
         <main
           id="main"
           tabIndex={-1}

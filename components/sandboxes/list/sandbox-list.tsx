@@ -7,7 +7,9 @@ import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
 import { errorText, OrkestrError } from "../../../lib/orkestr/errors";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
-import { listRefreshIntervalMs, sandboxListQuery } from "../../../lib/queries/sandbox-list";
+import { listRefreshIntervalMs, sandboxListKey, sandboxListQuery } from "../../../lib/queries/sandbox-list";
+import { formatClock } from "../../../lib/format";
+import { RetryNotice, SlowNotice } from "../../layout/retry-notice";
 import { fetchSandbox, sandboxQueries } from "../../../lib/queries/sandboxes";
 import { templateQueries } from "../../../lib/queries/templates";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
@@ -210,6 +212,23 @@ export function SandboxList() {
           onClear={() => setSelected(new Set())}
           onSettled={(failed) => setSelected(new Set(failed))}
         />
+
+        {/* A transient failure is retried (lib/queries/retry.ts): say so, with the countdown. */}
+        <RetryNotice
+          query={list}
+          queryKey={sandboxListKey(filters)}
+          title={list.data ? "The list is not refreshing" : "Your sandboxes could not be loaded yet"}
+        >
+          {list.data ? (
+            <p className="text-muted-foreground">
+              The rows below are from the last successful refresh
+              {list.dataUpdatedAt ? `, at ${formatClock(list.dataUpdatedAt)}` : ""}.
+            </p>
+          ) : null}
+        </RetryNotice>
+        {list.isPending && list.failureCount === 0 ? (
+          <SlowNotice waiting={list.isFetching} what="the list of sandboxes" />
+        ) : null}
 
         {list.isError && list.data ? (
           <Alert variant="warning" role="status">
