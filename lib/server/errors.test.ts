@@ -135,7 +135,7 @@ describe("errors", () => {
     expect(resetPost.status).toBe(502);
     expect(resetPost.body).toMatchObject({ code: "upstream_reset", retry_after_seconds: 2 });
     expect(resetPost.body.detail).toBe(
-      "The orkestr API at http://e.test closed the connection before answering (ECONNRESET). Baton did not repeat the request: check whether it took effect before trying again.",
+      "The orkestr API at http://e.test closed the connection before answering (ECONNRESET). Baton did not repeat the request: it may or may not have taken effect.",
     );
     const socket = await answer(
       new OrkestrConnectionError({

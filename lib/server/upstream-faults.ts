@@ -76,7 +76,7 @@ export function describeUpstreamFault(err: OrkestrConnectionError): UpstreamFaul
         `${where} closed the connection before answering${code ? ` (${code})` : ""}. ` +
         (isRead(err.method)
           ? "Baton keeps retrying on its own."
-          : "Baton did not repeat the request: check whether it took effect before trying again."),
+          : "Baton did not repeat the request: it may or may not have taken effect."),
       retryAfterSeconds: RESET_RETRY_SECONDS,
     };
   }

@@ -448,7 +448,11 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
           error={serverError}
           secondsLeft={secondsLeft}
           autoRetrying={retryDeadline !== null}
-          onRetryNow={retryNow}
+          onRetryNow={() => {
+            // The user's own click starts a fresh series: its temporary failures are retried again.
+            autoRetries.current = 0;
+            retryNow();
+          }}
           onCancelRetry={() => {
             setRetryDeadline(null);
             autoRetries.current = AUTO_RETRIES;
