@@ -34,6 +34,11 @@ const BUILD_INPUTS = [
   "package-lock.json",
 ];
 
+/** A production build as fresh as the sources (`next build` when it is not): for specs that start their own servers. */
+export async function ensureBuild(env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" }) {
+  if (!buildIsFresh()) await run(["build"], env);
+}
+
 export interface Servers {
   engine: EngineHandle;
   /** The console's origin, e.g. http://127.0.0.1:40123 */
@@ -173,7 +178,7 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
   servers: [
     async ({ consoleInstance, database }, use) => {
       const env = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
-      if (!buildIsFresh()) await run(["build"], env);
+      await ensureBuild(env);
 
       // The embedded default: engine and console share one BATON_DATA_DIR (the engine keeps its state
       // under engine/), so the console can read the bootstrap secret for "Use the local engine".
