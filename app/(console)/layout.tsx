@@ -1,7 +1,7 @@
 import type { ReactNode } from "react";
 import { CommandLauncher } from "../../components/command-palette/command-launcher";
 import { Header } from "../../components/layout/header";
-import { OutageBanner } from "../../components/layout/outage-banner";
+import { OutageWatch } from "../../components/layout/outage-watch";
 import { Sidebar } from "../../components/layout/sidebar";
 import { requireUser } from "../../lib/server/auth";
 import { DATABASE_RETRY_SECONDS, isDatabaseUnavailable } from "../../lib/server/db/unavailable";
@@ -42,7 +42,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
       <div className="flex min-w-0 flex-1 flex-col">
         <Header connection={connection} user={{ name: user.name, email: user.email }} />
         {/* Says when reads keep failing (orkestr API, Baton server or database down), and clears itself. */}
-        <OutageBanner />
+        <OutageWatch />
         <main
           id="main"
           tabIndex={-1}

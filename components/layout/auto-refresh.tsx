@@ -3,7 +3,7 @@
 import { useRouter } from "next/navigation";
 import { useState, useTransition } from "react";
 import { useNow } from "../../lib/use-now";
-import { retryText } from "./retry-notice";
+import { retryText } from "./retry-text";
 import { useCountdown } from "../sandboxes/create/use-countdown";
 import { Button } from "../ui/button";
 

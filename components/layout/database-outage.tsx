@@ -1,5 +1,5 @@
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
-import { AutoRefresh } from "./auto-refresh";
+import { LazyAutoRefresh } from "./lazy-auto-refresh";
 
 /**
  * The console shell when its own database is restarting or unreachable (the session cannot be
@@ -15,7 +15,7 @@ export function DatabaseOutage({ retryAfterSeconds }: { retryAfterSeconds: numbe
             Baton could not read your session: its database is restarting or unreachable. Nothing is lost; this page
             tries again by itself and shows your console as soon as the database answers.
           </p>
-          <AutoRefresh retryAfterSeconds={retryAfterSeconds} />
+          <LazyAutoRefresh retryAfterSeconds={retryAfterSeconds} />
         </AlertDescription>
       </Alert>
     </main>

@@ -7,6 +7,7 @@ import { isTransient, retryDueAt } from "../../lib/queries/retry";
 import { useNow } from "../../lib/use-now";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Button } from "../ui/button";
+import { retryText } from "./retry-text";
 
 /** What a notice needs of a query (a UseQueryResult has all of it). */
 export interface RetryingQuery {
@@ -37,11 +38,6 @@ export function useRetryNow(queryKey: QueryKey): () => void {
     void queryClient
       .cancelQueries({ queryKey, exact: true })
       .then(() => queryClient.refetchQueries({ queryKey, exact: true }));
-}
-
-export function retryText(secondsLeft: number | null, attempt: number): string {
-  if (secondsLeft === null) return "Baton retries on its own.";
-  return secondsLeft > 0 ? `Retrying in ${secondsLeft} s (attempt ${attempt + 1}).` : "Retrying now…";
 }
 
 /**

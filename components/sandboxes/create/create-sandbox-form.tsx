@@ -15,7 +15,7 @@ import { Button } from "../../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
 import { Input } from "../../ui/input";
 import { Skeleton } from "../../ui/skeleton";
-import { RetryNotice, SlowNotice } from "../../layout/retry-notice";
+import { RetryNotice, SlowNotice } from "../../layout/lazy-notices";
 import { CreateErrorAlert } from "./create-error-alert";
 import {
   buildCreateRequest,

@@ -11,7 +11,7 @@ import { LifecycleActions } from "./lifecycle-actions";
 import { useSandbox } from "./sandbox-context";
 import { errorText } from "../../../lib/orkestr/errors";
 import { formatClock } from "../../../lib/format";
-import { RetryNotice } from "../../layout/retry-notice";
+import { RetryNotice } from "../../layout/lazy-notices";
 
 /** The detail frame's header: the id (copyable), its status, a one-line summary and the lifecycle buttons. */
 export function SandboxHeader() {

@@ -8,8 +8,6 @@ import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } f
 import { errorText, OrkestrError } from "../../../lib/orkestr/errors";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { listRefreshIntervalMs, sandboxListKey, sandboxListQuery } from "../../../lib/queries/sandbox-list";
-import { formatClock } from "../../../lib/format";
-import { RetryNotice, SlowNotice } from "../../layout/retry-notice";
 import { fetchSandbox, sandboxQueries } from "../../../lib/queries/sandboxes";
 import { templateQueries } from "../../../lib/queries/templates";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
@@ -34,6 +32,8 @@ import { sandboxHref } from "../../../lib/links";
 // matters once rows are selected, the teaching empty state only for a user with no sandboxes.
 // Both chunks start loading as soon as the list renders.
 const BulkActions = dynamic(() => import("./bulk-actions").then((m) => m.BulkActions), { ssr: false });
+// Fault notices (./list-notices.tsx): only a page whose list is failing or slow needs their code.
+const ListNotices = dynamic(() => import("./list-notices").then((m) => m.ListNotices), { ssr: false });
 const TeachingEmptyState = dynamic(() => import("./teaching-empty-state").then((m) => m.TeachingEmptyState), {
   ssr: false,
   loading: () => <Skeleton className="h-64 w-full" />,
@@ -213,21 +213,8 @@ export function SandboxList() {
           onSettled={(failed) => setSelected(new Set(failed))}
         />
 
-        {/* A transient failure is retried (lib/queries/retry.ts): say so, with the countdown. */}
-        <RetryNotice
-          query={list}
-          queryKey={sandboxListKey(filters)}
-          title={list.data ? "The list is not refreshing" : "Your sandboxes could not be loaded yet"}
-        >
-          {list.data ? (
-            <p className="text-muted-foreground">
-              The rows below are from the last successful refresh
-              {list.dataUpdatedAt ? `, at ${formatClock(list.dataUpdatedAt)}` : ""}.
-            </p>
-          ) : null}
-        </RetryNotice>
-        {list.isPending && list.failureCount === 0 ? (
-          <SlowNotice waiting={list.isFetching} what="the list of sandboxes" />
+        {list.failureCount > 0 || (list.isPending && list.isFetching) ? (
+          <ListNotices list={list} queryKey={sandboxListKey(filters)} />
         ) : null}
 
         {list.isError && list.data ? (
