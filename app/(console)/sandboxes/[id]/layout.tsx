@@ -6,7 +6,7 @@ import { SandboxProvider } from "../../../../components/sandboxes/detail/sandbox
 import { SandboxHeader } from "../../../../components/sandboxes/detail/sandbox-header";
 import { SandboxTabs } from "../../../../components/sandboxes/detail/sandbox-tabs";
 import { Alert, AlertDescription, AlertTitle } from "../../../../components/ui/alert";
-import { AutoRefresh } from "../../../../components/layout/auto-refresh";
+import { LazyAutoRefresh } from "../../../../components/layout/lazy-auto-refresh";
 import { OrkestrError } from "../../../../lib/orkestr/errors";
 import type { Sandbox } from "../../../../lib/orkestr/schemas/sandboxes";
 import { Forbidden } from "../../../../components/layout/forbidden";
@@ -77,7 +77,7 @@ export default async function SandboxLayout({ children, params }: { children: Re
             <p>
               {temporary ? (
                 // The orkestr API (or the database) is down or restarting: ask again on a countdown.
-                <AutoRefresh retryAfterSeconds={result.problem.retryAfterSeconds} />
+                <LazyAutoRefresh retryAfterSeconds={result.problem.retryAfterSeconds} />
               ) : connectionProblem ? (
                 <Link href="/settings/connections" className="font-medium underline underline-offset-4">
                   Open Settings → Connections
