@@ -4,13 +4,7 @@ import { QueryClient, QueryClientProvider, isServer } from "@tanstack/react-quer
 import type { ReactNode } from "react";
 import { ThemeProvider } from "../components/layout/theme-provider";
 import { Toaster } from "../components/ui/toaster";
-
-/** Client errors from Baton's API carry an HTTP status; 4xx answers will not change on retry. */
-function statusOf(error: unknown): number | undefined {
-  if (typeof error === "object" && error !== null && "status" in error && typeof error.status === "number")
-    return error.status;
-  return undefined;
-}
+import { retryDelay, shouldRetry } from "../lib/queries/retry";
 
 function makeQueryClient(): QueryClient {
   return new QueryClient({
@@ -19,13 +13,13 @@ function makeQueryClient(): QueryClient {
         // Server-rendered data is fresh for a while; avoids an immediate refetch after hydration.
         staleTime: 30_000,
         gcTime: 5 * 60_000,
-        retry: (failureCount, error) => {
-          const status = statusOf(error);
-          if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) return false;
-          return failureCount < 2;
-        },
+        // Transient failures (no answer, 429, 5xx) are retried while the page shows them, honouring
+        // Retry-After; lib/queries/retry.ts says why, and the notices show the countdown.
+        retry: shouldRetry,
+        retryDelay,
         refetchOnWindowFocus: true,
       },
+      // A click is never repeated behind the user's back (the create form retries fleet_full itself, visibly).
       mutations: { retry: false },
     },
   });

@@ -34,6 +34,11 @@ const BUILD_INPUTS = [
   "package-lock.json",
 ];
 
+/** A production build as fresh as the sources (`next build` when it is not): for specs that start their own servers. */
+export async function ensureBuild(env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" }) {
+  if (!buildIsFresh()) await run(["build"], env);
+}
+
 export interface Servers {
   engine: EngineHandle;
   /** The console's origin, e.g. http://127.0.0.1:40123 */

@@ -1,21 +1,25 @@
 // `npm start`: runs the local orkestr engine and, once the console exists in this checkout, the
-// console beside it; Ctrl-C stops both. The engine cleans up its sandboxes on the way out.
-import { spawn, spawnSync } from "node:child_process";
+// console beside it, each under a supervisor (scripts/supervisor.mjs). When the engine crashes it is
+// restarted with backoff (1 s doubling to 30 s, back to 1 s after a minute up) while the console
+// stays up and shows the outage; the console is restarted the same way. Ctrl-C (SIGINT) or SIGTERM
+// stops both cleanly (the engine cleans up its sandboxes on the way out); a second one kills them.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import { restartPolicy, supervise } from "./supervisor.mjs";
 
-const children = [];
-function run(name, cmd, args, env = {}) {
-  const child = spawn(cmd, args, { stdio: "inherit", env: { ...process.env, ...env } });
-  child.on("exit", (code, signal) => {
-    console.error(`[start] ${name} exited (${signal ?? code})`);
-    for (const c of children) if (c !== child && c.exitCode === null) c.kill("SIGTERM");
-    process.exitCode = code ?? 1;
-  });
-  children.push(child);
-  return child;
-}
+const policy = restartPolicy();
+const supervised = [];
 
-run("engine", process.execPath, ["--import", "tsx", "engine/src/server.ts"]);
+supervised.push(
+  supervise({
+    name: "engine",
+    cmd: process.execPath,
+    args: ["--import", "tsx", "engine/src/server.ts"],
+    env: process.env,
+    policy,
+  }),
+);
+
 if (fs.existsSync("app") && fs.existsSync("next.config.ts")) {
   if (!fs.existsSync(".next/BUILD_ID")) {
     // A fresh checkout has no production build yet: make one (about 20 s on 2 cores).
@@ -26,21 +30,50 @@ if (fs.existsSync("app") && fs.existsSync("next.config.ts")) {
     });
     if (build.status !== 0) {
       console.error("[start] next build failed");
-      for (const c of children) c.kill("SIGTERM");
+      await Promise.all(supervised.map((s) => s.stop("SIGTERM")));
       process.exit(1);
     }
   }
   const port = process.env.PORT ?? "3000";
   // Loopback by default: put a TLS proxy in front (or set HOST) to serve it beyond this machine.
   // Next's request handler plus the terminal WebSocket relay (what `next start` cannot do).
-  run("console", process.execPath, ["scripts/console-server.mjs", "-H", process.env.HOST ?? "127.0.0.1", "-p", port], {
-    NEXT_TELEMETRY_DISABLED: "1",
-    NODE_ENV: "production",
-  });
+  supervised.push(
+    supervise({
+      name: "console",
+      cmd: process.execPath,
+      args: ["scripts/console-server.mjs", "-H", process.env.HOST ?? "127.0.0.1", "-p", port],
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", NODE_ENV: "production" },
+      policy,
+    }),
+  );
   console.error(`[start] Baton: http://localhost:${port} (the first visitor creates the owner account)`);
 } else {
   const port = process.env.ORKESTR_ENGINE_PORT ?? "8787";
   console.error(`[start] the console is not in this checkout yet; the engine serves http://127.0.0.1:${port}/v1`);
   console.error("[start] mint a token with: npm run engine:token -- --scopes sandboxes:read,sandboxes:write");
 }
-for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => children.forEach((c) => c.kill(sig)));
+
+/** How long a clean stop may take before the children are killed (the engine stops its sandboxes). */
+const STOP_GRACE_MS = 30_000;
+let stopping = false;
+for (const sig of ["SIGINT", "SIGTERM"]) {
+  process.on(sig, () => {
+    if (stopping) {
+      // A second Ctrl-C: the user does not want to wait.
+      console.error(`[start] ${sig} again: killing`);
+      for (const s of supervised) s.kill("SIGKILL");
+      return;
+    }
+    stopping = true;
+    console.error(`[start] ${sig}: stopping`);
+    const killer = setTimeout(() => {
+      console.error(`[start] still running after ${STOP_GRACE_MS / 1000} s: killing`);
+      for (const s of supervised) s.kill("SIGKILL");
+    }, STOP_GRACE_MS);
+    killer.unref();
+    void Promise.all(supervised.map((s) => s.stop(sig))).then(() => {
+      console.error("[start] stopped");
+      process.exit(0);
+    });
+  });
+}

@@ -1,8 +1,11 @@
 import type { ReactNode } from "react";
 import { CommandLauncher } from "../../components/command-palette/command-launcher";
 import { Header } from "../../components/layout/header";
+import { OutageWatch } from "../../components/layout/outage-watch";
 import { Sidebar } from "../../components/layout/sidebar";
 import { requireUser } from "../../lib/server/auth";
+import { DATABASE_RETRY_SECONDS, isDatabaseUnavailable } from "../../lib/server/db/unavailable";
+import { DatabaseOutage } from "../../components/layout/database-outage";
 import { connectionStatus } from "../../lib/server/connections";
 
 /** The header's first render must not wait on a slow upstream for long: the poll catches up. */
@@ -14,9 +17,19 @@ const INITIAL_CHECK_TIMEOUT_MS = 2_500;
  * Pages and API routes that read data check again (the layout is not re-run on client navigations).
  */
 export default async function ConsoleLayout({ children }: { children: ReactNode }) {
-  const { user } = await requireUser();
-  // The active connection and a live check of it, server-side (the token never leaves the server).
-  const connection = await connectionStatus(user.id, { checkTimeoutMs: INITIAL_CHECK_TIMEOUT_MS });
+  let shell;
+  try {
+    const { user } = await requireUser();
+    // The active connection and a live check of it, server-side (the token never leaves the server).
+    const connection = await connectionStatus(user.id, { checkTimeoutMs: INITIAL_CHECK_TIMEOUT_MS });
+    shell = { user, connection };
+  } catch (err) {
+    // The database restarting is said as such, with a page that retries in place (not a generic
+    // error page); anything else (redirects to /login included) goes on as thrown.
+    if (isDatabaseUnavailable(err)) return <DatabaseOutage retryAfterSeconds={DATABASE_RETRY_SECONDS} />;
+    throw err;
+  }
+  const { user, connection } = shell;
   return (
     <div className="flex min-h-dvh">
       <a
@@ -28,6 +41,8 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
       <Sidebar />
       <div className="flex min-w-0 flex-1 flex-col">
         <Header connection={connection} user={{ name: user.name, email: user.email }} />
+        {/* Says when reads keep failing (orkestr API, Baton server or database down), and clears itself. */}
+        <OutageWatch />
         <main
           id="main"
           tabIndex={-1}

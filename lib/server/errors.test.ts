@@ -95,6 +95,81 @@ describe("errors", () => {
     expect((await answer(new OrkestrTimeoutError({ baseUrl: "http://x.test", timeoutMs: 5000 }))).status).toBe(504);
   });
 
+  it("a refused upstream connection is 503 upstream_unreachable, a reset one 502 upstream_reset, both with Retry-After", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    // What undici throws: TypeError("fetch failed") around the system error.
+    const system = (code: string) => new TypeError("fetch failed", { cause: Object.assign(new Error(code), { code }) });
+    const refused = await answer(
+      new OrkestrConnectionError({
+        baseUrl: "http://127.0.0.1:8787",
+        cause: system("ECONNREFUSED"),
+        method: "GET",
+        url: "http://127.0.0.1:8787/v1/sandboxes?limit=5",
+      }),
+    );
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({ code: "upstream_unreachable", retry_after_seconds: 3 });
+    expect(refused.body.detail).toBe(
+      "The orkestr API at http://127.0.0.1:8787 refused the connection (ECONNREFUSED): it is not running or is restarting. Baton keeps retrying on its own.",
+    );
+    expect(refused.headers.get("retry-after")).toBe("3");
+    // A refused change never arrived: safe to say nothing changed.
+    const refusedPost = await answer(
+      new OrkestrConnectionError({
+        baseUrl: "x",
+        cause: system("ECONNREFUSED"),
+        method: "POST",
+        url: "http://e.test/v1/sandboxes",
+      }),
+    );
+    expect(refusedPost.body.detail).toMatch(/Nothing was changed; try again in 3 s/);
+    // A reset change may have arrived: Baton says it did not repeat it.
+    const resetPost = await answer(
+      new OrkestrConnectionError({
+        baseUrl: "x",
+        cause: system("ECONNRESET"),
+        method: "POST",
+        url: "http://e.test/v1/sandboxes",
+      }),
+    );
+    expect(resetPost.status).toBe(502);
+    expect(resetPost.body).toMatchObject({ code: "upstream_reset", retry_after_seconds: 2 });
+    expect(resetPost.body.detail).toBe(
+      "The orkestr API at http://e.test closed the connection before answering (ECONNRESET). Baton did not repeat the request: it may or may not have taken effect.",
+    );
+    const socket = await answer(
+      new OrkestrConnectionError({
+        baseUrl: "x",
+        cause: system("UND_ERR_SOCKET"),
+        method: "GET",
+        url: "http://e.test/v1/x",
+      }),
+    );
+    expect(socket.body).toMatchObject({ code: "upstream_reset" });
+    // A DNS failure keeps the generic wording: retrying does not fix a wrong host name.
+    const dns = await answer(new OrkestrConnectionError({ baseUrl: "x", cause: system("ENOTFOUND"), method: "GET" }));
+    expect(dns).toMatchObject({ status: 502, body: { code: "connection_error" } });
+  });
+
+  it("a database that went away is 503 database_unavailable with Retry-After, not a 500", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    for (const err of [
+      Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" }),
+      Object.assign(new Error("the database system is starting up"), { code: "57P03" }),
+      new Error("Connection terminated unexpectedly"),
+      new MigrationError(undefined, {
+        cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }),
+      }),
+    ]) {
+      const { status, body, headers } = await answer(err);
+      expect(status, err.message).toBe(503);
+      expect(body).toMatchObject({ code: "database_unavailable", retry_after_seconds: 3 });
+      expect(headers.get("retry-after")).toBe("3");
+    }
+    // A query error is no outage.
+    expect((await answer(Object.assign(new Error("syntax error"), { code: "42601" }))).status).toBe(500);
+  });
+
   it("repository errors: conflict 409 (with API aliases), not found 404", async () => {
     expect(
       await answer(new DbConflictError("email_taken", "an account with this email address already exists")),

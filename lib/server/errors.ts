@@ -4,7 +4,9 @@ import { z } from "zod";
 import { OrkestrConnectionError, OrkestrError, OrkestrParseError } from "../orkestr/errors";
 import { CryptoError, PasswordWorkBusyError } from "./crypto";
 import { DbConflictError, DbNotFoundError, DbRowError, MigrationError } from "./db/errors";
+import { DATABASE_RETRY_SECONDS, isDatabaseUnavailable } from "./db/unavailable";
 import { VAULT_ERROR_STATUS } from "./tokens";
+import { describeUpstreamFault } from "./upstream-faults";
 import { UserFacingError } from "./user-error";
 
 // One error shape for Baton's own API: `{ detail, code }`, plus `errors`
@@ -40,6 +42,11 @@ export const ERROR_CODES = {
   // Too many password checks at once (lib/server/crypto.ts PasswordWorkBusyError): try again shortly.
   server_busy: 503,
   upstream_timeout: 504,
+  // The upstream refused the connection (down or restarting) or reset it: lib/server/upstream-faults.ts.
+  upstream_unreachable: 503,
+  upstream_reset: 502,
+  // The console's own database is restarting or unreachable: lib/server/db/unavailable.ts.
+  database_unavailable: 503,
   // The token vault (lib/server/tokens.ts VaultError, lib/server/ssrf.ts UnsafeUrlError): the user's input.
   ...VAULT_ERROR_STATUS,
   connection_name_taken: 409,
@@ -185,7 +192,9 @@ export function upstreamFailureDetail(err: { status: number; code: string; retry
  * AppError → its own; ZodError → 422; OrkestrError → its upstream status and code (0 → 502/504; a
  * redirect or 304 → 502 upstream_redirect; a 5xx with Baton's own detail, the upstream's logged);
  * UserFacingError (VaultError, UnsafeUrlError: always about "base_url", LocalEngineError) → its
- * status, code, detail and field; DbConflictError → 409; DbNotFoundError → 404; MigrationError → 503; everything else (DbRowError,
+ * status, code, detail and field; DbConflictError → 409; DbNotFoundError → 404; MigrationError → 503; a refused or
+ * reset upstream connection → 503 upstream_unreachable / 502 upstream_reset, and a database that went
+ * away → 503 database_unavailable, each with Retry-After; everything else (DbRowError,
  * CryptoError, bugs) → 500 with a generic detail and a logged reference.
  */
 export function describeError(
@@ -210,6 +219,19 @@ export function describeError(
   if (err instanceof OrkestrError) {
     // No response at all: the upstream could not be reached (502) or did not answer in time (504).
     // Baton wrote those details itself, as it did a parse failure's (502 bad_response).
+    if (err instanceof OrkestrConnectionError) {
+      const fault = describeUpstreamFault(err);
+      if (fault) {
+        console.error(
+          `[baton] ${context ? `${context}: ` : ""}${fault.code} ${err.method ?? ""} ${err.url ?? ""}: ${err.message}`,
+        );
+        return {
+          status: fault.status,
+          body: { detail: fault.detail, code: fault.code, retry_after_seconds: fault.retryAfterSeconds },
+          retryAfterSeconds: fault.retryAfterSeconds,
+        };
+      }
+    }
     if (err.status === 0 || err instanceof OrkestrConnectionError || err instanceof OrkestrParseError) {
       const status = err.status === 0 ? (err.code === "timeout" ? 504 : 502) : err.status;
       const body: ErrorBody = { detail: err.detail, code: err.code };
@@ -264,6 +286,19 @@ export function describeError(
       status: 404,
       body: { detail: /[.!?]$/.test(detail) ? detail : `${detail}.`, code: "not_found" },
       retryAfterSeconds: null,
+    };
+  }
+  // Before MigrationError: a migration that failed because the server was down is that, not a bad migration.
+  if (isDatabaseUnavailable(err)) {
+    console.error(`[baton] ${context ? `${context}: ` : ""}database unavailable:`, (err as Error).message);
+    return {
+      status: 503,
+      body: {
+        detail: `The Baton database is unavailable (restarting or unreachable). Try again in ${DATABASE_RETRY_SECONDS} s or so.`,
+        code: "database_unavailable",
+        retry_after_seconds: DATABASE_RETRY_SECONDS,
+      },
+      retryAfterSeconds: DATABASE_RETRY_SECONDS,
     };
   }
   if (err instanceof MigrationError) {

@@ -4,11 +4,12 @@ import Link from "next/link";
 import type { OrkestrError } from "../../../lib/orkestr/errors";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
-import { explainCreateError } from "./explain-error";
+import { explainCreateError, isAutoRetried } from "./explain-error";
 
 /**
- * A refused create in plain words, with the upstream's own detail under it. For fleet_full, a live
- * countdown to the automatic retry (from Retry-After), with "Retry now" and "Cancel".
+ * A refused create in plain words, with the upstream's own detail under it. For a temporary failure
+ * (fleet_full, an upstream restarting: isAutoRetried), a live countdown to the automatic retry (from
+ * Retry-After), with "Retry now" and "Cancel".
  */
 export function CreateErrorAlert({
   error,
@@ -26,8 +27,9 @@ export function CreateErrorAlert({
 }) {
   const explained = explainCreateError(error);
   const waiting = autoRetrying && secondsLeft !== null;
+  const temporary = isAutoRetried(error);
   return (
-    <Alert variant={error.code === "fleet_full" ? "warning" : "destructive"} data-testid="create-error">
+    <Alert variant={temporary ? "warning" : "destructive"} data-testid="create-error">
       <AlertTitle>{explained.title}</AlertTitle>
       <AlertDescription className="flex flex-col gap-2 text-foreground">
         <p>{explained.advice}</p>
@@ -40,11 +42,11 @@ export function CreateErrorAlert({
             {secondsLeft > 0 ? `Retrying in ${secondsLeft} s…` : "Retrying…"}
           </p>
         ) : null}
-        {error.code === "fleet_full" && !autoRetrying ? (
+        {temporary && !autoRetrying ? (
           <p className="text-muted-foreground">Automatic retries stopped. Try again when you are ready.</p>
         ) : null}
         <div className="flex flex-wrap gap-2 pt-1">
-          {error.code === "fleet_full" ? (
+          {temporary ? (
             <>
               <Button size="sm" onClick={onRetryNow}>
                 Retry now

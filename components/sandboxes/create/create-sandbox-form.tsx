@@ -15,6 +15,7 @@ import { Button } from "../../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
 import { Input } from "../../ui/input";
 import { Skeleton } from "../../ui/skeleton";
+import { RetryNotice, SlowNotice } from "../../layout/lazy-notices";
 import { CreateErrorAlert } from "./create-error-alert";
 import {
   buildCreateRequest,
@@ -27,7 +28,7 @@ import {
   type FieldErrors,
 } from "./create-request";
 import { DomainListEditor } from "./domain-list-editor";
-import { explainCreateError, isDefinitiveRefusal } from "./explain-error";
+import { explainCreateError, isAutoRetried, isDefinitiveRefusal } from "./explain-error";
 import { CheckboxField, FieldGroup, FormField, NativeSelect, RadioCard } from "./form-field";
 import { KeyValueEditor } from "./key-value-editor";
 import { PreviewTokenNotice } from "./preview-token-notice";
@@ -39,24 +40,35 @@ import { VolumeSection } from "./volume-section";
 import { sandboxHref } from "../../../lib/links";
 import { formatMebibytes } from "../../../lib/format";
 
-/** Fleet-full retries the form makes on its own before it leaves the next one to the user (like the SDK's budget). */
+/** Retries of a temporary failure (fleet_full, an upstream restarting) the form makes on its own before it leaves the next one to the user (like the SDK's budget). */
 const AUTO_RETRIES = 3;
-/** When a 503 fleet_full comes without Retry-After. */
+/** When a temporary failure comes without Retry-After. */
 const DEFAULT_RETRY_SECONDS = 5;
 
 /** The create page's form: waits for the plan's limits (sizes, regions, default egress hosts), then renders. */
 export function CreateSandboxForm({ baseUrl }: { baseUrl?: string }) {
   const limits = useQuery(sandboxQueries.limits());
-  if (limits.isPending) {
+  // While the limits are being retried (lib/queries/retry.ts) the form is usable with the contract's
+  // defaults: what the user types then is kept when the limits arrive (the form reads them once).
+  if (limits.isPending && limits.failureCount === 0) {
     return (
-      <div role="status" aria-label="Loading the create options" className="flex flex-col gap-4">
-        <Skeleton className="h-40 w-full" />
-        <Skeleton className="h-40 w-full" />
+      <div className="flex flex-col gap-4">
+        <SlowNotice waiting={limits.isFetching} what="your plan's limits" />
+        <div role="status" aria-label="Loading the create options" className="flex flex-col gap-4">
+          <Skeleton className="h-40 w-full" />
+          <Skeleton className="h-40 w-full" />
+        </div>
       </div>
     );
   }
   return (
     <div className="flex flex-col gap-4">
+      <RetryNotice query={limits} queryKey={sandboxKeys.limits()} title="Your plan's limits could not be read yet">
+        <p className="text-muted-foreground">
+          Meanwhile the form uses the contract&apos;s defaults; what you type is kept, and the server still checks
+          everything.
+        </p>
+      </RetryNotice>
       {limits.isError ? (
         <Alert variant="warning">
           <AlertTitle>Your plan&apos;s limits could not be read</AlertTitle>
@@ -148,7 +160,7 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
       for (const [k, v] of Object.entries(apiError.fieldErrors)) if (!k.includes(".")) fieldErrors[k] = v;
       if (field) fieldErrors[field] = apiError.detail;
       setServerFieldErrors(fieldErrors);
-      if (apiError.code === "fleet_full" && autoRetries.current < AUTO_RETRIES) {
+      if (isAutoRetried(apiError) && autoRetries.current < AUTO_RETRIES) {
         autoRetries.current += 1;
         setRetryDeadline(Date.now() + (apiError.retryAfterSeconds ?? DEFAULT_RETRY_SECONDS) * 1000);
       } else {
@@ -436,7 +448,11 @@ function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; bas
           error={serverError}
           secondsLeft={secondsLeft}
           autoRetrying={retryDeadline !== null}
-          onRetryNow={retryNow}
+          onRetryNow={() => {
+            // The user's own click starts a fresh series: its temporary failures are retried again.
+            autoRetries.current = 0;
+            retryNow();
+          }}
           onCancelRetry={() => {
             setRetryDeadline(null);
             autoRetries.current = AUTO_RETRIES;

@@ -126,6 +126,23 @@ export function explainCreateError(error: OrkestrError): ExplainedError {
       };
     case "rate_limited":
       return { title: "Too many requests", advice: "Wait a moment and try again." };
+    case "upstream_unreachable":
+      return {
+        title: "The orkestr API is not answering",
+        advice:
+          "It refused the connection, so nothing was created. It is probably restarting: the request is sent again on its own, and nothing you typed is lost.",
+      };
+    case "upstream_reset":
+      return {
+        title: "The connection broke before an answer came",
+        advice:
+          "The sandbox may or may not have been created. Sending again is safe: the same request key goes with it, so a sandbox is never created twice.",
+      };
+    case "database_unavailable":
+      return {
+        title: "The Baton database is unavailable",
+        advice: "Nothing was created. The request is sent again on its own once it should be back.",
+      };
     case "connection_error":
       return {
         title: "The server could not be reached",
@@ -145,4 +162,16 @@ export function explainCreateError(error: OrkestrError): ExplainedError {
 /** A definitive refusal (nothing was created): the next attempt gets a fresh Idempotency-Key. */
 export function isDefinitiveRefusal(error: OrkestrError): boolean {
   return error.status >= 400 && error.status < 500 ? true : error.code === "fleet_full";
+}
+
+/**
+ * Failures the form retries by itself after a visible countdown (Retry-After when the server sent
+ * one): they are temporary, and a retry is safe. A refused request never arrived; any other is sent
+ * again with the same Idempotency-Key, so the server creates at most one sandbox.
+ */
+export function isAutoRetried(error: OrkestrError): boolean {
+  return (
+    ["fleet_full", "upstream_unreachable", "upstream_reset", "database_unavailable"].includes(error.code) ||
+    (error.status === 0 && error.code === "connection_error")
+  );
 }

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { sandboxQueries } from "../../../lib/queries/sandboxes";
+import { sandboxKeys, sandboxQueries } from "../../../lib/queries/sandboxes";
 import { CopyButton } from "../../ui/copy-button";
 import { maxTimeoutSeconds } from "../create/timeout-range";
 import { ExpiryCountdown } from "./expiry-countdown";
@@ -10,10 +10,13 @@ import { StatusBadge } from "../status-badge";
 import { LifecycleActions } from "./lifecycle-actions";
 import { useSandbox } from "./sandbox-context";
 import { errorText } from "../../../lib/orkestr/errors";
+import { formatClock } from "../../../lib/format";
+import { RetryNotice } from "../../layout/lazy-notices";
 
 /** The detail frame's header: the id (copyable), its status, a one-line summary and the lifecycle buttons. */
 export function SandboxHeader() {
-  const { data: sandbox, isError, error } = useSandbox();
+  const query = useSandbox();
+  const { data: sandbox, isError, error } = query;
   const limits = useQuery(sandboxQueries.limits());
   const summary = [
     sandbox.template,
@@ -56,6 +59,13 @@ export function SandboxHeader() {
         </div>
         <LifecycleActions sandbox={sandbox} maxTimeoutSeconds={maxTimeoutSeconds(limits.data)} />
       </div>
+      <RetryNotice query={query} queryKey={sandboxKeys.detail(sandbox.id)} title="Live status paused">
+        <p className="text-muted-foreground">
+          The status above is from the last successful refresh
+          {query.dataUpdatedAt ? `, at ${formatClock(query.dataUpdatedAt)}` : ""}; it updates again when the orkestr API
+          answers.
+        </p>
+      </RetryNotice>
     </div>
   );
 }

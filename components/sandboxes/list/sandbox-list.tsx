@@ -7,7 +7,7 @@ import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
 import { errorText, OrkestrError } from "../../../lib/orkestr/errors";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
-import { listRefreshIntervalMs, sandboxListQuery } from "../../../lib/queries/sandbox-list";
+import { listRefreshIntervalMs, sandboxListKey, sandboxListQuery } from "../../../lib/queries/sandbox-list";
 import { fetchSandbox, sandboxQueries } from "../../../lib/queries/sandboxes";
 import { templateQueries } from "../../../lib/queries/templates";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
@@ -32,6 +32,8 @@ import { sandboxHref } from "../../../lib/links";
 // matters once rows are selected, the teaching empty state only for a user with no sandboxes.
 // Both chunks start loading as soon as the list renders.
 const BulkActions = dynamic(() => import("./bulk-actions").then((m) => m.BulkActions), { ssr: false });
+// Fault notices (./list-notices.tsx): only a page whose list is failing or slow needs their code.
+const ListNotices = dynamic(() => import("./list-notices").then((m) => m.ListNotices), { ssr: false });
 const TeachingEmptyState = dynamic(() => import("./teaching-empty-state").then((m) => m.TeachingEmptyState), {
   ssr: false,
   loading: () => <Skeleton className="h-64 w-full" />,
@@ -210,6 +212,10 @@ export function SandboxList() {
           onClear={() => setSelected(new Set())}
           onSettled={(failed) => setSelected(new Set(failed))}
         />
+
+        {list.failureCount > 0 || (list.isPending && list.isFetching) ? (
+          <ListNotices list={list} queryKey={sandboxListKey(filters)} />
+        ) : null}
 
         {list.isError && list.data ? (
           <Alert variant="warning" role="status">

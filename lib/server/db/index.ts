@@ -26,6 +26,9 @@ export type DbConfig =
       max?: number;
     };
 
+/** How long a request waits for a database connection before it fails (503, retry shortly). */
+const CONNECT_TIMEOUT_MS = 10_000;
+
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 // Postgres returns bigint (int8) as a string; our int8 columns are epoch milliseconds and counts,
@@ -60,11 +63,21 @@ export function createDb(config: DbConfig | DatabaseTarget): Db {
   const pool = new pg.Pool({
     connectionString: config.url,
     max: ("max" in config ? config.max : undefined) ?? 10,
+    // Without a bound, a request waits forever for a connection to a server that does not answer
+    // (a network partition rather than a refusal); with it, it fails as 503 database_unavailable.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     types: pgTypes,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", (err) => console.error("[baton] postgres pool error:", err.message));
+  // pg-pool listens for a client's 'error' only while it is idle in the pool. A checked-out client
+  // that is between queries (inside a transaction) when the server goes away emits 'error' with no
+  // listener, which would crash the whole console. With this one it is logged; its next query then
+  // fails ("not queryable", answered as 503 database_unavailable) and the pool drops it on release.
+  pool.on("connect", (client) => {
+    client.on("error", (err) => console.error("[baton] postgres connection lost:", err.message));
+  });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 

@@ -6,6 +6,7 @@ import { SandboxProvider } from "../../../../components/sandboxes/detail/sandbox
 import { SandboxHeader } from "../../../../components/sandboxes/detail/sandbox-header";
 import { SandboxTabs } from "../../../../components/sandboxes/detail/sandbox-tabs";
 import { Alert, AlertDescription, AlertTitle } from "../../../../components/ui/alert";
+import { LazyAutoRefresh } from "../../../../components/layout/lazy-auto-refresh";
 import { OrkestrError } from "../../../../lib/orkestr/errors";
 import type { Sandbox } from "../../../../lib/orkestr/schemas/sandboxes";
 import { Forbidden } from "../../../../components/layout/forbidden";
@@ -34,14 +35,16 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 async function loadSandbox(
   userId: string,
   id: string,
-): Promise<{ sandbox: Sandbox } | { problem: { code: string; detail: string } }> {
+): Promise<
+  { sandbox: Sandbox } | { problem: { code: string; detail: string; status: number; retryAfterSeconds: number | null } }
+> {
   try {
     return { sandbox: await withUpstream({ id: userId }, (orkestr) => orkestr.sandboxes.get(id)) };
   } catch (err) {
     if (err instanceof OrkestrError && (err.status === 404 || err.code === "sandbox_not_found"))
-      return { problem: { code: "not_found", detail: err.detail } };
-    const { body } = describeError(err, "sandbox detail");
-    return { problem: { code: body.code, detail: body.detail } };
+      return { problem: { code: "not_found", detail: err.detail, status: 404, retryAfterSeconds: null } };
+    const { body, status, retryAfterSeconds } = describeError(err, "sandbox detail");
+    return { problem: { code: body.code, detail: body.detail, status, retryAfterSeconds } };
   }
 }
 
@@ -63,6 +66,7 @@ export default async function SandboxLayout({ children, params }: { children: Re
       "token_unreadable",
       "invalid_url",
     ].includes(result.problem.code);
+    const temporary = result.problem.status >= 500 && result.problem.status !== 501;
     return (
       <div className="flex flex-col gap-4">
         <h1 className="font-mono text-xl font-semibold">{id}</h1>
@@ -71,7 +75,10 @@ export default async function SandboxLayout({ children, params }: { children: Re
           <AlertDescription className="flex flex-col gap-2 text-foreground">
             <p>{result.problem.detail}</p>
             <p>
-              {connectionProblem ? (
+              {temporary ? (
+                // The orkestr API (or the database) is down or restarting: ask again on a countdown.
+                <LazyAutoRefresh retryAfterSeconds={result.problem.retryAfterSeconds} />
+              ) : connectionProblem ? (
                 <Link href="/settings/connections" className="font-medium underline underline-offset-4">
                   Open Settings → Connections
                 </Link>
