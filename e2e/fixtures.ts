@@ -34,11 +34,6 @@ const BUILD_INPUTS = [
   "package-lock.json",
 ];
 
-/** A production build as fresh as the sources (`next build` when it is not): for specs that start their own servers. */
-export async function ensureBuild(env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" }) {
-  if (!buildIsFresh()) await run(["build"], env);
-}
-
 export interface Servers {
   engine: EngineHandle;
   /** The console's origin, e.g. http://127.0.0.1:40123 */
@@ -76,7 +71,7 @@ function buildIsFresh(): boolean {
   return fs.statSync(buildId).mtimeMs > sources;
 }
 
-/** `next build` when .next is missing or older than the sources (minutes on 2 cores). */
+/** `next build` when .next is missing or older than the sources (minutes on 2 cores); also for specs that start their own servers. */
 export async function ensureBuild(env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" }) {
   if (!buildIsFresh()) await run(["build"], env);
 }
