@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import WebSocket from "ws";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
 
@@ -8,7 +9,7 @@ import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/e
  * adopted by the next engine on the same data dir, and only the request that was in flight fails.
  */
 
-const uidBase = 7_500_000 + (process.pid % 50) * 10_000;
+const uidBase = 9_000_000 + (process.pid % 100) * 10_000;
 const env = { ORKESTR_ENGINE_UID_BASE: String(uidBase) };
 const engines: EngineHandle[] = [];
 
@@ -42,6 +43,27 @@ async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
     await new Promise((r) => setTimeout(r, 50));
   }
   return check();
+}
+
+/** A terminal viewer that keeps all output it received. */
+async function attach(
+  e: EngineHandle,
+  wsPath: string,
+): Promise<{ ws: WebSocket; out: () => string; closed: Promise<void> }> {
+  const ws = new WebSocket(`${e.origin.replace(/^http/, "ws")}${wsPath}`, {
+    headers: { authorization: `Bearer ${e.token}` },
+  });
+  let out = "";
+  ws.on("message", (d, binary) => {
+    if (binary) out += Buffer.from(d as Buffer).toString();
+  });
+  ws.on("error", () => undefined);
+  const closed = new Promise<void>((r) => ws.once("close", () => r()));
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("unexpected-response", (_q, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+  });
+  return { ws, out: () => out, closed };
 }
 
 afterAll(async () => {
@@ -136,6 +158,32 @@ print(s.recv(100).split(b'\\r\\n')[0].decode())
     // The same slirp4netns still serves it (it was not restarted), and its tap device is up.
     expect(alive(slirp)).toBe(true);
     expect((await exec(b, open, "grep -c tap0: /proc/net/dev")).stdout).toBe("1\n");
+  }, 120_000);
+});
+
+describe("terminals survive an engine crash", () => {
+  it("an open terminal session is there after the restart, and reattaching shows its scrollback", async () => {
+    const a = await boot();
+    const id = await createSandbox(a);
+    const open = await a.api("POST", `/sandboxes/${id}/pty`, { command: "/bin/sh", cols: 100, rows: 30 });
+    expect(open.status).toBe(201);
+    const pty = open.body as { id: string; ws_path: string };
+    const t1 = await attach(a, pty.ws_path);
+    t1.ws.send(Buffer.from("echo marker-$((6*7))\n"));
+    expect(await waitUntil(() => t1.out().includes("marker-42"), 15_000)).toBe(true);
+    await crash(a);
+    await t1.closed;
+
+    const b = await boot(a.dataDir!);
+    const list = (await b.api("GET", `/sandboxes/${id}/pty`)).body as { id: string; status: string; cols: number }[];
+    expect(list.map((x) => [x.id, x.status, x.cols])).toEqual([[pty.id, "running", 100]]);
+    const t2 = await attach(b, pty.ws_path);
+    // The scrollback of before the crash, replayed by the session's holder...
+    expect(await waitUntil(() => t2.out().includes("marker-42"), 15_000)).toBe(true);
+    // ...and the same shell, still reading its terminal.
+    t2.ws.send(Buffer.from("echo after-$((7*8))\n"));
+    expect(await waitUntil(() => t2.out().includes("after-56"), 15_000)).toBe(true);
+    t2.ws.close();
   }, 120_000);
 });
 

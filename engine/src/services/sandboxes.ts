@@ -78,6 +78,8 @@ export class SandboxService {
   /** Sandboxes still booting: settled when their create finishes either way. */
   private creating = new Map<string, Promise<void>>();
   private closing = false;
+  /** Set by a shutdown that keeps sandboxes running (an upgrade stop): terminals keep theirs too. */
+  keepingSandboxes = false;
   /** Run once a sandbox's processes are gone (terminate, expiry, failure, shutdown): previews drop their relays. */
   private releaseHooks: ((id: string) => Promise<void>)[] = [];
 
@@ -700,6 +702,7 @@ export class SandboxService {
    */
   async shutdown(opts: { keep?: boolean } = {}): Promise<void> {
     this.closing = true;
+    this.keepingSandboxes = opts.keep === true;
     this.sampler.stop();
     const ids = [...this.live.keys()];
     await Promise.all(
