@@ -3,6 +3,7 @@ import path from "node:path";
 import WebSocket from "ws";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
+import { hostRequest, previewHostOf, serveInSandbox } from "./helpers/previews.js";
 
 /**
  * Sandboxes outlive the engine process (runtime/holder.ts): a SIGKILLed engine's sandboxes are
@@ -136,6 +137,8 @@ describe("sandboxes survive an engine crash", () => {
     const a = await boot();
     const restricted = await createSandbox(a, { network: "restricted", allow_domains: ["example.com"] });
     const open = await createSandbox(a, { network: "open" });
+    await serveInSandbox(a, open, 8000, "kept");
+    expect((await hostRequest(a, previewHostOf(a, open, 8000), "/")).body).toContain("kept");
     const slirp = (JSON.parse(fs.readFileSync(recordPath(a, open), "utf8")) as { helpers: { pid: number }[] })
       .helpers[0]!.pid;
     await crash(a);
@@ -158,6 +161,8 @@ print(s.recv(100).split(b'\\r\\n')[0].decode())
     // The same slirp4netns still serves it (it was not restarted), and its tap device is up.
     expect(alive(slirp)).toBe(true);
     expect((await exec(b, open, "grep -c tap0: /proc/net/dev")).stdout).toBe("1\n");
+    // Previews: the server started before the crash answers through a relay of the new engine.
+    expect((await hostRequest(b, previewHostOf(b, open, 8000), "/")).body).toContain("kept");
   }, 120_000);
 });
 
@@ -185,6 +190,32 @@ describe("terminals survive an engine crash", () => {
     expect(await waitUntil(() => t2.out().includes("after-56"), 15_000)).toBe(true);
     t2.ws.close();
   }, 120_000);
+});
+
+describe("engine stops", () => {
+  it("SIGUSR2 (an upgrade) stops the engine and keeps its sandboxes for the next one", async () => {
+    const a = await boot();
+    const id = await createSandbox(a);
+    const holder = readRecord(a, id).holderPid;
+    expect(await a.stop("SIGUSR2")).toBe(0);
+    expect(alive(holder)).toBe(true);
+    const b = await boot(a.dataDir!);
+    expect((await b.api("GET", `/sandboxes/${id}`)).body.status).toBe("running");
+    expect((await exec(b, id, "echo still-here")).stdout).toBe("still-here\n");
+  }, 120_000);
+
+  it("a holder that dies while the engine runs fails its sandbox, as a dead init did", async () => {
+    const a = await boot();
+    const id = await createSandbox(a);
+    process.kill(readRecord(a, id).holderPid, "SIGKILL");
+    let row: { status: string; status_reason: string | null } = { status: "", status_reason: null };
+    for (let i = 0; i < 200 && row.status !== "failed"; i++) {
+      row = (await a.api("GET", `/sandboxes/${id}`)).body;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(row.status).toBe("failed");
+    expect(row.status_reason).toMatch(/sandbox init killed by SIGKILL|holder/);
+  }, 60_000);
 });
 
 describe("what is not adopted", () => {

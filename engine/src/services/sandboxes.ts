@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import fs from "node:fs";
 import path from "node:path";
 import type { EngineConfig } from "../config.js";
 import { ApiError } from "../errors.js";
@@ -159,6 +160,12 @@ export class SandboxService {
     const cgroup = this.host.cgroups.adopt(row.id);
     if (!cgroup) throw new Error("its cgroups are gone");
     const proc = await SandboxProcess.adopt(this.host, row.id, cgroup);
+    // Its scratch tmpfs lives in the mount namespace the holders keep (server.ts joins it): an
+    // engine that did not get in there would see an empty directory instead of its files.
+    if (this.host.scratchTmpfs && !isMountPoint(this.sandboxDir(row.id))) {
+      await proc.kill();
+      throw new Error("its files are not visible in this engine's mount namespace");
+    }
     const allow = row.allow_domains ? (JSON.parse(row.allow_domains) as string[]) : null;
     let network;
     try {
@@ -721,6 +728,14 @@ export class SandboxService {
         this.events.record(id, "sandbox.terminated", { reason: "engine_shutdown" });
       }),
     );
+  }
+}
+
+function isMountPoint(dir: string): boolean {
+  try {
+    return fs.statSync(dir).dev !== fs.statSync(path.dirname(dir)).dev;
+  } catch {
+    return false;
   }
 }
 
