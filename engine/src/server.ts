@@ -53,6 +53,10 @@ async function main(): Promise<void> {
     return;
   }
 
+  // Whoever reads the engine's log may go away (a test runner that died, a closed terminal): a
+  // write to that pipe must not crash the engine in the middle of a shutdown, which would leave
+  // sandboxes running (they outlive the engine) with nobody to terminate them.
+  for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
   // A backstop: a stray rejection is logged, never allowed to take every sandbox down with the engine.
   process.on("unhandledRejection", (e) =>
     console.error(`[engine] unhandled rejection: ${(e as Error)?.stack ?? String(e)}`),

@@ -70,7 +70,14 @@ async function attach(
 afterAll(async () => {
   // SIGTERM terminates every sandbox, adopted ones included: nothing outlives the test run.
   for (const e of engines) await e.stop();
-});
+  // A test that failed between a crash and the restart left sandboxes without an engine: one more
+  // engine on that data dir adopts or reaps them, and its SIGTERM ends them.
+  for (const dir of new Set(engines.map((e) => e.dataDir!))) {
+    const holders = path.join(dir, "engine", "holders");
+    if (fs.existsSync(holders) && fs.readdirSync(holders).some((n) => n.endsWith(".json")))
+      await (await startEngine({ dataDir: dir, env })).stop();
+  }
+}, 120_000);
 
 describe("sandboxes survive an engine crash", () => {
   it("a SIGKILLed engine's sandboxes are adopted: running, background process alive, files intact; the interrupted stream fails cleanly", async () => {
@@ -203,6 +210,18 @@ describe("engine stops", () => {
     expect((await b.api("GET", `/sandboxes/${id}`)).body.status).toBe("running");
     expect((await exec(b, id, "echo still-here")).stdout).toBe("still-here\n");
   }, 120_000);
+
+  it("SIGTERM still terminates every sandbox when the engine's log reader is gone (no crash on EPIPE)", async () => {
+    const a = await boot();
+    const id = await createSandbox(a);
+    const holder = readRecord(a, id).holderPid;
+    // The reader of the engine's stdout and stderr goes away, like a test runner that died.
+    a.proc!.stdout!.destroy();
+    a.proc!.stderr!.destroy();
+    expect(await a.stop("SIGTERM")).toBe(0);
+    expect(await waitUntil(() => !alive(holder), 5000)).toBe(true);
+    expect(fs.readdirSync(path.join(a.dataDir!, "engine", "holders"))).toEqual([]);
+  }, 60_000);
 
   it("a holder that dies while the engine runs fails its sandbox, as a dead init did", async () => {
     const a = await boot();
