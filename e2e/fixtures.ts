@@ -71,6 +71,11 @@ function buildIsFresh(): boolean {
   return fs.statSync(buildId).mtimeMs > sources;
 }
 
+/** `next build` when .next is missing or older than the sources (minutes on 2 cores). */
+export async function ensureBuild(env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" }) {
+  if (!buildIsFresh()) await run(["build"], env);
+}
+
 function run(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [NEXT_BIN, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
@@ -173,7 +178,7 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
   servers: [
     async ({ consoleInstance, database }, use) => {
       const env = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
-      if (!buildIsFresh()) await run(["build"], env);
+      await ensureBuild(env);
 
       // The embedded default: engine and console share one BATON_DATA_DIR (the engine keeps its state
       // under engine/), so the console can read the bootstrap secret for "Use the local engine".

@@ -75,6 +75,12 @@ const { announceSetupCode } = await tsx.import("../lib/server/setup-code.ts", im
 try {
   await announceSetupCode();
 } catch (err) {
+  // Another vault key than the database's (lib/server/vault-key-check.ts): this instance could serve
+  // nothing, so it does not start, and a balancer sends the requests to the instances that can.
+  if (err?.code === "vault_key_mismatch") {
+    console.error(`[baton] ${err.detail}`);
+    process.exit(1);
+  }
   // The database may not be up yet: the /setup page makes and prints the code on its first visit.
   console.error(
     `[baton] could not check for a first run at start: ${err instanceof Error ? err.message : String(err)}`,

@@ -9,11 +9,27 @@ import { pct } from "./lib.js";
  * (N=1000). With --against, a second engine runs from another checkout (e.g. `git archive` of the
  * previous commit with node_modules linked) and the two are measured alternately, call by call,
  * so the machine's load hits both alike; on a shared 2-core machine that is the only fair A/B.
+ * With --pool N, this checkout also runs a second engine with a warm pool of N (measured the same
+ * way, each create once its pool is full again, and no engine is timed while a pool refills).
  */
 const N_CREATE = 60;
 const N_EXEC = 1000;
 const againstAt = process.argv.indexOf("--against");
 const against = againstAt > 0 ? process.argv[againstAt + 1] : undefined;
+const poolAt = process.argv.indexOf("--pool");
+const poolSize = poolAt > 0 ? Number(process.argv[poolAt + 1]) : 0;
+
+/** Until every pooled engine's pool is full: a refill must not run beside a timed call of any engine. */
+async function poolsFull(engines: [string, EngineHandle][]): Promise<void> {
+  for (const [, e] of engines) {
+    for (;;) {
+      const pool = (await e.api("GET", "/limits")).body.warm_pool as { size: number; ready: number } | undefined;
+      if (!pool || pool.ready >= pool.size) break;
+      // Slower than the pool's quiet window, so the polling itself does not hold the refill off.
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
 
 async function create(e: EngineHandle): Promise<string> {
   const r = await e.api("POST", "/sandboxes", { template: "python-3.12" });
@@ -28,6 +44,11 @@ async function exec(e: EngineHandle, id: string): Promise<void> {
 
 async function main(): Promise<void> {
   const engines: [string, EngineHandle][] = [["this checkout", await startEngine()]];
+  if (poolSize > 0)
+    engines.push([
+      `this checkout, warm pool of ${poolSize}`,
+      await startEngine({ env: { ORKESTR_ENGINE_POOL_SIZE: String(poolSize) } }),
+    ]);
   if (against) engines.push([against, await startEngine({ checkout: against })]);
   try {
     for (const [name, e] of engines) {
@@ -38,6 +59,7 @@ async function main(): Promise<void> {
     const rtt = new Map<string, number[]>(engines.map(([n]) => [n, []]));
     for (let i = -3; i < N_CREATE; i++) {
       for (const [name, e] of engines) {
+        await poolsFull(engines);
         const t0 = performance.now();
         const id = await create(e);
         await exec(e, id);

@@ -19,6 +19,7 @@ import { SnapshotService } from "./services/snapshots.js";
 import { openVolumeStore, VolumeService } from "./services/volumes.js";
 import { TemplateService } from "./services/templates.js";
 import { WebhookService } from "./services/webhooks.js";
+import type { WarmPool } from "./services/warm-pool.js";
 import { getMeta, openDb, setMeta } from "./store/db.js";
 
 function loadSecret(file: string): string {
@@ -37,6 +38,30 @@ export interface Engine {
   close(opts?: { keepSandboxes?: boolean }): Promise<void>;
 }
 
+/**
+ * The warm pool refills only once the API is quiet (services/warm-pool.ts): every request is
+ * bracketed, once, whether it completes or the client goes away.
+ */
+function watchRequestsForPool(app: FastifyInstance, pool: WarmPool): void {
+  const open = new WeakSet<object>();
+  const end = (req: object) => {
+    if (open.delete(req)) pool.requestEnded();
+  };
+  app.addHook("onRequest", (req, _reply, done) => {
+    open.add(req);
+    pool.requestStarted();
+    done();
+  });
+  app.addHook("onResponse", (req, _reply, done) => {
+    end(req);
+    done();
+  });
+  app.addHook("onRequestAbort", (req, done) => {
+    end(req);
+    done();
+  });
+}
+
 export async function buildEngine(config: EngineConfig): Promise<Engine> {
   const log = (msg: string) => (config.logLevel === "silent" ? undefined : console.error(`[engine] ${msg}`));
   fs.mkdirSync(config.root, { recursive: true, mode: 0o711 });
@@ -49,7 +74,7 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
   const live = new LiveSandboxes();
   const volumeStore = openVolumeStore(config, host);
   // The machine's own RAM, pids and disk, checked after every plan limit (services/admission.ts).
-  const admission = new HostAdmission(
+  const admission: HostAdmission = new HostAdmission(
     config,
     db,
     {
@@ -59,13 +84,15 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
         path: volumeStore.store.dataPath(region, id),
         image: volumeStore.store.backend === "loop-ext4",
       }),
+      // Warm-pool members are real sandboxes on this machine: their memory, pids.max and threads count.
+      pooled: () => sandboxes.pool.commitment(),
     },
     PIDS_MAX,
   );
   const templates = new TemplateService(config, db, host, events, admission);
   const volumes = new VolumeService(config, db, events, plan, volumeStore, admission);
   // Sandboxes of a custom template bind its layer; snapshots need running sandboxes, which fork them.
-  const sandboxes = new SandboxService({
+  const sandboxes: SandboxService = new SandboxService({
     config,
     db,
     host,
@@ -115,8 +142,11 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
   };
 
   const app = await buildApi(ctx, { checkResponses: config.checkResponses });
+  watchRequestsForPool(app, sandboxes.pool);
 
   sandboxes.startSampler();
+  const leftovers = await sandboxes.startPool();
+  if (leftovers) log(`${leftovers} warm-pool sandbox(es) of an earlier run ended (pool members are never re-adopted)`);
   storage.volumes.startSweeper();
   templates.start();
   webhooks.start();

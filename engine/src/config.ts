@@ -22,6 +22,14 @@ const EnvSchema = z.object({
   ORKESTR_ENGINE_SAMPLE_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   /** Keepalive comment period on SSE and NDJSON streams (POST /v1/sandboxes/:id/exec/stream, events and logs with follow: 15 s). */
   ORKESTR_ENGINE_KEEPALIVE_MS: z.coerce.number().int().min(50).max(300_000).default(15_000),
+  /**
+   * Warm pool (services/warm-pool.ts): how many booted sandboxes to keep ready per pooled template,
+   * so a create that matches them (that template, size small, network "off", no snapshot or volume)
+   * skips the boot. 0 turns the pool off. Pool members count in the machine's capacity.
+   */
+  ORKESTR_ENGINE_POOL_SIZE: z.coerce.number().int().min(0).max(32).default(2),
+  /** The built-in templates the warm pool holds (comma separated; aliases allowed). */
+  ORKESTR_ENGINE_POOL_TEMPLATES: z.string().default("python-3.12"),
   /** First uid of the per-sandbox host uid pool. */
   ORKESTR_ENGINE_UID_BASE: z.coerce.number().int().min(1000).default(200_000),
   ORKESTR_ENGINE_LOG: z.enum(["silent", "error", "warn", "info", "debug"]).default("info"),
@@ -94,6 +102,9 @@ export interface EngineConfig {
   sampleMs: number;
   keepaliveMs: number;
   uidBase: number;
+  /** Warm pool: members kept ready per template, and the templates (as given; resolved at boot). */
+  poolSize: number;
+  poolTemplates: string[];
   logLevel: "silent" | "error" | "warn" | "info" | "debug";
   /** Answers that do not match their route's response schema are a 500 (tests; see lib/serialize.ts). */
   checkResponses: boolean;
@@ -150,6 +161,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     sampleMs: e.ORKESTR_ENGINE_SAMPLE_MS,
     keepaliveMs: e.ORKESTR_ENGINE_KEEPALIVE_MS,
     uidBase: e.ORKESTR_ENGINE_UID_BASE,
+    poolSize: e.ORKESTR_ENGINE_POOL_SIZE,
+    poolTemplates: [
+      ...new Set(
+        e.ORKESTR_ENGINE_POOL_TEMPLATES.split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ),
+    ],
     logLevel: e.ORKESTR_ENGINE_LOG,
     checkResponses: e.ORKESTR_ENGINE_CHECK_RESPONSES === "1",
     trialCreditEur: e.ORKESTR_ENGINE_TRIAL_CREDIT_EUR,

@@ -26,6 +26,8 @@ export async function startInProcessEngine(env: Record<string, string> = {}): Pr
     BATON_DATA_DIR: dataDir,
     ORKESTR_ENGINE_LOG: "silent",
     ORKESTR_ENGINE_CHECK_RESPONSES: "1",
+    // No warm pool unless a test asks: an in-process engine starts no sandbox nobody requested.
+    ORKESTR_ENGINE_POOL_SIZE: "0",
     ...env,
   });
   const engine = await buildEngine(config);

@@ -117,6 +117,16 @@ export const Limits = z
     max_templates: z.number().nullable(),
     templates: z.number(),
     sample_interval_seconds: z.number(),
+    warm_pool: z
+      .object({
+        size: z.number().describe("Booted sandboxes kept ready per pooled template (0: no pool)"),
+        templates: z.array(z.string()),
+        ready: z.number(),
+        booting: z.number(),
+      })
+      .describe(
+        'The machine\'s warm pool: a create of a pooled template, size small, network "off", without snapshot or volume, takes a ready sandbox instead of booting one',
+      ),
     capabilities: z.record(z.string(), z.unknown()),
     engine: z.object({ name: z.string(), kind: z.string() }),
   })

@@ -36,6 +36,8 @@ const machine = (over: Partial<HostMeasure> = {}): HostMeasure => ({
 const nothing: Commitments = {
   sandboxMemoryMb: 0,
   pausedMemoryMb: 0,
+  pooled: 0,
+  pooledMemoryMb: 0,
   buildMemoryMb: 0,
   pids: 0,
   sandboxThreadsNow: 0,
@@ -132,6 +134,20 @@ describe("memory: the plan would admit it, the machine does not", () => {
     expect(checkSandbox(cap, { memoryMb: x + 1, pidsMax: PIDS })).not.toBeNull();
     expect(maxConcurrent(PLANS.payg.ramBudgetMb, cap, PIDS)).toBe(20);
     expect(maxConcurrent(PLANS.free.ramBudgetMb, cap, PIDS)).toBe(2);
+  });
+
+  it("warm-pool members hold memory and pids like sandboxes; the effective budget counts their memory as free", () => {
+    const pooled = { ...sandboxes(2, 0), pooled: 3, pooledMemoryMb: 3 * 1024 };
+    const cap = hostCapacity(m, r, {
+      ...pooled,
+      sandboxMemoryMb: pooled.sandboxMemoryMb + 3 * 1024,
+      pids: pooled.pids + 3 * PIDS,
+    });
+    expect(cap).toMatchObject({ pooled_sandboxes: 3, memory_pooled_mb: 3 * 1024, memory_committed_mb: 5 * 1024 });
+    expect(cap.memory_free_mb).toBe(room - 5 * 1024);
+    expect(cap.pids_committed).toBe(5 * PIDS);
+    // The pool gives way (a create the machine is short for ends members), so an account may plan with it.
+    expect(effectiveRamBudgetMb(PLANS.payg.ramBudgetMb, 0, cap)).toBe(room - 2 * 1024);
   });
 });
 

@@ -173,6 +173,26 @@ print(s.recv(100).split(b'\\r\\n')[0].decode())
   }, 120_000);
 });
 
+describe("warm pool", () => {
+  it("a sandbox claimed from the warm pool is adopted with the environment its claim gave it", async () => {
+    const pool = { ...env, ORKESTR_ENGINE_POOL_SIZE: "1", ORKESTR_ENGINE_POOL_TEMPLATES: "python-3.12" };
+    const a = await startEngine({ env: pool });
+    engines.push(a);
+    for (let i = 0; i < 600 && (await a.api("GET", "/limits")).body.warm_pool.ready !== 1; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    const id = await createSandbox(a, { env: { CLAIMED_BY: "alice" } });
+    const created = (await a.api("GET", `/sandboxes/${id}/events`)).body.find(
+      (x: { type: string }) => x.type === "sandbox.created",
+    );
+    expect(created.data.start).toBe("warm");
+    await crash(a);
+    const b = await startEngine({ env: pool, dataDir: a.dataDir! });
+    engines.push(b);
+    expect((await b.api("GET", `/sandboxes/${id}`)).body.status).toBe("running");
+    expect((await exec(b, id, "echo $CLAIMED_BY")).stdout).toBe("alice\n");
+  }, 120_000);
+});
+
 describe("terminals survive an engine crash", () => {
   it("an open terminal session is there after the restart, and reattaching shows its scrollback", async () => {
     const a = await boot();

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { closeDb, getMigratedDb, migrateToLatest, type Db } from "./db/index";
+import { readLease } from "./db/leases";
 import { hitRateLimit } from "./db/rate-limit";
 import { createSession } from "./db/sessions";
 import { testBackends, type TestDatabase } from "./db/test-backends";
@@ -108,14 +109,22 @@ describe.each(testBackends)("scheduled housekeeping on $name", (backend) => {
   it("one pass per period across processes sharing the database: the claim is atomic and idempotent", async () => {
     const now = Date.UTC(2030, 5, 1);
     let clock = now;
-    const a = scheduleHousekeeping({ db: async () => t.db, now: () => clock, timers: fakeTimers() });
-    const b = scheduleHousekeeping({ db: async () => t.db, now: () => clock, timers: fakeTimers() });
+    const a = scheduleHousekeeping({ db: async () => t.db, now: () => clock, timers: fakeTimers(), holder: "a" });
+    const b = scheduleHousekeeping({ db: async () => t.db, now: () => clock, timers: fakeTimers(), holder: "b" });
     const both = await Promise.all([a.tick(), b.tick()]);
     expect(both.filter((r) => r !== null)).toHaveLength(1); // exactly one of them ran it
-    expect(await b.tick()).toBeNull(); // and nobody again within the period
+    const first = both[0] !== null ? "a" : "b";
+    // The lease names who ran the period and when it ends.
+    expect(await readLease(t.db, "housekeeping")).toMatchObject({
+      holder: first,
+      expiresAt: now + HOUSEKEEPING.intervalMs,
+    });
+    expect(await a.tick()).toBeNull(); // and nobody again within the period, the runner included
+    expect(await b.tick()).toBeNull();
     clock += HOUSEKEEPING.intervalMs;
     const rows = await seed(t.db, clock);
-    expect(await a.tick()).toMatchObject({ sessions: expect.any(Number), rateLimits: expect.any(Number) });
+    const other = first === "a" ? b : a;
+    expect(await other.tick()).toMatchObject({ sessions: expect.any(Number), rateLimits: expect.any(Number) });
     expect(await rows.sessionIds()).toEqual([rows.live]);
     a.stop();
     b.stop();

@@ -1,6 +1,6 @@
 import "server-only";
-import { sql } from "kysely";
 import type { Db } from "./db/index";
+import { acquireLease, processHolder } from "./db/leases";
 import { purgeRateLimits } from "./db/rate-limit";
 import { purgeSessions } from "./db/sessions";
 
@@ -10,8 +10,8 @@ import { purgeSessions } from "./db/sessions";
 // `next dev`) does it; the timer is unref'd and never keeps a process alive.
 //
 // Several Baton processes may share one Postgres: each schedules its own pass, and a pass first
-// claims the period with one conditional upsert of the `housekeeping.last_run` setting, so at most
-// one of them does the deletes per period. The deletes are idempotent either way.
+// takes the `housekeeping` lease for one period (lib/server/db/leases.ts, without renewal), so at
+// most one of them does the deletes per period. The deletes are idempotent either way.
 
 export const HOUSEKEEPING = {
   /** How often a pass runs (and the period one pass claims across processes). */
@@ -24,7 +24,7 @@ export const HOUSEKEEPING = {
   rateLimitKeepMs: 60 * 60_000,
 } as const;
 
-const CLAIM_KEY = "housekeeping.last_run";
+const LEASE = "housekeeping";
 
 export interface HousekeepingResult {
   sessions: number;
@@ -33,26 +33,16 @@ export interface HousekeepingResult {
 
 /**
  * One pass at `now`, unless another process (or this one) already ran one less than `intervalMs`
- * ago: then null. Cheap: one upsert, two indexed or small deletes.
+ * ago: then null. Cheap: one upsert, two indexed or small deletes. `holder` names this process in
+ * the lease (processHolder(); tests play several).
  */
 export async function runHousekeeping(
   db: Db,
   now = Date.now(),
   intervalMs: number = HOUSEKEEPING.intervalMs,
+  holder: string = processHolder(),
 ): Promise<HousekeepingResult | null> {
-  // Claim the period: insert, or move last_run forward only if it is at least a period old. The
-  // database serialises the upserts, so of concurrent passes exactly one gets a row back.
-  const claimed = await db
-    .insertInto("settings")
-    .values({ key: CLAIM_KEY, value: String(now) })
-    .onConflict((oc) =>
-      oc
-        .column("key")
-        .doUpdateSet({ value: String(now) })
-        .where(sql<number>`cast(settings.value as bigint)`, "<=", now - intervalMs),
-    )
-    .returning("key")
-    .executeTakeFirst();
+  const claimed = await acquireLease(db, { name: LEASE, holder, now, ttlMs: intervalMs, renew: false });
   if (!claimed) return null;
   const sessions = await purgeSessions(db, { now, keepMs: HOUSEKEEPING.sessionKeepMs });
   const rateLimits = await purgeRateLimits(db, HOUSEKEEPING.rateLimitKeepMs, now);
@@ -73,6 +63,8 @@ export interface HousekeepingOptions {
   timers?: TimerApi;
   intervalMs?: number;
   firstDelayMs?: number;
+  /** This process's name in the lease (default processHolder()). */
+  holder?: string;
   log?: (message: string, err?: unknown) => void;
 }
 
@@ -97,7 +89,7 @@ export function scheduleHousekeeping(options: HousekeepingOptions): Housekeeping
       try {
         const pending = options.db();
         if (!pending) return null;
-        return await runHousekeeping(await pending, now(), intervalMs);
+        return await runHousekeeping(await pending, now(), intervalMs, options.holder);
       } catch (err) {
         log("a pass failed (the next one will try again)", err);
         return null;

@@ -13,10 +13,11 @@ export const metadata: Metadata = { title: "Set up Baton" };
 
 export default async function SetupPage() {
   // The first-run page exists only until the owner account does.
-  if (!(await isFirstRun(await getMigratedDb()))) redirect((await getCurrentUser()) ? "/sandboxes" : "/login");
+  const db = await getMigratedDb();
+  if (!(await isFirstRun(db))) redirect((await getCurrentUser()) ? "/sandboxes" : "/login");
   // The code the form asks for: created and printed in the server's log now if the server did not
   // at start (`next dev`). Never shown here.
-  ensureSetupCode(getEnv().BATON_DATA_DIR);
+  await ensureSetupCode(db, getEnv().BATON_DATA_DIR);
   return (
     <Card>
       <CardHeader>

@@ -20,8 +20,8 @@ export const POST = route({ auth: "public", body: SetupBody }, async ({ req, bod
   const db = await getMigratedDb();
   if (!(await isFirstRun(db))) throw new AppError("already_set_up", "Baton is already set up. Sign in instead.");
   const { BATON_DATA_DIR } = getEnv();
-  ensureSetupCode(BATON_DATA_DIR);
-  if (!checkSetupCode(BATON_DATA_DIR, body.setup_code)) {
+  await ensureSetupCode(db, BATON_DATA_DIR);
+  if (!(await checkSetupCode(db, body.setup_code))) {
     throw new AppError(
       "bad_setup_code",
       "That is not the setup code. The Baton server printed it in its log when it started; it is also in the file setup-code in its data directory.",
@@ -39,7 +39,7 @@ export const POST = route({ auth: "public", body: SetupBody }, async ({ req, bod
     teamSlug: slugify(body.team_name),
   });
   await audit("auth.setup", { userId: user.id, teamId: team.id, target: team.id, data: { team_slug: team.slug } });
-  clearSetupCode(BATON_DATA_DIR);
+  await clearSetupCode(db, BATON_DATA_DIR);
 
   const { outcome, setCookies } = await signInThroughNextAuth(req, { email: body.email, password: body.password });
   if (!outcome.ok) throw signInError(outcome);

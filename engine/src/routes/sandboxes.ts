@@ -171,6 +171,9 @@ export const sandboxRoutes: ResourcePlugin = async (app, { ctx }) => {
       effective_ram_budget_mb: host ? effectiveRamBudgetMb(plan.ramBudgetMb, ramUsed, host) : plan.ramBudgetMb,
       ram_used_mb: ramUsed,
       host_capacity: host ?? null,
+      // This machine's warm pool: booted sandboxes no account owns yet, counted in host_capacity
+      // (pooled_sandboxes, memory_pooled_mb), never in this account's figures.
+      warm_pool: sandboxes.pool.status(),
       trial_credit_eur: plan.trialCreditEur,
       trial_credit_used_eur: Math.round(sandboxes.creditUsedEur(account) * 1e6) / 1e6,
       sizes: (["small", "medium", "large"] as const).map((size) => ({

@@ -242,6 +242,11 @@ export class SandboxProcess {
     writeRecord(this.record.root, this.record.rec);
   }
 
+  /** Writes the adoption record again, after the spec changed (a pool member's claim sets its env). */
+  saveRecord(): void {
+    if (this.record) writeRecord(this.record.root, { ...this.record.rec, spec: this.spec });
+  }
+
   /** A helper recorded before a restart, if it is still the same process. */
   helper(name: string): number | null {
     const h = this.record?.rec.helpers.find((x) => x.name === name);

@@ -56,7 +56,14 @@ export interface Commitments {
   pausedMemoryMb: number;
   /** A queued or running template build's memory limit (MiB; builds run one at a time). */
   buildMemoryMb: number;
-  /** pids.max of every live and paused sandbox and of the build. */
+  /**
+   * Warm-pool members (services/warm-pool.ts), booting or ready: no account's yet, but their
+   * processes, memory limit and pids.max are as real as a customer sandbox's.
+   */
+  pooled: number;
+  /** Their memory limits (MiB), part of sandboxMemoryMb. */
+  pooledMemoryMb: number;
+  /** pids.max of every live, paused and pooled sandbox and of the build. */
   pids: number;
   /** Threads that exist now inside those sandboxes (inside their reservation, so not the host's). */
   sandboxThreadsNow: number;
@@ -70,9 +77,15 @@ export interface HostCapacity {
   memory_reserved_mb: number;
   /** memory_total_mb − memory_reserved_mb. */
   memory_for_sandboxes_mb: number;
-  /** Live + paused sandboxes + a queued/running template build. */
+  /** Live + paused + pooled sandboxes + a queued/running template build. */
   memory_committed_mb: number;
   memory_paused_mb: number;
+  /**
+   * The warm pool's part of memory_committed_mb, and how many sandboxes it holds. The pool gives
+   * way to customers: a create the machine cannot otherwise hold ends pool members first.
+   */
+  memory_pooled_mb: number;
+  pooled_sandboxes: number;
   memory_builds_mb: number;
   /** What one more sandbox may have (never negative). */
   memory_free_mb: number;
@@ -116,6 +129,8 @@ export function hostCapacity(m: HostMeasure, r: Reserves, c: Commitments): HostC
     memory_for_sandboxes_mb: memoryFor,
     memory_committed_mb: memoryCommitted,
     memory_paused_mb: c.pausedMemoryMb,
+    memory_pooled_mb: c.pooledMemoryMb,
+    pooled_sandboxes: c.pooled,
     memory_builds_mb: c.buildMemoryMb,
     memory_free_mb: Math.max(0, memoryFor - memoryCommitted),
     memory_available_now_mb: m.memoryAvailableMb,
@@ -207,7 +222,8 @@ export function checkDisk(cap: HostCapacity, mb: number, what: string): Refusal 
  * X MiB passes both checks iff accountUsedMb + X ≤ this.
  */
 export function effectiveRamBudgetMb(planBudgetMb: number, accountUsedMb: number, cap: HostCapacity): number {
-  return Math.max(0, Math.min(planBudgetMb, accountUsedMb + cap.memory_free_mb));
+  // Pooled memory counts as free here: a create the machine is short for ends pool members first.
+  return Math.max(0, Math.min(planBudgetMb, accountUsedMb + cap.memory_free_mb + cap.memory_pooled_mb));
 }
 
 /** How many 1 GiB sandboxes could ever run at once, plan and machine (RAM and pids) together. */
@@ -248,6 +264,8 @@ export interface AdmissionSources {
   sandboxThreads(id: string): number | undefined;
   /** The host path of a volume's image (or directory), and whether size_gb is a real image. */
   volumeData(region: string, id: string): { path: string; image: boolean };
+  /** The warm pool's members (booting or ready): how many, their memory limits, their threads now. */
+  pooled?(): { count: number; memoryMb: number; threads: number };
 }
 
 /**
@@ -318,12 +336,15 @@ export class HostAdmission {
       // A move copies the image to the other region before the original goes.
       if (v.status === "moving") diskBytes += onDisk;
     }
+    const pool = this.sources.pooled?.() ?? { count: 0, memoryMb: 0, threads: 0 };
     return {
-      sandboxMemoryMb: s.reduce((a, r) => a + r.memory_mb, 0),
+      sandboxMemoryMb: s.reduce((a, r) => a + r.memory_mb, 0) + pool.memoryMb,
       pausedMemoryMb: s.filter((r) => r.status === "paused").reduce((a, r) => a + r.memory_mb, 0),
+      pooled: pool.count,
+      pooledMemoryMb: pool.memoryMb,
       buildMemoryMb: builds > 0 ? BUILD_SIZE.memory_mb : 0,
-      pids: s.length * this.sandboxPidsMax + (builds > 0 ? BUILD_PIDS_MAX : 0),
-      sandboxThreadsNow: threads,
+      pids: (s.length + pool.count) * this.sandboxPidsMax + (builds > 0 ? BUILD_PIDS_MAX : 0),
+      sandboxThreadsNow: threads + pool.threads,
       diskMb: Math.ceil(diskBytes / (1024 * 1024)),
     };
   }

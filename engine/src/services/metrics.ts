@@ -61,6 +61,14 @@ export class SandboxMeter {
     return s;
   }
 
+  /**
+   * A warm-pool sandbox's cgroup already counted the CPU of its boot when it is claimed: the
+   * claimer pays from this reading on, never for what the pool spent before.
+   */
+  startFrom(cgroup: SandboxCgroup): void {
+    this.cpuBaseNs -= cgroup.read().cpuNs;
+  }
+
   /** After a pause the next delta must not span the frozen time. */
   resetBaseline(): void {
     this.lastCpuNs = null;

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import fsp from "node:fs/promises";
 import path from "node:path";
 import type { EngineConfig } from "../config.js";
 import { ApiError } from "../errors.js";
@@ -25,6 +26,17 @@ import { GONE, SandboxRepository, type SandboxFilter, type SandboxRow } from "./
 import { UsageSampler } from "./sandboxes/sampler.js";
 import { sandboxView, type SandboxView } from "./sandboxes/view.js";
 import { allocateUid } from "./sandboxes/uid-pool.js";
+import {
+  bootPoolMember,
+  destroyPoolMember,
+  forgetPoolMember,
+  POOL_SHAPE,
+  rememberPoolMember,
+  sweepPoolLeftovers,
+  type PoolRuntime,
+} from "./sandboxes/pool-boot.js";
+import { WarmPool, type PoolMember } from "./warm-pool.js";
+import { checkSandbox } from "./admission.js";
 
 export type { SandboxRow, SandboxStatus } from "./sandboxes/repository.js";
 export type { SandboxView } from "./sandboxes/view.js";
@@ -68,6 +80,12 @@ export class SandboxService {
   readonly admission: HostAdmission;
   /** Named snapshots and volumes (services/sandbox-storage.ts). */
   readonly storage: SandboxStorage;
+  /**
+   * Booted sandboxes no account owns yet (services/warm-pool.ts): a create that matches them takes
+   * one instead of booting. They have no row, so no list, usage report, limit or admin route of any
+   * account sees them; host admission counts them (app.ts wires it).
+   */
+  readonly pool: WarmPool;
   private readonly config: EngineConfig;
   private readonly host: Host;
   private readonly events: EventLog;
@@ -97,6 +115,49 @@ export class SandboxService {
     this.limits = new PlanAdmission(this.plan, this.repo, this.usage);
     this.sampler = new UsageSampler(this.live, this.repo, this.usage, this.config.sampleMs);
     this.storage = deps.storage(this);
+    this.pool = this.buildPool();
+  }
+
+  /** The pool's templates are built-in images that run here; a custom template is never pooled. */
+  private buildPool(): WarmPool {
+    const usable = this.host.isolation.mode !== "unavailable";
+    const templates: string[] = [];
+    for (const name of this.config.poolTemplates) {
+      const id = TEMPLATE_ALIASES[name] ?? name;
+      if (this.host.images.get(id)?.available) templates.push(id);
+      else if (usable && this.config.poolSize > 0)
+        console.error(`[engine] warm pool: template "${name}" is not a built-in image that runs here; not pooled`);
+    }
+    const rt: PoolRuntime = {
+      config: this.config,
+      host: this.host,
+      pidsMax: PIDS_MAX,
+      scratch: this.scratchFor(POOL_SHAPE.memory_mb),
+    };
+    return new WarmPool(usable ? this.config.poolSize : 0, [...new Set(templates)], POOL_SHAPE.memory_mb, {
+      boot: (spec) => bootPoolMember(rt, spec),
+      destroy: (m) => destroyPoolMember(rt, m),
+      allocateUid: () => this.freeUid(),
+      hasRoom: () => !checkSandbox(this.admission.capacity(), { memoryMb: POOL_SHAPE.memory_mb, pidsMax: PIDS_MAX }),
+      remember: (key, uid, pid) => rememberPoolMember(this.config, key, uid, pid),
+      forget: (key) => forgetPoolMember(this.config, key),
+      log: (m) => (this.config.logLevel === "silent" ? undefined : console.error(`[engine] ${m}`)),
+    });
+  }
+
+  /**
+   * At engine start, after boot reconciliation: ends the pool members an earlier run left (they
+   * are never re-adopted) and starts filling the pool. Returns how many leftovers were ended.
+   */
+  async startPool(): Promise<number> {
+    const leftovers = await sweepPoolLeftovers(this.config, this.host.scratchTmpfs);
+    this.pool.start();
+    return leftovers;
+  }
+
+  /** A uid no sandbox holds: live ones, rows that may still have processes, and pool members. */
+  private freeUid(): number {
+    return allocateUid(this.host.uidBase, [...this.live.uids(), ...this.repo.heldUids(), ...this.pool.uids()]);
   }
 
   /**
@@ -120,7 +181,7 @@ export class SandboxService {
         else {
           try {
             await this.adopt(row);
-            kept.add(row.id);
+            kept.add(row.id).add(this.keyOf(row.id));
             adopted++;
             continue;
           } catch (e) {
@@ -156,13 +217,26 @@ export class SandboxService {
     return null;
   }
 
+  /**
+   * The name a sandbox's processes, cgroups and holder record go by: its id, or for a claimed pool
+   * member the pool key it was booted under (its directory is linked from the id at claim).
+   */
+  private keyOf(id: string): string {
+    try {
+      return path.basename(fs.readlinkSync(path.join(this.config.root, "sbx", id)));
+    } catch {
+      return id;
+    }
+  }
+
   private async adopt(row: SandboxRow): Promise<void> {
-    const cgroup = this.host.cgroups.adopt(row.id);
+    const key = this.keyOf(row.id);
+    const cgroup = this.host.cgroups.adopt(key);
     if (!cgroup) throw new Error("its cgroups are gone");
-    const proc = await SandboxProcess.adopt(this.host, row.id, cgroup);
+    const proc = await SandboxProcess.adopt(this.host, key, cgroup);
     // Its scratch tmpfs lives in the mount namespace the holders keep (server.ts joins it): an
     // engine that did not get in there would see an empty directory instead of its files.
-    if (this.host.scratchTmpfs && !isMountPoint(this.sandboxDir(row.id))) {
+    if (this.host.scratchTmpfs && !isMountPoint(proc.spec.dir)) {
       await proc.kill();
       throw new Error("its files are not visible in this engine's mount namespace");
     }
@@ -273,8 +347,9 @@ export class SandboxService {
     return this.repo.runningCount(account);
   }
 
+  /** Where a sandbox's workspace and tmp live (a claimed pool member keeps its pool key's directory). */
   sandboxDir(id: string): string {
-    return path.join(this.config.root, "sbx", id);
+    return this.live.get(id)?.proc.spec.dir ?? path.join(this.config.root, "sbx", id);
   }
 
   async create(account: string, body: CreateSandboxBody): Promise<{ view: SandboxView; status: 201 }> {
@@ -324,10 +399,24 @@ export class SandboxService {
     this.limits.checkTimeout(timeout);
     this.limits.checkTrialCredit(account);
     this.limits.checkRamBudget(account, shape.memory_mb);
-    this.admission.admitSandbox(shape.memory_mb);
+    const poolable =
+      !custom &&
+      !storagePlan.storage.snapshot &&
+      !storagePlan.storage.volume &&
+      body.network === "off" &&
+      shape.cpu === POOL_SHAPE.cpu &&
+      shape.memory_mb === POOL_SHAPE.memory_mb &&
+      this.pool.serves(image.id);
+    if (poolable) {
+      // A member is already among the machine's commitments: refused only if the machine shrank under them.
+      this.admission.admitResume(shape.memory_mb);
+      const member = this.pool.take(image.id);
+      if (member) return this.claim(account, body, member, { requested, shape, timeout, region });
+    }
+    this.admitEndingPoolMembers(shape.memory_mb);
 
     const id = newId("sbx");
-    const uid = allocateUid(this.host.uidBase, [...this.live.uids(), ...this.repo.heldUids()]);
+    const uid = this.freeUid();
     const now = Date.now();
     const previewToken = body.preview_auth ? newSecret("pvt", 24) : null;
     const allowDomains = body.network === "restricted" ? (body.allow_domains ?? null) : null;
@@ -366,17 +455,7 @@ export class SandboxService {
         cpu: shape.cpu,
         pidsMax: PIDS_MAX,
       });
-      const env: Record<string, string> = {
-        PATH: image.path,
-        HOME: "/workspace",
-        LANG: "C.UTF-8",
-        TERM: "xterm-256color",
-        ORKESTR_SANDBOX_ID: id,
-        ...image.env,
-        ...custom?.env,
-        ...(body.network === "restricted" ? proxyEnv() : {}),
-        ...body.env,
-      };
+      const env = sandboxEnv(id, image, custom?.env, body);
       const limits = { memoryBytes: shape.memory_mb * 1024 * 1024, pidsMax: PIDS_MAX };
       const rootfs = custom ? { path: await this.templates.acquire(id, custom.id), writable: false } : undefined;
       const proc = await SandboxProcess.start(
@@ -394,17 +473,7 @@ export class SandboxService {
         await proc.kill();
         throw e;
       });
-      const meter = new SandboxMeter(shape.cpu, Math.ceil(3_600_000 / this.config.sampleMs), {
-        cpu_seconds: 0,
-        gb_seconds: 0,
-      });
-      const live: Live = { proc, meter, network, timer: null, env, lock: Promise.resolve() };
-      this.live.set(id, live);
-      proc.onExit((reason) => void this.onProcessDied(id, reason));
-      const started = Date.now();
-      this.repo.markRunning(id, started, this.deadline(started, started, timeout));
-      this.armTimer(id);
-      meter.sample(cgroup, started);
+      this.goLive(id, { proc, network, env, cpu: shape.cpu, timeout, pooled: false });
     } catch (e) {
       await cgroup?.destroy().catch(() => undefined);
       await removeSandboxDirs(dir, this.host.scratchTmpfs);
@@ -426,9 +495,128 @@ export class SandboxService {
       template: requested,
       size: shape.size,
       network: body.network,
+      start: "cold",
       ...this.storage.createdEventData(storagePlan.storage),
     });
     return { view, status: 201 };
+  }
+
+  /**
+   * Host admission for a cold boot. The pool gives way to customers: when the machine is short,
+   * ready pool members are ended one by one until the sandbox fits (or none is left to end).
+   */
+  private admitEndingPoolMembers(memoryMb: number): void {
+    for (;;) {
+      try {
+        this.admission.admitSandbox(memoryMb);
+        return;
+      } catch (e) {
+        if (!(e instanceof ApiError && e.code === "fleet_full") || !this.pool.evictOne()) throw e;
+      }
+    }
+  }
+
+  /**
+   * A create served from the warm pool. Everything of the account is applied here, to a sandbox
+   * that ran nothing yet: a fresh id (ids sort by creation), the row with its metadata, countdown
+   * and flags, the environment every command will get, a meter that bills from now on. No await
+   * between take() and the row going running, so no other request sees it half made.
+   */
+  private claim(
+    account: string,
+    body: CreateSandboxBody,
+    m: PoolMember,
+    c: { requested: string; shape: { size: string; cpu: number; memory_mb: number }; timeout: number; region: string },
+  ): { view: SandboxView; status: 201 } {
+    const id = newId("sbx");
+    const previewToken = body.preview_auth ? newSecret("pvt", 24) : null;
+    let inserted = false;
+    try {
+      this.repo.insert({
+        id,
+        account_id: account,
+        template: c.requested,
+        size: c.shape.size,
+        cpu: c.shape.cpu,
+        memory_mb: c.shape.memory_mb,
+        network: "off",
+        allow_domains: null,
+        region: c.region,
+        metadata: JSON.stringify(body.metadata),
+        env_keys: JSON.stringify(Object.keys(body.env)),
+        timeout_seconds: c.timeout,
+        on_timeout: body.on_timeout,
+        auto_resume: body.auto_resume ? 1 : 0,
+        preview_auth: body.preview_auth ? 1 : 0,
+        preview_token_hash: previewToken ? createHash("sha256").update(previewToken).digest("hex") : null,
+        uid: m.uid,
+        created_at: Date.now(),
+      });
+      inserted = true;
+      // The member's files live under its pool key; the link lets whatever finds a sandbox's
+      // directory by its id (snapshots, a restarted engine) find them.
+      fs.symlinkSync(m.proc.spec.dir, path.join(this.config.root, "sbx", id));
+      const env = sandboxEnv(id, m.proc.spec.image, undefined, body);
+      // The member's spec.env was empty: its init never had the environment (commands get spec.env
+      // as they enter), so this account's is the first and only one any process inside will see.
+      m.proc.spec.env = env;
+      // A restarted engine adopts it with this environment (runtime/holder.ts keeps the spec).
+      m.proc.saveRecord();
+      this.goLive(id, { proc: m.proc, network: m.network, env, cpu: c.shape.cpu, timeout: c.timeout, pooled: true });
+      const view = this.view(this.rowById(id), body.preview_auth ? { preview_auth_token: previewToken! } : {});
+      this.events.record(id, "sandbox.created", {
+        template: c.requested,
+        size: c.shape.size,
+        network: "off",
+        start: "warm",
+      });
+      return { view, status: 201 };
+    } catch (e) {
+      // A member taken from the pool never outlives a failed claim unseen: it is ended, and the
+      // row it got (if any) says the start failed, as a cold boot's would.
+      const l = this.live.get(id);
+      if (l?.timer) clearTimeout(l.timer);
+      this.live.delete(id);
+      fs.rmSync(path.join(this.config.root, "sbx", id), { force: true });
+      void this.pool.discardTaken(m);
+      const err = e instanceof ApiError ? e : ApiError.internal("The sandbox failed to start", e);
+      if (inserted) {
+        const reason = typeof err.detail === "string" ? err.detail : err.code;
+        try {
+          this.repo.markFailed(id, `start failed: ${reason}`, Date.now());
+        } catch {
+          // The database that failed the claim may fail this too; the engine log has the cause.
+        }
+      }
+      throw err;
+    }
+  }
+
+  /** The end of every create, cold or warm: the sandbox is live, metered, counting down. */
+  private goLive(
+    id: string,
+    s: {
+      proc: SandboxProcess;
+      network: Live["network"];
+      env: Record<string, string>;
+      cpu: number;
+      timeout: number;
+      pooled: boolean;
+    },
+  ): void {
+    const meter = new SandboxMeter(s.cpu, Math.ceil(3_600_000 / this.config.sampleMs), {
+      cpu_seconds: 0,
+      gb_seconds: 0,
+    });
+    // A pool member's cgroup counted its boot: the claiming account pays from the claim on.
+    if (s.pooled) meter.startFrom(s.proc.cgroup);
+    const live: Live = { proc: s.proc, meter, network: s.network, timer: null, env: s.env, lock: Promise.resolve() };
+    this.live.set(id, live);
+    s.proc.onExit((reason) => void this.onProcessDied(id, reason));
+    const started = Date.now();
+    this.repo.markRunning(id, started, this.deadline(started, started, s.timeout));
+    this.armTimer(id);
+    meter.sample(s.proc.cgroup, started);
   }
 
   /** The countdown ends at now + timeout, or sooner where the plan caps continuous running. */
@@ -527,6 +715,8 @@ export class SandboxService {
 
   /** Kills the process tree and frees the cgroups, network and files of a sandbox. */
   private async release(id: string): Promise<void> {
+    // Read while the sandbox is still live: a claimed pool member's directory is named by its pool key.
+    const dir = this.sandboxDir(id);
     const l = this.live.get(id);
     if (l) {
       if (l.timer) clearTimeout(l.timer);
@@ -547,7 +737,9 @@ export class SandboxService {
     await this.templates
       .releaseFor(id)
       .catch((e: Error) => console.error(`[engine] releasing the template of ${id} failed: ${e.message}`));
-    await removeSandboxDirs(this.sandboxDir(id), this.host.scratchTmpfs);
+    await removeSandboxDirs(dir, this.host.scratchTmpfs);
+    // A claimed pool member's link from its id (claim()); a no-op for every other sandbox.
+    await fsp.rm(path.join(this.config.root, "sbx", id), { force: true }).catch(() => undefined);
   }
 
   /**
@@ -711,6 +903,7 @@ export class SandboxService {
     this.closing = true;
     this.keepingSandboxes = opts.keep === true;
     this.sampler.stop();
+    await this.pool.drain();
     const ids = [...this.live.keys()];
     await Promise.all(
       ids.map(async (id) => {
@@ -737,6 +930,26 @@ function isMountPoint(dir: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The environment every command of a sandbox gets: the image's, the template's, the create's. */
+function sandboxEnv(
+  id: string,
+  image: { path: string; env: Record<string, string> },
+  templateEnv: Record<string, string> | undefined,
+  body: CreateSandboxBody,
+): Record<string, string> {
+  return {
+    PATH: image.path,
+    HOME: "/workspace",
+    LANG: "C.UTF-8",
+    TERM: "xterm-256color",
+    ORKESTR_SANDBOX_ID: id,
+    ...image.env,
+    ...templateEnv,
+    ...(body.network === "restricted" ? proxyEnv() : {}),
+    ...body.env,
+  };
 }
 
 function gone(row: SandboxRow): ApiError {

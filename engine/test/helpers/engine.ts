@@ -81,6 +81,9 @@ export async function startEngine(
       // Every answer is checked against its documented schema (docs/openapi.json): a mismatch is a 500.
       ORKESTR_ENGINE_CHECK_RESPONSES: "1",
       ORKESTR_ENGINE_UID_BASE: String(uidBase()),
+      // Test engines start with no warm pool: test files run in parallel on a small machine, and
+      // most count sandboxes, uids or capacity. The pool's own tests (and the bench) turn it on.
+      ORKESTR_ENGINE_POOL_SIZE: "0",
       ...opts.env,
     },
     stdio: ["ignore", "pipe", "pipe"],

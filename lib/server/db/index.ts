@@ -6,6 +6,7 @@ import pg from "pg";
 import { secureDataDir, secureSqliteFile } from "../data-dir";
 import { getEnv, type DatabaseTarget } from "../env";
 import { startHousekeeping } from "../housekeeping";
+import { checkVaultKey } from "../vault-key-check";
 import { MigrationError } from "./errors";
 import { migrationProvider } from "./migrations/index";
 import type { Database } from "./schema";
@@ -122,21 +123,27 @@ function openDb(): Promise<Db> | null {
   return holder.__batonDb?.ready ?? null;
 }
 
-/** getDb(), migrated to the latest schema once per process; also starts the process's housekeeping. */
+/**
+ * getDb(), migrated to the latest schema and checked to be under this process's vault key
+ * (lib/server/vault-key-check.ts), once per process; also starts the process's housekeeping.
+ */
 export function getMigratedDb(): Promise<Db> {
   const db = getDb();
   const h = holder.__batonDb;
   if (!h) return migrateToLatest(db).then(() => db);
-  h.ready ??= migrateToLatest(db).then(
-    () => {
-      startHousekeeping({ db: openDb });
-      return db;
-    },
-    (err: unknown) => {
-      h.ready = undefined;
-      throw err;
-    },
-  );
+  h.ready ??= migrateToLatest(db)
+    // Instances sharing this database must share its vault key: checked before anything is served.
+    .then(() => checkVaultKey(db))
+    .then(
+      () => {
+        startHousekeeping({ db: openDb });
+        return db;
+      },
+      (err: unknown) => {
+        h.ready = undefined;
+        throw err;
+      },
+    );
   return h.ready;
 }
 

@@ -13,6 +13,7 @@ import { testBackends, type TestDatabase } from "./test-backends";
 const TABLES = [
   "audit_events",
   "invitations",
+  "leases",
   "login_attempts",
   "memberships",
   "orkestr_connections",

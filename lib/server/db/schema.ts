@@ -112,6 +112,14 @@ export interface SettingsTable {
   value: string;
 }
 
+/** A named job's lease (lib/server/db/leases.ts): the process that may run it, until `expires_at`. */
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  acquired_at: EpochMs;
+  expires_at: EpochMs;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -122,4 +130,5 @@ export interface Database {
   audit_events: AuditEventsTable;
   login_attempts: LoginAttemptsTable;
   settings: SettingsTable;
+  leases: LeasesTable;
 }
