@@ -203,18 +203,20 @@ describe("terminals survive an engine crash", () => {
     const t1 = await attach(a, pty.ws_path);
     t1.ws.send(Buffer.from("echo marker-$((6*7))\n"));
     expect(await waitUntil(() => t1.out().includes("marker-42"), 15_000)).toBe(true);
+    expect((await a.api("POST", `/sandboxes/${id}/pty/${pty.id}/resize`, { cols: 120, rows: 40 })).status).toBe(200);
     await crash(a);
     await t1.closed;
 
     const b = await boot(a.dataDir!);
     const list = (await b.api("GET", `/sandboxes/${id}/pty`)).body as { id: string; status: string; cols: number }[];
-    expect(list.map((x) => [x.id, x.status, x.cols])).toEqual([[pty.id, "running", 100]]);
+    expect(list.map((x) => [x.id, x.status, x.cols])).toEqual([[pty.id, "running", 120]]);
     const t2 = await attach(b, pty.ws_path);
     // The scrollback of before the crash, replayed by the session's holder...
     expect(await waitUntil(() => t2.out().includes("marker-42"), 15_000)).toBe(true);
     // ...and the same shell, still reading its terminal.
-    t2.ws.send(Buffer.from("echo after-$((7*8))\n"));
+    t2.ws.send(Buffer.from("echo after-$((7*8)); stty size\n"));
     expect(await waitUntil(() => t2.out().includes("after-56"), 15_000)).toBe(true);
+    expect(await waitUntil(() => t2.out().includes("40 120"), 15_000)).toBe(true);
     t2.ws.close();
   }, 120_000);
 });

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
 import { holderSocket, holdersDir, procStartTime, sameProcess } from "../runtime/holder.js";
-import { HeldPty, listPtyRecords, removePtyRecord, writePtyRecord } from "./pty/held.js";
+import { HeldPty, listPtyRecords, removePtyRecord, writePtyRecord, type PtyRecord } from "./pty/held.js";
 import {
   buildSpawn,
   PtySession,
@@ -95,6 +95,7 @@ export class PtyService {
       );
     }
     let session: PtySession;
+    let record: PtyRecord | null = null;
     const id = newId("pty");
     const createdAt = Date.now();
     const holder = live.proc.survivesEngine ? this.ctx.host.holder : null;
@@ -104,7 +105,7 @@ export class PtyService {
       let io: TerminalIo;
       if (holder) {
         const held = await HeldPty.spawn(holder.bin, holderSocket(holder.root, id), spec, req.cols, req.rows);
-        writePtyRecord(holdersDir(holder.root), {
+        record = {
           v: 1,
           id,
           sandboxId: row.id,
@@ -117,7 +118,8 @@ export class PtyService {
           rows: req.rows,
           createdAt,
           relay: this.relay,
-        });
+        };
+        writePtyRecord(holdersDir(holder.root), record);
         io = held;
       } else io = spawnNodePty(spec, req.cols, req.rows);
       session = new PtySession(
@@ -136,6 +138,7 @@ export class PtyService {
       if (holder) removePtyRecord(holdersDir(holder.root), id);
       throw ApiError.internal("Could not start a terminal in the sandbox", e, "sandbox_agent_unreachable");
     }
+    if (holder && record) this.keepSizeRecorded(session, holdersDir(holder.root), record);
     this.sessions.set(session.id, session);
     this.record(row.id, "pty.open", {
       pty_id: session.id,
@@ -181,11 +184,19 @@ export class PtyService {
         (s, reason) => this.onSessionExit(s, reason),
         { id: rec.id, createdAt: rec.createdAt },
       );
+      this.keepSizeRecorded(session, dir, rec);
       this.sessions.set(session.id, session);
       adopted++;
     }
     if (adopted) this.startTimers();
     return adopted;
+  }
+
+  /** A held terminal's record follows its size, so a restarted engine reports the size it has. */
+  private keepSizeRecorded(session: PtySession, dir: string, rec: PtyRecord): void {
+    session.onResize = (cols, rows) => {
+      if (session.status === "running") writePtyRecord(dir, { ...rec, cols, rows });
+    };
   }
 
   forSandbox(sandboxId: string): PtySession[] {

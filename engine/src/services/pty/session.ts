@@ -191,6 +191,8 @@ export class PtySession {
   /** Session ids (host numbering) of this terminal's process tree, for finding what it left behind. */
   private readonly sids = new Set<number>();
   private killReason: PtyExitReason | null = null;
+  /** Told of every new size (pty.ts keeps a held terminal's record current for a restarted engine). */
+  onResize: ((cols: number, rows: number) => void) | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
   private killTimer: NodeJS.Timeout | null = null;
   private drainTimer: NodeJS.Timeout | null = null;
@@ -405,6 +407,7 @@ export class PtySession {
     } catch {
       /* the pty closed under us: the exit handler follows */
     }
+    this.onResize?.(this.cols, this.rows);
   }
 
   /**
