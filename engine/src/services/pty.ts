@@ -132,7 +132,7 @@ export class PtyService {
         this.opts.idleMs,
         io,
         (s, reason) => this.onSessionExit(s, reason),
-        { id, createdAt },
+        { id, createdAt, adopted: false },
       );
     } catch (e) {
       if (holder) removePtyRecord(holdersDir(holder.root), id);
@@ -182,7 +182,7 @@ export class PtyService {
         this.opts.idleMs,
         io,
         (s, reason) => this.onSessionExit(s, reason),
-        { id: rec.id, createdAt: rec.createdAt },
+        { id: rec.id, createdAt: rec.createdAt, adopted: true },
       );
       this.keepSizeRecorded(session, dir, rec);
       this.sessions.set(session.id, session);

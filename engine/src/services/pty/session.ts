@@ -211,8 +211,11 @@ export class PtySession {
     private readonly idleMs: number,
     io: TerminalIo,
     private readonly onExit: (s: PtySession, reason: PtyExitReason) => void,
-    /** A session a restarted engine took over (pty.ts adoptAfterRestart): its id, age, nothing pending. */
-    known?: { id: string; createdAt: number },
+    /**
+     * Its id and age when the caller chose them; `adopted`: a restarted engine took it over
+     * (pty.ts adoptAfterRestart), so its relay is long set up and no input is held back.
+     */
+    known?: { id: string; createdAt: number; adopted: boolean },
   ) {
     this.id = known?.id ?? newId("pty");
     this.createdAt = known?.createdAt ?? Date.now();
@@ -225,7 +228,7 @@ export class PtySession {
     this.pty.onData((d) => this.output(d));
     this.pty.onExit(({ exitCode, signal }) => this.exited(exitCode, signal));
     this.armIdle();
-    if (relay && !known) this.awaitRelay();
+    if (relay && !known?.adopted) this.awaitRelay();
   }
 
   /** Engine stop for an upgrade: the terminal keeps running in its holder for the next engine. */
