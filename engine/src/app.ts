@@ -35,7 +35,7 @@ function loadSecret(file: string): string {
 export interface Engine {
   app: FastifyInstance;
   ctx: EngineContext;
-  close(): Promise<void>;
+  close(opts?: { keepSandboxes?: boolean }): Promise<void>;
 }
 
 /**
@@ -104,9 +104,10 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     storage: (s) => new SandboxStorage(new SnapshotService(config, db, events, s, host.scratchTmpfs), volumes, db),
   });
   const { storage } = sandboxes;
-  const failed = sandboxes.recoverAfterRestart();
+  const { adopted, failed } = await sandboxes.adoptAfterRestart();
   const webhooks = new WebhookService(config, db, events, sandboxes, log);
-  if (failed) log(`${failed} sandbox(es) from an earlier run marked failed: their processes died with it`);
+  if (adopted) log(`${adopted} sandbox(es) of an earlier run adopted: they kept running across the restart`);
+  if (failed) log(`${failed} sandbox(es) from an earlier run marked failed (see each status_reason)`);
   // After the webhook service exists, so a build failed by the restart is announced like any other.
   const builds = templates.recoverAfterRestart();
   if (builds.failed) log(`${builds.failed} template build(s) interrupted by the restart marked failed`);
@@ -152,8 +153,9 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
   return {
     app,
     ctx,
-    async close() {
-      await sandboxes.shutdown();
+    /** `keepSandboxes`: an upgrade stop (server.ts SIGUSR2); adoptable sandboxes keep running. */
+    async close(opts: { keepSandboxes?: boolean } = {}) {
+      await sandboxes.shutdown({ keep: opts.keepSandboxes });
       // After the sandboxes (their volumes were unmounted as each was released): nothing stays mounted.
       await storage.volumes.close();
       // After the sandboxes (they hold the template views): stops a build, releases every overlay mount.
@@ -161,7 +163,7 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
       // After the sandboxes: their final events are queued (persisted) for the next run to send.
       await webhooks.close();
       await app.close();
-      await host.close();
+      await host.close({ keepSandboxes: opts.keepSandboxes });
       db.close();
     },
   };

@@ -110,7 +110,7 @@ export interface EngineConfig {
   checkResponses: boolean;
   blackhole: string[];
   trialCreditEur: number | undefined;
-  disable: Set<"userns" | "cgroups" | "slirp4netns" | "seccomp">;
+  disable: Set<"userns" | "cgroups" | "slirp4netns" | "seccomp" | "holder">;
   /** Custom template builds: step timeout (s), build network, layer size cap (MB). */
   templateStepTimeoutS: number;
   templateBuildNetwork: "off" | "restricted";
@@ -195,7 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   };
 }
 
-const DISABLEABLE = ["userns", "cgroups", "slirp4netns", "seccomp"] as const;
+const DISABLEABLE = ["userns", "cgroups", "slirp4netns", "seccomp", "holder"] as const;
 function parseDisable(list: string): Set<(typeof DISABLEABLE)[number]> {
   const out = new Set<(typeof DISABLEABLE)[number]>();
   for (const item of list

@@ -3,18 +3,20 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { cgroupInstance } from "../src/runtime/cgroups.js";
 import { createSandbox, exec, startEngine } from "./helpers/engine.js";
 
 /** Restarts lose nothing, and a clean shutdown leaves nothing behind (engine-only). */
 
 const CONTROLLERS = ["memory", "cpu", "cpuacct", "freezer", "pids"];
 
-function cgroupDirsOf(enginePid: number): string[] {
+/** The engine's parent groups: one per data dir, kept across restarts (runtime/cgroups.ts). */
+function cgroupDirsOf(dataDir: string): string[] {
   const found: string[] = [];
   const ownMemory = fs.readFileSync("/proc/self/cgroup", "utf8").match(/:memory:(\S+)/)?.[1] ?? "/";
   for (const c of CONTROLLERS) {
     const base = path.join("/sys/fs/cgroup", c, c === "memory" ? ownMemory : "/");
-    const dir = path.join(base, `baton-${enginePid}`);
+    const dir = path.join(base, `baton-${cgroupInstance(dataDir)}`);
     if (fs.existsSync(dir)) found.push(dir);
   }
   return found;
@@ -84,15 +86,16 @@ describe("restarts", () => {
     expect(loops()).toHaveLength(1);
     const uids = new Set(Array.from({ length: 10 }, (_, i) => uidBase + i));
     expect(processesOwnedBy(uids).length).toBeGreaterThan(0);
-    expect(cgroupDirsOf(a.enginePid!).length).toBeGreaterThan(0);
+    expect(cgroupDirsOf(dataDir).length).toBeGreaterThan(0);
     const token = a.token;
 
     expect(await a.stop("SIGTERM")).toBe(0);
     expect(await waitUntil(() => processesOwnedBy(uids).length === 0, 5000)).toBe(true);
-    expect(cgroupDirsOf(a.enginePid!)).toEqual([]);
+    expect(cgroupDirsOf(dataDir)).toEqual([]);
     expect(helperProcessesFor(dataDir)).toEqual([]);
     expect(fs.readFileSync("/proc/self/mounts", "utf8")).not.toContain(dataDir);
     expect(fs.readdirSync(path.join(dataDir, "engine", "sbx"))).toEqual([]);
+    expect(fs.readdirSync(path.join(dataDir, "engine", "holders"))).toEqual([]);
     expect(loops()).toEqual([]);
     expect(fs.readdirSync(path.join(dataDir, "engine", "volumes", "mnt"))).toEqual([]);
 
@@ -115,7 +118,7 @@ describe("restarts", () => {
     }
   });
 
-  it("after a crash (SIGKILL) the next start marks the lost sandboxes failed and reaps their cgroups", async () => {
+  it("after a crash (SIGKILL) the next start adopts what it can, fails the rest with the reason and reaps it", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-crash-"));
     const uidBase = 8_000_000 + (process.pid % 100) * 10_000;
     const env = { ORKESTR_ENGINE_UID_BASE: String(uidBase) };
@@ -129,24 +132,24 @@ describe("restarts", () => {
         .split("\n")
         .filter((l) => l.includes(dataDir));
     expect(loops()).toHaveLength(1);
-    const crashedPid = a.enginePid!;
-    process.kill(crashedPid, "SIGKILL");
+    process.kill(a.enginePid!, "SIGKILL");
     await a.stop();
     const uids = new Set(Array.from({ length: 5 }, (_, i) => uidBase + i));
-    // bwrap --die-with-parent takes the sandbox down with the engine.
-    expect(await waitUntil(() => processesOwnedBy(uids).length === 0, 5000)).toBe(true);
+    // Sandboxes outlive the engine (runtime/holder.ts): nothing died with it.
+    expect(processesOwnedBy(uids).length).toBeGreaterThan(0);
 
     const b = await startEngine({ dataDir, env });
     try {
-      const s = (await b.api("GET", `/sandboxes/${id}`)).body;
+      expect((await b.api("GET", `/sandboxes/${id}`)).body.status).toBe("running");
+      // A volume's sandbox is not adopted yet: failed with the reason, its processes and mounts reaped.
+      const s = (await b.api("GET", `/sandboxes/${holder}`)).body;
       expect(s.status).toBe("failed");
-      expect(s.status_reason).toMatch(/engine restarted/);
-      expect((await b.api("GET", "/sandboxes")).body.map((x: { id: string }) => x.id)).toContain(id);
-      expect(cgroupDirsOf(crashedPid)).toEqual([]);
-      const ev = (await b.api("GET", `/sandboxes/${id}/events`)).body.map((x: { type: string }) => x.type);
+      expect(s.status_reason).toMatch(/engine restarted while the sandbox was running; sandboxes with a volume/);
+      expect((await b.api("GET", "/sandboxes")).body.map((x: { id: string }) => x.id)).toContain(holder);
+      const ev = (await b.api("GET", `/sandboxes/${holder}/events`)).body.map((x: { type: string }) => x.type);
       expect(ev.at(-1)).toBe("sandbox.failed");
-      // The volume's mount and loop device died with the engine's mount namespace; its data did not.
-      expect(loops()).toEqual([]);
+      expect(processesOwnedBy(new Set([uidBase + 1]))).toEqual([]);
+      expect(await waitUntil(() => loops().length === 0, 5000)).toBe(true);
       expect((await b.api("GET", "/volumes/crash-vol")).body).toMatchObject({
         status: "available",
         attached_sandbox_id: null,
@@ -156,5 +159,7 @@ describe("restarts", () => {
     } finally {
       await b.stop();
     }
+    expect(await waitUntil(() => processesOwnedBy(uids).length === 0, 5000)).toBe(true);
+    expect(cgroupDirsOf(dataDir)).toEqual([]);
   });
 });

@@ -50,6 +50,9 @@ export const ptyRoutes: ResourcePlugin = async (app, { ctx }) => {
   const tags = ["pty"];
   const idle = Number(process.env[IDLE_ENV]);
   const service = new PtyService(ctx, Number.isInteger(idle) && idle > 0 ? { idleMs: idle } : {});
+  // Terminals of sandboxes the engine adopted at boot (services/sandboxes.ts) come back too.
+  const adopted = await service.adoptAfterRestart();
+  if (adopted) app.log.info(`${adopted} terminal session(s) of an earlier run adopted`);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
   const pendingUpgrades = new WeakMap<IncomingMessage, { socket: Duplex; head: Buffer }>();
 

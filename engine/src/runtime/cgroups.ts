@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { NoCgroups } from "./cgroups/none.js";
@@ -29,6 +30,21 @@ function ownCgroupPaths(): Map<string, string> {
     /* no /proc: no cgroups */
   }
   return map;
+}
+
+/**
+ * The name of the engine's parent groups (`baton-<instance>`): one per data dir, the same across
+ * restarts, because sandboxes outlive the engine process and the next engine of the data dir
+ * adopts their groups. Other engines never reap a `baton-d…` group (only the old per-pid ones).
+ */
+export function cgroupInstance(dataDir: string): string {
+  let real = dataDir;
+  try {
+    real = fs.realpathSync(dataDir);
+  } catch {
+    /* not created yet */
+  }
+  return `d${createHash("sha256").update(real).digest("hex").slice(0, 16)}`;
 }
 
 /** Detects what this machine lets the engine control, by really creating a test group. */

@@ -3,9 +3,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { EngineConfig } from "../config.js";
-import { detectCgroups, noCgroups, type CgroupDriver } from "./cgroups.js";
+import { cgroupInstance, detectCgroups, noCgroups, type CgroupDriver } from "./cgroups.js";
 import { canTraverse, makeEngineDirsSearchable, sandboxRootProblem } from "./sandbox-root.js";
 import { prepareSeccomp, type SeccompFilter } from "./seccomp.js";
+import { ensureHoldersDir, listRecords, prepareHolder } from "./holder.js";
 import { detectBaseImages, type BaseImage } from "./templates.js";
 import { which } from "../lib/which.js";
 
@@ -84,7 +85,13 @@ export interface Host {
   bwrap: string | null;
   /** The compiled seccomp filter every sandbox process runs under; null where it is degraded. */
   seccomp: SeccompFilter | null;
-  close(): Promise<void>;
+  /**
+   * The sandbox holder (runtime/holder.ts) and the engine root whose holders/ directory keeps its
+   * sockets and adoption records; null: sandboxes die with the engine (said in `degraded`).
+   */
+  holder: { bin: string; root: string } | null;
+  /** `keepSandboxes`: sandboxes keep running (an upgrade stop), so the shared blackhole route stays. */
+  close(opts?: { keepSandboxes?: boolean }): Promise<void>;
 }
 
 /** Each engine hands out uids from its own block, so sandboxes of two engines never share a uid. */
@@ -94,12 +101,13 @@ export const UID_BLOCK = 10_000;
  * The first block at or after `base` that no running process uses: another engine on this
  * machine (another data dir, another port) keeps its sandboxes' uids apart from ours.
  */
-function claimUidBlock(base: number, log: (m: string) => void): number {
+function claimUidBlock(base: number, own: Set<number>, log: (m: string) => void): number {
   const used = new Set<number>();
   for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {
       const uid = Number(fs.readFileSync(`/proc/${pid}/status`, "utf8").match(/^Uid:\s+(\d+)/m)?.[1]);
-      if (uid >= base) used.add(Math.floor((uid - base) / UID_BLOCK));
+      // Our own sandboxes, still running from before a restart, keep their block ours.
+      if (uid >= base && !own.has(uid)) used.add(Math.floor((uid - base) / UID_BLOCK));
     } catch {
       /* exited meanwhile */
     }
@@ -111,6 +119,16 @@ function claimUidBlock(base: number, log: (m: string) => void): number {
       `uids ${base}..${base + block * UID_BLOCK - 1} are in use by another engine; using ${base + block * UID_BLOCK}+`,
     );
   return base + block * UID_BLOCK;
+}
+
+function sameDirectory(a: string, b: string): boolean {
+  try {
+    const x = fs.statSync(a);
+    const y = fs.statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
 }
 
 function inPrivateMountNs(): boolean {
@@ -188,10 +206,11 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
     );
   }
 
-  // Named after this process, so a later engine can tell our groups are stale if we die uncleanly.
+  // Named after the data dir, not this process: sandboxes outlive the engine (runtime/holder.ts),
+  // so the next engine of this data dir adopts the groups, and no other engine reaps them.
   const cgroups = config.disable.has("cgroups")
     ? noCgroups("disabled by ORKESTR_ENGINE_DISABLE")
-    : detectCgroups(String(process.pid));
+    : detectCgroups(cgroupInstance(config.dataDir));
   const cg = cgroups.support;
   if (cg.version === "none")
     degraded.push(`cgroups unavailable (${cg.reason}): no memory/CPU/pids limits, pause unavailable, metrics read 0`);
@@ -216,6 +235,12 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
         continue;
       }
       fs.mkdirSync(target, { recursive: true });
+      // A restarted engine shares the mount namespace its sandboxes' holders keep (server.ts):
+      // the bind is there already.
+      if (sameDirectory(b.src, target)) {
+        binds.set(b.src, target);
+        continue;
+      }
       try {
         execFileSync("mount", ["--bind", "-o", "ro", b.src, target]);
         execFileSync("mount", ["-o", "remount,bind,ro", target]);
@@ -274,6 +299,13 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   if (sc.filter && sc.built)
     log(
       `seccomp: built the libseccomp helper and a ${sc.filter.instructions}-instruction filter in ${Math.round(sc.ms)} ms`,
+    );
+  const hs = sandboxing
+    ? prepareHolder({ disabled: config.disable.has("holder"), stateDir: config.root })
+    : { path: null, reason: "sandboxing is unavailable" };
+  if (hs.path === null && sandboxing)
+    degraded.push(
+      `sandboxes die with the engine process (${hs.reason}): a restart or crash fails every running sandbox`,
     );
   const scratchTmpfs = isRoot && inPrivateMountNs();
   if (sandboxing && !scratchTmpfs)
@@ -379,15 +411,20 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
 
   return {
     isolation,
-    uidBase: claimUidBlock(config.uidBase, log),
+    uidBase: claimUidBlock(
+      config.uidBase,
+      new Set(listRecords(config.root).map((r) => (r.spec as { uid: number }).uid)),
+      log,
+    ),
     scratchTmpfs,
     cgroups,
     images,
     bwrap,
     slirp4netns: slirp,
     seccomp: sc.filter,
+    holder: hs.path ? { bin: hs.path, root: (ensureHoldersDir(config.root), config.root) } : null,
     runtimeSource: (b) => binds.get(b.src) ?? b.src,
-    async close() {
+    async close(opts = {}) {
       await cgroups.cleanup();
       for (const target of new Set(binds.values())) {
         if (target.startsWith(rtDir)) {
@@ -400,7 +437,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
         }
       }
       // The route is shared by every engine on this machine: the last one out removes it.
-      if (addedBlackhole && !cgroups.otherEnginesAlive())
+      if (addedBlackhole && !opts.keepSandboxes && !cgroups.otherEnginesAlive())
         await execFileP("ip", ["route", "del", "blackhole", SANDBOX_CIDR]).catch(() => undefined);
     },
   };

@@ -8,6 +8,7 @@ import { sleep } from "../lib/time.js";
 import type { Host } from "./host.js";
 import type { SandboxProcess } from "./sandbox-proc.js";
 import { spawnSocatInSandboxNet } from "./sandbox-socat.js";
+import { holdersDir } from "./holder.js";
 
 /** In-sandbox address of the allow-listing proxy (restricted mode). */
 export const PROXY_PORT = 3128;
@@ -49,83 +50,184 @@ export async function startNetwork(
   allow: string[],
   config: EngineConfig,
 ): Promise<NetworkHandle> {
-  const netns = `/proc/${proc.targetPid}/ns/net`;
   if (mode === "off") return { mode, close: async () => undefined };
   if (mode === "restricted") {
-    const sock = path.join(proc.spec.dir, "egress.sock");
-    const proxy = new EgressProxy(allow, config.egressHosts);
-    await proxy.listen(sock);
-    // The relay lives in the sandbox's netns only, as the sandbox's own uid without capabilities
-    // (it only needs the socket, handed to that uid), and in the sandbox's cgroups: the process it
-    // forks per connection counts against the sandbox's pids and memory caps, not the host's.
-    // socat's default listen backlog (5) made every sixth
-    // parallel connection wait a 1 s SYN retransmit: hence backlog=128.
+    const proxy = await listenEgress(proc, allow, config);
     try {
-      fs.chownSync(sock, proc.spec.uid, proc.spec.uid);
+      const relay = await startEgressRelay(proc, proxy.sock);
+      return { mode, close: async () => (await relay.close(), await proxy.close()) };
     } catch (e) {
       await proxy.close();
       throw e;
     }
-    const relay = spawnSocatInSandboxNet(
-      proc,
-      `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr,backlog=128,max-children=${RELAY_MAX_CONNECTIONS}`,
-      `UNIX-CONNECT:${sock}`,
-    );
-    let relayErr = "";
-    relay.stderr!.on("data", (d: Buffer) => (relayErr = (relayErr + d.toString()).slice(-2000)));
-    relay.on("error", (e) => (relayErr += ` ${e.message}`));
-    try {
-      if (relay.pid === undefined) throw new Error("could not start the egress relay (nsenter)");
-      // Before it listens, so not one connection is handled outside the cgroups.
-      proc.cgroup.attach(relay.pid);
-      await waitListening(relay, proc, PROXY_PORT);
-    } catch (e) {
-      await killAndWait(relay);
+  }
+  if (!host.slirp4netns) throw new Error("slirp4netns is not installed");
+  const filter = await installOpenFilter(proc);
+  try {
+    const slirp = await startSlirp(host.slirp4netns, proc);
+    return { mode, close: async () => (await slirp.close(), await filter.remove()) };
+  } catch (e) {
+    await filter.remove();
+    throw e;
+  }
+}
+
+/**
+ * A restarted engine takes over the network of an adopted sandbox. `restricted`: the CONNECT proxy
+ * lived in the old engine process, so a new one listens on the same socket; the relay inside the
+ * sandbox (which outlives the engine and dials that socket per connection) is kept when it still
+ * listens, or started again. `open`: slirp4netns outlives the engine too and is kept when it is
+ * still the recorded process, or started again with a fresh filter. A paused sandbox is frozen, so
+ * nothing can be started in it: its helpers must still be there.
+ */
+export async function adoptNetwork(
+  host: Host,
+  proc: SandboxProcess,
+  mode: "off" | "restricted" | "open",
+  allow: string[],
+  config: EngineConfig,
+  paused: boolean,
+): Promise<NetworkHandle> {
+  if (mode === "off") return { mode, close: async () => undefined };
+  if (mode === "restricted") {
+    const proxy = await listenEgress(proc, allow, config);
+    if (relayListening(proc, PROXY_PORT)) return { mode, close: () => proxy.close() };
+    if (paused) {
       await proxy.close();
-      fs.rmSync(sock, { force: true });
-      throw new Error(`${(e as Error).message}${relayErr.trim() ? ` (${relayErr.trim()})` : ""}`);
+      throw new Error("its egress relay is gone and it is paused");
     }
+    try {
+      const relay = await startEgressRelay(proc, proxy.sock);
+      return { mode, close: async () => (await relay.close(), await proxy.close()) };
+    } catch (e) {
+      await proxy.close();
+      throw e;
+    }
+  }
+  if (!host.slirp4netns) throw new Error("slirp4netns is not installed");
+  const running = proc.helper("slirp4netns");
+  if (running !== null) {
+    const filter = openFilterHandle(proc);
     return {
       mode,
       close: async () => {
-        await killAndWait(relay);
-        await proxy.close();
-        fs.rmSync(sock, { force: true });
+        // Checked again at close: the recorded pid may belong to another process by then.
+        const pid = proc.helper("slirp4netns");
+        if (pid !== null) process.kill(pid, "SIGKILL");
+        await filter.remove();
       },
     };
   }
-  if (!host.slirp4netns) throw new Error("slirp4netns is not installed");
-  // slirp4netns opens the sandbox's outbound sockets on the host, as root. It runs with the
-  // sandbox's gid so a per-sandbox nftables table can keep those sockets off the host's own
-  // addresses and private networks (--disable-host-loopback alone only covers 10.0.2.2).
-  const gid = proc.spec.uid;
-  const filter = await installOpenFilter(proc.spec.id, gid);
-  const slirp = spawn(
-    host.slirp4netns,
-    // --enable-sandbox/--enable-seccomp: slirp4netns parses the sandbox's packets as root, so it
-    // confines itself (own mount namespace, dropped capabilities, syscall filter) once set up.
-    [
-      "--configure",
-      "--mtu=65520",
-      "--disable-host-loopback",
-      "--enable-sandbox",
-      "--enable-seccomp",
-      "--ready-fd=3",
-      "--exit-fd=4",
-      "--netns-type=path",
-      netns,
-      "tap0",
-    ],
-    { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], gid },
+  if (paused) throw new Error("its slirp4netns is gone and it is paused");
+  await openFilterHandle(proc).remove();
+  return startNetwork(host, proc, mode, allow, config);
+}
+
+/** The per-sandbox CONNECT proxy in the engine, on a socket only the sandbox's uid may use. */
+async function listenEgress(
+  proc: SandboxProcess,
+  allow: string[],
+  config: EngineConfig,
+): Promise<{ sock: string; close(): Promise<void> }> {
+  const sock = path.join(proc.spec.dir, "egress.sock");
+  fs.rmSync(sock, { force: true });
+  const proxy = new EgressProxy(allow, config.egressHosts);
+  await proxy.listen(sock);
+  try {
+    fs.chownSync(sock, proc.spec.uid, proc.spec.uid);
+  } catch (e) {
+    await proxy.close();
+    throw e;
+  }
+  return {
+    sock,
+    close: async () => {
+      await proxy.close();
+      fs.rmSync(sock, { force: true });
+    },
+  };
+}
+
+/**
+ * The relay lives in the sandbox's netns only, as the sandbox's own uid without capabilities (it
+ * only needs the socket, handed to that uid), and in the sandbox's cgroups: the process it forks per
+ * connection counts against the sandbox's pids and memory caps, not the host's. socat's default
+ * listen backlog (5) made every sixth parallel connection wait a 1 s SYN retransmit: hence
+ * backlog=128. For a sandbox that survives the engine it survives too (sandbox-socat.ts).
+ */
+async function startEgressRelay(proc: SandboxProcess, sock: string): Promise<{ close(): Promise<void> }> {
+  const relay = spawnSocatInSandboxNet(
+    proc,
+    `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr,backlog=128,max-children=${RELAY_MAX_CONNECTIONS}`,
+    `UNIX-CONNECT:${sock}`,
+    { outliveEngine: proc.survivesEngine },
   );
+  let relayErr = "";
+  relay.stderr?.on("data", (d: Buffer) => (relayErr = (relayErr + d.toString()).slice(-2000)));
+  relay.on("error", (e) => (relayErr += ` ${e.message}`));
+  try {
+    if (relay.pid === undefined) throw new Error("could not start the egress relay (nsenter)");
+    // Before it listens, so not one connection is handled outside the cgroups.
+    proc.cgroup.attach(relay.pid);
+    await waitListening(relay, proc, PROXY_PORT);
+  } catch (e) {
+    await killAndWait(relay);
+    throw new Error(`${(e as Error).message}${relayErr.trim() ? ` (${relayErr.trim()})` : ""}`);
+  }
+  relay.unref();
+  return { close: () => killAndWait(relay) };
+}
+
+/**
+ * slirp4netns opens the sandbox's outbound sockets on the host, as root. It runs with the
+ * sandbox's gid so a per-sandbox nftables table can keep those sockets off the host's own
+ * addresses and private networks (--disable-host-loopback alone only covers 10.0.2.2). A sandbox
+ * that survives the engine keeps it: no --exit-fd tied to the engine, its own session, its log in a
+ * file rather than a pipe to the engine, and its pid and start time in the adoption record. It is in
+ * the sandbox's cgroups, so it dies with the sandbox.
+ */
+async function startSlirp(bin: string, proc: SandboxProcess): Promise<{ close(): Promise<void> }> {
+  const gid = proc.spec.uid;
+  const netns = `/proc/${proc.targetPid}/ns/net`;
+  const outlive = proc.survivesEngine && proc.holderRoot !== null;
+  const logPath = outlive ? path.join(holdersDir(proc.holderRoot!), `${proc.spec.id}.slirp.log`) : null;
+  const logFd = logPath ? fs.openSync(logPath, "w", 0o600) : null;
+  let slirp: ChildProcess;
+  try {
+    slirp = spawn(
+      bin,
+      // --enable-sandbox/--enable-seccomp: slirp4netns parses the sandbox's packets as root, so it
+      // confines itself (own mount namespace, dropped capabilities, syscall filter) once set up.
+      [
+        "--configure",
+        "--mtu=65520",
+        "--disable-host-loopback",
+        "--enable-sandbox",
+        "--enable-seccomp",
+        "--ready-fd=3",
+        ...(outlive ? [] : ["--exit-fd=4"]),
+        "--netns-type=path",
+        netns,
+        "tap0",
+      ],
+      {
+        stdio: ["ignore", "ignore", logFd ?? "pipe", "pipe", outlive ? "ignore" : "pipe"],
+        gid,
+        detached: outlive,
+      },
+    );
+  } finally {
+    if (logFd !== null) fs.closeSync(logFd);
+  }
   let stderr = "";
-  slirp.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+  slirp.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+  const errors = () => (logPath ? readTail(logPath) : stderr).trim();
   for (const s of slirp.stdio) s?.on("error", () => undefined);
   try {
     // Its memory and CPU are the sandbox's traffic: charge them to the sandbox (and freeze it on pause).
     if (slirp.pid !== undefined) proc.cgroup.attach(slirp.pid);
     await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`slirp4netns not ready within 5 s: ${stderr.trim()}`)), 5000);
+      const t = setTimeout(() => reject(new Error(`slirp4netns not ready within 5 s: ${errors()}`)), 5000);
       (slirp.stdio[3] as NodeJS.ReadableStream).once("data", () => {
         clearTimeout(t);
         resolve();
@@ -136,23 +238,33 @@ export async function startNetwork(
       });
       slirp.once("exit", (code) => {
         clearTimeout(t);
-        reject(new Error(`slirp4netns exited (${code}): ${stderr.trim()}`));
+        reject(new Error(`slirp4netns exited (${code}): ${errors()}`));
       });
     });
   } catch (e) {
     await killAndWait(slirp);
-    await filter.remove();
     throw e;
   }
+  if (outlive && slirp.pid !== undefined) {
+    proc.recordHelper("slirp4netns", slirp.pid);
+    (slirp.stdio[3] as unknown as { destroy(): void }).destroy();
+    slirp.unref();
+  }
   return {
-    mode,
     close: async () => {
       // Closing the exit fd asks slirp4netns to stop; SIGKILL if it lingers.
-      (slirp.stdio[4] as NodeJS.WritableStream).end();
-      await killAndWait(slirp, 500);
-      await filter.remove();
+      (slirp.stdio[4] as NodeJS.WritableStream | null)?.end();
+      await killAndWait(slirp, outlive ? 0 : 500);
     },
   };
+}
+
+function readTail(file: string): string {
+  try {
+    return fs.readFileSync(file, "utf8").slice(-2000);
+  } catch {
+    return "";
+  }
 }
 
 const NFT_PREFIX = "baton_open_";
@@ -168,7 +280,21 @@ function nft(args: string[], input?: string): Promise<void> {
   });
 }
 
-/** Tables an earlier engine process left behind when it died without cleaning up (named by its pid). */
+/**
+ * A sandbox's table is named after the process that bounds its life (SandboxProcess.ownerPid: its
+ * holder, which outlives engine restarts), so stale tables are those whose owner is gone.
+ */
+function filterTable(proc: SandboxProcess): string {
+  return `${NFT_PREFIX}${proc.ownerPid}_${proc.spec.id.toLowerCase().replace(/[^a-z0-9]/g, "_")}`;
+}
+
+/** The removal handle of an adopted sandbox's table (installed by an earlier engine process). */
+function openFilterHandle(proc: SandboxProcess): { remove(): Promise<void> } {
+  const table = filterTable(proc);
+  return { remove: () => nft(["delete", "table", "inet", table]).catch(() => undefined) };
+}
+
+/** Tables whose owner (a holder, or an engine for sandboxes that died with it) is gone. */
 async function reapStaleFilters(): Promise<void> {
   if (staleReaped) return;
   staleReaped = true;
@@ -211,8 +337,9 @@ function hostNameservers(): { v4: string[]; v6: string[] } {
  * local`), loopback, private, link-local and reserved ranges, except DNS to the host's resolvers.
  * Without nft the sandbox still gets NAT, and the engine says once that this filter is missing.
  */
-async function installOpenFilter(id: string, gid: number): Promise<{ remove(): Promise<void> }> {
-  const table = `${NFT_PREFIX}${process.pid}_${id.toLowerCase().replace(/[^a-z0-9]/g, "_")}`;
+async function installOpenFilter(proc: SandboxProcess): Promise<{ remove(): Promise<void> }> {
+  const gid = proc.spec.uid;
+  const table = filterTable(proc);
   await reapStaleFilters();
   const dns = hostNameservers();
   const refuse = (match: string) => [
@@ -270,6 +397,15 @@ async function killAndWait(child: ChildProcess, graceMs = 0, killWaitMs = 1000):
   if (graceMs) await Promise.race([exited, sleep(graceMs)]);
   if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   await Promise.race([exited, sleep(killWaitMs)]);
+}
+
+function relayListening(proc: SandboxProcess, port: number): boolean {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
+  try {
+    return fs.readFileSync(`/proc/${proc.targetPid}/net/tcp`, "utf8").includes(`0100007F:${hexPort} 00000000:0000 0A`);
+  } catch {
+    return false;
+  }
 }
 
 /** Waits until the relay listens inside the sandbox (read from the netns's /proc/net/tcp). */

@@ -9,6 +9,19 @@ import type { Host } from "./host.js";
 import type { SandboxCgroup } from "./cgroups.js";
 import type { BaseImage } from "./templates.js";
 import { closeFilter, openFilter, type SeccompFilter } from "./seccomp.js";
+import {
+  exitNote,
+  exitReason,
+  HolderLink,
+  holderSocket,
+  procParent,
+  procStartTime,
+  readRecord,
+  removeRecord,
+  sameProcess,
+  writeRecord,
+  type HolderRecord,
+} from "./holder.js";
 import { sleep } from "../lib/time.js";
 
 /** The uid/gid a sandbox's user sees inside its own user namespace. */
@@ -178,7 +191,8 @@ export class SandboxProcess {
 
   private constructor(
     readonly spec: SandboxSpec,
-    private readonly bwrap: ChildProcess,
+    /** What keeps the sandbox alive: its holder (runtime/holder.ts), or bwrap itself as the engine's child. */
+    private readonly keeper: Keeper,
     /** Host pid of the sandbox's init (pid 1 inside), the process exec joins. */
     readonly targetPid: number,
     readonly cgroup: SandboxCgroup,
@@ -188,17 +202,98 @@ export class SandboxProcess {
     readonly seccomp: SeccompFilter | null,
     /** A build's socket to its step agent (spec.agent): requests out, answers in. */
     readonly agentIo: (Readable & Writable) | null,
+    /** The adoption record a restarted engine reads (null: this sandbox dies with the engine). */
+    private record: { root: string; rec: HolderRecord } | null,
   ) {
-    bwrap.once("exit", (code, signal) => {
+    keeper.onExit((reason) => {
       this.exited = true;
-      const reason = signal ? `sandbox init killed by ${signal}` : `sandbox init exited with code ${code}`;
       for (const l of this.exitListeners) l(reason);
     });
+  }
+
+  /**
+   * The process whose life bounds this sandbox's host-side state (its nftables table is named
+   * after it, see network.ts): its holder, or the engine itself for a sandbox that dies with it.
+   */
+  get ownerPid(): number {
+    return this.record?.rec.holderPid ?? process.pid;
+  }
+
+  /** The engine root's holders directory, for files that belong to this sandbox's host side. */
+  get holderRoot(): string | null {
+    return this.record?.root ?? null;
+  }
+
+  /** Whether a restarted engine can take this sandbox over (it runs under a holder). */
+  get survivesEngine(): boolean {
+    return this.record !== null;
+  }
+
+  /**
+   * Remembers a helper process outside the sandbox's namespaces (slirp4netns) in the adoption
+   * record, by pid and start time, so a restarted engine can find it again and never mistakes
+   * another process that got the same pid for it.
+   */
+  recordHelper(name: string, pid: number): void {
+    if (!this.record) return;
+    const start = procStartTime(pid);
+    if (!start) return;
+    this.record.rec.helpers = [...this.record.rec.helpers.filter((h) => h.name !== name), { name, pid, start }];
+    writeRecord(this.record.root, this.record.rec);
+  }
+
+  /** Writes the adoption record again, after the spec changed (a pool member's claim sets its env). */
+  saveRecord(): void {
+    if (this.record) writeRecord(this.record.root, { ...this.record.rec, spec: this.spec });
+  }
+
+  /** A helper recorded before a restart, if it is still the same process. */
+  helper(name: string): number | null {
+    const h = this.record?.rec.helpers.find((x) => x.name === name);
+    return h && sameProcess(h.pid, h.start) ? h.pid : null;
   }
 
   onExit(listener: (reason: string) => void): void {
     if (this.exited) listener("sandbox init already exited");
     else this.exitListeners.push(listener);
+  }
+
+  /**
+   * Takes over a sandbox an earlier engine process started, from its adoption record. Every
+   * identity is checked before anything is trusted: the holder answers on its socket with the pid
+   * and child recorded, the holder's and the init's start times match (a reused pid starts later),
+   * the init is still the holder's bwrap's child and a member of the sandbox's cgroup. Throws one
+   * sentence saying why the sandbox cannot be adopted.
+   */
+  static async adopt(host: Host, id: string, cgroup: SandboxCgroup): Promise<SandboxProcess> {
+    if (!host.holder) throw new Error("this engine runs sandboxes without holders, so none can be adopted");
+    const root = host.holder.root;
+    const rec = readRecord(root, id);
+    if (!rec) throw new Error("no adoption record: its processes died with the earlier engine process");
+    const note = exitNote(root, id);
+    if (!sameProcess(rec.holderPid, rec.holderStart))
+      throw new Error(`its processes ended while the engine was down (${exitReason(note)})`);
+    let link: HolderLink;
+    try {
+      link = await HolderLink.connect(holderSocket(root, id));
+    } catch (e) {
+      throw new Error(`its holder does not answer (${(e as Error).message})`);
+    }
+    const fail = (why: string) => {
+      link.kill();
+      return new Error(why);
+    };
+    if (link.holderPid !== rec.holderPid || link.childPid !== rec.childPid)
+      throw fail("another process answers on its holder socket");
+    if (!sameProcess(rec.initPid, rec.initStart) || procParent(rec.initPid) !== rec.childPid)
+      throw fail("its init process is gone");
+    if (host.isolation.cgroups.version !== "none" && !cgroup.pids().includes(rec.initPid))
+      throw fail("its init process is not in its cgroup");
+    const spec = rec.spec as SandboxSpec;
+    return new SandboxProcess(spec, link, rec.initPid, cgroup, rec.mode, rec.rlimits, host.seccomp, null, {
+      root,
+      rec,
+    });
   }
 
   static async start(host: Host, spec: SandboxSpec, cgroup: SandboxCgroup): Promise<SandboxProcess> {
@@ -304,8 +399,20 @@ export class SandboxProcess {
       spec.network === "open" ? "nameserver 10.0.2.3\n" : "",
     ];
     const rlimits = rlimitFallback(host, spec);
+    // Sandboxes run under a holder (runtime/holder.ts) and outlive the engine; builds do not (their
+    // steps are driven through the agent socket, which dies with the engine anyway).
+    const holder = host.holder && !spec.agent && !spec.asRoot ? host.holder : null;
+    const sock = holder ? holderSocket(holder.root, spec.id) : null;
+    if (holder) removeRecord(holder.root, spec.id);
+    // The holder stays root (it owns a root-only socket); the sandbox uid is then set by setpriv
+    // instead of by Node's spawn, with the same effect (no groups, real and effective uid and gid).
+    const userns = mode === "bwrap-userns" && !spec.asRoot;
     const launch = [
+      ...(holder && sock ? [holder.bin, sock] : []),
       ...rlimits,
+      ...(holder && userns
+        ? [HOST_TOOLS.setpriv, `--reuid=${spec.uid}`, `--regid=${spec.uid}`, "--clear-groups", "--"]
+        : []),
       ...(mode === "bwrap-root" && !spec.asRoot
         ? [HOST_TOOLS.setpriv, `--ruid=${spec.uid}`, `--rgid=${spec.uid}`, "--clear-groups", "--"]
         : []),
@@ -330,7 +437,9 @@ export class SandboxProcess {
           spec.agent ? "pipe" : "ignore",
           filterFd,
         ],
-        ...(mode === "bwrap-userns" && !spec.asRoot ? { uid: spec.uid, gid: spec.uid } : {}),
+        ...(userns && !holder ? { uid: spec.uid, gid: spec.uid } : {}),
+        // Its own session: a Ctrl-C meant for the engine's terminal never reaches a holder.
+        detached: holder !== null,
         env: {},
       });
     } finally {
@@ -370,19 +479,46 @@ export class SandboxProcess {
         timeout(10_000, "sandbox init did not start within 10 s"),
       ]);
       child.stderr?.removeAllListeners("data");
-      return new SandboxProcess(
-        spec,
-        child,
+      if (!holder || !sock)
+        return new SandboxProcess(
+          spec,
+          childKeeper(child),
+          initPid,
+          cgroup,
+          mode,
+          rlimits,
+          host.seccomp,
+          spec.agent ? stdio[9]! : null,
+          null,
+        );
+      const link = await HolderLink.connect(sock);
+      const rec: HolderRecord = {
+        v: 1,
+        id: spec.id,
+        holderPid: link.holderPid,
+        holderStart: procStartTime(link.holderPid) ?? "",
         initPid,
-        cgroup,
+        initStart: procStartTime(initPid) ?? "",
+        childPid: link.childPid,
         mode,
         rlimits,
-        host.seccomp,
-        spec.agent ? stdio[9]! : null,
-      );
+        spec,
+        helpers: [],
+      };
+      if (link.holderPid !== child.pid || procParent(initPid) !== link.childPid)
+        throw new Error("the sandbox holder reported other processes than it started");
+      writeRecord(holder.root, rec);
+      // The engine no longer waits on the holder: Node still reaps it should it exit while we run.
+      child.unref();
+      for (const s of stdio) if (s && s !== stdio[2]) s.destroy();
+      return new SandboxProcess(spec, link, initPid, cgroup, mode, rlimits, host.seccomp, null, {
+        root: holder.root,
+        rec,
+      });
     } catch (e) {
       child.kill("SIGKILL");
       await cgroup.destroy().catch(() => undefined);
+      if (holder) removeRecord(holder.root, spec.id);
       throw e;
     }
   }
@@ -424,10 +560,42 @@ export class SandboxProcess {
       } catch {
         /* already gone */
       }
-      this.bwrap.kill("SIGKILL");
-      await new Promise<void>((r) => (this.exited ? r() : this.bwrap.once("exit", () => r())));
+      this.keeper.kill();
+      await this.keeper.wait(5000);
     }
+    if (this.record) removeRecord(this.record.root, this.spec.id);
   }
+}
+
+/** What keeps a sandbox's processes: its holder (HolderLink) or bwrap as the engine's own child. */
+interface Keeper {
+  onExit(listener: (reason: string) => void): void;
+  /** SIGKILL to bwrap. */
+  kill(): void;
+  /** Resolves once it is gone, or after `ms`. */
+  wait(ms: number): Promise<void>;
+}
+
+function childKeeper(bwrap: ChildProcess): Keeper {
+  let reason: string | null = null;
+  const listeners: ((reason: string) => void)[] = [];
+  bwrap.once("exit", (code, signal) => {
+    reason = signal ? `sandbox init killed by ${signal}` : `sandbox init exited with code ${code}`;
+    for (const l of listeners) l(reason);
+  });
+  return {
+    onExit: (l) => (reason !== null ? l(reason) : void listeners.push(l)),
+    kill: () => void bwrap.kill("SIGKILL"),
+    wait: (ms) =>
+      new Promise<void>((r) => {
+        if (reason !== null) return r();
+        const t = setTimeout(r, ms);
+        bwrap.once("exit", () => {
+          clearTimeout(t);
+          r();
+        });
+      }),
+  };
 }
 
 function timeout(ms: number, message: string): Promise<never> {

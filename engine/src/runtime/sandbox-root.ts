@@ -89,7 +89,9 @@ export function prepareSandboxRoot(
   try {
     ensureRootOwnedDir(TRAVERSABLE_BASE);
     fs.mkdirSync(target, { recursive: true, mode: 0o711 });
-    execFileSync("mount", ["--bind", root, target], { stdio: ["ignore", "ignore", "pipe"] });
+    // A restarted engine in the namespace its sandboxes' holders kept (server.ts) finds it bound.
+    if (!sameDirectory(root, target))
+      execFileSync("mount", ["--bind", root, target], { stdio: ["ignore", "ignore", "pipe"] });
   } catch (e) {
     throw new Error(
       `${problem}; binding it at ${target} failed: ${((e as { stderr?: Buffer }).stderr?.toString() || (e as Error).message).trim()}`,
@@ -112,6 +114,16 @@ export function prepareSandboxRoot(
       }
     },
   };
+}
+
+function sameDirectory(a: string, b: string): boolean {
+  try {
+    const x = fs.statSync(a);
+    const y = fs.statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
 }
 
 /**

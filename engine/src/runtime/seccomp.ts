@@ -38,10 +38,10 @@ export interface SeccompFilter {
 export type SeccompSetup = { filter: SeccompFilter; built: boolean; ms: number } | { filter: null; reason: string };
 
 const SOURCE = fileURLToPath(new URL("./seccomp/baton-seccomp.c", import.meta.url));
-const CACHE_DIRS = ["/var/cache/baton-engine"];
+export const CACHE_DIRS = ["/var/cache/baton-engine"];
 
 /** A root-owned directory nobody else can write to (created 0700 if missing). */
-function privateDir(dir: string): boolean {
+export function privateDir(dir: string): boolean {
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const st = fs.lstatSync(dir);

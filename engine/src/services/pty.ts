@@ -1,7 +1,18 @@
 import fs from "node:fs";
 import type { EngineContext } from "../context.js";
 import { ApiError } from "../errors.js";
-import { buildSpawn, PtySession, type PtyExitReason, type PtyOpenRequest, type PtyView } from "./pty/session.js";
+import { holderSocket, holdersDir, procStartTime, sameProcess } from "../runtime/holder.js";
+import { HeldPty, listPtyRecords, removePtyRecord, writePtyRecord, type PtyRecord } from "./pty/held.js";
+import {
+  buildSpawn,
+  PtySession,
+  spawnNodePty,
+  type PtyExitReason,
+  type PtyOpenRequest,
+  type PtyView,
+  type TerminalIo,
+} from "./pty/session.js";
+import { newId } from "../lib/ids.js";
 
 export {
   normalizeSignal,
@@ -52,7 +63,7 @@ export class PtyService {
 
   constructor(
     /** What terminals need of the engine: sandbox lookups and the event log. */
-    private readonly ctx: Pick<EngineContext, "sandboxes" | "events">,
+    private readonly ctx: Pick<EngineContext, "sandboxes" | "events" | "host">,
     opts: Partial<PtyOptions> = {},
   ) {
     this.opts = { idleMs: PTY_IDLE_MS, ...opts };
@@ -84,7 +95,33 @@ export class PtyService {
       );
     }
     let session: PtySession;
+    let record: PtyRecord | null = null;
+    const id = newId("pty");
+    const createdAt = Date.now();
+    const holder = live.proc.survivesEngine ? this.ctx.host.holder : null;
     try {
+      const spec = buildSpawn(live.proc, req, this.relay, this.closeFds);
+      // Held by its own holder (pty/held.ts), the terminal outlives an engine restart like its sandbox.
+      let io: TerminalIo;
+      if (holder) {
+        const held = await HeldPty.spawn(holder.bin, holderSocket(holder.root, id), spec, req.cols, req.rows);
+        record = {
+          v: 1,
+          id,
+          sandboxId: row.id,
+          holderPid: held.holderPid,
+          holderStart: procStartTime(held.holderPid) ?? "",
+          childPid: held.pid,
+          command: req.command,
+          cwd: req.cwd,
+          cols: req.cols,
+          rows: req.rows,
+          createdAt,
+          relay: this.relay,
+        };
+        writePtyRecord(holdersDir(holder.root), record);
+        io = held;
+      } else io = spawnNodePty(spec, req.cols, req.rows);
       session = new PtySession(
         row.id,
         live.proc,
@@ -93,12 +130,15 @@ export class PtyService {
         req,
         this.relay,
         this.opts.idleMs,
-        buildSpawn(live.proc, req, this.relay, this.closeFds),
+        io,
         (s, reason) => this.onSessionExit(s, reason),
+        { id, createdAt, adopted: false },
       );
     } catch (e) {
+      if (holder) removePtyRecord(holdersDir(holder.root), id);
       throw ApiError.internal("Could not start a terminal in the sandbox", e, "sandbox_agent_unreachable");
     }
+    if (holder && record) this.keepSizeRecorded(session, holdersDir(holder.root), record);
     this.sessions.set(session.id, session);
     this.record(row.id, "pty.open", {
       pty_id: session.id,
@@ -108,6 +148,55 @@ export class PtyService {
     });
     this.startTimers();
     return session;
+  }
+
+  /**
+   * After a restart: every terminal whose holder still runs, in a sandbox the engine adopted, is
+   * taken over with its scrollback (the holder replays it). The holder must be the recorded process
+   * (pid and start time) and answer with the recorded session leader. Others are forgotten: their
+   * sandbox failed (its cgroup's teardown ended them) or they ended while the engine was down.
+   */
+  async adoptAfterRestart(): Promise<number> {
+    const holder = this.ctx.host.holder;
+    if (!holder) return 0;
+    const dir = holdersDir(holder.root);
+    let adopted = 0;
+    for (const rec of listPtyRecords(dir)) {
+      const proc = this.ctx.sandboxes.process(rec.sandboxId);
+      const io =
+        proc && sameProcess(rec.holderPid, rec.holderStart)
+          ? await HeldPty.connect(holderSocket(holder.root, rec.id)).catch(() => null)
+          : null;
+      if (!proc || !io || io.holderPid !== rec.holderPid || io.pid !== rec.childPid) {
+        io?.detach();
+        removePtyRecord(dir, rec.id);
+        continue;
+      }
+      const session = new PtySession(
+        rec.sandboxId,
+        proc,
+        rec.command,
+        rec.cwd,
+        { cols: rec.cols, rows: rec.rows },
+        rec.relay,
+        this.opts.idleMs,
+        io,
+        (s, reason) => this.onSessionExit(s, reason),
+        { id: rec.id, createdAt: rec.createdAt, adopted: true },
+      );
+      this.keepSizeRecorded(session, dir, rec);
+      this.sessions.set(session.id, session);
+      adopted++;
+    }
+    if (adopted) this.startTimers();
+    return adopted;
+  }
+
+  /** A held terminal's record follows its size, so a restarted engine reports the size it has. */
+  private keepSizeRecorded(session: PtySession, dir: string, rec: PtyRecord): void {
+    session.onResize = (cols, rows) => {
+      if (session.status === "running") writePtyRecord(dir, { ...rec, cols, rows });
+    };
   }
 
   forSandbox(sandboxId: string): PtySession[] {
@@ -154,6 +243,7 @@ export class PtyService {
 
   private forget(s: PtySession): void {
     s.dispose();
+    if (this.ctx.host.holder) removePtyRecord(holdersDir(this.ctx.host.holder.root), s.id);
     if (this.sessions.get(s.id) === s) this.sessions.delete(s.id);
     if (this.sessions.size === 0) this.stopTimers();
   }
@@ -196,11 +286,19 @@ export class PtyService {
     }
   }
 
-  /** Engine shutdown: kill every session and disconnect every viewer. */
+  /**
+   * Engine shutdown: disconnect every viewer and kill every session, except on a stop that keeps
+   * sandboxes running (SIGUSR2, an upgrade): then held sessions keep running for the next engine.
+   */
   shutdown(): void {
+    const keep = this.ctx.sandboxes.keepingSandboxes;
     for (const s of this.sessions.values()) {
       s.dropViewers(1001, "engine shutting down");
-      s.kill("shutdown");
+      if (keep && s.status === "running") s.detach();
+      else {
+        s.kill("shutdown");
+        if (this.ctx.host.holder) removePtyRecord(holdersDir(this.ctx.host.holder.root), s.id);
+      }
     }
     this.closing = true;
     this.stopTimers();

@@ -9,7 +9,8 @@ import { previewHostBase } from "../lib/preview-host.js";
 import { REGIONS, DEFAULT_EGRESS_DOMAINS, type Plan } from "../plans.js";
 import type { Host } from "../runtime/host.js";
 import { createSandboxDirs, removeSandboxDirs, SandboxProcess } from "../runtime/sandbox-proc.js";
-import { proxyEnv, startNetwork } from "../runtime/network.js";
+import { adoptNetwork, proxyEnv, startNetwork } from "../runtime/network.js";
+import { killHolder, listRecords, unmountLeftovers } from "../runtime/holder.js";
 import { TEMPLATE_ALIASES } from "../runtime/templates.js";
 import type { CreateSandboxBody } from "../schemas.js";
 import type { Db } from "../store/db.js";
@@ -96,6 +97,8 @@ export class SandboxService {
   /** Sandboxes still booting: settled when their create finishes either way. */
   private creating = new Map<string, Promise<void>>();
   private closing = false;
+  /** Set by a shutdown that keeps sandboxes running (an upgrade stop): terminals keep theirs too. */
+  keepingSandboxes = false;
   /** Run once a sandbox's processes are gone (terminate, expiry, failure, shutdown): previews drop their relays. */
   private releaseHooks: ((id: string) => Promise<void>)[] = [];
 
@@ -157,19 +160,123 @@ export class SandboxService {
     return allocateUid(this.host.uidBase, [...this.live.uids(), ...this.repo.heldUids(), ...this.pool.uids()]);
   }
 
-  /** Sandboxes whose processes died with an earlier engine run are marked failed, never dropped. */
-  recoverAfterRestart(): number {
+  /**
+   * Boot reconciliation. Sandboxes outlive the engine process (runtime/holder.ts): every running
+   * or paused sandbox whose holder still runs is adopted, with its cgroups, uid, network helpers
+   * and countdown; the rest are marked failed with the reason (never dropped) and whatever they
+   * left (processes in their cgroups, a holder, scratch) is removed. Groups and holders of this
+   * data dir that no row claims any more are reaped too.
+   */
+  async adoptAfterRestart(): Promise<{ adopted: number; failed: number }> {
     const now = Date.now();
-    const stale = this.repo.notEnded();
-    for (const s of stale) {
-      this.repo.markFailed(
-        s.id,
-        `engine restarted while the sandbox was ${s.status}; its processes no longer exist`,
-        now,
-      );
-      this.events.record(s.id, "sandbox.failed", { reason: "engine_restart", previous_status: s.status });
+    let adopted = 0;
+    let failed = 0;
+    const kept = new Set<string>();
+    for (const s of this.repo.notEnded()) {
+      const row = this.rowById(s.id);
+      let reason = `engine restarted while the sandbox was ${s.status}; its processes no longer exist`;
+      if (s.status === "running" || s.status === "paused") {
+        const why = this.notAdoptable(row);
+        if (why) reason = `engine restarted while the sandbox was ${s.status}; ${why}`;
+        else {
+          try {
+            await this.adopt(row);
+            kept.add(row.id).add(this.keyOf(row.id));
+            adopted++;
+            continue;
+          } catch (e) {
+            reason = `engine restarted while the sandbox was ${s.status}, and ${(e as Error).message}`;
+          }
+        }
+      }
+      await this.reapLeftovers(row.id);
+      this.repo.markFailed(row.id, reason, now);
+      this.events.record(row.id, "sandbox.failed", { reason: "engine_restart", previous_status: s.status });
+      failed++;
     }
-    return stale.length;
+    for (const id of this.host.cgroups.existing()) if (!kept.has(id)) await this.reapLeftovers(id);
+    if (this.host.holder)
+      for (const rec of listRecords(this.host.holder.root)) if (!kept.has(rec.id)) await this.reapLeftovers(rec.id);
+    unmountLeftovers(
+      this.config.root,
+      [...kept].map((id) => this.sandboxDir(id)),
+    );
+    return { adopted, failed };
+  }
+
+  /**
+   * Why a sandbox cannot be adopted yet, or null. A custom template's sandbox holds an overlay
+   * view and a volume's a loop mount, both reference-counted by services the restart rebuilt
+   * empty; they are failed cleanly instead of adopted half-tracked.
+   */
+  private notAdoptable(row: SandboxRow): string | null {
+    if (!this.host.holder) return "sandboxes run without holders on this machine, so they die with the engine";
+    if (!this.host.images.has(TEMPLATE_ALIASES[row.template] ?? row.template))
+      return "sandboxes of custom templates are not adopted by a restarted engine yet";
+    if (row.volume_id) return "sandboxes with a volume are not adopted by a restarted engine yet";
+    return null;
+  }
+
+  /**
+   * The name a sandbox's processes, cgroups and holder record go by: its id, or for a claimed pool
+   * member the pool key it was booted under (its directory is linked from the id at claim).
+   */
+  private keyOf(id: string): string {
+    try {
+      return path.basename(fs.readlinkSync(path.join(this.config.root, "sbx", id)));
+    } catch {
+      return id;
+    }
+  }
+
+  private async adopt(row: SandboxRow): Promise<void> {
+    const key = this.keyOf(row.id);
+    const cgroup = this.host.cgroups.adopt(key);
+    if (!cgroup) throw new Error("its cgroups are gone");
+    const proc = await SandboxProcess.adopt(this.host, key, cgroup);
+    // Its scratch tmpfs lives in the mount namespace the holders keep (server.ts joins it): an
+    // engine that did not get in there would see an empty directory instead of its files.
+    if (this.host.scratchTmpfs && !isMountPoint(proc.spec.dir)) {
+      await proc.kill();
+      throw new Error("its files are not visible in this engine's mount namespace");
+    }
+    const allow = row.allow_domains ? (JSON.parse(row.allow_domains) as string[]) : null;
+    let network;
+    try {
+      network = await adoptNetwork(
+        this.host,
+        proc,
+        row.network,
+        allow ?? DEFAULT_EGRESS_DOMAINS,
+        this.config,
+        row.status === "paused",
+      );
+    } catch (e) {
+      await proc.kill();
+      throw new Error(`its network could not be restored (${(e as Error).message})`);
+    }
+    // The cgroup's CPU counter runs since the sandbox started, so it is the lifetime total itself;
+    // GiB-seconds are integrated by the meter and continue from what was persisted.
+    const meter = new SandboxMeter(row.cpu, Math.ceil(3_600_000 / this.config.sampleMs), {
+      cpu_seconds: 0,
+      gb_seconds: row.gb_seconds,
+    });
+    const live: Live = { proc, meter, network, timer: null, env: proc.spec.env, lock: Promise.resolve() };
+    this.live.set(row.id, live);
+    proc.onExit((reason) => void this.onProcessDied(row.id, reason));
+    if (row.status === "running") {
+      meter.sample(cgroup, Date.now());
+      this.armTimer(row.id);
+    }
+    this.events.record(row.id, "sandbox.adopted", { status: row.status });
+  }
+
+  /** Kills and removes whatever a sandbox that is not adopted left behind. */
+  private async reapLeftovers(id: string): Promise<void> {
+    const cgroup = this.host.cgroups.adopt(id);
+    if (cgroup) await cgroup.destroy().catch(() => undefined);
+    if (this.host.holder) await killHolder(this.host.holder.root, id);
+    await removeSandboxDirs(this.sandboxDir(id), this.host.scratchTmpfs);
   }
 
   startSampler(): void {
@@ -453,6 +560,8 @@ export class SandboxService {
       // The member's spec.env was empty: its init never had the environment (commands get spec.env
       // as they enter), so this account's is the first and only one any process inside will see.
       m.proc.spec.env = env;
+      // A restarted engine adopts it with this environment (runtime/holder.ts keeps the spec).
+      m.proc.saveRecord();
       this.goLive(id, { proc: m.proc, network: m.network, env, cpu: c.shape.cpu, timeout: c.timeout, pooled: true });
       const view = this.view(this.rowById(id), body.preview_auth ? { preview_auth_token: previewToken! } : {});
       this.events.record(id, "sandbox.created", {
@@ -785,19 +894,41 @@ export class SandboxService {
     this.releaseHooks.push(hook);
   }
 
-  /** Clean shutdown: terminate everything this engine started and leave nothing behind. */
-  async shutdown(): Promise<void> {
+  /**
+   * Engine stop. By default everything this engine runs is terminated and nothing is left behind
+   * (tests, CI and `npm start`'s Ctrl-C rely on it). With `keep` (SIGUSR2: an upgrade) sandboxes a
+   * restarted engine can adopt keep running: their usage is persisted and the engine just lets go.
+   */
+  async shutdown(opts: { keep?: boolean } = {}): Promise<void> {
     this.closing = true;
+    this.keepingSandboxes = opts.keep === true;
     this.sampler.stop();
     await this.pool.drain();
     const ids = [...this.live.keys()];
     await Promise.all(
       ids.map(async (id) => {
+        const l = this.live.get(id)!;
+        const row = this.rowById(id);
+        if (opts.keep && l.proc.survivesEngine && !this.notAdoptable(row)) {
+          if (l.timer) clearTimeout(l.timer);
+          if (row.status === "running") l.meter.sample(l.proc.cgroup, Date.now());
+          this.usage.persist(id, l.meter);
+          this.live.delete(id);
+          return;
+        }
         await this.release(id);
         this.repo.markEnded(id, "terminated", Date.now(), "engine shut down");
         this.events.record(id, "sandbox.terminated", { reason: "engine_shutdown" });
       }),
     );
+  }
+}
+
+function isMountPoint(dir: string): boolean {
+  try {
+    return fs.statSync(dir).dev !== fs.statSync(path.dirname(dir)).dev;
+  } catch {
+    return false;
   }
 }
 

@@ -44,6 +44,15 @@ export interface ApiResponse<T> {
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
 let engines = 0;
+
+/**
+ * Engines still running when the test process exits (a failed test skipped its stop) are told to
+ * stop: sandboxes outlive a dead engine (runtime/holder.ts), so a leaked engine would leak them.
+ */
+const running = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const p of running) p.kill("SIGTERM");
+});
 /**
  * Engines started in parallel by different test files must not hand out the same host uids,
  * so each starts its own block of 10000 uids (the engine also skips blocks in use).
@@ -79,6 +88,8 @@ export async function startEngine(
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  running.add(proc);
+  proc.once("exit", () => running.delete(proc));
   let log = "";
   proc.stderr!.on("data", (d: Buffer) => (log += d.toString()));
   const { port, pid } = await new Promise<{ port: number; pid: number }>((resolve, reject) => {

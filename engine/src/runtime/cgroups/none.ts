@@ -6,7 +6,16 @@ export class NoCgroups implements CgroupDriver {
   constructor(reason: string) {
     this.support = { version: "none", memory: false, cpu: false, cpuacct: false, pids: false, freezer: false, reason };
   }
+  adopt(): SandboxCgroup {
+    return this.group();
+  }
+  existing(): string[] {
+    return [];
+  }
   async create(): Promise<SandboxCgroup> {
+    return this.group();
+  }
+  private group(): SandboxCgroup {
     return {
       procsFiles: [],
       attach: () => undefined,

@@ -82,21 +82,32 @@ export async function waitFor(check: () => boolean, ms: number): Promise<boolean
 }
 
 /**
- * Groups left by an engine that died without cleaning up (SIGKILL, power loss): any sibling
- * `baton-<pid>` whose engine process is gone. Their tasks are killed and the groups removed.
+ * Other engines' parent groups that are in use: a per-pid `baton-<pid>` (engines before sandboxes
+ * outlived them) whose engine lives, or another data dir's `baton-d<hash>` that holds sandboxes.
  */
-export function liveSiblings(parentOfParents: string): number[] {
+export function liveSiblings(parentOfParents: string, own: string): string[] {
   try {
-    return fs
-      .readdirSync(parentOfParents)
-      .filter((n) => /^baton-\d+$/.test(n))
-      .map((n) => Number(n.slice("baton-".length)))
-      .filter((pid) => pid !== process.pid && fs.existsSync(`/proc/${pid}`));
+    return fs.readdirSync(parentOfParents).filter((n) => {
+      if (n === own) return false;
+      if (/^baton-\d+$/.test(n)) return fs.existsSync(`/proc/${n.slice("baton-".length)}`);
+      if (!/^baton-d[0-9a-f]+$/.test(n)) return false;
+      try {
+        return fs.readdirSync(path.join(parentOfParents, n), { withFileTypes: true }).some((d) => d.isDirectory());
+      } catch {
+        return false;
+      }
+    });
   } catch {
     return [];
   }
 }
 
+/**
+ * Groups left by an engine that died without cleaning up (SIGKILL, power loss), from before
+ * sandboxes outlived the engine: any sibling `baton-<pid>` whose engine process is gone. Their
+ * tasks are killed and the groups removed. `baton-d<hash>` groups are their data dir's engine's
+ * to adopt or reap (services/sandboxes.ts adoptAfterRestart), never another engine's.
+ */
 export function reapStale(parentOfParents: string): void {
   let names: string[] = [];
   try {

@@ -30,6 +30,10 @@ export interface CgroupDriver {
   /** Whether another live engine keeps its groups beside ours (shared host state must stay). */
   otherEnginesAlive(): boolean;
   create(id: string, limits: CgroupLimits): Promise<SandboxCgroup>;
+  /** The existing groups of sandbox `id` (left by an earlier engine process of this data dir), or null. */
+  adopt(id: string): SandboxCgroup | null;
+  /** Ids of every sandbox group under the engine's parent (boot reconciliation). */
+  existing(): string[];
   /** Removes the engine's parent groups if empty (shutdown). */
   cleanup(): Promise<void>;
 }

@@ -42,12 +42,31 @@ export class V1Driver implements CgroupDriver {
     cg.setCpu(limits.cpu);
     return cg;
   }
+  adopt(id: string): SandboxCgroup | null {
+    const groups = new Map<V1Controller, string>();
+    for (const [c, parent] of this.dirs) {
+      const dir = path.join(parent, id);
+      if (fs.existsSync(dir)) groups.set(c, dir);
+    }
+    return groups.size ? new V1Cgroup(groups) : null;
+  }
+  existing(): string[] {
+    const ids = new Set<string>();
+    for (const parent of this.dirs.values()) {
+      try {
+        for (const d of fs.readdirSync(parent, { withFileTypes: true })) if (d.isDirectory()) ids.add(d.name);
+      } catch {
+        /* parent gone */
+      }
+    }
+    return [...ids];
+  }
   async cleanup(): Promise<void> {
     for (const parent of this.dirs.values()) await rmdirRetry(parent).catch(() => undefined);
   }
   otherEnginesAlive(): boolean {
     const parent = [...this.dirs.values()][0];
-    return parent ? liveSiblings(path.dirname(parent)).length > 0 : false;
+    return parent ? liveSiblings(path.dirname(parent), path.basename(parent)).length > 0 : false;
   }
 }
 

@@ -33,11 +33,25 @@ export class V2Driver implements CgroupDriver {
     cg.setCpu(limits.cpu);
     return cg;
   }
+  adopt(id: string): SandboxCgroup | null {
+    const dir = path.join(this.parent, id);
+    return fs.existsSync(dir) ? new V2Cgroup(dir, this.support) : null;
+  }
+  existing(): string[] {
+    try {
+      return fs
+        .readdirSync(this.parent, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name);
+    } catch {
+      return [];
+    }
+  }
   async cleanup(): Promise<void> {
     await rmdirRetry(this.parent).catch(() => undefined);
   }
   otherEnginesAlive(): boolean {
-    return liveSiblings(path.dirname(this.parent)).length > 0;
+    return liveSiblings(path.dirname(this.parent), path.basename(this.parent)).length > 0;
   }
 }
 

@@ -1,5 +1,5 @@
 import { constants as osConstants } from "node:os";
-import { spawn as ptySpawn, type IPty } from "node-pty";
+import { spawn as ptySpawn } from "node-pty";
 import type { RawData, WebSocket } from "ws";
 import { ApiError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
@@ -77,6 +77,46 @@ export interface PtyView {
 
 export type PtyExitReason = "exited" | "killed" | "idle" | "sandbox_gone" | "shutdown";
 
+/**
+ * The terminal under a session: a holder process that outlives the engine (pty/held.ts), or
+ * node-pty in the engine where no holder could be built (the session then dies with the engine).
+ */
+export interface TerminalIo {
+  /** The session leader on the terminal (host pid). */
+  readonly pid: number;
+  onData(listener: (d: Buffer) => void): void;
+  onExit(listener: (e: { exitCode: number; signal?: number }) => void): void;
+  write(data: string | Buffer): void;
+  resize(cols: number, rows: number): void;
+  pause(): void;
+  resume(): void;
+  /** Lets go of a held terminal without ending it (engine stop for an upgrade). */
+  detach?(): void;
+}
+
+/** node-pty in the engine process: the fallback without a holder. */
+export function spawnNodePty(spawnArgs: SpawnSpec, cols: number, rows: number): TerminalIo {
+  const pty = ptySpawn(spawnArgs.file, spawnArgs.args, {
+    name: "xterm-256color",
+    cols,
+    rows,
+    cwd: "/",
+    env: spawnArgs.env,
+    encoding: null,
+  });
+  // node-pty rethrows unexpected read errors unless someone else listens for them.
+  (pty as unknown as NodeJS.EventEmitter).on("error", () => undefined);
+  return {
+    pid: pty.pid,
+    onData: (l) => void pty.onData((d) => l(d as unknown as Buffer)),
+    onExit: (l) => void pty.onExit(l),
+    write: (d) => pty.write(d as string),
+    resize: (c, r) => pty.resize(c, r),
+    pause: () => pty.pause(),
+    resume: () => pty.resume(),
+  };
+}
+
 function rawToBuffer(data: RawData): Buffer {
   if (Buffer.isBuffer(data)) return data;
   if (Array.isArray(data)) return Buffer.concat(data);
@@ -137,20 +177,22 @@ export function buildSpawn(proc: SandboxProcess, req: PtyOpenRequest, relay: boo
 }
 
 export class PtySession {
-  readonly id = newId("pty");
-  readonly createdAt = Date.now();
+  readonly id: string;
+  readonly createdAt: number;
   status: "running" | "exited" = "running";
   cols: number;
   rows: number;
   exitedAt: number | null = null;
   exitCode: number | null = null;
   signal: string | null = null;
-  private readonly pty: IPty;
+  private readonly pty: TerminalIo;
   private readonly scrollback = new Scrollback(PTY_SCROLLBACK_BYTES);
   private readonly viewers = new Set<Viewer>();
   /** Session ids (host numbering) of this terminal's process tree, for finding what it left behind. */
   private readonly sids = new Set<number>();
   private killReason: PtyExitReason | null = null;
+  /** Told of every new size (pty.ts keeps a held terminal's record current for a restarted engine). */
+  onResize: ((cols: number, rows: number) => void) | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
   private killTimer: NodeJS.Timeout | null = null;
   private drainTimer: NodeJS.Timeout | null = null;
@@ -167,27 +209,32 @@ export class PtySession {
     size: { cols: number; rows: number },
     private readonly relay: boolean,
     private readonly idleMs: number,
-    spawnArgs: { file: string; args: string[]; env: Record<string, string> },
+    io: TerminalIo,
     private readonly onExit: (s: PtySession, reason: PtyExitReason) => void,
+    /**
+     * Its id and age when the caller chose them; `adopted`: a restarted engine took it over
+     * (pty.ts adoptAfterRestart), so its relay is long set up and no input is held back.
+     */
+    known?: { id: string; createdAt: number; adopted: boolean },
   ) {
+    this.id = known?.id ?? newId("pty");
+    this.createdAt = known?.createdAt ?? Date.now();
     this.cols = size.cols;
     this.rows = size.rows;
-    this.pty = ptySpawn(spawnArgs.file, spawnArgs.args, {
-      name: "xterm-256color",
-      cols: this.cols,
-      rows: this.rows,
-      cwd: "/",
-      env: spawnArgs.env,
-      encoding: null,
-    });
-    // node-pty rethrows unexpected read errors unless someone else listens for them.
-    (this.pty as unknown as NodeJS.EventEmitter).on("error", () => undefined);
-    // forkpty made the child a session leader: its pid is the outer session's id.
+    this.pty = io;
+    // The terminal's child is a session leader: its pid is the outer session's id.
     this.sids.add(this.pty.pid);
-    this.pty.onData((d) => this.output(d as unknown as Buffer));
+    // A held terminal replays its scrollback first (after a restart: everything before it).
+    this.pty.onData((d) => this.output(d));
     this.pty.onExit(({ exitCode, signal }) => this.exited(exitCode, signal));
     this.armIdle();
-    if (relay) this.awaitRelay();
+    if (relay && !known?.adopted) this.awaitRelay();
+  }
+
+  /** Engine stop for an upgrade: the terminal keeps running in its holder for the next engine. */
+  detach(): void {
+    this.dispose();
+    this.pty.detach?.();
   }
 
   /**
@@ -363,6 +410,7 @@ export class PtySession {
     } catch {
       /* the pty closed under us: the exit handler follows */
     }
+    this.onResize?.(this.cols, this.rows);
   }
 
   /**

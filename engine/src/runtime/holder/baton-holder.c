@@ -1,0 +1,445 @@
+/*
+ * baton-holder: keeps one sandbox alive independently of the engine process.
+ *
+ *   baton-holder SOCKET PROGRAM [ARG...]
+ *   baton-holder --pty SOCKET COLS ROWS PROGRAM [ARG...]
+ *
+ * Forks and executes PROGRAM (the sandbox's bwrap launch, absolute path) with every descriptor it
+ * was given, so bwrap's --info-fd/--block-fd/data pipes reach bwrap untouched; then keeps only a
+ * listening unix socket at SOCKET and waits. bwrap runs with --die-with-parent, whose parent is
+ * now this process rather than the engine: the sandbox lives exactly as long as its holder.
+ *
+ * Protocol (lines over the socket, which is mode 0600 in a root-only directory):
+ *   holder -> client on connect:  "hello <holder pid> <child pid>\n"
+ *   client -> holder:             "kill\n"  (SIGKILL to the child; the exit line follows)
+ *   holder -> every client:       "exit <code>\n" or "signal <number>\n" when the child ends;
+ *                                 the same line is written to SOCKET.exit, then the holder exits.
+ * A client that loses the connection without an exit line knows the holder itself died.
+ *
+ * With --pty it holds one terminal session instead (like dtach or abduco): PROGRAM runs as the
+ * session leader on a new pseudo-terminal whose master this process keeps, with the last
+ * SCROLLBACK bytes of output in a ring, so a terminal survives the engine with its history.
+ * Binary frames both ways, [type:1][length:4, big-endian][payload]:
+ *   holder -> client: 'H' "hello <pid> <child pid>" on connect, then 'O' the scrollback, then 'O'
+ *                     output as it comes, and 'X' "exit <code>" / "signal <n>" at the end;
+ *   client -> holder: 'I' input, 'R' cols and rows (2 bytes each, big-endian), 'P' stop reading
+ *                     the terminal (flow control: the program then blocks on write), 'C' read again.
+ *
+ * Why C and not a Node process: a holder per sandbox must cost next to nothing while it waits
+ * (a static binary like this one holds well under 1 MiB of RSS; Node needs ~40 MiB), and it must
+ * be a host file that no sandbox can write (it is built by the engine into a root-only cache).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define MAX_CLIENTS 16
+
+static int sigpipe_fds[2] = {-1, -1};
+
+static void on_sigchld(int sig) {
+  (void)sig;
+  int saved = errno;
+  if (write(sigpipe_fds[1], "c", 1) < 0) { /* the pipe is full: a wakeup is already pending */ }
+  errno = saved;
+}
+
+static void write_all(int fd, const char *s, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, s, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    s += w;
+    n -= (size_t)w;
+  }
+}
+
+static int pty_main(int argc, char **argv);
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--pty") == 0) return pty_main(argc - 1, argv + 1);
+  if (argc < 3 || argv[2][0] != '/') {
+    fprintf(stderr, "usage: baton-holder SOCKET /ABSOLUTE/PROGRAM [ARG...]\n");
+    return 2;
+  }
+  const char *sock_path = argv[1];
+  struct sockaddr_un addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sun_family = AF_UNIX;
+  if (strlen(sock_path) >= sizeof addr.sun_path) {
+    fprintf(stderr, "baton-holder: socket path too long\n");
+    return 2;
+  }
+  strcpy(addr.sun_path, sock_path);
+
+  if (pipe2(sigpipe_fds, O_CLOEXEC | O_NONBLOCK) < 0) return perror("pipe2"), 1;
+  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0) return perror("socket"), 1;
+  unlink(sock_path);
+  mode_t old = umask(0177);
+  if (bind(listener, (struct sockaddr *)&addr, sizeof addr) < 0) return perror("bind"), 1;
+  umask(old);
+  if (listen(listener, 8) < 0) return perror("listen"), 1;
+
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigchld;
+  sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+  sigaction(SIGCHLD, &sa, NULL);
+
+  pid_t child = fork();
+  if (child < 0) return perror("fork"), 1;
+  if (child == 0) {
+    /* The program gets the descriptors and a clean signal state, as if the engine had run it. */
+    signal(SIGCHLD, SIG_DFL);
+    execv(argv[2], argv + 2);
+    fprintf(stderr, "baton-holder: exec %s: %s\n", argv[2], strerror(errno));
+    _exit(127);
+  }
+
+  /* Ours to keep: the listener and the wakeup pipe. The engine's pipes belong to bwrap now. */
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGINT, SIG_IGN);
+  int devnull = open("/dev/null", O_RDWR);
+  if (devnull >= 0) {
+    dup2(devnull, 0);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+  }
+  for (int fd = 3; fd < 1024; fd++)
+    if (fd != listener && fd != sigpipe_fds[0] && fd != sigpipe_fds[1]) close(fd);
+
+  int clients[MAX_CLIENTS];
+  for (int i = 0; i < MAX_CLIENTS; i++) clients[i] = -1;
+  char hello[64];
+  int hello_len = snprintf(hello, sizeof hello, "hello %d %d\n", (int)getpid(), (int)child);
+
+  for (;;) {
+    int status;
+    pid_t r = waitpid(child, &status, WNOHANG);
+    if (r == child) {
+      char line[64];
+      int n = WIFSIGNALED(status) ? snprintf(line, sizeof line, "signal %d\n", WTERMSIG(status))
+                                  : snprintf(line, sizeof line, "exit %d\n", WEXITSTATUS(status));
+      char exit_path[sizeof addr.sun_path + 8];
+      snprintf(exit_path, sizeof exit_path, "%s.exit", sock_path);
+      int ef = open(exit_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (ef >= 0) {
+        write_all(ef, line, (size_t)n);
+        close(ef);
+      }
+      unlink(sock_path);
+      for (int i = 0; i < MAX_CLIENTS; i++)
+        if (clients[i] >= 0) write_all(clients[i], line, (size_t)n);
+      return 0;
+    }
+    struct pollfd pfd[MAX_CLIENTS + 2];
+    int np = 0;
+    pfd[np++] = (struct pollfd){.fd = sigpipe_fds[0], .events = POLLIN};
+    pfd[np++] = (struct pollfd){.fd = listener, .events = POLLIN};
+    for (int i = 0; i < MAX_CLIENTS; i++)
+      if (clients[i] >= 0) pfd[np++] = (struct pollfd){.fd = clients[i], .events = POLLIN};
+    if (poll(pfd, (nfds_t)np, -1) < 0 && errno != EINTR) return 1;
+    if (pfd[0].revents) {
+      char buf[64];
+      while (read(sigpipe_fds[0], buf, sizeof buf) > 0) {
+      }
+    }
+    if (pfd[1].revents & POLLIN) {
+      int c = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+      if (c >= 0) {
+        int slot = -1;
+        for (int i = 0; i < MAX_CLIENTS; i++)
+          if (clients[i] < 0) {
+            slot = i;
+            break;
+          }
+        if (slot < 0) close(c);
+        else {
+          clients[slot] = c;
+          write_all(c, hello, (size_t)hello_len);
+        }
+      }
+    }
+    for (int k = 2; k < np; k++) {
+      if (!pfd[k].revents) continue;
+      char buf[256];
+      ssize_t n = read(pfd[k].fd, buf, sizeof buf - 1);
+      if (n > 0) {
+        buf[n] = 0;
+        if (strstr(buf, "kill\n")) kill(child, SIGKILL);
+        continue;
+      }
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      for (int i = 0; i < MAX_CLIENTS; i++)
+        if (clients[i] == pfd[k].fd) clients[i] = -1;
+      close(pfd[k].fd);
+    }
+  }
+}
+
+/* ---- --pty: one terminal session ---------------------------------------------------------- */
+
+#define SCROLLBACK (64 * 1024)
+static char ring[SCROLLBACK];
+static size_t ring_start = 0, ring_len = 0;
+
+static void ring_push(const char *p, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    size_t at = (ring_start + ring_len) % SCROLLBACK;
+    ring[at] = p[i];
+    if (ring_len < SCROLLBACK) ring_len++;
+    else ring_start = (ring_start + 1) % SCROLLBACK;
+  }
+}
+
+static int send_frame(int fd, char type, const char *p, size_t n) {
+  unsigned char h[5] = {(unsigned char)type, (unsigned char)(n >> 24), (unsigned char)(n >> 16),
+                        (unsigned char)(n >> 8), (unsigned char)n};
+  size_t total = 5 + n, done = 0;
+  while (done < total) {
+    ssize_t w;
+    if (done < 5) {
+      struct iovec v[2] = {{h + done, 5 - done}, {(void *)p, n}};
+      w = writev(fd, v, 2);
+    } else
+      w = write(fd, p + (done - 5), total - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    done += (size_t)w;
+  }
+  return 0;
+}
+
+struct client {
+  int fd;
+  unsigned char buf[8192];
+  size_t len;
+};
+
+static int pty_main(int argc, char **argv) {
+  /* argv: --pty SOCKET COLS ROWS PROGRAM ARGS... */
+  if (argc < 5 || argv[4][0] != '/') {
+    fprintf(stderr, "usage: baton-holder --pty SOCKET COLS ROWS /ABSOLUTE/PROGRAM [ARG...]\n");
+    return 2;
+  }
+  const char *sock_path = argv[1];
+  struct winsize ws = {.ws_col = (unsigned short)atoi(argv[2]), .ws_row = (unsigned short)atoi(argv[3])};
+  struct sockaddr_un addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sun_family = AF_UNIX;
+  if (strlen(sock_path) >= sizeof addr.sun_path) return 2;
+  strcpy(addr.sun_path, sock_path);
+
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0) return perror("posix_openpt"), 1;
+  char *slave_name = ptsname(master);
+  if (!slave_name) return perror("ptsname"), 1;
+  ioctl(master, TIOCSWINSZ, &ws);
+
+  if (pipe2(sigpipe_fds, O_CLOEXEC | O_NONBLOCK) < 0) return perror("pipe2"), 1;
+  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0) return perror("socket"), 1;
+  unlink(sock_path);
+  mode_t old = umask(0177);
+  if (bind(listener, (struct sockaddr *)&addr, sizeof addr) < 0) return perror("bind"), 1;
+  umask(old);
+  if (listen(listener, 8) < 0) return perror("listen"), 1;
+
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigchld;
+  sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+  sigaction(SIGCHLD, &sa, NULL);
+
+  pid_t child = fork();
+  if (child < 0) return perror("fork"), 1;
+  if (child == 0) {
+    signal(SIGCHLD, SIG_DFL);
+    setsid();
+    int slave = open(slave_name, O_RDWR);
+    if (slave < 0) _exit(126);
+    ioctl(slave, TIOCSCTTY, 0);
+    dup2(slave, 0);
+    dup2(slave, 1);
+    dup2(slave, 2);
+    for (int fd = 3; fd < 1024; fd++) close(fd);
+    execv(argv[4], argv + 4);
+    _exit(127);
+  }
+
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGINT, SIG_IGN);
+  int devnull = open("/dev/null", O_RDWR);
+  if (devnull >= 0) {
+    dup2(devnull, 0);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+  }
+  for (int fd = 3; fd < 1024; fd++)
+    if (fd != listener && fd != master && fd != sigpipe_fds[0] && fd != sigpipe_fds[1]) close(fd);
+
+  static struct client clients[MAX_CLIENTS];
+  for (int i = 0; i < MAX_CLIENTS; i++) clients[i].fd = -1;
+  char hello[64];
+  int hello_len = snprintf(hello, sizeof hello, "hello %d %d", (int)getpid(), (int)child);
+  int reading = 1, master_eof = 0, child_done = 0, status = 0;
+  static char out[65536];
+
+  for (;;) {
+    if (!child_done && waitpid(child, &status, WNOHANG) == child) {
+      child_done = 1;
+      /* Whatever the program wrote last is still in the terminal: read it before reporting. */
+      int fl = fcntl(master, F_GETFL);
+      fcntl(master, F_SETFL, fl | O_NONBLOCK);
+      for (;;) {
+        ssize_t n = read(master, out, sizeof out);
+        if (n <= 0) break;
+        ring_push(out, (size_t)n);
+        for (int i = 0; i < MAX_CLIENTS; i++)
+          if (clients[i].fd >= 0 && send_frame(clients[i].fd, 'O', out, (size_t)n) < 0) {
+            close(clients[i].fd);
+            clients[i].fd = -1;
+          }
+      }
+      char line[64];
+      int n = WIFSIGNALED(status) ? snprintf(line, sizeof line, "signal %d", WTERMSIG(status))
+                                  : snprintf(line, sizeof line, "exit %d", WEXITSTATUS(status));
+      char exit_path[sizeof addr.sun_path + 8];
+      snprintf(exit_path, sizeof exit_path, "%s.exit", sock_path);
+      int ef = open(exit_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (ef >= 0) {
+        write_all(ef, line, (size_t)n);
+        close(ef);
+      }
+      unlink(sock_path);
+      for (int i = 0; i < MAX_CLIENTS; i++)
+        if (clients[i].fd >= 0) send_frame(clients[i].fd, 'X', line, (size_t)n);
+      return 0;
+    }
+    struct pollfd pfd[MAX_CLIENTS + 3];
+    int idx[MAX_CLIENTS + 3];
+    int np = 0;
+    pfd[np] = (struct pollfd){.fd = sigpipe_fds[0], .events = POLLIN};
+    idx[np++] = -1;
+    pfd[np] = (struct pollfd){.fd = listener, .events = POLLIN};
+    idx[np++] = -2;
+    /* A negative fd is skipped by poll: while paused, or after EIO (which would report POLLHUP forever). */
+    pfd[np] = (struct pollfd){.fd = reading && !master_eof ? master : -1, .events = POLLIN};
+    idx[np++] = -3;
+    for (int i = 0; i < MAX_CLIENTS; i++)
+      if (clients[i].fd >= 0) {
+        pfd[np] = (struct pollfd){.fd = clients[i].fd, .events = POLLIN};
+        idx[np++] = i;
+      }
+    if (poll(pfd, (nfds_t)np, -1) < 0 && errno != EINTR) return 1;
+    for (int k = 0; k < np; k++) {
+      if (!pfd[k].revents) continue;
+      if (idx[k] == -1) {
+        char b[64];
+        while (read(sigpipe_fds[0], b, sizeof b) > 0) {
+        }
+      } else if (idx[k] == -2) {
+        int c = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0) continue;
+        int slot = -1;
+        for (int i = 0; i < MAX_CLIENTS; i++)
+          if (clients[i].fd < 0) {
+            slot = i;
+            break;
+          }
+        if (slot < 0) {
+          close(c);
+          continue;
+        }
+        clients[slot].fd = c;
+        clients[slot].len = 0;
+        /* The scrollback, oldest first (the ring may wrap). */
+        char *snap = malloc(ring_len ? ring_len : 1);
+        size_t first = ring_len < SCROLLBACK - ring_start ? ring_len : SCROLLBACK - ring_start;
+        memcpy(snap, ring + ring_start, first);
+        memcpy(snap + first, ring, ring_len - first);
+        if (send_frame(c, 'H', hello, (size_t)hello_len) < 0 ||
+            (ring_len && send_frame(c, 'O', snap, ring_len) < 0)) {
+          close(c);
+          clients[slot].fd = -1;
+        }
+        free(snap);
+      } else if (idx[k] == -3) {
+        ssize_t n = read(master, out, sizeof out);
+        if (n <= 0) {
+          /* EIO: every slave side closed; the exit follows with SIGCHLD. Stop polling it. */
+          master_eof = 1;
+          continue;
+        }
+        ring_push(out, (size_t)n);
+        for (int i = 0; i < MAX_CLIENTS; i++)
+          if (clients[i].fd >= 0 && send_frame(clients[i].fd, 'O', out, (size_t)n) < 0) {
+            close(clients[i].fd);
+            clients[i].fd = -1;
+          }
+      } else {
+        struct client *cl = &clients[idx[k]];
+        ssize_t n = read(cl->fd, cl->buf + cl->len, sizeof cl->buf - cl->len);
+        if (n <= 0) {
+          if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+          close(cl->fd);
+          cl->fd = -1;
+          continue;
+        }
+        cl->len += (size_t)n;
+        /* Complete frames only; a frame larger than the buffer is a protocol error. */
+        for (;;) {
+          if (cl->len < 5) break;
+          size_t flen = ((size_t)cl->buf[1] << 24) | ((size_t)cl->buf[2] << 16) | ((size_t)cl->buf[3] << 8) | cl->buf[4];
+          if (flen > sizeof cl->buf - 5) {
+            close(cl->fd);
+            cl->fd = -1;
+            break;
+          }
+          if (cl->len < 5 + flen) break;
+          unsigned char *p = cl->buf + 5;
+          switch (cl->buf[0]) {
+            case 'I':
+              write_all(master, (const char *)p, flen);
+              break;
+            case 'R':
+              if (flen == 4) {
+                struct winsize w = {.ws_col = (unsigned short)((p[0] << 8) | p[1]),
+                                    .ws_row = (unsigned short)((p[2] << 8) | p[3])};
+                ioctl(master, TIOCSWINSZ, &w);
+              }
+              break;
+            case 'P':
+              reading = 0;
+              break;
+            case 'C':
+              reading = 1;
+              break;
+          }
+          memmove(cl->buf, cl->buf + 5 + flen, cl->len - 5 - flen);
+          cl->len -= 5 + flen;
+        }
+      }
+    }
+  }
+}
