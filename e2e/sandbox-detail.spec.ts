@@ -166,3 +166,31 @@ test("an unknown sandbox id is a 404 page inside the console", async ({ connecte
   await expect(page.getByRole("link", { name: "All sandboxes" })).toBeVisible();
   await expect(page.locator('meta[name="robots"]').first()).toHaveAttribute("content", /noindex/);
 });
+
+test("on a phone, a chart below the fold loads when scrolled to, not with the page", async ({
+  connected: page,
+  servers,
+}) => {
+  const created = await servers.engine.api<{ id: string }>("POST", "/sandboxes", {
+    template: "python-3.12",
+    timeout_seconds: 600,
+  });
+  expect(created.status).toBe(201);
+  const id = created.body.id;
+  try {
+    // Short enough that the charts start below the fold whatever the header holds.
+    await page.setViewportSize({ width: 412, height: 600 });
+    await page.goto(`/sandboxes/${id}`);
+    const cpuChart = page.getByTestId("cpu-chart");
+    // Samples are in (the figures show them), and the page has had time to go idle...
+    await expect(page.getByTestId("memory-now")).not.toHaveText("—");
+    await page.waitForTimeout(2_000);
+    // ...but the chart code (the page's heaviest) has not run: the placeholder holds its place.
+    await expect(page.locator(".recharts-surface")).toHaveCount(0);
+    await expect(cpuChart.locator(".animate-pulse")).toBeAttached();
+    await cpuChart.scrollIntoViewIfNeeded();
+    await expect(cpuChart.locator(".recharts-area-curve")).toBeAttached({ timeout: 15_000 });
+  } finally {
+    await servers.engine.api("DELETE", `/sandboxes/${id}`);
+  }
+});

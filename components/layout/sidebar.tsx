@@ -5,6 +5,7 @@ import { usePathname } from "next/navigation";
 import { consoleNav, navItemFor } from "../../lib/config/nav";
 import { cn } from "../../lib/utils";
 import { BatonMark, NavIcon } from "./icons";
+import { IntentLink } from "./intent-link";
 
 /** The console's navigation, rendered from lib/config/nav.ts; the current section gets aria-current. */
 export function SidebarNav({ onNavigate }: { onNavigate?: () => void }) {
@@ -24,7 +25,7 @@ export function SidebarNav({ onNavigate }: { onNavigate?: () => void }) {
                 const active = item.href === current;
                 return (
                   <li key={item.href}>
-                    <Link
+                    <IntentLink
                       href={item.href}
                       aria-current={active ? "page" : undefined}
                       onClick={onNavigate}
@@ -36,7 +37,7 @@ export function SidebarNav({ onNavigate }: { onNavigate?: () => void }) {
                     >
                       <NavIcon name={item.icon} className={cn("shrink-0", active && "text-primary")} />
                       {item.title}
-                    </Link>
+                    </IntentLink>
                   </li>
                 );
               })}

@@ -2,15 +2,30 @@
 
 import type { ExternalToast } from "sonner";
 
-// Toasts without sonner in any page's first load: the library (with its injected styles, ~8 KiB
-// gzipped) loads after hydration with the outlet (components/ui/toaster.tsx). A toast raised before
-// the outlet has subscribed waits for it: sonner drops toasts nobody listens to.
+// Toasts without sonner in any page's first load, nor in its first seconds: the library (with its
+// injected styles, ~8 KiB gzipped, and a few dozen milliseconds of main thread on a phone to
+// evaluate and mount) loads with the outlet (components/ui/toaster.tsx) when the first toast is
+// raised. That toast waits for the outlet: sonner drops toasts nobody listens to.
 
 let loading: Promise<typeof import("sonner")> | undefined;
 let outletReady: () => void = () => {};
 const outlet = new Promise<void>((resolve) => {
   outletReady = resolve;
 });
+
+let wanted = false;
+const wantedListeners = new Set<() => void>();
+
+/** For useSyncExternalStore: the outlet mounts once a toast has been raised. */
+export function subscribeToToastsWanted(listener: () => void): () => void {
+  wantedListeners.add(listener);
+  return () => wantedListeners.delete(listener);
+}
+
+/** Whether any toast has been raised in this tab yet. */
+export function toastsWanted(): boolean {
+  return wanted;
+}
 
 /** sonner itself, loaded once. */
 export function loadSonner(): Promise<typeof import("sonner")> {
@@ -24,6 +39,10 @@ export function markToasterMounted(): void {
 }
 
 function show(kind: "success" | "error", message: string, options?: ExternalToast): void {
+  if (!wanted) {
+    wanted = true;
+    for (const listener of wantedListeners) listener();
+  }
   void Promise.all([loadSonner(), outlet]).then(([{ toast: sonner }]) => {
     sonner[kind](message, options);
   });

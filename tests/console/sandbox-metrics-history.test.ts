@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { emptyHistory, mergeMetrics, sinceParam } from "../../components/sandboxes/detail/metrics-history";
+import { emptyHistory, mergeMetrics, sinceParam, timeTicks } from "../../components/sandboxes/detail/metrics-history";
 import type { Metrics } from "../../lib/orkestr/schemas/metrics";
 
 const T0 = Date.parse("2025-06-01T12:00:00Z");
@@ -76,5 +76,24 @@ describe("mergeMetrics", () => {
     expect(sinceParam(1717243200)).toBe("1717243200");
     expect(sinceParam(1717243200000)).toBe("1717243200");
     expect(sinceParam(null)).toBeNull();
+  });
+});
+
+describe("timeTicks", () => {
+  const t0 = Date.UTC(2026, 11, 3, 20, 0, 0);
+
+  it("puts round clock times inside the domain, none at its very ends (their labels would be cut off)", () => {
+    // One minute: every 15 s; 60 s is too close to the right end.
+    expect(timeTicks(t0 + 3_000, t0 + 63_000)).toEqual([15, 30, 45].map((s) => t0 + s * 1000));
+    // Thirty minutes: every 10 minutes, neither end.
+    expect(timeTicks(t0 - 30 * 60_000, t0)).toEqual([-20, -10].map((m) => t0 + m * 60_000));
+  });
+
+  it("never gives more than asked, nor a tick outside the domain", () => {
+    for (const span of [1_000, 59_000, 61_000, 7 * 60_000, 29 * 60_000, 31 * 60_000, 5 * 3_600_000]) {
+      const ticks = timeTicks(t0, t0 + span);
+      expect(ticks.length).toBeLessThanOrEqual(4);
+      for (const t of ticks) expect(t >= t0 && t <= t0 + span).toBe(true);
+    }
   });
 });

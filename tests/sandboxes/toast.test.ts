@@ -39,3 +39,21 @@ describe("toast facade", () => {
     expect(shown).toEqual(["success:Copied"]);
   });
 });
+
+describe("toast outlet on demand", () => {
+  beforeEach(() => {
+    vi.resetModules();
+  });
+
+  it("is not wanted until the first toast, which tells the subscribers once", async () => {
+    const { toast, toastsWanted, subscribeToToastsWanted } = await import("../../components/ui/toast");
+    let calls = 0;
+    const unsubscribe = subscribeToToastsWanted(() => calls++);
+    expect(toastsWanted()).toBe(false);
+    toast.success("Sandbox paused");
+    expect(toastsWanted()).toBe(true);
+    toast.error("Could not resume");
+    expect(calls).toBe(1);
+    unsubscribe();
+  });
+});

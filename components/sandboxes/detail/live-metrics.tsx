@@ -1,22 +1,60 @@
 "use client";
 
 import dynamic from "next/dynamic";
-import type { ReactNode } from "react";
+import { memo, useRef, type ReactNode } from "react";
 import { computeCostEur, formatEur } from "../../../lib/pricing";
 import { Alert, AlertDescription } from "../../ui/alert";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
 import { Skeleton } from "../../ui/skeleton";
 import { formatBytes, formatDuration, formatPercent } from "../../../lib/format";
-import { HISTORY_WINDOW_MS } from "./metrics-history";
+import type { MetricSeries } from "./metrics-charts";
+import { HISTORY_WINDOW_MS, type MetricPoint, type StatusPeriod } from "./metrics-history";
+import { useChartVisibility } from "./use-chart-visibility";
 import { useMetricsHistory } from "./use-metrics-history";
 import { useNow } from "../../../lib/use-now";
 
-// recharts only on this page, and only in the browser (it measures its container).
+// recharts only on this page, only in the browser (it measures its container), and only once a
+// chart is on screen (LiveChart).
 const chartFallback = () => <Skeleton className="h-[180px] w-full" />;
 const MetricChart = dynamic(() => import("./metrics-charts").then((m) => m.MetricChart), {
   ssr: false,
   loading: chartFallback,
 });
+
+interface ChartData {
+  series: MetricSeries;
+  points: MetricPoint[];
+  periods: StatusPeriod[];
+  now: number;
+  windowMs: number;
+  limitBytes?: number | null;
+}
+
+/**
+ * The chart or its placeholder (same height: nothing shifts when it loads). A redraw is a few dozen
+ * milliseconds of main thread on a phone, so it happens only when the data changed and the chart is
+ * on screen; off screen the samples keep accumulating and are drawn when it scrolls back.
+ */
+const ChartBody = memo(
+  function ChartBody({ load, visible, ...chart }: ChartData & { load: boolean; visible: boolean }) {
+    void visible; // for the comparison below only
+    return load && chart.points.length ? <MetricChart {...chart} /> : chartFallback();
+  },
+  (prev, next) =>
+    prev.load === next.load &&
+    (!next.visible || (Object.keys(next) as (keyof typeof next)[]).every((k) => prev[k] === next[k])),
+);
+
+/** One live chart: loaded once half of it is on screen, redrawn while any of it is. */
+function LiveChart(props: ChartData) {
+  const ref = useRef<HTMLDivElement>(null);
+  const { load, visible } = useChartVisibility(ref);
+  return (
+    <div ref={ref}>
+      <ChartBody {...props} load={load} visible={visible} />
+    </div>
+  );
+}
 
 /** One chart with its caption and the text a screen reader gets in its place. */
 function ChartFigure({
@@ -49,7 +87,10 @@ function Stat({ label, value, sub, testId }: { label: string; value: string; sub
       <dd className="text-lg font-semibold tabular-nums" data-testid={testId}>
         {value}
       </dd>
-      {sub ? <dd className="text-xs text-muted-foreground">{sub}</dd> : null}
+      {/* An empty line until the first sample: the charts below do not move down when it comes. */}
+      <dd className="text-xs text-muted-foreground" aria-hidden={sub ? undefined : true}>
+        {sub ?? "\u00a0"}
+      </dd>
     </div>
   );
 }
@@ -67,7 +108,10 @@ export function LiveMetrics({ id, status }: { id: string; status: string }) {
   const chartData = {
     points: history.points,
     periods: history.periods,
-    now: now ?? history.lastSampleAt ?? 0,
+    // While samples arrive the charts end at the newest one, so they redraw once per sample rather
+    // than on every tick of the clock as well; without samples (paused, stopped) the clock moves
+    // the right edge, and the shaded period grows with it.
+    now: (running ? history.lastSampleAt : now) ?? now ?? history.lastSampleAt ?? 0,
     windowMs: HISTORY_WINDOW_MS,
   };
   const notRunningNote =
@@ -142,18 +186,14 @@ export function LiveMetrics({ id, status }: { id: string; status: string }) {
             title="CPU (% of allocated cores)"
             label={`CPU usage over time${running ? `, now ${formatPercent(m?.cpu?.usage_percent)}` : ""}`}
           >
-            {history.points.length ? <MetricChart series="cpu" {...chartData} /> : chartFallback()}
+            <LiveChart series="cpu" {...chartData} />
           </ChartFigure>
           <ChartFigure
             name="memory"
             title="Memory (working set; % of the limit on the right)"
             label={`Memory usage over time${running ? `, now ${formatBytes(m?.memory?.usage_bytes)}` : ""}`}
           >
-            {history.points.length ? (
-              <MetricChart series="memory" limitBytes={history.limitBytes} {...chartData} />
-            ) : (
-              chartFallback()
-            )}
+            <LiveChart series="memory" limitBytes={history.limitBytes} {...chartData} />
           </ChartFigure>
         </div>
       </CardContent>

@@ -6,7 +6,7 @@
 import { Area, AreaChart, CartesianGrid, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { YAxisProps } from "recharts";
 import { formatBytes, formatClock, formatPercent } from "../../../lib/format";
-import type { MetricPoint, StatusPeriod } from "./metrics-history";
+import { timeTicks, type MetricPoint, type StatusPeriod } from "./metrics-history";
 
 const AXIS = { fontSize: 11, fill: "var(--muted-foreground)" };
 
@@ -151,13 +151,15 @@ export function MetricChart({
           scale="time"
           domain={[from, to]}
           allowDataOverflow
+          ticks={timeTicks(from, to)}
+          // Every given tick is drawn: recharts measures no label text to thin them out.
+          interval={0}
           tickFormatter={formatClock}
           tick={AXIS}
           stroke="var(--border)"
-          minTickGap={48}
         />
         {s.yAxes(points, limitBytes).map((axis) => (
-          <YAxis key={String(axis.yAxisId ?? 0)} tick={AXIS} stroke="var(--border)" {...axis} />
+          <YAxis key={String(axis.yAxisId ?? 0)} tick={AXIS} stroke="var(--border)" interval={0} {...axis} />
         ))}
         <PeriodAreas periods={periods} now={now} from={from} yAxisId={s.yAxisId} />
         <Tooltip content={(p) => <TooltipBox {...p} render={s.tooltip} />} />

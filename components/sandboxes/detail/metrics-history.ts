@@ -123,3 +123,23 @@ export function sinceParam(since: WireTime): string | null {
   if (typeof since === "number") return String(since > 1e12 ? since / 1000 : since);
   return since;
 }
+
+/** Tick spacings for the time axis, from a few seconds to the whole window. */
+const TICK_STEPS_MS = [5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600].map((s) => s * 1000);
+
+/** No tick this close to either end (share of the span): a label centred there would be cut off. */
+const TICK_EDGE = 0.08;
+
+/**
+ * The time axis' ticks: round clock times (multiples of one step) inside [from, to], away from its
+ * ends, at most `max` of them. Given to the chart, they spare it measuring every candidate label's
+ * text in the page (a forced layout per label on every redraw) to find which ones fit.
+ */
+export function timeTicks(from: number, to: number, max = 4): number[] {
+  const span = Math.max(0, to - from);
+  const step = TICK_STEPS_MS.find((s) => span / s <= max) ?? TICK_STEPS_MS[TICK_STEPS_MS.length - 1]!;
+  const [first, last] = [from + span * TICK_EDGE, to - span * TICK_EDGE];
+  const ticks: number[] = [];
+  for (let t = Math.ceil(first / step) * step; t <= last && ticks.length < max; t += step) ticks.push(t);
+  return ticks;
+}

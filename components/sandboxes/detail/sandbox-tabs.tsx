@@ -1,9 +1,9 @@
 "use client";
 
-import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { cn } from "../../../lib/utils";
 import { sandboxHref } from "../../../lib/links";
+import { IntentLink } from "../../layout/intent-link";
 
 const TABS = [
   { label: "Overview", path: "" },
@@ -28,7 +28,7 @@ export function SandboxTabs({ id }: { id: string }) {
               : pathname.startsWith(href) || pathname.startsWith(`/sandboxes/${id}${tab.path}`);
           return (
             <li key={tab.label}>
-              <Link
+              <IntentLink
                 href={href}
                 aria-current={current ? "page" : undefined}
                 className={cn(
@@ -39,7 +39,7 @@ export function SandboxTabs({ id }: { id: string }) {
                 )}
               >
                 {tab.label}
-              </Link>
+              </IntentLink>
             </li>
           );
         })}
