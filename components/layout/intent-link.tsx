@@ -19,23 +19,20 @@ export function IntentLink({
   ...props
 }: Omit<ComponentProps<typeof Link>, "href" | "prefetch"> & { href: string }) {
   const router = useRouter();
-  const prefetch = () => router.prefetch(href);
+  // One wrapper for the three intents: each prefetches, then runs the caller's own handler.
+  const onIntent =
+    <E,>(own?: (e: E) => void) =>
+    (e: E) => {
+      router.prefetch(href);
+      own?.(e);
+    };
   return (
     <Link
       href={href}
       prefetch={false}
-      onPointerEnter={(e) => {
-        prefetch();
-        onPointerEnter?.(e);
-      }}
-      onFocus={(e) => {
-        prefetch();
-        onFocus?.(e);
-      }}
-      onTouchStart={(e) => {
-        prefetch();
-        onTouchStart?.(e);
-      }}
+      onPointerEnter={onIntent(onPointerEnter)}
+      onFocus={onIntent(onFocus)}
+      onTouchStart={onIntent(onTouchStart)}
       {...props}
     />
   );
