@@ -28,6 +28,12 @@ const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 20);
 const SANDBOXES = Number(process.env.BENCH_SANDBOXES ?? 20);
 const LIST_ROWS = Number(process.env.BENCH_LIST_ROWS ?? 0);
 const DATABASES = (process.env.BENCH_DB ?? "sqlite,postgres").split(",");
+/**
+ * How the simulated sandbox pages stay current: "live" as the page does (one pushed stream), "poll"
+ * as it did before the stream (each part polled), or "poll,live": both at each level, one after the
+ * other against the same servers, for a side-by-side reading on a noisy machine.
+ */
+const TABS = (process.env.BENCH_TAB ?? "live").split(",") as ("live" | "poll")[];
 const P99_BUDGET_MS = 250;
 const BUDGET_SOURCE = "issue 13: 200 browsers, p99 < 250 ms, 0 errors";
 const PASSWORD = "correct horse battery staple";
@@ -47,7 +53,7 @@ function rssMiB(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-function runDriver(job: DriverJob): Promise<DriverResult> {
+function runDriver(job: DriverJob, onMeasuring: () => void): Promise<DriverResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
@@ -55,7 +61,11 @@ function runDriver(job: DriverJob): Promise<DriverResult> {
       { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
     );
     let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stdout.on("data", (d: Buffer) => {
+      const before = out;
+      out += d.toString();
+      if (!before.includes("measuring\n") && out.includes("measuring\n")) onMeasuring();
+    });
     child.on("exit", (code) => {
       const line = out.trim().split("\n").at(-1);
       if (code === 0 && line) resolve(JSON.parse(line) as DriverResult);
@@ -66,6 +76,7 @@ function runDriver(job: DriverJob): Promise<DriverResult> {
 
 interface LevelResult {
   browsers: number;
+  tab: "live" | "poll";
   result: DriverResult;
   consoleCpu: number;
   engineCpu: number;
@@ -73,19 +84,31 @@ interface LevelResult {
   engineRss: number;
 }
 
-async function level(bench: ConsoleBench, cookies: string[], ids: string[], browsers: number): Promise<LevelResult> {
+async function level(
+  bench: ConsoleBench,
+  cookies: string[],
+  ids: string[],
+  browsers: number,
+  tab: "live" | "poll",
+): Promise<LevelResult> {
   const consolePid = bench.server.pid!;
   const enginePid = bench.engine.enginePid!;
-  const driver = runDriver({
-    origin: bench.origin,
-    cookies,
-    sandboxIds: ids,
-    browsers,
-    warmupMs: WARMUP_MS,
-    measureMs: MEASURE_MS,
-    listRows: LIST_ROWS,
-  });
-  await new Promise((r) => setTimeout(r, WARMUP_MS));
+  let measuring!: () => void;
+  const measured = new Promise<void>((r) => (measuring = r));
+  const driver = runDriver(
+    {
+      origin: bench.origin,
+      cookies,
+      sandboxIds: ids,
+      browsers,
+      warmupMs: WARMUP_MS,
+      measureMs: MEASURE_MS,
+      listRows: LIST_ROWS,
+      tab,
+    },
+    () => measuring(),
+  );
+  await Promise.race([measured, driver]);
   const c0 = cpuMs(consolePid);
   const e0 = cpuMs(enginePid);
   const t0 = performance.now();
@@ -101,7 +124,7 @@ async function level(bench: ConsoleBench, cookies: string[], ids: string[], brow
   const engineCpu = ((cpuMs(enginePid) - e0) / elapsed) * 100;
   clearInterval(sampler);
   const result = await driver;
-  return { browsers, result, consoleCpu, engineCpu, consoleRss, engineRss };
+  return { browsers, tab, result, consoleCpu, engineCpu, consoleRss, engineRss };
 }
 
 /** The console's owner signs in `n` times: one session per sign-in, as n browsers would hold. */
@@ -158,10 +181,13 @@ async function runDatabase(db: "sqlite" | "postgres"): Promise<LevelResult[]> {
     for (let i = 0; i < SANDBOXES; i++) ids.push(await createSandbox(bench.engine, { timeout_seconds: 3600 }));
     const cookies = await signIn(bench, SESSIONS);
     const results: LevelResult[] = [];
-    for (const browsers of LEVELS) {
-      log(`${db}: ${browsers} browsers (${WARMUP_MS / 1000} s warm-up, ${MEASURE_MS / 1000} s measured)`);
-      results.push(await level(bench, cookies, ids, browsers));
-    }
+    for (const browsers of LEVELS)
+      for (const tab of TABS) {
+        log(
+          `${db}: ${browsers} browsers, ${tab} pages (${WARMUP_MS / 1000} s warm-up, ${MEASURE_MS / 1000} s measured)`,
+        );
+        results.push(await level(bench, cookies, ids, browsers, tab));
+      }
     return results;
   } finally {
     await bench.stop();
@@ -175,11 +201,11 @@ function rows(db: string, results: LevelResult[]): { rows: Row[]; notes: string[
   for (const r of results) {
     const all = Object.values(r.result.kinds).flatMap((k) => k.ms);
     const requests = Object.entries(r.result.kinds)
-      .filter(([kind]) => kind !== "events stream open")
+      .filter(([kind]) => kind !== "stream open")
       .reduce((n, [, k]) => n + k.count, 0);
     const errors = Object.values(r.result.errors).reduce((a, b) => a + b, 0);
-    const budget = r.browsers === 200;
-    const at = `${db}, ${r.browsers} browser${r.browsers === 1 ? "" : "s"}`;
+    const budget = r.browsers === 200 && r.tab === "live";
+    const at = `${db}, ${r.browsers} browser${r.browsers === 1 ? "" : "s"}${TABS.length > 1 || r.tab === "poll" ? `, ${r.tab}` : ""}`;
     out.push(
       {
         metric: `${at}: requests`,
@@ -199,6 +225,13 @@ function rows(db: string, results: LevelResult[]): { rows: Row[]; notes: string[
       },
       { metric: `${at}: errors`, ours: errors, unit: "", ref: budget ? 0 : null, source: budget ? BUDGET_SOURCE : "" },
       { metric: `${at}: console CPU`, ours: r.consoleCpu, unit: "% of a core", ref: null, source: "" },
+      {
+        metric: `${at}: console CPU per browser`,
+        ours: (r.consoleCpu * 10) / r.browsers,
+        unit: "ms/s",
+        ref: null,
+        source: "",
+      },
       { metric: `${at}: console RSS (peak)`, ours: r.consoleRss, unit: "MiB", ref: null, source: "" },
       { metric: `${at}: engine CPU`, ours: r.engineCpu, unit: "% of a core", ref: null, source: "" },
       { metric: `${at}: engine RSS (peak)`, ours: r.engineRss, unit: "MiB", ref: null, source: "" },
@@ -210,7 +243,7 @@ function rows(db: string, results: LevelResult[]): { rows: Row[]; notes: string[
     notes.push(`${at}: ${byKind}.`);
     const s = r.result.streams;
     notes.push(
-      `${at}: events streams opened ${s.opened}, open at the end ${s.openAtEnd}, dropped while measured ${s.dropped}, events received ${s.events}.`,
+      `${at}: streams opened ${s.opened}, open at the end ${s.openAtEnd}, dropped while measured ${s.dropped}; frames received ${s.frames} (${s.pushes} named: sandbox, metrics).`,
     );
     if (errors) notes.push(`${at}: errors by kind: ${JSON.stringify(r.result.errors)}.`);
   }
@@ -220,7 +253,10 @@ function rows(db: string, results: LevelResult[]): { rows: Row[]; notes: string[
 const allRows: Row[] = [];
 const allNotes: string[] = [
   `Browsers share ${SANDBOXES} sandboxes (engine plan enterprise) and ${SESSIONS} sign-ins of one owner: this 2-core machine cannot run 200 sandboxes.` +
-    ` Each browser: the list every 5 s${LIST_ROWS ? ` with ${LIST_ROWS} rows' telemetry` : ""}, a sandbox page (the sandbox every 5 s, metrics every 1 s, events backlog then SSE), connection status every 30 s.` +
+    ` Each browser: the list every 5 s${LIST_ROWS ? ` with ${LIST_ROWS} rows' telemetry` : ""}, a sandbox page` +
+    " (live: metrics and the events backlog once, then its live stream pushing the sandbox, metrics every 1 s and the timeline;" +
+    " poll, the page before the stream: the sandbox every 5 s, metrics every 1 s, events backlog then the events SSE)," +
+    ` connection status every 30 s.` +
     ` ${WARMUP_MS / 1000} s warm-up (browsers arrive over its first half), ${MEASURE_MS / 1000} s measured; latencies are whole responses, the stream's open time included, the stream itself not.` +
     ` CPU is the console's and engine's main process (100% = one core); the machine has ${(await import("node:os")).cpus().length} cores.`,
 ];
