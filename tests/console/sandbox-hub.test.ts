@@ -37,6 +37,8 @@ function upstream(opts: { status?: number } = {}) {
   let sandbox = { id: ID, status: "running", template: "base" };
   const streams: ReadableStreamDefaultController<Uint8Array>[] = [];
   let sample = 0;
+  /** Every event emitted, as the paged events endpoint lists them. */
+  const history: { id: string; type: string; data: object }[] = [];
   const json = (body: unknown, status = 200) =>
     new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
   const fetch = fakeFetch((req: RecordedRequest) => {
@@ -50,6 +52,11 @@ function upstream(opts: { status?: number } = {}) {
         samples: [{ t: 1_700_000_000 + sample, cpu_percent: sample, mem_bytes: 1 }],
       });
     }
+    if (req.path === `/sandboxes/${ID}/events` && req.query.get("follow") !== "true") {
+      const after = req.query.get("cursor");
+      const from = after ? history.findIndex((e) => e.id === after) + 1 : 0;
+      return json(history.slice(from));
+    }
     if (req.path === `/sandboxes/${ID}/events`) {
       const body = new ReadableStream<Uint8Array>({ start: (c) => void streams.push(c) });
       return new Response(body, { headers: { "content-type": "text/event-stream" } });
@@ -61,8 +68,12 @@ function upstream(opts: { status?: number } = {}) {
     fetch,
     client,
     setSandbox: (s: Partial<typeof sandbox>) => (sandbox = { ...sandbox, ...s }),
-    emit: (id: string, type: string) =>
-      streams.at(-1)!.enqueue(encoder.encode(`id: ${id}\ndata: ${JSON.stringify({ id, type, data: {} })}\n\n`)),
+    emit: (id: string, type: string) => {
+      history.push({ id, type, data: {} });
+      streams.at(-1)!.enqueue(encoder.encode(`id: ${id}\ndata: ${JSON.stringify({ id, type, data: {} })}\n\n`));
+    },
+    /** An event from before the hub (its stream never carries it). */
+    past: (id: string, type: string) => history.push({ id, type, data: {} }),
     endStream: () => streams.at(-1)!.close(),
     calls: (suffix: string) => fetch.calls.filter((c) => c.path === `/sandboxes/${ID}${suffix}`).length,
   };
@@ -134,6 +145,32 @@ describe("SandboxHub", () => {
     up.emit("ev_3", "exec");
     await settle();
     expect(resumed.frames().map((f) => /id: (\S+)/.exec(f)?.[1])).toEqual(["ev_2", "ev_3"]);
+    hub.stop();
+  });
+
+  it("catches a tab up from a cursor it has not seen, holding live events back so none is missed or repeated", async () => {
+    const up = upstream();
+    const { timers } = manualTimers();
+    up.past("ev_1", "sandbox.created");
+    up.past("ev_2", "exec");
+    up.past("ev_3", "exec");
+    // The first tab resumed after ev_3: the upstream follow starts there.
+    const hub = new SandboxHub(ID, up.client, () => {}, timers, "ev_3");
+    await hub.ready;
+    await settle();
+    expect(up.fetch.calls.find((c) => c.query.get("follow") === "true")!.headers.get("last-event-id")).toBe("ev_3");
+    const first = tab();
+    hub.subscribe(first, "ev_3");
+    up.emit("ev_4", "exec");
+    await settle();
+    // A second tab that last saw ev_1: ev_2 and ev_3 come from the paged endpoint, ev_4 once.
+    const behind = tab();
+    hub.subscribe(behind, "ev_1");
+    up.emit("ev_5", "exec");
+    await settle();
+    const ids = (t: ReturnType<typeof tab>) => t.frames().map((f) => /id: (\S+)/.exec(f)?.[1]);
+    expect(ids(behind)).toEqual(["ev_2", "ev_3", "ev_4", "ev_5"]);
+    expect(ids(first)).toEqual(["ev_4", "ev_5"]);
     hub.stop();
   });
 

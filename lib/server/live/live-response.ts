@@ -24,7 +24,7 @@ export function liveHubs(): HubRegistry {
 const encoder = new TextEncoder();
 
 /** The hub for this user's active connection and sandbox, after its first read (which may throw). */
-async function hubFor(userId: string, sandboxId: string): Promise<SandboxHub> {
+async function hubFor(userId: string, sandboxId: string, cursor: string | undefined): Promise<SandboxHub> {
   const connection = await getActiveConnection(await getMigratedDb(), userId);
   if (!connection)
     throw new VaultError(
@@ -40,7 +40,7 @@ async function hubFor(userId: string, sandboxId: string): Promise<SandboxHub> {
   }
   // The client comes from withUpstream, so a refused token maps as on every proxy route.
   return withUpstream({ id: userId }, async (orkestr) => {
-    const hub = liveHubs().get(key, sandboxId, () => orkestr);
+    const hub = liveHubs().get(key, sandboxId, () => orkestr, cursor);
     await hub.ready;
     return hub;
   });
@@ -53,7 +53,7 @@ export async function liveResponse(
   cursor: string | undefined,
   signal: AbortSignal,
 ): Promise<Response> {
-  const hub = await hubFor(user.id, sandboxId);
+  const hub = await hubFor(user.id, sandboxId, cursor);
   let unsubscribe: (() => void) | null = null;
   let keepalive: ReturnType<typeof setInterval> | null = null;
   const close = () => {

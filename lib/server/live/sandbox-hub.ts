@@ -48,6 +48,8 @@ export function sseFrame(data: unknown, opts: { event?: string; id?: string } = 
   return `${out}data: ${JSON.stringify(data)}\n\n`;
 }
 
+/** Pages of events a resuming tab is caught up with at most (the browser keeps 2,000 events). */
+const CATCH_UP_PAGES = 20;
 const END_FRAME = "event: end\ndata: {}\n\n";
 
 interface KeptEvent {
@@ -56,7 +58,8 @@ interface KeptEvent {
 }
 
 export class SandboxHub {
-  private readonly subscribers = new Set<LiveSubscriber>();
+  /** Each tab, with what is held back for it while its timeline catches up (null: nothing held). */
+  private readonly subscribers = new Map<LiveSubscriber, { held: KeptEvent[] | null }>();
   private readonly events: KeptEvent[] = [];
   private readonly abort = new AbortController();
   private sandboxJson: string | null = null;
@@ -69,12 +72,18 @@ export class SandboxHub {
   /** Settles with the first read of the sandbox: a tab joins only after it (and fails with it). */
   readonly ready: Promise<void>;
 
+  /**
+   * `startCursor`: the first tab's last event id, where the upstream follow stream starts (the
+   * page reads the history itself; the stream only has to bring what is new to it).
+   */
   constructor(
     readonly sandboxId: string,
     private readonly orkestr: OrkestrClient,
     private readonly onIdle: (hub: SandboxHub) => void,
     private readonly timers: LiveTimers = realTimers,
+    private readonly startCursor?: string,
   ) {
+    this.lastEventId = startCursor;
     this.ready = this.readSandbox();
     this.ready.then(
       () => {
@@ -97,16 +106,21 @@ export class SandboxHub {
 
   /**
    * Adds a tab. It gets the sandbox as last read, then the timeline events after `cursor` (all kept
-   * events without one, as the upstream follow stream replays its backlog), then everything new.
+   * events without one), then everything new. A cursor the hub has not seen (older than the kept
+   * events, or from before this hub) is caught up from the upstream's paged events first, with the
+   * live frames held back meanwhile, so the tab gets neither a gap nor a repeat.
    */
   subscribe(sub: LiveSubscriber, cursor?: string): () => void {
-    this.subscribers.add(sub);
+    const found = cursor ? this.events.findIndex((e) => e.id === cursor) : -1;
+    const catchUp = !!cursor && found < 0 && cursor !== this.startCursor;
+    const entry = { held: catchUp ? ([] as KeptEvent[]) : null };
+    this.subscribers.set(sub, entry);
     let head = "";
     if (this.sandboxJson) head += `event: sandbox\ndata: ${this.sandboxJson}\n\n`;
-    const from = cursor ? this.events.findIndex((e) => e.id === cursor) + 1 : 0;
-    for (const e of this.events.slice(from)) head += e.frame;
+    if (!catchUp) for (const e of this.events.slice(found + 1)) head += e.frame;
     if (head) sub.send(head);
-    if (this.finished) {
+    if (catchUp) void this.catchUp(sub, entry, cursor);
+    else if (this.finished) {
       sub.send(END_FRAME);
       sub.end();
     }
@@ -116,18 +130,54 @@ export class SandboxHub {
     };
   }
 
+  private async catchUp(sub: LiveSubscriber, entry: { held: KeptEvent[] | null }, cursor: string): Promise<void> {
+    const sent = new Set<string>();
+    let text = "";
+    try {
+      let next: string | null = cursor;
+      for (let page = 0; next && page < CATCH_UP_PAGES; page++) {
+        const p = await this.orkestr.sandboxes.events(
+          this.sandboxId,
+          { cursor: next, limit: 100 },
+          { signal: this.abort.signal },
+        );
+        for (const e of p.items) {
+          if (e.id) sent.add(e.id);
+          text += sseFrame(e, e.id ? { id: e.id } : {});
+        }
+        next = p.nextCursor;
+      }
+    } catch {
+      // The kept events and what follows are still sent: the page drops any it already has by id.
+      text = this.events.map((e) => e.frame).join("");
+      for (const e of this.events) if (e.id) sent.add(e.id);
+    }
+    if (!this.subscribers.has(sub)) return;
+    for (const e of entry.held ?? []) if (!e.id || !sent.has(e.id)) text += e.frame;
+    entry.held = null;
+    if (text) sub.send(text);
+    if (this.finished) {
+      sub.send(END_FRAME);
+      sub.end();
+    }
+  }
+
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
     this.abort.abort();
     this.timers.clearTimeout(this.metricsTimer);
     this.timers.clearTimeout(this.sandboxTimer);
-    for (const sub of this.subscribers) sub.end();
+    for (const sub of this.subscribers.keys()) sub.end();
     this.subscribers.clear();
   }
 
-  private broadcast(text: string): void {
-    for (const sub of this.subscribers) sub.send(text);
+  /** Sends to every tab; `id` marks a timeline event (held back for a tab that is catching up). */
+  private broadcast(frame: string, id?: string): void {
+    for (const [sub, entry] of this.subscribers) {
+      if (entry.held) entry.held.push({ id, frame });
+      else sub.send(frame);
+    }
   }
 
   private async readSandbox(): Promise<void> {
@@ -195,7 +245,7 @@ export class SandboxHub {
         const text = sseFrame(frame.data, frame.id ? { id: frame.id } : {});
         this.events.push({ id: frame.id, frame: text });
         if (this.events.length > EVENTS_KEPT) this.events.splice(0, this.events.length - EVENTS_KEPT);
-        this.broadcast(text);
+        this.broadcast(text, frame.id);
         const type = (frame.data as { type?: unknown } | null)?.type;
         // A lifecycle event: the status the tabs show changes now, not at the next poll.
         if (typeof type === "string" && type.startsWith("sandbox.")) this.scheduleSandbox(0);
@@ -204,7 +254,7 @@ export class SandboxHub {
       // after a frame saying so (an EventSource would otherwise reconnect to a stream that ends).
       this.finished = true;
       this.broadcast(END_FRAME);
-      for (const sub of this.subscribers) sub.end();
+      for (const [sub, entry] of this.subscribers) if (!entry.held) sub.end();
       this.stop();
     } catch (err) {
       if (this.stopped) return;
@@ -234,7 +284,7 @@ export class HubRegistry {
   }
 
   /** The hub for `key` (connection and sandbox), started with `orkestr` if there is none yet. */
-  get(key: string, sandboxId: string, orkestr: () => OrkestrClient): SandboxHub {
+  get(key: string, sandboxId: string, orkestr: () => OrkestrClient, startCursor?: string): SandboxHub {
     const existing = this.hubs.get(key);
     if (existing && !existing.isStopped) return existing;
     const hub = new SandboxHub(
@@ -245,6 +295,7 @@ export class HubRegistry {
         h.stop();
       },
       this.timers,
+      startCursor,
     );
     this.hubs.set(key, hub);
     // A hub whose first read failed is not kept: the next tab tries again.
