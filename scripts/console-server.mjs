@@ -17,6 +17,7 @@
 // also switch React to its server build) the same way for the relay's graph.
 import { EventEmitter } from "node:events";
 import { register } from "node:module";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import next from "next";
 import { register as registerTsx } from "tsx/esm/api";
@@ -81,10 +82,27 @@ try {
   );
 }
 
+// The `/api/v1/**` route handlers, called straight from this server (lib/server/api-fast-path.ts):
+// the same route files Next serves, loaded through tsx, without Next's request pipeline in front of
+// every proxy call. In dev Next serves them (its reloads); BATON_API_FAST_PATH=0 leaves them to
+// Next in production too (to compare, or to rule the fast path out).
+let api;
+if (!dev && process.env.BATON_API_FAST_PATH !== "0") {
+  const { createApiFastPath, findApiRoutes } = await tsx.import("../lib/server/api-fast-path.ts", import.meta.url);
+  const fastPath = createApiFastPath({
+    routes: findApiRoutes(new URL("../app/api/v1", import.meta.url).pathname, "/api/v1"),
+    load: (file) => tsx.import(pathToFileURL(file).href, import.meta.url),
+  });
+  api = (req, res) => fastPath.handle(req, res);
+  // Compiled ahead of the first call (a route module's first import takes tsx a moment).
+  fastPath.preload().catch((err) => console.error("[baton] preloading the API routes:", err));
+}
+
 const relay = createPtyRelay();
 const server = createConsoleServer({
   frontDoor,
   handle,
+  api,
   upgrade: (req, socket, head) => relay.handleUpgrade(req, socket, head),
   nextUpgrade: dev ? (req, socket, head) => nextUpgrades.emit("upgrade", req, socket, head) : undefined,
 });

@@ -18,6 +18,7 @@ import { isFirstRun } from "./db/setup";
 import { listMembershipsForUser, type Membership, type Role, type Team } from "./db/teams";
 import type { User } from "./db/users";
 import { can, type Permission } from "./rbac";
+import { cachedSession } from "./session-cache";
 import { parseCookieHeader, readSessionId, type CookieEntry } from "./session-cookie";
 
 // Who is asking: the one server-side session check behind every page and API route. The cookie is
@@ -47,10 +48,20 @@ export async function resolveSession(db: Db, sid: string, now = Date.now()): Pro
   return { user: found.user, session, memberships };
 }
 
+/**
+ * The request's session: from the short-lived session memory (lib/server/session-cache.ts, which
+ * any revocation in this process empties at once) or the database.
+ */
 async function currentFromCookies(list: CookieEntry[]): Promise<CurrentUser | null> {
   const sid = await readSessionId(list);
   if (!sid) return null;
-  return resolveSession(await getMigratedDb(), sid);
+  const db = await getMigratedDb();
+  return cachedSession(
+    db,
+    sid,
+    () => resolveSession(db, sid),
+    (current) => current.session.expiresAt.getTime(),
+  );
 }
 
 /** The signed-in user of a route handler's request (API routes go through lib/server/route.ts). */

@@ -161,16 +161,36 @@ export interface ConsoleServerParts {
   upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
   /** Dev only: Next's own upgrades (HMR under /_next/); Next would leave any other socket hanging. */
   nextUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /**
+   * The `/api/v1/**` route handlers called without Next in between (lib/server/api-fast-path.ts):
+   * resolves true when it answered, false to hand the request to Next.
+   */
+  api?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 }
 
 /**
  * The console's HTTP server as scripts/console-server.mjs runs it: the front door first, for every
- * request and every upgrade, then Next's handler or the terminal relay. Nothing else upgrades in
+ * request and every upgrade, then the `/api/v1/**` fast path, Next's handler or the terminal relay. Nothing else upgrades in
  * production (Next's own upgrades are dev-only HMR): 404; in dev, Next gets the rest.
  */
 export function createConsoleServer(parts: ConsoleServerParts): http.Server {
   const server = http.createServer((req, res) => {
     if (parts.frontDoor.request(req, res)) return;
+    if (parts.api && req.url?.startsWith("/api/v1/")) {
+      parts.api(req, res).then(
+        (answered) => {
+          if (!answered) void parts.handle(req, res);
+        },
+        (err: unknown) => {
+          console.error(`[baton] ${req.method} ${req.url}:`, err);
+          if (!res.headersSent) res.writeHead(500, { "content-type": "application/json", "cache-control": "no-store" });
+          res.end(
+            res.headersSent ? undefined : JSON.stringify({ detail: "Internal server error.", code: "internal_error" }),
+          );
+        },
+      );
+      return;
+    }
     void parts.handle(req, res);
   });
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {

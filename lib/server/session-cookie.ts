@@ -76,13 +76,48 @@ function sessionJwt(cookies: Iterable<CookieEntry>): string | null {
   return null;
 }
 
+// Decrypting the JWT is the costliest step of a session check (next-auth derives its key with HKDF
+// on every decode, then AES-GCM): a browser sends the same cookie with every request, so the sid of
+// a JWT that decrypted is kept, by the exact JWT string, until the JWT's own expiry. Only successes
+// are kept (a forged cookie costs its sender a decryption each time, as before), under the secret
+// they decrypted with (a new secret empties it), and the session row still decides every request.
+const DECODED_MAX = 5_000;
+interface Decoded {
+  sid: string;
+  /** The JWT's `exp`, in ms. */
+  expiresAt: number;
+}
+const DECODED = Symbol.for("baton.session-cookie.decoded");
+type DecodedCache = { secret: string; entries: Map<string, Decoded> };
+const decodedHolder = globalThis as typeof globalThis & { [DECODED]?: DecodedCache };
+
+function decodedCache(secret: string): Map<string, Decoded> {
+  let cache = decodedHolder[DECODED];
+  if (cache?.secret !== secret) decodedHolder[DECODED] = cache = { secret, entries: new Map() };
+  return cache.entries;
+}
+
 /** The `sid` of a valid (decryptable, unexpired) session JWT among the cookies, else null. */
-export async function readSessionId(cookies: Iterable<CookieEntry>): Promise<string | null> {
+export async function readSessionId(cookies: Iterable<CookieEntry>, now = Date.now()): Promise<string | null> {
   const jwt = sessionJwt(cookies);
   if (!jwt || jwt.length > 8192) return null;
+  const secret = authSecret();
+  const cache = decodedCache(secret);
+  const hit = cache.get(jwt);
+  if (hit) {
+    if (hit.expiresAt > now) return hit.sid;
+    cache.delete(jwt);
+    return null;
+  }
   try {
-    const payload = await decode({ token: jwt, secret: authSecret() });
-    return typeof payload?.sid === "string" ? payload.sid : null;
+    const payload = await decode({ token: jwt, secret });
+    if (typeof payload?.sid !== "string") return null;
+    if (typeof payload.exp === "number") {
+      // Oldest first out: a Map iterates in insertion order.
+      if (cache.size >= DECODED_MAX) cache.delete(cache.keys().next().value!);
+      cache.set(jwt, { sid: payload.sid, expiresAt: payload.exp * 1000 });
+    }
+    return payload.sid;
   } catch {
     return null; // not ours, tampered with, encrypted under an older secret, or expired
   }

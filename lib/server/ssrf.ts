@@ -1,8 +1,6 @@
 import "server-only";
 import http from "node:http";
-import https from "node:https";
 import net from "node:net";
-import { Readable } from "node:stream";
 import {
   classifyDestination,
   guardedLookupFor,
@@ -17,6 +15,7 @@ import {
   type Resolver,
 } from "../net/address";
 import type { FetchLike } from "../orkestr/core";
+import { createNodeFetch } from "./node-fetch";
 import { localEngineOrigins } from "./local-engine";
 import { UserFacingError } from "./user-error";
 
@@ -209,112 +208,34 @@ export async function assertSafeBaseUrl(input: string, opts: SafeUrlOptions = {}
 // ---------------------------------------------------------------------------------------------
 // A fetch that re-checks addresses at connect time
 
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
-
-async function bodyBytes(body: unknown): Promise<Buffer | Readable | null> {
-  if (body === undefined || body === null) return null;
-  if (typeof body === "string") return Buffer.from(body, "utf8");
-  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  if (body instanceof ArrayBuffer) return Buffer.from(body);
-  if (typeof Blob !== "undefined" && body instanceof Blob) return Buffer.from(await body.arrayBuffer());
-  if (body instanceof URLSearchParams) return Buffer.from(body.toString(), "utf8");
-  if (typeof ReadableStream !== "undefined" && body instanceof ReadableStream) {
-    return Readable.fromWeb(body as import("node:stream/web").ReadableStream<Uint8Array>);
-  }
-  throw new TypeError("guardedFetch: unsupported request body type");
-}
-
 /**
- * A fetch (for the orkestr client's `fetch` option) on node:http/https whose DNS lookup refuses
- * non-public addresses and this machine's own, so the address actually connected to is the one checked. IP-literal URLs
- * are checked before connecting. Redirects are never followed (the client wants them manual), and
- * the body streams unbuffered both ways. Failures reject like fetch: TypeError("fetch failed",
- * { cause }).
+ * A fetch (for the orkestr client's `fetch` option) on node:http/https (lib/server/node-fetch.ts)
+ * whose DNS lookup refuses non-public addresses and this machine's own, so the address actually
+ * connected to is the one checked. IP-literal URLs are checked before connecting.
  */
 export function createGuardedFetch(opts: GuardedFetchOptions = {}): FetchLike {
   const lookup = guardedLookupFor(opts);
-  // Own agents: their pooled sockets only ever connected to checked addresses.
-  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
-
-  return async (input: string, init: RequestInit = {}): Promise<Response> => {
-    const fail = (cause: unknown) => new TypeError("fetch failed", { cause });
-    const url = new URL(input);
-    if (url.protocol !== "http:" && url.protocol !== "https:")
-      throw fail(new Error(`unsupported protocol ${url.protocol}`));
-    const host = stripBrackets(url.hostname);
-    if (net.isIP(host)) {
+  return createNodeFetch({
+    lookup: lookup as unknown as http.RequestOptions["lookup"],
+    refuse: (url) => {
+      const host = stripBrackets(url.hostname);
+      if (!net.isIP(host)) return null;
       const own = opts.ownAddresses ?? ownAddresses();
       const allowed = opts.isAllowed ? opts.isAllowed(host) : mayConnectTo(host, own);
-      if (!allowed) throw fail(new PrivateAddressRefused(url.hostname, classifyDestination(host, own)));
-    }
-
-    const signal = init.signal ?? undefined;
-    if (signal?.aborted) throw signal.reason ?? new DOMException("This operation was aborted", "AbortError");
-    const method = (init.method ?? "GET").toUpperCase();
-    const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((v, k) => (headers[k] = v));
-    const body = await bodyBytes(init.body);
-    if (Buffer.isBuffer(body)) headers["content-length"] = String(body.length);
-
-    const mod = url.protocol === "https:" ? https : http;
-    return new Promise<Response>((resolve, reject) => {
-      let settled = false;
-      const req = mod.request(url, {
-        method,
-        headers,
-        lookup: lookup as unknown as http.RequestOptions["lookup"],
-        agent: url.protocol === "https:" ? agents.https : agents.http,
-      });
-      const onAbort = () => {
-        const reason: unknown = signal?.reason ?? new DOMException("This operation was aborted", "AbortError");
-        req.destroy(reason instanceof Error ? reason : new Error(String(reason)));
-        if (!settled) {
-          settled = true;
-          reject(reason);
-        }
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      req.on("error", (err) => {
-        if (settled) return;
-        settled = true;
-        signal?.removeEventListener("abort", onAbort);
-        reject(fail(err));
-      });
-      req.on("response", (res) => {
-        settled = true;
-        const status = res.statusCode ?? 502;
-        const responseHeaders = new Headers();
-        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
-          responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
-        const nullBody = NULL_BODY_STATUSES.has(status) || method === "HEAD";
-        if (nullBody) res.resume();
-        res.once("close", () => signal?.removeEventListener("abort", onAbort));
-        const stream = nullBody ? null : (Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>);
-        try {
-          resolve(new Response(stream, { status, statusText: res.statusMessage ?? "", headers: responseHeaders }));
-        } catch (err) {
-          res.destroy();
-          reject(fail(err));
-        }
-      });
-      if (body instanceof Readable) {
-        body.on("error", (err) => req.destroy(err));
-        body.pipe(req);
-      } else {
-        req.end(body ?? undefined);
-      }
-    });
-  };
+      return allowed ? null : new PrivateAddressRefused(url.hostname, classifyDestination(host, own));
+    },
+  });
 }
 
 let sharedGuardedFetch: FetchLike | undefined;
+let sharedLocalFetch: FetchLike | undefined;
 
 /**
- * The fetch to reach a validated base URL with: the global fetch for the local engine (loopback by
- * configuration), a guarded one for everything else.
+ * The fetch to reach a validated base URL with: a plain one for the local engine (loopback by
+ * configuration), a guarded one for everything else. Both are shared, keep-alive, per process.
  */
 export function fetchFor(safe: Pick<SafeBaseUrl, "isLocalEngine">, opts?: GuardedFetchOptions): FetchLike {
-  if (safe.isLocalEngine) return (input, init) => fetch(input, init);
+  if (safe.isLocalEngine) return (sharedLocalFetch ??= createNodeFetch());
   if (opts) return createGuardedFetch(opts);
   sharedGuardedFetch ??= createGuardedFetch();
   return sharedGuardedFetch;

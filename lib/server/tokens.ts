@@ -35,6 +35,7 @@ import {
   mintLocalEngineToken,
   revokeLocalEngineToken,
 } from "./local-engine";
+import { remembered } from "./session-cache";
 import { assertSafeBaseUrl, fetchFor, UnsafeUrlError, type Resolver, type SafeBaseUrl } from "./ssrf";
 import { UserFacingError } from "./user-error";
 
@@ -284,6 +285,21 @@ export async function orkestrFor(
     token,
     fetch: opts.fetch ?? fetchFor({ isLocalEngine }, opts.resolver ? { resolver: opts.resolver } : undefined),
   });
+}
+
+/**
+ * orkestrFor() as the API proxy uses it (lib/server/upstream.ts): the user's active connection's
+ * client, remembered for a moment (lib/server/session-cache.ts) so that a page's burst of calls
+ * does not read and decrypt the token for each. Any connection write in this process forgets it at
+ * once; another instance's within SESSION_CACHE_TTL_MS.
+ */
+export async function rememberedOrkestrFor(
+  userId: string,
+  client: Omit<OrkestrClientOptions, "baseUrl" | "token" | "fetch">,
+): Promise<OrkestrClient> {
+  const db = await getMigratedDb();
+  // orkestrFor() throws rather than answering null (no connection, unreadable token): not kept.
+  return (await remembered("connection", db, userId, () => orkestrFor(userId, { db, client })))!;
 }
 
 /** What the PTY WebSocket relay needs to reach the user's orkestr API (see orkestrUpgradeFor). */

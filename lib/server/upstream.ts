@@ -4,7 +4,7 @@ import { OrkestrError } from "../orkestr/errors";
 import { passthrough } from "../orkestr/stream";
 import type { Page } from "../orkestr/schemas/common";
 import { AppError } from "./errors";
-import { activeConnection, orkestrFor } from "./tokens";
+import { activeConnection, rememberedOrkestrFor } from "./tokens";
 
 // The proxy core (issue 4 item 6): Baton's /api/v1/** routes call the user's own orkestr API with
 // the token from the vault (orkestrFor) and answer with what it said. Every call goes through
@@ -54,7 +54,7 @@ async function tokenRejected(userId: string, err: OrkestrError): Promise<AppErro
  * route() to map, a refused token as AppError connection_token_rejected (see above).
  */
 export async function withUpstream<T>(user: { id: string }, fn: (orkestr: OrkestrClient) => Promise<T>): Promise<T> {
-  const orkestr = await orkestrFor(user.id, { client: PROXY_CLIENT });
+  const orkestr = await rememberedOrkestrFor(user.id, PROXY_CLIENT);
   try {
     return await fn(orkestr);
   } catch (err) {

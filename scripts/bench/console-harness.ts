@@ -11,6 +11,17 @@ import { freePort } from "../../engine/test/helpers/free-port";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
+export interface ConsoleBenchOptions {
+  /** The checkout whose console (and `.next` build) runs: another one for an A/B (default: this one). */
+  root?: string;
+  /** Extra Node flags for the console process (e.g. `--cpu-prof` to profile it). */
+  nodeArgs?: string[];
+  /** postgres://… for the console's database; SQLite in the data dir when absent. */
+  databaseUrl?: string;
+  /** Extra environment for the engine (e.g. its plan). */
+  engineEnv?: Record<string, string>;
+}
+
 export interface ConsoleBench {
   engine: EngineHandle;
   /** The engine account the bench owner's team uses (what its console lists). */
@@ -28,16 +39,10 @@ export interface ConsoleBench {
   stop(): Promise<void>;
 }
 
-export interface ConsoleBenchOptions {
-  /** postgres://… for the console's database; SQLite in the data dir when absent. */
-  databaseUrl?: string;
-  /** Extra environment for the engine (e.g. its plan). */
-  engineEnv?: Record<string, string>;
-}
-
 export async function startConsoleBench(name: string, opts: ConsoleBenchOptions = {}): Promise<ConsoleBench> {
-  if (!fs.existsSync(path.join(ROOT, ".next", "BUILD_ID")))
-    throw new Error("no production build: run `npx next build` first");
+  const root = opts.root ?? ROOT;
+  if (!fs.existsSync(path.join(root, ".next", "BUILD_ID")))
+    throw new Error(`no production build in ${root}: run \`npx next build\` there first`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `baton-bench-${name}-`));
   const engine = await startEngine({ dataDir, env: opts.engineEnv });
   const port = await freePort();
@@ -54,13 +59,20 @@ export async function startConsoleBench(name: string, opts: ConsoleBenchOptions 
   else delete env.DATABASE_URL;
   const server = spawn(
     process.execPath,
-    [path.join(ROOT, "scripts/console-server.mjs"), "-p", String(port), "-H", "127.0.0.1"],
-    { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
+    [...(opts.nodeArgs ?? []), path.join(root, "scripts/console-server.mjs"), "-p", String(port), "-H", "127.0.0.1"],
+    { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] },
   );
   server.stdout.on("data", (d: Buffer) => (log += d.toString()));
   server.stderr.on("data", (d: Buffer) => (log += d.toString()));
   const stop = async () => {
+    // Waited for: a profile (--cpu-prof) is written as the process exits.
+    const exited = new Promise<void>((resolve) => {
+      if (server.exitCode !== null || server.signalCode !== null) return resolve();
+      server.once("exit", () => resolve());
+      setTimeout(() => server.kill("SIGKILL"), 10_000).unref();
+    });
     server.kill("SIGTERM");
+    await exited;
     await engine.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   };

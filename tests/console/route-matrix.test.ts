@@ -35,6 +35,12 @@ const PUBLIC: Record<string, string> = {
     "next-auth's own endpoints (csrf, session, providers, OIDC callbacks); not built with route(), next-auth answers in its own shapes",
   "POST /api/auth/[...nextauth]":
     "next-auth's own endpoints (signout, OIDC sign-in); next-auth checks its own CSRF token",
+  ...Object.fromEntries(
+    ["GET", "POST", "PUT", "PATCH", "DELETE"].map((m) => [
+      `${m} /api/[...path]`,
+      "an /api path no route serves: the same JSON 404 not_found for everyone, instead of Next's HTML page",
+    ]),
+  ),
 };
 
 /** Signed-in routes that need no team permission: each is about the user's own account. */

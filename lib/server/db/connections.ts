@@ -4,6 +4,7 @@ import { encrypt, tokenHint } from "../crypto";
 import { newId } from "../ids";
 import { DbConflictError, DbNotFoundError, isUniqueViolation } from "./errors";
 import type { Db } from "./index";
+import { thenForget } from "../session-cache";
 import { EpochDate, inTransaction, IntBool, lockRow, parseRow } from "./util";
 
 // A user's orkestr connections (the token vault's rows). Tokens are encrypted here on the way in,
@@ -133,7 +134,7 @@ export interface UpsertConnectionInput {
  * Creates the user's connection called `name`, or replaces its URL and token if it exists.
  * Runs in one transaction with the activation, so the one-active invariant always holds.
  */
-export async function upsertConnection(db: Db, input: UpsertConnectionInput): Promise<Connection> {
+async function upsertConnectionRow(db: Db, input: UpsertConnectionInput): Promise<Connection> {
   const now = input.now ?? Date.now();
   const name = NameInput.parse(input.name);
   const baseUrl = BaseUrlInput.parse(input.baseUrl);
@@ -203,7 +204,7 @@ export async function upsertConnection(db: Db, input: UpsertConnectionInput): Pr
 }
 
 /** Renames a connection or replaces its URL or token (a new token resets the last check). */
-export async function updateConnection(
+async function updateConnectionRow(
   db: Db,
   userId: string,
   id: string,
@@ -243,7 +244,7 @@ export async function updateConnection(
 }
 
 /** Makes one of the user's connections the active one, deactivating the others, atomically. */
-export async function setActiveConnection(db: Db, userId: string, id: string, now = Date.now()): Promise<Connection> {
+async function setActiveConnectionRow(db: Db, userId: string, id: string, now = Date.now()): Promise<Connection> {
   await inTransaction(db, (trx) => activate(trx, userId, id, now));
   const conn = await getConnection(db, userId, id);
   if (!conn) throw new DbNotFoundError("connection");
@@ -324,7 +325,7 @@ export async function recordConnectionCheck(
  * Deletes one of the user's connections. When it was the active one, the most recently updated
  * remaining connection becomes active, so a user with connections always has one in use.
  */
-export async function deleteConnection(db: Db, userId: string, id: string, now = Date.now()): Promise<boolean> {
+async function deleteConnectionRow(db: Db, userId: string, id: string, now = Date.now()): Promise<boolean> {
   return inTransaction(db, async (trx) => {
     await lockRow(trx, "users", userId);
     const victim = await trx
@@ -365,3 +366,15 @@ export async function listEngineTokenConnections(
   if (filter.teamId !== undefined) q = q.where("team_id", "=", filter.teamId);
   return (await q.execute()).map((r) => parseRow("orkestr_connections", ConnectionRow, r));
 }
+
+// The writes, each followed by forgetRemembered(): the API proxy remembers a user's connection
+// client for a moment (lib/server/session-cache.ts), and must not use a replaced or removed token
+// after any of these in this process.
+export const upsertConnection = (...args: Parameters<typeof upsertConnectionRow>) =>
+  thenForget(upsertConnectionRow(...args));
+export const updateConnection = (...args: Parameters<typeof updateConnectionRow>) =>
+  thenForget(updateConnectionRow(...args));
+export const setActiveConnection = (...args: Parameters<typeof setActiveConnectionRow>) =>
+  thenForget(setActiveConnectionRow(...args));
+export const deleteConnection = (...args: Parameters<typeof deleteConnectionRow>) =>
+  thenForget(deleteConnectionRow(...args));

@@ -2,6 +2,7 @@ import "server-only";
 import { z } from "zod";
 import { sha256 } from "../crypto";
 import type { Db } from "./index";
+import { forgetRemembered } from "../session-cache";
 import { inForce, newSecretToken, secretTokenHash } from "./secret-tokens";
 import { UserRow, type User } from "./users";
 import { EpochDate, parseRow } from "./util";
@@ -178,6 +179,7 @@ export async function revokeSessionById(
     .where("revoked_at", "is", null);
   if (userId !== undefined) q = q.where("user_id", "=", userId);
   const res = await q.executeTakeFirst();
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
   return res.numUpdatedRows > 0n;
 }
 
@@ -194,6 +196,7 @@ export async function revokeAllSessionsForUser(
     .where("revoked_at", "is", null);
   if (opts.exceptSessionId !== undefined) q = q.where("id", "!=", opts.exceptSessionId);
   const res = await q.executeTakeFirst();
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
   return Number(res.numUpdatedRows);
 }
 

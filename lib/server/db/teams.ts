@@ -3,6 +3,7 @@ import { z } from "zod";
 import { newId } from "../ids";
 import { DbConflictError, DbNotFoundError, isUniqueViolation } from "./errors";
 import type { Db } from "./index";
+import { forgetRemembered } from "../session-cache";
 import { ROLES, type Role } from "./schema";
 import { inForce, newSecretToken, secretTokenHash } from "./secret-tokens";
 import { normalizeEmail, UserRow, type User } from "./users";
@@ -154,6 +155,7 @@ export async function createTeamWithOwner(
   } catch (err) {
     teamConflict(err);
   }
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
   return { team: parseRow("teams", TeamRow, team), membership: parseRow("memberships", MembershipRow, membership) };
 }
 
@@ -183,6 +185,7 @@ export async function updateTeam(
     } catch (err) {
       teamConflict(err);
     }
+    forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
   }
   const team = await getTeam(db, teamId);
   if (!team) throw new DbNotFoundError("team");
@@ -192,6 +195,7 @@ export async function updateTeam(
 /** Deletes a team; memberships, invitations, its connections and audit events go with it. */
 export async function deleteTeam(db: Db, teamId: string): Promise<boolean> {
   const res = await db.deleteFrom("teams").where("id", "=", teamId).executeTakeFirst();
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
   return res.numDeletedRows > 0n;
 }
 
@@ -278,6 +282,7 @@ export async function addMember(
       throw new DbConflictError("already_member", "the user is already a member of this team", { cause: err });
     throw err;
   }
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
   return parseRow("memberships", MembershipRow, row);
 }
 
@@ -299,7 +304,7 @@ export async function setMemberRole(
   input: { teamId: string; userId: string; role: Role },
 ): Promise<Membership> {
   const role = RoleSchema.parse(input.role);
-  return inTransaction(db, async (trx) => {
+  const changed = await inTransaction(db, async (trx) => {
     await lockRow(trx, "teams", input.teamId);
     const res = await trx
       .updateTable("memberships")
@@ -313,6 +318,8 @@ export async function setMemberRole(
     if (!m) throw new DbNotFoundError("membership");
     return m;
   });
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
+  return changed;
 }
 
 /** Removes a member (or lets one leave); refuses to remove the last owner. */
@@ -327,6 +334,7 @@ export async function removeMember(db: Db, input: { teamId: string; userId: stri
     if (res.numDeletedRows === 0n) throw new DbNotFoundError("membership");
     await assertOwnerRemains(trx, input.teamId);
   });
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -400,7 +408,7 @@ export async function acceptInvitation(
   input: { token: string; user: User; now?: number },
 ): Promise<Membership> {
   const now = input.now ?? Date.now();
-  return inTransaction(db, async (trx) => {
+  const accepted = await inTransaction(db, async (trx) => {
     const inv = await findPendingInvitation(trx, input.token, now);
     if (!inv) throw new DbNotFoundError("invitation", "the invitation does not exist, was already used or has expired");
     if (normalizeEmail(inv.email) !== normalizeEmail(input.user.email)) {
@@ -422,4 +430,6 @@ export async function acceptInvitation(
     if (!m) throw new DbNotFoundError("membership");
     return m;
   });
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
+  return accepted;
 }

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { newId } from "../ids";
 import { DbConflictError, isUniqueViolation } from "./errors";
 import type { Db } from "./index";
+import { forgetRemembered } from "../session-cache";
 import { EpochDate, parseRow } from "./util";
 
 // Users. Emails are unique case-insensitively through `email_normalized`; the address as typed is
@@ -126,6 +127,7 @@ export async function updateUserName(db: Db, userId: string, name: string, now =
     .set({ name: NameInput.parse(name), updated_at: now })
     .where("id", "=", userId)
     .execute();
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
 }
 
 /** Disables (or re-enables) an account; a disabled user's sessions stop validating at once. */
@@ -135,6 +137,7 @@ export async function setUserDisabled(db: Db, userId: string, disabled: boolean,
     .set({ disabled_at: disabled ? now : null, updated_at: now })
     .where("id", "=", userId)
     .execute();
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
 }
 
 export async function countUsers(db: Db): Promise<number> {
@@ -147,5 +150,6 @@ export async function countUsers(db: Db): Promise<number> {
 
 export async function deleteUser(db: Db, userId: string): Promise<boolean> {
   const res = await db.deleteFrom("users").where("id", "=", userId).executeTakeFirst();
+  forgetRemembered(); // lib/server/session-cache.ts: the session check reads this again
   return res.numDeletedRows > 0n;
 }

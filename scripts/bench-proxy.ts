@@ -1,0 +1,251 @@
+// `npx tsx scripts/bench-proxy.ts [--against DIR] [--cpu-prof DIR]`: what the console's `/api` proxy
+// adds to an engine call, against issue 13's budget (≤ 1.5 ms at p50 and ≤ 5 ms at p99 for GET
+// sandbox, the sandbox list and metrics; exec `true` through Baton ≤ 1.2× direct). Needs a production
+// build (`npx next build`).
+//
+// A fresh engine and the production console (scripts/console-server.mjs on `.next`), an owner
+// signed in and the local engine connected (scripts/bench/console-harness.ts). After a warm-up,
+// BENCH_ROUNDS rounds (default 300) each send every request straight to the engine (Bearer token)
+// and through the console's `/api` (session cookie), alternating which goes first, over keep-alive
+// connections (one socket per target, as a browser tab reuses its connection). Then, in rounds of
+// their own, a 404 under /api, /api/me and /favicon.ico: what is spent before any handler talks to
+// the engine. Prints a markdown table (engine/bench/lib.ts) and one JSON line; never asserts.
+//
+// --against DIR: a second checkout (its own `.next`, node_modules linked) runs its own engine and
+// console beside this one, measured in the same rounds, call by call: on a shared machine the only
+// fair A/B. --cpu-prof DIR: the console(s) run with `--cpu-prof`, profiles written to DIR at exit.
+import http from "node:http";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { pct, table, type Row } from "../engine/bench/lib";
+import { startConsoleBench, type ConsoleBench } from "./bench/console-harness";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 300);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 40);
+const BUDGET = { addedP50: 1.5, addedP99: 5, execRatio: 1.2 } as const;
+
+const log = (s: string) => process.stderr.write(`[bench:proxy] ${s}\n`);
+
+interface Timed {
+  status: number;
+  ms: number;
+}
+
+/** One keep-alive socket per target, reused for every call (a browser tab's connection). */
+function client(origin: string, headers: Record<string, string>) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  return (method: string, p: string, body?: unknown): Promise<Timed> =>
+    new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+      const t0 = performance.now();
+      const req = http.request(`${origin}${p}`, {
+        method,
+        agent,
+        headers: {
+          ...headers,
+          ...(payload ? { "content-type": "application/json", "content-length": String(payload.length) } : {}),
+        },
+      });
+      req.on("response", (res) => {
+        res.on("data", () => undefined);
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0 }));
+        res.on("error", reject);
+      });
+      req.on("error", reject);
+      req.end(payload);
+    });
+}
+
+type Call = ReturnType<typeof client>;
+
+interface Op {
+  name: string;
+  method: string;
+  /** The engine path under /v1 (the console serves it under /api/v1). */
+  path: string;
+  body?: unknown;
+  /** Budgeted by the ratio through ÷ direct rather than the added milliseconds. */
+  ratio?: boolean;
+}
+
+interface Target {
+  label: string;
+  bench: ConsoleBench;
+  direct: Call;
+  through: Call;
+  ops: Op[];
+  samples: Map<string, { direct: number[]; through: number[] }>;
+  /** Console-only paths: what is spent before a handler talks to the engine. */
+  bare: Map<string, number[]>;
+}
+
+const BARE = [
+  { name: "404 under /api", path: "/api/v1/no-such-route", status: 404 },
+  { name: "GET /api/me", path: "/api/me", status: 200 },
+  { name: "GET /favicon.ico", path: "/favicon.ico", status: 200 },
+] as const;
+
+async function target(label: string, bench: ConsoleBench): Promise<Target> {
+  const created = await bench.engine.api("POST", "/sandboxes", { template: "python-3.12" });
+  if (created.status !== 201) throw new Error(`create: ${created.status} ${created.text}`);
+  const id = created.body.id as string;
+  const ops: Op[] = [
+    { name: "GET sandbox", method: "GET", path: `/sandboxes/${id}` },
+    { name: "sandbox list", method: "GET", path: "/sandboxes" },
+    { name: "metrics", method: "GET", path: `/sandboxes/${id}/metrics` },
+    { name: "exec `true`", method: "POST", path: `/sandboxes/${id}/exec`, body: { command: "true" }, ratio: true },
+  ];
+  return {
+    label,
+    bench,
+    direct: client(bench.engine.origin, { authorization: `Bearer ${bench.engine.token}` }),
+    // A browser's same-origin fetch: the session cookie, Origin and Sec-Fetch-Site.
+    through: client(bench.origin, { cookie: bench.cookie, origin: bench.origin, "sec-fetch-site": "same-origin" }),
+    ops,
+    samples: new Map(ops.map((o) => [o.name, { direct: [], through: [] }])),
+    bare: new Map(BARE.map((b) => [b.name, []])),
+  };
+}
+
+const expectStatus = (what: string, got: Timed, want: number) => {
+  if (got.status !== want) throw new Error(`${what}: expected ${want}, got ${got.status}`);
+  return got.ms;
+};
+
+async function round(t: Target, record: boolean, directFirst: boolean): Promise<void> {
+  for (const op of t.ops) {
+    const s = t.samples.get(op.name)!;
+    const want = 200;
+    const runDirect = async () => {
+      const ms = expectStatus(`${op.name} direct`, await t.direct(op.method, `/v1${op.path}`, op.body), want);
+      if (record) s.direct.push(ms);
+    };
+    const runThrough = async () => {
+      const ms = expectStatus(
+        `${op.name} through /api`,
+        await t.through(op.method, `/api/v1${op.path}`, op.body),
+        want,
+      );
+      if (record) s.through.push(ms);
+    };
+    if (directFirst) {
+      await runDirect();
+      await runThrough();
+    } else {
+      await runThrough();
+      await runDirect();
+    }
+  }
+}
+
+/** The console-only paths, in rounds of their own: Next's work for them must not spill into the proxied calls' timings. */
+async function bareRound(t: Target, record: boolean): Promise<void> {
+  for (const b of BARE) {
+    const ms = expectStatus(b.name, await t.through("GET", b.path), b.status);
+    if (record) t.bare.get(b.name)!.push(ms);
+  }
+}
+
+function rows(t: Target, prefix: string): { rows: Row[]; notes: string[]; json: Record<string, unknown> } {
+  const out: Row[] = [];
+  const notes: string[] = [];
+  const json: Record<string, unknown> = {};
+  const src = "issue 13 budget";
+  for (const op of t.ops) {
+    const { direct, through } = t.samples.get(op.name)!;
+    const d50 = pct(direct, 50);
+    const d99 = pct(direct, 99);
+    const t50 = pct(through, 50);
+    const t99 = pct(through, 99);
+    json[op.name] = { direct: [d50, d99], through: [t50, t99] };
+    notes.push(
+      `${prefix}${op.name}: direct ${d50.toFixed(2)} / ${d99.toFixed(2)} ms, through /api ${t50.toFixed(2)} / ${t99.toFixed(2)} ms (p50 / p99, n=${direct.length})`,
+    );
+    if (op.ratio) {
+      out.push({
+        metric: `${prefix}${op.name} through ÷ direct, p50`,
+        ours: t50 / d50,
+        unit: "×",
+        ref: BUDGET.execRatio,
+        source: src,
+      });
+      out.push({ metric: `${prefix}${op.name} added, p50`, ours: t50 - d50, unit: "ms", ref: null, source: "—" });
+    } else {
+      out.push({
+        metric: `${prefix}${op.name} added, p50`,
+        ours: t50 - d50,
+        unit: "ms",
+        ref: BUDGET.addedP50,
+        source: src,
+      });
+      out.push({
+        metric: `${prefix}${op.name} added, p99`,
+        ours: t99 - d99,
+        unit: "ms",
+        ref: BUDGET.addedP99,
+        source: src,
+      });
+    }
+  }
+  for (const b of BARE) {
+    const xs = t.bare.get(b.name)!;
+    json[b.name] = [pct(xs, 50), pct(xs, 99)];
+    out.push({ metric: `${prefix}${b.name}, p50`, ours: pct(xs, 50), unit: "ms", ref: null, source: "—" });
+  }
+  return { rows: out, notes, json };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { against: { type: "string" }, "cpu-prof": { type: "string" } },
+    allowPositionals: false,
+  });
+  const nodeArgs = values["cpu-prof"]
+    ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(values["cpu-prof"])}`]
+    : undefined;
+  const benches: ConsoleBench[] = [];
+  try {
+    benches.push(await startConsoleBench("proxy", { nodeArgs }));
+    if (values.against)
+      benches.push(await startConsoleBench("proxy-against", { root: path.resolve(values.against), nodeArgs }));
+    const targets = await Promise.all(
+      benches.map((b, i) => target(i === 0 ? "this checkout" : `against ${values.against}`, b)),
+    );
+    log(`${WARMUP} warm-up rounds, then ${ROUNDS} measured`);
+    for (let i = -WARMUP; i < ROUNDS; i++) {
+      // Alternate which checkout and which side goes first, so drift and caches hit both alike.
+      const order = i % 2 === 0 ? targets : [...targets].reverse();
+      for (const t of order) await round(t, i >= 0, (i & 2) === 0);
+      if (i > 0 && i % 100 === 0) log(`round ${i}/${ROUNDS}`);
+    }
+    log(`the console-only paths: ${WARMUP} + ${ROUNDS} rounds`);
+    for (let i = -WARMUP; i < ROUNDS; i++) {
+      const order = i % 2 === 0 ? targets : [...targets].reverse();
+      for (const t of order) await bareRound(t, i >= 0);
+    }
+    const all: Row[] = [];
+    const notes: string[] = [];
+    const json: Record<string, unknown> = {};
+    for (const t of targets) {
+      const r = rows(t, targets.length > 1 ? `${t.label}: ` : "");
+      all.push(...r.rows);
+      notes.push(...r.notes);
+      json[t.label] = r.json;
+    }
+    console.log("## Console proxy overhead\n");
+    console.log(table(all));
+    console.log("");
+    for (const n of notes) console.log(`- ${n}`);
+    console.log(
+      `- ${ROUNDS} rounds after ${WARMUP} warm-up; keep-alive, one socket per target; "added" is p(through) − p(direct) on the same engine.`,
+    );
+    console.log(JSON.stringify({ bench: "proxy", rounds: ROUNDS, results: json }));
+  } finally {
+    for (const b of benches) await b.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,198 @@
+import "server-only";
+import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { POST as localEngine } from "../../app/api/connections/local-engine/route";
+import { createApiFastPath, findApiRoutes, matcher } from "../../lib/server/api-fast-path";
+import { testBackends } from "../../lib/server/db/test-backends";
+import { createConsoleServer, createFrontDoor, type FrontDoor } from "../../lib/server/front-door";
+import { useLocalEngine } from "./engine-harness";
+import { makeUser, noParams, ORIGIN, request, sessionCookie, useConsoleDb } from "./helpers";
+
+// The console server calls the /api/v1/** route handlers itself (lib/server/api-fast-path.ts): the
+// same route files and route() checks as through Next, over a real socket.
+
+const API_DIR = path.resolve(__dirname, "../../app/api/v1");
+const routes = findApiRoutes(API_DIR, "/api/v1");
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
+
+function send(
+  port: number,
+  method: string,
+  p: string,
+  opts: { headers?: Record<string, string>; body?: unknown } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    const req = http.request({
+      host: "127.0.0.1",
+      port,
+      method,
+      path: p,
+      headers: {
+        host: "baton.test",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...opts.headers,
+      },
+    });
+    req.on("response", (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** A front door that admits everything: what the handlers check themselves, with nothing before them. */
+const openDoor: FrontDoor = { request: () => false, upgrade: () => false, trustedProxies: 0, hosts: "*" };
+
+describe("the API route table", () => {
+  it("has every route file under app/api/v1, a static segment winning over a parameter", () => {
+    const files = (fs.readdirSync(API_DIR, { recursive: true }) as string[]).filter((f) => /(^|\/)route\.ts$/.test(f));
+    expect(routes.map((r) => r.file).sort()).toEqual(files.map((f) => path.join(API_DIR, f)).sort());
+    const match = matcher(routes);
+    expect(match("/api/v1/sandboxes/limits")?.route.pattern).toBe("/api/v1/sandboxes/limits");
+    expect(match("/api/v1/sandboxes/sbx_1")).toMatchObject({
+      route: { pattern: "/api/v1/sandboxes/[id]" },
+      params: { id: "sbx_1" },
+    });
+    expect(match("/api/v1/webhooks/wh_1/deliveries/d%201/redeliver")).toMatchObject({
+      route: { pattern: "/api/v1/webhooks/[id]/deliveries/[dlv]/redeliver" },
+      params: { id: "wh_1", dlv: "d 1" },
+    });
+    // Next's to answer: no such route, a trailing slash (its redirect), an undecodable segment.
+    expect(match("/api/v1/nothing-here")).toBeNull();
+    expect(match("/api/v1/sandboxes/")).toBeNull();
+    expect(match("/api/v1/sandboxes/%E0%A4%A/metrics")).toBeNull();
+  });
+});
+
+describe.each(testBackends)("the /api/v1 fast path on $name", (backend) => {
+  const ctx = useLocalEngine(() => useConsoleDb(backend));
+  const nextSaw: string[] = [];
+  const servers: http.Server[] = [];
+  let port = 0;
+  let openPort = 0;
+
+  const start = async (frontDoor: FrontDoor) => {
+    const fastPath = createApiFastPath({ routes, load: (file) => import(file) as Promise<Record<string, unknown>> });
+    const server = createConsoleServer({
+      frontDoor,
+      // Stands in for Next: records what it was handed.
+      handle: (req, res) => {
+        nextSaw.push(`${req.method} ${req.url}`);
+        res.writeHead(299).end();
+      },
+      upgrade: () => false,
+      api: (req, res) => fastPath.handle(req, res),
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return (server.address() as AddressInfo).port;
+  };
+
+  beforeAll(async () => {
+    port = await start(createFrontDoor({ trustedProxies: 0 }));
+    openPort = await start(openDoor);
+  });
+  afterAll(async () => {
+    for (const s of servers) await new Promise((r) => s.close(r));
+  });
+
+  async function connected() {
+    const { user } = await makeUser(ctx.db(), "owner");
+    const { cookie } = await sessionCookie(ctx.db(), user.id);
+    const res = await localEngine(request("/api/connections/local-engine", { method: "POST", cookie }), noParams);
+    expect(res.status).toBe(201);
+    return cookie;
+  }
+
+  it("needs a session, answers {detail, code} with the console's security headers, without Next", async () => {
+    nextSaw.length = 0;
+    const res = await send(port, "GET", "/api/v1/sandboxes");
+    expect(res.status).toBe(401);
+    expect(JSON.parse(res.text)).toMatchObject({ code: "unauthorized" });
+    expect(res.headers["cache-control"]).toBe("no-store");
+    expect(res.headers["x-content-type-options"]).toBe("nosniff");
+    expect(res.headers["x-frame-options"]).toBe("DENY");
+    expect(res.headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+    expect(nextSaw).toEqual([]);
+  });
+
+  it("keeps the handlers' own Host and Origin checks, with no front door before them", async () => {
+    const cookie = await connected();
+    const evilHost = await send(openPort, "GET", "/api/v1/sandboxes", { headers: { host: "evil.example", cookie } });
+    expect(evilHost.status).toBe(421);
+    expect(JSON.parse(evilHost.text)).toMatchObject({ code: "host_not_allowed" });
+    const crossSite = await send(openPort, "POST", "/api/v1/sandboxes/sbx_1/exec", {
+      headers: { cookie, origin: "https://evil.example", "sec-fetch-site": "cross-site" },
+      body: { command: "true" },
+    });
+    expect(crossSite.status).toBe(403);
+    expect(JSON.parse(crossSite.text)).toMatchObject({ code: "bad_origin" });
+    // And the front door still refuses a foreign Host before anything else.
+    expect((await send(port, "GET", "/api/v1/sandboxes", { headers: { host: "evil.example", cookie } })).status).toBe(
+      421,
+    );
+  });
+
+  it("proxies to the engine: params, bodies in, streams out", async () => {
+    const cookie = await connected();
+    const same = { cookie, origin: ORIGIN, "sec-fetch-site": "same-origin" };
+    const list = await send(port, "GET", "/api/v1/sandboxes", { headers: same });
+    expect(list.status).toBe(200);
+    expect(Array.isArray(JSON.parse(list.text))).toBe(true);
+    expect((await send(port, "GET", "/api/v1/sandboxes/limits", { headers: same })).status).toBe(200);
+    const missing = await send(port, "GET", "/api/v1/sandboxes/sbx_nothere", { headers: same });
+    expect(missing.status).toBe(404);
+    expect(JSON.parse(missing.text)).toMatchObject({ code: "sandbox_not_found" });
+
+    const created = await send(port, "POST", "/api/v1/sandboxes", { headers: same, body: { template: "python-3.12" } });
+    expect(created.status).toBe(201);
+    const id = (JSON.parse(created.text) as { id: string }).id;
+    try {
+      const ran = await send(port, "POST", `/api/v1/sandboxes/${id}/exec`, {
+        headers: same,
+        body: { command: "echo fast" },
+      });
+      expect(ran.status).toBe(200);
+      expect(JSON.parse(ran.text)).toMatchObject({ exit_code: 0, stdout: "fast\n" });
+      const streamed = await send(port, "POST", `/api/v1/sandboxes/${id}/exec/stream`, {
+        headers: { ...same, accept: "text/event-stream" },
+        body: { command: "echo streamed" },
+      });
+      expect(streamed.status).toBe(200);
+      expect(streamed.headers["content-type"]).toContain("text/event-stream");
+      expect(streamed.text).toContain("streamed");
+      expect(streamed.text).toContain('"is_final":true');
+    } finally {
+      await send(port, "DELETE", `/api/v1/sandboxes/${id}`, { headers: same });
+    }
+  });
+
+  it("hands Next what no route file's handler serves", async () => {
+    nextSaw.length = 0;
+    await send(port, "PUT", "/api/v1/sandboxes"); // not exported: Next's 405
+    await send(port, "OPTIONS", "/api/v1/sandboxes"); // Next's automatic OPTIONS
+    await send(port, "GET", "/api/v1/no-such-thing");
+    await send(port, "GET", "/api/v1/sandboxes/"); // Next's trailing-slash redirect
+    await send(port, "GET", "/api/me"); // not under /api/v1
+    expect(nextSaw).toEqual([
+      "PUT /api/v1/sandboxes",
+      "OPTIONS /api/v1/sandboxes",
+      "GET /api/v1/no-such-thing",
+      "GET /api/v1/sandboxes/",
+      "GET /api/me",
+    ]);
+  });
+});
