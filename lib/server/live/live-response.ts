@@ -62,31 +62,41 @@ export async function liveResponse(
     if (keepalive) clearInterval(keepalive);
     keepalive = null;
   };
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      let open = true;
-      const end = () => {
-        if (!open) return;
-        open = false;
-        close();
-        try {
-          controller.close();
-        } catch {
-          // already closed by the browser going away
-        }
-      };
-      const send = (text: string) => {
-        if (!open) return;
-        if ((controller.desiredSize ?? 0) < -MAX_QUEUED_BYTES) return end();
-        controller.enqueue(encoder.encode(text));
-      };
-      send(`retry: ${RETRY_MS}\n\n`);
-      unsubscribe = hub.subscribe({ send, end }, cursor);
-      keepalive = setInterval(() => send(": keepalive\n\n"), KEEPALIVE_MS);
-      signal.addEventListener("abort", end, { once: true });
+  // Queued bytes, not chunks, so desiredSize says how far behind the tab is.
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        let open = true;
+        const end = () => {
+          if (!open) return;
+          open = false;
+          close();
+          try {
+            controller.close();
+          } catch {
+            // already closed by the browser going away
+          }
+        };
+        const send = (text: string) => {
+          if (!open) return;
+          if ((controller.desiredSize ?? 0) < -MAX_QUEUED_BYTES) {
+            // Dropped, queue and all (the connection is reset): its EventSource reconnects and catches up.
+            open = false;
+            close();
+            controller.error(new Error("the tab fell too far behind its live stream"));
+            return;
+          }
+          controller.enqueue(encoder.encode(text));
+        };
+        send(`retry: ${RETRY_MS}\n\n`);
+        unsubscribe = hub.subscribe({ send, end }, cursor);
+        keepalive = setInterval(() => send(": keepalive\n\n"), KEEPALIVE_MS);
+        signal.addEventListener("abort", end, { once: true });
+      },
+      cancel: close,
     },
-    cancel: close,
-  });
+    new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+  );
   return new Response(body, {
     headers: {
       "content-type": "text/event-stream; charset=utf-8",
