@@ -187,7 +187,8 @@ async function send(res: ServerResponse, response: Response, extra: Record<strin
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length) headers["set-cookie"] = cookies;
-  for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] = value;
+  // The handler's own win: a file download's `default-src 'none'; sandbox` CSP stays as it set it.
+  for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] ??= value;
   const body = response.body;
   if (!body) {
     res.writeHead(response.status, headers).end();

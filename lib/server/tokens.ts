@@ -1,4 +1,5 @@
 import "server-only";
+import { randomUUID } from "node:crypto";
 import {
   createOrkestrClient,
   normalizeBaseUrl,
@@ -299,8 +300,16 @@ export async function rememberedOrkestrFor(
 ): Promise<OrkestrClient> {
   const db = await getMigratedDb();
   // orkestrFor() throws rather than answering null (no connection, unreadable token): not kept.
-  return (await remembered("connection", db, userId, () => orkestrFor(userId, { db, client })))!;
+  return (await remembered("connection", db, `${MODULE_GRAPH}:${userId}`, () => orkestrFor(userId, { db, client })))!;
 }
+
+/**
+ * This copy of the module. The memory is one per process, but the console server runs this code
+ * in two module graphs (Next's bundles, and tsx for the API fast path and the terminal relay), each
+ * with its own OrkestrError class: a client made in one graph throws errors the other's
+ * `instanceof` checks do not know (a 404 would become a 500). So each graph keeps its own clients.
+ */
+const MODULE_GRAPH = randomUUID();
 
 /** What the PTY WebSocket relay needs to reach the user's orkestr API (see orkestrUpgradeFor). */
 export interface OrkestrUpgradeTarget {

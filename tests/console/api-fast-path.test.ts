@@ -77,6 +77,44 @@ describe("the API route table", () => {
   });
 });
 
+describe("the fast path's answers", () => {
+  it("add the console's security headers, but never over the handler's own", async () => {
+    const handler = async () =>
+      new Response("file bytes", {
+        headers: {
+          "content-type": "application/octet-stream",
+          "content-security-policy": "default-src 'none'; sandbox",
+        },
+      });
+    const fastPath = createApiFastPath({
+      routes: [
+        {
+          pattern: "/api/v1/raw",
+          file: "raw",
+          segments: ["api", "v1", "raw"].map((value) => ({ kind: "static" as const, value })),
+        },
+      ],
+      load: async () => ({ GET: handler }),
+    });
+    const server = createConsoleServer({
+      frontDoor: openDoor,
+      handle: (_req, res) => res.writeHead(500).end(),
+      upgrade: () => false,
+      api: (req, res) => fastPath.handle(req, res),
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const res = await send((server.address() as AddressInfo).port, "GET", "/api/v1/raw");
+      expect(res.status).toBe(200);
+      expect(res.text).toBe("file bytes");
+      expect(res.headers["content-security-policy"]).toBe("default-src 'none'; sandbox");
+      expect(res.headers["x-content-type-options"]).toBe("nosniff");
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
+
 describe.each(testBackends)("the /api/v1 fast path on $name", (backend) => {
   const ctx = useLocalEngine(() => useConsoleDb(backend));
   const nextSaw: string[] = [];

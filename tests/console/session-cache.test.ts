@@ -75,6 +75,27 @@ describe.each(testBackends)("the session memory on $name", (backend) => {
     expect(((await after.json()) as { code: string }).code).toBe("no_connection");
   });
 
+  it("each copy of the vault module keeps its own clients (the console server runs two module graphs)", async () => {
+    const { user } = await makeUser(ctx.db(), "owner");
+    await upsertConnection(ctx.db(), {
+      userId: user.id,
+      name: "Somewhere",
+      baseUrl: "https://orkestr.invalid",
+      token: "ork_abcdefghijkl",
+      activate: true,
+    });
+    const first = await import("../../lib/server/tokens");
+    const client = await first.rememberedOrkestrFor(user.id, { maxRetries: 0 });
+    expect(await first.rememberedOrkestrFor(user.id, { maxRetries: 0 })).toBe(client);
+    // A second module graph in the same process (its own OrkestrClient and OrkestrError classes).
+    vi.resetModules();
+    const second = await import("../../lib/server/tokens");
+    const core = await import("../../lib/orkestr/core");
+    const own = await second.rememberedOrkestrFor(user.id, { maxRetries: 0 });
+    expect(own).not.toBe(client);
+    expect(own).toBeInstanceOf(core.OrkestrClient);
+  });
+
   it("a remembered session JWT still ends at its own expiry, and a forged one is never taken", async () => {
     const now = Date.now();
     const jwt = await encodeSessionJwt("sid-123", 60);
