@@ -258,7 +258,9 @@ const allNotes: string[] = [
     " poll, the page before the stream: the sandbox every 5 s, metrics every 1 s, events backlog then the events SSE)," +
     ` connection status every 30 s.` +
     ` ${WARMUP_MS / 1000} s warm-up (browsers arrive over its first half), ${MEASURE_MS / 1000} s measured; latencies are whole responses, the stream's open time included, the stream itself not.` +
-    ` CPU is the console's and engine's main process (100% = one core); the machine has ${(await import("node:os")).cpus().length} cores.`,
+    ` CPU is the console's and engine's main process (100% = one core); the machine has ${(await import("node:os")).cpus().length} cores.` +
+    ` All browsers are one user, so the live pages watching one sandbox share one upstream reader (${SANDBOXES} readers);` +
+    " as many different users would each have their own (a reader is a metrics read a second and a sandbox read every 5 s, made by the console).",
 ];
 for (const db of DATABASES) {
   if (db === "postgres" && !process.env.DATABASE_URL) {
