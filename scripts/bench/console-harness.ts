@@ -1,7 +1,7 @@
 // The console as the browser-facing benchmarks need it: a fresh engine and the production console
 // server (scripts/console-server.mjs, so `npx next build` first) on free ports with a temp data dir,
 // an owner signed up (the session cookie a browser would carry) and the local engine connected.
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -16,6 +16,10 @@ export interface ConsoleBenchOptions {
   root?: string;
   /** Extra Node flags for the console process (e.g. `--cpu-prof` to profile it). */
   nodeArgs?: string[];
+  /** postgres://… for the console's database; SQLite in the data dir when absent. */
+  databaseUrl?: string;
+  /** Extra environment for the engine (e.g. its plan). */
+  engineEnv?: Record<string, string>;
 }
 
 export interface ConsoleBench {
@@ -26,6 +30,8 @@ export interface ConsoleBench {
   origin: string;
   port: number;
   dataDir: string;
+  /** The console server's process. */
+  server: ChildProcess;
   /** `name=value; …` of the owner's session. */
   cookie: string;
   /** A JSON call to the console as the signed-in owner (Origin set, as a browser's mutation). */
@@ -38,7 +44,7 @@ export async function startConsoleBench(name: string, opts: ConsoleBenchOptions 
   if (!fs.existsSync(path.join(root, ".next", "BUILD_ID")))
     throw new Error(`no production build in ${root}: run \`npx next build\` there first`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `baton-bench-${name}-`));
-  const engine = await startEngine({ dataDir });
+  const engine = await startEngine({ dataDir, env: opts.engineEnv });
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   let log = "";
@@ -49,7 +55,8 @@ export async function startConsoleBench(name: string, opts: ConsoleBenchOptions 
     ORKESTR_API_URL: engine.origin,
     BATON_DATA_DIR: dataDir,
   };
-  delete env.DATABASE_URL;
+  if (opts.databaseUrl) env.DATABASE_URL = opts.databaseUrl;
+  else delete env.DATABASE_URL;
   const server = spawn(
     process.execPath,
     [...(opts.nodeArgs ?? []), path.join(root, "scripts/console-server.mjs"), "-p", String(port), "-H", "127.0.0.1"],
@@ -105,7 +112,7 @@ export async function startConsoleBench(name: string, opts: ConsoleBenchOptions 
     await api("POST", "/api/connections/local-engine");
     // engine.api and engine.token now act in the bench team's engine account, as its console does.
     const account = await actAsAccountOf(engine, "bench@example.com");
-    return { engine, account, origin, port, dataDir, cookie, api, stop };
+    return { engine, account, origin, port, dataDir, server, cookie, api, stop };
   } catch (err) {
     await stop();
     throw err;

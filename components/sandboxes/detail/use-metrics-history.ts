@@ -1,7 +1,10 @@
 "use client";
 
 import { useEffect, useState } from "react";
-import { asOrkestrError, type OrkestrError } from "../../../lib/orkestr/errors";
+import { asOrkestrError, OrkestrError } from "../../../lib/orkestr/errors";
+// Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
+import type { Metrics } from "../../../lib/orkestr/schemas/metrics";
+import { subscribeLive } from "../../../lib/queries/sandbox-live";
 import { fetchSandboxMetrics } from "../../../lib/queries/sandboxes";
 import { emptyHistory, mergeMetrics, pollDelayMs, sinceParam, type MetricsHistory } from "./metrics-history";
 import { isFinished } from "../../../lib/sandbox-status";
@@ -16,10 +19,12 @@ const store = new Map<string, MetricsHistory>();
 const ERRORS_BEFORE_SHOWN = 2;
 
 /**
- * Polls GET /api/v1/sandboxes/{id}/metrics at the server's sample_interval_seconds with `since=`
- * the newest sample, and accumulates the answers. Polling stops while the browser tab is hidden and
- * resumes at once when it is shown; it stops for good once the sandbox is gone (after one last read
- * for the lifetime totals).
+ * Reads GET /api/v1/sandboxes/{id}/metrics once (the history so far), then takes each further read
+ * from the page's live stream (lib/queries/sandbox-live.ts), which the console makes once for every
+ * tab watching the sandbox. While the stream is not live it polls instead, at the server's
+ * sample_interval_seconds with `since=` the newest sample. Either stops while the browser tab is
+ * hidden and resumes at once when it is shown; polling stops for good once the sandbox is gone
+ * (after one last read for the lifetime totals).
  */
 export function useMetricsHistory(id: string, status: string): { history: MetricsHistory; error: OrkestrError | null } {
   const [history, setHistory] = useState<MetricsHistory>(() => store.get(id) ?? emptyHistory());
@@ -31,10 +36,26 @@ export function useMetricsHistory(id: string, status: string): { history: Metric
     let controller: AbortController | null = null;
     let failures = 0;
     let current = store.get(id) ?? emptyHistory();
+    let live = false;
+    /** The first read is in: pushes merge after it (before it they would set `since` past the history). */
+    let read = false;
+    let done = false;
 
     const schedule = (ms: number) => {
-      if (cancelled || document.hidden) return;
+      if (cancelled || done || live || document.hidden) return;
       timer = setTimeout(poll, ms);
+    };
+    const apply = (m: Metrics) => {
+      current = mergeMetrics(current, m, Date.now());
+      store.set(id, current);
+      setHistory(current);
+      failures = 0;
+      setError(null);
+      if (isFinished(m.sandbox_status ?? "")) done = true;
+    };
+    const failed = (err: unknown) => {
+      failures += 1;
+      if (failures >= ERRORS_BEFORE_SHOWN) setError(asOrkestrError(err));
     };
     const poll = async () => {
       timer = null;
@@ -44,20 +65,33 @@ export function useMetricsHistory(id: string, status: string): { history: Metric
       try {
         const m = await fetchSandboxMetrics(id, since ?? undefined, controller.signal);
         if (cancelled) return;
-        current = mergeMetrics(current, m, Date.now());
-        store.set(id, current);
-        setHistory(current);
-        failures = 0;
-        setError(null);
-        if (!isFinished(m.sandbox_status ?? "")) schedule(pollDelayMs(current));
+        read = true;
+        apply(m);
+        schedule(pollDelayMs(current));
       } catch (err) {
         if (cancelled || controller.signal.aborted) return;
-        failures += 1;
-        if (failures >= ERRORS_BEFORE_SHOWN) setError(asOrkestrError(err));
+        failed(err);
         // Back off on errors, up to 30 s.
         schedule(Math.min(30_000, pollDelayMs(current) * 2 ** failures));
       }
     };
+    const unsubscribe = isFinished(status)
+      ? () => {}
+      : subscribeLive(id, {
+          state: (s) => {
+            live = s === "live";
+            if (live && timer) {
+              clearTimeout(timer);
+              timer = null;
+            } else if (!live && read && !timer && !cancelled) schedule(0); // fills the gap, then polls
+          },
+          metrics: (m) => {
+            if (!cancelled && read && !document.hidden) apply(m);
+          },
+          metricsError: (p) => {
+            if (!cancelled) failed(new OrkestrError({ status: p.status, code: p.code, detail: p.detail }));
+          },
+        });
     const onVisibility = () => {
       if (document.hidden) {
         if (timer) clearTimeout(timer);
@@ -71,6 +105,7 @@ export function useMetricsHistory(id: string, status: string): { history: Metric
     void poll();
     return () => {
       cancelled = true;
+      unsubscribe();
       if (timer) clearTimeout(timer);
       controller?.abort();
       document.removeEventListener("visibilitychange", onVisibility);

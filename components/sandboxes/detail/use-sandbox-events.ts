@@ -2,14 +2,13 @@
 
 import { useEffect, useState } from "react";
 import type { SandboxEvent } from "../../../lib/orkestr/schemas/events";
-import { asOrkestrError, type OrkestrError } from "../../../lib/orkestr/errors";
-import { EVENTS_MAX, EVENTS_POLL_MS, eventsFollowUrl, fetchAllEvents, readEvent } from "../../../lib/queries/events";
+import { asOrkestrError, OrkestrError } from "../../../lib/orkestr/errors";
+import { EVENTS_MAX, EVENTS_POLL_MS, fetchAllEvents } from "../../../lib/queries/events";
+import { subscribeLive } from "../../../lib/queries/sandbox-live";
 
 /** How the timeline stays current: the SSE follow stream, or polling when a server has none. */
 export type FollowMode = "loading" | "live" | "reconnecting" | "polling" | "paused" | "ended";
 
-/** Opening the stream failed this many times in a row without ever opening: poll instead. */
-const FAILED_OPENS_BEFORE_POLLING = 3;
 /** Events after which a sandbox has no more history. */
 const ENDING_EVENTS = new Set(["sandbox.terminated", "sandbox.expired", "sandbox.failed"]);
 /** A gone sandbox whose ending event is not in yet is read again this often, this many times. */
@@ -34,9 +33,9 @@ function merge(list: SandboxEvent[], incoming: SandboxEvent[]): SandboxEvent[] {
 }
 
 /**
- * The activity timeline, live: the backlog from the paged events endpoint, then the proxy's SSE
- * follow stream (GET /api/v1/sandboxes/{id}/events?follow=true), resumed from the last event id
- * after a drop. A server without the stream is polled every EVENTS_POLL_MS instead. Either stops
+ * The activity timeline, live: the backlog from the paged events endpoint, then the page's live
+ * stream (GET /api/v1/sandboxes/{id}/live, lib/queries/sandbox-live.ts), resumed from the last event
+ * id after a drop. A server without the stream is polled every EVENTS_POLL_MS instead. Either stops
  * while the browser tab is hidden, and for a sandbox that is gone (after one last read).
  */
 export function useSandboxEvents(
@@ -49,10 +48,8 @@ export function useSandboxEvents(
 
   useEffect(() => {
     let cancelled = false;
-    let source: EventSource | null = null;
+    let unsubscribeLive: (() => void) | null = null;
     let pollTimer: ReturnType<typeof setTimeout> | null = null;
-    let lastEventId: string | null = null;
-    let failedOpens = 0;
     let polling = false;
     const controller = new AbortController();
 
@@ -73,8 +70,8 @@ export function useSandboxEvents(
       }
     };
     const stop = () => {
-      source?.close();
-      source = null;
+      unsubscribeLive?.();
+      unsubscribeLive = null;
       if (pollTimer) clearTimeout(pollTimer);
       pollTimer = null;
     };
@@ -91,43 +88,35 @@ export function useSandboxEvents(
         void poll();
         return;
       }
-      const es = new EventSource(eventsFollowUrl(id, lastEventId));
-      source = es;
-      let opened = false;
-      es.onopen = () => {
-        opened = true;
-        failedOpens = 0;
-        setMode("live");
-        setError(null);
-      };
-      es.onmessage = (msg) => {
-        if (msg.lastEventId) lastEventId = msg.lastEventId;
-        try {
-          const event = readEvent(JSON.parse(msg.data));
-          add([{ ...event, data: event.data ?? {} }]);
-        } catch {
-          // a frame that is not an event (a comment or a keepalive some servers send as data)
-        }
-      };
-      es.onerror = () => {
-        if (!opened) failedOpens += 1;
-        if (es.readyState === EventSource.CLOSED || failedOpens >= FAILED_OPENS_BEFORE_POLLING) {
-          // The server refused the stream (an error status or not SSE): fall back to polling.
-          es.close();
-          source = null;
-          polling = true;
-          setMode("polling");
-          void poll();
-          return;
-        }
-        setMode("reconnecting"); // EventSource retries by itself, sending Last-Event-ID
-      };
+      // The page's live stream (shared with the sandbox and metrics hooks), which resumes after
+      // the last event id by itself after a drop.
+      const unsubscribe = subscribeLive(id, {
+        state: (s) => {
+          if (s === "live") {
+            setMode("live");
+            setError(null);
+          } else if (s === "reconnecting") setMode("reconnecting");
+          else if (s === "failed") {
+            // The server refused the stream (an error status or no such route): poll instead.
+            unsubscribeLive?.();
+            unsubscribeLive = null;
+            polling = true;
+            setMode("polling");
+            void poll();
+          } else if (s === "ended") setMode("ended");
+        },
+        event: (event) => add([event]),
+        eventsError: (p) => setError(new OrkestrError({ status: p.status, code: p.code, detail: p.detail })),
+      });
+      // The stream may have failed already (another hook of the page found out): then it polls.
+      if (polling) unsubscribe();
+      else unsubscribeLive = unsubscribe;
     };
     const onVisibility = () => {
       if (document.hidden) {
         stop();
         setMode("paused");
-      } else if (!source && !pollTimer && active) {
+      } else if (!unsubscribeLive && !pollTimer && active) {
         setMode(polling ? "polling" : "reconnecting");
         follow();
       }

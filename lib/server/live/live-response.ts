@@ -1,0 +1,107 @@
+import "server-only";
+import { getMigratedDb } from "../db";
+import { getActiveConnection } from "../db/connections";
+import { VaultError } from "../tokens";
+import { withUpstream } from "../upstream";
+import { HubRegistry, type SandboxHub } from "./sandbox-hub";
+
+// GET /api/v1/sandboxes/{id}/live: a tab's one stream for a sandbox page (see sandbox-hub.ts).
+
+/** A comment line this often keeps proxies from closing a quiet stream. */
+const KEEPALIVE_MS = 15_000;
+/** A tab this far behind (bytes queued) is cut off; its EventSource reconnects and catches up. */
+const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
+/** How long a browser waits before reconnecting a dropped stream. */
+const RETRY_MS = 3_000;
+
+// One registry per process, on globalThis: a production build bundles this module into several
+// route chunks, and each must see the same hubs.
+const holder = globalThis as typeof globalThis & { __batonLiveHubs?: HubRegistry };
+export function liveHubs(): HubRegistry {
+  return (holder.__batonLiveHubs ??= new HubRegistry());
+}
+
+const encoder = new TextEncoder();
+
+/** The hub for this user's active connection and sandbox, after its first read (which may throw). */
+async function hubFor(userId: string, sandboxId: string, cursor: string | undefined): Promise<SandboxHub> {
+  const connection = await getActiveConnection(await getMigratedDb(), userId);
+  if (!connection)
+    throw new VaultError(
+      "no_connection",
+      "You have no orkestr connection yet. Add one in Settings → Connections (base URL and token), or use the local engine.",
+    );
+  // The connection's id and last change: a replaced token or base URL is a new hub.
+  const key = `${connection.id}:${connection.updatedAt.getTime()}:${sandboxId}`;
+  const existing = liveHubs().peek(key);
+  if (existing) {
+    await existing.ready;
+    return existing;
+  }
+  // The client comes from withUpstream, so a refused token maps as on every proxy route.
+  return withUpstream({ id: userId }, async (orkestr) => {
+    const hub = liveHubs().get(key, sandboxId, () => orkestr, cursor);
+    await hub.ready;
+    return hub;
+  });
+}
+
+/** The SSE Response of one tab; `cursor` is the last timeline event id it has (Last-Event-ID). */
+export async function liveResponse(
+  user: { id: string },
+  sandboxId: string,
+  cursor: string | undefined,
+  signal: AbortSignal,
+): Promise<Response> {
+  const hub = await hubFor(user.id, sandboxId, cursor);
+  let unsubscribe: (() => void) | null = null;
+  let keepalive: ReturnType<typeof setInterval> | null = null;
+  const close = () => {
+    unsubscribe?.();
+    unsubscribe = null;
+    if (keepalive) clearInterval(keepalive);
+    keepalive = null;
+  };
+  // Queued bytes, not chunks, so desiredSize says how far behind the tab is.
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        let open = true;
+        const end = () => {
+          if (!open) return;
+          open = false;
+          close();
+          try {
+            controller.close();
+          } catch {
+            // already closed by the browser going away
+          }
+        };
+        const send = (text: string) => {
+          if (!open) return;
+          if ((controller.desiredSize ?? 0) < -MAX_QUEUED_BYTES) {
+            // Dropped, queue and all (the connection is reset): its EventSource reconnects and catches up.
+            open = false;
+            close();
+            controller.error(new Error("the tab fell too far behind its live stream"));
+            return;
+          }
+          controller.enqueue(encoder.encode(text));
+        };
+        send(`retry: ${RETRY_MS}\n\n`);
+        unsubscribe = hub.subscribe({ send, end }, cursor);
+        keepalive = setInterval(() => send(": keepalive\n\n"), KEEPALIVE_MS);
+        signal.addEventListener("abort", end, { once: true });
+      },
+      cancel: close,
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+  );
+  return new Response(body, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      "x-accel-buffering": "no",
+    },
+  });
+}

@@ -1,0 +1,140 @@
+import "server-only";
+import { describe, expect, it } from "vitest";
+import { POST as localEngine } from "../../app/api/connections/local-engine/route";
+import { POST as execJson } from "../../app/api/v1/sandboxes/[id]/exec/route";
+import { GET as live } from "../../app/api/v1/sandboxes/[id]/live/route";
+import { POST as pause } from "../../app/api/v1/sandboxes/[id]/pause/route";
+import { DELETE as terminate } from "../../app/api/v1/sandboxes/[id]/route";
+import { POST as createSandbox } from "../../app/api/v1/sandboxes/route";
+import { testBackends } from "../../lib/server/db/test-backends";
+import { liveHubs } from "../../lib/server/live/live-response";
+import { useLocalEngine } from "./engine-harness";
+import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
+
+// GET /api/v1/sandboxes/{id}/live against a real engine: what a sandbox page's stream carries, that
+// two tabs of one connection share one upstream reader, and the errors a tab gets instead of a stream.
+
+type Params = Record<string, string>;
+const params = (p: Params) => ({ params: Promise.resolve(p) });
+
+/** A tab's stream, read as it arrives; `until` waits for the text to satisfy a check. */
+function reader(res: Response) {
+  const r = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  return {
+    get text() {
+      return text;
+    },
+    async until(check: (text: string) => boolean): Promise<string> {
+      while (!check(text)) {
+        const { done, value } = await r.read();
+        if (done) throw new Error(`the stream ended before the check held:\n${text}`);
+        text += decoder.decode(value, { stream: true });
+      }
+      return text;
+    },
+    cancel: () => r.cancel().catch(() => undefined),
+  };
+}
+
+describe.each(testBackends)("GET /api/v1/sandboxes/{id}/live on $name", (backend) => {
+  const ctx = useLocalEngine(() => useConsoleDb(backend));
+
+  async function connected() {
+    const { user } = await makeUser(ctx.db(), "owner");
+    const { cookie } = await sessionCookie(ctx.db(), user.id);
+    const res = await localEngine(request("/api/connections/local-engine", { method: "POST", cookie }), noParams);
+    expect(res.status).toBe(201);
+    return { user, cookie };
+  }
+
+  async function newSandbox(cookie: string): Promise<string> {
+    const res = await createSandbox(
+      request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12" } }),
+      noParams,
+    );
+    expect(res.status).toBe(201);
+    return ((await jsonOf(res)) as { id: string }).id;
+  }
+
+  const open = (id: string, cookie: string, signal: AbortSignal, headers: Record<string, string> = {}) =>
+    live(new Request(request(`/api/v1/sandboxes/${id}/live`, { cookie, headers }), { signal }), params({ id }));
+
+  it("pushes the sandbox, its metrics and its timeline, to two tabs from one upstream reader", async () => {
+    const { cookie } = await connected();
+    const id = await newSandbox(cookie);
+    const abort = new AbortController();
+    const res = await open(id, cookie, abort.signal);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(res.headers.get("cache-control")).toBe("no-cache");
+    const a = reader(res);
+    await a.until((t) => t.includes("event: sandbox\n") && t.includes("sandbox.created"));
+    expect(a.text).toContain(`"id":"${id}"`);
+    await a.until((t) => t.includes("event: metrics\n"));
+
+    const b = reader(await open(id, cookie, abort.signal));
+    await b.until((t) => t.includes("sandbox.created") && t.includes("event: metrics\n"));
+    // Both tabs are fed by one hub: one upstream reader for the connection and sandbox.
+    expect(liveHubs().count).toBe(1);
+
+    // A command shows up in both timelines; a pause shows up as a pushed sandbox in both.
+    const exec = await execJson(
+      request(`/api/v1/sandboxes/${id}/exec`, { method: "POST", cookie, body: { command: "echo live" } }),
+      params({ id }),
+    );
+    expect(exec.status).toBe(200);
+    await Promise.all([a, b].map((t) => t.until((text) => text.includes("echo live"))));
+    const paused = await pause(request(`/api/v1/sandboxes/${id}/pause`, { method: "POST", cookie }), params({ id }));
+    expect(paused.status).toBeLessThan(300);
+    await Promise.all([a, b].map((t) => t.until((text) => text.includes('"status":"paused"'))));
+    // Event ids ride along, so a reconnecting EventSource resumes after the last one.
+    expect(a.text).toMatch(/^id: \S+$/m);
+
+    abort.abort();
+    await a.cancel();
+    await b.cancel();
+    expect(liveHubs().count).toBe(0);
+    await terminate(request(`/api/v1/sandboxes/${id}`, { method: "DELETE", cookie }), params({ id }));
+  });
+
+  it("resumes after Last-Event-ID: only the events after it", async () => {
+    const { cookie } = await connected();
+    const id = await newSandbox(cookie);
+    await execJson(
+      request(`/api/v1/sandboxes/${id}/exec`, { method: "POST", cookie, body: { command: "echo first" } }),
+      params({ id }),
+    );
+    const abort = new AbortController();
+    const first = reader(await open(id, cookie, abort.signal));
+    await first.until((t) => t.includes("echo first"));
+    const ids = [...first.text.matchAll(/^id: (\S+)$/gm)].map((m) => m[1]!);
+    const created = ids[0]!;
+    abort.abort();
+    await first.cancel();
+
+    const again = new AbortController();
+    const resumed = reader(await open(id, cookie, again.signal, { "last-event-id": created }));
+    await resumed.until((t) => t.includes("echo first"));
+    expect(resumed.text).not.toContain("sandbox.created");
+    again.abort();
+    await resumed.cancel();
+    await terminate(request(`/api/v1/sandboxes/${id}`, { method: "DELETE", cookie }), params({ id }));
+  });
+
+  it("answers an unknown sandbox with the upstream's 404 and a user without a connection with 409, not a stream", async () => {
+    const { cookie } = await connected();
+    const abort = new AbortController();
+    const missing = await open("sbx_doesnotexist", cookie, abort.signal);
+    expect(missing.status).toBe(404);
+    expect(await jsonOf(missing)).toMatchObject({ code: "sandbox_not_found" });
+    expect(liveHubs().count).toBe(0);
+
+    const { user } = await makeUser(ctx.db(), "owner");
+    const { cookie: other } = await sessionCookie(ctx.db(), user.id);
+    const none = await open("sbx_doesnotexist", other, abort.signal);
+    expect(none.status).toBe(409);
+    expect(await jsonOf(none)).toMatchObject({ code: "no_connection" });
+  });
+});
