@@ -154,7 +154,7 @@ function requestUrl(req: IncomingMessage): string {
   return `http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`;
 }
 
-function toRequest(req: IncomingMessage, method: string): Request {
+function toRequest(req: IncomingMessage, method: string, signal: AbortSignal): Request {
   // req.headers as the front door left them (its client-address header written, a client's own
   // forwarding headers deleted): what Next builds its request from too.
   const headers = new Headers();
@@ -171,6 +171,9 @@ function toRequest(req: IncomingMessage, method: string): Request {
   return new Request(requestUrl(req), {
     method,
     headers,
+    // Aborts when the client goes away, as Next's request does: streaming handlers (exec, events,
+    // live, file downloads) end their upstream reads on it.
+    signal,
     body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
     // Node's fetch Request requires this for a streamed body.
     ...(hasBody ? { duplex: "half" } : {}),
@@ -190,11 +193,23 @@ async function send(res: ServerResponse, response: Response, extra: Record<strin
   // The handler's own win: a file download's `default-src 'none'; sandbox` CSP stays as it set it.
   for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] ??= value;
   const body = response.body;
+  if (res.destroyed) {
+    // The client left while the handler worked: nobody to answer, and a stream must not run on.
+    await body?.cancel().catch(() => undefined);
+    return;
+  }
   if (!body) {
     res.writeHead(response.status, headers).end();
     return;
   }
   const reader = body.getReader();
+  let closed = false;
+  const onClose = () => {
+    closed = true;
+    // The client went away: stop the upstream stream too (an exec stream, an event feed).
+    void reader.cancel().catch(() => undefined);
+  };
+  res.once("close", onClose);
   // A JSON document (not a stream of them) is read whole and sent with its length in one write:
   // on loopback every socket write costs a wake-up of the other side, and chunked encoding would
   // add a second write for its terminator. A body past JSON_BUFFER_MAX goes on as a stream.
@@ -206,10 +221,13 @@ async function send(res: ServerResponse, response: Response, extra: Record<strin
       try {
         next = await reader.read();
       } catch {
+        res.off("close", onClose);
         res.destroy();
         return;
       }
       if (next.done) {
+        res.off("close", onClose);
+        if (closed) return;
         const whole = Buffer.concat(chunks);
         headers["content-length"] = String(whole.length);
         res.writeHead(response.status, headers).end(whole);
@@ -220,20 +238,14 @@ async function send(res: ServerResponse, response: Response, extra: Record<strin
       if (size > JSON_BUFFER_MAX) break;
     }
   }
+  if (closed) return;
   res.writeHead(response.status, headers);
   for (const chunk of chunks) res.write(chunk);
-  let closed = false;
-  const onClose = () => {
-    closed = true;
-    // The client went away: stop the upstream stream too (an exec stream, an event feed).
-    void reader.cancel().catch(() => undefined);
-  };
-  res.once("close", onClose);
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done || closed) break;
-      if (!res.write(value))
+      if (!res.write(value) && !res.destroyed)
         await new Promise<void>((resolve) => {
           const go = () => {
             res.off("drain", go);
@@ -281,9 +293,17 @@ export function createApiFastPath(options: ApiFastPathOptions): ApiFastPath {
       // The console server speaks plain HTTP: HTTPS is what a trusted proxy in front says it was.
       const proto = req.headers["x-forwarded-proto"];
       const secure = isHttps(typeof proto === "string" ? proto : null, "http:");
+      // Listening from the start: a client that leaves before the answer begins aborts the handler's
+      // request too (a close that fired during the handler would otherwise never be seen).
+      const gone = new AbortController();
+      res.once("close", () => {
+        if (!res.writableFinished) gone.abort();
+      });
       let response: Response;
       try {
-        response = await (handler as ApiHandler)(toRequest(req, method), { params: Promise.resolve(found.params) });
+        response = await (handler as ApiHandler)(toRequest(req, method, gone.signal), {
+          params: Promise.resolve(found.params),
+        });
       } catch (err) {
         // route() turns everything into a Response; this is for a handler that is not one.
         response = errorResponse(err, `${method} ${found.route.pattern}`);

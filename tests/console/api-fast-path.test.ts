@@ -113,6 +113,75 @@ describe("the fast path's answers", () => {
       await new Promise((r) => server.close(r));
     }
   });
+
+  it("abort the handler's request and cancel its stream when the client leaves before the answer begins", async () => {
+    let aborted = false;
+    let cancelled = false;
+    let ticks = 0;
+    let handlerDone!: () => void;
+    const handlerFinished = new Promise<void>((r) => (handlerDone = r));
+    // A handler still working (a session check, a first upstream read) when the client goes away,
+    // which then returns an endless stream: the live stream, an event feed.
+    const handler = async (req: Request) => {
+      req.signal.addEventListener("abort", () => (aborted = true));
+      await new Promise((r) => setTimeout(r, 200));
+      handlerDone();
+      let timer: ReturnType<typeof setInterval>;
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            timer = setInterval(() => {
+              ticks++;
+              controller.enqueue(new TextEncoder().encode("data: x\n\n"));
+            }, 10);
+          },
+          cancel() {
+            cancelled = true;
+            clearInterval(timer);
+          },
+        }),
+        { headers: { "content-type": "text/event-stream" } },
+      );
+    };
+    const fastPath = createApiFastPath({
+      routes: [
+        {
+          pattern: "/api/v1/feed",
+          file: "feed",
+          segments: ["api", "v1", "feed"].map((value) => ({ kind: "static" as const, value })),
+        },
+      ],
+      load: async () => ({ GET: handler }),
+    });
+    const server = createConsoleServer({
+      frontDoor: openDoor,
+      handle: (_req, res) => res.writeHead(500).end(),
+      upgrade: () => false,
+      api: (req, res) => fastPath.handle(req, res),
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const req = http.request({
+        host: "127.0.0.1",
+        port: (server.address() as AddressInfo).port,
+        path: "/api/v1/feed",
+        headers: { host: "baton.test" },
+      });
+      req.on("error", () => undefined);
+      req.end();
+      await new Promise((r) => setTimeout(r, 50));
+      req.destroy();
+      await handlerFinished;
+      await new Promise((r) => setTimeout(r, 100));
+      expect(aborted).toBe(true);
+      expect(cancelled).toBe(true);
+      const after = ticks;
+      await new Promise((r) => setTimeout(r, 100));
+      expect(ticks).toBe(after);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
 });
 
 describe.each(testBackends)("the /api/v1 fast path on $name", (backend) => {

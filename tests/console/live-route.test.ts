@@ -7,7 +7,8 @@ import { POST as pause } from "../../app/api/v1/sandboxes/[id]/pause/route";
 import { DELETE as terminate } from "../../app/api/v1/sandboxes/[id]/route";
 import { POST as createSandbox } from "../../app/api/v1/sandboxes/route";
 import { testBackends } from "../../lib/server/db/test-backends";
-import { liveHubs } from "../../lib/server/live/live-response";
+import { POST as logout } from "../../app/api/auth/logout/route";
+import { LIVE_TIMING, liveHubs } from "../../lib/server/live/live-response";
 import { useLocalEngine } from "./engine-harness";
 import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
 
@@ -97,6 +98,28 @@ describe.each(testBackends)("GET /api/v1/sandboxes/{id}/live on $name", (backend
     await b.cancel();
     expect(liveHubs().count).toBe(0);
     await terminate(request(`/api/v1/sandboxes/${id}`, { method: "DELETE", cookie }), params({ id }));
+  });
+
+  it("ends a tab's stream once its session is signed out (asked at every keepalive)", async () => {
+    const { user, cookie } = await connected();
+    const id = await newSandbox(cookie);
+    const keepalive = LIVE_TIMING.keepaliveMs;
+    LIVE_TIMING.keepaliveMs = 100;
+    const abort = new AbortController();
+    try {
+      const tab = reader(await open(id, cookie, abort.signal));
+      await tab.until((t) => t.includes("event: sandbox\n"));
+      const out = await logout(request("/api/auth/logout", { method: "POST", cookie }), noParams);
+      expect(out.status).toBe(200);
+      // The stream ends on its own: `until` throws when it does, with what was read.
+      await expect(tab.until(() => false)).rejects.toThrow(/the stream ended/);
+      expect(liveHubs().count).toBe(0);
+    } finally {
+      LIVE_TIMING.keepaliveMs = keepalive;
+      abort.abort();
+    }
+    const { cookie: fresh } = await sessionCookie(ctx.db(), user.id);
+    await terminate(request(`/api/v1/sandboxes/${id}`, { method: "DELETE", cookie: fresh }), params({ id }));
   });
 
   it("resumes after Last-Event-ID: only the events after it", async () => {

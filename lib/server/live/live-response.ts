@@ -7,8 +7,11 @@ import { HubRegistry, type SandboxHub } from "./sandbox-hub";
 
 // GET /api/v1/sandboxes/{id}/live: a tab's one stream for a sandbox page (see sandbox-hub.ts).
 
-/** A comment line this often keeps proxies from closing a quiet stream. */
-const KEEPALIVE_MS = 15_000;
+/**
+ * A comment line this often keeps proxies from closing a quiet stream; each tick also asks whether
+ * the tab's session may still read the sandbox. An object so a test can shorten it.
+ */
+export const LIVE_TIMING = { keepaliveMs: 15_000 };
 /** A tab this far behind (bytes queued) is cut off; its EventSource reconnects and catches up. */
 const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 /** How long a browser waits before reconnecting a dropped stream. */
@@ -52,6 +55,12 @@ export async function liveResponse(
   sandboxId: string,
   cursor: string | undefined,
   signal: AbortSignal,
+  /**
+   * Whether the tab's session may still read the sandbox: asked at every keepalive, so a sign-out,
+   * a revocation, a disabled user or a lost role ends the stream within one keepalive, as the next
+   * poll of a polling page would have been refused.
+   */
+  stillAllowed: () => Promise<boolean>,
 ): Promise<Response> {
   const hub = await hubFor(user.id, sandboxId, cursor);
   let unsubscribe: (() => void) | null = null;
@@ -90,8 +99,16 @@ export async function liveResponse(
         };
         send(`retry: ${RETRY_MS}\n\n`);
         unsubscribe = hub.subscribe({ send, end }, cursor);
-        keepalive = setInterval(() => send(": keepalive\n\n"), KEEPALIVE_MS);
+        keepalive = setInterval(() => {
+          send(": keepalive\n\n");
+          stillAllowed().then(
+            (allowed) => allowed || end(),
+            () => undefined, // the session store unreachable for a moment: the next tick asks again
+          );
+        }, LIVE_TIMING.keepaliveMs);
         signal.addEventListener("abort", end, { once: true });
+        // An already-aborted signal never fires "abort".
+        if (signal.aborted) end();
       },
       cancel: close,
     },

@@ -1,4 +1,6 @@
+import { activeMembership, getUserFromRequest } from "../../../../../../lib/server/auth";
 import { liveResponse } from "../../../../../../lib/server/live/live-response";
+import { can } from "../../../../../../lib/server/rbac";
 import { route } from "../../../../../../lib/server/route";
 import { LiveQuery } from "../../../../../../lib/validations/live";
 import { SandboxIdParams } from "../../../../../../lib/validations/proxy";
@@ -12,5 +14,15 @@ export const runtime = "nodejs";
 export const GET = route(
   { auth: "user", perm: "sandboxes.read", params: SandboxIdParams, query: LiveQuery },
   async ({ req, user, params, query }) =>
-    liveResponse(user, params.id, query.cursor ?? req.headers.get("last-event-id") ?? undefined, req.signal),
+    liveResponse(
+      user,
+      params.id,
+      query.cursor ?? req.headers.get("last-event-id") ?? undefined,
+      req.signal,
+      async () => {
+        // The same check route() made when the stream opened: this session, this user, the permission.
+        const current = await getUserFromRequest(req);
+        return current?.user.id === user.id && can(current ? activeMembership(current)?.role : null, "sandboxes.read");
+      },
+    ),
 );
