@@ -103,3 +103,38 @@ describe("createNodeFetch", () => {
     await expect(refused(`${origin}/json`)).rejects.toMatchObject({ cause: { message: "not there" } });
   });
 });
+
+describe("createNodeFetch on a pooled socket the upstream closed", () => {
+  // An upstream that drops a kept-alive connection when the next request arrives on it (what a
+  // server's idle keep-alive timeout looks like when it fires just as the request is written).
+  let server: http.Server;
+  let origin = "";
+  const served = new WeakMap<object, number>();
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      const n = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, n);
+      if (n > 1) return req.socket.destroy();
+      res.writeHead(200, { "content-type": "application/json", "content-length": "2" }).end("{}");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it("sends an idempotent request again on a fresh socket, once", async () => {
+    const f = createNodeFetch();
+    expect((await f(`${origin}/a`)).status).toBe(200);
+    expect((await f(`${origin}/b`)).status).toBe(200);
+    expect((await f(`${origin}/c`, { method: "DELETE" })).status).toBe(200);
+  });
+
+  it("never sends a POST twice: its failure is the caller's to explain", async () => {
+    const f = createNodeFetch();
+    expect((await f(`${origin}/a`)).status).toBe(200);
+    await expect(f(`${origin}/b`, { method: "POST", body: "{}" })).rejects.toThrow(/fetch failed/);
+  });
+});

@@ -16,6 +16,13 @@ import type { FetchLike } from "../orkestr/core";
 //   TypeError("fetch failed", { cause }); an abort rejects with the signal's reason.
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+/**
+ * An idle pooled socket is closed after this long: under the usual server keep-alive (Node's
+ * default is 5 s), so the upstream rarely closes one just as a request is written on it.
+ */
+const IDLE_SOCKET_MS = 4_000;
+/** Methods a request may be sent again for when a reused socket turned out to be closed. */
+const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
 const SMALL_BODY = 1024 * 1024;
 
 export interface NodeFetchOptions {
@@ -40,7 +47,10 @@ async function bodyBytes(body: unknown): Promise<Buffer | Readable | null> {
 
 export function createNodeFetch(opts: NodeFetchOptions = {}): FetchLike {
   // Own agents: with the SSRF guard, their pooled sockets only ever connected to checked addresses.
-  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  const agents = {
+    http: new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
+    https: new https.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
+  };
 
   return async (input: string, init: RequestInit = {}): Promise<Response> => {
     const fail = (cause: unknown) => new TypeError("fetch failed", { cause });
@@ -66,61 +76,79 @@ export function createNodeFetch(opts: NodeFetchOptions = {}): FetchLike {
         settled = true;
         fn();
       };
-      const req = mod.request(url, {
-        method,
-        headers,
-        ...(opts.lookup ? { lookup: opts.lookup } : {}),
-        agent: url.protocol === "https:" ? agents.https : agents.http,
-      });
-      const onAbort = () => {
-        const reason: unknown = signal?.reason ?? new DOMException("This operation was aborted", "AbortError");
-        req.destroy(reason instanceof Error ? reason : new Error(String(reason)));
-        settle(() => reject(reason));
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      req.on("error", (err) =>
-        settle(() => {
-          signal?.removeEventListener("abort", onAbort);
-          reject(fail(err));
-        }),
-      );
-      req.on("response", (res) => {
-        const status = res.statusCode ?? 502;
-        const responseHeaders = new Headers();
-        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
-          responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
-        res.once("close", () => signal?.removeEventListener("abort", onAbort));
-        const make = (stream: ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer> | null) =>
-          settle(() => {
-            try {
-              resolve(new Response(stream, { status, statusText: res.statusMessage ?? "", headers: responseHeaders }));
-            } catch (err) {
-              res.destroy();
-              reject(fail(err));
-            }
-          });
-        if (NULL_BODY_STATUSES.has(status) || method === "HEAD") {
-          res.resume();
-          return make(null);
-        }
-        const length = Number(res.headers["content-length"] ?? NaN);
-        if (!(Number.isInteger(length) && length >= 0 && length <= SMALL_BODY))
-          return make(Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>);
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => make(new Uint8Array(Buffer.concat(chunks))));
-        // Cut off before its length (the upstream died): as fetch's body read would fail.
-        res.on("error", (err) => settle(() => reject(fail(err))));
-        res.on("close", () => {
-          if (!res.complete) settle(() => reject(fail(new Error("the response ended before its Content-Length"))));
+      const send = (retried: boolean) => {
+        const req = mod.request(url, {
+          method,
+          headers,
+          ...(opts.lookup ? { lookup: opts.lookup } : {}),
+          agent: url.protocol === "https:" ? agents.https : agents.http,
         });
-      });
-      if (body instanceof Readable) {
-        body.on("error", (err) => req.destroy(err));
-        body.pipe(req);
-      } else {
-        req.end(body ?? undefined);
-      }
+        let answered = false;
+        const onAbort = () => {
+          const reason: unknown = signal?.reason ?? new DOMException("This operation was aborted", "AbortError");
+          req.destroy(reason instanceof Error ? reason : new Error(String(reason)));
+          settle(() => reject(reason));
+        };
+        signal?.addEventListener("abort", onAbort, { once: true });
+        req.on("error", (err: NodeJS.ErrnoException) => {
+          signal?.removeEventListener("abort", onAbort);
+          // A pooled socket the upstream had closed while it sat idle: the request never reached it,
+          // so it is sent once more on a fresh socket, as Node's documentation advises (idempotent
+          // methods with a body already in hand only), instead of a "may or may not have taken effect".
+          const stale = req.reusedSocket && !answered && (err.code === "ECONNRESET" || err.code === "EPIPE");
+          if (
+            stale &&
+            !retried &&
+            !settled &&
+            IDEMPOTENT.has(method) &&
+            !(body instanceof Readable) &&
+            !signal?.aborted
+          )
+            return send(true);
+          settle(() => reject(fail(err)));
+        });
+        req.on("response", (res) => {
+          answered = true;
+          const status = res.statusCode ?? 502;
+          const responseHeaders = new Headers();
+          for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
+            responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+          res.once("close", () => signal?.removeEventListener("abort", onAbort));
+          const make = (stream: ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer> | null) =>
+            settle(() => {
+              try {
+                resolve(
+                  new Response(stream, { status, statusText: res.statusMessage ?? "", headers: responseHeaders }),
+                );
+              } catch (err) {
+                res.destroy();
+                reject(fail(err));
+              }
+            });
+          if (NULL_BODY_STATUSES.has(status) || method === "HEAD") {
+            res.resume();
+            return make(null);
+          }
+          const length = Number(res.headers["content-length"] ?? NaN);
+          if (!(Number.isInteger(length) && length >= 0 && length <= SMALL_BODY))
+            return make(Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>);
+          const chunks: Buffer[] = [];
+          res.on("data", (chunk: Buffer) => chunks.push(chunk));
+          res.on("end", () => make(new Uint8Array(Buffer.concat(chunks))));
+          // Cut off before its length (the upstream died): as fetch's body read would fail.
+          res.on("error", (err) => settle(() => reject(fail(err))));
+          res.on("close", () => {
+            if (!res.complete) settle(() => reject(fail(new Error("the response ended before its Content-Length"))));
+          });
+        });
+        if (body instanceof Readable) {
+          body.on("error", (err) => req.destroy(err));
+          body.pipe(req);
+        } else {
+          req.end(body ?? undefined);
+        }
+      };
+      send(false);
     });
   };
 }
