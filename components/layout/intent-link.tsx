@@ -5,8 +5,8 @@ import { useRouter } from "next/navigation";
 import type { ComponentProps } from "react";
 
 /**
- * A link that prefetches its route when the user shows the intent to follow it (pointer over it,
- * keyboard focus, a touch) instead of when it scrolls into view. The console's sidebar and a
+ * A link that prefetches its route when the user shows the intent to follow it (a pointer over it
+ * or a finger on it, keyboard focus) instead of when it scrolls into view. The console's sidebar and a
  * sandbox's tabs are a dozen links on every page: prefetched on sight, that is a dozen or two
  * server renders, and as many responses for the main thread to take in, while the page is
  * still loading, for sections the user mostly never opens.
@@ -15,11 +15,11 @@ export function IntentLink({
   href,
   onPointerEnter,
   onFocus,
-  onTouchStart,
   ...props
 }: Omit<ComponentProps<typeof Link>, "href" | "prefetch"> & { href: string }) {
   const router = useRouter();
-  // One wrapper for the three intents: each prefetches, then runs the caller's own handler.
+  // One wrapper per intent: it prefetches, then runs the caller's own handler. Pointer events fire
+  // for touch too (pointerenter on touch-down), so a touch needs no handler of its own.
   const onIntent =
     <E,>(own?: (e: E) => void) =>
     (e: E) => {
@@ -32,7 +32,6 @@ export function IntentLink({
       prefetch={false}
       onPointerEnter={onIntent(onPointerEnter)}
       onFocus={onIntent(onFocus)}
-      onTouchStart={onIntent(onTouchStart)}
       {...props}
     />
   );
