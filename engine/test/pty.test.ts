@@ -386,6 +386,53 @@ describe("pty sessions", () => {
     await b.exit;
   });
 
+  it("a big paste to a program that does not read it leaves the terminal answering", async () => {
+    const p = await openPty(sbx);
+    const t = await attach(p.ws_path);
+    let m = t.mark();
+    // Writes to the terminal all the time and never reads it.
+    t.type("while :; do echo out; done\r");
+    await t.waitFor(/out\r\nout\r\n/, m);
+    // 1 MiB in one frame: far more than the terminal's input buffers hold. (No newline: with one,
+    // the line discipline would hold the rest back until the program reads, as on any terminal.)
+    t.type("x".repeat(1024 * 1024));
+    await new Promise((r) => setTimeout(r, 2000));
+    // Output still flows while the paste waits...
+    m = t.mark();
+    await t.waitFor(/(out\r\n){20}/, m, 60_000);
+    // ...Ctrl-C, typed after the paste, reaches the loop (and drops the pasted line)...
+    t.type("\x03");
+    await eventually(
+      async () => {
+        const quiet = t.mark();
+        await new Promise((r) => setTimeout(r, 500));
+        expect(t.text(quiet)).not.toMatch(/out\r\nout\r\n/);
+      },
+      { timeout: 60_000 },
+    );
+    // ...and the shell reads its terminal again.
+    m = t.mark();
+    t.type("echo alive-$((20+3))\r");
+    await t.waitFor(/[\r\n]alive-23\r\n/, m, 60_000);
+    t.type("exit\r");
+    await t.exit;
+  }, 120_000);
+
+  it("a paste the program reads only later arrives whole, and the terminal takes input after it", async () => {
+    const p = await openPty(sbx, {
+      command: "stty -icanon -echo; echo ready; sleep 3; head -c 4194304 | wc -c; read -r l; echo got-$l",
+    });
+    const t = await attach(p.ws_path);
+    await t.waitFor(/ready/);
+    // 4 MiB while the program does not read: the engine holds its viewers back whenever the holder
+    // is behind (pty/session.ts holdInput), and nothing may be lost or reordered on the way.
+    for (let i = 0; i < 4; i++) t.type("y".repeat(1024 * 1024));
+    t.type("after\n");
+    await t.waitFor(/[\r\n]4194304\r\n/, 0, 60_000);
+    await t.waitFor(/[\r\n]got-after\r\n/, 0, 60_000);
+    expect(await t.exit).toMatchObject({ exit_code: 0 });
+  }, 90_000);
+
   it("holds the program back while a viewer lags, and loses nothing", async () => {
     const p = await openPty(sbx);
     const t = await attach(p.ws_path);

@@ -23,7 +23,13 @@
  *   holder -> client: 'H' "hello <pid> <child pid>" on connect, then 'O' the scrollback, then 'O'
  *                     output as it comes, and 'X' "exit <code>" / "signal <n>" at the end;
  *   client -> holder: 'I' input, 'R' cols and rows (2 bytes each, big-endian), 'P' stop reading
- *                     the terminal (flow control: the program then blocks on write), 'C' read again.
+ *                     the terminal (flow control: the program then blocks on write), 'C' read again,
+ *                     'Q' send this connection no output (an input-only connection).
+ * Input waits in a bounded queue until the terminal takes it (the master is non-blocking, so the
+ * holder keeps reading output and serving clients while a program does not read its input). A
+ * client whose next input frame does not fit is not read until the queue drains: the client's
+ * socket fills and its writes block, which is how the engine learns to stop sending. Flow control
+ * ('P'/'C') should therefore come on another connection than bulk input, or it waits behind it.
  *
  * Why C and not a Node process: a holder per sandbox must cost next to nothing while it waits
  * (a static binary like this one holds well under 1 MiB of RSS; Node needs ~40 MiB), and it must
@@ -126,6 +132,10 @@ int main(int argc, char **argv) {
     if (fd != listener && fd != sigpipe_fds[0] && fd != sigpipe_fds[1]) close(fd);
 
   int clients[MAX_CLIENTS];
+  /* Each client's current line (commands are lines, and a line may come in several reads). */
+  char line_buf[MAX_CLIENTS][16];
+  size_t line_len[MAX_CLIENTS];
+  int line_long[MAX_CLIENTS];
   for (int i = 0; i < MAX_CLIENTS; i++) clients[i] = -1;
   char hello[64];
   int hello_len = snprintf(hello, sizeof hello, "hello %d %d\n", (int)getpid(), (int)child);
@@ -150,11 +160,17 @@ int main(int argc, char **argv) {
       return 0;
     }
     struct pollfd pfd[MAX_CLIENTS + 2];
+    int idx[MAX_CLIENTS + 2];
     int np = 0;
-    pfd[np++] = (struct pollfd){.fd = sigpipe_fds[0], .events = POLLIN};
-    pfd[np++] = (struct pollfd){.fd = listener, .events = POLLIN};
+    pfd[np] = (struct pollfd){.fd = sigpipe_fds[0], .events = POLLIN};
+    idx[np++] = -1;
+    pfd[np] = (struct pollfd){.fd = listener, .events = POLLIN};
+    idx[np++] = -2;
     for (int i = 0; i < MAX_CLIENTS; i++)
-      if (clients[i] >= 0) pfd[np++] = (struct pollfd){.fd = clients[i], .events = POLLIN};
+      if (clients[i] >= 0) {
+        pfd[np] = (struct pollfd){.fd = clients[i], .events = POLLIN};
+        idx[np++] = i;
+      }
     if (poll(pfd, (nfds_t)np, -1) < 0 && errno != EINTR) return 1;
     if (pfd[0].revents) {
       char buf[64];
@@ -173,23 +189,33 @@ int main(int argc, char **argv) {
         if (slot < 0) close(c);
         else {
           clients[slot] = c;
+          line_len[slot] = 0;
+          line_long[slot] = 0;
           write_all(c, hello, (size_t)hello_len);
         }
       }
     }
     for (int k = 2; k < np; k++) {
       if (!pfd[k].revents) continue;
+      int i = idx[k];
       char buf[256];
-      ssize_t n = read(pfd[k].fd, buf, sizeof buf - 1);
+      ssize_t n = read(clients[i], buf, sizeof buf);
       if (n > 0) {
-        buf[n] = 0;
-        if (strstr(buf, "kill\n")) kill(child, SIGKILL);
+        for (ssize_t j = 0; j < n; j++) {
+          if (buf[j] == '\n') {
+            if (!line_long[i] && line_len[i] == 4 && memcmp(line_buf[i], "kill", 4) == 0) kill(child, SIGKILL);
+            line_len[i] = 0;
+            line_long[i] = 0;
+          } else if (line_len[i] < sizeof line_buf[i])
+            line_buf[i][line_len[i]++] = buf[j];
+          else
+            line_long[i] = 1; /* not a command we know: ignored up to its newline */
+        }
         continue;
       }
       if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      for (int i = 0; i < MAX_CLIENTS; i++)
-        if (clients[i] == pfd[k].fd) clients[i] = -1;
-      close(pfd[k].fd);
+      close(clients[i]);
+      clients[i] = -1;
     }
   }
 }
@@ -229,11 +255,84 @@ static int send_frame(int fd, char type, const char *p, size_t n) {
   return 0;
 }
 
+/* Input on its way to the terminal: what the master did not take yet. */
+#define INPUT_QUEUE (64 * 1024)
+static unsigned char inq[INPUT_QUEUE];
+static size_t inq_start = 0, inq_len = 0;
+
 struct client {
   int fd;
+  int quiet;   /* sent 'Q': gets no output frames */
+  int blocked; /* its next frame is input that does not fit in the queue: not read until it does */
   unsigned char buf[8192];
   size_t len;
 };
+
+/* Appends input to the queue; the caller checked that it fits. */
+static void inq_push(const unsigned char *p, size_t n) {
+  if (inq_start + inq_len + n > INPUT_QUEUE) {
+    memmove(inq, inq + inq_start, inq_len);
+    inq_start = 0;
+  }
+  memcpy(inq + inq_start + inq_len, p, n);
+  inq_len += n;
+}
+
+/*
+ * Handles the complete frames in a client's buffer, in order, and stops at input that does not fit
+ * in the queue (cl->blocked). Returns -1 for a protocol error (a frame larger than the buffer).
+ */
+static int client_frames(struct client *cl, int master, int master_eof, int *reading) {
+  size_t at = 0;
+  int rc = 0;
+  cl->blocked = 0;
+  while (cl->len - at >= 5) {
+    const unsigned char *h = cl->buf + at, *p = h + 5;
+    size_t flen = ((size_t)h[1] << 24) | ((size_t)h[2] << 16) | ((size_t)h[3] << 8) | h[4];
+    if (flen > sizeof cl->buf - 5) {
+      rc = -1;
+      break;
+    }
+    if (cl->len - at < 5 + flen) break;
+    if (h[0] == 'I') {
+      /* After EIO nothing reads the terminal any more: input is dropped rather than queued. */
+      if (!master_eof) {
+        if (flen > INPUT_QUEUE - inq_len) {
+          cl->blocked = 1;
+          break;
+        }
+        inq_push(p, flen);
+      }
+    } else if (h[0] == 'R') {
+      if (flen == 4) {
+        struct winsize w = {.ws_col = (unsigned short)((p[0] << 8) | p[1]),
+                            .ws_row = (unsigned short)((p[2] << 8) | p[3])};
+        ioctl(master, TIOCSWINSZ, &w);
+      }
+    } else if (h[0] == 'P')
+      *reading = 0;
+    else if (h[0] == 'C')
+      *reading = 1;
+    else if (h[0] == 'Q')
+      cl->quiet = 1;
+    at += 5 + flen;
+  }
+  memmove(cl->buf, cl->buf + at, cl->len - at);
+  cl->len -= at;
+  return rc;
+}
+
+static void drop_client(struct client *cl) {
+  close(cl->fd);
+  cl->fd = -1;
+}
+
+/* Output to every client that wants it (and to the scrollback). */
+static void output(struct client *clients, const char *p, size_t n) {
+  ring_push(p, n);
+  for (int i = 0; i < MAX_CLIENTS; i++)
+    if (clients[i].fd >= 0 && !clients[i].quiet && send_frame(clients[i].fd, 'O', p, n) < 0) drop_client(&clients[i]);
+}
 
 static int pty_main(int argc, char **argv) {
   /* argv: --pty SOCKET COLS ROWS PROGRAM ARGS... */
@@ -249,7 +348,8 @@ static int pty_main(int argc, char **argv) {
   if (strlen(sock_path) >= sizeof addr.sun_path) return 2;
   strcpy(addr.sun_path, sock_path);
 
-  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  /* Non-blocking: a program that does not read its input must never stop this loop (see inq). */
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
   if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0) return perror("posix_openpt"), 1;
   char *slave_name = ptsname(master);
   if (!slave_name) return perror("ptsname"), 1;
@@ -309,17 +409,10 @@ static int pty_main(int argc, char **argv) {
     if (!child_done && waitpid(child, &status, WNOHANG) == child) {
       child_done = 1;
       /* Whatever the program wrote last is still in the terminal: read it before reporting. */
-      int fl = fcntl(master, F_GETFL);
-      fcntl(master, F_SETFL, fl | O_NONBLOCK);
       for (;;) {
         ssize_t n = read(master, out, sizeof out);
         if (n <= 0) break;
-        ring_push(out, (size_t)n);
-        for (int i = 0; i < MAX_CLIENTS; i++)
-          if (clients[i].fd >= 0 && send_frame(clients[i].fd, 'O', out, (size_t)n) < 0) {
-            close(clients[i].fd);
-            clients[i].fd = -1;
-          }
+        output(clients, out, (size_t)n);
       }
       char line[64];
       int n = WIFSIGNALED(status) ? snprintf(line, sizeof line, "signal %d", WTERMSIG(status))
@@ -343,12 +436,17 @@ static int pty_main(int argc, char **argv) {
     idx[np++] = -1;
     pfd[np] = (struct pollfd){.fd = listener, .events = POLLIN};
     idx[np++] = -2;
-    /* A negative fd is skipped by poll: while paused, or after EIO (which would report POLLHUP forever). */
-    pfd[np] = (struct pollfd){.fd = reading && !master_eof ? master : -1, .events = POLLIN};
+    /*
+     * The master: read while not paused, written while input waits. A negative fd is skipped by
+     * poll: when neither, or after EIO (which would report POLLHUP forever).
+     */
+    short mev = (short)((reading ? POLLIN : 0) | (inq_len ? POLLOUT : 0));
+    pfd[np] = (struct pollfd){.fd = mev && !master_eof ? master : -1, .events = mev};
     idx[np++] = -3;
+    /* A blocked client is still polled (for no events) so that its hangup is seen. */
     for (int i = 0; i < MAX_CLIENTS; i++)
       if (clients[i].fd >= 0) {
-        pfd[np] = (struct pollfd){.fd = clients[i].fd, .events = POLLIN};
+        pfd[np] = (struct pollfd){.fd = clients[i].fd, .events = clients[i].blocked ? 0 : POLLIN};
         idx[np++] = i;
       }
     if (poll(pfd, (nfds_t)np, -1) < 0 && errno != EINTR) return 1;
@@ -373,73 +471,62 @@ static int pty_main(int argc, char **argv) {
         }
         clients[slot].fd = c;
         clients[slot].len = 0;
+        clients[slot].quiet = 0;
+        clients[slot].blocked = 0;
         /* The scrollback, oldest first (the ring may wrap). */
         char *snap = malloc(ring_len ? ring_len : 1);
+        if (!snap) {
+          drop_client(&clients[slot]);
+          continue;
+        }
         size_t first = ring_len < SCROLLBACK - ring_start ? ring_len : SCROLLBACK - ring_start;
         memcpy(snap, ring + ring_start, first);
         memcpy(snap + first, ring, ring_len - first);
         if (send_frame(c, 'H', hello, (size_t)hello_len) < 0 ||
-            (ring_len && send_frame(c, 'O', snap, ring_len) < 0)) {
-          close(c);
-          clients[slot].fd = -1;
-        }
+            (ring_len && send_frame(c, 'O', snap, ring_len) < 0))
+          drop_client(&clients[slot]);
         free(snap);
       } else if (idx[k] == -3) {
-        ssize_t n = read(master, out, sizeof out);
-        if (n <= 0) {
-          /* EIO: every slave side closed; the exit follows with SIGCHLD. Stop polling it. */
-          master_eof = 1;
-          continue;
+        if (inq_len && (pfd[k].revents & (POLLOUT | POLLERR | POLLHUP))) {
+          ssize_t w = write(master, inq + inq_start, inq_len);
+          if (w > 0) {
+            inq_start += (size_t)w;
+            inq_len -= (size_t)w;
+            if (!inq_len) inq_start = 0;
+          } else if (w < 0 && errno != EAGAIN && errno != EINTR)
+            inq_len = inq_start = 0; /* EIO: nothing will read it any more */
         }
-        ring_push(out, (size_t)n);
-        for (int i = 0; i < MAX_CLIENTS; i++)
-          if (clients[i].fd >= 0 && send_frame(clients[i].fd, 'O', out, (size_t)n) < 0) {
-            close(clients[i].fd);
-            clients[i].fd = -1;
+        if (reading && (pfd[k].revents & (POLLIN | POLLERR | POLLHUP))) {
+          ssize_t n = read(master, out, sizeof out);
+          if (n > 0)
+            output(clients, out, (size_t)n);
+          else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+            /* EIO: every slave side closed; the exit follows with SIGCHLD. Stop polling it. */
+            master_eof = 1;
+            inq_len = inq_start = 0;
           }
+        }
       } else {
         struct client *cl = &clients[idx[k]];
+        if (cl->fd < 0) continue; /* dropped above, while sending it output */
+        if (cl->blocked) {
+          /* Polled for no events: this is its hangup (its queued input goes with it). */
+          drop_client(cl);
+          continue;
+        }
         ssize_t n = read(cl->fd, cl->buf + cl->len, sizeof cl->buf - cl->len);
         if (n <= 0) {
           if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-          close(cl->fd);
-          cl->fd = -1;
+          drop_client(cl);
           continue;
         }
         cl->len += (size_t)n;
-        /* Complete frames only; a frame larger than the buffer is a protocol error. */
-        for (;;) {
-          if (cl->len < 5) break;
-          size_t flen = ((size_t)cl->buf[1] << 24) | ((size_t)cl->buf[2] << 16) | ((size_t)cl->buf[3] << 8) | cl->buf[4];
-          if (flen > sizeof cl->buf - 5) {
-            close(cl->fd);
-            cl->fd = -1;
-            break;
-          }
-          if (cl->len < 5 + flen) break;
-          unsigned char *p = cl->buf + 5;
-          switch (cl->buf[0]) {
-            case 'I':
-              write_all(master, (const char *)p, flen);
-              break;
-            case 'R':
-              if (flen == 4) {
-                struct winsize w = {.ws_col = (unsigned short)((p[0] << 8) | p[1]),
-                                    .ws_row = (unsigned short)((p[2] << 8) | p[3])};
-                ioctl(master, TIOCSWINSZ, &w);
-              }
-              break;
-            case 'P':
-              reading = 0;
-              break;
-            case 'C':
-              reading = 1;
-              break;
-          }
-          memmove(cl->buf, cl->buf + 5 + flen, cl->len - 5 - flen);
-          cl->len -= 5 + flen;
-        }
+        if (client_frames(cl, master, master_eof, &reading) < 0) drop_client(cl);
       }
     }
+    /* Input the master took made room: clients that waited for it go on, in slot order. */
+    for (int i = 0; i < MAX_CLIENTS; i++)
+      if (clients[i].fd >= 0 && clients[i].blocked && client_frames(&clients[i], master, master_eof, &reading) < 0)
+        drop_client(&clients[i]);
   }
 }

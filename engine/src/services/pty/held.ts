@@ -29,13 +29,29 @@ function frame(type: string, payload: Buffer): Buffer {
 /** The holder reads frames of at most 8 KiB (its buffer) : larger input is cut into several. */
 const MAX_INPUT_FRAME = 8192 - 5;
 
+/** A connection to a holder, past its hello; `rest` is what followed the hello. */
+interface Opened {
+  socket: net.Socket;
+  holderPid: number;
+  pid: number;
+  rest: Buffer;
+}
+
 export class HeldPty {
   private dataListeners: ((d: Buffer) => void)[] = [];
   private exitListeners: ((e: PtyExit) => void)[] = [];
+  private drainListeners: (() => void)[] = [];
   /** Output that arrived before anyone listened (the scrollback replay right after connecting). */
   private early: Buffer[] = [];
   private exit: PtyExit | null = null;
   private detached = false;
+  /**
+   * Where input goes: a second connection, input only, once connect() opened it. The holder stops
+   * reading a connection whose input the terminal does not take, so flow control and resizes on
+   * `socket` must never queue behind a paste (a paused holder waiting for 'C' behind input that
+   * only drains once it reads again would hang the terminal).
+   */
+  private input: net.Socket;
 
   private constructor(
     private readonly socket: net.Socket,
@@ -44,6 +60,7 @@ export class HeldPty {
     readonly pid: number,
     rest: Buffer,
   ) {
+    this.input = socket;
     let buf = rest;
     const parse = () => {
       while (buf.length >= 5) {
@@ -65,7 +82,13 @@ export class HeldPty {
     });
     socket.on("error", () => undefined);
     // Closed without an exit frame: the holder died, which hung the terminal up.
-    socket.on("close", () => this.finish({ exitCode: 0, signal: 1 }));
+    socket.on("close", () => {
+      this.finish({ exitCode: 0, signal: 1 });
+      this.drained();
+    });
+    socket.on("drain", () => {
+      if (this.input === socket) this.drained();
+    });
     socket.unref();
     queueMicrotask(parse);
   }
@@ -95,8 +118,22 @@ export class HeldPty {
     }
   }
 
-  /** Connects to a running holder: its hello, then the scrollback replay as the first output. */
-  static connect(sockPath: string): Promise<HeldPty> {
+  /**
+   * Connects to a running holder: its hello, then the scrollback replay as the first output; then
+   * a second connection for input. Without that one (a holder at its client limit), input shares
+   * the first.
+   */
+  static async connect(sockPath: string): Promise<HeldPty> {
+    const main = await HeldPty.open(sockPath);
+    // Constructed before anything else is awaited: no output frame can arrive without a listener.
+    const held = new HeldPty(main.socket, main.holderPid, main.pid, main.rest);
+    const input = await HeldPty.open(sockPath).catch(() => null);
+    if (input && input.holderPid === held.holderPid && !held.detached && !held.exit) held.useInput(input.socket);
+    else input?.socket.destroy();
+    return held;
+  }
+
+  private static open(sockPath: string): Promise<Opened> {
     return new Promise((resolve, reject) => {
       const socket = net.connect(sockPath);
       let buf = Buffer.alloc(0);
@@ -116,19 +153,39 @@ export class HeldPty {
         clearTimeout(t);
         socket.off("data", onData);
         socket.off("error", onError);
+        socket.off("close", onClose);
         if (!m) {
           socket.destroy();
           return reject(new Error("the terminal holder spoke another protocol"));
         }
-        resolve(new HeldPty(socket, Number(m[1]), Number(m[2]), buf.subarray(5 + len)));
+        resolve({ socket, holderPid: Number(m[1]), pid: Number(m[2]), rest: buf.subarray(5 + len) });
       };
       const onError = (e: Error) => {
         clearTimeout(t);
         reject(e);
       };
+      // Closed before its hello: a holder that has all the clients it takes, or one that is exiting.
+      const onClose = () => {
+        clearTimeout(t);
+        reject(new Error("the terminal holder closed the connection"));
+      };
       socket.on("data", onData);
       socket.once("error", onError);
+      socket.once("close", onClose);
     });
+  }
+
+  /** Input goes over `socket` from now on; it asks the holder for no output ('Q'). */
+  private useInput(socket: net.Socket): void {
+    this.input = socket;
+    // A holder built before 'Q' existed sends this connection all output as well: read and dropped.
+    socket.on("data", () => undefined);
+    socket.on("error", () => undefined);
+    socket.on("drain", () => this.drained());
+    // A lost input connection must not leave the session waiting for a drain.
+    socket.on("close", () => this.drained());
+    socket.unref();
+    socket.write(frame("Q", Buffer.alloc(0)));
   }
 
   onData(listener: (d: Buffer) => void): void {
@@ -141,9 +198,18 @@ export class HeldPty {
     else this.exitListeners.push(listener);
   }
 
+  /** Called once input that write() could not hand on at once has gone to the holder. */
+  onDrain(listener: () => void): void {
+    this.drainListeners.push(listener);
+  }
+
   private emitData(d: Buffer): void {
     if (!this.dataListeners.length) this.early.push(d);
     for (const l of this.dataListeners) l(d);
+  }
+
+  private drained(): void {
+    for (const l of this.drainListeners) l();
   }
 
   private finish(e: PtyExit): void {
@@ -152,9 +218,17 @@ export class HeldPty {
     for (const l of this.exitListeners) l(e);
   }
 
-  write(data: string | Buffer): void {
+  /**
+   * Sends input. False when the holder is not taking it as fast as it comes (the terminal's program
+   * does not read it): the caller should send nothing more until onDrain, as with a stream.
+   */
+  write(data: string | Buffer): boolean {
     const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    for (let at = 0; at < buf.length; at += MAX_INPUT_FRAME) this.send("I", buf.subarray(at, at + MAX_INPUT_FRAME));
+    if (this.input.destroyed) return true;
+    let ok = true;
+    for (let at = 0; at < buf.length; at += MAX_INPUT_FRAME)
+      ok = this.input.write(frame("I", buf.subarray(at, at + MAX_INPUT_FRAME)));
+    return ok;
   }
 
   resize(cols: number, rows: number): void {
@@ -176,6 +250,7 @@ export class HeldPty {
   detach(): void {
     this.detached = true;
     this.socket.destroy();
+    this.input.destroy();
   }
 
   private send(type: string, payload: Buffer): void {

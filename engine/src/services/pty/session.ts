@@ -86,7 +86,9 @@ export interface TerminalIo {
   readonly pid: number;
   onData(listener: (d: Buffer) => void): void;
   onExit(listener: (e: { exitCode: number; signal?: number }) => void): void;
-  write(data: string | Buffer): void;
+  /** False: the terminal is not taking input as fast as it comes; send more after onDrain. */
+  write(data: string | Buffer): boolean | void;
+  onDrain?(listener: () => void): void;
   resize(cols: number, rows: number): void;
   pause(): void;
   resume(): void;
@@ -200,6 +202,8 @@ export class PtySession {
   /** Typeahead waiting for the relay; null once input flows straight to the pty. */
   private pendingInput: Buffer[] | null = null;
   private pendingBytes = 0;
+  /** The terminal is behind on input: no viewer is read until it drains (see holdInput). */
+  private inputHeld = false;
 
   constructor(
     readonly sandboxId: string,
@@ -227,6 +231,7 @@ export class PtySession {
     // A held terminal replays its scrollback first (after a restart: everything before it).
     this.pty.onData((d) => this.output(d));
     this.pty.onExit(({ exitCode, signal }) => this.exited(exitCode, signal));
+    this.pty.onDrain?.(() => this.releaseInput());
     this.armIdle();
     if (relay && !known?.adopted) this.awaitRelay();
   }
@@ -251,7 +256,7 @@ export class PtySession {
       const pending = this.pendingInput ?? [];
       this.pendingInput = null;
       this.pendingBytes = 0;
-      for (const chunk of pending) this.pty.write(chunk);
+      for (const chunk of pending) this.toTerminal(chunk);
     };
     setTimeout(check, 10).unref();
   }
@@ -307,6 +312,8 @@ export class PtySession {
   private exited(exitCode: number, signal: number | undefined): void {
     if (this.status === "exited") return;
     this.status = "exited";
+    // Paused viewers would not read the closing handshake.
+    this.releaseInput();
     this.exitedAt = Date.now();
     this.exitCode = signal ? 128 + signal : exitCode;
     this.signal = signal ? (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) : null;
@@ -331,6 +338,7 @@ export class PtySession {
     if (this.status === "exited") return this.finish(ws);
     const viewer: Viewer = { ws, alive: true };
     this.viewers.add(viewer);
+    if (this.inputHeld) ws.pause();
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
     ws.on("pong", () => (viewer.alive = true));
@@ -343,6 +351,8 @@ export class PtySession {
 
   /** Service-wide keepalive tick: drop viewers whose socket died silently (so idle kills still happen). */
   ping(): void {
+    // A paused viewer cannot read its pong: liveness waits until input flows again.
+    if (this.inputHeld) return;
     for (const v of this.viewers) {
       if (!v.alive) {
         v.ws.terminate();
@@ -393,7 +403,33 @@ export class PtySession {
       this.pendingBytes += buf.length;
       return;
     }
-    this.pty.write(data);
+    this.toTerminal(data);
+  }
+
+  private toTerminal(data: string | Buffer): void {
+    if (this.pty.write(data) === false) this.holdInput();
+  }
+
+  /**
+   * A paste the terminal's program does not read: the holder stops taking input and its socket
+   * fills. Rather than buffer without limit, stop reading every viewer (TCP then pushes back on
+   * the clients, as a real terminal's tty does on a writer) until the terminal takes it; then resume.
+   * Nothing is dropped. Control messages on the socket wait too (the REST signal endpoint does not).
+   */
+  private holdInput(): void {
+    if (this.inputHeld) return;
+    this.inputHeld = true;
+    for (const v of this.viewers) v.ws.pause();
+  }
+
+  private releaseInput(): void {
+    if (!this.inputHeld) return;
+    this.inputHeld = false;
+    for (const v of this.viewers) {
+      // Its pong may still be unread: it gets a full keepalive period again.
+      v.alive = true;
+      v.ws.resume();
+    }
   }
 
   resize(cols: unknown, rows: unknown): void {
@@ -474,6 +510,7 @@ export class PtySession {
 
   /** Closes every viewer (engine shutdown). */
   dropViewers(code: number, why: string): void {
+    this.releaseInput();
     for (const v of this.viewers) v.ws.close(code, why);
   }
 
