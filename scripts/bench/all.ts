@@ -21,12 +21,14 @@ interface Part {
   what: string;
   /** Runs against the production console, so it needs `next build` first. */
   console: boolean;
+  /** Runs on PostgreSQL as well as SQLite, given DATABASE_URL. */
+  postgres?: boolean;
 }
 
 const PARTS: Part[] = [
   { name: "engine", script: "engine/bench/run.ts", what: "the engine's own latencies", console: false },
   { name: "proxy", script: "scripts/bench-proxy.ts", what: "the cost of Baton's /api proxy", console: true },
-  { name: "load", script: "scripts/bench-load.ts", what: "200 browsers at once", console: true },
+  { name: "load", script: "scripts/bench-load.ts", what: "200 browsers at once", console: true, postgres: true },
   { name: "pages", script: "scripts/bench-pages.ts", what: "Lighthouse page quality", console: true },
   { name: "terminal", script: "scripts/bench-terminal.ts", what: "typing through the relay", console: true },
   { name: "list", script: "scripts/bench-list.ts", what: "the 10,000-row list", console: true },
@@ -67,11 +69,30 @@ function main(): void {
     });
     if (build.status !== 0) process.exit(build.status ?? 1);
   }
+  const env = { ...process.env };
+  if (parts.some((p) => p.postgres) && !env.DATABASE_URL && !env.BENCH_NO_POSTGRES) {
+    // The load part measures SQLite and PostgreSQL: the throwaway server the tests use (it installs
+    // Debian's postgresql where it is missing, as root); BENCH_NO_POSTGRES=1 measures SQLite only.
+    console.error("[bench] starting a PostgreSQL for the load part (scripts/postgres.sh)...");
+    const pg = spawnSync("bash", ["scripts/postgres.sh"], {
+      cwd: ROOT,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const url = pg.stdout.trim().split("\n").pop();
+    if (pg.status === 0 && url?.startsWith("postgres")) env.DATABASE_URL = url;
+    else console.error("[bench] no PostgreSQL: the load part measures SQLite only");
+  }
   const results: { part: Part; seconds: number; ok: boolean }[] = [];
   for (const part of parts) {
     console.log(`\n## ${part.name}: ${part.what}\n`);
     const t0 = performance.now();
-    const run = spawnSync(process.execPath, ["--import", "tsx", part.script], { cwd: ROOT, stdio: "inherit" });
+    const run = spawnSync(process.execPath, ["--import", "tsx", part.script], {
+      cwd: ROOT,
+      stdio: "inherit",
+      // Only the parts that measure PostgreSQL get its URL: the others' consoles stay on SQLite.
+      env: part.postgres ? env : process.env,
+    });
     results.push({ part, seconds: (performance.now() - t0) / 1000, ok: run.status === 0 });
   }
   console.log("\n## Summary\n");
