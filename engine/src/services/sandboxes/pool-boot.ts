@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { EngineConfig } from "../../config.js";
 import { SIZES } from "../../plans.js";
+import { procStartTime } from "../../runtime/holder.js";
 import type { Host } from "../../runtime/host.js";
 import { startNetwork } from "../../runtime/network.js";
 import { createSandboxDirs, removeSandboxDirs, SandboxProcess } from "../../runtime/sandbox-proc.js";
@@ -74,7 +75,11 @@ export async function destroyPoolMember(rt: PoolRuntime, m: PoolMember): Promise
 /** Written before a member boots (pid null) and again once its init runs; removed at claim or end. */
 export function rememberPoolMember(config: EngineConfig, key: string, uid: number, pid: number | null): void {
   fs.mkdirSync(markerDir(config), { recursive: true, mode: 0o700 });
-  fs.writeFileSync(path.join(markerDir(config), `${key}.json`), JSON.stringify({ uid, pid }), { mode: 0o600 });
+  // The init's start time too: with it, a pid reused by another process is never taken for the member.
+  const start = pid ? procStartTime(pid) : null;
+  fs.writeFileSync(path.join(markerDir(config), `${key}.json`), JSON.stringify({ uid, pid, start }), {
+    mode: 0o600,
+  });
 }
 
 export function forgetPoolMember(config: EngineConfig, key: string): void {
@@ -85,9 +90,9 @@ const KEY = /^sbx_pool[0-9a-f]{24}$/;
 
 /**
  * At engine start, before the pool refills: members of an earlier run are never re-adopted (no
- * account ever saw them). Each one's init is killed if it still runs (matched by pid and owning
- * uid, so a reused pid is left alone; killing a pid namespace's init ends everything in it) and
- * its directory removed. Returns how many were found.
+ * account ever saw them). Each one's init is killed if it still runs (matched by pid, start time
+ * and owning uid, so a reused pid is left alone even where the uid was handed out again; killing a
+ * pid namespace's init ends everything in it) and its directory removed. Returns how many were found.
  */
 export async function sweepPoolLeftovers(config: EngineConfig, scratchTmpfs: boolean): Promise<number> {
   let names: string[];
@@ -102,11 +107,14 @@ export async function sweepPoolLeftovers(config: EngineConfig, scratchTmpfs: boo
     if (!KEY.test(key)) continue;
     found++;
     try {
-      const { uid, pid } = JSON.parse(fs.readFileSync(path.join(markerDir(config), name), "utf8")) as {
+      const { uid, pid, start } = JSON.parse(fs.readFileSync(path.join(markerDir(config), name), "utf8")) as {
         uid: number;
         pid: number | null;
+        start?: string | null;
       };
-      if (pid && processUid(pid) === uid) process.kill(pid, "SIGKILL");
+      // A marker from before start times were kept (start undefined) has the uid check alone.
+      const sameProcess = start === undefined || (start !== null && procStartTime(pid ?? 0) === start);
+      if (pid && sameProcess && processUid(pid) === uid) process.kill(pid, "SIGKILL");
     } catch {
       // An unreadable marker (a crash while writing it): its directory is removed all the same.
     }
