@@ -219,6 +219,24 @@ describe("terminals survive an engine crash", () => {
     expect(await waitUntil(() => t2.out().includes("40 120"), 15_000)).toBe(true);
     t2.ws.close();
   }, 120_000);
+
+  it("a terminal holder that cannot be taken over is ended, not left with a shell nothing reaches", async () => {
+    const a = await boot();
+    const id = await createSandbox(a);
+    const open = await a.api("POST", `/sandboxes/${id}/pty`, { command: "/bin/sh", cols: 80, rows: 24 });
+    expect(open.status).toBe(201);
+    const pty = open.body as { id: string };
+    const file = path.join(a.dataDir!, "engine", "holders", `${pty.id}.pty.json`);
+    expect(await waitUntil(() => fs.existsSync(file), 5000)).toBe(true);
+    const rec = JSON.parse(fs.readFileSync(file, "utf8")) as { holderPid: number; childPid: number };
+    await crash(a);
+    // The holder answers with another session leader than the record names: not this terminal.
+    fs.writeFileSync(file, JSON.stringify({ ...rec, childPid: rec.childPid + 100_000 }));
+    const b = await boot(a.dataDir!);
+    expect(((await b.api("GET", `/sandboxes/${id}`)).body as { status: string }).status).toBe("running");
+    expect((await b.api("GET", `/sandboxes/${id}/pty`)).body).toEqual([]);
+    expect(await waitUntil(() => !alive(rec.holderPid), 5000)).toBe(true);
+  }, 120_000);
 });
 
 describe("engine stops", () => {

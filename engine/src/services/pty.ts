@@ -169,6 +169,16 @@ export class PtyService {
           : null;
       if (!proc || !io || io.holderPid !== rec.holderPid || io.pid !== rec.childPid) {
         io?.detach();
+        // A holder that is still the recorded process but could not be taken over (no answer in
+        // time, another session leader) would keep a shell in the sandbox that nothing can reach
+        // or end: it is ended (closing its terminal hangs the shell up) before its record goes.
+        if (sameProcess(rec.holderPid, rec.holderStart)) {
+          try {
+            process.kill(rec.holderPid, "SIGKILL");
+          } catch {
+            // gone meanwhile
+          }
+        }
         removePtyRecord(dir, rec.id);
         continue;
       }
