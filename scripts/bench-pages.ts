@@ -14,6 +14,7 @@ import lighthouse, { desktopConfig, type Flags } from "lighthouse";
 import type { Result } from "lighthouse";
 import { pct, table, type Row } from "../engine/bench/lib";
 import { startConsoleBench } from "./bench/console-harness";
+import { CHROMIUM_LAUNCH } from "../e2e/chromium";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SANDBOXES = 3;
@@ -27,16 +28,7 @@ const BEFORE: Record<string, { performance: number; tbt?: number; lcp?: number }
   "sandbox page mobile": { performance: 59, tbt: 1_590, lcp: 4_000 },
 };
 /** As e2e/chromium.ts starts Chromium for the browser tests, headless. */
-const CHROME_FLAGS = [
-  "--headless=new",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+const CHROME_FLAGS = ["--headless=new", ...(CHROMIUM_LAUNCH.args ?? [])];
 const CATEGORIES = ["performance", "accessibility", "best-practices"];
 
 type FormFactor = "desktop" | "mobile";
@@ -134,7 +126,7 @@ async function main(): Promise<void> {
     // A sandbox page with something to show: its metrics history has samples, its status is running.
     const pages = { "/sandboxes": "/sandboxes", "sandbox page": `/sandboxes/${ids[0]}` } as const;
     chrome = await chromeLauncher.launch({
-      chromePath: process.env.CHROME_PATH ?? "/usr/bin/chromium",
+      chromePath: process.env.CHROME_PATH ?? CHROMIUM_LAUNCH.executablePath ?? "/usr/bin/chromium",
       chromeFlags: CHROME_FLAGS,
     });
     const flags: Flags = {

@@ -77,6 +77,28 @@ describe("the API route table", () => {
   });
 });
 
+/** A console server whose fast path serves one route file, `/api/v1/<name>`, with `handler`. */
+async function serveOne(name: string, handler: (req: Request) => Promise<Response>): Promise<http.Server> {
+  const fastPath = createApiFastPath({
+    routes: [
+      {
+        pattern: `/api/v1/${name}`,
+        file: name,
+        segments: ["api", "v1", name].map((value) => ({ kind: "static" as const, value })),
+      },
+    ],
+    load: async () => ({ GET: handler }),
+  });
+  const server = createConsoleServer({
+    frontDoor: openDoor,
+    handle: (_req, res) => res.writeHead(500).end(),
+    upgrade: () => false,
+    api: (req, res) => fastPath.handle(req, res),
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return server;
+}
+
 describe("the fast path's answers", () => {
   it("add the console's security headers, but never over the handler's own", async () => {
     const handler = async () =>
@@ -86,23 +108,7 @@ describe("the fast path's answers", () => {
           "content-security-policy": "default-src 'none'; sandbox",
         },
       });
-    const fastPath = createApiFastPath({
-      routes: [
-        {
-          pattern: "/api/v1/raw",
-          file: "raw",
-          segments: ["api", "v1", "raw"].map((value) => ({ kind: "static" as const, value })),
-        },
-      ],
-      load: async () => ({ GET: handler }),
-    });
-    const server = createConsoleServer({
-      frontDoor: openDoor,
-      handle: (_req, res) => res.writeHead(500).end(),
-      upgrade: () => false,
-      api: (req, res) => fastPath.handle(req, res),
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const server = await serveOne("raw", handler);
     try {
       const res = await send((server.address() as AddressInfo).port, "GET", "/api/v1/raw");
       expect(res.status).toBe(200);
@@ -143,23 +149,7 @@ describe("the fast path's answers", () => {
         { headers: { "content-type": "text/event-stream" } },
       );
     };
-    const fastPath = createApiFastPath({
-      routes: [
-        {
-          pattern: "/api/v1/feed",
-          file: "feed",
-          segments: ["api", "v1", "feed"].map((value) => ({ kind: "static" as const, value })),
-        },
-      ],
-      load: async () => ({ GET: handler }),
-    });
-    const server = createConsoleServer({
-      frontDoor: openDoor,
-      handle: (_req, res) => res.writeHead(500).end(),
-      upgrade: () => false,
-      api: (req, res) => fastPath.handle(req, res),
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const server = await serveOne("feed", handler);
     try {
       const req = http.request({
         host: "127.0.0.1",
