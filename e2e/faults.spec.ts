@@ -125,8 +125,10 @@ test("connection resets on the detail page: live status paused, retrying, then l
   await page.goto(`/sandboxes/${id}`);
   await expect(page.getByRole("heading", { level: 1, name: id })).toBeVisible();
   await markPage(page);
-  await injectFault(servers.engine, { kind: "reset", path: `^/v1/sandboxes/${id}$`, method: "GET", count: 2 });
-  // The status poll meets the resets (or a focus refetch does, whichever comes first).
+  // The page's live stream reads the sandbox for it (one reset: it tells the page, which reads it
+  // itself and meets the next). Baton's upstream transport sends a read once more when a reused
+  // socket turns out closed, so each read may take two resets: four make the page's own read fail.
+  await injectFault(servers.engine, { kind: "reset", path: `^/v1/sandboxes/${id}$`, method: "GET", count: 4 });
   const notice = page.getByTestId("retry-notice");
   await expect(notice).toContainText("Live status paused", { timeout: 20_000 });
   await expect(notice).toContainText("closed the connection before answering");
@@ -143,7 +145,8 @@ test("a detail page whose server render met a reset says so and refreshes itself
   servers,
 }) => {
   const id = await newSandbox(servers);
-  await injectFault(servers.engine, { kind: "reset", path: `^/v1/sandboxes/${id}$`, method: "GET", count: 1 });
+  // Two: the upstream transport sends a read once more when a reused socket turns out closed.
+  await injectFault(servers.engine, { kind: "reset", path: `^/v1/sandboxes/${id}$`, method: "GET", count: 2 });
   await page.goto(`/sandboxes/${id}`);
   await expect(page.getByText("This sandbox could not be loaded")).toBeVisible();
   await expect(page.getByText(/closed the connection before answering/)).toBeVisible();

@@ -87,7 +87,7 @@ async function serveOne(name: string, handler: (req: Request) => Promise<Respons
         segments: ["api", "v1", name].map((value) => ({ kind: "static" as const, value })),
       },
     ],
-    load: async () => ({ GET: handler }),
+    load: async () => ({ GET: handler, POST: handler }),
   });
   const server = createConsoleServer({
     frontDoor: openDoor,
@@ -168,6 +168,49 @@ describe("the fast path's answers", () => {
       const after = ticks;
       await new Promise((r) => setTimeout(r, 100));
       expect(ticks).toBe(after);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
+
+describe("the fast path's request bodies", () => {
+  const echo = async (req: Request) => new Response(await req.text(), { headers: { "content-type": "text/plain" } });
+
+  async function post(port: number, parts: string[], headers: Record<string, string> = {}): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const req = http.request({
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path: "/api/v1/echo",
+        headers: { host: "baton.test", ...headers },
+      });
+      req.on("response", (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => (text += d));
+        res.on("end", () => resolve(text));
+      });
+      req.on("error", reject);
+      for (const p of parts.slice(0, -1)) req.write(p);
+      req.end(parts.at(-1));
+    });
+  }
+
+  it("reach the handler whole, with a declared length or chunked", async () => {
+    const server = await serveOne("echo", echo);
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const small = JSON.stringify({ command: "echo hi" });
+      expect(await post(port, [small], { "content-length": String(Buffer.byteLength(small)) })).toBe(small);
+      // Longer than one socket read, in two writes.
+      const big = "x".repeat(200 * 1024);
+      expect(await post(port, [big.slice(0, 1000), big.slice(1000)], { "content-length": String(big.length) })).toBe(
+        big,
+      );
+      // No length (chunked).
+      expect(await post(port, ['{"a":', "1}"])).toBe('{"a":1}');
     } finally {
       await new Promise((r) => server.close(r));
     }
