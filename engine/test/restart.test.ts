@@ -5,6 +5,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { cgroupInstance } from "../src/runtime/cgroups.js";
 import { createSandbox, exec, startEngine } from "./helpers/engine.js";
+import { waitUntil } from "./helpers/async.js";
 
 /** Restarts lose nothing, and a clean shutdown leaves nothing behind (engine-only). */
 
@@ -51,15 +52,6 @@ function helperProcessesFor(dataDir: string): string[] {
     }
   }
   return out;
-}
-
-async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
 }
 
 describe("restarts", () => {

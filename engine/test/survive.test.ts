@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import WebSocket from "ws";
 import { afterAll, describe, expect, it } from "vitest";
+import { waitUntil } from "./helpers/async.js";
 import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
 import { hostRequest, previewHostOf, serveInSandbox } from "./helpers/previews.js";
 
@@ -36,15 +37,6 @@ interface Record {
 const recordPath = (e: EngineHandle, id: string) => path.join(e.dataDir!, "engine", "holders", `${id}.json`);
 const readRecord = (e: EngineHandle, id: string) => JSON.parse(fs.readFileSync(recordPath(e, id), "utf8")) as Record;
 const alive = (pid: number) => fs.existsSync(`/proc/${pid}`);
-
-async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
-}
 
 /** A terminal viewer that keeps all output it received. */
 async function attach(

@@ -4,7 +4,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { EngineConfig } from "../config.js";
 import { cgroupInstance, detectCgroups, noCgroups, type CgroupDriver } from "./cgroups.js";
-import { canTraverse, makeEngineDirsSearchable, sandboxRootProblem } from "./sandbox-root.js";
+import { canTraverse, makeEngineDirsSearchable, sameDirectory, sandboxRootProblem } from "./sandbox-root.js";
 import { prepareSeccomp, type SeccompFilter } from "./seccomp.js";
 import { ensureHoldersDir, listRecords, prepareHolder } from "./holder.js";
 import { detectBaseImages, type BaseImage } from "./templates.js";
@@ -119,16 +119,6 @@ function claimUidBlock(base: number, own: Set<number>, log: (m: string) => void)
       `uids ${base}..${base + block * UID_BLOCK - 1} are in use by another engine; using ${base + block * UID_BLOCK}+`,
     );
   return base + block * UID_BLOCK;
-}
-
-function sameDirectory(a: string, b: string): boolean {
-  try {
-    const x = fs.statSync(a);
-    const y = fs.statSync(b);
-    return x.dev === y.dev && x.ino === y.ino;
-  } catch {
-    return false;
-  }
 }
 
 function inPrivateMountNs(): boolean {

@@ -116,7 +116,8 @@ export function prepareSandboxRoot(
   };
 }
 
-function sameDirectory(a: string, b: string): boolean {
+/** Whether two paths name one directory (the same device and inode), e.g. a bind and its source. */
+export function sameDirectory(a: string, b: string): boolean {
   try {
     const x = fs.statSync(a);
     const y = fs.statSync(b);

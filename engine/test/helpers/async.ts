@@ -64,3 +64,13 @@ export async function rejectsWith<E>(
   }
   throw new Error(`expected a rejection with ${type.name}, but the promise fulfilled`);
 }
+
+/** Polls `check` every 50 ms for up to `ms`; whether it held (for tests that assert on the answer). */
+export async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
