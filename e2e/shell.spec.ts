@@ -2,7 +2,7 @@ import type { Page } from "@playwright/test";
 import { expect, test } from "./fixtures";
 import { screenshot, watchForErrors } from "./helpers";
 
-// The eight sections of the console, in sidebar order, and what each says to a user with no
+// The ten sections of the console, in sidebar order, and what each says to a user with no
 // connection yet: the built ones say how to connect, the others which issue builds them.
 const SECTIONS = [
   ["Sandboxes", "/sandboxes", "No orkestr connection yet"],
@@ -10,6 +10,8 @@ const SECTIONS = [
   ["Snapshots", "/snapshots", "Not built yet: arrives with issue 5 or later"],
   ["Templates", "/templates", "Not built yet: arrives with issue 5 or later"],
   ["Webhooks", "/webhooks", "Not built yet: arrives with issue 5 or later"],
+  ["Events", "/events", "Not built yet: arrives with issue 14"],
+  ["Limits", "/limits", "Not built yet: arrives with issue 14"],
   ["Usage", "/usage", "Not built yet: arrives with issue 4 or later"],
   ["Team", "/team", "Not built yet: arrives with issue 4 or later"],
   ["Settings", "/settings", "Not built yet: arrives with issue 4 or later"],

@@ -43,6 +43,15 @@ const navPaths: Record<NavIconName, ReactNode> = {
     </>
   ),
   // a bar chart
+  // a pulse line
+  events: <path d="M3 12h4l3-8 4 16 3-8h4" />,
+  // a gauge
+  limits: (
+    <>
+      <path d="M4 18a8 8 0 1 1 16 0" />
+      <path d="m12 18 4-6" />
+    </>
+  ),
   usage: <path d="M4 20V10M10 20V4M16 20v-7M22 20H2" />,
   // two people
   team: (

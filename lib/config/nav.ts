@@ -2,7 +2,17 @@
  * The console's navigation as data: the sidebar (and later the command palette) render this list.
  * `arrivesWith` is honest bookkeeping for pages that are still empty states; drop it when a page ships.
  */
-export type NavIcon = "sandboxes" | "volumes" | "snapshots" | "templates" | "webhooks" | "usage" | "team" | "settings";
+export type NavIcon =
+  | "sandboxes"
+  | "volumes"
+  | "snapshots"
+  | "templates"
+  | "webhooks"
+  | "events"
+  | "limits"
+  | "usage"
+  | "team"
+  | "settings";
 
 export interface NavItem {
   title: string;
@@ -58,11 +68,25 @@ export const consoleNav: readonly NavSection[] = [
         description: "Signed notifications about sandbox lifecycle events.",
         arrivesWith: "issue 5 or later",
       },
+      {
+        title: "Events",
+        href: "/events",
+        icon: "events",
+        description: "Webhook deliveries Baton received and verified, live.",
+        arrivesWith: "issue 14",
+      },
     ],
   },
   {
     title: "Account",
     items: [
+      {
+        title: "Limits",
+        href: "/limits",
+        icon: "limits",
+        description: "Your plan's sizes, caps and budgets, and what is used of each.",
+        arrivesWith: "issue 14",
+      },
       {
         title: "Usage",
         href: "/usage",
