@@ -3,11 +3,10 @@
 // values are not written out either (they are often secrets): each snippet reads them from the
 // environment of whoever runs it, by the same name.
 
+import { baseUrlNote, camel, HOSTED_API, jsValue, pyValue, str, type CodeLanguage } from "../../../lib/code/snippet";
 import type { CreateSandboxBody } from "../../../lib/orkestr/schemas/sandboxes";
 
-export type CodeLanguage = "python" | "javascript" | "curl";
-
-export const HOSTED_API = "https://api.orkestr.eu";
+export { HOSTED_API, type CodeLanguage };
 
 /** The order the SDK README lists create's parameters in; anything else follows. */
 const ORDER = [
@@ -31,43 +30,6 @@ function entries(body: CreateSandboxBody): [string, unknown][] {
   return all.sort(
     ([a], [b]) => (ORDER.indexOf(a) === -1 ? 99 : ORDER.indexOf(a)) - (ORDER.indexOf(b) === -1 ? 99 : ORDER.indexOf(b)),
   );
-}
-
-/** JSON string literals are valid in Python and JavaScript alike. */
-const str = (s: string) => JSON.stringify(s);
-
-function camel(key: string): string {
-  return key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-}
-
-function pyValue(v: unknown): string {
-  if (typeof v === "boolean") return v ? "True" : "False";
-  if (typeof v === "number") return String(v);
-  if (typeof v === "string") return str(v);
-  if (Array.isArray(v)) return `[${v.map(pyValue).join(", ")}]`;
-  if (typeof v === "object" && v !== null)
-    return `{${Object.entries(v)
-      .map(([k, x]) => `${str(k)}: ${pyValue(x)}`)
-      .join(", ")}}`;
-  return "None";
-}
-
-function jsValue(v: unknown): string {
-  if (typeof v === "boolean" || typeof v === "number") return String(v);
-  if (typeof v === "string") return str(v);
-  if (Array.isArray(v)) return `[${v.map(jsValue).join(", ")}]`;
-  if (typeof v === "object" && v !== null)
-    return `{ ${Object.entries(v)
-      .map(([k, x]) => `${str(k)}: ${jsValue(x)}`)
-      .join(", ")} }`;
-  return "null";
-}
-
-/** A note for servers other than the hosted API, so the snippet is not silently pointed elsewhere. */
-function baseUrlNote(baseUrl: string, comment: string): string {
-  return baseUrl.replace(/\/+$/, "") === HOSTED_API
-    ? ""
-    : `${comment} This console talks to ${baseUrl}: point the SDK's base URL there.\n`;
 }
 
 export function pythonCode(body: CreateSandboxBody, baseUrl: string = HOSTED_API): string {
