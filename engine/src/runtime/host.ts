@@ -4,6 +4,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { EngineConfig } from "../config.js";
 import { cgroupInstance, detectCgroups, noCgroups, type CgroupDriver } from "./cgroups.js";
+import { enableFastMigration } from "./cgroups/fast-migration.js";
 import { canTraverse, makeEngineDirsSearchable, sameDirectory, sandboxRootProblem } from "./sandbox-root.js";
 import { prepareSeccomp, type SeccompFilter } from "./seccomp.js";
 import { ensureHoldersDir, listRecords, prepareHolder } from "./holder.js";
@@ -207,6 +208,12 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   else {
     for (const c of ["memory", "cpu", "pids", "freezer", "cpuacct"] as const)
       if (!cg[c]) degraded.push(`cgroup controller "${c}" is not writable`);
+    const fast = enableFastMigration({ stateDir: config.root, privateMountNs: inPrivateMountNs(), isRoot });
+    log(
+      fast.enabled
+        ? `cgroups: task migrations favour dynamic changes (favordynmods${fast.already ? ", mounted by an earlier engine" : ""}): an exec after idle does not wait for an RCU grace period`
+        : `cgroups: the first exec after idle may wait 10–20 ms for an RCU grace period (favordynmods: ${fast.reason})`,
+    );
   }
 
   // Runtimes that live under /root (pyenv) are bound once into this private mount namespace,

@@ -11,6 +11,7 @@ import type { Host } from "../runtime/host.js";
 import { createSandboxDirs, removeSandboxDirs, SandboxProcess } from "../runtime/sandbox-proc.js";
 import { adoptNetwork, proxyEnv, startNetwork } from "../runtime/network.js";
 import { killHolder, listRecords, unmountLeftovers } from "../runtime/holder.js";
+import { fastMigrationDir } from "../runtime/cgroups/fast-migration.js";
 import { TEMPLATE_ALIASES } from "../runtime/templates.js";
 import type { CreateSandboxBody } from "../schemas.js";
 import type { Db } from "../store/db.js";
@@ -197,10 +198,11 @@ export class SandboxService {
     for (const id of this.host.cgroups.existing()) if (!kept.has(id)) await this.reapLeftovers(id);
     if (this.host.holder)
       for (const rec of listRecords(this.host.holder.root)) if (!kept.has(rec.id)) await this.reapLeftovers(rec.id);
-    unmountLeftovers(
-      this.config.root,
-      [...kept].map((id) => this.sandboxDir(id)),
-    );
+    unmountLeftovers(this.config.root, [
+      ...[...kept].map((id) => this.sandboxDir(id)),
+      // Not a leftover: this run's (runtime/cgroups/fast-migration.ts), mounted before adoption.
+      fastMigrationDir(this.config.root),
+    ]);
     return { adopted, failed };
   }
 
