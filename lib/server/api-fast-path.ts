@@ -5,6 +5,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { contentSecurityPolicy, isHttps, newNonce, securityHeaders } from "../security-headers";
 import { errorResponse } from "./errors";
+import { knownJsonBytes } from "./json-response";
 
 // The console server's direct line to the `/api/v1/**` route handlers: the proxy routes every
 // sandbox page calls many times a second. Next's request pipeline (routing, its proxy.ts
@@ -154,7 +155,33 @@ function requestUrl(req: IncomingMessage): string {
   return `http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`;
 }
 
-function toRequest(req: IncomingMessage, method: string, signal: AbortSignal): Request {
+/** Request bodies with a Content-Length up to this are read before the handler runs (see smallBody). */
+const PREREAD_MAX = 64 * 1024;
+
+/**
+ * A request body with a declared length of at most PREREAD_MAX, read whole off the socket, or null
+ * for anything else (chunked, larger: those reach the handler as a stream, which route() counts as
+ * it reads). Every JSON body the console's pages send is one of these: as one Buffer it costs the
+ * handler's body read a single chunk instead of a web stream adapted from the socket's stream.
+ */
+function smallBody(req: IncomingMessage): Promise<Buffer> | null {
+  const declared = req.headers["content-length"];
+  if (declared === undefined || req.headers["transfer-encoding"] !== undefined) return null;
+  const length = Number(declared);
+  if (!Number.isInteger(length) || length < 0 || length > PREREAD_MAX) return null;
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.once("end", () => resolve(Buffer.concat(chunks)));
+    req.once("error", reject);
+    // The client left halfway: no handler runs for a body that never came.
+    req.once("close", () => {
+      if (!req.complete) reject(new Error("the client closed the connection before its request body ended"));
+    });
+  });
+}
+
+async function toRequest(req: IncomingMessage, method: string, signal: AbortSignal): Promise<Request> {
   // req.headers as the front door left them (its client-address header written, a client's own
   // forwarding headers deleted): what Next builds its request from too.
   const headers = new Headers();
@@ -168,15 +195,16 @@ function toRequest(req: IncomingMessage, method: string, signal: AbortSignal): R
     }
   }
   const hasBody = method !== "GET" && method !== "HEAD";
+  const whole = hasBody ? smallBody(req) : null;
   return new Request(requestUrl(req), {
     method,
     headers,
     // Aborts when the client goes away, as Next's request does: streaming handlers (exec, events,
     // live, file downloads) end their upstream reads on it.
     signal,
-    body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
+    body: whole ? await whole : hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
     // Node's fetch Request requires this for a streamed body.
-    ...(hasBody ? { duplex: "half" } : {}),
+    ...(hasBody && !whole ? { duplex: "half" } : {}),
   } as RequestInit);
 }
 
@@ -200,6 +228,12 @@ async function send(res: ServerResponse, response: Response, extra: Record<strin
   }
   if (!body) {
     res.writeHead(response.status, headers).end();
+    return;
+  }
+  const known = knownJsonBytes(response);
+  if (known) {
+    headers["content-length"] = String(known.length);
+    res.writeHead(response.status, headers).end(known);
     return;
   }
   const reader = body.getReader();
@@ -301,7 +335,7 @@ export function createApiFastPath(options: ApiFastPathOptions): ApiFastPath {
       });
       let response: Response;
       try {
-        response = await (handler as ApiHandler)(toRequest(req, method, gone.signal), {
+        response = await (handler as ApiHandler)(await toRequest(req, method, gone.signal), {
           params: Promise.resolve(found.params),
         });
       } catch (err) {

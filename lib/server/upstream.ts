@@ -4,6 +4,7 @@ import { OrkestrError } from "../orkestr/errors";
 import { passthrough } from "../orkestr/stream";
 import type { Page } from "../orkestr/schemas/common";
 import { AppError } from "./errors";
+import { jsonResponse } from "./json-response";
 import { activeConnection, rememberedOrkestrFor } from "./tokens";
 
 // The proxy core (issue 4 item 6): Baton's /api/v1/** routes call the user's own orkestr API with
@@ -81,7 +82,7 @@ export async function proxyJson<T>(
 ): Promise<Response> {
   const result = await withUpstream(user, fn);
   if (result === undefined) return new Response(null, { status: 204 });
-  return Response.json(result, { status: init.status ?? 200 });
+  return jsonResponse(result, { status: init.status ?? 200 });
 }
 
 /** A list page as the contract has it: a bare JSON array, the next page's cursor in X-Next-Cursor. */
@@ -92,7 +93,7 @@ export async function proxyPage<T>(
   const page = await withUpstream(user, fn);
   const headers = new Headers();
   if (page.nextCursor) headers.set("x-next-cursor", page.nextCursor);
-  return Response.json(page.items, { headers });
+  return jsonResponse(page.items, { headers });
 }
 
 /**

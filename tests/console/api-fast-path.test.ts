@@ -211,9 +211,79 @@ describe("the fast path's request bodies", () => {
       );
       // No length (chunked).
       expect(await post(port, ['{"a":', "1}"])).toBe('{"a":1}');
+      // A small declared body in two writes (read whole before the handler runs).
+      expect(await post(port, ['{"a":', "2}"], { "content-length": "7" })).toBe('{"a":2}');
     } finally {
       await new Promise((r) => server.close(r));
     }
+  });
+
+  it("never run the handler for a declared body the client gave up on halfway", async () => {
+    let ran = 0;
+    const server = await serveOne("echo", async (req) => {
+      ran++;
+      return echo(req);
+    });
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const req = http.request({
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path: "/api/v1/echo",
+        headers: { host: "baton.test", "content-length": "100" },
+      });
+      req.on("error", () => undefined);
+      req.write('{"half":');
+      await new Promise((r) => setTimeout(r, 100));
+      req.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(ran).toBe(0);
+      // The server is fine after it.
+      expect(await post(port, ["{}"], { "content-length": "2" })).toBe("{}");
+      expect(ran).toBe(1);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
+
+describe("the fast path's JSON answers", () => {
+  it("a jsonResponse() goes out as its own bytes with their length; a read one as its body", async () => {
+    const { jsonResponse } = await import("../../lib/server/json-response");
+    const value = { id: "sbx_1", note: "ünïcode ✓", list: [1, 2, 3] };
+    let readFirst = false;
+    const server = await serveOne("doc", async () => {
+      const response = jsonResponse(value, { status: 201, headers: { "x-next-cursor": "c2" } });
+      if (!readFirst) return response;
+      // Someone read it already (a wrapper): the fast path must not send the remembered bytes as
+      // if the body were still there, and must not hang on a used body either.
+      const copy = jsonResponse(value);
+      await copy.text();
+      return new Response(JSON.stringify(value), { headers: { "content-type": "application/json" } });
+    });
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const res = await send(port, "GET", "/api/v1/doc");
+      expect(res.status).toBe(201);
+      expect(JSON.parse(res.text)).toEqual(value);
+      expect(res.headers["content-length"]).toBe(String(Buffer.byteLength(JSON.stringify(value))));
+      expect(res.headers["content-type"]).toBe("application/json");
+      expect(res.headers["x-next-cursor"]).toBe("c2");
+      expect(res.headers["transfer-encoding"]).toBeUndefined();
+      readFirst = true;
+      expect(JSON.parse((await send(port, "GET", "/api/v1/doc")).text)).toEqual(value);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it("knownJsonBytes forgets a response whose body was read", async () => {
+    const { jsonResponse, knownJsonBytes } = await import("../../lib/server/json-response");
+    const response = jsonResponse([1]);
+    expect(knownJsonBytes(response)?.toString()).toBe("[1]");
+    expect(await response.text()).toBe("[1]");
+    expect(knownJsonBytes(response)).toBeUndefined();
   });
 });
 
