@@ -156,10 +156,12 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     /** `keepSandboxes`: an upgrade stop (server.ts SIGUSR2); adoptable sandboxes keep running. */
     async close(opts: { keepSandboxes?: boolean } = {}) {
       await sandboxes.shutdown({ keep: opts.keepSandboxes });
-      // After the sandboxes (their volumes were unmounted as each was released): nothing stays mounted.
-      await storage.volumes.close();
-      // After the sandboxes (they hold the template views): stops a build, releases every overlay mount.
-      await templates.shutdown();
+      // After the sandboxes (their volumes were unmounted as each was released): nothing stays
+      // mounted but what the sandboxes an upgrade stop keeps run on.
+      await storage.volumes.close({ keepAttached: opts.keepSandboxes });
+      // After the sandboxes (they hold the template views): stops a build, releases every overlay
+      // mount but the kept sandboxes' views.
+      await templates.shutdown({ keep: opts.keepSandboxes });
       // After the sandboxes: their final events are queued (persisted) for the next run to send.
       await webhooks.close();
       await app.close();

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { cgroupInstance } from "../src/runtime/cgroups.js";
 import { createSandbox, exec, startEngine } from "./helpers/engine.js";
 import { waitUntil } from "./helpers/async.js";
+import { createTemplate, waitBuilt } from "./helpers/templates.js";
 
 /** Restarts lose nothing, and a clean shutdown leaves nothing behind (engine-only). */
 
@@ -110,7 +111,7 @@ describe("restarts", () => {
     }
   });
 
-  it("after a crash (SIGKILL) the next start adopts what it can, fails the rest with the reason and reaps it", async () => {
+  it("after a crash (SIGKILL) the next start adopts sandboxes on a volume and on a custom template, mounts and files included", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-crash-"));
     const uidBase = 8_000_000 + (process.pid % 100) * 10_000;
     const env = { ORKESTR_ENGINE_UID_BASE: String(uidBase) };
@@ -119,6 +120,10 @@ describe("restarts", () => {
     await exec(a, id, "nohup sleep 1000 >/dev/null 2>&1 &");
     const holder = await createSandbox(a, { volume: "crash-vol" });
     await exec(a, holder, "echo before-crash > /persist/c && sync");
+    const tpl = await createTemplate(a, { name: "crash-tpl", steps: ["echo from-the-template > /etc/baton-crash"] });
+    expect((await waitBuilt(a, tpl.id)).status).toBe("ready");
+    const onTemplate = await createSandbox(a, { template: "crash-tpl" });
+    await exec(a, onTemplate, "nohup sleep 1000 >/dev/null 2>&1 &");
     const loops = () =>
       execFileSync("losetup", ["-a"], { encoding: "utf8" })
         .split("\n")
@@ -133,25 +138,63 @@ describe("restarts", () => {
     const b = await startEngine({ dataDir, env });
     try {
       expect((await b.api("GET", `/sandboxes/${id}`)).body.status).toBe("running");
-      // A volume's sandbox is not adopted yet: failed with the reason, its processes and mounts reaped.
-      const s = (await b.api("GET", `/sandboxes/${holder}`)).body;
-      expect(s.status).toBe("failed");
-      expect(s.status_reason).toMatch(/engine restarted while the sandbox was running; sandboxes with a volume/);
-      expect((await b.api("GET", "/sandboxes")).body.map((x: { id: string }) => x.id)).toContain(holder);
-      const ev = (await b.api("GET", `/sandboxes/${holder}/events`)).body.map((x: { type: string }) => x.type);
-      expect(ev.at(-1)).toBe("sandbox.failed");
-      expect(processesOwnedBy(new Set([uidBase + 1]))).toEqual([]);
+      // The volume's sandbox kept running on its still-mounted volume, which stays attached to it.
+      expect((await b.api("GET", `/sandboxes/${holder}`)).body.status).toBe("running");
+      expect((await exec(b, holder, "cat /persist/c && echo after-crash >> /persist/c")).stdout).toBe("before-crash\n");
+      expect((await b.api("GET", "/volumes/crash-vol")).body).toMatchObject({
+        status: "attached",
+        attached_sandbox_id: holder,
+      });
+      expect(loops()).toHaveLength(1);
+      // The custom template's sandbox kept its root (the template's view) and its processes.
+      expect((await b.api("GET", `/sandboxes/${onTemplate}`)).body.status).toBe("running");
+      expect((await exec(b, onTemplate, "cat /etc/baton-crash; pgrep -c -xf 'sleep 1000'")).stdout).toBe(
+        "from-the-template\n1\n",
+      );
+      expect(b.log()).toContain("3 sandbox(es) of an earlier run adopted");
+      // A template in use is not deleted under its sandbox: it goes when that sandbox ends.
+      expect((await b.api("DELETE", `/templates/${tpl.id}`)).status).toBe(204);
+      expect((await exec(b, onTemplate, "cat /etc/baton-crash")).stdout).toBe("from-the-template\n");
+
+      // Released as usual afterwards: the volume is unmounted and free again, with both writes.
+      expect((await b.api("DELETE", `/sandboxes/${holder}`)).status).toBe(204);
       expect(await waitUntil(() => loops().length === 0, 5000)).toBe(true);
       expect((await b.api("GET", "/volumes/crash-vol")).body).toMatchObject({
         status: "available",
         attached_sandbox_id: null,
       });
       const again = await createSandbox(b, { volume: "crash-vol" });
-      expect((await exec(b, again, "cat /persist/c")).stdout).toBe("before-crash\n");
+      expect((await exec(b, again, "cat /persist/c")).stdout).toBe("before-crash\nafter-crash\n");
+      expect((await b.api("DELETE", `/sandboxes/${onTemplate}`)).status).toBe(204);
+      expect(await waitUntil(() => !fs.existsSync(path.join(dataDir, "engine", "templates", tpl.id)), 5000)).toBe(true);
     } finally {
       await b.stop();
     }
     expect(await waitUntil(() => processesOwnedBy(uids).length === 0, 5000)).toBe(true);
     expect(cgroupDirsOf(dataDir)).toEqual([]);
-  });
+    expect(loops()).toEqual([]);
+  }, 180_000);
+
+  it("an upgrade stop (SIGUSR2) keeps a volume's and a custom template's sandboxes, mounted, for the next engine", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-upgrade-"));
+    const uidBase = 8_500_000 + (process.pid % 100) * 10_000;
+    const env = { ORKESTR_ENGINE_UID_BASE: String(uidBase) };
+    const a = await startEngine({ dataDir, env });
+    const holder = await createSandbox(a, { volume: "upgrade-vol" });
+    await exec(a, holder, "echo kept > /persist/u && sync");
+    const tpl = await createTemplate(a, { name: "upgrade-tpl", steps: ["echo on-template > /etc/baton-upgrade"] });
+    expect((await waitBuilt(a, tpl.id)).status).toBe("ready");
+    const onTemplate = await createSandbox(a, { template: "upgrade-tpl" });
+    expect(await a.stop("SIGUSR2")).toBe(0);
+
+    const b = await startEngine({ dataDir, env });
+    try {
+      expect((await exec(b, holder, "cat /persist/u")).stdout).toBe("kept\n");
+      expect((await exec(b, onTemplate, "cat /etc/baton-upgrade")).stdout).toBe("on-template\n");
+      expect((await b.api("GET", "/volumes/upgrade-vol")).body).toMatchObject({ attached_sandbox_id: holder });
+    } finally {
+      await b.stop();
+    }
+    expect(fs.readFileSync("/proc/self/mounts", "utf8")).not.toContain(dataDir);
+  }, 180_000);
 });

@@ -327,6 +327,15 @@ export class TemplateLayers {
     return root;
   }
 
+  /**
+   * Whether the template's view is mounted, every part of it: after a restart, in the mount
+   * namespace the sandboxes' holders kept (server.ts), where an adopted sandbox still runs on it.
+   */
+  async viewMounted(id: string, image: BaseImage): Promise<boolean> {
+    const parts = await this.parts(image).catch(() => null);
+    return !!parts?.length && parts.every((part) => isMountPoint(mountTarget(this.viewRoot(id), part)));
+  }
+
   async unmountView(id: string, image: BaseImage): Promise<void> {
     const root = this.viewRoot(id);
     const parts = await this.parts(image).catch(() => [] as LayerPart[]);

@@ -175,6 +175,30 @@ export class VolumeStore {
     }
   }
 
+  /**
+   * After a restart: the volume an adopted sandbox holds is still mounted in the namespace its
+   * holder kept (server.ts). It is tracked as mounted again, so detach unmounts it; false when the
+   * mount is gone.
+   */
+  adoptMount(region: string, id: string): boolean {
+    if (this.backend === "directory") return fs.existsSync(this.dataPath(region, id));
+    const mnt = this.mountPoint(region, id);
+    let table = "";
+    try {
+      table = fs.readFileSync("/proc/self/mountinfo", "utf8");
+    } catch {
+      return false;
+    }
+    if (!table.split("\n").some((l) => l.split(" ")[4] === mnt)) return false;
+    this.mounted.add(id);
+    return true;
+  }
+
+  /** Where an attached volume is mounted (the restart's sweep of leftover mounts keeps it). */
+  mountPath(region: string, id: string): string {
+    return this.mountPoint(region, id);
+  }
+
   isMounted(id: string): boolean {
     return this.mounted.has(id);
   }
@@ -232,8 +256,11 @@ export class VolumeStore {
   }
 
   /** Unmounts everything still mounted (engine shutdown; sandboxes are already gone). */
-  async close(regionOf: (id: string) => string | undefined): Promise<void> {
-    for (const id of [...this.mounted]) await this.detach(regionOf(id) ?? "", id);
+  async close(
+    regionOf: (id: string) => string | undefined,
+    keep: (id: string) => boolean = () => false,
+  ): Promise<void> {
+    for (const id of [...this.mounted]) if (!keep(id)) await this.detach(regionOf(id) ?? "", id);
   }
 
   static bytesPerGb(unitMb: number): number {

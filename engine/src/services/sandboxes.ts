@@ -58,7 +58,7 @@ export interface SandboxDeps {
   /** The machine's capacity (services/admission.ts), checked after the plan's. */
   admission: HostAdmission;
   /** Custom templates: resolved at create, their layer held while a sandbox runs. */
-  templates: Pick<TemplateService, "forSandbox" | "acquire" | "releaseFor">;
+  templates: Pick<TemplateService, "forSandbox" | "acquire" | "releaseFor" | "adoptUser" | "viewRootsInUse">;
   /**
    * Named snapshots and volumes, made from this service: taking a snapshot needs a running sandbox
    * (a lookup, its lock, auto-resume), and creating a sandbox forks a snapshot and mounts a volume.
@@ -173,15 +173,18 @@ export class SandboxService {
     let adopted = 0;
     let failed = 0;
     const kept = new Set<string>();
+    // Mounts adopted sandboxes still run on besides their own directory: a custom template's view,
+    // a volume's image.
+    const keptMounts: string[] = [];
     for (const s of this.repo.notEnded()) {
       const row = this.rowById(s.id);
       let reason = `engine restarted while the sandbox was ${s.status}; its processes no longer exist`;
       if (s.status === "running" || s.status === "paused") {
-        const why = this.notAdoptable(row);
+        const why = this.notAdoptable();
         if (why) reason = `engine restarted while the sandbox was ${s.status}; ${why}`;
         else {
           try {
-            await this.adopt(row);
+            keptMounts.push(...(await this.adopt(row)));
             kept.add(row.id).add(this.keyOf(row.id));
             adopted++;
             continue;
@@ -200,22 +203,16 @@ export class SandboxService {
       for (const rec of listRecords(this.host.holder.root)) if (!kept.has(rec.id)) await this.reapLeftovers(rec.id);
     unmountLeftovers(this.config.root, [
       ...[...kept].map((id) => this.sandboxDir(id)),
+      ...keptMounts,
       // Not a leftover: this run's (runtime/cgroups/fast-migration.ts), mounted before adoption.
       fastMigrationDir(this.config.root),
     ]);
     return { adopted, failed };
   }
 
-  /**
-   * Why a sandbox cannot be adopted yet, or null. A custom template's sandbox holds an overlay
-   * view and a volume's a loop mount, both reference-counted by services the restart rebuilt
-   * empty; they are failed cleanly instead of adopted half-tracked.
-   */
-  private notAdoptable(row: SandboxRow): string | null {
+  /** Why a sandbox cannot be adopted, or null. */
+  private notAdoptable(): string | null {
     if (!this.host.holder) return "sandboxes run without holders on this machine, so they die with the engine";
-    if (!this.host.images.has(TEMPLATE_ALIASES[row.template] ?? row.template))
-      return "sandboxes of custom templates are not adopted by a restarted engine yet";
-    if (row.volume_id) return "sandboxes with a volume are not adopted by a restarted engine yet";
     return null;
   }
 
@@ -231,7 +228,11 @@ export class SandboxService {
     }
   }
 
-  private async adopt(row: SandboxRow): Promise<void> {
+  /**
+   * Takes a running or paused sandbox of the previous run back; returns the mounts outside its own
+   * directory that it runs on (a custom template's view, a volume), which the restart keeps.
+   */
+  private async adopt(row: SandboxRow): Promise<string[]> {
     const key = this.keyOf(row.id);
     const cgroup = this.host.cgroups.adopt(key);
     if (!cgroup) throw new Error("its cgroups are gone");
@@ -241,6 +242,20 @@ export class SandboxService {
     if (this.host.scratchTmpfs && !isMountPoint(proc.spec.dir)) {
       await proc.kill();
       throw new Error("its files are not visible in this engine's mount namespace");
+    }
+    // What it runs on besides its own directory is still mounted in that namespace too: the
+    // services that count their users take it back, or the sandbox cannot be kept.
+    const mounts: string[] = [];
+    try {
+      if (!this.host.images.has(TEMPLATE_ALIASES[row.template] ?? row.template)) {
+        await this.templates.adoptUser(row.id, row.template);
+        mounts.push(...this.templates.viewRootsInUse());
+      }
+      if (row.volume_id) mounts.push(this.storage.volumes.adoptAttachment(row.volume_id, row.id));
+    } catch (e) {
+      await this.templates.releaseFor(row.id).catch(() => undefined);
+      await proc.kill();
+      throw e;
     }
     const allow = row.allow_domains ? (JSON.parse(row.allow_domains) as string[]) : null;
     let network;
@@ -271,6 +286,7 @@ export class SandboxService {
       this.armTimer(row.id);
     }
     this.events.record(row.id, "sandbox.adopted", { status: row.status });
+    return mounts;
   }
 
   /** Kills and removes whatever a sandbox that is not adopted left behind. */
@@ -911,7 +927,7 @@ export class SandboxService {
       ids.map(async (id) => {
         const l = this.live.get(id)!;
         const row = this.rowById(id);
-        if (opts.keep && l.proc.survivesEngine && !this.notAdoptable(row)) {
+        if (opts.keep && l.proc.survivesEngine && !this.notAdoptable()) {
           if (l.timer) clearTimeout(l.timer);
           if (row.status === "running") l.meter.sample(l.proc.cgroup, Date.now());
           this.usage.persist(id, l.meter);

@@ -181,16 +181,21 @@ export class TemplateService {
       fs.rmSync(this.layers.templateDir(row.id), { recursive: true, force: true });
       this.events.recordFor(row.account_id, "template.build_finished", { template: this.view(this.getRow(row.id)) });
     }
+    // A template an adopted sandbox runs on (adoptUser) keeps its files and its mounted view: a
+    // deleted one is removed when that sandbox releases it.
+    const inUse = new Set(this.users.values());
     const gone = this.db.prepare("SELECT id FROM templates WHERE deleted_at IS NOT NULL").all() as { id: string }[];
     for (const { id } of gone) {
+      if (inUse.has(id)) continue;
       if (fs.existsSync(this.layers.templateDir(id)))
         fs.rmSync(this.layers.templateDir(id), { recursive: true, force: true });
     }
-    // Leftovers of a build the last run never finished tidying (nothing is mounted after a restart).
+    // Leftovers of a build the last run never finished tidying (nothing of a build is mounted after
+    // a restart; a view is, while an adopted sandbox runs on it).
     for (const row of this.db
       .prepare("SELECT id FROM templates WHERE status = 'ready' AND deleted_at IS NULL")
       .all() as { id: string }[]) {
-      for (const sub of ["work", "rw", "build", "view"])
+      for (const sub of inUse.has(row.id) ? ["work", "rw", "build"] : ["work", "rw", "build", "view"])
         fs.rmSync(path.join(this.layers.templateDir(row.id), sub), { recursive: true, force: true });
     }
     this.db
@@ -651,6 +656,24 @@ export class TemplateService {
       );
   }
 
+  /**
+   * After a restart, before recoverAfterRestart: an adopted sandbox (services/sandboxes.ts) still
+   * runs on its template's view, which the holders' mount namespace kept mounted. It becomes a user
+   * again, so the view stays mounted (and a deleted template's files stay) until it is released.
+   */
+  async adoptUser(sandboxId: string, templateId: string): Promise<void> {
+    const row = this.getRow(templateId);
+    if (!(await this.layers.viewMounted(templateId, this.imageOf(templateId))))
+      throw new Error(`its template ${row.name}'s root is no longer mounted`);
+    this.mountedViews.add(templateId);
+    this.users.set(sandboxId, templateId);
+  }
+
+  /** The views adopted sandboxes run on: the restart's sweep of leftover mounts keeps them. */
+  viewRootsInUse(): string[] {
+    return [...new Set(this.users.values())].map((id) => this.layers.viewRoot(id));
+  }
+
   /** Sandboxes currently using a template (tests and the delete path read it). */
   usersOf(templateId: string): number {
     return [...this.users.values()].filter((t) => t === templateId).length;
@@ -658,16 +681,20 @@ export class TemplateService {
 
   /**
    * Clean shutdown, after the sandboxes are gone: a running build is stopped and failed with a
-   * clear reason (queued ones stay queued for the next run), and every mount is released.
+   * clear reason (queued ones stay queued for the next run), and every mount is released (but the
+   * views of sandboxes an upgrade stop keeps).
    */
-  async shutdown(): Promise<void> {
+  async shutdown(opts: { keep?: boolean } = {}): Promise<void> {
     this.closing = true;
     const current = this.current;
     if (current) {
       current.build.cancel("the engine shut down during the build; build the template again");
       await current.done;
     }
-    for (const id of [...this.mountedViews]) {
+    // An upgrade stop: the sandboxes still using a view keep running, and the next engine adopts
+    // them on it (adoptUser), so it stays mounted in the namespace their holders keep.
+    const kept = opts.keep ? new Set(this.users.values()) : new Set<string>();
+    for (const id of [...this.mountedViews].filter((v) => !kept.has(v))) {
       await this.withLock(id, async () => {
         await this.layers.unmountView(id, this.imageOf(id)).catch(() => undefined);
         this.mountedViews.delete(id);

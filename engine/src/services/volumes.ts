@@ -115,6 +115,8 @@ export class VolumeService {
   readonly backendNote: string | null;
   /** Volumes being resized, deleted or created by a request right now. */
   private busy = new Set<string>();
+  /** Sandboxes of the previous run adopted after a restart, with their volume still attached (adoptAttachment). */
+  private adoptedHolders = new Set<string>();
   private moves = new Set<Promise<void>>();
   private sweeper: NodeJS.Timeout | null = null;
   constructor(
@@ -135,13 +137,30 @@ export class VolumeService {
   // Restart, expiry sweep, shutdown
 
   /**
-   * After a restart no sandbox of the previous run is alive (they are marked failed), and their
-   * mounts died with its mount namespace: every holder is released, half-done work is settled.
+   * After a restart, before recover(): the sandbox holding `volumeId` was adopted (it kept running,
+   * services/sandboxes.ts), so its volume stays attached and mounted where its holder's mount
+   * namespace kept it. Returns the mount point to keep, or throws why the volume cannot be kept.
+   */
+  adoptAttachment(volumeId: string, sandboxId: string): string {
+    const row = this.byIdOrNone(volumeId);
+    if (!row || row.status !== "attached" || row.attached_sandbox_id !== sandboxId)
+      throw new Error(`its volume ${volumeId} is no longer recorded as attached to it`);
+    if (!this.store.adoptMount(row.region, row.id)) throw new Error(`its volume ${row.name} is no longer mounted`);
+    this.adoptedHolders.add(sandboxId);
+    return this.store.mountPath(row.region, row.id);
+  }
+
+  /**
+   * After a restart: the sandboxes of the previous run that were not adopted are gone (marked
+   * failed), and the volumes they held are released, their use measured; an adopted sandbox's
+   * volume stays attached (adoptAttachment). Half-done work is settled.
    */
   async recover(): Promise<void> {
     const now = Date.now();
     // Held when the last run died: their use was never measured at a detach, so measure it now.
-    const held = this.db.prepare("SELECT * FROM volumes WHERE status = 'attached'").all() as VolumeRow[];
+    const held = (this.db.prepare("SELECT * FROM volumes WHERE status = 'attached'").all() as VolumeRow[]).filter(
+      (v) => !v.attached_sandbox_id || !this.adoptedHolders.has(v.attached_sandbox_id),
+    );
     for (const v of held) {
       const used = await this.store.measure(v.region, v.id);
       this.db
@@ -223,10 +242,18 @@ export class VolumeService {
     return Promise.all(removals).then(() => undefined);
   }
 
-  async close(): Promise<void> {
+  /**
+   * Engine shutdown, after the sandboxes. `keepAttached` (an upgrade stop): a volume still attached
+   * is held by a sandbox that keeps running (every other was detached as its sandbox ended), so it
+   * stays mounted for the next engine to adopt (adoptAttachment).
+   */
+  async close(opts: { keepAttached?: boolean } = {}): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     await Promise.allSettled([...this.moves]);
-    await this.store.close((id) => this.byIdOrNone(id)?.region);
+    await this.store.close(
+      (id) => this.byIdOrNone(id)?.region,
+      (id) => opts.keepAttached === true && this.byIdOrNone(id)?.status === "attached",
+    );
   }
 
   // ------------------------------------------------------------------------------------------
