@@ -8,7 +8,7 @@ import { DELETE as terminate } from "../../app/api/v1/sandboxes/[id]/route";
 import { POST as createSandbox } from "../../app/api/v1/sandboxes/route";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { POST as logout } from "../../app/api/auth/logout/route";
-import { LIVE_TIMING, liveHubs } from "../../lib/server/live/live-response";
+import { LIVE_LIMITS, LIVE_TIMING, liveHubs } from "../../lib/server/live/live-response";
 import { useLocalEngine } from "./engine-harness";
 import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
 
@@ -120,6 +120,38 @@ describe.each(testBackends)("GET /api/v1/sandboxes/{id}/live on $name", (backend
     }
     const { cookie: fresh } = await sessionCookie(ctx.db(), user.id);
     await terminate(request(`/api/v1/sandboxes/${id}`, { method: "DELETE", cookie: fresh }), params({ id }));
+  });
+
+  it("refuses a user's live stream past the per-user cap with 429 and a clear message, and counts closed ones out", async () => {
+    const { cookie } = await connected();
+    const id = await newSandbox(cookie);
+    const cap = LIVE_LIMITS.streamsPerUser;
+    LIVE_LIMITS.streamsPerUser = 2;
+    const abort = [new AbortController(), new AbortController()];
+    try {
+      const tabs = await Promise.all(abort.map((a) => open(id, cookie, a.signal)));
+      expect(tabs.map((t) => t.status)).toEqual([200, 200]);
+      const third = await open(id, cookie, new AbortController().signal);
+      expect(third.status).toBe(429);
+      expect(third.headers.get("retry-after")).toBe("3");
+      expect(await jsonOf(third)).toMatchObject({ code: "rate_limited", detail: expect.stringMatching(/Close some/) });
+      // Another user is not held back by this one's streams.
+      const other = await connected();
+      const theirs = await open(await newSandbox(other.cookie), other.cookie, abort[0]!.signal);
+      expect(theirs.status).toBe(200);
+      await reader(theirs).cancel();
+      // A tab that closes frees its place.
+      abort[1]!.abort();
+      await reader(tabs[1]!).cancel();
+      const again = await open(id, cookie, abort[1]!.signal);
+      expect(again.status).toBe(200);
+      await reader(again).cancel();
+      await reader(tabs[0]!).cancel();
+    } finally {
+      LIVE_LIMITS.streamsPerUser = cap;
+      for (const a of abort) a.abort();
+    }
+    await terminate(request(`/api/v1/sandboxes/${id}`, { method: "DELETE", cookie }), params({ id }));
   });
 
   it("resumes after Last-Event-ID: only the events after it", async () => {

@@ -1,6 +1,7 @@
 import "server-only";
 import { getMigratedDb } from "../db";
 import { getActiveConnection } from "../db/connections";
+import { AppError } from "../errors";
 import { VaultError } from "../tokens";
 import { withUpstream } from "../upstream";
 import { HubRegistry, type SandboxHub } from "./sandbox-hub";
@@ -16,6 +17,34 @@ export const LIVE_TIMING = { keepaliveMs: 15_000 };
 const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 /** How long a browser waits before reconnecting a dropped stream. */
 const RETRY_MS = 3_000;
+/**
+ * Open live streams one user may hold on this instance (each holds a socket and a subscriber):
+ * far more than anyone's open sandbox tabs, few enough that one session cannot pin the server's
+ * sockets. An object so a test can lower it.
+ */
+export const LIVE_LIMITS = { streamsPerUser: 64 };
+
+const openStreams = new Map<string, number>();
+
+/** Counts one of the user's open streams; the returned function uncounts it (once). */
+function countStream(userId: string): () => void {
+  const open = openStreams.get(userId) ?? 0;
+  if (open >= LIVE_LIMITS.streamsPerUser)
+    throw new AppError(
+      "rate_limited",
+      `You have ${open} live sandbox views open, the most one user may keep open at once. Close some sandbox tabs; the others keep updating.`,
+      { retryAfterSeconds: RETRY_MS / 1000 },
+    );
+  openStreams.set(userId, open + 1);
+  let counted = true;
+  return () => {
+    if (!counted) return;
+    counted = false;
+    const left = (openStreams.get(userId) ?? 1) - 1;
+    if (left > 0) openStreams.set(userId, left);
+    else openStreams.delete(userId);
+  };
+}
 
 // One registry per process, on globalThis: a production build bundles this module into several
 // route chunks, and each must see the same hubs.
@@ -62,10 +91,18 @@ export async function liveResponse(
    */
   stillAllowed: () => Promise<boolean>,
 ): Promise<Response> {
-  const hub = await hubFor(user.id, sandboxId, cursor);
+  const uncount = countStream(user.id);
+  let hub: SandboxHub;
+  try {
+    hub = await hubFor(user.id, sandboxId, cursor);
+  } catch (e) {
+    uncount();
+    throw e;
+  }
   let unsubscribe: (() => void) | null = null;
   let keepalive: ReturnType<typeof setInterval> | null = null;
   const close = () => {
+    uncount();
     unsubscribe?.();
     unsubscribe = null;
     if (keepalive) clearInterval(keepalive);
