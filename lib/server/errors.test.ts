@@ -68,8 +68,7 @@ describe("errors", () => {
     const { status, body, headers } = await answer(upstream);
     expect(status).toBe(503);
     expect(body).toEqual({
-      detail:
-        "orkestr has no free capacity right now (503 fleet_full); Baton did not retry this request. Try again in 30 s.",
+      detail: "orkestr has no free capacity right now (503 fleet_full). It asked to wait 30 s before the next try.",
       code: "fleet_full",
       retry_after_seconds: 30,
     });

@@ -176,15 +176,18 @@ const UPSTREAM_FAILURE: Record<number, string> = {
 };
 
 /**
- * Baton's own sentence for an upstream 5xx (its detail is logged, never sent on): what failed,
- * and that Baton did not retry (the proxy never retries on the browser's behalf).
+ * Baton's own sentence for an upstream 5xx (its detail is logged, never sent on): what failed, and
+ * how long the upstream asked to wait. Nothing about retrying: the proxy never retries on the
+ * browser's behalf, and what happens next is the page's to say ("Retrying in 8 s" for a read, the
+ * kept form for a write), so the two sentences never contradict each other on one screen.
  */
 export function upstreamFailureDetail(err: { status: number; code: string; retryAfterSeconds: number | null }): string {
   const when =
-    err.retryAfterSeconds !== null ? ` Try again in ${Math.max(1, Math.ceil(err.retryAfterSeconds))} s.` : "";
-  if (err.code === "fleet_full")
-    return `orkestr has no free capacity right now (${err.status} fleet_full); Baton did not retry this request.${when}`;
-  return `The orkestr API ${UPSTREAM_FAILURE[err.status] ?? "had an error"} (${err.status}); Baton did not retry this request.${when}`;
+    err.retryAfterSeconds !== null
+      ? ` It asked to wait ${Math.max(1, Math.ceil(err.retryAfterSeconds))} s before the next try.`
+      : "";
+  if (err.code === "fleet_full") return `orkestr has no free capacity right now (${err.status} fleet_full).${when}`;
+  return `The orkestr API ${UPSTREAM_FAILURE[err.status] ?? "had an error"} (${err.status}).${when}`;
 }
 
 /**

@@ -502,7 +502,7 @@ describe.each(testBackends)("the /api/v1 proxy routes on $name", (backend) => {
       expect(res.status).toBe(501);
       // The upstream's own detail ("Injected 501 fault") is for the server log only.
       expect(await jsonOf(res)).toEqual({
-        detail: "The orkestr API does not implement this (501); Baton did not retry this request.",
+        detail: "The orkestr API does not implement this (501).",
         code: "fault_injected",
       });
       expect(logged.mock.calls.map((c) => String(c[0])).join("\n")).toContain("Injected 501 fault");
