@@ -139,6 +139,9 @@ test("under npm start, a SIGKILLed engine restarts while the console stays up, s
     await expect(banner).toContainText("refused the connection");
     await expect(banner.getByRole("timer")).toHaveText(/Retrying in \d+ s|Retrying now/);
     await expect(page.getByTestId("retry-notice")).toContainText("The list is not refreshing");
+    // The header's indicator checks at once too: never "Connected" beside that banner.
+    const headerStatus = page.locator("header").getByRole("status");
+    await expect(headerStatus).toContainText("Not answering");
     await page.emulateMedia({ colorScheme: "light" });
     await screenshot(page, "supervisor-engine-down-light");
     await page.emulateMedia({ colorScheme: "dark" });
@@ -151,6 +154,7 @@ test("under npm start, a SIGKILLed engine restarts while the console stays up, s
     // The engine is back by itself; the page recovers in place.
     await expect(banner).toBeHidden({ timeout: 90_000 });
     await expect(page.getByTestId("retry-notice")).toBeHidden();
+    await expect(headerStatus).toContainText("Connected");
     await expect(row).toBeVisible();
     expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
     expect(log.match(/\[start\] engine started \(pid \d+\)/g)?.length ?? 0).toBeGreaterThanOrEqual(2);

@@ -4,6 +4,7 @@ import { useQueryClient, type Query } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { errorText } from "../../lib/orkestr/errors";
 import { formatClock, formatDuration } from "../../lib/format";
+import { connectionKeys } from "../../lib/queries/connections";
 import { isTransient, retryDueAt } from "../../lib/queries/retry";
 import { useNow } from "../../lib/use-now";
 import { Button } from "../ui/button";
@@ -90,6 +91,18 @@ export function OutageBanner() {
     update();
     return cache.subscribe(update);
   }, [queryClient]);
+
+  // The header's connection indicator checks the orkestr API only every 30 s: when the API stops (or
+  // starts again) answering the page's reads, it checks at once, so it never says "Connected" beside
+  // a banner saying the API is not answering.
+  const engineDown = outage?.kind === "engine";
+  useEffect(() => {
+    if (!engineDown) return;
+    const checkNow = () => void queryClient.invalidateQueries({ queryKey: connectionKeys.status(), exact: true });
+    checkNow();
+    // Again once it answers (the banner goes away then).
+    return checkNow;
+  }, [engineDown, queryClient]);
 
   if (!outage) return null;
   // Cancel the waiting retries and ask again at once (a refetch alone would join a waiting retry).
