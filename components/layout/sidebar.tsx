@@ -60,15 +60,20 @@ export function SidebarBrand() {
   );
 }
 
-/** The persistent sidebar from the md breakpoint up; below it the header's menu opens the same nav. */
+/**
+ * The persistent sidebar from the md breakpoint up; below it the header's menu opens the same nav.
+ * The column (background, border) stretches with the page; its content sticks to the viewport.
+ */
 export function Sidebar({ className }: { className?: string }) {
   return (
-    <aside className={cn("sticky top-0 hidden h-dvh w-60 shrink-0 flex-col border-r bg-card md:flex", className)}>
-      <div className="flex h-14 items-center border-b px-3">
-        <SidebarBrand />
-      </div>
-      <div className="flex-1 overflow-y-auto">
-        <SidebarNav />
+    <aside className={cn("hidden w-60 shrink-0 border-r bg-card md:block", className)}>
+      <div className="sticky top-0 flex h-dvh flex-col">
+        <div className="flex h-14 items-center border-b px-3">
+          <SidebarBrand />
+        </div>
+        <div className="flex-1 overflow-y-auto">
+          <SidebarNav />
+        </div>
       </div>
     </aside>
   );
