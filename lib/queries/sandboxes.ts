@@ -3,9 +3,9 @@ import { apiJson, apiPage, apiVoid } from "../api/core";
 import { object } from "../api/read";
 import { path } from "../orkestr/path";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
+import type { Limits } from "../orkestr/schemas/limits";
 import type { Metrics } from "../orkestr/schemas/metrics";
 import type { CreateSandboxBody, Sandbox, SetTimeoutResult } from "../orkestr/schemas/sandboxes";
-import { limitsKey, limitsQueries } from "./limits";
 
 // The sandboxes resource in the browser: one key factory (every sandbox-scoped key, files, previews,
 // events and terminals included, starts with "sandboxes", so invalidating `sandboxKeys.all` refreshes
@@ -21,12 +21,13 @@ export const sandboxKeys = {
   list: (query: Record<string, string | string[] | undefined>) => ["sandboxes", "list", query] as const,
   detail: (id: string) => ["sandboxes", "detail", id] as const,
   metrics: (id: string) => ["sandboxes", "metrics", id] as const,
-  limits: limitsKey,
+  limits: () => ["sandboxes", "limits"] as const,
 };
 
 /** What the UI needs of every sandbox: the rest passes through as the server parsed it. */
 export const readSandbox = object<Sandbox>({ id: "string", status: "string" }, { metadata: "object" });
 const readMetrics = object<Metrics>({}, { samples: "array" });
+const readLimits = object<Limits>();
 const readTimeout = object<SetTimeoutResult>();
 
 const one = (id: string) => path`/api/v1/sandboxes/${id}`;
@@ -59,8 +60,13 @@ export const sandboxQueries = {
       queryKey: [...sandboxKeys.metrics(id), since ?? null] as const,
       queryFn: ({ signal }) => fetchSandboxMetrics(id, since, signal),
     }),
-  /** Plan, sizes, regions, templates allowed: changes rarely (./limits.ts has the live read). */
-  limits: limitsQueries.plan,
+  /** Plan, sizes, regions, templates allowed: changes rarely. */
+  limits: () =>
+    queryOptions({
+      queryKey: sandboxKeys.limits(),
+      queryFn: ({ signal }) => apiJson({ path: "/api/v1/sandboxes/limits", signal }, readLimits),
+      staleTime: 5 * 60_000,
+    }),
 };
 
 /** The fields of PATCH /api/v1/sandboxes/{id} the console edits. */
