@@ -70,7 +70,7 @@ export function GaugeCard({ gauge: g }: { gauge: Gauge }) {
           {g.note}
         </p>
       ) : null}
-      <div className="mt-auto flex flex-col gap-1 text-xs text-muted-foreground">
+      <div className="flex flex-col gap-1 text-xs text-muted-foreground">
         <p>
           <span className="font-medium text-foreground">At the cap: </span>
           {g.atCap}

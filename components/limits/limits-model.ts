@@ -110,7 +110,8 @@ function ramGauge(l: Limits): Gauge {
     cap,
     usedText: used === null ? "not reported" : formatMb(used),
     capText: cap === null ? "no cap reported" : formatMb(cap),
-    friendly: used !== null && cap !== null ? `${formatMebibytes(used)} of ${formatMebibytes(cap)}` : null,
+    // "0 B of 32 GiB" says nothing the exact figures do not; from the first sandbox on it helps.
+    friendly: used && cap !== null ? `${formatMebibytes(used)} of ${formatMebibytes(cap)}` : null,
     state: gaugeState(used, cap),
     atCap: `A create or resume that would go past the budget answers 429 concurrency_limit.${
       running !== null ? ` ${formatCount(running)} running now; paused sandboxes do not count.` : ""

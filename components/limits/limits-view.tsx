@@ -7,6 +7,7 @@ import { formatClock, formatDuration } from "../../lib/format";
 import { errorText, OrkestrError } from "../../lib/orkestr/errors";
 import type { Limits } from "../../lib/orkestr/schemas/limits";
 import { limitsKey, limitsQueries, LIMITS_POLL_MS } from "../../lib/queries/limits";
+import { cn } from "../../lib/utils";
 import { RetryNotice, SlowNotice } from "../layout/retry-notice";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Badge } from "../ui/badge";
@@ -97,9 +98,19 @@ function Section({
   );
 }
 
-function Fact({ term, children, testId }: { term: string; children: ReactNode; testId?: string }) {
+function Fact({
+  term,
+  children,
+  testId,
+  className,
+}: {
+  term: string;
+  children: ReactNode;
+  testId?: string;
+  className?: string;
+}) {
   return (
-    <div className="flex flex-col gap-0.5">
+    <div className={cn("flex min-w-0 flex-col gap-0.5", className)}>
       <dt className="text-xs text-muted-foreground">{term}</dt>
       <dd className="text-sm font-medium" data-testid={testId}>
         {children}
@@ -131,7 +142,7 @@ function LimitsBody({ limits: l }: { limits: Limits }) {
             </Badge>
           </Fact>
           {l.account?.name ? (
-            <Fact term="Account" testId="plan-account">
+            <Fact term="Account" testId="plan-account" className="break-all">
               {l.account.name}
             </Fact>
           ) : null}
