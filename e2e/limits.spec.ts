@@ -171,6 +171,25 @@ test("a failing read is retried visibly, keeps the last figures and recovers by 
     await expect(page.getByTestId("gauge-ram").getByRole("meter")).toBeVisible();
     await screenshot(page, "limits-retrying-light");
     await expect(notice).toBeHidden({ timeout: 30_000 });
+
+    // A failure time does not fix (501: not retried) on a first load: the error, and a way to try
+    // again. The header's connection check reads the same route, so the fault stays until cleared.
+    await injectFault(servers.engine, {
+      kind: "error",
+      status: 501,
+      path: "^/v1/sandboxes/limits$",
+      method: "GET",
+      count: 50,
+    });
+    await page.reload();
+    const error = page.getByRole("alert").filter({ hasText: "Could not read your limits" });
+    await expect(error).toBeVisible();
+    await expect(error).toContainText("501");
+    await expect(page.getByTestId("gauge-ram")).toHaveCount(0);
+    await screenshot(page, "limits-error-light");
+    await clearFaults(servers.engine);
+    await error.getByRole("button", { name: "Try again" }).click();
+    await expect(page.getByTestId("gauge-ram").getByRole("meter")).toBeVisible();
   } finally {
     await clearFaults(servers.engine);
   }
