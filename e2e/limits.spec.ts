@@ -145,6 +145,12 @@ test("every figure on the page is the API's, and a create moves the RAM used liv
   expect(gone.status).toBeLessThan(300);
   await expect(meter(page, "ram")).toHaveAttribute("aria-valuenow", String(l.ram_used_mb), { timeout: 20_000 });
   expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
+
+  // On a phone: one column, nothing wider than the screen (the sizes table scrolls in its own box).
+  await page.setViewportSize({ width: 390, height: 844 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  expect(await seriousAxeViolations(page), "axe on limits (phone)").toEqual([]);
+  await screenshot(page, "limits-mobile-light");
   expect(problems).toEqual([]);
 });
 

@@ -13,8 +13,9 @@ const STATUS: Record<SizeRow["status"], { label: string; variant: "success" | "w
 export function SizesTable({ rows }: { rows: SizeRow[] }) {
   if (rows.length === 0) return <p className="text-sm text-muted-foreground">The server reports no size menu.</p>;
   return (
-    <div className="overflow-x-auto">
-      <table className="w-full text-sm" data-testid="sizes-table">
+    // Scrolls sideways on a narrow screen; focusable so a keyboard can scroll it too.
+    <div className="overflow-x-auto" tabIndex={0} role="region" aria-label="Sizes">
+      <table className="w-full min-w-[36rem] text-sm" data-testid="sizes-table">
         <caption className="sr-only">Sandbox sizes and whether you can create them</caption>
         <thead>
           <tr className="border-b text-left text-xs text-muted-foreground">
@@ -44,7 +45,7 @@ export function SizesTable({ rows }: { rows: SizeRow[] }) {
               <td className="py-2 pr-4 tabular-nums" data-testid="size-cpu">
                 {r.cpu ?? "—"}
               </td>
-              <td className="py-2 pr-4 tabular-nums" data-testid="size-memory">
+              <td className="py-2 pr-4 whitespace-nowrap tabular-nums" data-testid="size-memory">
                 {r.memoryMb === null ? "—" : `${formatCount(r.memoryMb)} MB (${formatMebibytes(r.memoryMb)})`}
               </td>
               <td className="py-2 pr-4">
