@@ -40,7 +40,7 @@ export function GaugeCard({ gauge: g }: { gauge: Gauge }) {
           {g.label}
         </h3>
         <Badge variant={state.variant} data-testid="gauge-state">
-          {state.label}
+          {g.stateLabel ?? state.label}
         </Badge>
       </div>
       <p className="text-2xl font-semibold tabular-nums" data-testid="gauge-figures">

@@ -21,6 +21,8 @@ export interface Gauge {
   /** A rounder reading beside the exact one ("1 GiB of 32 GiB"), or null when the exact one is already plain. */
   friendly: string | null;
   state: GaugeState;
+  /** Words for the state where the generic ones would mislead (a credit past which usage is billed). */
+  stateLabel?: string;
   /** What the API does when the cap is reached. */
   atCap: string;
   /** What the user can do about it. */
@@ -131,6 +133,7 @@ function creditGauge(l: Limits): Gauge {
   // A plan without a trial credit (0 or none) has no cap to show: usage is billed from the start.
   const cap = total !== null && total > 0 ? total : null;
   const hard = l.trial_is_hard_limit;
+  const state = gaugeState(used, cap);
   return {
     id: "credit",
     label: "Trial credit",
@@ -139,7 +142,9 @@ function creditGauge(l: Limits): Gauge {
     usedText: used === null ? "not reported" : formatEur(used),
     capText: cap === null ? "no trial credit" : formatEur(cap),
     friendly: null,
-    state: gaugeState(used, cap),
+    state,
+    stateLabel:
+      state === "uncapped" ? "No trial credit" : state === "full" && hard === false ? "Used up: billed" : undefined,
     atCap:
       hard === true
         ? "Once it is used up, creates answer 402 trial_exhausted; sandboxes already running keep running. The credit is one-time and does not reset."

@@ -68,6 +68,12 @@ describe("gauges", () => {
     expect(g.templates!.atCap).toContain("403 template_cap_reached");
     expect(g.credit!.atCap).toContain("402 trial_exhausted");
     expect(byId({ ...FREE, trial_is_hard_limit: false }).credit!.atCap).toContain("billed at the pay-as-you-go rates");
+    // Past the credit: a wall on a hard-limit plan, metered billing on the others.
+    expect(byId({ ...FREE, trial_credit_used_eur: 5 }).credit).toMatchObject({ state: "full", stateLabel: undefined });
+    expect(byId({ ...FREE, trial_credit_used_eur: 6, trial_is_hard_limit: false }).credit).toMatchObject({
+      state: "full",
+      stateLabel: "Used up: billed",
+    });
   });
 
   it("leave unreported figures unknown instead of inventing them", () => {
@@ -75,7 +81,12 @@ describe("gauges", () => {
     expect(g.snapshots).toMatchObject({ used: null, cap: 3, state: "unknown", usedText: "not reported" });
     expect(g.ram).toMatchObject({ used: null, cap: null, state: "uncapped" });
     // A plan without trial credit has no credit cap.
-    expect(g.credit).toMatchObject({ cap: null, state: "uncapped", capText: "no trial credit" });
+    expect(g.credit).toMatchObject({
+      cap: null,
+      state: "uncapped",
+      capText: "no trial credit",
+      stateLabel: "No trial credit",
+    });
   });
 
   it("note when the machine holds less of the RAM budget than the plan allows", () => {
