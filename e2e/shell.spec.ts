@@ -11,7 +11,7 @@ const SECTIONS = [
   ["Templates", "/templates", "Not built yet: arrives with issue 5 or later"],
   ["Webhooks", "/webhooks", "Not built yet: arrives with issue 5 or later"],
   ["Events", "/events", "Not built yet: arrives with issue 14"],
-  ["Limits", "/limits", "Not built yet: arrives with issue 14"],
+  ["Limits", "/limits", "No orkestr connection yet"],
   ["Usage", "/usage", "Not built yet: arrives with issue 4 or later"],
   ["Team", "/team", "Not built yet: arrives with issue 4 or later"],
   ["Settings", "/settings", "Not built yet: arrives with issue 4 or later"],

@@ -83,6 +83,58 @@ export const UsageReport = z
   })
   .meta({ id: "UsageReport" });
 
+const HostCapacity = z
+  .object({
+    memory_total_mb: z.number(),
+    memory_reserved_mb: z.number().describe("Kept for the host, never given to sandboxes"),
+    memory_for_sandboxes_mb: z.number().describe("memory_total_mb - memory_reserved_mb"),
+    memory_committed_mb: z.number().describe("Live, paused and pooled sandboxes plus a queued or running build"),
+    memory_paused_mb: z.number(),
+    memory_pooled_mb: z.number(),
+    pooled_sandboxes: z.number(),
+    memory_builds_mb: z.number(),
+    memory_free_mb: z.number().describe("What one more sandbox may have"),
+    memory_available_now_mb: z.number().nullable(),
+    pids_limit: z.number(),
+    pids_reserved: z.number(),
+    pids_used_by_host: z.number(),
+    pids_committed: z.number(),
+    pids_free: z.number(),
+    disk_total_mb: z.number(),
+    disk_free_mb: z.number(),
+    disk_reserved_mb: z.number(),
+    disk_committed_mb: z.number(),
+    disk_available_mb: z.number().describe("What one more volume or template may take"),
+    test_overrides: z.array(z.string()).describe("Figures set by test knobs (ORKESTR_ENGINE_HOST_*), not measured"),
+  })
+  .meta({ id: "HostCapacity" });
+
+const Flags = z.record(z.string(), z.union([z.boolean(), z.string()]));
+const Isolation = z
+  .object({
+    mode: z.enum(["bwrap-userns", "bwrap-root", "unavailable"]),
+    running_as_root: z.boolean(),
+    namespaces: z.record(z.string(), z.boolean()),
+    per_sandbox_uid: z.boolean(),
+    rootfs: Flags,
+    cgroups: Flags,
+    network: Flags,
+    pause: z.enum(["freezer", "unavailable"]),
+    seccomp: z.object({
+      enforced: z.boolean(),
+      policy: z.string().nullable(),
+      blocked_abis: z.array(z.string()),
+      filter_instructions: z.number().nullable(),
+      reason: z.string().nullable(),
+    }),
+    snapshots_include_memory: z.literal(false),
+    kernel: z.string(),
+    enforced: z.array(z.string()).describe("What this machine enforces, one sentence each"),
+    degraded: z.array(z.string()).describe("What is weaker here than on a fully equipped host, and why"),
+  })
+  .describe("The local engine's isolation report: what this machine enforces for every sandbox")
+  .meta({ id: "Isolation" });
+
 export const Limits = z
   .object({
     plan: z.string(),
@@ -94,8 +146,23 @@ export const Limits = z
     ram_used_mb: z.number(),
     trial_credit_eur: z.number().nullable(),
     trial_credit_used_eur: z.number(),
+    trial_is_hard_limit: z
+      .boolean()
+      .describe("true: creates answer 402 trial_exhausted once the credit is used; false: usage is billed past it"),
     sizes: z.array(
-      z.object({ size: z.string(), cpu: z.number(), memory_mb: z.number(), allowed: z.boolean() }).loose(),
+      z
+        .object({
+          size: z.string(),
+          cpu: z.number(),
+          memory_mb: z.number(),
+          allowed: z.boolean().describe("Whether the plan offers this size"),
+          fits_host: z
+            .boolean()
+            .nullable()
+            .describe("Whether this machine's RAM for sandboxes could hold one (null: no host measured)"),
+          reason: z.string().nullable().describe("Why a create of this size is refused, or null"),
+        })
+        .loose(),
     ),
     regions: z.array(z.string()),
     default_egress_domains: z.array(z.string()),
@@ -127,6 +194,10 @@ export const Limits = z
       .describe(
         'The machine\'s warm pool: a create of a pooled template, size small, network "off", without snapshot or volume, takes a ready sandbox instead of booting one',
       ),
+    host_capacity: HostCapacity.nullable().describe(
+      "This machine's clamp, shared by every account: what it keeps for the host and what sandboxes, builds and volumes hold",
+    ),
+    isolation: Isolation,
     capabilities: z.record(z.string(), z.unknown()),
     engine: z.object({ name: z.string(), kind: z.string() }),
   })

@@ -56,6 +56,7 @@ vi.mock("../../lib/server/tokens", async (importOriginal) => ({
 const { default: SandboxLayout } = await import("../../app/(console)/sandboxes/[id]/layout");
 const { default: SandboxesPage } = await import("../../app/(console)/sandboxes/page");
 const { default: NewSandboxPage } = await import("../../app/(console)/sandboxes/new/page");
+const { default: LimitsPage } = await import("../../app/(console)/limits/page");
 
 const markup = (node: unknown) => renderToStaticMarkup(node as ReactElement);
 
@@ -98,6 +99,14 @@ describe.each(testBackends)("console pages check their API's permission on $name
     expect(html).not.toContain("Create sandbox");
   });
 
+  it("the limits page: without sandboxes.read, a forbidden page and no connection read", async () => {
+    await signInAs(null);
+    const html = markup(await LimitsPage());
+    expect(upstream.calls).toBe(0);
+    expect(html).toContain("(sandboxes.read)");
+    expect(html).not.toContain("orkestr.internal.example");
+  });
+
   it("create a sandbox: a viewer (no sandboxes.write) is told so, and nothing is read", async () => {
     await signInAs("viewer");
     const html = markup(await NewSandboxPage());
@@ -117,6 +126,7 @@ const PAGE_PERMISSIONS: Record<string, string | null> = {
   "sandboxes/[id]/layout.tsx": "sandboxes.read", // GET /api/v1/sandboxes/{id}
   "sandboxes/page.tsx": "sandboxes.read", // GET /api/v1/sandboxes
   "sandboxes/new/page.tsx": "sandboxes.write", // POST /api/v1/sandboxes
+  "limits/page.tsx": "sandboxes.read", // GET /api/v1/sandboxes/limits
   // The user's own connections: GET /api/connections and /api/connections/status need a session only.
   "settings/connections/page.tsx": null,
   "layout.tsx": null,

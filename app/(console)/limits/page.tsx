@@ -1,8 +1,46 @@
 import type { Metadata } from "next";
-import { NotBuiltYet } from "../../../components/layout/not-built-yet";
+import Link from "next/link";
+import { Forbidden } from "../../../components/layout/forbidden";
+import { PageHeader } from "../../../components/layout/page-header";
+import { LimitsView } from "../../../components/limits/limits-view";
+import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/alert";
+import { Button } from "../../../components/ui/button";
+import { navItem } from "../../../lib/config/nav";
+import { requirePermission } from "../../../lib/server/auth";
+import { activeConnection } from "../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Limits" };
 
-export default function LimitsPage() {
-  return <NotBuiltYet href="/limits" />;
+/**
+ * The plan's limits and what this account uses of them, live (client-side through /api/v1). The
+ * server part checks the role and reads the active connection's base URL (not its token) for the
+ * code snippet; without a connection there is nothing to read, and the page says where to add one.
+ */
+export default async function LimitsPage() {
+  const item = navItem("/limits");
+  // The permission GET /api/v1/sandboxes/limits requires.
+  const access = await requirePermission("sandboxes.read");
+  if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
+  const connection = await activeConnection(access.current.user.id);
+  return (
+    <>
+      <PageHeader title={item.title} description={item.description} />
+      {connection ? (
+        <LimitsView baseUrl={connection.baseUrl} />
+      ) : (
+        <Alert variant="warning">
+          <AlertTitle>No orkestr connection yet</AlertTitle>
+          <AlertDescription className="flex flex-col items-start gap-3 text-foreground">
+            <p>
+              Your plan&apos;s limits are read through an orkestr connection: the hosted API with your token, any v1
+              server, or the local engine that ships with Baton.
+            </p>
+            <Button size="sm" asChild>
+              <Link href="/settings/connections">Set up a connection</Link>
+            </Button>
+          </AlertDescription>
+        </Alert>
+      )}
+    </>
+  );
 }

@@ -1,9 +1,10 @@
 import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import { accountOf } from "../auth.js";
-import { DEFAULT_EGRESS_DOMAINS, REGIONS, SIZES } from "../plans.js";
+import { DEFAULT_EGRESS_DOMAINS, REGIONS } from "../plans.js";
 import { effectiveRamBudgetMb, maxConcurrent } from "../services/admission.js";
 import { PIDS_MAX } from "../services/sandboxes.js";
+import { sizeReport } from "../services/size-report.js";
 import {
   CreateSandboxBody,
   ListQuery,
@@ -176,11 +177,9 @@ export const sandboxRoutes: ResourcePlugin = async (app, { ctx }) => {
       warm_pool: sandboxes.pool.status(),
       trial_credit_eur: plan.trialCreditEur,
       trial_credit_used_eur: Math.round(sandboxes.creditUsedEur(account) * 1e6) / 1e6,
-      sizes: (["small", "medium", "large"] as const).map((size) => ({
-        size,
-        ...SIZES[size],
-        allowed: plan.allowedSizes.includes(size),
-      })),
+      // What happens when the credit is used up: a hard wall (402 trial_exhausted) or metered billing.
+      trial_is_hard_limit: plan.trialIsHardLimit,
+      sizes: sizeReport(plan, host),
       regions: REGIONS,
       default_egress_domains: DEFAULT_EGRESS_DOMAINS,
       max_named_snapshots: plan.maxNamedSnapshots,
