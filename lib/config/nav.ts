@@ -85,7 +85,6 @@ export const consoleNav: readonly NavSection[] = [
         href: "/limits",
         icon: "limits",
         description: "Your plan's sizes, caps and budgets, and what is used of each.",
-        arrivesWith: "issue 14",
       },
       {
         title: "Usage",
