@@ -1,0 +1,169 @@
+"use client";
+
+import { toMs } from "../../lib/format";
+import type { Volume } from "../../lib/orkestr/schemas/volumes";
+import { useNow } from "../../lib/use-now";
+import { cn } from "../../lib/utils";
+import { ExpiresCell } from "../sandboxes/list/countdown";
+import { CopyButton, CopyIcon } from "../ui/copy-button";
+import { Button } from "../ui/button";
+import { HolderLink } from "./holder-link";
+import { UsageBar } from "./usage-bar";
+import type { VolumeActionKind } from "./volume-action-dialog";
+import { busyReason, lifetimeLabel } from "./volume-model";
+import { VolumeStatusBadge } from "./volume-status";
+
+const ACTIONS: { kind: VolumeActionKind; label: string }[] = [
+  { kind: "grow", label: "Grow" },
+  { kind: "lifetime", label: "Lifetime" },
+  { kind: "move", label: "Move" },
+  { kind: "delete", label: "Delete" },
+];
+
+/** The volumes as a table: one row each, its actions at the end (dialogs open from them). */
+export function VolumeTable({
+  volumes,
+  canWrite,
+  onAction,
+  highlight,
+}: {
+  volumes: readonly Volume[];
+  canWrite: boolean;
+  onAction: (kind: VolumeActionKind, volume: Volume) => void;
+  /** A volume id to mark (the Files tab links here with ?volume=). */
+  highlight: string | null;
+}) {
+  return (
+    <div className="overflow-x-auto rounded-lg border">
+      <table className="w-full text-sm">
+        <caption className="sr-only">Your volumes, newest first</caption>
+        <thead className="border-b bg-muted/40 text-left text-xs text-muted-foreground">
+          <tr>
+            <th scope="col" className="px-3 py-2 font-medium">
+              Name
+            </th>
+            <th scope="col" className="px-3 py-2 font-medium">
+              Region
+            </th>
+            <th scope="col" className="px-3 py-2 font-medium">
+              Used / size
+            </th>
+            <th scope="col" className="px-3 py-2 font-medium">
+              Status
+            </th>
+            <th scope="col" className="px-3 py-2 font-medium">
+              Attached to
+            </th>
+            <th scope="col" className="px-3 py-2 font-medium">
+              Lifetime
+            </th>
+            {canWrite ? (
+              <th scope="col" className="px-3 py-2 font-medium">
+                <span className="sr-only">Actions</span>
+              </th>
+            ) : null}
+          </tr>
+        </thead>
+        <tbody>
+          {volumes.map((v) => {
+            const name = v.name ?? v.id;
+            const busy = busyReason(v);
+            return (
+              <tr
+                key={v.id}
+                data-testid="volume-row"
+                data-name={name}
+                aria-current={highlight === v.id || highlight === v.name ? "true" : undefined}
+                className={cn(
+                  "border-b last:border-b-0",
+                  (highlight === v.id || highlight === v.name) && "bg-primary/5",
+                )}
+              >
+                <th scope="row" className="px-3 py-2 text-left font-normal">
+                  <div className="flex flex-col">
+                    <span className="font-medium">{name}</span>
+                    <span className="flex items-center gap-1 font-mono text-xs text-muted-foreground">
+                      {v.id}
+                      <CopyButton
+                        text={v.id}
+                        label={<CopyIcon />}
+                        copiedLabel={<CopyIcon />}
+                        variant="ghost"
+                        aria-label={`Copy id ${v.id}`}
+                        title="Copy id"
+                        className="size-6 shrink-0 p-0 text-muted-foreground [&_svg]:size-3.5"
+                      />
+                    </span>
+                  </div>
+                </th>
+                <td className="px-3 py-2 font-mono text-xs">{v.region ?? "—"}</td>
+                <td className="px-3 py-2">
+                  <UsageBar volume={v} />
+                </td>
+                <td className="px-3 py-2">
+                  <VolumeStatusBadge status={v.status ?? "unknown"} />
+                </td>
+                <td className="px-3 py-2 text-xs">
+                  {v.attached_sandbox_id ? (
+                    <HolderLink id={v.attached_sandbox_id} />
+                  ) : (
+                    <span className="text-muted-foreground">—</span>
+                  )}
+                </td>
+                <td className="px-3 py-2 text-xs">
+                  <LifetimeCell volume={v} />
+                </td>
+                {canWrite ? (
+                  <td className="px-3 py-2">
+                    <div className="flex flex-wrap justify-end gap-1">
+                      {ACTIONS.map((a) => (
+                        <Button
+                          key={a.kind}
+                          size="sm"
+                          variant="ghost"
+                          className={a.kind === "delete" ? "text-destructive hover:text-destructive" : undefined}
+                          aria-label={`${a.label} ${name}`}
+                          title={busy && a.kind !== "lifetime" ? `Not while ${busy}` : undefined}
+                          onClick={() => onAction(a.kind, v)}
+                        >
+                          {a.label}
+                        </Button>
+                      ))}
+                    </div>
+                  </td>
+                ) : null}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** "7 days" and the live countdown to the deadline; what a deadline that passed while held means. */
+function LifetimeCell({ volume }: { volume: Volume }) {
+  const now = useNow();
+  const label = lifetimeLabel(volume);
+  if (!label) return <span className="text-muted-foreground">Until deleted</span>;
+  const at = toMs(volume.expires_at);
+  const over = at !== null && now !== null && at <= now;
+  return (
+    <div className="flex flex-col" data-testid="volume-lifetime">
+      <span>{label}</span>
+      <span className="text-muted-foreground">
+        {over ? (
+          volume.attached_sandbox_id ? (
+            "over: deleted once detached"
+          ) : (
+            "over: being deleted"
+          )
+        ) : (
+          <>
+            expires <ExpiresCell status={volume.status ?? "available"} expiresAt={volume.expires_at} />
+          </>
+        )}
+      </span>
+    </div>
+  );
+}
