@@ -12,3 +12,8 @@ export function sandboxHref(id: string, tab?: string): string {
 export function volumesHref(volume?: string): string {
   return volume ? `/volumes?volume=${encodeURIComponent(volume)}` : "/volumes";
 }
+
+/** The create form with this volume (id or name) chosen. */
+export function newSandboxWithVolumeHref(volume: string): string {
+  return `/sandboxes/new?volume=${encodeURIComponent(volume)}`;
+}

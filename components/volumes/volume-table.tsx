@@ -1,6 +1,8 @@
 "use client";
 
+import Link from "next/link";
 import { toMs } from "../../lib/format";
+import { newSandboxWithVolumeHref } from "../../lib/links";
 import type { Volume } from "../../lib/orkestr/schemas/volumes";
 import { useNow } from "../../lib/use-now";
 import { cn } from "../../lib/utils";
@@ -116,6 +118,13 @@ export function VolumeTable({
                 {canWrite ? (
                   <td className="px-3 py-2">
                     <div className="flex flex-wrap justify-end gap-1">
+                      {v.attached_sandbox_id ? null : (
+                        <Button size="sm" variant="ghost" asChild>
+                          <Link href={newSandboxWithVolumeHref(v.id)} aria-label={`New sandbox with ${name}`}>
+                            New sandbox
+                          </Link>
+                        </Button>
+                      )}
                       {ACTIONS.map((a) => (
                         <Button
                           key={a.kind}
