@@ -7,13 +7,3 @@ import { path } from "./orkestr/path";
 export function sandboxHref(id: string, tab?: string): string {
   return tab ? path`/sandboxes/${id}/${tab}` : path`/sandboxes/${id}`;
 }
-
-/** The volumes page; `volume` (an id) marks that volume's row. */
-export function volumesHref(volume?: string): string {
-  return volume ? `/volumes?volume=${encodeURIComponent(volume)}` : "/volumes";
-}
-
-/** The create form with this volume (id or name) chosen. */
-export function newSandboxWithVolumeHref(volume: string): string {
-  return `/sandboxes/new?volume=${encodeURIComponent(volume)}`;
-}

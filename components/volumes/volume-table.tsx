@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { toMs } from "../../lib/format";
-import { newSandboxWithVolumeHref } from "../../lib/links";
+import { newSandboxWithVolumeHref } from "../../lib/volume-links";
 import type { Volume } from "../../lib/orkestr/schemas/volumes";
 import { useNow } from "../../lib/use-now";
 import { cn } from "../../lib/utils";
