@@ -18,6 +18,17 @@ let firstHolder = "";
 
 const row = (page: Page) => page.locator(`[data-testid=volume-row][data-name="${NAME}"]`);
 
+/** Opens the row's Actions and picks one (a button that opens a dialog, or the "New sandbox" link). */
+async function rowAction(page: Page, label: string, role: "button" | "link" = "button") {
+  await row(page)
+    .getByRole("button", { name: `Actions for ${NAME}` })
+    .click();
+  await row(page)
+    .getByRole("group", { name: `Actions for ${NAME}` })
+    .getByRole(role, { name: label })
+    .click();
+}
+
 async function lookBothWays(page: Page, name: string) {
   await page.emulateMedia({ colorScheme: "light" });
   await screenshot(page, `${name}-light`);
@@ -147,9 +158,7 @@ test("attached at sandbox create through the form, written in /persist, found by
   // Delete is refused while it is held, naming the holder with a link: in the dialog…
   await page.reload();
   await expect(row(page).getByRole("link", { name: holder })).toBeVisible();
-  await row(page)
-    .getByRole("button", { name: `Delete ${NAME}` })
-    .click();
+  await rowAction(page, "Delete…");
   const del = page.getByRole("dialog", { name: "Delete this volume?" });
   const refusal = del.getByTestId("delete-refused");
   await expect(refusal).toContainText(`terminate ${holder} first`);
@@ -168,9 +177,7 @@ test("attached at sandbox create through the form, written in /persist, found by
   expect(body.detail).toContain(holder);
 
   // Grow and move wait for the volume to be free, and say who holds it.
-  await row(page)
-    .getByRole("button", { name: `Grow ${NAME}` })
-    .click();
+  await rowAction(page, "Grow…");
   const grow = page.getByRole("dialog", { name: `Grow volume: ${NAME}` });
   await expect(grow.getByRole("link", { name: holder })).toBeVisible();
   await expect(grow.getByRole("button", { name: "Grow volume" })).toBeDisabled();
@@ -189,11 +196,20 @@ test("grow never shrinks; the lifetime is set with a countdown and cleared; a mo
 }) => {
   const problems = watchForErrors(page);
   await page.goto("/volumes");
+  // The row's actions open and close from the keyboard; Escape hands focus back.
+  const actions = row(page).getByRole("button", { name: `Actions for ${NAME}` });
+  await actions.focus();
+  await page.keyboard.press("Enter");
+  await expect(actions).toHaveAttribute("aria-expanded", "true");
+  await page.keyboard.press("Tab");
+  await expect(row(page).getByRole("link", { name: "New sandbox with it" })).toBeFocused();
+  await lookBothWays(page, "volumes-actions");
+  await page.keyboard.press("Escape");
+  await expect(actions).toHaveAttribute("aria-expanded", "false");
+  await expect(actions).toBeFocused();
 
   // Grow: smaller is refused by the form, the API's own refusal is worded the same way.
-  await row(page)
-    .getByRole("button", { name: `Grow ${NAME}` })
-    .click();
+  await rowAction(page, "Grow…");
   const grow = page.getByRole("dialog", { name: `Grow volume: ${NAME}` });
   const size = grow.getByLabel("New size (GB)");
   await size.fill("0");
@@ -214,9 +230,7 @@ test("grow never shrinks; the lifetime is set with a countdown and cleared; a mo
   expect(((await shrink.json()) as { code: string }).code).toBe("cannot_shrink");
 
   // Lifetime: 6 hours, with the deadline counted from creation; the row counts down.
-  await row(page)
-    .getByRole("button", { name: `Lifetime ${NAME}` })
-    .click();
+  await rowAction(page, "Set lifetime…");
   const lifetime = page.getByRole("dialog", { name: `Max lifetime: ${NAME}` });
   await lifetime.getByRole("radio", { name: "Hours" }).check();
   await lifetime.getByLabel("Number of hours").fill("6");
@@ -229,9 +243,7 @@ test("grow never shrinks; the lifetime is set with a countdown and cleared; a mo
   await expect(cell).toContainText(/expires in 5h 5\dm/);
   expect((await servers.engine.api("GET", `/volumes/${volumeId}`)).body.max_lifetime_hours).toBe(6);
   // Cleared again.
-  await row(page)
-    .getByRole("button", { name: `Lifetime ${NAME}` })
-    .click();
+  await rowAction(page, "Set lifetime…");
   await lifetime.getByRole("radio", { name: "Keep until deleted" }).check();
   await lifetime.getByText("Show code: clear the lifetime").click();
   await expect(lifetime.getByTestId("volume-code")).toContainText("max_lifetime_days=None");
@@ -242,9 +254,7 @@ test("grow never shrinks; the lifetime is set with a countdown and cleared; a mo
   expect(cleared).toMatchObject({ max_lifetime_hours: null, expires_at: null });
 
   // Move to fsn1: the dialog follows the volume until it lives there.
-  await row(page)
-    .getByRole("button", { name: `Move ${NAME}` })
-    .click();
+  await rowAction(page, "Move to another region…");
   const move = page.getByRole("dialog", { name: `Move to another region: ${NAME}` });
   await move.getByLabel("To region").selectOption("fsn1");
   await move.getByRole("button", { name: "Move volume" }).click();
@@ -262,9 +272,7 @@ test("grow never shrinks; the lifetime is set with a countdown and cleared; a mo
 test("a free volume is deleted after confirmation", async ({ connected: page, servers }) => {
   const problems = watchForErrors(page);
   await page.goto("/volumes");
-  await row(page)
-    .getByRole("button", { name: `Delete ${NAME}` })
-    .click();
+  await rowAction(page, "Delete…");
   const del = page.getByRole("dialog", { name: "Delete this volume?" });
   await expect(del).toContainText("This cannot be undone.");
   await del.getByText("Show code: delete this volume").click();
@@ -272,9 +280,7 @@ test("a free volume is deleted after confirmation", async ({ connected: page, se
   // Cancel keeps it.
   await del.getByRole("button", { name: "Cancel" }).click();
   await expect(row(page)).toBeVisible();
-  await row(page)
-    .getByRole("button", { name: `Delete ${NAME}` })
-    .click();
+  await rowAction(page, "Delete…");
   await del.getByRole("button", { name: "Delete volume" }).click();
   await expect(del).toBeHidden();
   await expect(row(page)).toHaveCount(0);

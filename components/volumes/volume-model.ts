@@ -151,13 +151,6 @@ export function usedFraction(v: Pick<Volume, "size_mb" | "size_gb">): number | n
   return Math.min(1, Math.max(0, v.size_mb / (v.size_gb * MiB_PER_GB)));
 }
 
-/** Why the volume cannot be changed (grow, move, delete) right now, or null. */
-export function busyReason(v: Pick<Volume, "status" | "attached_sandbox_id">): string | null {
-  if (v.attached_sandbox_id) return `attached to ${v.attached_sandbox_id}`;
-  if (v.status && v.status !== "available") return `${v.status}`;
-  return null;
-}
-
 /** What a move looks like now: still going, arrived, or back where it was (the copy failed). */
 export function moveOutcome(
   v: Pick<Volume, "status" | "region"> | undefined,

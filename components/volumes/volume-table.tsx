@@ -1,6 +1,5 @@
 "use client";
 
-import Link from "next/link";
 import { toMs } from "../../lib/format";
 import { newSandboxWithVolumeHref } from "../../lib/volume-links";
 import type { Volume } from "../../lib/orkestr/schemas/volumes";
@@ -8,18 +7,18 @@ import { useNow } from "../../lib/use-now";
 import { cn } from "../../lib/utils";
 import { ExpiresCell } from "../sandboxes/list/countdown";
 import { CopyButton, CopyIcon } from "../ui/copy-button";
-import { Button } from "../ui/button";
 import { HolderLink } from "./holder-link";
+import { RowActions } from "./row-actions";
 import { UsageBar } from "./usage-bar";
 import type { VolumeActionKind } from "./volume-action-dialog";
-import { busyReason, lifetimeLabel } from "./volume-model";
+import { lifetimeLabel } from "./volume-model";
 import { VolumeStatusBadge } from "./volume-status";
 
 const ACTIONS: { kind: VolumeActionKind; label: string }[] = [
-  { kind: "grow", label: "Grow" },
-  { kind: "lifetime", label: "Lifetime" },
-  { kind: "move", label: "Move" },
-  { kind: "delete", label: "Delete" },
+  { kind: "grow", label: "Grow…" },
+  { kind: "lifetime", label: "Set lifetime…" },
+  { kind: "move", label: "Move to another region…" },
+  { kind: "delete", label: "Delete…" },
 ];
 
 /** The volumes as a table: one row each, its actions at the end (dialogs open from them). */
@@ -69,7 +68,6 @@ export function VolumeTable({
         <tbody>
           {volumes.map((v) => {
             const name = v.name ?? v.id;
-            const busy = busyReason(v);
             return (
               <tr
                 key={v.id}
@@ -85,7 +83,9 @@ export function VolumeTable({
                   <div className="flex flex-col">
                     <span className="font-medium">{name}</span>
                     <span className="flex items-center gap-1 font-mono text-xs text-muted-foreground">
-                      {v.id}
+                      <span className="max-w-40 truncate [direction:rtl]" title={v.id}>
+                        {v.id}
+                      </span>
                       <CopyButton
                         text={v.id}
                         label={<CopyIcon />}
@@ -107,38 +107,29 @@ export function VolumeTable({
                 </td>
                 <td className="px-3 py-2 text-xs">
                   {v.attached_sandbox_id ? (
-                    <HolderLink id={v.attached_sandbox_id} />
+                    <HolderLink id={v.attached_sandbox_id} compact />
                   ) : (
                     <span className="text-muted-foreground">—</span>
                   )}
                 </td>
-                <td className="px-3 py-2 text-xs">
+                <td className="px-3 py-2 text-xs whitespace-nowrap">
                   <LifetimeCell volume={v} />
                 </td>
                 {canWrite ? (
-                  <td className="px-3 py-2">
-                    <div className="flex flex-wrap justify-end gap-1">
-                      {v.attached_sandbox_id ? null : (
-                        <Button size="sm" variant="ghost" asChild>
-                          <Link href={newSandboxWithVolumeHref(v.id)} aria-label={`New sandbox with ${name}`}>
-                            New sandbox
-                          </Link>
-                        </Button>
-                      )}
-                      {ACTIONS.map((a) => (
-                        <Button
-                          key={a.kind}
-                          size="sm"
-                          variant="ghost"
-                          className={a.kind === "delete" ? "text-destructive hover:text-destructive" : undefined}
-                          aria-label={`${a.label} ${name}`}
-                          title={busy && a.kind !== "lifetime" ? `Not while ${busy}` : undefined}
-                          onClick={() => onAction(a.kind, v)}
-                        >
-                          {a.label}
-                        </Button>
-                      ))}
-                    </div>
+                  <td className="px-3 py-2 text-right">
+                    <RowActions
+                      name={name}
+                      actions={[
+                        ...(v.attached_sandbox_id
+                          ? []
+                          : [{ label: "New sandbox with it", href: newSandboxWithVolumeHref(v.id) }]),
+                        ...ACTIONS.map((a) => ({
+                          label: a.label,
+                          destructive: a.kind === "delete",
+                          onSelect: () => onAction(a.kind, v),
+                        })),
+                      ]}
+                    />
                   </td>
                 ) : null}
               </tr>

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
   buildCreateBody,
-  busyReason,
   growProblem,
   lifetimeDeadline,
   lifetimeFields,
@@ -115,12 +114,6 @@ describe("state", () => {
     expect(usedFraction({ size_gb: 1, size_mb: 256 })).toBe(0.25);
     expect(usedFraction({ size_gb: 1, size_mb: 4096 })).toBe(1);
     expect(usedFraction({ size_gb: null, size_mb: 1 })).toBeNull();
-  });
-
-  it("says why a volume cannot be changed now", () => {
-    expect(busyReason({ status: "attached", attached_sandbox_id: "sbx_1" })).toBe("attached to sbx_1");
-    expect(busyReason({ status: "moving", attached_sandbox_id: null })).toBe("moving");
-    expect(busyReason({ status: "available", attached_sandbox_id: null })).toBeNull();
   });
 
   it("follows a move to its end: arrived, rolled back, or the volume gone", () => {
