@@ -100,9 +100,7 @@ test("attached at sandbox create through the form, written in /persist, found by
   const problems = watchForErrors(page);
   await page.goto("/volumes");
   // The row's "New sandbox" opens the create form with the volume chosen.
-  await row(page)
-    .getByRole("link", { name: `New sandbox with ${NAME}` })
-    .click();
+  await rowAction(page, "New sandbox with it", "link");
   await expect(page.getByRole("heading", { level: 1, name: "Create a sandbox" })).toBeVisible();
   await expect(page.getByRole("radio", { name: /An existing volume/ })).toBeChecked();
   await expect(page.getByLabel("Which volume")).toHaveValue(volumeId);
@@ -128,8 +126,10 @@ test("attached at sandbox create through the form, written in /persist, found by
   await expect(page.getByText("Saved /persist/note.txt")).toBeVisible();
   await screenshot(page, "volumes-persist-files-light");
 
-  // The volumes page shows the holder, linked.
-  await page.goto("/volumes");
+  // The note's link opens the volumes page with this volume's row marked; it shows the holder, linked.
+  await page.getByTestId("persist-note").getByRole("link", { name: NAME }).click();
+  await expect(page).toHaveURL(new RegExp(`/volumes\\?volume=${volumeId}$`));
+  await expect(row(page)).toHaveAttribute("aria-current", "true");
   await expect(row(page).getByTestId("volume-status")).toHaveText("attached");
   await expect(row(page).getByRole("link", { name: firstHolder })).toHaveAttribute("href", `/sandboxes/${firstHolder}`);
 

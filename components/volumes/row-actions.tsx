@@ -22,17 +22,33 @@ export interface RowAction {
  * so the dialog returns it there when it closes (the item itself is gone by then).
  */
 export function RowActions({ name, actions }: { name: string; actions: readonly RowAction[] }) {
-  const [open, setOpen] = useState(false);
+  // Where the panel sits (fixed, under the button): the table scrolls sideways on narrow screens,
+  // and a panel inside its scroll box would be cut off at the box's edge.
+  const [at, setAt] = useState<{ top: number; right: number } | null>(null);
+  const open = at !== null;
+  const setOpen = (next: boolean | ((o: boolean) => boolean)) => {
+    const want = typeof next === "function" ? next(open) : next;
+    const rect = want ? trigger.current?.getBoundingClientRect() : undefined;
+    setAt(rect ? { top: rect.bottom + 4, right: window.innerWidth - rect.right } : null);
+  };
   const box = useRef<HTMLDivElement>(null);
   const trigger = useRef<HTMLButtonElement>(null);
   const panelId = useId();
   useEffect(() => {
     if (!open) return;
     const onPointer = (e: PointerEvent) => {
-      if (!box.current?.contains(e.target as Node)) setOpen(false);
+      if (!box.current?.contains(e.target as Node)) setAt(null);
     };
+    // A scroll or resize would leave the fixed panel behind its button: close it instead.
+    const close = () => setAt(null);
     document.addEventListener("pointerdown", onPointer);
-    return () => document.removeEventListener("pointerdown", onPointer);
+    window.addEventListener("scroll", close, true);
+    window.addEventListener("resize", close);
+    return () => {
+      document.removeEventListener("pointerdown", onPointer);
+      window.removeEventListener("scroll", close, true);
+      window.removeEventListener("resize", close);
+    };
   }, [open]);
   return (
     <div
@@ -65,7 +81,8 @@ export function RowActions({ name, actions }: { name: string; actions: readonly 
         role="group"
         aria-label={`Actions for ${name}`}
         hidden={!open}
-        className="absolute top-full right-0 z-20 mt-1 w-48 flex-col rounded-md border bg-popover p-1 text-popover-foreground shadow-lg [&:not([hidden])]:flex"
+        style={at ? { top: at.top, right: at.right } : undefined}
+        className="fixed z-20 w-52 flex-col rounded-md border bg-popover p-1 text-popover-foreground shadow-lg [&:not([hidden])]:flex"
       >
         {actions.map((a) => {
           const className = cn(
