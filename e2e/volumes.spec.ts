@@ -1,4 +1,5 @@
 import type { Page } from "@playwright/test";
+import { clearFaults, injectFault } from "../engine/test/helpers/engine";
 import { seriousAxeViolations } from "./a11y";
 import { expect, test } from "./fixtures";
 import { screenshot, watchForErrors } from "./helpers";
@@ -286,5 +287,28 @@ test("a free volume is deleted after confirmation", async ({ connected: page, se
   await expect(row(page)).toHaveCount(0);
   await expect(page.getByRole("heading", { name: "No volumes yet" })).toBeVisible();
   expect((await servers.engine.api("GET", `/volumes/${volumeId}`)).status).toBe(404);
+  expect(problems).toEqual([]);
+});
+
+test("a failing list says what happened and what Baton does, then recovers by itself", async ({
+  connected: page,
+  servers,
+}) => {
+  const problems = watchForErrors(page, {
+    allowStatus: (status, url) => status >= 500 && url.includes("/api/v1/volumes"),
+  });
+  await injectFault(servers.engine, { kind: "error", status: 500, path: "^/v1/volumes$", method: "GET", count: 2 });
+  try {
+    await page.goto("/volumes");
+    const notice = page.getByTestId("retry-notice");
+    await expect(notice).toContainText("Your volumes could not be loaded yet");
+    await expect(notice).toContainText("The orkestr API had an internal error (500)");
+    await expect(notice.getByRole("timer")).toHaveText(/Retrying in \d+ s \(attempt [2-4]\)|Retrying now/);
+    // The retries get through: the list shows, no reload.
+    await expect(page.getByRole("heading", { name: "No volumes yet" })).toBeVisible({ timeout: 30_000 });
+    await expect(notice).toBeHidden();
+  } finally {
+    await clearFaults(servers.engine);
+  }
   expect(problems).toEqual([]);
 });

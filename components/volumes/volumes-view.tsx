@@ -5,6 +5,7 @@ import dynamic from "next/dynamic";
 import Link from "next/link";
 import { useSearchParams } from "next/navigation";
 import { useState } from "react";
+import { formatClock } from "../../lib/format";
 import { errorText, OrkestrError } from "../../lib/orkestr/errors";
 import type { Volume } from "../../lib/orkestr/schemas/volumes";
 import { sandboxQueries } from "../../lib/queries/sandboxes";
@@ -72,12 +73,21 @@ export function VolumesView({ canWrite, baseUrl }: { canWrite: boolean; baseUrl?
         </div>
       ) : null}
 
-      {list.data ? (
-        <RetryNotice query={list} queryKey={volumeKeys.list()} title="Refreshing the volumes failed">
-          <p>The rows below are from the last successful refresh.</p>
-        </RetryNotice>
+      {/* A transient failure is retried (lib/queries/retry.ts): say so, with the countdown. */}
+      <RetryNotice
+        query={list}
+        queryKey={volumeKeys.list()}
+        title={list.data ? "The volume list is not refreshing" : "Your volumes could not be loaded yet"}
+      >
+        {list.data ? (
+          <p className="text-muted-foreground">
+            The rows below are from the last successful refresh, at {formatClock(list.dataUpdatedAt)}.
+          </p>
+        ) : null}
+      </RetryNotice>
+      {list.isPending && list.failureCount === 0 ? (
+        <SlowNotice waiting={list.isFetching} what="the list of volumes" />
       ) : null}
-      <SlowNotice waiting={list.isPending && list.isFetching} what="the volume list" />
 
       {list.isPending ? (
         <div className="flex flex-col gap-2 rounded-lg border p-3" role="status" aria-label="Loading volumes">
