@@ -1,11 +1,10 @@
 "use client";
 
-import { toMs } from "../../lib/format";
+import { formatDuration, formatUtc, toMs } from "../../lib/format";
 import { newSandboxWithVolumeHref } from "../../lib/volume-links";
 import type { Volume } from "../../lib/orkestr/schemas/volumes";
-import { useNow } from "../../lib/use-now";
 import { cn } from "../../lib/utils";
-import { ExpiresCell } from "../sandboxes/list/countdown";
+import { useCountdown } from "../sandboxes/create/use-countdown";
 import { CopyButton, CopyIcon } from "../ui/copy-button";
 import { HolderLink } from "./holder-link";
 import { RowActions } from "./row-actions";
@@ -141,27 +140,29 @@ export function VolumeTable({
   );
 }
 
-/** "7 days" and the live countdown to the deadline; what a deadline that passed while held means. */
+/**
+ * "7 days" and the live countdown to the deadline (the page's one clock, through the create form's
+ * useCountdown); what a deadline that passed while the volume was held means.
+ */
 function LifetimeCell({ volume }: { volume: Volume }) {
-  const now = useNow();
   const label = lifetimeLabel(volume);
-  if (!label) return <span className="text-muted-foreground">Until deleted</span>;
   const at = toMs(volume.expires_at);
-  const over = at !== null && now !== null && at <= now;
+  const left = useCountdown(label ? at : null);
+  if (!label) return <span className="text-muted-foreground">Until deleted</span>;
   return (
     <div className="flex flex-col" data-testid="volume-lifetime">
       <span>{label}</span>
       <span className="text-muted-foreground">
-        {over ? (
-          volume.attached_sandbox_id ? (
-            "over: deleted once detached"
-          ) : (
-            "over: being deleted"
-          )
+        {at === null || left === null ? (
+          "…"
+        ) : left > 0 ? (
+          <time dateTime={new Date(at).toISOString()} title={`Deleted at ${formatUtc(at)} unless held then`}>
+            expires in {formatDuration(left * 1000)}
+          </time>
+        ) : volume.attached_sandbox_id ? (
+          "over: deleted once detached"
         ) : (
-          <>
-            expires <ExpiresCell status={volume.status ?? "available"} expiresAt={volume.expires_at} />
-          </>
+          "over: being deleted"
         )}
       </span>
     </div>
