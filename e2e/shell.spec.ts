@@ -6,7 +6,7 @@ import { screenshot, watchForErrors } from "./helpers";
 // connection yet: the built ones say how to connect, the others which issue builds them.
 const SECTIONS = [
   ["Sandboxes", "/sandboxes", "No orkestr connection yet"],
-  ["Volumes", "/volumes", "Not built yet: arrives with issue 5 or later"],
+  ["Volumes", "/volumes", "No orkestr connection yet"],
   ["Snapshots", "/snapshots", "Not built yet: arrives with issue 5 or later"],
   ["Templates", "/templates", "Not built yet: arrives with issue 5 or later"],
   ["Webhooks", "/webhooks", "Not built yet: arrives with issue 5 or later"],

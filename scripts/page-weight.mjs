@@ -34,6 +34,7 @@ const BUDGETS = [
   { route: "/sandboxes/[id]", kib: 300, note: "sandbox page with terminal and charts (perf-notes budget)" },
   { route: "/sandboxes/[id]", kib: 181.6, note: "sandbox page, no heavier than before issue 12" },
   { route: "/limits", kib: 200, note: "limits page (issue 14: each new page at most 200 KiB)" },
+  { route: "/volumes", kib: 200, note: "volumes page (issue 14 budget)" },
 ];
 const DEFAULT_ROUTES = ["/login", "/sandboxes"];
 /** Segment files whose client entry chunks load with the route. */

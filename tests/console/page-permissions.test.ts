@@ -57,6 +57,8 @@ const { default: SandboxLayout } = await import("../../app/(console)/sandboxes/[
 const { default: SandboxesPage } = await import("../../app/(console)/sandboxes/page");
 const { default: NewSandboxPage } = await import("../../app/(console)/sandboxes/new/page");
 const { default: LimitsPage } = await import("../../app/(console)/limits/page");
+const { default: VolumesPage } = await import("../../app/(console)/volumes/page");
+const { VolumesView } = await import("../../components/volumes/volumes-view");
 
 const markup = (node: unknown) => renderToStaticMarkup(node as ReactElement);
 
@@ -107,6 +109,24 @@ describe.each(testBackends)("console pages check their API's permission on $name
     expect(html).not.toContain("orkestr.internal.example");
   });
 
+  it("volumes: without volumes.read a forbidden page; a viewer gets the list without its write actions", async () => {
+    await signInAs(null);
+    const html = markup(await VolumesPage());
+    expect(upstream.calls).toBe(0);
+    expect(html).toContain("(volumes.read)");
+    /** The VolumesView element in the page's tree (a client component: its props are what the server decided). */
+    const view = (node: unknown): ReactElement<{ canWrite: boolean }> | null => {
+      if (Array.isArray(node)) return node.map(view).find(Boolean) ?? null;
+      if (!isValidElement(node)) return null;
+      if (node.type === VolumesView) return node as ReactElement<{ canWrite: boolean }>;
+      return view((node.props as { children?: unknown }).children);
+    };
+    await signInAs("viewer");
+    expect(view(await VolumesPage())?.props.canWrite).toBe(false);
+    await signInAs("member");
+    expect(view(await VolumesPage())?.props.canWrite).toBe(true);
+  });
+
   it("create a sandbox: a viewer (no sandboxes.write) is told so, and nothing is read", async () => {
     await signInAs("viewer");
     const html = markup(await NewSandboxPage());
@@ -127,6 +147,7 @@ const PAGE_PERMISSIONS: Record<string, string | null> = {
   "sandboxes/page.tsx": "sandboxes.read", // GET /api/v1/sandboxes
   "sandboxes/new/page.tsx": "sandboxes.write", // POST /api/v1/sandboxes
   "limits/page.tsx": "sandboxes.read", // GET /api/v1/sandboxes/limits
+  "volumes/page.tsx": "volumes.read", // GET /api/v1/volumes (changes need volumes.write: the view is told)
   // The user's own connections: GET /api/connections and /api/connections/status need a session only.
   "settings/connections/page.tsx": null,
   "layout.tsx": null,

@@ -1,8 +1,54 @@
 import type { Metadata } from "next";
-import { NotBuiltYet } from "../../../components/layout/not-built-yet";
+import Link from "next/link";
+import { Suspense } from "react";
+import { Forbidden } from "../../../components/layout/forbidden";
+import { PageHeader } from "../../../components/layout/page-header";
+import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/alert";
+import { Button } from "../../../components/ui/button";
+import { Skeleton } from "../../../components/ui/skeleton";
+import { VolumesView } from "../../../components/volumes/volumes-view";
+import { navItem } from "../../../lib/config/nav";
+import { requirePermission } from "../../../lib/server/auth";
+import { can } from "../../../lib/server/rbac";
+import { activeConnection } from "../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Volumes" };
 
-export default function VolumesPage() {
-  return <NotBuiltYet href="/volumes" />;
+/**
+ * Volumes: disks that outlive sandboxes, mounted at /persist. The list is live (client-side through
+ * /api/v1); without a connection the page says where to add one instead of failing its queries.
+ */
+export default async function VolumesPage() {
+  const item = navItem("/volumes");
+  // The permission GET /api/v1/volumes requires; changing them needs volumes.write.
+  const access = await requirePermission("volumes.read");
+  if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
+  const connection = await activeConnection(access.current.user.id);
+  return (
+    <>
+      <PageHeader
+        title={item.title}
+        description="Disks that outlive sandboxes: a sandbox created with one finds it at /persist."
+      />
+      {connection ? (
+        // useSearchParams() (?volume= marks a row) reads the URL on the client; the fallback shows until it has.
+        <Suspense fallback={<Skeleton className="h-64 w-full" />}>
+          <VolumesView canWrite={can(access.team.role, "volumes.write")} baseUrl={connection.baseUrl} />
+        </Suspense>
+      ) : (
+        <Alert variant="warning">
+          <AlertTitle>No orkestr connection yet</AlertTitle>
+          <AlertDescription className="flex flex-col items-start gap-3 text-foreground">
+            <p>
+              Volumes are kept by an orkestr API: the hosted one with your token, any v1 server, or the local engine
+              that ships with Baton. Connect one to list and create them.
+            </p>
+            <Button size="sm" asChild>
+              <Link href="/settings/connections">Set up a connection</Link>
+            </Button>
+          </AlertDescription>
+        </Alert>
+      )}
+    </>
+  );
 }

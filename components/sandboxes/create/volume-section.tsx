@@ -1,6 +1,9 @@
 "use client";
 
 import type { UseQueryResult } from "@tanstack/react-query";
+import Link from "next/link";
+import { useSearchParams } from "next/navigation";
+import { useEffect, useRef } from "react";
 import type { Volume } from "../../../lib/orkestr/schemas/volumes";
 import { Button } from "../../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
@@ -23,12 +26,27 @@ export function VolumeSection({
 }) {
   const list = volumes.data ?? [];
   const free = list.filter((v) => !volumeRefusal(v));
+  // The volumes page's "New sandbox with it" links here with ?volume=<id>: preselect it once the list is in.
+  const wanted = useSearchParams().get("volume");
+  const preselected = useRef(false);
+  useEffect(() => {
+    if (!wanted || preselected.current || !volumes.isSuccess) return;
+    preselected.current = true;
+    const v = volumes.data.find((x) => x.id === wanted || x.name === wanted);
+    if (!v || volumeRefusal(v)) return;
+    update("volumeChoice", "existing");
+    update("volume", v.id);
+  }, [wanted, volumes.isSuccess, volumes.data, update]);
+  const chosen = state.volume ? list.find((v) => v.id === state.volume || v.name === state.volume) : undefined;
   return (
     <Card>
       <CardHeader>
         <CardTitle>Persistent volume</CardTitle>
         <CardDescription>
-          Mounted at /persist: what is written there survives termination. /workspace is scratch space.
+          Mounted at /persist: what is written there survives termination. /workspace is scratch space.{" "}
+          <Link href="/volumes" className="text-primary underline-offset-4 hover:underline">
+            Manage volumes
+          </Link>
         </CardDescription>
       </CardHeader>
       <CardContent className="flex flex-col gap-4">
@@ -79,7 +97,11 @@ export function VolumeSection({
             id="volume-pick"
             label="Which volume"
             error={errors.volume}
-            hint="A volume backs one running or paused sandbox at a time."
+            hint={
+              chosen?.region
+                ? `The sandbox runs in ${chosen.region}, where the volume lives. A volume backs one running or paused sandbox at a time.`
+                : "A volume backs one running or paused sandbox at a time."
+            }
           >
             {(aria) => (
               <NativeSelect {...aria} value={state.volume} onChange={(e) => update("volume", e.target.value)}>

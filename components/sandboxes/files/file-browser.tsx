@@ -19,6 +19,7 @@ import { FilePlusIcon, FolderPlusIcon, RefreshIcon, UploadIcon } from "./icons";
 import { NameDialog } from "./name-dialog";
 import { errorText } from "../../../lib/orkestr/errors";
 import { UploadsPanel } from "./uploads-panel";
+import { volumesHref } from "../../../lib/volume-links";
 import { useUploads } from "./use-uploads";
 
 export const WORKSPACE = "/workspace";
@@ -224,11 +225,16 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
                 )}
               >
                 {r}
-                {r === PERSIST ? <span className="sr-only"> (volume)</span> : null}
+                {r === PERSIST ? (
+                  <span className="ml-1.5 rounded-sm bg-primary/10 px-1 font-sans text-[0.65rem] font-medium text-foreground">
+                    volume
+                  </span>
+                ) : null}
               </button>
             ))}
           </div>
         ) : null}
+        {root === PERSIST && sandbox.volume ? <VolumeNote volume={sandbox.volume} /> : null}
         <div className="flex flex-wrap items-center justify-between gap-2">
           <Breadcrumbs root={root} path={dir} onNavigate={(p) => go({ path: p, file: null })} />
           <div className="flex flex-wrap items-center gap-1.5">
@@ -392,5 +398,24 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
         ) : null}
       </Dialog>
     </div>
+  );
+}
+
+/** Under /persist: which volume this is (a link to it on the volumes page) and that its files stay. */
+function VolumeNote({ volume }: { volume: NonNullable<Sandbox["volume"]> }) {
+  const name = typeof volume === "string" ? volume : (volume.name ?? volume.id ?? "volume");
+  const ref = typeof volume === "string" ? volume : (volume.id ?? volume.name ?? null);
+  return (
+    <p className="text-xs text-muted-foreground" data-testid="persist-note">
+      /persist is the volume{" "}
+      {ref ? (
+        <a href={volumesHref(ref)} className="font-mono text-primary underline-offset-4 hover:underline">
+          {name}
+        </a>
+      ) : (
+        <span className="font-mono">{name}</span>
+      )}
+      : what is here outlives this sandbox, and the next sandbox created with the volume finds it.
+    </p>
   );
 }

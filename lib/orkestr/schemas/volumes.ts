@@ -15,6 +15,10 @@ export const Volume = z
     max_lifetime_days: Num.nullish(),
     expires_at: Timestamp.nullish(),
     created_at: Timestamp.nullish(),
+    updated_at: Timestamp.nullish(),
+    mount_path: z.string().nullish(),
+    /** The local engine: false where a volume is a plain directory (its size is recorded, not a cap). */
+    size_enforced: z.boolean().nullish(),
   })
   .loose();
 export type Volume = z.infer<typeof Volume>;
