@@ -45,7 +45,6 @@ export const consoleNav: readonly NavSection[] = [
         href: "/volumes",
         icon: "volumes",
         description: "Persistent storage that outlives a sandbox.",
-        arrivesWith: "issue 5 or later",
       },
       {
         title: "Snapshots",
