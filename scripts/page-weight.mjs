@@ -33,6 +33,9 @@ const BUDGETS = [
   { route: "/sandboxes", kib: 179.4, note: "sandbox list, issue 12's weight + issue 13's retries" },
   { route: "/sandboxes/[id]", kib: 300, note: "sandbox page with terminal and charts (perf-notes budget)" },
   { route: "/sandboxes/[id]", kib: 181.6, note: "sandbox page, no heavier than before issue 12" },
+  { route: "/templates", kib: 200, note: "templates (issue 14)" },
+  { route: "/templates/new", kib: 200, note: "template create, CodeMirror loads on demand (issue 14)" },
+  { route: "/templates/[id]", kib: 200, note: "a template's page with its live build log (issue 14)" },
 ];
 const DEFAULT_ROUTES = ["/login", "/sandboxes"];
 /** Segment files whose client entry chunks load with the route. */
