@@ -4,7 +4,8 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { errorText } from "../../lib/orkestr/errors";
 import type { Template } from "../../lib/orkestr/schemas/templates";
-import { templateKeys, templateMutations, templateQueries } from "../../lib/queries/templates";
+import { templateKeys } from "../../lib/queries/templates";
+import { templateMutations, templatePageQueries } from "../../lib/queries/template-pages";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Button } from "../ui/button";
 import { Dialog, DialogActions } from "../ui/dialog";
@@ -19,7 +20,7 @@ import { SandboxLinks } from "./sandbox-links";
 export function DeleteTemplateDialog({ template, onClose }: { template: Template | null; onClose: () => void }) {
   const router = useRouter();
   const queryClient = useQueryClient();
-  const users = useQuery({ ...templateQueries.users(template?.id ?? ""), enabled: template !== null });
+  const users = useQuery({ ...templatePageQueries.users(template?.id ?? ""), enabled: template !== null });
   const remove = useMutation({
     mutationFn: (id: string) => templateMutations.delete(id),
     onSuccess: (_, id) => {

@@ -7,7 +7,8 @@ import { formatDateTime, formatDuration, formatMebibytes, toMs } from "../../lib
 import { newSandboxFromTemplateHref, newTemplateHref } from "../../lib/links";
 import { errorText, OrkestrError } from "../../lib/orkestr/errors";
 import type { Template } from "../../lib/orkestr/schemas/templates";
-import { isBuilding, templateKeys, templateQueries } from "../../lib/queries/templates";
+import { templateKeys } from "../../lib/queries/templates";
+import { isBuilding, templatePageQueries } from "../../lib/queries/template-pages";
 import { EmptyState } from "../layout/empty-state";
 import { RetryNotice } from "../layout/lazy-notices";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
@@ -26,7 +27,7 @@ import { TemplateStatusBadge } from "./template-status";
 
 /** /templates/[id]: the template, its build log (live while it builds), who uses it, and its actions. */
 export function TemplateDetail({ id, baseUrl }: { id: string; baseUrl: string }) {
-  const template = useQuery(templateQueries.detail(id));
+  const template = useQuery(templatePageQueries.detail(id));
   if (template.isPending) {
     return (
       <div role="status" aria-label="Loading the template" className="flex flex-col gap-4">
@@ -284,7 +285,7 @@ function Overview({ template }: { template: Template }) {
 }
 
 function UsedBy({ template }: { template: Template }) {
-  const users = useQuery(templateQueries.users(template.id));
+  const users = useQuery(templatePageQueries.users(template.id));
   return (
     <Card>
       <CardHeader>

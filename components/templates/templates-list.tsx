@@ -8,13 +8,13 @@ import { errorText } from "../../lib/orkestr/errors";
 import type { Sandbox } from "../../lib/orkestr/schemas/sandboxes";
 import type { Template } from "../../lib/orkestr/schemas/templates";
 import { sandboxQueries } from "../../lib/queries/sandboxes";
+import { templateKeys, templateQueries } from "../../lib/queries/templates";
 import {
   BUILDING_POLL_MS,
   isBuilding,
   sandboxesByTemplate,
-  templateKeys,
-  templateQueries,
-} from "../../lib/queries/templates";
+  templatePageQueries,
+} from "../../lib/queries/template-pages";
 import { EmptyState } from "../layout/empty-state";
 import { RetryNotice } from "../layout/lazy-notices";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
@@ -52,7 +52,7 @@ function CustomTemplates() {
     staleTime: 0,
     refetchInterval: (q) => (q.state.data?.some(isBuilding) ? BUILDING_POLL_MS : false),
   });
-  const users = useQuery(templateQueries.users(null));
+  const users = useQuery(templatePageQueries.users(null));
   const limits = useQuery(sandboxQueries.limits());
   const byTemplate = sandboxesByTemplate(users.data);
   const cap = limits.data?.max_templates;

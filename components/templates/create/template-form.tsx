@@ -6,7 +6,8 @@ import { useId, useRef, useState, type FormEvent } from "react";
 import { templateHref } from "../../../lib/links";
 import { errorText, OrkestrError } from "../../../lib/orkestr/errors";
 import type { Template } from "../../../lib/orkestr/schemas/templates";
-import { templateKeys, templateMutations, templateQueries } from "../../../lib/queries/templates";
+import { templateKeys, templateQueries } from "../../../lib/queries/templates";
+import { templateMutations, templatePageQueries } from "../../../lib/queries/template-pages";
 import { FieldError, FormField, NativeSelect } from "../../sandboxes/create/form-field";
 import { newIdempotencyKey } from "../../sandboxes/create/idempotency-key";
 import { KeyValueEditor } from "../../sandboxes/create/key-value-editor";
@@ -27,7 +28,7 @@ import { buildTemplateRequest, MAX_STEPS, parseSteps, stateFrom, type TemplateFo
  */
 export function TemplateForm({ baseUrl, from }: { baseUrl: string; from: string | null }) {
   const images = useQuery(templateQueries.baseImages());
-  const source = useQuery({ ...templateQueries.detail(from ?? ""), enabled: from !== null });
+  const source = useQuery({ ...templatePageQueries.detail(from ?? ""), enabled: from !== null });
   const existing = useQuery(templateQueries.list({ include_builtin: false }));
   const waiting = images.isPending || (from !== null && source.isPending) || existing.isPending;
   if (waiting) {
