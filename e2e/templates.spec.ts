@@ -66,8 +66,8 @@ test("a failing step 2 is highlighted with its exit code and output tail; build 
   await screenshot(page, "templates-create-light");
   expect(await seriousAxeViolations(page)).toEqual([]);
   await page.emulateMedia({ colorScheme: "dark" });
-  expect(await seriousAxeViolations(page)).toEqual([]);
   await screenshot(page, "templates-create-dark");
+  expect(await seriousAxeViolations(page)).toEqual([]);
   await page.emulateMedia({ colorScheme: "light" });
 
   await page.getByRole("button", { name: "Create template" }).click();
@@ -98,13 +98,13 @@ test("a failing step 2 is highlighted with its exit code and output tail; build 
   await screenshot(page, "templates-failed-light");
   expect(await seriousAxeViolations(page)).toEqual([]);
   await page.emulateMedia({ colorScheme: "dark" });
-  expect(await seriousAxeViolations(page)).toEqual([]);
   await screenshot(page, "templates-failed-dark");
+  expect(await seriousAxeViolations(page)).toEqual([]);
 
   // Edit: a new template prefilled from this one (templates are immutable).
-  await page.getByRole("link", { name: "Edit as new template" }).click();
+  await failure.getByRole("link", { name: "Edit as new template" }).click();
   await expect(page).toHaveURL(/\/templates\/new\?from=tmpl_/);
-  await expect(page.getByLabel("Name", { exact: true })).toHaveValue(`broken-${suffix}`.replace(/$/, "-2"));
+  await expect(page.getByLabel("Name", { exact: true })).toHaveValue(`broken-${suffix}-2`);
   await expect(page.getByTestId("steps-editor")).toContainText("exit 3");
   await expect(page.getByText("3 steps.")).toBeVisible();
   expect(problems).toEqual([]);
@@ -147,8 +147,8 @@ test("a build that succeeds streams its log, then a sandbox from it sees the ins
   await screenshot(page, "templates-ready-light");
   expect(await seriousAxeViolations(page)).toEqual([]);
   await page.emulateMedia({ colorScheme: "dark" });
-  expect(await seriousAxeViolations(page)).toEqual([]);
   await screenshot(page, "templates-ready-dark");
+  expect(await seriousAxeViolations(page)).toEqual([]);
   await page.emulateMedia({ colorScheme: "light" });
 
   // "Create sandbox from this": the create form with the template chosen.
@@ -171,8 +171,8 @@ test("a build that succeeds streams its log, then a sandbox from it sees the ins
   await screenshot(page, "templates-list-light");
   expect(await seriousAxeViolations(page)).toEqual([]);
   await page.emulateMedia({ colorScheme: "dark" });
-  expect(await seriousAxeViolations(page)).toEqual([]);
   await screenshot(page, "templates-list-dark");
+  expect(await seriousAxeViolations(page)).toEqual([]);
   await page.emulateMedia({ colorScheme: "light" });
 
   await row.getByRole("link", { name }).click();

@@ -20,13 +20,13 @@ describe("ANSI rendering", () => {
   it("escapes inside coloured text too, and the only element is ansi_up's span", () => {
     const html = newAnsiConverter()('\u001b[31m<b onclick="x">red</b>\u001b[0m');
     expect(html).toBe(
-      '<span class="text-red-700 dark:text-red-400">&lt;b onclick=&quot;x&quot;&gt;red&lt;/b&gt;</span>',
+      '<span class="text-red-700 dark:text-red-300">&lt;b onclick=&quot;x&quot;&gt;red&lt;/b&gt;</span>',
     );
   });
 
   it("turns the basic colours into light and dark classes, and bold into a style", () => {
     const html = newAnsiConverter()("\u001b[1;32mok\u001b[0m plain \u001b[44mbg\u001b[0m");
-    expect(html).toContain('class="text-green-700 dark:text-green-400"');
+    expect(html).toContain('class="text-green-700 dark:text-green-300"');
     expect(html).toContain("font-weight:bold");
     expect(html).toContain('class="bg-blue-100 dark:bg-blue-950"');
     expect(html).toContain(" plain ");
@@ -92,7 +92,7 @@ describe("BuildLogModel", () => {
       stepIndex: 1,
       step: "false",
       exitCode: 1,
-      tailHtml: '<span class="text-red-700 dark:text-red-400">E: &lt;nope&gt;</span>',
+      tailHtml: '<span class="text-red-700 dark:text-red-300">E: &lt;nope&gt;</span>',
     });
     expect(m.stepState(1)).toBe("failed");
   });

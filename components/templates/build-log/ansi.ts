@@ -10,8 +10,8 @@ import { AnsiUp } from "ansi_up";
 
 const FG: Record<string, string> = {
   "ansi-black-fg": "text-zinc-900 dark:text-zinc-300",
-  "ansi-red-fg": "text-red-700 dark:text-red-400",
-  "ansi-green-fg": "text-green-700 dark:text-green-400",
+  "ansi-red-fg": "text-red-700 dark:text-red-300",
+  "ansi-green-fg": "text-green-700 dark:text-green-300",
   "ansi-yellow-fg": "text-amber-700 dark:text-amber-300",
   "ansi-blue-fg": "text-blue-700 dark:text-blue-300",
   "ansi-magenta-fg": "text-fuchsia-700 dark:text-fuchsia-300",
