@@ -10,14 +10,16 @@ export function SandboxLinks({ sandboxes, max = 3 }: { sandboxes: readonly Sandb
   return (
     <ul className="flex flex-col gap-1">
       {shown.map((s) => (
-        <li key={s.id} className="flex items-center gap-2">
+        <li key={s.id} className="flex min-w-0 items-center gap-2">
+          {/* Ids share their time prefix and differ at the end: a long one is cut at the start. */}
           <Link
             href={sandboxHref(s.id)}
-            className="font-mono text-xs font-medium text-primary underline-offset-4 hover:underline"
+            title={s.id}
+            className="truncate font-mono text-xs font-medium text-primary underline-offset-4 [direction:rtl] hover:underline"
           >
             {s.id}
           </Link>
-          <StatusBadge status={s.status} />
+          <StatusBadge status={s.status} className="shrink-0" />
         </li>
       ))}
       {sandboxes.length > shown.length ? (

@@ -131,10 +131,7 @@ function TemplateTable({ templates, usersOf }: { templates: Template[]; usersOf:
               Name
             </th>
             <th scope="col" className="py-2 pr-4 font-medium">
-              Base image
-            </th>
-            <th scope="col" className="py-2 pr-4 font-medium">
-              Steps
+              Build
             </th>
             <th scope="col" className="py-2 pr-4 font-medium">
               Status
@@ -168,11 +165,16 @@ function TemplateTable({ templates, usersOf }: { templates: Template[]; usersOf:
                   >
                     {t.name ?? t.id}
                   </Link>
-                  <div className="font-mono text-xs text-muted-foreground">{t.id}</div>
+                  <div className="max-w-48 truncate font-mono text-xs text-muted-foreground" title={t.id}>
+                    {t.id}
+                  </div>
                 </td>
-                <td className="py-2 pr-4 font-mono text-xs">{t.base_image ?? "—"}</td>
-                <td className="max-w-72 py-2 pr-4">
-                  <span>{steps.length}</span>
+                <td className="max-w-56 py-2 pr-4">
+                  <span className="font-mono text-xs">{t.base_image ?? "—"}</span>
+                  <span className="text-muted-foreground">
+                    {" · "}
+                    {steps.length} step{steps.length === 1 ? "" : "s"}
+                  </span>
                   {steps.length ? (
                     <span className="block truncate font-mono text-xs text-muted-foreground" title={steps.join("\n")}>
                       {steps[0]}
@@ -183,7 +185,7 @@ function TemplateTable({ templates, usersOf }: { templates: Template[]; usersOf:
                 <td className="py-2 pr-4">
                   <TemplateStatusBadge status={t.status} />
                 </td>
-                <td className="py-2 pr-4 text-right tabular-nums">{formatMebibytes(t.size_mb)}</td>
+                <td className="py-2 pr-4 text-right whitespace-nowrap tabular-nums">{formatMebibytes(t.size_mb)}</td>
                 <td className="py-2 pr-4 whitespace-nowrap tabular-nums">{formatDateTime(t.created_at)}</td>
                 <td className="py-2">
                   {users ? <SandboxLinks sandboxes={users} /> : <Skeleton className="h-4 w-16" />}

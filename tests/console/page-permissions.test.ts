@@ -117,6 +117,9 @@ const PAGE_PERMISSIONS: Record<string, string | null> = {
   "sandboxes/[id]/layout.tsx": "sandboxes.read", // GET /api/v1/sandboxes/{id}
   "sandboxes/page.tsx": "sandboxes.read", // GET /api/v1/sandboxes
   "sandboxes/new/page.tsx": "sandboxes.write", // POST /api/v1/sandboxes
+  "templates/page.tsx": "templates.read", // GET /api/v1/templates
+  "templates/[id]/page.tsx": "templates.read", // GET /api/v1/templates/{id}
+  "templates/new/page.tsx": "templates.write", // POST /api/v1/templates
   // The user's own connections: GET /api/connections and /api/connections/status need a session only.
   "settings/connections/page.tsx": null,
   "layout.tsx": null,
