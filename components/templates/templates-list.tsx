@@ -188,7 +188,10 @@ function TemplateTable({ templates, usersOf }: { templates: Template[]; usersOf:
                 <td className="py-2 pr-4 text-right whitespace-nowrap tabular-nums">{formatMebibytes(t.size_mb)}</td>
                 <td className="py-2 pr-4 whitespace-nowrap tabular-nums">{formatDateTime(t.created_at)}</td>
                 <td className="py-2">
-                  {users ? <SandboxLinks sandboxes={users} /> : <Skeleton className="h-4 w-16" />}
+                  {/* A table cell ignores max-width; a block inside it does not. */}
+                  <div className="w-52">
+                    {users ? <SandboxLinks sandboxes={users} /> : <Skeleton className="h-4 w-16" />}
+                  </div>
                 </td>
               </tr>
             );
