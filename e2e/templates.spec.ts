@@ -120,13 +120,21 @@ test("a build that succeeds streams its log, then a sandbox from it sees the ins
   const name = `marker-${suffix}`;
   await fillForm(page, name, [
     "mkdir -p /opt/baton && echo template-ok > /opt/baton/marker",
-    "for i in $(seq 1 120); do echo \"line $i\"; done; printf '\\033[1;32mdone\\033[0m\\n'",
+    // A pause mid-step: the page must show the step running with its first line before it ends.
+    "echo started; sleep 8; for i in $(seq 1 120); do echo \"line $i\"; done; printf '\\033[1;32mdone\\033[0m\\n'",
   ]);
   await page.getByRole("button", { name: "Create template" }).click();
   await expect(page).toHaveURL(/\/templates\/tmpl_[A-Za-z0-9]+$/);
   const templateId = page.url().split("/").pop()!;
-  await expect(page.getByTestId("template-status")).toHaveText("ready", { timeout: 90_000 });
   const log = page.getByTestId("build-log");
+  // Live: the running step and its first line appear while the build still runs.
+  const running = log.locator("[data-testid=build-step][data-state=running]");
+  await expect(running).toContainText("started", { timeout: 60_000 });
+  await expect(running).not.toContainText("line 1");
+  await expect(page.getByTestId("log-status")).toContainText("Live");
+  await expect(page.getByTestId("template-status")).toHaveText("building");
+  await screenshot(page, "templates-building-light");
+  await expect(page.getByTestId("template-status")).toHaveText("ready", { timeout: 90_000 });
   await expect(log.getByTestId("build-step")).toHaveCount(2);
   await expect(log.getByTestId("build-step").nth(1)).toHaveAttribute("data-state", "ok");
   await expect(log).toContainText("line 120");
