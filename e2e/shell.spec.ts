@@ -8,7 +8,7 @@ const SECTIONS = [
   ["Sandboxes", "/sandboxes", "No orkestr connection yet"],
   ["Volumes", "/volumes", "No orkestr connection yet"],
   ["Snapshots", "/snapshots", "Not built yet: arrives with issue 5 or later"],
-  ["Templates", "/templates", "Not built yet: arrives with issue 5 or later"],
+  ["Templates", "/templates", "No orkestr connection yet"],
   ["Webhooks", "/webhooks", "Not built yet: arrives with issue 5 or later"],
   ["Events", "/events", "Not built yet: arrives with issue 14"],
   ["Limits", "/limits", "No orkestr connection yet"],

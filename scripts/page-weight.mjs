@@ -35,6 +35,9 @@ const BUDGETS = [
   { route: "/sandboxes/[id]", kib: 181.6, note: "sandbox page, no heavier than before issue 12" },
   { route: "/limits", kib: 200, note: "limits page (issue 14: each new page at most 200 KiB)" },
   { route: "/volumes", kib: 200, note: "volumes page (issue 14 budget)" },
+  { route: "/templates", kib: 200, note: "templates (issue 14)" },
+  { route: "/templates/new", kib: 200, note: "template create, CodeMirror loads on demand (issue 14)" },
+  { route: "/templates/[id]", kib: 200, note: "a template's page with its live build log (issue 14)" },
 ];
 const DEFAULT_ROUTES = ["/login", "/sandboxes"];
 /** Segment files whose client entry chunks load with the route. */

@@ -2,6 +2,8 @@ import { QueryClient, QueryObserver } from "@tanstack/react-query";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sandboxKeys } from "./sandboxes";
 import { templateKeys, templateQueries } from "./templates";
+import { sandboxesByTemplate, templatePageQueries } from "./template-pages";
+import type { Sandbox } from "../orkestr/schemas/sandboxes";
 import { fileKeys } from "./files";
 import { previewKeys } from "./previews";
 import { terminalKeys } from "./terminal";
@@ -63,6 +65,32 @@ describe("template queries", () => {
     expect(customOnly.observer.getCurrentResult().data?.[0]?.id).toMatch(/^t[34]$/);
     withBuiltins.unsubscribe();
     customOnly.unsubscribe();
+  });
+});
+
+describe("the templates pages' queries", () => {
+  it("who uses a template: the live sandboxes, by the list's template filter; all of them for the list page", async () => {
+    const urls = countFetches();
+    const client = new QueryClient();
+    const one = mount(client, templatePageQueries.users("tmpl_1") as never);
+    const all = mount(client, templatePageQueries.users(null) as never);
+    await settle();
+    expect(urls.sort()).toEqual([
+      "/api/v1/sandboxes?status=creating%2Crunning%2Cpausing%2Cpaused%2Cresuming&limit=100",
+      "/api/v1/sandboxes?status=creating%2Crunning%2Cpausing%2Cpaused%2Cresuming&template=tmpl_1&limit=100",
+    ]);
+    // Under the templates prefix: a delete's invalidation refreshes them.
+    expect(templateKeys.users("tmpl_1").slice(0, 1)).toEqual([...templateKeys.all]);
+    one.unsubscribe();
+    all.unsubscribe();
+  });
+
+  it("groups sandboxes by the template id they run; built-ins and unknowns stay apart", () => {
+    const s = (id: string, template: string | null) => ({ id, status: "running", template }) as unknown as Sandbox;
+    const by = sandboxesByTemplate([s("a", "tmpl_1"), s("b", "python-3.12"), s("c", "tmpl_1"), s("d", null)]);
+    expect(by.get("tmpl_1")?.map((x) => x.id)).toEqual(["a", "c"]);
+    expect(by.get("python-3.12")?.map((x) => x.id)).toEqual(["b"]);
+    expect([...by.keys()]).toHaveLength(2);
   });
 });
 

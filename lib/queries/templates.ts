@@ -13,9 +13,12 @@ export const templateKeys = {
   lists: () => ["templates", "list"] as const,
   list: (query: { include_builtin: boolean }) => ["templates", "list", query] as const,
   baseImages: () => ["templates", "base-images"] as const,
+  detail: (id: string) => ["templates", "detail", id] as const,
+  /** The sandboxes running a template: under "templates", refreshed with them. */
+  users: (id: string | null) => ["templates", "users", id] as const,
 };
 
-const readTemplate = object<Template>({ id: "string" }, { status: "string" });
+export const readTemplate = object<Template>({ id: "string" }, { status: "string" });
 const readBaseImage = object<BaseImage>({ id: "string" });
 
 export const templateQueries = {

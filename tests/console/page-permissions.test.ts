@@ -148,6 +148,9 @@ const PAGE_PERMISSIONS: Record<string, string | null> = {
   "sandboxes/new/page.tsx": "sandboxes.write", // POST /api/v1/sandboxes
   "limits/page.tsx": "sandboxes.read", // GET /api/v1/sandboxes/limits
   "volumes/page.tsx": "volumes.read", // GET /api/v1/volumes (changes need volumes.write: the view is told)
+  "templates/page.tsx": "templates.read", // GET /api/v1/templates
+  "templates/[id]/page.tsx": "templates.read", // GET /api/v1/templates/{id}
+  "templates/new/page.tsx": "templates.write", // POST /api/v1/templates
   // The user's own connections: GET /api/connections and /api/connections/status need a session only.
   "settings/connections/page.tsx": null,
   "layout.tsx": null,

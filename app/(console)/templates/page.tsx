@@ -1,8 +1,38 @@
 import type { Metadata } from "next";
-import { NotBuiltYet } from "../../../components/layout/not-built-yet";
+import Link from "next/link";
+import { PageHeader } from "../../../components/layout/page-header";
+import { Forbidden } from "../../../components/layout/forbidden";
+import { TemplatesNoConnection } from "../../../components/templates/no-connection";
+import { TemplatesList } from "../../../components/templates/templates-list";
+import { Button } from "../../../components/ui/button";
+import { navItem } from "../../../lib/config/nav";
+import { newTemplateHref } from "../../../lib/links";
+import { requirePermission } from "../../../lib/server/auth";
+import { activeConnection } from "../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Templates" };
 
-export default function TemplatesPage() {
-  return <NotBuiltYet href="/templates" />;
+/** Custom templates and the built-in base images; the data is live (client-side through /api/v1). */
+export default async function TemplatesPage() {
+  const item = navItem("/templates");
+  // The permission GET /api/v1/templates requires.
+  const access = await requirePermission("templates.read");
+  if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
+  const connection = await activeConnection(access.current.user.id);
+  return (
+    <>
+      <PageHeader
+        title={item.title}
+        description={item.description}
+        actions={
+          connection ? (
+            <Button asChild>
+              <Link href={newTemplateHref()}>Create template</Link>
+            </Button>
+          ) : null
+        }
+      />
+      {connection ? <TemplatesList baseUrl={connection.baseUrl} /> : <TemplatesNoConnection />}
+    </>
+  );
 }

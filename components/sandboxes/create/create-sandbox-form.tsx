@@ -46,7 +46,7 @@ const AUTO_RETRIES = 3;
 const DEFAULT_RETRY_SECONDS = 5;
 
 /** The create page's form: waits for the plan's limits (sizes, regions, default egress hosts), then renders. */
-export function CreateSandboxForm({ baseUrl }: { baseUrl?: string }) {
+export function CreateSandboxForm({ baseUrl, initialTemplate }: { baseUrl?: string; initialTemplate?: string }) {
   const limits = useQuery(sandboxQueries.limits());
   // While the limits are being retried (lib/queries/retry.ts) the form is usable with the contract's
   // defaults: what the user types then is kept when the limits arrive (the form reads them once).
@@ -80,7 +80,7 @@ export function CreateSandboxForm({ baseUrl }: { baseUrl?: string }) {
           </AlertDescription>
         </Alert>
       ) : null}
-      <CreateSandboxFormBody limits={limits.data ?? null} baseUrl={baseUrl} />
+      <CreateSandboxFormBody limits={limits.data ?? null} baseUrl={baseUrl} initialTemplate={initialTemplate} />
     </div>
   );
 }
@@ -104,14 +104,22 @@ function describeSize(s: SizeChoice): string | undefined {
   return [s.cpu === null ? "" : `${s.cpu} vCPU`, mem].filter(Boolean).join(" · ");
 }
 
-function CreateSandboxFormBody({ limits, baseUrl }: { limits: Limits | null; baseUrl?: string }) {
+function CreateSandboxFormBody({
+  limits,
+  baseUrl,
+  initialTemplate,
+}: {
+  limits: Limits | null;
+  baseUrl?: string;
+  initialTemplate?: string;
+}) {
   const router = useRouter();
   const queryClient = useQueryClient();
   const volumes = useQuery(volumeQueries.list());
   const [state, setState] = useState<CreateFormState>(() => {
     const initial = initialFormState(limits);
     const firstAllowed = sizeChoices(limits).find((s) => !sizeRefusal(limits, s.size));
-    return { ...initial, size: firstAllowed?.size ?? "" };
+    return { ...initial, size: firstAllowed?.size ?? "", template: initialTemplate ?? initial.template };
   });
   const [showErrors, setShowErrors] = useState(false);
   const [serverError, setServerError] = useState<OrkestrError | null>(null);

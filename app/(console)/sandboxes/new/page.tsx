@@ -11,7 +11,13 @@ export const metadata: Metadata = { title: "Create a sandbox" };
 // /sandboxes/new: the create form. The server part checks the role and reads the active
 // connection's base URL (not its token) for "Show code"; the form itself is a client leaf that
 // loads the plan's limits and option lists through /api/v1.
-export default async function NewSandboxPage() {
+export default async function NewSandboxPage({
+  searchParams,
+}: {
+  searchParams?: Promise<Record<string, string | string[] | undefined>>;
+} = {}) {
+  // ?template=<id or name>: "Create sandbox from this" on a template's page preselects it.
+  const template = (await searchParams)?.template;
   const header = (
     <PageHeader
       title="Create a sandbox"
@@ -54,7 +60,10 @@ export default async function NewSandboxPage() {
   return (
     <div className="mx-auto w-full max-w-3xl">
       {header}
-      <CreateSandboxForm baseUrl={connection.baseUrl} />
+      <CreateSandboxForm
+        baseUrl={connection.baseUrl}
+        initialTemplate={typeof template === "string" && template ? template : undefined}
+      />
     </div>
   );
 }
