@@ -58,7 +58,6 @@ export const consoleNav: readonly NavSection[] = [
         href: "/templates",
         icon: "templates",
         description: "Base images and build recipes for new sandboxes.",
-        arrivesWith: "issue 5 or later",
       },
       {
         title: "Webhooks",
