@@ -60,7 +60,7 @@ export function DeleteTemplateDialog({ template, onClose }: { template: Template
           ) : null}
           {remove.isError ? (
             <Alert variant="destructive">
-              <AlertTitle className="font-semibold text-foreground!">The template was not deleted</AlertTitle>
+              <AlertTitle className="font-semibold">The template was not deleted</AlertTitle>
               <AlertDescription className="text-foreground">{errorText(remove.error)}</AlertDescription>
             </Alert>
           ) : null}

@@ -56,7 +56,7 @@ export function TemplateDetail({ id, baseUrl }: { id: string; baseUrl: string })
       <div className="flex flex-col gap-3">
         <RetryNotice query={template} queryKey={templateKeys.detail(id)} title="The template could not be read yet" />
         <Alert variant="destructive">
-          <AlertTitle className="font-semibold text-foreground!">The template could not be read</AlertTitle>
+          <AlertTitle className="font-semibold">The template could not be read</AlertTitle>
           <AlertDescription className="flex flex-wrap items-center gap-3 text-foreground">
             {errorText(template.error)}
             <Button size="sm" variant="outline" onClick={() => template.refetch()}>
@@ -196,7 +196,7 @@ function FailureSummary({ template, model }: { template: Template; model: BuildL
     <Alert variant="destructive" data-testid="build-failure">
       {/* The destructive title colour on this tint falls under 4.5:1 in the light theme (axe): the
           border, tint and role say "failed"; the title reads in the normal text colour, bold. */}
-      <AlertTitle className="font-semibold text-foreground!">{title}</AlertTitle>
+      <AlertTitle className="font-semibold">{title}</AlertTitle>
       <AlertDescription className="flex flex-col gap-2 text-foreground">
         {step ? (
           <p>

@@ -84,7 +84,7 @@ function CustomTemplates() {
           </div>
         ) : templates.isError ? (
           <Alert variant="destructive">
-            <AlertTitle className="font-semibold text-foreground!">Templates could not be listed</AlertTitle>
+            <AlertTitle className="font-semibold">Templates could not be listed</AlertTitle>
             <AlertDescription className="flex flex-wrap items-center gap-3 text-foreground">
               {errorText(templates.error)}
               <Button size="sm" variant="outline" onClick={() => templates.refetch()}>
@@ -220,7 +220,7 @@ function BaseImages() {
           </div>
         ) : images.isError ? (
           <Alert variant="destructive">
-            <AlertTitle className="font-semibold text-foreground!">The base images could not be listed</AlertTitle>
+            <AlertTitle className="font-semibold">The base images could not be listed</AlertTitle>
             <AlertDescription className="flex flex-wrap items-center gap-3 text-foreground">
               {errorText(images.error)}
               <Button size="sm" variant="outline" onClick={() => images.refetch()}>

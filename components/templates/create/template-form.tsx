@@ -46,7 +46,7 @@ export function TemplateForm({ baseUrl, from }: { baseUrl: string; from: string 
     <div className="flex flex-col gap-4">
       {images.isError ? (
         <Alert variant="warning">
-          <AlertTitle className="font-semibold text-foreground!">The base images could not be listed</AlertTitle>
+          <AlertTitle className="font-semibold">The base images could not be listed</AlertTitle>
           <AlertDescription className="text-foreground">
             {errorText(images.error)} Type the base image&apos;s id; the server checks it.
           </AlertDescription>
@@ -252,7 +252,7 @@ function TemplateFormBody({
 
       {create.isError ? (
         <Alert variant="destructive">
-          <AlertTitle className="font-semibold text-foreground!">The template was not created</AlertTitle>
+          <AlertTitle className="font-semibold">The template was not created</AlertTitle>
           <AlertDescription className="text-foreground">{errorText(create.error)}</AlertDescription>
         </Alert>
       ) : null}
