@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+// @ts-expect-error -- a plain ES module script without type declarations
 import { engineWebhookAllow } from "../../scripts/supervisor.mjs";
 import { parseAllowedOrigins } from "../../engine/src/services/webhook-guard";
 
