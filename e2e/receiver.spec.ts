@@ -33,6 +33,42 @@ const feedRow = (page: Page, type: string, sandboxId: string) =>
 
 let sandboxId = "";
 
+/**
+ * Opens `path` and waits until its tab listens to received events: the page's own stream (loaded
+ * after hydration) has answered, and the console's reader has caught up (a probe stream's `ready`),
+ * so an event recorded from now on is pushed to the tab.
+ */
+async function gotoListening(page: Page, path: string) {
+  const bridge = page.waitForResponse((r) => r.url().endsWith("/api/hooks/events/live"));
+  await page.goto(path);
+  expect((await bridge).status()).toBe(200);
+  await page.evaluate(
+    () =>
+      new Promise<void>((resolve) => {
+        const probe = new EventSource("/api/hooks/events/live");
+        probe.addEventListener("ready", () => {
+          probe.close();
+          resolve();
+        });
+      }),
+  );
+}
+
+/** Holds every request matching `pattern` (not answered, not failed) until `release()`. */
+async function holdRequests(page: Page, pattern: RegExp) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const held = async (route: Route) => {
+    await gate;
+    await route.continue().catch(() => undefined);
+  };
+  await page.route(pattern, held);
+  return async () => {
+    release();
+    await page.unroute(pattern, held);
+  };
+}
+
 test("the events page's empty state offers Receive in Baton; one click makes the receiver", async ({
   connected: page,
 }) => {
@@ -89,27 +125,20 @@ test("the sandbox list shows a status change from the received event, its own re
   servers,
 }) => {
   const problems = watchForErrors(page);
-  await page.goto("/sandboxes");
+  await gotoListening(page, "/sandboxes");
   const listRow = page.locator(`[role=row][data-sandbox-id="${sandboxId}"]`);
   await expect(listRow).toContainText("running");
 
   // From here the list's own reads (its poll and any refresh) wait until the end of the test, so
   // the new status can only come from the received event. The requests are held, not answered.
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  const held = async (route: Route) => {
-    await gate;
-    await route.continue().catch(() => undefined);
-  };
-  await page.route(/\/api\/v1\/sandboxes\?/, held);
+  const release = await holdRequests(page, /\/api\/v1\/sandboxes\?/);
   try {
     // Paused by another client (the engine's API directly), so no mutation in this page knows of it.
     const paused = await servers.engine.api("POST", `/sandboxes/${sandboxId}/pause`);
     expect(paused.status).toBe(200);
     await expect(listRow).toContainText("paused");
   } finally {
-    release();
-    await page.unroute(/\/api\/v1\/sandboxes\?/, held);
+    await release();
   }
   expect(problems).toEqual([]);
 });
@@ -180,4 +209,25 @@ test("a forged delivery is refused with 401 and the feed never shows it", async 
   await expect(feed(page).locator(`tr[data-event-id="${forgedId}"]`)).toHaveCount(0);
   const listed = await (await page.request.get("/api/hooks/events?limit=100")).text();
   expect(listed).not.toContain(forgedId);
+});
+
+test("the sandbox page shows a status change from the received event, its own stream and reads held back", async ({
+  connected: page,
+  servers,
+}) => {
+  const problems = watchForErrors(page);
+  // The page's own live stream and its polls of the sandbox are held from the start: its status can
+  // change only through the received event.
+  const release = await holdRequests(page, new RegExp(`/api/v1/sandboxes/${sandboxId}(/live)?(\\?.*)?$`));
+  try {
+    await gotoListening(page, `/sandboxes/${sandboxId}`);
+    const status = page.getByTestId("sandbox-status");
+    await expect(status).toHaveText("running");
+    const paused = await servers.engine.api("POST", `/sandboxes/${sandboxId}/pause`);
+    expect(paused.status).toBe(200);
+    await expect(status).toHaveText("paused");
+  } finally {
+    await release();
+  }
+  expect(problems).toEqual([]);
 });
