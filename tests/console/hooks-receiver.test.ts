@@ -161,6 +161,15 @@ describe.each(testBackends)("the webhook receiver on $name", (backend) => {
     expect(await count()).toBe(before);
   });
 
+  it("refuses the same event re-formatted: the signature is over the bytes, not the parsed JSON", async () => {
+    const before = await count();
+    const d = delivery();
+    // Equal as JSON (a verifier that re-serializes the parsed body would accept it), not as bytes.
+    const reformatted = JSON.stringify(JSON.parse(d.body), null, 1);
+    await refused(await post(receiverId, { body: reformatted, headers: d.headers }), 401, "bad_signature");
+    expect(await count()).toBe(before);
+  });
+
   it("refuses a delivery without a signature, or with one of the wrong shape", async () => {
     const before = await count();
     const d = delivery();
