@@ -185,9 +185,14 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       const dataDir = fs.mkdtempSync(
         path.join(os.tmpdir(), `baton-console-${consoleInstance.replace(/[^a-z0-9-]/gi, "")}-`),
       );
-      const engine = await startEngine({ dataDir });
-      const db = await consoleDatabase(database);
+      // The console's port first: the engine allows the console's own webhook receiver
+      // (/api/hooks/<id> on this origin) and no other internal address, as `npm start` sets it up.
       const port = await freePort();
+      const engine = await startEngine({
+        dataDir,
+        env: { ORKESTR_ENGINE_WEBHOOK_ALLOW: `http://127.0.0.1:${port}` },
+      });
+      const db = await consoleDatabase(database);
       let out = "";
       const consoleEnv: NodeJS.ProcessEnv = {
         ...env,

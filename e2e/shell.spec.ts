@@ -10,7 +10,7 @@ const SECTIONS = [
   ["Snapshots", "/snapshots", "Not built yet: arrives with issue 5 or later"],
   ["Templates", "/templates", "No orkestr connection yet"],
   ["Webhooks", "/webhooks", "Not built yet: arrives with issue 5 or later"],
-  ["Events", "/events", "Not built yet: arrives with issue 14"],
+  ["Events", "/events", "No orkestr connection yet"],
   ["Limits", "/limits", "No orkestr connection yet"],
   ["Usage", "/usage", "Not built yet: arrives with issue 4 or later"],
   ["Team", "/team", "Not built yet: arrives with issue 4 or later"],

@@ -38,6 +38,7 @@ const BUDGETS = [
   { route: "/templates", kib: 200, note: "templates (issue 14)" },
   { route: "/templates/new", kib: 200, note: "template create, CodeMirror loads on demand (issue 14)" },
   { route: "/templates/[id]", kib: 200, note: "a template's page with its live build log (issue 14)" },
+  { route: "/events", kib: 200, note: "received events feed (issue 14 budget)" },
 ];
 const DEFAULT_ROUTES = ["/login", "/sandboxes"];
 /** Segment files whose client entry chunks load with the route. */

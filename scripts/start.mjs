@@ -5,22 +5,24 @@
 // stops both cleanly (the engine cleans up its sandboxes on the way out); a second one kills them.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import { restartPolicy, supervise } from "./supervisor.mjs";
+import { engineWebhookAllow, restartPolicy, supervise } from "./supervisor.mjs";
 
 const policy = restartPolicy();
 const supervised = [];
+const withConsole = fs.existsSync("app") && fs.existsSync("next.config.ts");
 
 supervised.push(
   supervise({
     name: "engine",
     cmd: process.execPath,
     args: ["--import", "tsx", "engine/src/server.ts"],
-    env: process.env,
+    // The console's own receiver is the one internal webhook target the engine allows.
+    env: withConsole ? { ...process.env, ORKESTR_ENGINE_WEBHOOK_ALLOW: engineWebhookAllow(process.env) } : process.env,
     policy,
   }),
 );
 
-if (fs.existsSync("app") && fs.existsSync("next.config.ts")) {
+if (withConsole) {
   if (!fs.existsSync(".next/BUILD_ID")) {
     // A fresh checkout has no production build yet: make one (about 20 s on 2 cores).
     console.error("[start] building the console (next build)...");

@@ -7,6 +7,7 @@ import { requireUser } from "../../lib/server/auth";
 import { DATABASE_RETRY_SECONDS, isDatabaseUnavailable } from "../../lib/server/db/unavailable";
 import { DatabaseOutage } from "../../components/layout/database-outage";
 import { connectionStatus } from "../../lib/server/connections";
+import { ReceivedEventsBridge } from "../../components/events/received-events-bridge";
 
 /** The header's first render must not wait on a slow upstream for long: the poll catches up. */
 const INITIAL_CHECK_TIMEOUT_MS = 2_500;
@@ -51,6 +52,8 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
           {children}
         </main>
       </div>
+      {/* Received webhook events update the sandbox pages as they arrive (loaded when idle). */}
+      <ReceivedEventsBridge />
       {/* Ctrl/Cmd-K and `?` anywhere in the console. */}
       <CommandLauncher />
     </div>

@@ -35,6 +35,8 @@ const PUBLIC: Record<string, string> = {
     "next-auth's own endpoints (csrf, session, providers, OIDC callbacks); not built with route(), next-auth answers in its own shapes",
   "POST /api/auth/[...nextauth]":
     "next-auth's own endpoints (signout, OIDC sign-in); next-auth checks its own CSRF token",
+  "POST /api/hooks/[id]":
+    "Baton's webhook receiver: the orkestr API calls it server to server; the delivery's signature over the raw body is its authentication",
   ...Object.fromEntries(
     ["GET", "POST", "PUT", "PATCH", "DELETE"].map((m) => [
       `${m} /api/[...path]`,

@@ -1,8 +1,52 @@
 import type { Metadata } from "next";
-import { NotBuiltYet } from "../../../components/layout/not-built-yet";
+import Link from "next/link";
+import { EventFeed } from "../../../components/events/event-feed";
+import { Forbidden } from "../../../components/layout/forbidden";
+import { PageHeader } from "../../../components/layout/page-header";
+import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/alert";
+import { Button } from "../../../components/ui/button";
+import { ReceiveInBaton } from "../../../components/webhooks/receive-in-baton";
+import { navItem } from "../../../lib/config/nav";
+import { requirePermission } from "../../../lib/server/auth";
+import { activeConnection } from "../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Events" };
 
-export default function EventsPage() {
-  return <NotBuiltYet href="/events" />;
+/**
+ * The webhook deliveries Baton's own receiver verified and recorded, live. Events belong to the
+ * receiver on the user's active connection; without a connection there is nothing to receive from.
+ */
+export default async function EventsPage({ searchParams }: { searchParams: Promise<{ type?: string | string[] }> }) {
+  const item = navItem("/events");
+  // The permission GET /api/hooks/events requires.
+  const access = await requirePermission("webhooks.read");
+  if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
+  const connection = await activeConnection(access.current.user.id);
+  const raw = (await searchParams).type;
+  const type = typeof raw === "string" && /^[a-z0-9_.]{1,100}$/.test(raw) ? raw : "";
+  return (
+    <>
+      <PageHeader
+        title={item.title}
+        description={item.description}
+        actions={connection ? <ReceiveInBaton hideWhenReceiving /> : null}
+      />
+      {connection ? (
+        <EventFeed baseUrl={connection.baseUrl} initialType={type} />
+      ) : (
+        <Alert variant="warning">
+          <AlertTitle>No orkestr connection yet</AlertTitle>
+          <AlertDescription className="flex flex-col items-start gap-3 text-foreground">
+            <p>
+              Baton receives the webhook events of an orkestr connection: the hosted API with your token, any v1 server,
+              or the local engine that ships with Baton.
+            </p>
+            <Button size="sm" asChild>
+              <Link href="/settings/connections">Set up a connection</Link>
+            </Button>
+          </AlertDescription>
+        </Alert>
+      )}
+    </>
+  );
 }

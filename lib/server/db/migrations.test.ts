@@ -17,10 +17,12 @@ const TABLES = [
   "login_attempts",
   "memberships",
   "orkestr_connections",
+  "received_events",
   "sessions",
   "settings",
   "teams",
   "users",
+  "webhook_receivers",
 ];
 
 async function tableNames(t: TestDatabase): Promise<string[]> {

@@ -120,6 +120,37 @@ export interface LeasesTable {
   expires_at: EpochMs;
 }
 
+/** A webhook Baton made on a user's connection, delivering to its own `/api/hooks/<id>` (lib/server/hooks/). */
+export interface WebhookReceiversTable {
+  /** `rcv_<random>`: unguessable, it is the path of the receiving endpoint. */
+  id: string;
+  user_id: string;
+  connection_id: string;
+  /** The upstream webhook's id (`whk_…`). */
+  webhook_id: string;
+  url: string;
+  /** encrypt(secret, { aad: receiverSecretAad(id) }) */
+  secret_ciphertext: string;
+  created_at: EpochMs;
+}
+
+/** One verified delivery a receiver recorded. */
+export interface ReceivedEventsTable {
+  id: string;
+  receiver_id: string;
+  /** The signed body's `id` (`evt_…`). */
+  event_id: string;
+  /** `X-Orkestr-Delivery` (`dlv_…`). */
+  delivery_id: string;
+  type: string;
+  sandbox_id: string | null;
+  sandbox_status: string | null;
+  /** The signed body, as received. */
+  body: string;
+  event_created_at: EpochMs;
+  received_at: EpochMs;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -131,4 +162,6 @@ export interface Database {
   login_attempts: LoginAttemptsTable;
   settings: SettingsTable;
   leases: LeasesTable;
+  webhook_receivers: WebhookReceiversTable;
+  received_events: ReceivedEventsTable;
 }

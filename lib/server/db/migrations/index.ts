@@ -3,6 +3,7 @@ import type { Migration, MigrationProvider } from "kysely";
 import * as m0001 from "./0001_init";
 import * as m0002 from "./0002_engine_token_id";
 import * as m0003 from "./0003_leases";
+import * as m0004 from "./0004_webhook_receivers";
 
 // Every migration, imported statically: bundlers (Next.js) cannot glob a folder at runtime.
 // Names sort lexically; append new ones as "0002_<what>" and never edit a released migration.
@@ -10,6 +11,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0001_init": m0001,
   "0002_engine_token_id": m0002,
   "0003_leases": m0003,
+  "0004_webhook_receivers": m0004,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,233 @@
+import type { Page, Route } from "@playwright/test";
+import { seriousAxeViolations } from "./a11y";
+import { expect, test } from "./fixtures";
+import { screenshot, watchForErrors } from "./helpers";
+
+// "Receive in Baton" against the real engine and the real console server, no mocked network: one
+// click makes a webhook on the owner's local-engine connection that delivers to the console's own
+// /api/hooks/<id> (the engine allows exactly that origin); sandbox events then appear in the feed,
+// and the sandbox list takes a new status from the received event while its own reads are held. A
+// forged delivery is refused with 401 and never shown. Its own console instance: it makes sandboxes
+// and a receiver other specs must not see.
+test.use({ consoleInstance: "receiver" });
+test.describe.configure({ mode: "serial" });
+
+async function checkA11yLightAndDark(page: Page, name: string) {
+  for (const scheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await expect(page.locator("html")).toHaveClass(scheme === "dark" ? /dark/ : /^(?!.*dark)/);
+    expect(await seriousAxeViolations(page), `axe on ${name} (${scheme})`).toEqual([]);
+    await screenshot(page, `${name}-${scheme}`);
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+}
+
+test.afterEach(async ({ servers }, testInfo) => {
+  if (testInfo.status !== testInfo.expectedStatus)
+    await testInfo.attach("console.log", { body: servers.log().slice(-20_000), contentType: "text/plain" });
+});
+
+const feed = (page: Page) => page.getByTestId("event-feed");
+const feedRow = (page: Page, type: string, sandboxId: string) =>
+  feed(page).locator(`tr[data-event-type="${type}"]`).filter({ hasText: sandboxId });
+
+let sandboxId = "";
+
+/**
+ * Opens `path` and waits until its tab listens to received events: the page's own stream (loaded
+ * after hydration) has answered, and the console's reader has caught up (a probe stream's `ready`),
+ * so an event recorded from now on is pushed to the tab.
+ */
+async function gotoListening(page: Page, path: string) {
+  const bridge = page.waitForResponse((r) => r.url().endsWith("/api/hooks/events/live"));
+  await page.goto(path);
+  expect((await bridge).status()).toBe(200);
+  await page.evaluate(
+    () =>
+      new Promise<void>((resolve) => {
+        const probe = new EventSource("/api/hooks/events/live");
+        probe.addEventListener("ready", () => {
+          probe.close();
+          resolve();
+        });
+      }),
+  );
+}
+
+/** Holds every request matching `pattern` (not answered, not failed) until `release()`. */
+async function holdRequests(page: Page, pattern: RegExp) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const held = async (route: Route) => {
+    await gate;
+    await route.continue().catch(() => undefined);
+  };
+  await page.route(pattern, held);
+  return async () => {
+    release();
+    await page.unroute(pattern, held);
+  };
+}
+
+test("the events page's empty state offers Receive in Baton; one click makes the receiver", async ({
+  connected: page,
+}) => {
+  const problems = watchForErrors(page);
+  await page.goto("/events");
+  await expect(page.getByRole("heading", { level: 1, name: "Events" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Baton is not receiving events yet" })).toBeVisible();
+  await checkA11yLightAndDark(page, "events-empty");
+
+  // The empty state's button (the header has the same one).
+  await page.getByRole("main").getByRole("button", { name: "Receive in Baton" }).last().click();
+  await expect(page.getByRole("heading", { name: "Receiving in Baton" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Waiting for the first event" })).toBeVisible();
+  await expect(page.getByRole("status").filter({ hasText: "Live" })).toBeVisible();
+  // The header's button is gone: there is a receiver now.
+  await expect(page.getByRole("button", { name: "Receive in Baton" })).toHaveCount(0);
+
+  // The browser never sees the secret: not in the receiver's answer, not in the page.
+  const answer = await page.request.get("/api/hooks/receivers");
+  const text = await answer.text();
+  // (The page's code snippets name the prefix, "whsec_…": a secret is the prefix and its random part.)
+  expect(text).not.toMatch(/whsec_[A-Za-z0-9_-]{8}/);
+  expect(await page.content()).not.toMatch(/whsec_[A-Za-z0-9_-]{8}/);
+  const { receiver } = JSON.parse(text) as { receiver: { url: string; webhook_id: string } };
+  expect(receiver.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/hooks\/rcv_[A-Za-z0-9_-]{32}$/);
+  expect(problems).toEqual([]);
+});
+
+test("a sandbox's events appear in the feed, live, with a link to it and the delivery id", async ({
+  connected: page,
+  baseURL,
+}) => {
+  const problems = watchForErrors(page);
+  await page.goto("/events");
+  await expect(page.getByRole("status").filter({ hasText: "Live" })).toBeVisible();
+  const created = await page.request.post("/api/v1/sandboxes", {
+    data: { template: "python-3.12", timeout_seconds: 900, metadata: { suite: "receiver" } },
+    headers: { origin: baseURL! },
+  });
+  expect(created.status(), await created.text()).toBe(201);
+  sandboxId = ((await created.json()) as { id: string }).id;
+
+  // No reload: the row arrives through the live stream.
+  const row = feedRow(page, "sandbox.created", sandboxId);
+  await expect(row).toBeVisible();
+  await expect(row.getByRole("link", { name: sandboxId })).toHaveAttribute("href", `/sandboxes/${sandboxId}`);
+  await expect(row).toContainText(/dlv_/);
+  await expect(row.getByText("Verified")).toBeVisible();
+  expect(problems).toEqual([]);
+});
+
+test("the sandbox list shows a status change from the received event, its own reads held back", async ({
+  connected: page,
+  servers,
+}) => {
+  const problems = watchForErrors(page);
+  await gotoListening(page, "/sandboxes");
+  const listRow = page.locator(`[role=row][data-sandbox-id="${sandboxId}"]`);
+  await expect(listRow).toContainText("running");
+
+  // From here the list's own reads (its poll and any refresh) wait until the end of the test, so
+  // the new status can only come from the received event. The requests are held, not answered.
+  const release = await holdRequests(page, /\/api\/v1\/sandboxes\?/);
+  try {
+    // Paused by another client (the engine's API directly), so no mutation in this page knows of it.
+    const paused = await servers.engine.api("POST", `/sandboxes/${sandboxId}/pause`);
+    expect(paused.status).toBe(200);
+    await expect(listRow).toContainText("paused");
+  } finally {
+    await release();
+  }
+  expect(problems).toEqual([]);
+});
+
+test("the feed filters by type and pauses; light and dark", async ({ connected: page, servers }) => {
+  const problems = watchForErrors(page);
+  await page.goto("/events");
+  await expect(feedRow(page, "sandbox.paused", sandboxId)).toBeVisible();
+  await expect(feedRow(page, "sandbox.created", sandboxId)).toBeVisible();
+
+  await page.getByLabel("Event type").selectOption("sandbox.paused");
+  await expect(page).toHaveURL(/\?type=sandbox\.paused$/);
+  await expect(feedRow(page, "sandbox.created", sandboxId)).toHaveCount(0);
+  await expect(feedRow(page, "sandbox.paused", sandboxId)).toBeVisible();
+  await page.getByLabel("Event type").selectOption("");
+
+  // Paused: a new event is counted, not shown, until Resume.
+  await page.getByRole("button", { name: "Pause" }).click();
+  await expect(page.getByRole("button", { name: "Resume" })).toHaveAttribute("aria-pressed", "true");
+  const resumed = await servers.engine.api("POST", `/sandboxes/${sandboxId}/resume`);
+  expect(resumed.status).toBe(200);
+  await expect(page.getByRole("status").filter({ hasText: "Paused: 1 new" })).toBeVisible();
+  await expect(feedRow(page, "sandbox.resumed", sandboxId)).toHaveCount(0);
+  await page.getByRole("button", { name: "Resume" }).click();
+  await expect(feedRow(page, "sandbox.resumed", sandboxId)).toBeVisible();
+
+  await checkA11yLightAndDark(page, "events-feed");
+  expect(problems).toEqual([]);
+});
+
+test("a forged delivery is refused with 401 and the feed never shows it", async ({ connected: page, playwright }) => {
+  const { receiver } = (await (await page.request.get("/api/hooks/receivers")).json()) as {
+    receiver: { url: string };
+  };
+  const forgedId = "evt_FORGEDBYTHETEST0000000001";
+  const body = JSON.stringify({
+    id: forgedId,
+    type: "sandbox.terminated",
+    created_at: new Date().toISOString(),
+    data: { sandbox: { id: sandboxId, status: "terminated" } },
+  });
+  // As curl would send it, server to server: no cookie, no Origin, a signature made without the secret.
+  const outsider = await playwright.request.newContext();
+  const forged = await outsider.fetch(receiver.url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-orkestr-event": "sandbox.terminated",
+      "x-orkestr-delivery": "dlv_FORGED",
+      "x-orkestr-signature": `sha256=${"0".repeat(64)}`,
+    },
+    data: body,
+  });
+  expect(forged.status()).toBe(401);
+  expect(await forged.json()).toMatchObject({ code: "bad_signature", detail: expect.any(String) });
+
+  const unknown = await outsider.fetch(receiver.url.replace(/rcv_[A-Za-z0-9_-]+$/, "rcv_unknown"), {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-orkestr-signature": `sha256=${"0".repeat(64)}` },
+    data: body,
+  });
+  expect(unknown.status()).toBe(401);
+  expect(await unknown.json()).toMatchObject({ code: "unknown_receiver" });
+  await outsider.dispose();
+
+  await page.goto("/events");
+  await expect(feedRow(page, "sandbox.created", sandboxId)).toBeVisible();
+  await expect(feed(page).locator(`tr[data-event-id="${forgedId}"]`)).toHaveCount(0);
+  const listed = await (await page.request.get("/api/hooks/events?limit=100")).text();
+  expect(listed).not.toContain(forgedId);
+});
+
+test("the sandbox page shows a status change from the received event, its own stream and reads held back", async ({
+  connected: page,
+  servers,
+}) => {
+  const problems = watchForErrors(page);
+  // The page's own live stream and its polls of the sandbox are held from the start: its status can
+  // change only through the received event.
+  const release = await holdRequests(page, new RegExp(`/api/v1/sandboxes/${sandboxId}(/live)?(\\?.*)?$`));
+  try {
+    await gotoListening(page, `/sandboxes/${sandboxId}`);
+    const status = page.getByTestId("sandbox-status");
+    await expect(status).toHaveText("running");
+    const paused = await servers.engine.api("POST", `/sandboxes/${sandboxId}/pause`);
+    expect(paused.status).toBe(200);
+    await expect(status).toHaveText("paused");
+  } finally {
+    await release();
+  }
+  expect(problems).toEqual([]);
+});

@@ -1,0 +1,110 @@
+import "server-only";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { DELETE as stopReceiving } from "../../app/api/hooks/receivers/[id]/route";
+import { POST as receiveInBaton } from "../../app/api/hooks/receivers/route";
+import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
+import { decrypt } from "../../lib/server/crypto";
+import { testBackends } from "../../lib/server/db/test-backends";
+import { receiverSecretAad } from "../../lib/server/hooks/store";
+import { connectLocalEngine } from "../../lib/server/tokens";
+import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
+
+// "Receive in Baton" against a real engine that allows the console's origin (as `npm start` sets
+// ORKESTR_ENGINE_WEBHOOK_ALLOW): the webhook is made upstream through the typed client, its secret
+// is stored encrypted (the e2e proves deliveries verify with it), a second click makes nothing new, a
+// webhook deleted upstream is made again, and Stop receiving deletes it upstream and here.
+
+let engine: EngineHandle;
+beforeAll(async () => {
+  // The console under test is http://baton.test (tests/console/helpers.ts): its receiver's origin.
+  engine = await startEngine({ env: { ORKESTR_ENGINE_WEBHOOK_ALLOW: "http://baton.test" } });
+  vi.stubEnv("ORKESTR_API_URL", engine.origin);
+}, 60_000);
+// SQLite: the engine round trips are the subject here; the repositories run on both backends elsewhere.
+const ctx = useConsoleDb(testBackends[0]!);
+beforeAll(() => {
+  const dir = path.join(process.env.BATON_DATA_DIR!, "engine");
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "bootstrap.secret"), engine.bootstrap!, { mode: 0o600 });
+});
+afterAll(async () => {
+  await engine?.stop();
+  if (engine?.dataDir) fs.rmSync(engine.dataDir, { recursive: true, force: true });
+});
+
+describe("Receive in Baton on the local engine", () => {
+  let cookie = "";
+
+  beforeAll(async () => {
+    const { user, teamId } = await makeUser(ctx.db(), "owner");
+    await connectLocalEngine(user.id, { teamId });
+    cookie = (await sessionCookie(ctx.db(), user.id)).cookie;
+  });
+
+  const click = () => receiveInBaton(request("/api/hooks/receivers", { method: "POST", cookie }), noParams);
+  const webhooksUpstream = async (id: string) =>
+    (await engine.api("GET", `/webhooks/${id}`, undefined, { token: await userToken() })).status;
+
+  /** The token the user's connection holds, decrypted as the vault does (to ask the engine as them). */
+  async function userToken(): Promise<string> {
+    const row = await ctx
+      .db()
+      .selectFrom("orkestr_connections")
+      .select(["id", "token_ciphertext"])
+      .executeTakeFirstOrThrow();
+    return decrypt(row.token_ciphertext, { aad: `orkestr_connections:${row.id}:token` });
+  }
+
+  it("makes the webhook upstream, keeps its secret encrypted, and answers no secret", async () => {
+    const res = await click();
+    expect(res.status).toBe(201);
+    const body = (await jsonOf(res)) as { receiver: { id: string; url: string; webhook_id: string } };
+    expect(JSON.stringify(body)).not.toMatch(/whsec_/);
+    expect(body.receiver.url).toBe(`http://baton.test/api/hooks/${body.receiver.id}`);
+    const upstream = await engine.api<{ url: string; secret?: string }>(
+      "GET",
+      `/webhooks/${body.receiver.webhook_id}`,
+      undefined,
+      { token: await userToken() },
+    );
+    expect(upstream.status).toBe(200);
+    expect(upstream.body.url).toBe(body.receiver.url);
+    const row = await ctx
+      .db()
+      .selectFrom("webhook_receivers")
+      .select(["id", "secret_ciphertext"])
+      .executeTakeFirstOrThrow();
+    expect(row.secret_ciphertext).not.toMatch(/whsec_/);
+    expect(decrypt(row.secret_ciphertext, { aad: receiverSecretAad(row.id) })).toMatch(/^whsec_/);
+  });
+
+  it("a second click finds the receiver; one whose webhook was deleted upstream is made again", async () => {
+    const first = (await jsonOf(await click())) as { receiver: { id: string; webhook_id: string } };
+    const again = await click();
+    expect(again.status).toBe(200);
+    expect(((await jsonOf(again)) as { receiver: { id: string } }).receiver.id).toBe(first.receiver.id);
+
+    expect(
+      (await engine.api("DELETE", `/webhooks/${first.receiver.webhook_id}`, undefined, { token: await userToken() }))
+        .status,
+    ).toBe(204);
+    const remade = await click();
+    expect(remade.status).toBe(201);
+    const next = (await jsonOf(remade)) as { receiver: { id: string; webhook_id: string } };
+    expect(next.receiver.id).not.toBe(first.receiver.id);
+    expect(await webhooksUpstream(next.receiver.webhook_id)).toBe(200);
+    expect(await ctx.db().selectFrom("webhook_receivers").select("id").execute()).toEqual([{ id: next.receiver.id }]);
+  });
+
+  it("Stop receiving deletes the webhook upstream and the receiver here", async () => {
+    const { receiver } = (await jsonOf(await click())) as { receiver: { id: string; webhook_id: string } };
+    const res = await stopReceiving(request(`/api/hooks/receivers/${receiver.id}`, { method: "DELETE", cookie }), {
+      params: Promise.resolve({ id: receiver.id }),
+    });
+    expect(res.status).toBe(204);
+    expect(await webhooksUpstream(receiver.webhook_id)).toBe(404);
+    expect(await ctx.db().selectFrom("webhook_receivers").select("id").execute()).toEqual([]);
+  });
+});
