@@ -71,7 +71,6 @@ export const consoleNav: readonly NavSection[] = [
         href: "/events",
         icon: "events",
         description: "Webhook deliveries Baton received and verified, live.",
-        arrivesWith: "issue 14",
       },
     ],
   },
