@@ -4,6 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../engine/test/helpers/free-port";
+// @ts-expect-error -- a plain ES module script without type declarations
+import { engineWebhookAllow } from "../supervisor.mjs";
 import { startTopology } from "./topology";
 
 // Several Baton instances behind nginx, by hand:
@@ -37,12 +40,24 @@ if (!Number.isInteger(instances) || instances < 1 || instances > 16) {
 const root = values.dir ? path.resolve(values.dir) : fs.mkdtempSync(path.join(os.tmpdir(), "baton-multi-"));
 fs.mkdirSync(root, { recursive: true });
 
+// Chosen before the engine starts: Baton's address (the balancer's) is the one webhook receiver the
+// engine may deliver to on this machine (Receive in Baton), as `npm start` allows the console's.
+const balancerPort = values.port ? Number(values.port) : await freePort();
+
 /** The local engine on a port it picks, in its own data dir: its origin once it says it is ready. */
 async function startEngine(): Promise<{ origin: string; dataDir: string; stop: () => void }> {
   const dataDir = path.join(root, "engine-data");
   const child = spawn(process.execPath, ["--import", "tsx", "engine/src/server.ts"], {
     cwd: ROOT,
-    env: { ...process.env, BATON_DATA_DIR: dataDir, ORKESTR_ENGINE_PORT: "0" },
+    env: {
+      ...process.env,
+      BATON_DATA_DIR: dataDir,
+      ORKESTR_ENGINE_PORT: "0",
+      ORKESTR_ENGINE_WEBHOOK_ALLOW: engineWebhookAllow({
+        ...process.env,
+        BATON_URL: `http://127.0.0.1:${balancerPort}`,
+      }),
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const port = await new Promise<number>((resolve, reject) => {
@@ -62,7 +77,7 @@ const topology = await startTopology({
   databaseUrl,
   engineUrl: values.engine ?? engine!.origin,
   instances,
-  balancerPort: values.port ? Number(values.port) : undefined,
+  balancerPort,
   instancePorts: values.port ? Array.from({ length: instances }, (_, i) => Number(values.port) + 1 + i) : undefined,
   root,
   onLine: (name, line) => console.log(`[${name}] ${line}`),
