@@ -7,3 +7,8 @@ import { path } from "./orkestr/path";
 export function sandboxHref(id: string, tab?: string): string {
   return tab ? path`/sandboxes/${id}/${tab}` : path`/sandboxes/${id}`;
 }
+
+/** A webhook's page (its settings, actions and delivery log). */
+export function webhookHref(id: string): string {
+  return path`/webhooks/${id}`;
+}
