@@ -1,5 +1,5 @@
 // The create form's own check of a receiver URL: its shape only (absolute, http(s), a host, no
-// credentials, at most 2048 characters, as the engine's schema takes it). Which addresses a webhook
+// fragment, at most 2048 characters, as the engine's schema takes it). Which addresses a webhook
 // may reach is the engine's decision, not the browser's: only public https receivers and the
 // origins its operator allowed (ORKESTR_ENGINE_WEBHOOK_ALLOW). That answer, a 422 naming the
 // reason, is shown as the engine wrote it; guessing it here would be wrong for one operator or another.
@@ -32,20 +32,17 @@ export function checkReceiverUrl(raw: string): UrlCheck {
       problem: `Webhooks are delivered over HTTPS: the URL must start with https://, not ${url.protocol}//.`,
     };
   if (!url.hostname) return { ok: false, problem: "The URL has no host name." };
-  if (url.username || url.password)
-    return {
-      ok: false,
-      problem: "Leave credentials out of the URL: every delivery is signed with the webhook's secret instead.",
-    };
   if (url.hash) return { ok: false, problem: "Leave the #fragment out: it is never sent to the receiver." };
-  return {
-    ok: true,
-    url: text,
-    note:
-      url.protocol === "http:"
-        ? "Plain http:// is accepted only for an origin the engine's operator allowed (such as Baton's own receiver); anything else must use https://."
-        : null,
-  };
+  const notes = [
+    url.protocol === "http:"
+      ? "Plain http:// is accepted only for an origin the engine's operator allowed (such as Baton's own receiver); anything else must use https://."
+      : null,
+    // Allowed (some receivers want basic auth), but the URL is not a secret: every list shows it.
+    url.username || url.password
+      ? "The user name and password in this URL are stored and listed like the rest of it; the signature is what proves a delivery came from orkestr."
+      : null,
+  ].filter((n): n is string => n !== null);
+  return { ok: true, url: text, note: notes.length ? notes.join(" ") : null };
 }
 
 /** The engine's 422 about a URL without its framing ("Invalid request: url: …"): the reason itself. */
