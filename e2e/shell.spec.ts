@@ -9,7 +9,7 @@ const SECTIONS = [
   ["Volumes", "/volumes", "Not built yet: arrives with issue 5 or later"],
   ["Snapshots", "/snapshots", "Not built yet: arrives with issue 5 or later"],
   ["Templates", "/templates", "Not built yet: arrives with issue 5 or later"],
-  ["Webhooks", "/webhooks", "Not built yet: arrives with issue 5 or later"],
+  ["Webhooks", "/webhooks", "No orkestr connection yet"],
   ["Events", "/events", "Not built yet: arrives with issue 14"],
   ["Limits", "/limits", "No orkestr connection yet"],
   ["Usage", "/usage", "Not built yet: arrives with issue 4 or later"],

@@ -34,6 +34,8 @@ const BUDGETS = [
   { route: "/sandboxes/[id]", kib: 300, note: "sandbox page with terminal and charts (perf-notes budget)" },
   { route: "/sandboxes/[id]", kib: 181.6, note: "sandbox page, no heavier than before issue 12" },
   { route: "/limits", kib: 200, note: "limits page (issue 14: each new page at most 200 KiB)" },
+  { route: "/webhooks", kib: 200, note: "webhooks list (issue 14: each new page at most 200 KiB)" },
+  { route: "/webhooks/[id]", kib: 200, note: "webhook page with its delivery log (issue 14)" },
 ];
 const DEFAULT_ROUTES = ["/login", "/sandboxes"];
 /** Segment files whose client entry chunks load with the route. */
