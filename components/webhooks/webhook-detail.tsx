@@ -106,6 +106,12 @@ function Settings({ webhook: w }: { webhook: Webhook }) {
       </Item>
       <Item label="State">
         <EnabledBadge webhook={w} />
+        {w.enabled === false ? (
+          // The engine still sends what is asked for by hand while a webhook is disabled.
+          <span className="block text-xs text-muted-foreground">
+            Events are not delivered. Send test and Redeliver still send.
+          </span>
+        ) : null}
       </Item>
       <Item label="Failed deliveries in a row">
         {w.consecutive_failures ?? 0}

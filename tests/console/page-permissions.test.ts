@@ -127,6 +127,8 @@ const PAGE_PERMISSIONS: Record<string, string | null> = {
   "sandboxes/page.tsx": "sandboxes.read", // GET /api/v1/sandboxes
   "sandboxes/new/page.tsx": "sandboxes.write", // POST /api/v1/sandboxes
   "limits/page.tsx": "sandboxes.read", // GET /api/v1/sandboxes/limits
+  "webhooks/page.tsx": "webhooks.read", // GET /api/v1/webhooks
+  "webhooks/[id]/page.tsx": "webhooks.read", // GET /api/v1/webhooks/{id}
   // The user's own connections: GET /api/connections and /api/connections/status need a session only.
   "settings/connections/page.tsx": null,
   "layout.tsx": null,
