@@ -153,6 +153,13 @@ test("create (secret shown once), refused URL, disable/enable, test → failed a
   ).body;
   expect(redelivered[0]!.redelivered_from).toBe(firstDelivery!.id);
 
+  // --- the log's filter asks the engine for one status ---
+  const filter = page.getByTestId("delivery-filter");
+  await filter.selectOption({ label: "Succeeded" });
+  await expect(page.getByText("No succeeded deliveries.")).toBeVisible();
+  await filter.selectOption({ label: "All deliveries" });
+  await expect(deliveries).toHaveCount(2);
+
   // --- every action has its code ---
   const select = page.getByTestId("action-code-select");
   await select.selectOption({ label: "Send a test" });
@@ -173,6 +180,28 @@ test("create (secret shown once), refused URL, disable/enable, test → failed a
   await expect(rotate).toBeHidden();
   await expectSecretGone(page, rotated);
 
+  // --- edit: only what changed is sent; the page and the engine agree ---
+  await page.getByRole("button", { name: "Edit…" }).click();
+  const edit = page.getByRole("dialog", { name: "Edit webhook" });
+  await expect(edit.getByLabel("Receiver URL")).toHaveValue(RECEIVER);
+  await expect(edit.getByLabel("sandbox.paused")).toBeChecked();
+  await edit.getByLabel("volume.moved").check();
+  await edit.getByLabel("Description (optional)").fill("E2E receiver, edited");
+  await edit.getByRole("button", { name: "Show code" }).click();
+  await edit.getByRole("tab", { name: "curl" }).click();
+  await expect(edit.getByTestId("edit-webhook-code")).toContainText(`curl -X PATCH`);
+  await expect(edit.getByTestId("edit-webhook-code")).not.toContainText('"url"');
+  await edit.getByRole("button", { name: "Save changes" }).click();
+  await expect(edit).toBeHidden();
+  await expect(page.getByRole("heading", { level: 1, name: "E2E receiver, edited" })).toBeVisible();
+  await expect(page.getByText("sandbox.paused, sandbox.expired, volume.moved")).toBeVisible();
+  expect(
+    (await servers.engine.api<{ description: string; event_types: string[] }>("GET", `/webhooks/${id}`)).body,
+  ).toMatchObject({
+    description: "E2E receiver, edited",
+    event_types: ["sandbox.paused", "sandbox.expired", "volume.moved"],
+  });
+
   // --- delete: confirmed, then gone everywhere ---
   await page.getByRole("button", { name: "Delete…" }).click();
   const del = page.getByRole("dialog", { name: "Delete this webhook?" });
@@ -192,4 +221,38 @@ test("create (secret shown once), refused URL, disable/enable, test → failed a
   await expect(page.getByRole("heading", { name: "No such webhook" })).toBeVisible();
 
   expect(problems).toEqual([]);
+});
+
+test("the delivery log loads older deliveries a page at a time", async ({ connected: page, servers }) => {
+  test.setTimeout(120_000);
+  const problems = watchForErrors(page);
+  const created = await servers.engine.api<{ id: string }>("POST", "/webhooks", {
+    url: RECEIVER,
+    description: "Paged log",
+  });
+  expect(created.status).toBe(201);
+  const id = created.body.id;
+  // One more than a page (20): each fails at DNS, so nothing leaves the machine.
+  for (let i = 0; i < 21; i++) expect((await servers.engine.api("POST", `/webhooks/${id}/test`)).status).toBe(202);
+
+  await page.goto(`/webhooks/${id}`);
+  const rows = page.getByTestId("delivery-row");
+  await expect(rows).toHaveCount(20);
+  await expect(page.getByText("20 deliveries loaded so far")).toBeVisible();
+  await page.getByRole("button", { name: "Load older deliveries" }).click();
+  await expect(rows).toHaveCount(21);
+  await expect(page.getByText("21 deliveries, all loaded")).toBeVisible();
+  await expect(page.getByRole("button", { name: "Load older deliveries" })).toHaveCount(0);
+  // Keyboard: a row opens with Enter on its Details button.
+  await rows
+    .last()
+    .getByRole("button", { name: /Details/ })
+    .focus();
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("delivery-panel").getByTestId("delivery-request")).toContainText(
+    '"type": "webhook.test"',
+  );
+  expect(problems).toEqual([]);
+  await page.goto("about:blank");
+  await servers.engine.api("DELETE", `/webhooks/${id}`);
 });

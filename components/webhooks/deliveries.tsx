@@ -1,11 +1,11 @@
 "use client";
 
-import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Fragment, useMemo } from "react";
+import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { Fragment, useMemo, useState } from "react";
 import { formatDateTime, formatUtc } from "../../lib/format";
 import { errorText } from "../../lib/orkestr/errors";
 import type { WebhookDelivery } from "../../lib/orkestr/schemas/webhooks";
-import { redeliver, webhookKeys, webhookQueries } from "../../lib/queries/webhooks";
+import { redeliver, webhookKeys, webhookQueries, type DeliveryFilter } from "../../lib/queries/webhooks";
 import { RetryNotice } from "../layout/retry-notice";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Badge } from "../ui/badge";
@@ -35,7 +35,8 @@ export function Deliveries({
   open: string | null;
   onOpen: (deliveryId: string | null) => void;
 }) {
-  const log = useInfiniteQuery(webhookQueries.deliveries(webhookId));
+  const [filter, setFilter] = useState<DeliveryFilter>("all");
+  const log = useInfiniteQuery({ ...webhookQueries.deliveries(webhookId, filter), placeholderData: keepPreviousData });
   const rows = useMemo(() => {
     // Pages shift while new deliveries arrive at the top: keep each id once.
     const seen = new Set<string>();
@@ -55,13 +56,29 @@ export function Deliveries({
         <h2 id="deliveries-heading" className="text-lg font-semibold">
           Deliveries
         </h2>
-        <Button size="sm" variant="ghost" onClick={() => void log.refetch()} disabled={log.isFetching}>
-          {log.isFetching && !log.isFetchingNextPage ? "Refreshing…" : "Refresh now"}
-        </Button>
+        <div className="flex items-center gap-2">
+          <label className="flex items-center gap-2 text-sm">
+            <span className="text-muted-foreground">Show</span>
+            <select
+              value={filter}
+              onChange={(e) => setFilter(e.target.value as DeliveryFilter)}
+              className="h-8 rounded-md border border-input bg-background px-2 text-sm"
+              data-testid="delivery-filter"
+            >
+              <option value="all">All deliveries</option>
+              <option value="failed">Failed</option>
+              <option value="pending">Pending or retrying</option>
+              <option value="succeeded">Succeeded</option>
+            </select>
+          </label>
+          <Button size="sm" variant="ghost" onClick={() => void log.refetch()} disabled={log.isFetching}>
+            {log.isFetching && !log.isFetchingNextPage ? "Refreshing…" : "Refresh now"}
+          </Button>
+        </div>
       </div>
       <RetryNotice
         query={log}
-        queryKey={webhookKeys.deliveries(webhookId)}
+        queryKey={webhookKeys.deliveryPage(webhookId, filter)}
         title="The delivery log is not refreshing"
       />
       {log.isPending ? (
@@ -70,10 +87,15 @@ export function Deliveries({
         <QueryError title="Could not load the deliveries" error={log.error} onRetry={() => void log.refetch()} />
       ) : rows.length === 0 ? (
         <p className="rounded-lg border border-dashed px-4 py-8 text-center text-sm text-muted-foreground">
-          No deliveries yet. They appear here as events happen{canWrite ? ", or send a test" : ""}.
+          {filter === "all"
+            ? `No deliveries yet. They appear here as events happen${canWrite ? ", or send a test" : ""}.`
+            : `No ${filter === "pending" ? "pending or retrying" : filter} deliveries.`}
         </p>
       ) : (
-        <div className="overflow-x-auto rounded-lg border">
+        <div
+          className={`overflow-x-auto rounded-lg border transition-opacity ${log.isPlaceholderData ? "opacity-60" : ""}`}
+          aria-busy={log.isPlaceholderData || undefined}
+        >
           <table className="w-full text-sm" data-testid="delivery-table">
             <caption className="sr-only">Deliveries, newest first</caption>
             <thead className="border-b bg-muted/50 text-left text-xs text-muted-foreground">

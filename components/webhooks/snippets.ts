@@ -3,8 +3,8 @@
 // environment of whoever runs them.
 //
 // The SDK's README documents Webhook.create, list, enable and delete (and verify_webhook_signature):
-// those actions use the SDK. Disable, rotate-secret, test, the delivery log and redeliver are not in
-// it, so their Python and JavaScript tabs call the REST API directly rather than name SDK methods
+// those actions use the SDK. Update, disable, rotate-secret, test, the delivery log and redeliver are
+// not in it, so their Python and JavaScript tabs call the REST API directly rather than name SDK methods
 // that may not exist.
 
 import {
@@ -13,7 +13,9 @@ import {
   curlRequest,
   HOSTED_API,
   jsOptions,
+  jsValue,
   pyKwargs,
+  pyValue,
   str,
   type Snippets,
 } from "../../lib/code/snippet";
@@ -36,7 +38,12 @@ function v1(baseUrl: string, p: string): string {
 }
 
 /** A call the SDK does not document, as requests / fetch / curl against the REST API. */
-function direct(baseUrl: string, method: "GET" | "POST", p: string, query = ""): Snippets {
+function direct(
+  baseUrl: string,
+  method: "GET" | "POST" | "PATCH",
+  p: string,
+  { query = "", body }: { query?: string; body?: Record<string, unknown> } = {},
+): Snippets {
   const url = `${v1(baseUrl, p)}${query}`;
   return {
     python: [
@@ -46,6 +53,7 @@ function direct(baseUrl: string, method: "GET" | "POST", p: string, query = ""):
       `r = requests.${method.toLowerCase()}(\n`,
       `    ${str(url)},\n`,
       '    headers={"Authorization": f"Bearer {os.environ[\'ORKESTR_API_KEY\']}"},\n',
+      body ? `    json=${pyValue(body)},\n` : "",
       "    timeout=30,\n",
       ")\n",
       "r.raise_for_status()\n",
@@ -55,17 +63,20 @@ function direct(baseUrl: string, method: "GET" | "POST", p: string, query = ""):
       DIRECT_JS,
       `const res = await fetch(${str(url)}, {\n`,
       method === "GET" ? "" : `  method: ${str(method)},\n`,
-      "  headers: { Authorization: `Bearer ${process.env.ORKESTR_API_KEY}` },\n",
+      body
+        ? '  headers: { Authorization: `Bearer ${process.env.ORKESTR_API_KEY}`, "Content-Type": "application/json" },\n'
+        : "  headers: { Authorization: `Bearer ${process.env.ORKESTR_API_KEY}` },\n",
+      body ? `  body: JSON.stringify(${jsValue(body)}),\n` : "",
       "});\n",
       "if (!res.ok) throw new Error(`${res.status}: ${await res.text()}`);\n",
       "console.log(await res.json());\n",
     ].join(""),
-    curl: curlRequest({ method, url }),
+    curl: curlRequest({ method, url, body }),
   };
 }
 
 /** The create request's body as the API takes it (unset fields left out). */
-export function createBody(input: CreateInput): Record<string, unknown> {
+export function createBody(input: CreateInput): { url: string; event_types?: string[]; description?: string } {
   return {
     url: input.url,
     ...(input.event_types ? { event_types: [...input.event_types] } : {}),
@@ -154,6 +165,11 @@ export function deleteSnippets(id: string, baseUrl: string = HOSTED_API): Snippe
   };
 }
 
+/** PATCH: only the fields that change (the SDK's README has no update, so a direct call). */
+export function updateSnippets(id: string, patch: Record<string, unknown>, baseUrl: string = HOSTED_API): Snippets {
+  return direct(baseUrl, "PATCH", path`/webhooks/${id}`, { body: patch });
+}
+
 export function rotateSnippets(id: string, baseUrl: string = HOSTED_API): Snippets {
   return direct(baseUrl, "POST", path`/webhooks/${id}/rotate-secret`);
 }
@@ -163,7 +179,7 @@ export function testSnippets(id: string, baseUrl: string = HOSTED_API): Snippets
 }
 
 export function deliveriesSnippets(id: string, baseUrl: string = HOSTED_API): Snippets {
-  return direct(baseUrl, "GET", path`/webhooks/${id}/deliveries`, "?limit=20");
+  return direct(baseUrl, "GET", path`/webhooks/${id}/deliveries`, { query: "?limit=20" });
 }
 
 export function redeliverSnippets(id: string, dlv: string, baseUrl: string = HOSTED_API): Snippets {

@@ -10,6 +10,7 @@ import {
   rotateSecret,
   sendTest,
   setEnabled,
+  updateWebhook,
   webhookKeys,
   withoutSecret,
   type WebhookWithSecret,
@@ -20,7 +21,9 @@ import { CodeTabs } from "../ui/code-tabs";
 import { Dialog, DialogActions, DialogClose } from "../ui/dialog";
 import { toast } from "../ui/toast";
 import { SecretReveal } from "./secret-reveal";
-import { deleteSnippets, rotateSnippets } from "./snippets";
+import { webhookPatch } from "./patch";
+import { deleteSnippets, rotateSnippets, updateSnippets } from "./snippets";
+import { WebhookForm } from "./webhook-form";
 
 /**
  * A webhook's actions: enable or disable, send a test, rotate the secret (confirmed; the new one is
@@ -39,6 +42,7 @@ export function WebhookActions({
   const enabled = webhook.enabled !== false;
   const [rotateOpen, setRotateOpen] = useState(false);
   const [deleteOpen, setDeleteOpen] = useState(false);
+  const [editOpen, setEditOpen] = useState(false);
   const [rotatedShown, setRotatedShown] = useState(false);
 
   const toggle = useMutation({
@@ -70,6 +74,9 @@ export function WebhookActions({
 
   return (
     <div className="flex flex-wrap items-center gap-2" data-testid="webhook-actions">
+      <Button variant="outline" onClick={() => setEditOpen(true)}>
+        Edit…
+      </Button>
       <Button variant="outline" onClick={() => toggle.mutate()} disabled={toggle.isPending}>
         {toggle.isPending ? (enabled ? "Disabling…" : "Enabling…") : enabled ? "Disable" : "Enable"}
       </Button>
@@ -92,10 +99,38 @@ export function WebhookActions({
       >
         <RotateFlow webhook={webhook} baseUrl={baseUrl} onRotated={() => setRotatedShown(true)} />
       </Dialog>
+      <Dialog open={editOpen} onOpenChange={setEditOpen} title="Edit webhook" className="max-w-2xl">
+        <EditForm webhook={webhook} baseUrl={baseUrl} onDone={() => setEditOpen(false)} />
+      </Dialog>
       <Dialog open={deleteOpen} onOpenChange={setDeleteOpen} title="Delete this webhook?">
         <DeleteConfirm webhook={webhook} baseUrl={baseUrl} />
       </Dialog>
     </div>
+  );
+}
+
+/** URL, events and description; the secret and the delivery log stay as they are. */
+function EditForm({ webhook, baseUrl, onDone }: { webhook: Webhook; baseUrl?: string; onDone: () => void }) {
+  const queryClient = useQueryClient();
+  return (
+    <WebhookForm
+      initial={webhook}
+      submitLabel="Save changes"
+      busyLabel="Saving…"
+      failureTitle="The webhook was not changed"
+      code={(values) => updateSnippets(webhook.id, { ...webhookPatch(webhook, values) }, baseUrl)}
+      codeTestId="edit-webhook-code"
+      submit={async (values) => {
+        const patch = webhookPatch(webhook, values);
+        if (Object.keys(patch).length > 0) {
+          const updated = await updateWebhook(webhook.id, patch);
+          queryClient.setQueryData(webhookKeys.detail(webhook.id), updated);
+          void queryClient.invalidateQueries({ queryKey: webhookKeys.list() });
+          toast.success("Webhook saved", { description: "Events from now on go by the new settings." });
+        }
+        onDone();
+      }}
+    />
   );
 }
 

@@ -3,7 +3,7 @@ import { apiAll, apiJson, apiPage, apiVoid } from "../api/core";
 import { object } from "../api/read";
 import { path } from "../orkestr/path";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
-import type { CreateWebhookBody, Webhook, WebhookDelivery } from "../orkestr/schemas/webhooks";
+import type { CreateWebhookBody, UpdateWebhookBody, Webhook, WebhookDelivery } from "../orkestr/schemas/webhooks";
 
 /**
  * The webhooks page's reads and writes (through Baton's /api/v1/webhooks proxy).
@@ -18,10 +18,15 @@ export const webhookKeys = {
   all: ["webhooks"] as const,
   list: () => ["webhooks", "list"] as const,
   detail: (id: string) => ["webhooks", "detail", id] as const,
+  /** Every filter of a webhook's log (invalidate this after a write). */
   deliveries: (id: string) => ["webhooks", "deliveries", id] as const,
+  deliveryPage: (id: string, status: DeliveryFilter) => ["webhooks", "deliveries", id, "log", status] as const,
   lastDelivery: (id: string) => ["webhooks", "deliveries", id, "last"] as const,
   delivery: (id: string, dlv: string) => ["webhooks", "delivery", id, dlv] as const,
 };
+
+/** The delivery log's filter: every delivery, or those with one status (the API's `status`). */
+export type DeliveryFilter = "all" | "pending" | "succeeded" | "failed";
 
 /** A webhook as the create and rotate answers carry it: with its secret. */
 export type WebhookWithSecret = Webhook & { secret: string };
@@ -68,14 +73,14 @@ export const webhookQueries = {
       refetchInterval: (q) => (q.state.data?.status === "pending" ? PENDING_REFRESH_MS : WEBHOOKS_REFRESH_MS),
     }),
   /** The delivery log, newest first, a page at a time (X-Next-Cursor). */
-  deliveries: (id: string) =>
+  deliveries: (id: string, status: DeliveryFilter = "all") =>
     infiniteQueryOptions({
-      queryKey: webhookKeys.deliveries(id),
+      queryKey: webhookKeys.deliveryPage(id, status),
       queryFn: ({ signal, pageParam }) =>
         apiPage(
           {
             path: path`/api/v1/webhooks/${id}/deliveries`,
-            query: { limit: DELIVERIES_PAGE, cursor: pageParam },
+            query: { limit: DELIVERIES_PAGE, cursor: pageParam, status: status === "all" ? undefined : status },
             signal,
           },
           readDelivery,
@@ -109,6 +114,11 @@ export function createWebhook(body: CreateWebhookBody, idempotencyKey: string): 
 /** POST …/rotate-secret: the old secret stops signing at once; the new one is shown once. */
 export function rotateSecret(id: string): Promise<WebhookWithSecret> {
   return apiJson({ method: "POST", path: path`/api/v1/webhooks/${id}/rotate-secret` }, readWithSecret);
+}
+
+/** PATCH: url, event_types, description (only what changes). */
+export function updateWebhook(id: string, patch: UpdateWebhookBody): Promise<Webhook> {
+  return apiJson({ method: "PATCH", path: path`/api/v1/webhooks/${id}`, body: patch }, readWebhook);
 }
 
 export function setEnabled(id: string, enabled: boolean): Promise<Webhook> {

@@ -8,6 +8,7 @@ import {
 } from "../../components/webhooks/event-types";
 import fs from "node:fs";
 import { withoutSecret } from "../../lib/queries/webhooks";
+import { webhookPatch } from "../../components/webhooks/patch";
 
 describe("a delivery on screen", () => {
   it("names a pending delivery that already failed once 'retrying', in the warning tone", () => {
@@ -77,5 +78,32 @@ describe("a webhook put in the cache", () => {
     const w = withoutSecret({ id: "wh_1", url: "https://x", secret: "whsec_abc" });
     expect(w).toEqual({ id: "wh_1", url: "https://x" });
     expect(JSON.stringify(w)).not.toContain("whsec_");
+  });
+});
+
+describe("an edit's PATCH", () => {
+  const current = { url: "https://a.example/x", event_types: ["sandbox.paused"], description: "billing" };
+  it("carries only what changed", () => {
+    expect(
+      webhookPatch(current, { url: "https://a.example/x", event_types: ["sandbox.paused"], description: "billing" }),
+    ).toEqual({});
+    expect(
+      webhookPatch(current, { url: "https://b.example/y", event_types: ["sandbox.paused"], description: "billing" }),
+    ).toEqual({
+      url: "https://b.example/y",
+    });
+  });
+  it("sends 'all events' as the whole list and a cleared description as an empty string", () => {
+    expect(webhookPatch(current, { url: current.url, description: "billing" })).toEqual({
+      event_types: [...SUBSCRIBABLE_EVENT_TYPES],
+    });
+    expect(webhookPatch(current, { url: current.url, event_types: ["sandbox.paused"] })).toEqual({ description: "" });
+    // The same types in another order are no change.
+    expect(
+      webhookPatch(
+        { ...current, event_types: ["volume.moved", "sandbox.paused"] },
+        { url: current.url, event_types: ["sandbox.paused", "volume.moved"], description: "billing" },
+      ),
+    ).toEqual({});
   });
 });
