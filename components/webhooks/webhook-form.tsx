@@ -131,7 +131,7 @@ export function WebhookForm({
           />
           <span>
             All events
-            <span className="block text-xs text-muted-foreground">Every event type listed under “Only these”.</span>
+            <span className="block text-xs text-muted-foreground">Every event type there is today.</span>
           </span>
         </label>
         <label className="flex items-start gap-2 text-sm">
