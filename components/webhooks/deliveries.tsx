@@ -95,6 +95,10 @@ export function Deliveries({
         <div
           className={`overflow-x-auto rounded-lg border transition-opacity ${log.isPlaceholderData ? "opacity-60" : ""}`}
           aria-busy={log.isPlaceholderData || undefined}
+          // Focusable: on a phone the table scrolls sideways, and a keyboard must be able to scroll it too.
+          tabIndex={0}
+          role="region"
+          aria-label="Deliveries"
         >
           <table className="w-full text-sm" data-testid="delivery-table">
             <caption className="sr-only">Deliveries, newest first</caption>
