@@ -93,7 +93,7 @@ export function Deliveries({
         </p>
       ) : (
         <div
-          className={`overflow-x-auto rounded-lg border transition-opacity ${log.isPlaceholderData ? "opacity-60" : ""}`}
+          className={`relative overflow-x-auto rounded-lg border transition-opacity ${log.isPlaceholderData ? "opacity-60" : ""}`}
           aria-busy={log.isPlaceholderData || undefined}
           // Focusable: on a phone the table scrolls sideways, and a keyboard must be able to scroll it too.
           tabIndex={0}
@@ -169,13 +169,16 @@ export function Deliveries({
                     {isOpen ? (
                       <tr className="border-b bg-muted/20 last:border-0">
                         <td colSpan={7} id={panelId} className="px-3 py-3">
-                          <DeliveryPanel
-                            webhookId={webhookId}
-                            delivery={d}
-                            baseUrl={baseUrl}
-                            canWrite={canWrite}
-                            onRedelivered={onOpen}
-                          />
+                          {/* On a phone the table is wider than the screen: the panel keeps to the screen's width. */}
+                          <div className="sticky left-3 max-w-[calc(100vw-4rem)]">
+                            <DeliveryPanel
+                              webhookId={webhookId}
+                              delivery={d}
+                              baseUrl={baseUrl}
+                              canWrite={canWrite}
+                              onRedelivered={onOpen}
+                            />
+                          </div>
                         </td>
                       </tr>
                     ) : null}

@@ -61,7 +61,7 @@ export function WebhookList({ baseUrl }: { baseUrl?: string }) {
 function WebhookTable({ webhooks }: { webhooks: Webhook[] }) {
   return (
     // Focusable: on a phone the table scrolls sideways, and a keyboard must be able to scroll it too.
-    <div className="overflow-x-auto rounded-lg border" tabIndex={0} role="region" aria-label="Webhooks">
+    <div className="relative overflow-x-auto rounded-lg border" tabIndex={0} role="region" aria-label="Webhooks">
       <table className="w-full text-sm" data-testid="webhook-table">
         <caption className="sr-only">Webhooks, newest first</caption>
         <thead className="border-b bg-muted/50 text-left text-xs text-muted-foreground">
