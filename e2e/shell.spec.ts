@@ -9,7 +9,7 @@ const SECTIONS = [
   ["Volumes", "/volumes", "No orkestr connection yet"],
   ["Snapshots", "/snapshots", "Not built yet: arrives with issue 5 or later"],
   ["Templates", "/templates", "No orkestr connection yet"],
-  ["Webhooks", "/webhooks", "Not built yet: arrives with issue 5 or later"],
+  ["Webhooks", "/webhooks", "No orkestr connection yet"],
   ["Events", "/events", "No orkestr connection yet"],
   ["Limits", "/limits", "No orkestr connection yet"],
   ["Usage", "/usage", "Not built yet: arrives with issue 4 or later"],

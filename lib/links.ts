@@ -22,3 +22,8 @@ export function newTemplateHref(from?: string): string {
 export function newSandboxFromTemplateHref(template: string): string {
   return `/sandboxes/new?template=${encodeURIComponent(template)}`;
 }
+
+/** A webhook's page (its settings, actions and delivery log). */
+export function webhookHref(id: string): string {
+  return path`/webhooks/${id}`;
+}

@@ -39,6 +39,8 @@ const BUDGETS = [
   { route: "/templates/new", kib: 200, note: "template create, CodeMirror loads on demand (issue 14)" },
   { route: "/templates/[id]", kib: 200, note: "a template's page with its live build log (issue 14)" },
   { route: "/events", kib: 200, note: "received events feed (issue 14 budget)" },
+  { route: "/webhooks", kib: 200, note: "webhooks list (issue 14: each new page at most 200 KiB)" },
+  { route: "/webhooks/[id]", kib: 200, note: "webhook page with its delivery log (issue 14)" },
 ];
 const DEFAULT_ROUTES = ["/login", "/sandboxes"];
 /** Segment files whose client entry chunks load with the route. */

@@ -151,6 +151,8 @@ const PAGE_PERMISSIONS: Record<string, string | null> = {
   "templates/page.tsx": "templates.read", // GET /api/v1/templates
   "templates/[id]/page.tsx": "templates.read", // GET /api/v1/templates/{id}
   "templates/new/page.tsx": "templates.write", // POST /api/v1/templates
+  "webhooks/page.tsx": "webhooks.read", // GET /api/v1/webhooks
+  "webhooks/[id]/page.tsx": "webhooks.read", // GET /api/v1/webhooks/{id}
   // The user's own connections: GET /api/connections and /api/connections/status need a session only.
   "settings/connections/page.tsx": null,
   "layout.tsx": null,

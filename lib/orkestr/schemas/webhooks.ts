@@ -15,6 +15,7 @@ export const Webhook = z
     consecutive_failures: Num.nullish(),
     disabled_reason: z.string().nullish(),
     created_at: Timestamp.nullish(),
+    updated_at: Timestamp.nullish(),
   })
   .loose();
 export type Webhook = z.infer<typeof Webhook>;
@@ -45,12 +46,18 @@ export type WebhookTestResult = z.infer<typeof WebhookTestResult>;
 export const WebhookDelivery = z
   .object({
     id: z.string(),
+    webhook_id: z.string().nullish(),
     event_id: z.string().nullish(),
     event_type: z.string().nullish(),
     status: openEnum(["pending", "succeeded", "failed"]).nullish(),
     attempts: Num.nullish(),
+    max_attempts: Num.nullish(),
     response_status: Num.nullish(),
     duration_ms: Num.nullish(),
+    /** Why the last attempt failed (a connect error, a refusal by the address guard, a non-2xx). */
+    error: z.string().nullish(),
+    /** The delivery this one re-sent (redeliver). */
+    redelivered_from: z.string().nullish(),
     created_at: Timestamp.nullish(),
     last_attempt_at: Timestamp.nullish(),
     next_attempt_at: Timestamp.nullish(),

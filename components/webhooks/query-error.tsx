@@ -1,0 +1,28 @@
+import Link from "next/link";
+import { errorText, OrkestrError } from "../../lib/orkestr/errors";
+import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
+import { Button } from "../ui/button";
+
+/** A read that failed for good (a 4xx, an unreadable answer): what the server said, and what to do. */
+export function QueryError({ title, error, onRetry }: { title: string; error: unknown; onRetry: () => void }) {
+  const noConnection =
+    error instanceof OrkestrError && (error.code === "no_connection" || error.code.startsWith("connection_"));
+  return (
+    <Alert variant="destructive">
+      <AlertTitle>{title}</AlertTitle>
+      <AlertDescription className="flex flex-col gap-3 text-foreground">
+        <p>{errorText(error, "The webhooks could not be loaded.")}</p>
+        <div className="flex gap-2">
+          <Button size="sm" variant="outline" onClick={onRetry}>
+            Try again
+          </Button>
+          {noConnection ? (
+            <Button size="sm" asChild>
+              <Link href="/settings/connections">Set up a connection</Link>
+            </Button>
+          ) : null}
+        </div>
+      </AlertDescription>
+    </Alert>
+  );
+}
