@@ -64,7 +64,6 @@ export const consoleNav: readonly NavSection[] = [
         href: "/webhooks",
         icon: "webhooks",
         description: "Signed notifications about sandbox lifecycle events.",
-        arrivesWith: "issue 5 or later",
       },
       {
         title: "Events",
