@@ -97,6 +97,28 @@ test("the events page's empty state offers Receive in Baton; one click makes the
   expect(problems).toEqual([]);
 });
 
+test("on /webhooks, Baton's own receiver is marked, cannot be rotated, edited or deleted there, and its test event reaches the feed", async ({
+  connected: page,
+}) => {
+  const problems = watchForErrors(page);
+  const { receiver } = (await (await page.request.get("/api/hooks/receivers")).json()) as {
+    receiver: { webhook_id: string };
+  };
+  await page.goto("/webhooks");
+  // The header says it is receiving (the button made it on the Events page before).
+  await expect(page.getByTestId("receiving-in-baton")).toBeVisible();
+  await page.goto(`/webhooks/${receiver.webhook_id}`);
+  await expect(page.getByTestId("batons-receiver")).toContainText("Baton's own receiver");
+  const actions = page.getByTestId("webhook-actions");
+  await expect(actions.getByRole("button", { name: /Rotate secret/ })).toHaveCount(0);
+  await expect(actions.getByRole("button", { name: /Delete/ })).toHaveCount(0);
+  await expect(actions.getByRole("button", { name: /Edit/ })).toHaveCount(0);
+  await actions.getByRole("button", { name: "Send test" }).click();
+  await page.goto("/events");
+  await expect(page.getByRole("main").getByText("webhook.test").first()).toBeVisible();
+  expect(problems).toEqual([]);
+});
+
 test("a sandbox's events appear in the feed, live, with a link to it and the delivery id", async ({
   connected: page,
   baseURL,

@@ -1,10 +1,12 @@
 "use client";
 
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { errorText } from "../../lib/orkestr/errors";
 import type { Webhook } from "../../lib/orkestr/schemas/webhooks";
+import { receivedEventQueries } from "../../lib/queries/received-events";
 import {
   deleteWebhook,
   rotateSecret,
@@ -44,6 +46,11 @@ export function WebhookActions({
   const [deleteOpen, setDeleteOpen] = useState(false);
   const [editOpen, setEditOpen] = useState(false);
   const [rotatedShown, setRotatedShown] = useState(false);
+  // Baton's own receiver (Receive in Baton, on Events): Baton holds its secret and its URL is
+  // Baton's endpoint, so a rotation, a new URL or a delete here would silently break it. Those are
+  // managed on the Events page; a test event or a pause are harmless and stay.
+  const receiver = useQuery(receivedEventQueries.receiver());
+  const isBatons = receiver.data?.webhook_id === webhook.id;
 
   const toggle = useMutation({
     mutationFn: () => setEnabled(webhook.id, !enabled),
@@ -74,21 +81,38 @@ export function WebhookActions({
 
   return (
     <div className="flex flex-wrap items-center gap-2" data-testid="webhook-actions">
-      <Button variant="outline" onClick={() => setEditOpen(true)}>
-        Edit…
-      </Button>
+      {isBatons ? (
+        <Alert role="status" className="mb-1" data-testid="batons-receiver">
+          <AlertTitle>Baton&apos;s own receiver</AlertTitle>
+          <AlertDescription>
+            This webhook delivers to Baton, which keeps its secret. Its events are on the{" "}
+            <Link href="/events" className="underline underline-offset-2">
+              Events
+            </Link>{" "}
+            page; stop receiving there. Rotating, editing or deleting it here would break it, so those are not offered.
+          </AlertDescription>
+        </Alert>
+      ) : (
+        <Button variant="outline" onClick={() => setEditOpen(true)}>
+          Edit…
+        </Button>
+      )}
       <Button variant="outline" onClick={() => toggle.mutate()} disabled={toggle.isPending}>
         {toggle.isPending ? (enabled ? "Disabling…" : "Enabling…") : enabled ? "Disable" : "Enable"}
       </Button>
       <Button variant="outline" onClick={() => test.mutate()} disabled={test.isPending}>
         {test.isPending ? "Sending…" : "Send test"}
       </Button>
-      <Button variant="outline" onClick={() => (setRotatedShown(false), setRotateOpen(true))}>
-        Rotate secret…
-      </Button>
-      <Button variant="destructive" onClick={() => setDeleteOpen(true)}>
-        Delete…
-      </Button>
+      {isBatons ? null : (
+        <>
+          <Button variant="outline" onClick={() => (setRotatedShown(false), setRotateOpen(true))}>
+            Rotate secret…
+          </Button>
+          <Button variant="destructive" onClick={() => setDeleteOpen(true)}>
+            Delete…
+          </Button>
+        </>
+      )}
       <Dialog
         open={rotateOpen}
         onOpenChange={setRotateOpen}

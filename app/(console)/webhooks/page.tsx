@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { Forbidden } from "../../../components/layout/forbidden";
 import { PageHeader } from "../../../components/layout/page-header";
 import { CreateWebhookButton } from "../../../components/webhooks/create-webhook";
+import { ReceiveInBaton } from "../../../components/webhooks/receive-in-baton";
 import { WebhookList } from "../../../components/webhooks/webhook-list";
 import { navItem } from "../../../lib/config/nav";
 import { can } from "../../../lib/server/rbac";
@@ -30,7 +31,7 @@ export default async function WebhooksPage() {
         actions={
           connection && canWrite ? (
             <>
-              {/* "Receive in Baton" (components/webhooks/receive-in-baton.tsx) goes here, before Create. */}
+              <ReceiveInBaton variant="outline" />
               <CreateWebhookButton baseUrl={connection.baseUrl} />
             </>
           ) : null
