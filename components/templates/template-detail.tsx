@@ -4,7 +4,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
 import { formatDateTime, formatDuration, formatMebibytes, toMs } from "../../lib/format";
-import { newSandboxFromTemplateHref, newTemplateHref } from "../../lib/links";
+import { newSandboxFromTemplateHref, newTemplateHref } from "../../lib/resource-links";
 import { errorText, OrkestrError } from "../../lib/orkestr/errors";
 import type { Template } from "../../lib/orkestr/schemas/templates";
 import { templateKeys } from "../../lib/queries/templates";

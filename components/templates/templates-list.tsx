@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { formatDateTime, formatMebibytes } from "../../lib/format";
-import { newTemplateHref, templateHref } from "../../lib/links";
+import { newTemplateHref, templateHref } from "../../lib/resource-links";
 import { errorText } from "../../lib/orkestr/errors";
 import type { Sandbox } from "../../lib/orkestr/schemas/sandboxes";
 import type { Template } from "../../lib/orkestr/schemas/templates";

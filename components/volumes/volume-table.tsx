@@ -1,7 +1,7 @@
 "use client";
 
 import { formatDuration, formatUtc, toMs } from "../../lib/format";
-import { newSandboxWithVolumeHref } from "../../lib/volume-links";
+import { newSandboxWithVolumeHref } from "../../lib/resource-links";
 import type { Volume } from "../../lib/orkestr/schemas/volumes";
 import { cn } from "../../lib/utils";
 import { useCountdown } from "../sandboxes/create/use-countdown";

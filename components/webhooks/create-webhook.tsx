@@ -3,7 +3,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRef, useState } from "react";
-import { webhookHref } from "../../lib/links";
+import { webhookHref } from "../../lib/resource-links";
 import { asOrkestrError } from "../../lib/orkestr/errors";
 import { createWebhook, webhookKeys, withoutSecret, type WebhookWithSecret } from "../../lib/queries/webhooks";
 import { newIdempotencyKey } from "../sandboxes/create/idempotency-key";

@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { formatDateTime, formatUtc } from "../../lib/format";
-import { webhookHref } from "../../lib/links";
+import { webhookHref } from "../../lib/resource-links";
 import type { Webhook } from "../../lib/orkestr/schemas/webhooks";
 import { webhookKeys, webhookQueries } from "../../lib/queries/webhooks";
 import { EmptyState } from "../layout/empty-state";

@@ -6,7 +6,7 @@ import { TemplatesNoConnection } from "../../../components/templates/no-connecti
 import { TemplatesList } from "../../../components/templates/templates-list";
 import { Button } from "../../../components/ui/button";
 import { navItem } from "../../../lib/config/nav";
-import { newTemplateHref } from "../../../lib/links";
+import { newTemplateHref } from "../../../lib/resource-links";
 import { requirePermission } from "../../../lib/server/auth";
 import { activeConnection } from "../../../lib/server/tokens";
 

@@ -19,7 +19,7 @@ import { FilePlusIcon, FolderPlusIcon, RefreshIcon, UploadIcon } from "./icons";
 import { NameDialog } from "./name-dialog";
 import { errorText } from "../../../lib/orkestr/errors";
 import { UploadsPanel } from "./uploads-panel";
-import { volumesHref } from "../../../lib/volume-links";
+import { volumesHref } from "../../../lib/resource-links";
 import { useUploads } from "./use-uploads";
 
 export const WORKSPACE = "/workspace";

@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useId, useRef, useState, type FormEvent } from "react";
-import { templateHref } from "../../../lib/links";
+import { templateHref } from "../../../lib/resource-links";
 import { errorText, OrkestrError } from "../../../lib/orkestr/errors";
 import type { Template } from "../../../lib/orkestr/schemas/templates";
 import { templateKeys, templateQueries } from "../../../lib/queries/templates";
