@@ -7,7 +7,7 @@ import { screenshot, watchForErrors } from "./helpers";
 const SECTIONS = [
   ["Sandboxes", "/sandboxes", "No orkestr connection yet"],
   ["Volumes", "/volumes", "Not built yet: arrives with issue 5 or later"],
-  ["Snapshots", "/snapshots", "Not built yet: arrives with issue 5 or later"],
+  ["Snapshots", "/snapshots", "No orkestr connection yet"],
   ["Templates", "/templates", "Not built yet: arrives with issue 5 or later"],
   ["Webhooks", "/webhooks", "Not built yet: arrives with issue 5 or later"],
   ["Events", "/events", "Not built yet: arrives with issue 14"],

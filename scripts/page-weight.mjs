@@ -33,6 +33,8 @@ const BUDGETS = [
   { route: "/sandboxes", kib: 179.4, note: "sandbox list, issue 12's weight + issue 13's retries" },
   { route: "/sandboxes/[id]", kib: 300, note: "sandbox page with terminal and charts (perf-notes budget)" },
   { route: "/sandboxes/[id]", kib: 181.6, note: "sandbox page, no heavier than before issue 12" },
+  { route: "/snapshots", kib: 200, note: "snapshot list (issue 14)" },
+  { route: "/snapshots/[id]", kib: 200, note: "snapshot page with fork tree and fork form (issue 14)" },
 ];
 const DEFAULT_ROUTES = ["/login", "/sandboxes"];
 /** Segment files whose client entry chunks load with the route. */
