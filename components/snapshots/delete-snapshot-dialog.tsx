@@ -35,7 +35,8 @@ export function DeleteSnapshotDialog({
       onDeleted?.();
     },
     onSettled: () => {
-      void queryClient.invalidateQueries({ queryKey: snapshotKeys.all });
+      // The list, not the deleted snapshot's own query: re-reading that would only fetch a 404.
+      void queryClient.invalidateQueries({ queryKey: snapshotKeys.list() });
       // The plan's named-snapshot count is in the limits.
       void queryClient.invalidateQueries({ queryKey: sandboxKeys.limits() });
     },
