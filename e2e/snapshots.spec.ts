@@ -72,7 +72,7 @@ test("snapshot from a sandbox's page → listed → fork two → the tree shows 
   await page.emulateMedia({ colorScheme: "light" });
 
   // Fork two from the snapshot's page: progress with links, then the tree shows both running.
-  await row.getByRole("link", { name: "e2e-warm" }).click();
+  await row.getByRole("link", { name: "e2e-warm", exact: true }).click();
   await expect(page).toHaveURL(new RegExp(`/snapshots/${snap.id}$`));
   await expect(page.getByRole("heading", { level: 1, name: "e2e-warm" })).toBeVisible();
   await expect(page.getByText("No sandbox has been forked from it yet.")).toBeVisible();
@@ -129,5 +129,62 @@ test("snapshot from a sandbox's page → listed → fork two → the tree shows 
   expect((await api<{ status: string }>("GET", `/sandboxes/${kids[0]}`)).body.status).toBe("running");
 
   for (const id of [source, kids[0]!]) await api("DELETE", `/sandboxes/${id}`);
+  expect(problems).toEqual([]);
+});
+
+test("at the plan's cap, Snapshot… names the oldest snapshots to delete, and one delete makes room", async ({
+  connected: page,
+  servers,
+}) => {
+  test.setTimeout(120_000);
+  // The refused create is the expected 409; anything else is a problem.
+  const problems = watchForErrors(page, {
+    allowStatus: (status, url) => status === 409 && /\/api\/v1\/sandboxes\/[^/]+\/snapshots$/.test(url),
+  });
+  const api = servers.engine.api.bind(servers.engine);
+  const created = await api<{ id: string }>("POST", "/sandboxes", { template: "python-3.12", timeout_seconds: 600 });
+  expect(created.status).toBe(201);
+  const id = created.body.id;
+  await page.goto(`/sandboxes/${id}`);
+  await expect(page.getByRole("heading", { level: 1, name: id })).toBeVisible();
+
+  // Fill the plan's cap behind the page's back (its limits were read when it loaded).
+  const limits = await api<{ named_snapshots: number; max_named_snapshots: number }>("GET", "/sandboxes/limits");
+  const cap = limits.body.max_named_snapshots;
+  const names: string[] = [];
+  for (let i = 1; i <= cap - limits.body.named_snapshots; i++) {
+    const r = await api("POST", `/sandboxes/${id}/snapshots`, { name: `cap-${i}` });
+    expect(r.status).toBe(201);
+    names.push(`cap-${i}`);
+  }
+
+  await page.getByRole("button", { name: "Snapshot…" }).click();
+  const dialog = page.getByRole("dialog", { name: `Snapshot ${id}` });
+  await dialog.getByLabel("Name").fill("one-too-many");
+  await dialog.getByRole("button", { name: "Take snapshot" }).click();
+  const notice = dialog.getByRole("alert").filter({ hasText: `keeps at most ${cap} named snapshot` });
+  await expect(notice).toBeVisible();
+  const oldest = notice.getByRole("list", { name: "Oldest snapshots" }).getByRole("listitem");
+  await expect(oldest).toHaveCount(Math.min(3, names.length));
+  await expect(oldest.first().getByRole("link", { name: names[0]! })).toHaveAttribute("href", /\/snapshots\/snap_/);
+  await screenshot(page, "snapshot-cap-light");
+  expect(await seriousAxeViolations(page)).toEqual([]);
+
+  // Delete the oldest from the notice (confirmed), then the same name goes through.
+  await oldest
+    .first()
+    .getByRole("button", { name: `Delete ${names[0]}…` })
+    .click();
+  const confirm = page.getByRole("dialog", { name: `Delete snapshot ${names[0]}?` });
+  await confirm.getByRole("button", { name: "Delete snapshot" }).click();
+  await expect(confirm).toBeHidden();
+  await expect(notice).toBeHidden();
+  expect((await api("GET", `/snapshots/${names[0]}`)).status).toBe(404);
+  await dialog.getByRole("button", { name: "Take snapshot" }).click();
+  await expect(dialog.getByTestId("snapshot-created")).toContainText("Snapshot one-too-many is ready");
+
+  const left = await api<{ id: string }[]>("GET", "/snapshots?limit=100");
+  for (const s of left.body) await api("DELETE", `/snapshots/${s.id}`);
+  await api("DELETE", `/sandboxes/${id}`);
   expect(problems).toEqual([]);
 });

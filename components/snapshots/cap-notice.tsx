@@ -18,12 +18,15 @@ export function CapNotice({
   plan,
   snapshots,
   detail,
+  onDeleted,
 }: {
   cap: number | null;
   plan: string | null | undefined;
   snapshots: readonly Snapshot[];
   /** The server's own sentence, when this follows a refused create. */
   detail?: string;
+  /** After one of them is deleted (the refused create may then be tried again). */
+  onDeleted?: () => void;
 }) {
   const [deleting, setDeleting] = useState<Snapshot | null>(null);
   const oldest = oldestSnapshots(snapshots);
@@ -71,6 +74,7 @@ export function CapNotice({
           onOpenChange={(open) => {
             if (!open) setDeleting(null);
           }}
+          onDeleted={onDeleted}
         />
       ) : null}
     </div>

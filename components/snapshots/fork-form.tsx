@@ -1,6 +1,6 @@
 "use client";
 
-import { useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRef, useState, type FormEvent } from "react";
 import { formatMebibytes } from "../../lib/format";
@@ -10,7 +10,7 @@ import type { Limits } from "../../lib/orkestr/schemas/limits";
 import type { CreateSandboxBody } from "../../lib/orkestr/schemas/sandboxes";
 import type { Snapshot } from "../../lib/orkestr/schemas/snapshots";
 import { sandboxKeys, sandboxMutations } from "../../lib/queries/sandboxes";
-import { snapshotKeys } from "../../lib/queries/snapshots";
+import { snapshotKeys, snapshotQueries } from "../../lib/queries/snapshots";
 import {
   maxTimeoutSeconds,
   sizeRefusal,
@@ -50,6 +50,8 @@ export function ForkForm({ snapshot, limits }: { snapshot: Snapshot; limits: Lim
   const [children, setChildren] = useState<ChildState[]>([]);
   const [running, setRunning] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
+  // The fork tree's query (same key, one fetch): a child's badge here follows its live status too.
+  const live = useQuery(snapshotQueries.children(snapshot.id));
   const request = buildForkRequest(state, count, limits);
   const errors = showErrors ? request.errors : {};
   const update = <K extends keyof CreateFormState>(key: K, value: CreateFormState[K]) =>
@@ -312,7 +314,7 @@ export function ForkForm({ snapshot, limits }: { snapshot: Snapshot; limits: Lim
                     <Link href={sandboxHref(c.id)} className="font-mono text-xs underline underline-offset-4">
                       {c.id}
                     </Link>
-                    <StatusBadge status={c.status} />
+                    <StatusBadge status={live.data?.find((k) => k.id === c.id)?.status ?? c.status} />
                   </>
                 ) : (
                   <span className="text-destructive">Not created: {c.error}</span>

@@ -17,7 +17,7 @@ import { dateTimeAttr } from "./snapshot-facts";
 
 /**
  * The fork tree of one snapshot: the sandbox it was taken of, the snapshot, and every sandbox born
- * from it (ended ones too, dimmed) with its live status, re-read every few seconds while the page is
+ * from it (ended ones too, greyed) with its live status, re-read every few seconds while the page is
  * visible. A child's own snapshots hang under it, so a lineage reads top to bottom.
  */
 export function ForkTree({ snapshot, allSnapshots }: { snapshot: Snapshot; allSnapshots: readonly Snapshot[] }) {
@@ -68,16 +68,15 @@ export function ForkTree({ snapshot, allSnapshots }: { snapshot: Snapshot; allSn
                   {kids.map((k) => {
                     const grandchildren = allSnapshots.filter((s) => s.sandbox_id === k.id);
                     return (
-                      <li
-                        key={k.id}
-                        data-testid="fork-child"
-                        data-status={k.status}
-                        className={cn("flex flex-col gap-1", isFinished(k.status) && "opacity-70")}
-                      >
+                      <li key={k.id} data-testid="fork-child" data-status={k.status} className="flex flex-col gap-1">
                         <div className="flex flex-wrap items-center gap-2">
                           <Link
                             href={sandboxHref(k.id)}
-                            className="font-mono text-xs underline-offset-4 hover:underline"
+                            className={cn(
+                              "font-mono text-xs underline-offset-4 hover:underline",
+                              // Ended children recede (in a colour that keeps its contrast); the badge says why.
+                              isFinished(k.status) && "text-muted-foreground",
+                            )}
                           >
                             {k.id}
                           </Link>

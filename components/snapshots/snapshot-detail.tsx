@@ -15,6 +15,7 @@ import { Button } from "../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../ui/card";
 import { CopyButton } from "../ui/copy-button";
 import { Skeleton } from "../ui/skeleton";
+import { cn } from "../../lib/utils";
 import { CapMeter } from "./cap-meter";
 import { DeleteSnapshotDialog } from "./delete-snapshot-dialog";
 import { ForkForm } from "./fork-form";
@@ -23,9 +24,9 @@ import { MemoryCell } from "./memory-cell";
 import { dateTimeAttr, memoryFact, snapshotCap } from "./snapshot-facts";
 import { SourceSandbox } from "./source-sandbox";
 
-function Fact({ term, children }: { term: string; children: ReactNode }) {
+function Fact({ term, children, className }: { term: string; children: ReactNode; className?: string }) {
   return (
-    <div className="flex flex-col gap-0.5">
+    <div className={cn("flex flex-col gap-0.5", className)}>
       <dt className="text-xs text-muted-foreground">{term}</dt>
       <dd className="text-sm">{children}</dd>
     </div>
@@ -141,11 +142,9 @@ export function SnapshotDetail({ id }: { id: string }) {
             <Fact term="Forks boot as">{snap.sandbox_size ?? "—"}</Fact>
             <Fact term="Source frozen for">{typeof snap.frozen_ms === "number" ? `${snap.frozen_ms} ms` : "—"}</Fact>
             <Fact term="Captured">{snap.captured_paths?.length ? snap.captured_paths.join(", ") : "—"}</Fact>
-            <div className="sm:col-span-2 lg:col-span-4">
-              <Fact term="Memory captured">
-                <MemoryCell fact={fact} long />
-              </Fact>
-            </div>
+            <Fact term="Memory captured" className="sm:col-span-2 lg:col-span-4">
+              <MemoryCell fact={fact} long />
+            </Fact>
           </dl>
         </CardContent>
       </Card>
@@ -154,7 +153,7 @@ export function SnapshotDetail({ id }: { id: string }) {
         <CardHeader>
           <CardTitle>Fork tree</CardTitle>
           <CardDescription>
-            The sandboxes born from this snapshot, with their live status (ended ones dimmed).
+            The sandboxes born from this snapshot, with their live status (ended ones greyed).
           </CardDescription>
         </CardHeader>
         <CardContent>

@@ -23,7 +23,7 @@ import { dateTimeAttr, memoryFact, snapshotCap } from "./snapshot-facts";
 import { SourceSandbox } from "./source-sandbox";
 import { useApiBaseUrl } from "./use-base-url";
 
-const COLUMNS = ["Name", "Source sandbox", "Template", "Region", "Size", "Created", "Memory", ""];
+const COLUMNS = ["Name", "Source sandbox", "Template, region", "Size", "Created", "Memory", ""];
 
 /** /snapshots: the account's named snapshots, the plan's cap, and per row Fork and Delete. */
 export function SnapshotList() {
@@ -82,7 +82,7 @@ export function SnapshotList() {
         />
       ) : (
         <div className="overflow-x-auto rounded-lg border bg-card">
-          <table className="w-full min-w-max text-sm" aria-label="Snapshots">
+          <table className="w-full min-w-[44rem] text-sm" aria-label="Snapshots">
             <thead className="border-b text-left text-xs text-muted-foreground">
               <tr>
                 {COLUMNS.map((c, i) => (
@@ -102,10 +102,15 @@ export function SnapshotList() {
                     <div className="font-mono text-xs text-muted-foreground">{s.id}</div>
                   </td>
                   <td className="px-3 py-2">
-                    <SourceSandbox id={s.sandbox_id} />
+                    <SourceSandbox id={s.sandbox_id} stacked />
                   </td>
-                  <td className="px-3 py-2">{s.template ?? "—"}</td>
-                  <td className="px-3 py-2">{s.region ?? "—"}</td>
+                  <td className="px-3 py-2">
+                    <div>{s.template ?? "—"}</div>
+                    <div className="text-xs text-muted-foreground">
+                      <span className="sr-only">Region </span>
+                      {s.region ?? "—"}
+                    </div>
+                  </td>
                   <td className="px-3 py-2 tabular-nums">{formatMebibytes(s.size_mb)}</td>
                   <td className="px-3 py-2 tabular-nums">
                     <time dateTime={dateTimeAttr(s.created_at)} title={formatUtc(s.created_at)}>
@@ -116,7 +121,7 @@ export function SnapshotList() {
                     <MemoryCell fact={facts[i]!} />
                   </td>
                   <td className="px-3 py-2">
-                    <div className="flex justify-end gap-2">
+                    <div className="flex flex-wrap justify-end gap-2">
                       <Button size="sm" variant="outline" asChild>
                         <Link href={`${snapshotHref(s.id)}#fork`} aria-label={`Fork ${s.name ?? s.id}`}>
                           Fork…

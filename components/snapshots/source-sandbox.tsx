@@ -12,7 +12,7 @@ import { StatusBadge } from "../sandboxes/status-badge";
  * The sandbox a snapshot was taken of: a link to its page with its status while the server knows
  * it, "terminated" (without a link) once it is gone. Shares its cache with the sandbox's own page.
  */
-export function SourceSandbox({ id }: { id: string | null | undefined }) {
+export function SourceSandbox({ id, stacked = false }: { id: string | null | undefined; stacked?: boolean }) {
   const query = useQuery({ ...sandboxQueries.detail(id ?? ""), enabled: !!id, staleTime: 30_000 });
   if (!id) return <span className="text-muted-foreground">—</span>;
   const gone = query.isError && asOrkestrError(query.error).status === 404;
@@ -27,7 +27,7 @@ export function SourceSandbox({ id }: { id: string | null | undefined }) {
     );
   const status = query.data?.status;
   return (
-    <span className="flex flex-wrap items-center gap-1.5">
+    <span className={stacked ? "flex flex-col items-start gap-1" : "flex flex-wrap items-center gap-1.5"}>
       <Link href={sandboxHref(id)} className="font-mono text-xs underline-offset-4 hover:underline">
         {id}
       </Link>

@@ -158,6 +158,7 @@ export function TakeSnapshotDialog({
               plan={limits.data?.plan}
               snapshots={snapshots.data ?? []}
               detail={capError ? serverError.detail : undefined}
+              onDeleted={() => mutation.reset()}
             />
           ) : null}
           {serverError && !capError && !nameTaken ? (
