@@ -17,14 +17,11 @@ export function CapNotice({
   cap,
   plan,
   snapshots,
-  detail,
   onDeleted,
 }: {
   cap: number | null;
   plan: string | null | undefined;
   snapshots: readonly Snapshot[];
-  /** The server's own sentence, when this follows a refused create. */
-  detail?: string;
   /** After one of them is deleted (the refused create may then be tried again). */
   onDeleted?: () => void;
 }) {
@@ -37,7 +34,6 @@ export function CapNotice({
           ? `Your ${plan ? `${plan} plan` : "plan"} keeps at most ${cap} named snapshot${cap === 1 ? "" : "s"}, and all are in use.`
           : "Your plan's named snapshots are all in use."}
       </p>
-      {detail ? <p className="text-muted-foreground">{detail}</p> : null}
       {oldest.length ? (
         <>
           <p>Delete one to make room; the oldest are:</p>

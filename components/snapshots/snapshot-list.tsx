@@ -105,13 +105,13 @@ export function SnapshotList() {
                     <SourceSandbox id={s.sandbox_id} stacked />
                   </td>
                   <td className="px-3 py-2">
-                    <div>{s.template ?? "—"}</div>
+                    <div className="whitespace-nowrap">{s.template ?? "—"}</div>
                     <div className="text-xs text-muted-foreground">
                       <span className="sr-only">Region </span>
                       {s.region ?? "—"}
                     </div>
                   </td>
-                  <td className="px-3 py-2 tabular-nums">{formatMebibytes(s.size_mb)}</td>
+                  <td className="whitespace-nowrap px-3 py-2 tabular-nums">{formatMebibytes(s.size_mb)}</td>
                   <td className="px-3 py-2 tabular-nums">
                     <time dateTime={dateTimeAttr(s.created_at)} title={formatUtc(s.created_at)}>
                       {formatDateTime(s.created_at)}

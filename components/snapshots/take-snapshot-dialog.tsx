@@ -22,6 +22,11 @@ import { snapshotCap } from "./snapshot-facts";
 import { snapshotNameError, suggestSnapshotName } from "./snapshot-name";
 import { useApiBaseUrl } from "./use-base-url";
 
+function capFromError(body: unknown): number | null {
+  const n = (body as { max_named_snapshots?: unknown } | null | undefined)?.max_named_snapshots;
+  return typeof n === "number" ? n : null;
+}
+
 /**
  * "Snapshot…" on a sandbox's page: a name, then the capture (the sandbox is frozen for a moment and
  * keeps running), then the result with its page and a way to fork it. The plan's cap is shown before
@@ -154,10 +159,10 @@ export function TakeSnapshotDialog({
           </div>
           {capError || (cap.full && !mutation.isPending) ? (
             <CapNotice
-              cap={cap.cap}
+              // The refusal names the cap too (max_named_snapshots), for a server whose limits do not.
+              cap={cap.cap ?? capFromError(serverError?.body)}
               plan={limits.data?.plan}
               snapshots={snapshots.data ?? []}
-              detail={capError ? serverError.detail : undefined}
               onDeleted={() => mutation.reset()}
             />
           ) : null}

@@ -74,6 +74,14 @@ describe("the sandboxes forked from a snapshot", () => {
     }
   });
 
+  it("a NUL or odd characters find nothing, never a 500", async () => {
+    for (const ref of ["%00", "%27%20OR%201%3D1--", "snap_%25"]) {
+      const r = await e.call("GET", `/v1/sandboxes?snapshot=${ref}`);
+      expect(r.status, r.text).toBe(200);
+      expect(r.body).toEqual([]);
+    }
+  });
+
   it("a snapshot reference that is too long is 422 naming the field", async () => {
     const r = await e.call("GET", `/v1/sandboxes?snapshot=${"x".repeat(129)}`);
     expect(r.status).toBe(422);
