@@ -7,8 +7,3 @@ import { path } from "./orkestr/path";
 export function sandboxHref(id: string, tab?: string): string {
   return tab ? path`/sandboxes/${id}/${tab}` : path`/sandboxes/${id}`;
 }
-
-/** A named snapshot's page (its facts, fork tree and fork form). */
-export function snapshotHref(id: string): string {
-  return path`/snapshots/${id}`;
-}
