@@ -7,7 +7,7 @@ import { screenshot, watchForErrors } from "./helpers";
 const SECTIONS = [
   ["Sandboxes", "/sandboxes", "No orkestr connection yet"],
   ["Volumes", "/volumes", "No orkestr connection yet"],
-  ["Snapshots", "/snapshots", "Not built yet: arrives with issue 5 or later"],
+  ["Snapshots", "/snapshots", "No orkestr connection yet"],
   ["Templates", "/templates", "No orkestr connection yet"],
   ["Webhooks", "/webhooks", "No orkestr connection yet"],
   ["Events", "/events", "No orkestr connection yet"],

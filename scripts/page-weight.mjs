@@ -41,6 +41,8 @@ const BUDGETS = [
   { route: "/events", kib: 200, note: "received events feed (issue 14 budget)" },
   { route: "/webhooks", kib: 200, note: "webhooks list (issue 14: each new page at most 200 KiB)" },
   { route: "/webhooks/[id]", kib: 200, note: "webhook page with its delivery log (issue 14)" },
+  { route: "/snapshots", kib: 200, note: "snapshot list (issue 14)" },
+  { route: "/snapshots/[id]", kib: 200, note: "snapshot page with fork tree and fork form (issue 14)" },
 ];
 const DEFAULT_ROUTES = ["/login", "/sandboxes"];
 /** Segment files whose client entry chunks load with the route. */

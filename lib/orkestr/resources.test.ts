@@ -55,6 +55,14 @@ const ROUTES: {
     query: { limit: "5" },
   },
   {
+    name: "sandboxes.list (forks of a snapshot)",
+    call: (c) => c.sandboxes.list({ snapshot: "snap_1", status: ["running", "terminated"] }),
+    reply: () => json([ex.SANDBOX]),
+    method: "GET",
+    path: "/sandboxes",
+    query: { snapshot: "snap_1", status: "running,terminated" },
+  },
+  {
     name: "sandboxes.update",
     call: (c) => c.sandboxes.update("sbx_1", { metadata: { a: "b" } }),
     reply: () => json(ex.SANDBOX),

@@ -41,9 +41,10 @@ export const ProxyListSandboxesQuery = z
     status: z.union([z.string(), z.array(z.string())]).optional(),
     template: z.string().optional(),
     region: z.string().optional(),
+    snapshot: z.string().max(128).optional(),
   })
   .catchall(z.union([z.string(), z.array(z.string())]))
-  .transform(({ limit, cursor, status, template, region, ...rest }, ctx) => {
+  .transform(({ limit, cursor, status, template, region, snapshot, ...rest }, ctx) => {
     const metadata: Record<string, string> = {};
     for (const [name, value] of Object.entries(rest)) {
       const key = METADATA_PARAM.exec(name)?.[1];
@@ -58,7 +59,15 @@ export const ProxyListSandboxesQuery = z
       }
       metadata[key] = value;
     }
-    return { limit, cursor, status, template, region, ...(Object.keys(metadata).length ? { metadata } : {}) };
+    return {
+      limit,
+      cursor,
+      status,
+      template,
+      region,
+      snapshot,
+      ...(Object.keys(metadata).length ? { metadata } : {}),
+    };
   });
 
 /** POST /api/v1/sandboxes/{id}/exec/stream: ?format=ndjson asks the upstream for NDJSON instead of SSE. */

@@ -82,6 +82,11 @@ describe("the proxy's list query", () => {
     });
   });
 
+  it("passes the snapshot filter on (the fork tree's children)", () => {
+    expect(ProxyListSandboxesQuery.parse({ snapshot: "snap_1" })).toMatchObject({ snapshot: "snap_1" });
+    expect(ProxyListSandboxesQuery.safeParse({ snapshot: "x".repeat(129) }).success).toBe(false);
+  });
+
   it("refuses a metadata key given twice", () => {
     expect(ProxyListSandboxesQuery.safeParse({ "metadata[k]": ["a", "b"] }).success).toBe(false);
   });

@@ -1,8 +1,25 @@
 import type { Metadata } from "next";
-import { NotBuiltYet } from "../../../components/layout/not-built-yet";
+import { Forbidden } from "../../../components/layout/forbidden";
+import { PageHeader } from "../../../components/layout/page-header";
+import { SnapshotList } from "../../../components/snapshots/snapshot-list";
+import { navItem } from "../../../lib/config/nav";
+import { requirePermission } from "../../../lib/server/auth";
+import { activeConnection } from "../../../lib/server/tokens";
+import { NoConnection } from "./no-connection";
 
 export const metadata: Metadata = { title: "Snapshots" };
 
-export default function SnapshotsPage() {
-  return <NotBuiltYet href="/snapshots" />;
+/** The named snapshots of the connection's account; the list itself is live, client-side through /api/v1. */
+export default async function SnapshotsPage() {
+  const item = navItem("/snapshots");
+  // The permission GET /api/v1/snapshots requires.
+  const access = await requirePermission("snapshots.read");
+  if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
+  const connection = await activeConnection(access.current.user.id);
+  return (
+    <>
+      <PageHeader title={item.title} description={item.description} />
+      {connection ? <SnapshotList /> : <NoConnection />}
+    </>
+  );
 }

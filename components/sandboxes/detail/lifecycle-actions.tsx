@@ -12,6 +12,9 @@ import { isFinished } from "../../../lib/sandbox-status";
 // opened it stays mounted, so closing it runs the dialog's own close (focus back to the button).
 const loadKeepAlive = () => import("./keep-alive-dialog").then((m) => m.KeepAliveDialog);
 const KeepAliveDialog = dynamic(loadKeepAlive, { ssr: false });
+// "Snapshot…" likewise: its dialog (name, progress, the cap) is not part of the page's first load.
+const loadTakeSnapshot = () => import("../../snapshots/take-snapshot-dialog").then((m) => m.TakeSnapshotDialog);
+const TakeSnapshotDialog = dynamic(loadTakeSnapshot, { ssr: false });
 
 /** Pause, resume, keep-alive and terminate (with confirmation), as the status allows. */
 export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sandbox; maxTimeoutSeconds: number }) {
@@ -22,6 +25,8 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
   const [confirmTerminate, setConfirmTerminate] = useState(false);
   const [keepAlive, setKeepAlive] = useState(false);
   const [keepAliveWanted, setKeepAliveWanted] = useState(false);
+  const [snapshotOpen, setSnapshotOpen] = useState(false);
+  const [snapshotWanted, setSnapshotWanted] = useState(false);
   const status = sandbox.status;
   const busy = pending !== null;
   if (isFinished(status)) return null;
@@ -44,6 +49,19 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
             }}
           >
             Keep alive…
+          </Button>
+          <Button
+            variant="outline"
+            size="sm"
+            disabled={busy}
+            onPointerEnter={() => void loadTakeSnapshot()}
+            onFocus={() => void loadTakeSnapshot()}
+            onClick={() => {
+              setSnapshotWanted(true);
+              setSnapshotOpen(true);
+            }}
+          >
+            Snapshot…
           </Button>
         </>
       ) : null}
@@ -87,6 +105,9 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
             })
           }
         />
+      ) : null}
+      {snapshotWanted ? (
+        <TakeSnapshotDialog sandbox={sandbox} open={snapshotOpen} onOpenChange={setSnapshotOpen} />
       ) : null}
     </div>
   );

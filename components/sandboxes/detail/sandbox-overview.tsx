@@ -1,5 +1,6 @@
 "use client";
 
+import Link from "next/link";
 import type { ReactNode } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { Card, CardContent, CardHeader, CardTitle } from "../../ui/card";
@@ -9,6 +10,7 @@ import { MetadataEditor } from "./metadata-editor";
 import { useSandbox } from "./sandbox-context";
 import { useSandboxEdits } from "../../../lib/queries/sandbox-lifecycle";
 import { isFinished } from "../../../lib/sandbox-status";
+import { snapshotHref } from "../../../lib/snapshot-links";
 
 function Field({ label, children, testId }: { label: string; children: ReactNode; testId?: string }) {
   return (
@@ -80,7 +82,13 @@ export function SandboxOverview() {
             <Field label="Template" testId="field-template">
               <span className="font-mono">{sandbox.template ?? "—"}</span>
               {sandbox.snapshot ? (
-                <span className="text-muted-foreground"> · forked from {sandbox.snapshot}</span>
+                <span className="text-muted-foreground">
+                  {" "}
+                  · forked from{" "}
+                  <Link href={snapshotHref(sandbox.snapshot)} className="underline underline-offset-4">
+                    {sandbox.snapshot}
+                  </Link>
+                </span>
               ) : null}
             </Field>
             <Field label="Size" testId="field-size">

@@ -36,6 +36,11 @@ const SandboxListQuery = ListQuery.extend({
   status: Statuses.describe("Comma list (or repeated) of statuses"),
   template: z.string().optional(),
   region: z.string().optional(),
+  snapshot: z
+    .string()
+    .max(128)
+    .optional()
+    .describe("Only sandboxes forked from this named snapshot (id or name; a deleted snapshot's id still matches)"),
   // Documents the metadata filters; any metadata[<key>] is read (the catchall below keeps them).
   "metadata[key]": z.string().optional().describe("metadata[<key>]=<value>: only sandboxes with that metadata"),
 }).catchall(z.string());
@@ -74,15 +79,19 @@ export const sandboxRoutes: ResourcePlugin = async (app, { ctx }) => {
       },
     },
     async (req, reply) => {
-      const { limit, cursor, status, template, region, ...rest } = req.query;
+      const { limit, cursor, status, template, region, snapshot, ...rest } = req.query;
       const metadata: Record<string, string> = {};
       for (const [k, v] of Object.entries(rest)) {
         const m = k.match(/^metadata\[(.+)\]$/);
         if (m) metadata[m[1]!] = String(v);
       }
+      const account = accountOf(req);
+      // A name is resolved to the snapshot it names now; an id is matched as is, so the children
+      // of a snapshot already deleted are still found by the id they carry.
+      const snapshotId = snapshot ? (ctx.storage.snapshots.find(account, snapshot)?.id ?? snapshot) : undefined;
       return sendPage(
         reply,
-        sandboxes.list(accountOf(req), { statuses: status, metadata, template, region, limit, cursor }),
+        sandboxes.list(account, { statuses: status, metadata, template, region, snapshotId, limit, cursor }),
       );
     },
   );

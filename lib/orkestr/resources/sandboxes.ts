@@ -214,7 +214,13 @@ async function withAlias<T>(primary: () => Promise<T>, alias: () => Promise<T>):
 }
 
 function sandboxListQuery(q: ListSandboxesQuery): Query {
-  const out: Query = { limit: q.limit, cursor: q.cursor, template: q.template, region: q.region };
+  const out: Query = {
+    limit: q.limit,
+    cursor: q.cursor,
+    template: q.template,
+    region: q.region,
+    snapshot: q.snapshot,
+  };
   if (q.status !== undefined) out.status = Array.isArray(q.status) ? q.status.join(",") : q.status;
   for (const [k, v] of Object.entries(q.metadata ?? {})) out[`metadata[${k}]`] = v;
   return out;

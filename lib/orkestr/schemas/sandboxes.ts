@@ -122,5 +122,7 @@ export const ListSandboxesQuery = ListQuery.extend({
   metadata: z.record(z.string(), z.string()).optional(),
   template: z.string().optional(),
   region: z.string().optional(),
+  /** Only the forks of this named snapshot (id or name): the engine's filter; elsewhere check each sandbox's `snapshot`. */
+  snapshot: z.string().optional(),
 });
 export type ListSandboxesQuery = z.input<typeof ListSandboxesQuery>;

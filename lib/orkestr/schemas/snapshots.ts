@@ -12,6 +12,12 @@ export const Snapshot = z
     size_mb: Num.nullish(),
     status: openEnum(["creating", "ready", "failed"]).nullish(),
     created_at: Timestamp.nullish(),
+    // What a fork inherits, when the server says (the local engine does; the contract is silent):
+    // whether memory was captured, which paths were copied, the source's size, how long it was frozen.
+    memory_captured: z.boolean().nullish(),
+    captured_paths: z.array(z.string()).nullish(),
+    sandbox_size: z.string().nullish(),
+    frozen_ms: Num.nullish(),
   })
   .loose();
 export type Snapshot = z.infer<typeof Snapshot>;

@@ -74,6 +74,8 @@ export interface SandboxFilter {
   metadata: Record<string, string>;
   template?: string;
   region?: string;
+  /** Only the children of this named snapshot (the id each fork keeps in snapshot_id). */
+  snapshotId?: string;
   limit: number;
   cursor?: string;
 }
@@ -127,6 +129,7 @@ export class SandboxRepository {
     }
     if (filter.template) where.push(["template = ?", filter.template]);
     if (filter.region) where.push(["region = ?", filter.region]);
+    if (filter.snapshotId) where.push(["snapshot_id = ? COLLATE NOCASE", filter.snapshotId]);
     return pageNewestFirst<SandboxRow>(this.db, "sandboxes", where, filter);
   }
 

@@ -1,0 +1,329 @@
+"use client";
+
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useRef, useState, type FormEvent } from "react";
+import { formatMebibytes } from "../../lib/format";
+import { sandboxHref } from "../../lib/links";
+import { asOrkestrError, errorText } from "../../lib/orkestr/errors";
+import type { Limits } from "../../lib/orkestr/schemas/limits";
+import type { CreateSandboxBody } from "../../lib/orkestr/schemas/sandboxes";
+import type { Snapshot } from "../../lib/orkestr/schemas/snapshots";
+import { sandboxKeys, sandboxMutations } from "../../lib/queries/sandboxes";
+import { snapshotKeys, snapshotQueries } from "../../lib/queries/snapshots";
+import {
+  maxTimeoutSeconds,
+  sizeRefusal,
+  openNetworkRefusal,
+  type CreateFormState,
+} from "../sandboxes/create/create-request";
+import { DomainListEditor } from "../sandboxes/create/domain-list-editor";
+import { CheckboxField, FieldGroup, FormField, RadioCard } from "../sandboxes/create/form-field";
+import { newIdempotencyKey } from "../sandboxes/create/idempotency-key";
+import { KeyValueEditor } from "../sandboxes/create/key-value-editor";
+import { StatusBadge } from "../sandboxes/status-badge";
+import { Button } from "../ui/button";
+import { CodeTabs } from "../ui/code-tabs";
+import { Input } from "../ui/input";
+import { buildForkRequest, initialForkState, MAX_FORKS } from "./fork-request";
+import { forkCode } from "./snapshot-code";
+import { useApiBaseUrl } from "./use-base-url";
+
+/** One child's progress: waiting for the server, born, or refused (with the server's sentence). */
+type ChildState =
+  | { n: number; state: "creating" }
+  | { n: number; state: "created"; id: string; status: string }
+  | { n: number; state: "failed"; error: string };
+
+/**
+ * Fork one or N children from a snapshot with the create options that apply to a fork (size,
+ * network, lifetime, env, metadata), the create form's own fields and checks. Each child is its own
+ * create with its own Idempotency-Key; their progress is listed with links as they are born.
+ */
+export function ForkForm({ snapshot, limits }: { snapshot: Snapshot; limits: Limits | null }) {
+  const queryClient = useQueryClient();
+  const baseUrl = useApiBaseUrl();
+  const [state, setState] = useState<CreateFormState>(() => initialForkState(snapshot.id, limits));
+  const [count, setCount] = useState("1");
+  const [showErrors, setShowErrors] = useState(false);
+  const [showCode, setShowCode] = useState(false);
+  const [children, setChildren] = useState<ChildState[]>([]);
+  const [running, setRunning] = useState(false);
+  const formRef = useRef<HTMLFormElement>(null);
+  // The fork tree's query (same key, one fetch): a child's badge here follows its live status too.
+  const live = useQuery(snapshotQueries.children(snapshot.id));
+  const request = buildForkRequest(state, count, limits);
+  const errors = showErrors ? request.errors : {};
+  const update = <K extends keyof CreateFormState>(key: K, value: CreateFormState[K]) =>
+    setState((s) => ({ ...s, [key]: value }));
+
+  const fork = async (body: CreateSandboxBody, n: number) => {
+    setRunning(true);
+    setChildren(Array.from({ length: n }, (_, i) => ({ n: i + 1, state: "creating" as const })));
+    const set = (i: number, next: ChildState) => setChildren((all) => all.map((c, j) => (j === i ? next : c)));
+    // In parallel, as the SDK's fan-out would; each its own request, so one refusal does not stop the rest.
+    await Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        try {
+          const sbx = await sandboxMutations.create(body, newIdempotencyKey());
+          queryClient.setQueryData(sandboxKeys.detail(sbx.id), { ...sbx, preview_auth_token: null });
+          set(i, { n: i + 1, state: "created", id: sbx.id, status: sbx.status });
+        } catch (e) {
+          set(i, { n: i + 1, state: "failed", error: errorText(asOrkestrError(e)) });
+        }
+      }),
+    );
+    setRunning(false);
+    void queryClient.invalidateQueries({ queryKey: snapshotKeys.children(snapshot.id) });
+    void queryClient.invalidateQueries({ queryKey: sandboxKeys.lists() });
+    void queryClient.invalidateQueries({ queryKey: sandboxKeys.limits() });
+  };
+
+  const onSubmit = (e: FormEvent) => {
+    e.preventDefault();
+    if (running) return;
+    setShowErrors(true);
+    if (!request.body) {
+      requestAnimationFrame(() => formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
+      return;
+    }
+    void fork(request.body, request.count);
+  };
+
+  const sizes = limits?.sizes?.length
+    ? limits.sizes.map((s) => s)
+    : ["small", "medium", "large"].map((size) => ({ size, cpu: null, memory_mb: null }));
+  const openRefusal = openNetworkRefusal(limits);
+  const maxTimeout = maxTimeoutSeconds(limits);
+  const done = children.filter((c) => c.state !== "creating").length;
+
+  return (
+    <form ref={formRef} noValidate onSubmit={onSubmit} className="flex flex-col gap-6" aria-label="Fork this snapshot">
+      <FormField
+        id="fork-count"
+        label="How many children"
+        error={errors.count}
+        hint={`From 1 to ${MAX_FORKS}. Each is an independent sandbox: a write in one is invisible to the others.`}
+      >
+        {(aria) => (
+          <Input
+            {...aria}
+            inputMode="numeric"
+            autoComplete="off"
+            value={count}
+            onChange={(e) => setCount(e.target.value)}
+            className="max-w-24"
+          />
+        )}
+      </FormField>
+
+      <FieldGroup legend="Size" error={errors.size} errorId="fork-size-error">
+        <div className="grid gap-2 sm:grid-cols-4">
+          <RadioCard
+            name="fork-size"
+            value=""
+            checked={state.size === ""}
+            onChange={() => update("size", "")}
+            title="Same as the snapshot"
+            description={snapshot.sandbox_size ?? undefined}
+          />
+          {sizes.map((s) => {
+            const refusal = sizeRefusal(limits, s.size);
+            return (
+              <RadioCard
+                key={s.size}
+                name="fork-size"
+                value={s.size}
+                checked={state.size === s.size}
+                disabled={!!refusal}
+                onChange={(v) => update("size", v)}
+                title={<span className="capitalize">{s.size}</span>}
+                description={
+                  [s.cpu ? `${s.cpu} vCPU` : "", s.memory_mb ? formatMebibytes(s.memory_mb) : ""]
+                    .filter(Boolean)
+                    .join(" · ") || undefined
+                }
+                refusal={refusal}
+              />
+            );
+          })}
+        </div>
+      </FieldGroup>
+      <p className="-mt-3 text-xs text-muted-foreground">
+        Template and region are the snapshot&apos;s ({snapshot.template ?? "—"}, {snapshot.region ?? "—"}); a fork
+        cannot change them.
+      </p>
+
+      <FieldGroup legend="Network" error={errors.network} errorId="fork-network-error">
+        <div className="grid gap-2 sm:grid-cols-3">
+          <RadioCard
+            name="fork-network"
+            value="off"
+            checked={state.network === "off"}
+            onChange={() => update("network", "off")}
+            title="Off"
+            description="No network stack at all."
+          />
+          <RadioCard
+            name="fork-network"
+            value="restricted"
+            checked={state.network === "restricted"}
+            onChange={() => update("network", "restricted")}
+            title="Restricted"
+            description="HTTPS to the allowed hosts only."
+          />
+          <RadioCard
+            name="fork-network"
+            value="open"
+            checked={state.network === "open"}
+            disabled={!!openRefusal}
+            onChange={() => update("network", "open")}
+            title="Open"
+            description="Full egress."
+            refusal={openRefusal}
+          />
+        </div>
+      </FieldGroup>
+      {state.network === "restricted" ? (
+        <div className="flex flex-col gap-1.5">
+          <p className="text-sm font-medium">Allowed domains</p>
+          <DomainListEditor
+            domains={state.allowDomains}
+            defaults={limits?.default_egress_domains ?? []}
+            onChange={(d) => update("allowDomains", d)}
+            error={errors.allow_domains}
+          />
+        </div>
+      ) : null}
+
+      <div className="grid gap-4 sm:grid-cols-2">
+        <FormField
+          id="fork-timeout"
+          label="Timeout (seconds)"
+          error={errors.timeout_seconds}
+          hint={`From 10 to ${maxTimeout} seconds.`}
+        >
+          {(aria) => (
+            <Input
+              {...aria}
+              inputMode="numeric"
+              autoComplete="off"
+              value={state.timeoutSeconds}
+              onChange={(e) => update("timeoutSeconds", e.target.value)}
+              className="max-w-48"
+            />
+          )}
+        </FormField>
+        <FieldGroup legend="When the countdown ends" errorId="fork-on-timeout-error">
+          <div className="grid gap-2 sm:grid-cols-2">
+            <RadioCard
+              name="fork-on-timeout"
+              value="kill"
+              checked={state.onTimeout === "kill"}
+              onChange={() => update("onTimeout", "kill")}
+              title="Terminate"
+            />
+            <RadioCard
+              name="fork-on-timeout"
+              value="pause"
+              checked={state.onTimeout === "pause"}
+              onChange={() => update("onTimeout", "pause")}
+              title="Pause"
+            />
+          </div>
+        </FieldGroup>
+      </div>
+      <CheckboxField
+        id="fork-auto-resume"
+        checked={state.autoResume}
+        onChange={(v) => update("autoResume", v)}
+        label="Resume automatically (auto_resume)"
+        description="Exec, file and preview traffic to a paused child resumes it first."
+      />
+
+      <div className="grid gap-6 lg:grid-cols-2">
+        <div className="flex flex-col gap-2">
+          <h3 className="text-sm font-medium">Environment variables</h3>
+          <KeyValueEditor
+            name="env"
+            label="Variable"
+            rows={state.env}
+            onChange={(rows) => update("env", rows)}
+            errors={errors}
+            secret
+            keyPlaceholder="TASK_ID"
+            valuePlaceholder="value"
+          />
+        </div>
+        <div className="flex flex-col gap-2">
+          <h3 className="text-sm font-medium">Metadata</h3>
+          <KeyValueEditor
+            name="metadata"
+            label="Label"
+            rows={state.metadata}
+            onChange={(rows) => update("metadata", rows)}
+            errors={errors}
+            keyPlaceholder="experiment"
+            valuePlaceholder="a"
+          />
+        </div>
+      </div>
+
+      <div className="flex flex-wrap items-center gap-2">
+        <Button type="submit" disabled={running}>
+          {running
+            ? `Forking… ${done} of ${children.length}`
+            : request.count > 1
+              ? `Fork ${request.count} children`
+              : "Fork one child"}
+        </Button>
+        <Button
+          variant="outline"
+          aria-expanded={showCode}
+          aria-controls="fork-code"
+          onClick={() => setShowCode((v) => !v)}
+        >
+          {showCode ? "Hide code" : "Show code"}
+        </Button>
+      </div>
+      {showCode ? (
+        <section id="fork-code" aria-label="This fork as code" className="flex flex-col gap-2">
+          <p className="text-sm text-muted-foreground">
+            A fork is a sandbox create with <code>snapshot</code>. Your API key is read from ORKESTR_API_KEY, never
+            written here.
+          </p>
+          <CodeTabs snippets={forkCode(request.draft, request.count, baseUrl)} testId="fork-code" />
+        </section>
+      ) : null}
+
+      {children.length ? (
+        <section aria-label="Fork progress" className="flex flex-col gap-2">
+          <p role="status" className="text-sm font-medium">
+            {running
+              ? `Forking: ${done} of ${children.length} answered…`
+              : `${children.filter((c) => c.state === "created").length} of ${children.length} forked.`}
+          </p>
+          <ul className="flex flex-col gap-1.5 text-sm" data-testid="fork-progress">
+            {children.map((c) => (
+              <li key={c.n} className="flex flex-wrap items-center gap-2">
+                <span className="w-16 text-muted-foreground">Child {c.n}</span>
+                {c.state === "creating" ? (
+                  <span className="text-muted-foreground">Creating…</span>
+                ) : c.state === "created" ? (
+                  <>
+                    <Link href={sandboxHref(c.id)} className="font-mono text-xs underline underline-offset-4">
+                      {c.id}
+                    </Link>
+                    <StatusBadge status={live.data?.find((k) => k.id === c.id)?.status ?? c.status} />
+                  </>
+                ) : (
+                  <span className="text-destructive">Not created: {c.error}</span>
+                )}
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+    </form>
+  );
+}
