@@ -34,3 +34,8 @@ export function newSandboxWithVolumeHref(volume: string): string {
 export function webhookHref(id: string): string {
   return path`/webhooks/${id}`;
 }
+
+/** A named snapshot's page (its facts, fork tree and fork form). */
+export function snapshotHref(id: string): string {
+  return path`/snapshots/${id}`;
+}

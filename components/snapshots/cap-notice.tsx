@@ -3,7 +3,7 @@
 import Link from "next/link";
 import { useState } from "react";
 import { formatDateTime, formatMebibytes } from "../../lib/format";
-import { snapshotHref } from "../../lib/snapshot-links";
+import { snapshotHref } from "../../lib/resource-links";
 import type { Snapshot } from "../../lib/orkestr/schemas/snapshots";
 import { Button } from "../ui/button";
 import { DeleteSnapshotDialog } from "./delete-snapshot-dialog";

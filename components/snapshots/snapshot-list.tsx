@@ -4,7 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
 import { formatDateTime, formatMebibytes, formatUtc } from "../../lib/format";
-import { snapshotHref } from "../../lib/snapshot-links";
+import { snapshotHref } from "../../lib/resource-links";
 import { errorText } from "../../lib/orkestr/errors";
 import type { Snapshot } from "../../lib/orkestr/schemas/snapshots";
 import { sandboxQueries } from "../../lib/queries/sandboxes";

@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRef, useState, type FormEvent } from "react";
 import { formatMebibytes } from "../../lib/format";
-import { snapshotHref } from "../../lib/snapshot-links";
+import { snapshotHref } from "../../lib/resource-links";
 import { asOrkestrError, errorText } from "../../lib/orkestr/errors";
 import type { Sandbox } from "../../lib/orkestr/schemas/sandboxes";
 import type { Snapshot } from "../../lib/orkestr/schemas/snapshots";

@@ -51,7 +51,6 @@ export const consoleNav: readonly NavSection[] = [
         href: "/snapshots",
         icon: "snapshots",
         description: "Saved sandbox states to restore or fork from.",
-        arrivesWith: "issue 5 or later",
       },
       {
         title: "Templates",

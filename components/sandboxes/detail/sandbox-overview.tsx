@@ -10,7 +10,7 @@ import { MetadataEditor } from "./metadata-editor";
 import { useSandbox } from "./sandbox-context";
 import { useSandboxEdits } from "../../../lib/queries/sandbox-lifecycle";
 import { isFinished } from "../../../lib/sandbox-status";
-import { snapshotHref } from "../../../lib/snapshot-links";
+import { snapshotHref } from "../../../lib/resource-links";
 
 function Field({ label, children, testId }: { label: string; children: ReactNode; testId?: string }) {
   return (
