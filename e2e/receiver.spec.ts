@@ -114,8 +114,10 @@ test("on /webhooks, Baton's own receiver is marked, cannot be rotated, edited or
   await expect(actions.getByRole("button", { name: /Delete/ })).toHaveCount(0);
   await expect(actions.getByRole("button", { name: /Edit/ })).toHaveCount(0);
   await actions.getByRole("button", { name: "Send test" }).click();
+  // Queued (the toast says so) before the page is left: leaving would cancel the request.
+  await expect(page.getByText("Test delivery queued")).toBeVisible();
   await page.goto("/events");
-  await expect(page.getByRole("main").getByText("webhook.test").first()).toBeVisible();
+  await expect(feed(page).locator('tr[data-event-type="webhook.test"]').first()).toBeVisible();
   expect(problems).toEqual([]);
 });
 

@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
-import { navItem, type NavItem } from "../../lib/config/nav";
+import type { NavItem } from "../../lib/config/nav";
+import { navItem } from "../../lib/config/page-intro";
 import { EmptyState } from "./empty-state";
 import { NavIcon } from "./icons";
 import { PageHeader } from "./page-header";

@@ -6,7 +6,7 @@ import { PageHeader } from "../../../components/layout/page-header";
 import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/alert";
 import { Button } from "../../../components/ui/button";
 import { ReceiveInBaton } from "../../../components/webhooks/receive-in-baton";
-import { navItem } from "../../../lib/config/nav";
+import { navItem } from "../../../lib/config/page-intro";
 import { requirePermission } from "../../../lib/server/auth";
 import { activeConnection } from "../../../lib/server/tokens";
 

@@ -5,7 +5,7 @@ import { PageHeader } from "../../../components/layout/page-header";
 import { LimitsView } from "../../../components/limits/limits-view";
 import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/alert";
 import { Button } from "../../../components/ui/button";
-import { navItem } from "../../../lib/config/nav";
+import { navItem } from "../../../lib/config/page-intro";
 import { requirePermission } from "../../../lib/server/auth";
 import { activeConnection } from "../../../lib/server/tokens";
 

@@ -6,7 +6,7 @@ import { SandboxList } from "../../../components/sandboxes/list/sandbox-list";
 import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/alert";
 import { Button } from "../../../components/ui/button";
 import { Skeleton } from "../../../components/ui/skeleton";
-import { navItem } from "../../../lib/config/nav";
+import { navItem } from "../../../lib/config/page-intro";
 import { Forbidden } from "../../../components/layout/forbidden";
 import { requirePermission } from "../../../lib/server/auth";
 import { activeConnection } from "../../../lib/server/tokens";

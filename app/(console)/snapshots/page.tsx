@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { Forbidden } from "../../../components/layout/forbidden";
 import { PageHeader } from "../../../components/layout/page-header";
 import { SnapshotList } from "../../../components/snapshots/snapshot-list";
-import { navItem } from "../../../lib/config/nav";
+import { navItem } from "../../../lib/config/page-intro";
 import { requirePermission } from "../../../lib/server/auth";
 import { activeConnection } from "../../../lib/server/tokens";
 import { NoConnection } from "./no-connection";

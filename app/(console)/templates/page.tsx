@@ -5,7 +5,7 @@ import { Forbidden } from "../../../components/layout/forbidden";
 import { TemplatesNoConnection } from "../../../components/templates/no-connection";
 import { TemplatesList } from "../../../components/templates/templates-list";
 import { Button } from "../../../components/ui/button";
-import { navItem } from "../../../lib/config/nav";
+import { navItem } from "../../../lib/config/page-intro";
 import { newTemplateHref } from "../../../lib/resource-links";
 import { requirePermission } from "../../../lib/server/auth";
 import { activeConnection } from "../../../lib/server/tokens";

@@ -7,7 +7,7 @@ import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/aler
 import { Button } from "../../../components/ui/button";
 import { Skeleton } from "../../../components/ui/skeleton";
 import { VolumesView } from "../../../components/volumes/volumes-view";
-import { navItem } from "../../../lib/config/nav";
+import { navItem } from "../../../lib/config/page-intro";
 import { requirePermission } from "../../../lib/server/auth";
 import { can } from "../../../lib/server/rbac";
 import { activeConnection } from "../../../lib/server/tokens";

@@ -4,7 +4,7 @@ import { PageHeader } from "../../../components/layout/page-header";
 import { CreateWebhookButton } from "../../../components/webhooks/create-webhook";
 import { ReceiveInBaton } from "../../../components/webhooks/receive-in-baton";
 import { WebhookList } from "../../../components/webhooks/webhook-list";
-import { navItem } from "../../../lib/config/nav";
+import { navItem } from "../../../lib/config/page-intro";
 import { can } from "../../../lib/server/rbac";
 import { requirePermission } from "../../../lib/server/auth";
 import { activeConnection } from "../../../lib/server/tokens";
