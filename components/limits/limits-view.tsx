@@ -1,10 +1,10 @@
 "use client";
 
+import { QueryError } from "../layout/query-error";
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import type { ReactNode } from "react";
 import { formatClock, formatDuration } from "../../lib/format";
-import { errorText, OrkestrError } from "../../lib/orkestr/errors";
+import { errorText } from "../../lib/orkestr/errors";
 import type { Limits } from "../../lib/orkestr/schemas/limits";
 import { limitsKey, limitsQueries, LIMITS_POLL_MS } from "../../lib/queries/limits";
 import { cn } from "../../lib/utils";
@@ -45,7 +45,12 @@ export function LimitsView({ baseUrl }: { baseUrl: string }) {
       {data ? (
         <LimitsBody limits={data} />
       ) : limits.isError ? (
-        <LimitsError error={limits.error} onRetry={() => void limits.refetch()} />
+        <QueryError
+          title="Could not read your limits"
+          error={limits.error}
+          fallback="The limits could not be loaded."
+          onRetry={() => void limits.refetch()}
+        />
       ) : (
         <LimitsSkeleton waiting={limits.isFetching} />
       )}
@@ -268,28 +273,5 @@ function LimitsSkeleton({ waiting }: { waiting: boolean }) {
       </div>
       <Skeleton className="h-40 w-full" />
     </div>
-  );
-}
-
-function LimitsError({ error, onRetry }: { error: unknown; onRetry: () => void }) {
-  const noConnection =
-    error instanceof OrkestrError && (error.code === "no_connection" || error.code.startsWith("connection_"));
-  return (
-    <Alert variant="destructive">
-      <AlertTitle>Could not read your limits</AlertTitle>
-      <AlertDescription className="flex flex-col gap-3">
-        <p>{errorText(error, "The limits could not be loaded.")}</p>
-        <div className="flex gap-2">
-          <Button size="sm" variant="outline" onClick={onRetry}>
-            Try again
-          </Button>
-          {noConnection ? (
-            <Button size="sm" asChild>
-              <Link href="/settings/connections">Set up a connection</Link>
-            </Button>
-          ) : null}
-        </div>
-      </AlertDescription>
-    </Alert>
   );
 }

@@ -1,19 +1,19 @@
 "use client";
 
+import { QueryError } from "../layout/query-error";
 import { useQuery } from "@tanstack/react-query";
 import dynamic from "next/dynamic";
-import Link from "next/link";
 import { useSearchParams } from "next/navigation";
 import { useState } from "react";
 import { formatClock } from "../../lib/format";
-import { errorText, OrkestrError } from "../../lib/orkestr/errors";
+import { errorText } from "../../lib/orkestr/errors";
 import type { Volume } from "../../lib/orkestr/schemas/volumes";
 import { sandboxQueries } from "../../lib/queries/sandboxes";
 import { volumeKeys, volumeListPollMs, volumeQueries } from "../../lib/queries/volumes";
 import { EmptyState } from "../layout/empty-state";
 import { NavIcon } from "../layout/icons";
 import { RetryNotice, SlowNotice } from "../layout/lazy-notices";
-import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
+
 import { Button } from "../ui/button";
 import { Skeleton } from "../ui/skeleton";
 import { ActionCode } from "./action-code";
@@ -96,7 +96,12 @@ export function VolumesView({ canWrite, baseUrl }: { canWrite: boolean; baseUrl?
           ))}
         </div>
       ) : list.isError && !list.data ? (
-        <ListError error={list.error} onRetry={() => void list.refetch()} />
+        <QueryError
+          title="Could not load your volumes"
+          error={list.error}
+          fallback="The list could not be loaded."
+          onRetry={() => void list.refetch()}
+        />
       ) : volumes.length === 0 ? (
         <EmptyState
           icon={<NavIcon name="volumes" />}
@@ -145,28 +150,5 @@ export function VolumesView({ canWrite, baseUrl }: { canWrite: boolean; baseUrl?
         </>
       ) : null}
     </div>
-  );
-}
-
-function ListError({ error, onRetry }: { error: unknown; onRetry: () => void }) {
-  const noConnection =
-    error instanceof OrkestrError && (error.code === "no_connection" || error.code.startsWith("connection_"));
-  return (
-    <Alert variant="destructive">
-      <AlertTitle>Could not load your volumes</AlertTitle>
-      <AlertDescription className="flex flex-col gap-3">
-        <p>{errorText(error, "The list could not be loaded.")}</p>
-        <div className="flex gap-2">
-          <Button size="sm" variant="outline" onClick={onRetry}>
-            Try again
-          </Button>
-          {noConnection ? (
-            <Button size="sm" asChild>
-              <Link href="/settings/connections">Set up a connection</Link>
-            </Button>
-          ) : null}
-        </div>
-      </AlertDescription>
-    </Alert>
   );
 }

@@ -14,7 +14,7 @@ import { CodeTabs } from "../ui/code-tabs";
 import { Skeleton } from "../ui/skeleton";
 import { toast } from "../ui/toast";
 import { attemptsText, deliveryLabel, deliveryTone, outcomeText, prettyBody } from "./delivery";
-import { QueryError } from "./query-error";
+import { QueryError } from "../layout/query-error";
 import { redeliverSnippets } from "./snippets";
 
 /**
@@ -84,7 +84,12 @@ export function Deliveries({
       {log.isPending ? (
         <Skeleton className="h-32 w-full" />
       ) : log.isError && !log.data ? (
-        <QueryError title="Could not load the deliveries" error={log.error} onRetry={() => void log.refetch()} />
+        <QueryError
+          fallback="The deliveries could not be loaded."
+          title="Could not load the deliveries"
+          error={log.error}
+          onRetry={() => void log.refetch()}
+        />
       ) : rows.length === 0 ? (
         <p className="rounded-lg border border-dashed px-4 py-8 text-center text-sm text-muted-foreground">
           {filter === "all"

@@ -17,7 +17,7 @@ import { CopyButton } from "../ui/copy-button";
 import { Skeleton } from "../ui/skeleton";
 import { Deliveries } from "./deliveries";
 import { describeEventTypes } from "./event-types";
-import { QueryError } from "./query-error";
+import { QueryError } from "../layout/query-error";
 import {
   deleteSnippets,
   deliveriesSnippets,
@@ -69,6 +69,7 @@ export function WebhookDetail({ id, baseUrl, canWrite }: { id: string; baseUrl?:
           />
         ) : (
           <QueryError
+            fallback="The webhook could not be loaded."
             title="Could not load this webhook"
             error={webhook.error}
             onRetry={() => void webhook.refetch()}

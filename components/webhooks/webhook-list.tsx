@@ -13,7 +13,7 @@ import { CodeTabs } from "../ui/code-tabs";
 import { Skeleton } from "../ui/skeleton";
 import { deliveryLabel, deliveryTone } from "./delivery";
 import { describeEventTypes } from "./event-types";
-import { QueryError } from "./query-error";
+import { QueryError } from "../layout/query-error";
 import { listSnippets } from "./snippets";
 
 /** The account's webhooks: a table, live while the page is visible, with its loading, empty and error states. */
@@ -32,7 +32,12 @@ export function WebhookList({ baseUrl }: { baseUrl?: string }) {
           <Skeleton className="h-48 w-full" data-testid="webhooks-loading" />
         </>
       ) : list.isError && !list.data ? (
-        <QueryError title="Could not load your webhooks" error={list.error} onRetry={() => void list.refetch()} />
+        <QueryError
+          fallback="The webhooks could not be loaded."
+          title="Could not load your webhooks"
+          error={list.error}
+          onRetry={() => void list.refetch()}
+        />
       ) : list.data.length === 0 ? (
         <EmptyState
           icon={<HookIcon />}

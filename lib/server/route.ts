@@ -141,14 +141,18 @@ const tooLarge = (maxBytes: number) =>
   new AppError("payload_too_large", `The request body is larger than ${Math.floor(maxBytes / 1024)} KiB.`);
 
 /**
- * A request body as text, read as it arrives and given up (413 payload_too_large) the moment it
- * passes `maxBytes`: a chunked body has no Content-Length to refuse up front, and `req.text()`
- * would hold all of it in memory before anyone could count. UTF-8, a leading BOM dropped (as
- * `text()` does).
+ * A request body as the bytes that arrived, given up (413 payload_too_large, or what `tooLarge`
+ * makes) the moment it passes `maxBytes`: a chunked body has no Content-Length to refuse up front,
+ * and `req.arrayBuffer()` would hold all of it in memory before anyone could count.
  */
-export async function readBodyText(req: Request, maxBytes: number): Promise<string> {
-  refuseDeclaredLength(req, maxBytes);
-  if (!req.body) return "";
+export async function readBodyBytes(
+  req: Request,
+  maxBytes: number,
+  tooLargeError: (maxBytes: number) => Error = tooLarge,
+): Promise<Uint8Array> {
+  const declared = Number(req.headers.get("content-length") ?? "");
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLargeError(maxBytes);
+  if (!req.body) return new Uint8Array();
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -160,14 +164,19 @@ export async function readBodyText(req: Request, maxBytes: number): Promise<stri
       if (total > maxBytes) {
         // Stop reading: the rest is never taken off the socket into memory.
         void reader.cancel().catch(() => undefined);
-        throw tooLarge(maxBytes);
+        throw tooLargeError(maxBytes);
       }
       chunks.push(value);
     }
   } finally {
     reader.releaseLock();
   }
-  return new TextDecoder("utf-8").decode(Buffer.concat(chunks));
+  return Buffer.concat(chunks);
+}
+
+/** readBodyBytes() as UTF-8 text, a leading BOM dropped (as `text()` does). */
+export async function readBodyText(req: Request, maxBytes: number): Promise<string> {
+  return new TextDecoder("utf-8").decode(await readBodyBytes(req, maxBytes));
 }
 
 async function readJsonBody(req: Request, maxBytes: number, optional = false): Promise<unknown> {

@@ -1,10 +1,8 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import { NoConnection } from "../../../components/layout/no-connection";
 import { EventFeed } from "../../../components/events/event-feed";
 import { Forbidden } from "../../../components/layout/forbidden";
 import { PageHeader } from "../../../components/layout/page-header";
-import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/alert";
-import { Button } from "../../../components/ui/button";
 import { ReceiveInBaton } from "../../../components/webhooks/receive-in-baton";
 import { navItem } from "../../../lib/config/page-intro";
 import { requirePermission } from "../../../lib/server/auth";
@@ -34,18 +32,10 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
       {connection ? (
         <EventFeed baseUrl={connection.baseUrl} initialType={type} />
       ) : (
-        <Alert variant="warning">
-          <AlertTitle>No orkestr connection yet</AlertTitle>
-          <AlertDescription className="flex flex-col items-start gap-3 text-foreground">
-            <p>
-              Baton receives the webhook events of an orkestr connection: the hosted API with your token, any v1 server,
-              or the local engine that ships with Baton.
-            </p>
-            <Button size="sm" asChild>
-              <Link href="/settings/connections">Set up a connection</Link>
-            </Button>
-          </AlertDescription>
-        </Alert>
+        <NoConnection>
+          Baton receives the webhook events of an orkestr connection: the hosted API with your token, any v1 server, or
+          the local engine that ships with Baton.
+        </NoConnection>
       )}
     </>
   );

@@ -1,10 +1,8 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import { NoConnection } from "../../../components/layout/no-connection";
 import { Forbidden } from "../../../components/layout/forbidden";
 import { PageHeader } from "../../../components/layout/page-header";
 import { LimitsView } from "../../../components/limits/limits-view";
-import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/alert";
-import { Button } from "../../../components/ui/button";
 import { navItem } from "../../../lib/config/page-intro";
 import { requirePermission } from "../../../lib/server/auth";
 import { activeConnection } from "../../../lib/server/tokens";
@@ -28,18 +26,10 @@ export default async function LimitsPage() {
       {connection ? (
         <LimitsView baseUrl={connection.baseUrl} />
       ) : (
-        <Alert variant="warning">
-          <AlertTitle>No orkestr connection yet</AlertTitle>
-          <AlertDescription className="flex flex-col items-start gap-3 text-foreground">
-            <p>
-              Your plan&apos;s limits are read through an orkestr connection: the hosted API with your token, any v1
-              server, or the local engine that ships with Baton.
-            </p>
-            <Button size="sm" asChild>
-              <Link href="/settings/connections">Set up a connection</Link>
-            </Button>
-          </AlertDescription>
-        </Alert>
+        <NoConnection>
+          Your plan&apos;s limits are read through an orkestr connection: the hosted API with your token, any v1 server,
+          or the local engine that ships with Baton.
+        </NoConnection>
       )}
     </>
   );

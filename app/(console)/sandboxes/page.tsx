@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
+import { NoConnection } from "../../../components/layout/no-connection";
 import Link from "next/link";
 import { Suspense } from "react";
 import { PageHeader } from "../../../components/layout/page-header";
 import { SandboxList } from "../../../components/sandboxes/list/sandbox-list";
-import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/alert";
 import { Button } from "../../../components/ui/button";
 import { Skeleton } from "../../../components/ui/skeleton";
 import { navItem } from "../../../lib/config/page-intro";
@@ -43,18 +43,10 @@ export default async function SandboxesPage() {
           <SandboxList />
         </Suspense>
       ) : (
-        <Alert variant="warning">
-          <AlertTitle>No orkestr connection yet</AlertTitle>
-          <AlertDescription className="flex flex-col items-start gap-3 text-foreground">
-            <p>
-              Your sandboxes are listed through an orkestr connection: the hosted API with your token, any v1 server, or
-              the local engine that ships with Baton.
-            </p>
-            <Button size="sm" asChild>
-              <Link href="/settings/connections">Set up a connection</Link>
-            </Button>
-          </AlertDescription>
-        </Alert>
+        <NoConnection>
+          Your sandboxes are listed through an orkestr connection: the hosted API with your token, any v1 server, or the
+          local engine that ships with Baton.
+        </NoConnection>
       )}
     </>
   );

@@ -1,21 +1,11 @@
-import Link from "next/link";
-import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/alert";
-import { Button } from "../../../components/ui/button";
+import { NoConnection as Missing } from "../../../components/layout/no-connection";
 
-/** Without a connection there are no snapshots to read: says so and where to add one. */
+/** The snapshot pages without an orkestr connection. */
 export function NoConnection() {
   return (
-    <Alert variant="warning">
-      <AlertTitle>No orkestr connection yet</AlertTitle>
-      <AlertDescription className="flex flex-col items-start gap-3 text-foreground">
-        <p>
-          Your snapshots are read through an orkestr connection: the hosted API with your token, any v1 server, or the
-          local engine that ships with Baton.
-        </p>
-        <Button size="sm" asChild>
-          <Link href="/settings/connections">Set up a connection</Link>
-        </Button>
-      </AlertDescription>
-    </Alert>
+    <Missing>
+      Your snapshots are read through an orkestr connection: the hosted API with your token, any v1 server, or the local
+      engine that ships with Baton.
+    </Missing>
   );
 }

@@ -1,10 +1,8 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import { NoConnection } from "../../../components/layout/no-connection";
 import { Suspense } from "react";
 import { Forbidden } from "../../../components/layout/forbidden";
 import { PageHeader } from "../../../components/layout/page-header";
-import { Alert, AlertDescription, AlertTitle } from "../../../components/ui/alert";
-import { Button } from "../../../components/ui/button";
 import { Skeleton } from "../../../components/ui/skeleton";
 import { VolumesView } from "../../../components/volumes/volumes-view";
 import { navItem } from "../../../lib/config/page-intro";
@@ -36,18 +34,10 @@ export default async function VolumesPage() {
           <VolumesView canWrite={can(access.team.role, "volumes.write")} baseUrl={connection.baseUrl} />
         </Suspense>
       ) : (
-        <Alert variant="warning">
-          <AlertTitle>No orkestr connection yet</AlertTitle>
-          <AlertDescription className="flex flex-col items-start gap-3 text-foreground">
-            <p>
-              Volumes are kept by an orkestr API: the hosted one with your token, any v1 server, or the local engine
-              that ships with Baton. Connect one to list and create them.
-            </p>
-            <Button size="sm" asChild>
-              <Link href="/settings/connections">Set up a connection</Link>
-            </Button>
-          </AlertDescription>
-        </Alert>
+        <NoConnection>
+          Volumes are kept by an orkestr API: the hosted one with your token, any v1 server, or the local engine that
+          ships with Baton. Connect one to list and create them.
+        </NoConnection>
       )}
     </>
   );

@@ -1,11 +1,12 @@
 "use client";
 
+import { QueryError } from "../../layout/query-error";
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import dynamic from "next/dynamic";
 import Link from "next/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
-import { errorText, OrkestrError } from "../../../lib/orkestr/errors";
+import { errorText } from "../../../lib/orkestr/errors";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { listRefreshIntervalMs, sandboxListKey, sandboxListQuery } from "../../../lib/queries/sandbox-list";
 import { fetchSandbox, sandboxQueries } from "../../../lib/queries/sandboxes";
@@ -229,7 +230,12 @@ export function SandboxList() {
         {list.isPending ? (
           <ListSkeleton />
         ) : list.isError && !list.data ? (
-          <ListError error={list.error} onRetry={() => void list.refetch()} />
+          <QueryError
+            title="Could not load your sandboxes"
+            error={list.error}
+            fallback="The list could not be loaded."
+            onRetry={() => void list.refetch()}
+          />
         ) : nothingYet ? (
           <TeachingEmptyState />
         ) : rows.length === 0 && !list.isPlaceholderData ? (
@@ -297,29 +303,6 @@ export function SandboxList() {
 
 function errorDetail(error: unknown): string {
   return errorText(error, "The list could not be loaded.");
-}
-
-function ListError({ error, onRetry }: { error: unknown; onRetry: () => void }) {
-  const noConnection =
-    error instanceof OrkestrError && (error.code === "no_connection" || error.code.startsWith("connection_"));
-  return (
-    <Alert variant="destructive">
-      <AlertTitle>Could not load your sandboxes</AlertTitle>
-      <AlertDescription className="flex flex-col gap-3">
-        <p>{errorDetail(error)}</p>
-        <div className="flex gap-2">
-          <Button size="sm" variant="outline" onClick={onRetry}>
-            Try again
-          </Button>
-          {noConnection ? (
-            <Button size="sm" asChild>
-              <Link href="/settings/connections">Set up a connection</Link>
-            </Button>
-          ) : null}
-        </div>
-      </AlertDescription>
-    </Alert>
-  );
 }
 
 function NoMatch({
