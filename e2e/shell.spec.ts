@@ -95,7 +95,7 @@ test("/favicon.ico is an icon, not a 404 (browsers ask for it on their own, outs
 });
 
 test.describe("console shell", () => {
-  test("/sandboxes renders the shell: sidebar with all eight sections, header, honest empty state", async ({
+  test("/sandboxes renders the shell: sidebar with all ten sections, header, honest empty state", async ({
     signedIn: page,
   }) => {
     const problems = watchForErrors(page);
