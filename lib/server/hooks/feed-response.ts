@@ -1,6 +1,6 @@
 import "server-only";
 import { getMigratedDb } from "../db/index";
-import { LIVE_TIMING } from "../live/live-response";
+import { sseResponse } from "../live/sse-response";
 import { receivedFeed } from "./feed";
 
 // GET /api/hooks/events/live: a tab's stream of its user's received events (`event: received`,
@@ -9,7 +9,6 @@ import { receivedFeed } from "./feed";
 /** A tab this far behind (bytes queued) is cut off; its EventSource reconnects. */
 const MAX_QUEUED_BYTES = 1024 * 1024;
 const RETRY_MS = 3_000;
-const encoder = new TextEncoder();
 
 export function feed() {
   return receivedFeed(getMigratedDb);
@@ -22,60 +21,14 @@ export function feedResponse(
   stillAllowed: () => Promise<boolean>,
 ): Response {
   const hub = feed();
-  let unsubscribe: (() => void) | null = null;
-  let keepalive: ReturnType<typeof setInterval> | null = null;
-  const close = () => {
-    unsubscribe?.();
-    unsubscribe = null;
-    if (keepalive) clearInterval(keepalive);
-    keepalive = null;
-  };
-  const body = new ReadableStream<Uint8Array>(
+  return sseResponse(
     {
-      start(controller) {
-        let open = true;
-        const end = () => {
-          if (!open) return;
-          open = false;
-          close();
-          try {
-            controller.close();
-          } catch {
-            // already closed by the browser going away
-          }
-        };
-        const send = (text: string) => {
-          if (!open) return;
-          if ((controller.desiredSize ?? 0) < -MAX_QUEUED_BYTES) {
-            open = false;
-            close();
-            controller.error(new Error("the tab fell too far behind its event stream"));
-            return;
-          }
-          controller.enqueue(encoder.encode(text));
-        };
-        send(`retry: ${RETRY_MS}\n\n`);
-        unsubscribe = hub.subscribe({ receiverIds, send });
+      start: (send) => {
+        const unsubscribe = hub.subscribe({ receiverIds, send });
         void hub.ready().then(() => send("event: ready\ndata: {}\n\n"));
-        keepalive = setInterval(() => {
-          send(": keepalive\n\n");
-          stillAllowed().then(
-            (allowed) => allowed || end(),
-            () => undefined, // the session store unreachable for a moment: the next tick asks again
-          );
-        }, LIVE_TIMING.keepaliveMs);
-        signal.addEventListener("abort", end, { once: true });
-        if (signal.aborted) end();
+        return unsubscribe;
       },
-      cancel: close,
     },
-    new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+    { signal, stillAllowed, retryMs: RETRY_MS, maxQueuedBytes: MAX_QUEUED_BYTES },
   );
-  return new Response(body, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      "x-accel-buffering": "no",
-    },
-  });
 }

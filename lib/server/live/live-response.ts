@@ -5,14 +5,11 @@ import { AppError } from "../errors";
 import { VaultError } from "../tokens";
 import { withUpstream } from "../upstream";
 import { HubRegistry, type SandboxHub } from "./sandbox-hub";
+import { LIVE_TIMING, sseResponse } from "./sse-response";
 
 // GET /api/v1/sandboxes/{id}/live: a tab's one stream for a sandbox page (see sandbox-hub.ts).
 
-/**
- * A comment line this often keeps proxies from closing a quiet stream; each tick also asks whether
- * the tab's session may still read the sandbox. An object so a test can shorten it.
- */
-export const LIVE_TIMING = { keepaliveMs: 15_000 };
+export { LIVE_TIMING };
 /** A tab this far behind (bytes queued) is cut off; its EventSource reconnects and catches up. */
 const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 /** How long a browser waits before reconnecting a dropped stream. */
@@ -52,8 +49,6 @@ const holder = globalThis as typeof globalThis & { __batonLiveHubs?: HubRegistry
 export function liveHubs(): HubRegistry {
   return (holder.__batonLiveHubs ??= new HubRegistry());
 }
-
-const encoder = new TextEncoder();
 
 /** The hub for this user's active connection and sandbox, after its first read (which may throw). */
 async function hubFor(userId: string, sandboxId: string, cursor: string | undefined): Promise<SandboxHub> {
@@ -99,63 +94,8 @@ export async function liveResponse(
     uncount();
     throw e;
   }
-  let unsubscribe: (() => void) | null = null;
-  let keepalive: ReturnType<typeof setInterval> | null = null;
-  const close = () => {
-    uncount();
-    unsubscribe?.();
-    unsubscribe = null;
-    if (keepalive) clearInterval(keepalive);
-    keepalive = null;
-  };
-  // Queued bytes, not chunks, so desiredSize says how far behind the tab is.
-  const body = new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        let open = true;
-        const end = () => {
-          if (!open) return;
-          open = false;
-          close();
-          try {
-            controller.close();
-          } catch {
-            // already closed by the browser going away
-          }
-        };
-        const send = (text: string) => {
-          if (!open) return;
-          if ((controller.desiredSize ?? 0) < -MAX_QUEUED_BYTES) {
-            // Dropped, queue and all (the connection is reset): its EventSource reconnects and catches up.
-            open = false;
-            close();
-            controller.error(new Error("the tab fell too far behind its live stream"));
-            return;
-          }
-          controller.enqueue(encoder.encode(text));
-        };
-        send(`retry: ${RETRY_MS}\n\n`);
-        unsubscribe = hub.subscribe({ send, end }, cursor);
-        keepalive = setInterval(() => {
-          send(": keepalive\n\n");
-          stillAllowed().then(
-            (allowed) => allowed || end(),
-            () => undefined, // the session store unreachable for a moment: the next tick asks again
-          );
-        }, LIVE_TIMING.keepaliveMs);
-        signal.addEventListener("abort", end, { once: true });
-        // An already-aborted signal never fires "abort".
-        if (signal.aborted) end();
-      },
-      cancel: close,
-    },
-    new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+  return sseResponse(
+    { start: (send, end) => hub.subscribe({ send, end }, cursor), onClose: uncount },
+    { signal, stillAllowed, retryMs: RETRY_MS, maxQueuedBytes: MAX_QUEUED_BYTES },
   );
-  return new Response(body, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      "x-accel-buffering": "no",
-    },
-  });
 }

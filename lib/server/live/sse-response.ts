@@ -1,0 +1,94 @@
+import "server-only";
+
+// One browser tab's server-sent event stream, as the live sandbox view (live-response.ts) and the
+// received-events feed (hooks/feed-response.ts) answer it: a retry hint first, a keepalive comment
+// that also re-asks whether the tab may still listen, an end when the tab goes away or loses the
+// right, and a tab that falls too far behind dropped (its EventSource reconnects and catches up).
+
+/** A comment line this often keeps proxies from closing a quiet stream. An object so a test can shorten it. */
+export const LIVE_TIMING = { keepaliveMs: 15_000 };
+
+const encoder = new TextEncoder();
+
+export interface SseSource {
+  /** Starts feeding the tab; returns how to stop. `end` closes the tab's stream (the source is done). */
+  start(send: (text: string) => void, end: () => void): () => void;
+  /** Runs once when the stream closes, whatever closed it. */
+  onClose?: () => void;
+}
+
+export function sseResponse(
+  source: SseSource,
+  opts: {
+    signal: AbortSignal;
+    /** Whether the tab may still listen: asked at every keepalive (a sign-out ends the stream). */
+    stillAllowed: () => Promise<boolean>;
+    /** How long a browser waits before reconnecting a dropped stream. */
+    retryMs: number;
+    /** A tab this far behind (bytes queued) is cut off. */
+    maxQueuedBytes: number;
+  },
+): Response {
+  let stop: (() => void) | null = null;
+  let keepalive: ReturnType<typeof setInterval> | null = null;
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    stop?.();
+    stop = null;
+    if (keepalive) clearInterval(keepalive);
+    keepalive = null;
+    source.onClose?.();
+  };
+  // Queued bytes, not chunks, so desiredSize says how far behind the tab is.
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        let open = true;
+        const end = () => {
+          if (!open) return;
+          open = false;
+          close();
+          try {
+            controller.close();
+          } catch {
+            // already closed by the browser going away
+          }
+        };
+        const send = (text: string) => {
+          if (!open) return;
+          if ((controller.desiredSize ?? 0) < -opts.maxQueuedBytes) {
+            // Dropped, queue and all (the connection is reset): its EventSource reconnects and catches up.
+            open = false;
+            close();
+            controller.error(new Error("the tab fell too far behind its stream"));
+            return;
+          }
+          controller.enqueue(encoder.encode(text));
+        };
+        send(`retry: ${opts.retryMs}\n\n`);
+        stop = source.start(send, end);
+        keepalive = setInterval(() => {
+          send(": keepalive\n\n");
+          opts.stillAllowed().then(
+            (allowed) => allowed || end(),
+            () => undefined, // the session store unreachable for a moment: the next tick asks again
+          );
+        }, LIVE_TIMING.keepaliveMs);
+        opts.signal.addEventListener("abort", end, { once: true });
+        // An already-aborted signal never fires "abort".
+        if (opts.signal.aborted) end();
+      },
+      cancel: close,
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+  );
+  return new Response(body, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      "x-accel-buffering": "no",
+    },
+  });
+}
