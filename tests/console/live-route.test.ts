@@ -122,11 +122,11 @@ describe.each(testBackends)("GET /api/v1/sandboxes/{id}/live on $name", (backend
     await terminate(request(`/api/v1/sandboxes/${id}`, { method: "DELETE", cookie: fresh }), params({ id }));
   });
 
-  it("refuses a user's live stream past the per-user cap with 429 and a clear message, and counts closed ones out", async () => {
-    const { cookie } = await connected();
+  it("refuses a session's live stream past the per-session cap with 429 and a clear message, and counts closed ones out", async () => {
+    const { user, cookie } = await connected();
     const id = await newSandbox(cookie);
-    const cap = LIVE_LIMITS.streamsPerUser;
-    LIVE_LIMITS.streamsPerUser = 2;
+    const cap = LIVE_LIMITS.streamsPerSession;
+    LIVE_LIMITS.streamsPerSession = 2;
     const abort = [new AbortController(), new AbortController()];
     try {
       const tabs = await Promise.all(abort.map((a) => open(id, cookie, a.signal)));
@@ -135,7 +135,12 @@ describe.each(testBackends)("GET /api/v1/sandboxes/{id}/live on $name", (backend
       expect(third.status).toBe(429);
       expect(third.headers.get("retry-after")).toBe("3");
       expect(await jsonOf(third)).toMatchObject({ code: "rate_limited", detail: expect.stringMatching(/Close some/) });
-      // Another user is not held back by this one's streams.
+      // Another sign-in of the same user (another browser) is not held back by this one's streams,
+      // nor is another user.
+      const { cookie: secondBrowser } = await sessionCookie(ctx.db(), user.id);
+      const fromThere = await open(id, secondBrowser, abort[0]!.signal);
+      expect(fromThere.status).toBe(200);
+      await reader(fromThere).cancel();
       const other = await connected();
       const theirs = await open(await newSandbox(other.cookie), other.cookie, abort[0]!.signal);
       expect(theirs.status).toBe(200);
@@ -148,7 +153,7 @@ describe.each(testBackends)("GET /api/v1/sandboxes/{id}/live on $name", (backend
       await reader(again).cancel();
       await reader(tabs[0]!).cancel();
     } finally {
-      LIVE_LIMITS.streamsPerUser = cap;
+      LIVE_LIMITS.streamsPerSession = cap;
       for (const a of abort) a.abort();
     }
     await terminate(request(`/api/v1/sandboxes/${id}`, { method: "DELETE", cookie }), params({ id }));

@@ -15,31 +15,33 @@ const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 /** How long a browser waits before reconnecting a dropped stream. */
 const RETRY_MS = 3_000;
 /**
- * Open live streams one user may hold on this instance (each holds a socket and a subscriber):
- * far more than anyone's open sandbox tabs, few enough that one session cannot pin the server's
- * sockets. An object so a test can lower it.
+ * Open live streams one session (a signed-in browser) may hold on this instance, each a socket and
+ * a subscriber: far more than a browser opens (Chromium keeps 6 connections per origin over
+ * HTTP/1.1), few enough that one session cannot pin the server's sockets; new sessions are bounded
+ * by the sign-in limit. Per session rather than per user: a team sharing one account in many
+ * browsers is not one tab-hoarder. An object so a test can lower it.
  */
-export const LIVE_LIMITS = { streamsPerUser: 64 };
+export const LIVE_LIMITS = { streamsPerSession: 64 };
 
 const openStreams = new Map<string, number>();
 
-/** Counts one of the user's open streams; the returned function uncounts it (once). */
-function countStream(userId: string): () => void {
-  const open = openStreams.get(userId) ?? 0;
-  if (open >= LIVE_LIMITS.streamsPerUser)
+/** Counts one of the session's open streams; the returned function uncounts it (once). */
+function countStream(sessionId: string): () => void {
+  const open = openStreams.get(sessionId) ?? 0;
+  if (open >= LIVE_LIMITS.streamsPerSession)
     throw new AppError(
       "rate_limited",
-      `You have ${open} live sandbox views open, the most one user may keep open at once. Close some sandbox tabs; the others keep updating.`,
+      `This browser has ${open} live sandbox views open, the most one sign-in may keep open at once. Close some sandbox tabs; the others keep updating.`,
       { retryAfterSeconds: RETRY_MS / 1000 },
     );
-  openStreams.set(userId, open + 1);
+  openStreams.set(sessionId, open + 1);
   let counted = true;
   return () => {
     if (!counted) return;
     counted = false;
-    const left = (openStreams.get(userId) ?? 1) - 1;
-    if (left > 0) openStreams.set(userId, left);
-    else openStreams.delete(userId);
+    const left = (openStreams.get(sessionId) ?? 1) - 1;
+    if (left > 0) openStreams.set(sessionId, left);
+    else openStreams.delete(sessionId);
   };
 }
 
@@ -76,6 +78,8 @@ async function hubFor(userId: string, sandboxId: string, cursor: string | undefi
 /** The SSE Response of one tab; `cursor` is the last timeline event id it has (Last-Event-ID). */
 export async function liveResponse(
   user: { id: string },
+  /** The tab's session: the stream cap counts per session. */
+  sessionId: string,
   sandboxId: string,
   cursor: string | undefined,
   signal: AbortSignal,
@@ -86,7 +90,7 @@ export async function liveResponse(
    */
   stillAllowed: () => Promise<boolean>,
 ): Promise<Response> {
-  const uncount = countStream(user.id);
+  const uncount = countStream(sessionId);
   let hub: SandboxHub;
   try {
     hub = await hubFor(user.id, sandboxId, cursor);

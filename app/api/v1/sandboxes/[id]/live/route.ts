@@ -13,9 +13,10 @@ export const runtime = "nodejs";
 // the sandbox share one upstream reader (lib/server/live/sandbox-hub.ts).
 export const GET = route(
   { auth: "user", perm: "sandboxes.read", params: SandboxIdParams, query: LiveQuery },
-  async ({ req, user, params, query }) =>
+  async ({ req, user, current, params, query }) =>
     liveResponse(
       user,
+      current!.session.id,
       params.id,
       query.cursor ?? req.headers.get("last-event-id") ?? undefined,
       req.signal,
