@@ -10,6 +10,14 @@
  */
 export const REQUEST_PATH_HEADER = "x-baton-path";
 
+/**
+ * The policy of every `/api/v1` answer the console server gives itself (lib/server/api-fast-path.ts):
+ * JSON, event streams and file bytes, never a document that runs a script or loads anything, so
+ * the strictest policy fits and needs no per-response nonce. A handler's own policy (a file
+ * download's `sandbox`) still wins.
+ */
+export const API_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
 /** Where sandbox previews are served; the console embeds them in iframes. */
 export const PREVIEW_FRAME_SOURCES = ["http://*.sbx.localhost:*", "https://*.sbx.orkestr.run"] as const;
 

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { knownText } from "./known-body";
 import {
   OrkestrAbortError,
   errorFromResponse,
@@ -381,7 +382,7 @@ export class OrkestrCore {
       if (!response.ok) {
         let text = "";
         try {
-          text = await response.text();
+          text = knownText(response) ?? (await response.text());
         } catch (e) {
           if (timedOut || userSignal?.aborted) throw failure(e, "body");
         }
@@ -402,7 +403,7 @@ export class OrkestrCore {
       }
       let text: string;
       try {
-        text = await response.text();
+        text = knownText(response) ?? (await response.text());
       } catch (e) {
         throw failure(e, "body");
       }

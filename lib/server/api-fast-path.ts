@@ -3,9 +3,10 @@ import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { contentSecurityPolicy, isHttps, newNonce, securityHeaders } from "../security-headers";
+import { API_CSP, isHttps, securityHeaders } from "../security-headers";
 import { errorResponse } from "./errors";
 import { knownJsonBytes } from "./json-response";
+import { withKnownBytes } from "./request-bytes";
 
 // The console server's direct line to the `/api/v1/**` route handlers: the proxy routes every
 // sandbox page calls many times a second. Next's request pipeline (routing, its proxy.ts
@@ -18,8 +19,9 @@ import { knownJsonBytes } from "./json-response";
 //   checks, the session, the permission, zod parsing, `{detail, code}` errors — all in the handler,
 //   nothing here. There is no second copy of any route;
 // - after the front door (lib/server/front-door.ts), like every request;
-// - with the security headers proxy.ts gives every response (these JSON and stream answers need
-//   none of its page work: the nonce, the request-path header);
+// - with the security headers proxy.ts gives every response, and the strictest CSP (API_CSP: these
+//   JSON, stream and file answers are never documents, so they need none of its page work: no
+//   nonce, no request-path header);
 // - anything else goes to Next untouched: paths that match no route file, a method the file does
 //   not export (Next's 405 and automatic OPTIONS/HEAD), a trailing slash, an undecodable segment.
 
@@ -146,8 +148,6 @@ export interface ApiFastPathOptions {
   routes: ApiRouteFile[];
   /** Imports a route file (the console server: tsx's namespaced import). */
   load: (file: string) => Promise<Record<string, unknown>>;
-  /** Development: the CSP allows eval (as proxy.ts does). */
-  dev?: boolean;
 }
 
 /** The whole URL as Next gives it to a route handler: the Host header's origin and the path. */
@@ -195,17 +195,20 @@ async function toRequest(req: IncomingMessage, method: string, signal: AbortSign
     }
   }
   const hasBody = method !== "GET" && method !== "HEAD";
-  const whole = hasBody ? smallBody(req) : null;
-  return new Request(requestUrl(req), {
+  const pending = hasBody ? smallBody(req) : null;
+  const whole = pending ? await pending : null;
+  const request = new Request(requestUrl(req), {
     method,
     headers,
     // Aborts when the client goes away, as Next's request does: streaming handlers (exec, events,
     // live, file downloads) end their upstream reads on it.
     signal,
-    body: whole ? await whole : hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
+    body: whole ?? (hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined),
     // Node's fetch Request requires this for a streamed body.
     ...(hasBody && !whole ? { duplex: "half" } : {}),
   } as RequestInit);
+  // route() reads these bytes as they are (lib/server/request-bytes.ts), not back out of a stream.
+  return whole ? withKnownBytes(request, whole) : request;
 }
 
 const JSON_BUFFER_MAX = 1024 * 1024;
@@ -303,12 +306,17 @@ async function send(res: ServerResponse, response: Response, extra: Record<strin
 export function createApiFastPath(options: ApiFastPathOptions): ApiFastPath {
   const match = matcher(options.routes);
   const modules = new Map<string, Promise<Record<string, unknown>>>();
+  // Loaded modules by file, taken without an await on every request after the first.
+  const ready = new Map<string, Record<string, unknown>>();
   const load = (file: string) => {
     let mod = modules.get(file);
     if (!mod) {
       mod = options.load(file);
       modules.set(file, mod);
-      mod.catch(() => modules.delete(file));
+      mod.then(
+        (m) => ready.set(file, m),
+        () => modules.delete(file),
+      );
     }
     return mod;
   };
@@ -321,9 +329,8 @@ export function createApiFastPath(options: ApiFastPathOptions): ApiFastPath {
       const q = url.indexOf("?");
       const found = match(q < 0 ? url : url.slice(0, q));
       if (!found) return false;
-      const handler = (await load(found.route.file))[method];
+      const handler = (ready.get(found.route.file) ?? (await load(found.route.file)))[method];
       if (typeof handler !== "function") return false;
-      const csp = contentSecurityPolicy(newNonce(), { dev: options.dev });
       // The console server speaks plain HTTP: HTTPS is what a trusted proxy in front says it was.
       const proto = req.headers["x-forwarded-proto"];
       const secure = isHttps(typeof proto === "string" ? proto : null, "http:");
@@ -342,7 +349,7 @@ export function createApiFastPath(options: ApiFastPathOptions): ApiFastPath {
         // route() turns everything into a Response; this is for a handler that is not one.
         response = errorResponse(err, `${method} ${found.route.pattern}`);
       }
-      await send(res, response, securityHeaders(csp, { https: secure }));
+      await send(res, response, securityHeaders(API_CSP, { https: secure }));
       return true;
     },
     async preload() {

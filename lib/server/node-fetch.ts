@@ -3,6 +3,7 @@ import http from "node:http";
 import https from "node:https";
 import { Readable } from "node:stream";
 import type { FetchLike } from "../orkestr/core";
+import { withKnownBody } from "../orkestr/known-body";
 
 // fetch() on node:http/https for the orkestr client: the console's way to its upstreams (the local
 // engine, and through lib/server/ssrf.ts's guard every other orkestr API).
@@ -32,12 +33,13 @@ export interface NodeFetchOptions {
   refuse?: (url: URL) => Error | null;
 }
 
-async function bodyBytes(body: unknown): Promise<Buffer | Readable | null> {
+/** A request body as bytes or a stream; only a Blob needs an await (every JSON body is a string). */
+function bodyBytes(body: unknown): Buffer | Readable | null | Promise<Buffer> {
   if (body === undefined || body === null) return null;
   if (typeof body === "string") return Buffer.from(body, "utf8");
   if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   if (body instanceof ArrayBuffer) return Buffer.from(body);
-  if (typeof Blob !== "undefined" && body instanceof Blob) return Buffer.from(await body.arrayBuffer());
+  if (typeof Blob !== "undefined" && body instanceof Blob) return body.arrayBuffer().then((b) => Buffer.from(b));
   if (body instanceof URLSearchParams) return Buffer.from(body.toString(), "utf8");
   if (typeof ReadableStream !== "undefined" && body instanceof ReadableStream) {
     return Readable.fromWeb(body as import("node:stream/web").ReadableStream<Uint8Array>);
@@ -64,8 +66,9 @@ export function createNodeFetch(opts: NodeFetchOptions = {}): FetchLike {
     if (signal?.aborted) throw signal.reason ?? new DOMException("This operation was aborted", "AbortError");
     const method = (init.method ?? "GET").toUpperCase();
     const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((v, k) => (headers[k] = v));
-    const body = await bodyBytes(init.body);
+    (init.headers instanceof Headers ? init.headers : new Headers(init.headers)).forEach((v, k) => (headers[k] = v));
+    const pending = bodyBytes(init.body);
+    const body = pending instanceof Promise ? await pending : pending;
     if (Buffer.isBuffer(body)) headers["content-length"] = String(body.length);
 
     const mod = url.protocol === "https:" ? https : http;
@@ -117,9 +120,13 @@ export function createNodeFetch(opts: NodeFetchOptions = {}): FetchLike {
           const make = (stream: ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer> | null) =>
             settle(() => {
               try {
-                resolve(
-                  new Response(stream, { status, statusText: res.statusMessage ?? "", headers: responseHeaders }),
-                );
+                const response = new Response(stream, {
+                  status,
+                  statusText: res.statusMessage ?? "",
+                  headers: responseHeaders,
+                });
+                // The client core takes a whole body's bytes as they are (lib/orkestr/known-body.ts).
+                resolve(stream instanceof Uint8Array ? withKnownBody(response, stream) : response);
               } catch (err) {
                 res.destroy();
                 reject(fail(err));

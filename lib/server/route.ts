@@ -1,6 +1,7 @@
 import "server-only";
 import { z } from "zod";
 import { HOST_NOT_ALLOWED, hostAllowed, originAllowed } from "../host-policy";
+import { knownBytes } from "./request-bytes";
 import { activeMembership, getUserFromRequest, type CurrentUser } from "./auth";
 import { recordAudit } from "./db/audit";
 import { getMigratedDb } from "./db/index";
@@ -152,6 +153,11 @@ export async function readBodyBytes(
 ): Promise<Uint8Array> {
   const declared = Number(req.headers.get("content-length") ?? "");
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLargeError(maxBytes);
+  const known = knownBytes(req);
+  if (known) {
+    if (known.byteLength > maxBytes) throw tooLargeError(maxBytes);
+    return known;
+  }
   if (!req.body) return new Uint8Array();
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
