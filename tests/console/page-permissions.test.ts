@@ -147,12 +147,15 @@ const PAGE_PERMISSIONS: Record<string, string | null> = {
   "sandboxes/page.tsx": "sandboxes.read", // GET /api/v1/sandboxes
   "sandboxes/new/page.tsx": "sandboxes.write", // POST /api/v1/sandboxes
   "limits/page.tsx": "sandboxes.read", // GET /api/v1/sandboxes/limits
+  "events/page.tsx": "webhooks.read", // GET /api/hooks/events (the receiver is a webhook of the connection)
   "volumes/page.tsx": "volumes.read", // GET /api/v1/volumes (changes need volumes.write: the view is told)
   "templates/page.tsx": "templates.read", // GET /api/v1/templates
   "templates/[id]/page.tsx": "templates.read", // GET /api/v1/templates/{id}
   "templates/new/page.tsx": "templates.write", // POST /api/v1/templates
   "webhooks/page.tsx": "webhooks.read", // GET /api/v1/webhooks
   "webhooks/[id]/page.tsx": "webhooks.read", // GET /api/v1/webhooks/{id}
+  "snapshots/page.tsx": "snapshots.read", // GET /api/v1/snapshots
+  "snapshots/[id]/page.tsx": "snapshots.read", // GET /api/v1/snapshots/{id}
   // The user's own connections: GET /api/connections and /api/connections/status need a session only.
   "settings/connections/page.tsx": null,
   "layout.tsx": null,
