@@ -35,6 +35,8 @@ describe.skipIf(!isRoot)("cgroup task migrations favour dynamic changes", () => 
     } finally {
       await e.stop();
     }
+    // A clean stop takes its mount point away too (the state dir may be a bind the engine removes).
+    expect(fs.existsSync(`${e.dataDir}/engine/cgroup-favordynmods`)).toBe(false);
   });
 
   it("an engine restarted after an upgrade stop finds the hierarchy in the namespace its sandboxes keep, and keeps it", async () => {

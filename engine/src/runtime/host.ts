@@ -4,7 +4,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { EngineConfig } from "../config.js";
 import { cgroupInstance, detectCgroups, noCgroups, type CgroupDriver } from "./cgroups.js";
-import { enableFastMigration } from "./cgroups/fast-migration.js";
+import { disableFastMigration, enableFastMigration } from "./cgroups/fast-migration.js";
 import { canTraverse, makeEngineDirsSearchable, sameDirectory, sandboxRootProblem } from "./sandbox-root.js";
 import { prepareSeccomp, type SeccompFilter } from "./seccomp.js";
 import { ensureHoldersDir, listRecords, prepareHolder } from "./holder.js";
@@ -423,6 +423,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
     runtimeSource: (b) => binds.get(b.src) ?? b.src,
     async close(opts = {}) {
       await cgroups.cleanup();
+      if (!opts.keepSandboxes) disableFastMigration(config.root);
       for (const target of new Set(binds.values())) {
         if (target.startsWith(rtDir)) {
           try {

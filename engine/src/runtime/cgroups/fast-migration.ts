@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -64,5 +64,21 @@ export function enableFastMigration(opts: {
   } catch (e) {
     const stderr = (e as { stderr?: Buffer }).stderr?.toString().trim().split("\n")[0];
     return { enabled: false, reason: stderr || (e as Error).message.split("\n")[0]! };
+  }
+}
+
+/**
+ * A clean stop with no sandbox left to keep: the hierarchy is unmounted and its mount point removed
+ * (the namespace would drop the mount anyway, but the empty directory would stay in the state dir,
+ * which may itself be a bind mount the engine removes next). An upgrade stop keeps it for the
+ * next engine.
+ */
+export function disableFastMigration(stateDir: string): void {
+  const dir = fastMigrationDir(stateDir);
+  if (mountedAt(dir)) spawnSync("umount", ["-l", dir], { stdio: "ignore" });
+  try {
+    fs.rmdirSync(dir);
+  } catch {
+    /* never made, or still busy */
   }
 }
