@@ -20,7 +20,7 @@ import {
 import { DomainListEditor } from "../sandboxes/create/domain-list-editor";
 import { CheckboxField, FieldGroup, FormField, RadioCard } from "../sandboxes/create/form-field";
 import { newIdempotencyKey } from "../sandboxes/create/idempotency-key";
-import { KeyValueEditor } from "../sandboxes/create/key-value-editor";
+import { CountdownChoice, EnvAndMetadata, NetworkChoice } from "../sandboxes/create/shared-fields";
 import { StatusBadge } from "../sandboxes/status-badge";
 import { Button } from "../ui/button";
 import { CodeTabs } from "../ui/code-tabs";
@@ -154,36 +154,14 @@ export function ForkForm({ snapshot, limits }: { snapshot: Snapshot; limits: Lim
         cannot change them.
       </p>
 
-      <FieldGroup legend="Network" error={errors.network} errorId="fork-network-error">
-        <div className="grid gap-2 sm:grid-cols-3">
-          <RadioCard
-            name="fork-network"
-            value="off"
-            checked={state.network === "off"}
-            onChange={() => update("network", "off")}
-            title="Off"
-            description="No network stack at all."
-          />
-          <RadioCard
-            name="fork-network"
-            value="restricted"
-            checked={state.network === "restricted"}
-            onChange={() => update("network", "restricted")}
-            title="Restricted"
-            description="HTTPS to the allowed hosts only."
-          />
-          <RadioCard
-            name="fork-network"
-            value="open"
-            checked={state.network === "open"}
-            disabled={!!openRefusal}
-            onChange={() => update("network", "open")}
-            title="Open"
-            description="Full egress."
-            refusal={openRefusal}
-          />
-        </div>
-      </FieldGroup>
+      <NetworkChoice
+        name="fork-network"
+        legend="Network"
+        state={state}
+        update={update}
+        error={errors.network}
+        openRefusal={openRefusal}
+      />
       {state.network === "restricted" ? (
         <div className="flex flex-col gap-1.5">
           <p className="text-sm font-medium">Allowed domains</p>
@@ -214,24 +192,7 @@ export function ForkForm({ snapshot, limits }: { snapshot: Snapshot; limits: Lim
             />
           )}
         </FormField>
-        <FieldGroup legend="When the countdown ends" errorId="fork-on-timeout-error">
-          <div className="grid gap-2 sm:grid-cols-2">
-            <RadioCard
-              name="fork-on-timeout"
-              value="kill"
-              checked={state.onTimeout === "kill"}
-              onChange={() => update("onTimeout", "kill")}
-              title="Terminate"
-            />
-            <RadioCard
-              name="fork-on-timeout"
-              value="pause"
-              checked={state.onTimeout === "pause"}
-              onChange={() => update("onTimeout", "pause")}
-              title="Pause"
-            />
-          </div>
-        </FieldGroup>
+        <CountdownChoice name="fork-on-timeout" errorId="fork-on-timeout-error" state={state} update={update} />
       </div>
       <CheckboxField
         id="fork-auto-resume"
@@ -241,33 +202,13 @@ export function ForkForm({ snapshot, limits }: { snapshot: Snapshot; limits: Lim
         description="Exec, file and preview traffic to a paused child resumes it first."
       />
 
-      <div className="grid gap-6 lg:grid-cols-2">
-        <div className="flex flex-col gap-2">
-          <h3 className="text-sm font-medium">Environment variables</h3>
-          <KeyValueEditor
-            name="env"
-            label="Variable"
-            rows={state.env}
-            onChange={(rows) => update("env", rows)}
-            errors={errors}
-            secret
-            keyPlaceholder="TASK_ID"
-            valuePlaceholder="value"
-          />
-        </div>
-        <div className="flex flex-col gap-2">
-          <h3 className="text-sm font-medium">Metadata</h3>
-          <KeyValueEditor
-            name="metadata"
-            label="Label"
-            rows={state.metadata}
-            onChange={(rows) => update("metadata", rows)}
-            errors={errors}
-            keyPlaceholder="experiment"
-            valuePlaceholder="a"
-          />
-        </div>
-      </div>
+      <EnvAndMetadata
+        className="grid gap-6 lg:grid-cols-2"
+        state={state}
+        update={update}
+        errors={errors}
+        placeholders={{ envKey: "TASK_ID", metadataKey: "experiment", metadataValue: "a" }}
+      />
 
       <div className="flex flex-wrap items-center gap-2">
         <Button type="submit" disabled={running}>

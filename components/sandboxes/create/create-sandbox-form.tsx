@@ -30,7 +30,7 @@ import {
 import { DomainListEditor } from "./domain-list-editor";
 import { explainCreateError, isAutoRetried, isDefinitiveRefusal } from "./explain-error";
 import { CheckboxField, FieldGroup, FormField, NativeSelect, RadioCard } from "./form-field";
-import { KeyValueEditor } from "./key-value-editor";
+import { CountdownChoice, EnvAndMetadata, NetworkChoice } from "./shared-fields";
 import { PreviewTokenNotice } from "./preview-token-notice";
 import { ShowCode } from "./show-code";
 import { newIdempotencyKey } from "./idempotency-key";
@@ -300,36 +300,14 @@ function CreateSandboxFormBody({
           <CardDescription>What the sandbox may reach on the internet.</CardDescription>
         </CardHeader>
         <CardContent className="flex flex-col gap-4">
-          <FieldGroup legend="Egress" error={errors.network} errorId="network-error">
-            <div className="grid gap-2 sm:grid-cols-3" data-invalid={errors.network ? true : undefined}>
-              <RadioCard
-                name="network"
-                value="off"
-                checked={state.network === "off"}
-                onChange={() => update("network", "off")}
-                title="Off"
-                description="No network stack at all."
-              />
-              <RadioCard
-                name="network"
-                value="restricted"
-                checked={state.network === "restricted"}
-                onChange={() => update("network", "restricted")}
-                title="Restricted"
-                description="HTTPS to the allowed hosts only."
-              />
-              <RadioCard
-                name="network"
-                value="open"
-                checked={state.network === "open"}
-                disabled={!!openRefusal}
-                onChange={() => update("network", "open")}
-                title="Open"
-                description="Full egress."
-                refusal={openRefusal}
-              />
-            </div>
-          </FieldGroup>
+          <NetworkChoice
+            name="network"
+            legend="Egress"
+            state={state}
+            update={update}
+            error={errors.network}
+            openRefusal={openRefusal}
+          />
           {state.network === "restricted" ? (
             <div className="flex flex-col gap-1.5">
               <p className="text-sm font-medium" id="allow-domains-label">
@@ -380,26 +358,16 @@ function CreateSandboxFormBody({
               />
             )}
           </FormField>
-          <FieldGroup legend="When the countdown ends" errorId="on-timeout-error">
-            <div className="grid gap-2 sm:grid-cols-2">
-              <RadioCard
-                name="on_timeout"
-                value="kill"
-                checked={state.onTimeout === "kill"}
-                onChange={() => update("onTimeout", "kill")}
-                title="Terminate"
-                description="The sandbox and its scratch space are gone."
-              />
-              <RadioCard
-                name="on_timeout"
-                value="pause"
-                checked={state.onTimeout === "pause"}
-                onChange={() => update("onTimeout", "pause")}
-                title="Pause"
-                description="Memory and disk are kept; resume later."
-              />
-            </div>
-          </FieldGroup>
+          <CountdownChoice
+            name="on_timeout"
+            errorId="on-timeout-error"
+            state={state}
+            update={update}
+            descriptions={{
+              kill: "The sandbox and its scratch space are gone.",
+              pause: "Memory and disk are kept; resume later.",
+            }}
+          />
           <CheckboxField
             id="auto-resume"
             checked={state.autoResume}
@@ -418,34 +386,14 @@ function CreateSandboxFormBody({
           </CardDescription>
         </CardHeader>
         <CardContent className="flex flex-col gap-6">
-          <div className="flex flex-col gap-2">
-            <h3 className="text-sm font-medium">Environment variables</h3>
-            <KeyValueEditor
-              name="env"
-              label="Variable"
-              rows={state.env}
-              onChange={(rows) => update("env", rows)}
-              errors={errors}
-              secret
-              keyPlaceholder="OPENAI_API_KEY"
-              valuePlaceholder="value"
-            />
-          </div>
-          <div className="flex flex-col gap-2">
-            <h3 className="text-sm font-medium">Metadata</h3>
-            <p className="text-xs text-muted-foreground">
-              Labels to find the sandbox by (the list filters on key=value).
-            </p>
-            <KeyValueEditor
-              name="metadata"
-              label="Label"
-              rows={state.metadata}
-              onChange={(rows) => update("metadata", rows)}
-              errors={errors}
-              keyPlaceholder="agent_run"
-              valuePlaceholder="r_123"
-            />
-          </div>
+          <EnvAndMetadata
+            className="contents"
+            state={state}
+            update={update}
+            errors={errors}
+            placeholders={{ envKey: "OPENAI_API_KEY", metadataKey: "agent_run", metadataValue: "r_123" }}
+            metadataHint="Labels to find the sandbox by (the list filters on key=value)."
+          />
         </CardContent>
       </Card>
 

@@ -1,0 +1,149 @@
+"use client";
+
+import type { ReactNode } from "react";
+import type { CreateFormState, FieldErrors } from "./create-request";
+import { FieldGroup, RadioCard } from "./form-field";
+import { KeyValueEditor } from "./key-value-editor";
+
+// The field groups the create form and the fork form (components/snapshots/fork-form.tsx) both ask:
+// the same state (CreateFormState), the same choices; each form names its inputs apart, so both
+// can share a page and tests find each by its own name.
+
+type Update = <K extends keyof CreateFormState>(key: K, value: CreateFormState[K]) => void;
+
+/** Off / restricted / open egress; `open` can be refused by the plan (`openRefusal` says why). */
+export function NetworkChoice({
+  name,
+  legend,
+  state,
+  update,
+  error,
+  openRefusal,
+}: {
+  /** The radio group's name; its error's id is `<name>-error`. */
+  name: string;
+  legend: string;
+  state: Pick<CreateFormState, "network">;
+  update: Update;
+  error?: string;
+  openRefusal?: string | null;
+}) {
+  return (
+    <FieldGroup legend={legend} error={error} errorId={`${name}-error`}>
+      <div className="grid gap-2 sm:grid-cols-3" data-invalid={error ? true : undefined}>
+        <RadioCard
+          name={name}
+          value="off"
+          checked={state.network === "off"}
+          onChange={() => update("network", "off")}
+          title="Off"
+          description="No network stack at all."
+        />
+        <RadioCard
+          name={name}
+          value="restricted"
+          checked={state.network === "restricted"}
+          onChange={() => update("network", "restricted")}
+          title="Restricted"
+          description="HTTPS to the allowed hosts only."
+        />
+        <RadioCard
+          name={name}
+          value="open"
+          checked={state.network === "open"}
+          disabled={!!openRefusal}
+          onChange={() => update("network", "open")}
+          title="Open"
+          description="Full egress."
+          refusal={openRefusal ?? undefined}
+        />
+      </div>
+    </FieldGroup>
+  );
+}
+
+/** What happens when the countdown ends: terminate or pause. */
+export function CountdownChoice({
+  name,
+  errorId,
+  state,
+  update,
+  descriptions,
+}: {
+  name: string;
+  errorId: string;
+  state: Pick<CreateFormState, "onTimeout">;
+  update: Update;
+  descriptions?: { kill: string; pause: string };
+}) {
+  return (
+    <FieldGroup legend="When the countdown ends" errorId={errorId}>
+      <div className="grid gap-2 sm:grid-cols-2">
+        <RadioCard
+          name={name}
+          value="kill"
+          checked={state.onTimeout === "kill"}
+          onChange={() => update("onTimeout", "kill")}
+          title="Terminate"
+          description={descriptions?.kill}
+        />
+        <RadioCard
+          name={name}
+          value="pause"
+          checked={state.onTimeout === "pause"}
+          onChange={() => update("onTimeout", "pause")}
+          title="Pause"
+          description={descriptions?.pause}
+        />
+      </div>
+    </FieldGroup>
+  );
+}
+
+/** Env (masked: values are secrets) and metadata, each a key/value list. */
+export function EnvAndMetadata({
+  state,
+  update,
+  errors,
+  className,
+  placeholders,
+  metadataHint,
+}: {
+  state: Pick<CreateFormState, "env" | "metadata">;
+  update: Update;
+  errors: FieldErrors;
+  className: string;
+  placeholders: { envKey: string; metadataKey: string; metadataValue: string };
+  metadataHint?: ReactNode;
+}) {
+  return (
+    <div className={className}>
+      <div className="flex flex-col gap-2">
+        <h3 className="text-sm font-medium">Environment variables</h3>
+        <KeyValueEditor
+          name="env"
+          label="Variable"
+          rows={state.env}
+          onChange={(rows) => update("env", rows)}
+          errors={errors}
+          secret
+          keyPlaceholder={placeholders.envKey}
+          valuePlaceholder="value"
+        />
+      </div>
+      <div className="flex flex-col gap-2">
+        <h3 className="text-sm font-medium">Metadata</h3>
+        {metadataHint ? <p className="text-xs text-muted-foreground">{metadataHint}</p> : null}
+        <KeyValueEditor
+          name="metadata"
+          label="Label"
+          rows={state.metadata}
+          onChange={(rows) => update("metadata", rows)}
+          errors={errors}
+          keyPlaceholder={placeholders.metadataKey}
+          valuePlaceholder={placeholders.metadataValue}
+        />
+      </div>
+    </div>
+  );
+}
