@@ -79,7 +79,7 @@ export function GaugeCard({ gauge: g }: { gauge: Gauge }) {
           <span className="font-medium text-foreground">What to do: </span>
           {g.remedy}{" "}
           {g.link ? (
-            <Link href={g.link.href} className="font-medium text-primary underline-offset-4 hover:underline">
+            <Link href={g.link.href} className="font-medium text-primary underline underline-offset-4">
               {g.link.label}
             </Link>
           ) : null}

@@ -44,7 +44,7 @@ export function VolumeSection({
         <CardTitle>Persistent volume</CardTitle>
         <CardDescription>
           Mounted at /persist: what is written there survives termination. /workspace is scratch space.{" "}
-          <Link href="/volumes" className="text-primary underline-offset-4 hover:underline">
+          <Link href="/volumes" className="text-primary underline underline-offset-4">
             Manage volumes
           </Link>
         </CardDescription>

@@ -409,7 +409,7 @@ function VolumeNote({ volume }: { volume: NonNullable<Sandbox["volume"]> }) {
     <p className="text-xs text-muted-foreground" data-testid="persist-note">
       /persist is the volume{" "}
       {ref ? (
-        <a href={volumesHref(ref)} className="font-mono text-primary underline-offset-4 hover:underline">
+        <a href={volumesHref(ref)} className="font-mono text-primary underline underline-offset-4">
           {name}
         </a>
       ) : (
