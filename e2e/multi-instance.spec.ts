@@ -93,8 +93,13 @@ test.describe.serial("two Baton instances behind nginx", () => {
     await page.getByLabel("Password", { exact: true }).fill(OWNER.password);
     await page.getByLabel("Confirm password").fill(OWNER.password);
     await page.getByLabel("Team name").fill(OWNER.teamName);
+    // Every console page opens the received-events stream once it has hydrated (204 here: no
+    // receiver). Sign out only after it was answered: a session ended under a page still loading
+    // rightly gets that page a 401, which is not what this test is about.
+    const feedAnswered = page.waitForResponse((r) => new URL(r.url()).pathname === "/api/hooks/events/live");
     await page.getByRole("button", { name: "Create owner account" }).click();
     await expect(page).not.toHaveURL(/\/setup$/);
+    expect((await feedAnswered).status()).toBe(204);
 
     // Sign out, and in again through the form.
     const out = await page.request.post(`${topology.url}/api/auth/logout`, { headers: { origin: topology.url } });
