@@ -449,7 +449,15 @@ static int pty_main(int argc, char **argv) {
         pfd[np] = (struct pollfd){.fd = clients[i].fd, .events = clients[i].blocked ? 0 : POLLIN};
         idx[np++] = i;
       }
-    if (poll(pfd, (nfds_t)np, -1) < 0 && errno != EINTR) return 1;
+    /*
+     * While input waits for the master, try it again every 100 ms even without POLLOUT: a pty's
+     * write room comes back when the kernel's flush worker moves its buffer on, and the wakeup the
+     * reader sends may come before that. One lost wakeup would leave a paste stuck here for good;
+     * a spare write that gets EAGAIN costs nothing.
+     */
+    int ready = poll(pfd, (nfds_t)np, inq_len && !master_eof ? 100 : -1);
+    if (ready < 0 && errno != EINTR) return 1;
+    if (ready == 0) pfd[2].revents = POLLOUT; /* the master's slot: try the write */
     for (int k = 0; k < np; k++) {
       if (!pfd[k].revents) continue;
       if (idx[k] == -1) {
