@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { knownText } from "./known-body";
+import { askForKnownBody, knownText } from "./known-body";
 import {
   OrkestrAbortError,
   errorFromResponse,
@@ -361,6 +361,8 @@ export class OrkestrCore {
       };
       if (this.credentials) init.credentials = this.credentials;
       if (typeof ReadableStream !== "undefined" && body instanceof ReadableStream) init.duplex = "half";
+      // Every answer but a stream's is read with knownText() first (lib/orkestr/known-body.ts).
+      if (!req.stream) askForKnownBody(init);
       let response: Response;
       try {
         response = await this.fetchImpl(url, init);

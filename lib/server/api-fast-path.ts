@@ -203,11 +203,11 @@ async function toRequest(req: IncomingMessage, method: string, signal: AbortSign
     // Aborts when the client goes away, as Next's request does: streaming handlers (exec, events,
     // live, file downloads) end their upstream reads on it.
     signal,
-    body: whole ?? (hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined),
+    // A body read whole stays beside the Request (lib/server/request-bytes.ts), not in a stream.
+    body: hasBody && !whole ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
     // Node's fetch Request requires this for a streamed body.
     ...(hasBody && !whole ? { duplex: "half" } : {}),
   } as RequestInit);
-  // route() reads these bytes as they are (lib/server/request-bytes.ts), not back out of a stream.
   return whole ? withKnownBytes(request, whole) : request;
 }
 

@@ -3,7 +3,7 @@ import http from "node:http";
 import https from "node:https";
 import { Readable } from "node:stream";
 import type { FetchLike } from "../orkestr/core";
-import { withKnownBody } from "../orkestr/known-body";
+import { bodilessResponse, wantsKnownBody } from "../orkestr/known-body";
 
 // fetch() on node:http/https for the orkestr client: the console's way to its upstreams (the local
 // engine, and through lib/server/ssrf.ts's guard every other orkestr API).
@@ -11,8 +11,8 @@ import { withKnownBody } from "../orkestr/known-body";
 //   instead of opening one per call.
 // - Cheaper per call than Node's built-in fetch (undici), which the proxy paid on every request.
 // - A response with a known length up to SMALL_BODY bytes (every JSON answer) is read whole before
-//   the Response is made: one Buffer, no web stream per answer. Anything else (SSE, NDJSON, files)
-//   streams unbuffered both ways.
+//   the Response is made: one Buffer, and for the client core's JSON reads no web stream at all
+//   (lib/orkestr/known-body.ts). Anything else (SSE, NDJSON, files) streams unbuffered both ways.
 // - Redirects are never followed (the client wants them manual). Failures reject like fetch:
 //   TypeError("fetch failed", { cause }); an abort rejects with the signal's reason.
 
@@ -63,6 +63,7 @@ export function createNodeFetch(opts: NodeFetchOptions = {}): FetchLike {
     if (refused) throw fail(refused);
 
     const signal = init.signal ?? undefined;
+    const knownBodyOk = wantsKnownBody(init);
     if (signal?.aborted) throw signal.reason ?? new DOMException("This operation was aborted", "AbortError");
     const method = (init.method ?? "GET").toUpperCase();
     const headers: Record<string, string> = {};
@@ -117,16 +118,16 @@ export function createNodeFetch(opts: NodeFetchOptions = {}): FetchLike {
           for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
             responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
           res.once("close", () => signal?.removeEventListener("abort", onAbort));
-          const make = (stream: ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer> | null) =>
+          const make = (body: ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer> | null) =>
             settle(() => {
               try {
-                const response = new Response(stream, {
-                  status,
-                  statusText: res.statusMessage ?? "",
-                  headers: responseHeaders,
-                });
+                const responseInit = { status, statusText: res.statusMessage ?? "", headers: responseHeaders };
                 // The client core takes a whole body's bytes as they are (lib/orkestr/known-body.ts).
-                resolve(stream instanceof Uint8Array ? withKnownBody(response, stream) : response);
+                resolve(
+                  body instanceof Uint8Array && knownBodyOk
+                    ? bodilessResponse(body, responseInit)
+                    : new Response(body, responseInit),
+                );
               } catch (err) {
                 res.destroy();
                 reject(fail(err));

@@ -133,9 +133,13 @@ function queryObject(url: URL): Record<string, string | string[]> {
 }
 
 /** A Content-Length over the limit is refused before a byte is read. */
-function refuseDeclaredLength(req: Request, maxBytes: number): void {
+function refuseDeclaredLength(
+  req: Request,
+  maxBytes: number,
+  tooLargeError: (maxBytes: number) => Error = tooLarge,
+): void {
   const declared = Number(req.headers.get("content-length") ?? "");
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLargeError(maxBytes);
 }
 
 const tooLarge = (maxBytes: number) =>
@@ -151,8 +155,7 @@ export async function readBodyBytes(
   maxBytes: number,
   tooLargeError: (maxBytes: number) => Error = tooLarge,
 ): Promise<Uint8Array> {
-  const declared = Number(req.headers.get("content-length") ?? "");
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLargeError(maxBytes);
+  refuseDeclaredLength(req, maxBytes, tooLargeError);
   const known = knownBytes(req);
   if (known) {
     if (known.byteLength > maxBytes) throw tooLargeError(maxBytes);

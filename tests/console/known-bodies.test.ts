@@ -1,48 +1,67 @@
 import "server-only";
-import { describe, expect, it } from "vitest";
-import { knownText, withKnownBody } from "../../lib/orkestr/known-body";
-import { withKnownBytes } from "../../lib/server/request-bytes";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { askForKnownBody, bodilessResponse, knownText } from "../../lib/orkestr/known-body";
+import { createNodeFetch } from "../../lib/server/node-fetch";
+import { requestBody, withKnownBytes } from "../../lib/server/request-bytes";
 import { readBodyBytes, readBodyText } from "../../lib/server/route";
 
-// Bodies read whole before anyone asked (lib/orkestr/known-body.ts, lib/server/request-bytes.ts):
-// the same text and limits as reading the stream, and never once the body was read.
+// Bodies read whole before anyone asked, kept beside the Request or Response instead of inside a
+// web stream (lib/orkestr/known-body.ts, lib/server/request-bytes.ts): the same text and limits as
+// reading the stream, and only for a reader that said it reads them so.
 
-describe("a response's remembered body", () => {
+describe("a response's known body", () => {
   it("decodes as Response.text() would: UTF-8, a leading BOM dropped", async () => {
     const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode('{"a":"ü"}')]);
-    const response = withKnownBody(new Response(bytes), bytes);
+    const response = bodilessResponse(bytes, { status: 200 });
     expect(knownText(response)).toBe('{"a":"ü"}');
     expect(await new Response(bytes).text()).toBe(knownText(response));
+    expect(knownText(new Response("x"))).toBeUndefined();
   });
 
-  it("is forgotten once the body was read, and absent on a response that has none remembered", async () => {
-    const bytes = new TextEncoder().encode("[1]");
-    const response = withKnownBody(new Response(bytes), bytes);
-    expect(await response.text()).toBe("[1]");
-    expect(knownText(response)).toBeUndefined();
-    expect(knownText(new Response("x"))).toBeUndefined();
+  describe("from the console's fetch", () => {
+    let server: http.Server;
+    let url: string;
+    beforeAll(async () => {
+      server = http.createServer((_req, res) =>
+        res.writeHead(200, { "content-type": "application/json", "content-length": "3" }).end("[1]"),
+      );
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    });
+    afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+    it("is a body like any fetch's unless the caller asked for the known body", async () => {
+      const fetch = createNodeFetch();
+      const plain = await fetch(url, {});
+      expect(knownText(plain)).toBeUndefined();
+      expect(await plain.text()).toBe("[1]");
+      const asked = await fetch(url, askForKnownBody({}));
+      expect(knownText(asked)).toBe("[1]");
+      expect(asked.body).toBeNull();
+      expect(asked.headers.get("content-type")).toBe("application/json");
+    });
   });
 });
 
-describe("a request's remembered body in route()'s reader", () => {
-  const request = (body: string) =>
-    new Request("http://baton.test/api/v1/x", {
-      method: "POST",
-      body,
-      headers: { "content-type": "application/json" },
-    });
+describe("a request's known body", () => {
+  const bodiless = () =>
+    new Request("http://baton.test/api/v1/x", { method: "POST", headers: { "content-type": "application/json" } });
 
-  it("is read as it is, with the route's limit still enforced (413)", async () => {
+  it("is what route()'s reader reads, with the route's limit still enforced (413)", async () => {
     const bytes = new TextEncoder().encode('{"command":"true"}');
-    expect(await readBodyText(withKnownBytes(request('{"command":"true"}'), bytes), 1024)).toBe('{"command":"true"}');
-    await expect(readBodyBytes(withKnownBytes(request("0123456789"), new Uint8Array(10)), 5)).rejects.toMatchObject({
+    expect(await readBodyText(withKnownBytes(bodiless(), bytes), 1024)).toBe('{"command":"true"}');
+    await expect(readBodyBytes(withKnownBytes(bodiless(), new Uint8Array(10)), 5)).rejects.toMatchObject({
       code: "payload_too_large",
     });
   });
 
-  it("a request whose body was already read gives what its stream gives (empty), not the remembered bytes", async () => {
-    const req = withKnownBytes(request("abc"), new TextEncoder().encode("abc"));
-    expect(await req.text()).toBe("abc");
-    await expect(readBodyText(req, 1024)).rejects.toThrow();
+  it("is the body passed on (requestBody), and a request without one passes its own stream", async () => {
+    const bytes = new TextEncoder().encode("abc");
+    expect(requestBody(withKnownBytes(bodiless(), bytes))).toBe(bytes);
+    const streamed = new Request("http://baton.test/x", { method: "POST", body: "xyz" });
+    expect(requestBody(streamed)).toBe(streamed.body);
+    expect(requestBody(new Request("http://baton.test/x"))).toBeNull();
   });
 });

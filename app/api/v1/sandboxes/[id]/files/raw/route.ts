@@ -1,4 +1,5 @@
 import { DOWNLOAD_HEADERS, downloadName } from "../../../../../../../lib/server/file-links";
+import { requestBody } from "../../../../../../../lib/server/request-bytes";
 import { route } from "../../../../../../../lib/server/route";
 import { proxyJson, proxyStream } from "../../../../../../../lib/server/upstream";
 import { FilePathQuery, SandboxIdParams } from "../../../../../../../lib/validations/proxy";
@@ -32,7 +33,10 @@ export const PUT = route(
   async ({ req, user, params, query, audit }) => {
     const res = await proxyJson(
       user,
-      (orkestr) => orkestr.files.writeRaw(params.id, query.path, req.body ?? new Uint8Array(), { signal: req.signal }),
+      (orkestr) =>
+        orkestr.files.writeRaw(params.id, query.path, requestBody(req) ?? new Uint8Array(), {
+          signal: req.signal,
+        }),
       { status: 201 },
     );
     await audit("sandbox.file_upload", { target: params.id, data: { path: query.path } });
