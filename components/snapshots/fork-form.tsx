@@ -3,7 +3,6 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRef, useState, type FormEvent } from "react";
-import { formatMebibytes } from "../../lib/format";
 import { sandboxHref } from "../../lib/links";
 import { asOrkestrError, errorText } from "../../lib/orkestr/errors";
 import type { Limits } from "../../lib/orkestr/schemas/limits";
@@ -11,16 +10,11 @@ import type { CreateSandboxBody } from "../../lib/orkestr/schemas/sandboxes";
 import type { Snapshot } from "../../lib/orkestr/schemas/snapshots";
 import { sandboxKeys, sandboxMutations } from "../../lib/queries/sandboxes";
 import { snapshotKeys, snapshotQueries } from "../../lib/queries/snapshots";
-import {
-  maxTimeoutSeconds,
-  sizeRefusal,
-  openNetworkRefusal,
-  type CreateFormState,
-} from "../sandboxes/create/create-request";
+import { maxTimeoutSeconds, openNetworkRefusal, type CreateFormState } from "../sandboxes/create/create-request";
 import { DomainListEditor } from "../sandboxes/create/domain-list-editor";
-import { CheckboxField, FieldGroup, FormField, RadioCard } from "../sandboxes/create/form-field";
+import { CheckboxField, FormField } from "../sandboxes/create/form-field";
 import { newIdempotencyKey } from "../sandboxes/create/idempotency-key";
-import { CountdownChoice, EnvAndMetadata, NetworkChoice } from "../sandboxes/create/shared-fields";
+import { CountdownChoice, EnvAndMetadata, NetworkChoice, SizeChoice } from "../sandboxes/create/shared-fields";
 import { StatusBadge } from "../sandboxes/status-badge";
 import { Button } from "../ui/button";
 import { CodeTabs } from "../ui/code-tabs";
@@ -90,9 +84,6 @@ export function ForkForm({ snapshot, limits }: { snapshot: Snapshot; limits: Lim
     void fork(request.body, request.count);
   };
 
-  const sizes = limits?.sizes?.length
-    ? limits.sizes.map((s) => s)
-    : ["small", "medium", "large"].map((size) => ({ size, cpu: null, memory_mb: null }));
   const openRefusal = openNetworkRefusal(limits);
   const maxTimeout = maxTimeoutSeconds(limits);
   const done = children.filter((c) => c.state !== "creating").length;
@@ -117,38 +108,14 @@ export function ForkForm({ snapshot, limits }: { snapshot: Snapshot; limits: Lim
         )}
       </FormField>
 
-      <FieldGroup legend="Size" error={errors.size} errorId="fork-size-error">
-        <div className="grid gap-2 sm:grid-cols-4">
-          <RadioCard
-            name="fork-size"
-            value=""
-            checked={state.size === ""}
-            onChange={() => update("size", "")}
-            title="Same as the snapshot"
-            description={snapshot.sandbox_size ?? undefined}
-          />
-          {sizes.map((s) => {
-            const refusal = sizeRefusal(limits, s.size);
-            return (
-              <RadioCard
-                key={s.size}
-                name="fork-size"
-                value={s.size}
-                checked={state.size === s.size}
-                disabled={!!refusal}
-                onChange={(v) => update("size", v)}
-                title={<span className="capitalize">{s.size}</span>}
-                description={
-                  [s.cpu ? `${s.cpu} vCPU` : "", s.memory_mb ? formatMebibytes(s.memory_mb) : ""]
-                    .filter(Boolean)
-                    .join(" · ") || undefined
-                }
-                refusal={refusal}
-              />
-            );
-          })}
-        </div>
-      </FieldGroup>
+      <SizeChoice
+        name="fork-size"
+        limits={limits}
+        state={state}
+        update={update}
+        error={errors.size}
+        sameAsSnapshot={{ description: snapshot.sandbox_size ?? undefined }}
+      />
       <p className="-mt-3 text-xs text-muted-foreground">
         Template and region are the snapshot&apos;s ({snapshot.template ?? "—"}, {snapshot.region ?? "—"}); a fork
         cannot change them.

@@ -29,8 +29,8 @@ import {
 } from "./create-request";
 import { DomainListEditor } from "./domain-list-editor";
 import { explainCreateError, isAutoRetried, isDefinitiveRefusal } from "./explain-error";
-import { CheckboxField, FieldGroup, FormField, NativeSelect, RadioCard } from "./form-field";
-import { CountdownChoice, EnvAndMetadata, NetworkChoice } from "./shared-fields";
+import { CheckboxField, FormField, NativeSelect } from "./form-field";
+import { CountdownChoice, EnvAndMetadata, NetworkChoice, SizeChoice, sizeOptions } from "./shared-fields";
 import { PreviewTokenNotice } from "./preview-token-notice";
 import { ShowCode } from "./show-code";
 import { newIdempotencyKey } from "./idempotency-key";
@@ -38,7 +38,6 @@ import { SourceSection } from "./source-section";
 import { useCountdown } from "./use-countdown";
 import { VolumeSection } from "./volume-section";
 import { sandboxHref } from "../../../lib/links";
-import { formatMebibytes } from "../../../lib/format";
 
 /** Retries of a temporary failure (fleet_full, an upstream restarting) the form makes on its own before it leaves the next one to the user (like the SDK's budget). */
 const AUTO_RETRIES = 3;
@@ -85,25 +84,6 @@ export function CreateSandboxForm({ baseUrl, initialTemplate }: { baseUrl?: stri
   );
 }
 
-interface SizeChoice {
-  size: string;
-  cpu: number | null;
-  memoryMb: number | null;
-}
-
-/** The size menu as the server returns it (never hard-coded), or the three names when it says nothing. */
-function sizeChoices(limits: Limits | null): SizeChoice[] {
-  if (limits?.sizes?.length)
-    return limits.sizes.map((s) => ({ size: s.size, cpu: s.cpu ?? null, memoryMb: s.memory_mb ?? null }));
-  return ["small", "medium", "large"].map((size) => ({ size, cpu: null, memoryMb: null }));
-}
-
-function describeSize(s: SizeChoice): string | undefined {
-  if (s.cpu === null && s.memoryMb === null) return undefined;
-  const mem = s.memoryMb === null ? "" : formatMebibytes(s.memoryMb);
-  return [s.cpu === null ? "" : `${s.cpu} vCPU`, mem].filter(Boolean).join(" · ");
-}
-
 function CreateSandboxFormBody({
   limits,
   baseUrl,
@@ -118,7 +98,7 @@ function CreateSandboxFormBody({
   const volumes = useQuery(volumeQueries.list());
   const [state, setState] = useState<CreateFormState>(() => {
     const initial = initialFormState(limits);
-    const firstAllowed = sizeChoices(limits).find((s) => !sizeRefusal(limits, s.size));
+    const firstAllowed = sizeOptions(limits).find((s) => !sizeRefusal(limits, s.size));
     return { ...initial, size: firstAllowed?.size ?? "", template: initialTemplate ?? initial.template };
   });
   const [showErrors, setShowErrors] = useState(false);
@@ -217,7 +197,6 @@ function CreateSandboxFormBody({
 
   if (created) return <PreviewTokenNotice sandboxId={created.id} token={created.token} />;
 
-  const sizes = sizeChoices(limits);
   const maxTimeout = maxTimeoutSeconds(limits);
   const defaultDomains = limits?.default_egress_domains ?? [];
   const openRefusal = openNetworkRefusal(limits);
@@ -236,40 +215,15 @@ function CreateSandboxFormBody({
           </CardDescription>
         </CardHeader>
         <CardContent className="flex flex-col gap-6">
-          <FieldGroup
-            legend="Size"
+          <SizeChoice
+            name="size"
+            limits={limits}
+            state={state}
+            update={update}
             error={errors.size}
-            errorId="size-error"
             hint={state.source === "snapshot" ? "A fork keeps its snapshot's size unless you pick one." : undefined}
-          >
-            <div className="grid gap-2 sm:grid-cols-3" data-invalid={errors.size ? true : undefined}>
-              {state.source === "snapshot" ? (
-                <RadioCard
-                  name="size"
-                  value=""
-                  checked={state.size === ""}
-                  onChange={() => update("size", "")}
-                  title="Same as the snapshot"
-                />
-              ) : null}
-              {sizes.map((s) => {
-                const refusal = sizeRefusal(limits, s.size);
-                return (
-                  <RadioCard
-                    key={s.size}
-                    name="size"
-                    value={s.size}
-                    checked={state.size === s.size}
-                    disabled={!!refusal}
-                    onChange={(v) => update("size", v)}
-                    title={<span className="capitalize">{s.size}</span>}
-                    description={describeSize(s)}
-                    refusal={refusal}
-                  />
-                );
-              })}
-            </div>
-          </FieldGroup>
+            sameAsSnapshot={state.source === "snapshot" ? {} : undefined}
+          />
           {state.source === "template" ? (
             <FormField
               id="region"

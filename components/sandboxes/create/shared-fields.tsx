@@ -1,7 +1,9 @@
 "use client";
 
 import type { ReactNode } from "react";
-import type { CreateFormState, FieldErrors } from "./create-request";
+import { formatMebibytes } from "../../../lib/format";
+import type { Limits } from "../../../lib/orkestr/schemas/limits";
+import { sizeRefusal, type CreateFormState, type FieldErrors } from "./create-request";
 import { FieldGroup, RadioCard } from "./form-field";
 import { KeyValueEditor } from "./key-value-editor";
 
@@ -10,6 +12,86 @@ import { KeyValueEditor } from "./key-value-editor";
 // can share a page and tests find each by its own name.
 
 type Update = <K extends keyof CreateFormState>(key: K, value: CreateFormState[K]) => void;
+
+interface SizeOption {
+  size: string;
+  cpu: number | null;
+  memoryMb: number | null;
+}
+
+/** The size menu as the server returns it (never hard-coded), or the three names when it says nothing. */
+export function sizeOptions(limits: Limits | null | undefined): SizeOption[] {
+  if (limits?.sizes?.length)
+    return limits.sizes.map((s) => ({ size: s.size, cpu: s.cpu ?? null, memoryMb: s.memory_mb ?? null }));
+  return ["small", "medium", "large"].map((size) => ({ size, cpu: null, memoryMb: null }));
+}
+
+/** "2 vCPU · 4 GiB", or nothing when the server did not say. */
+function describeSize(s: SizeOption): string | undefined {
+  return (
+    [s.cpu === null ? "" : `${s.cpu} vCPU`, s.memoryMb === null ? "" : formatMebibytes(s.memoryMb)]
+      .filter(Boolean)
+      .join(" · ") || undefined
+  );
+}
+
+/** The sizes the plan offers, each refused with the plan's reason when it cannot be picked. */
+export function SizeChoice({
+  name,
+  limits,
+  state,
+  update,
+  error,
+  hint,
+  sameAsSnapshot,
+}: {
+  /** The radio group's name; its error's id is `<name>-error`. */
+  name: string;
+  limits: Limits | null | undefined;
+  state: Pick<CreateFormState, "size">;
+  update: Update;
+  error?: string;
+  hint?: string;
+  /** Offer "Same as the snapshot" first (a fork, or a create from a snapshot), described by this when known. */
+  sameAsSnapshot?: { description?: string };
+}) {
+  const sizes = sizeOptions(limits);
+  return (
+    <FieldGroup legend="Size" error={error} errorId={`${name}-error`} hint={hint}>
+      <div
+        className={sameAsSnapshot ? "grid gap-2 sm:grid-cols-4" : "grid gap-2 sm:grid-cols-3"}
+        data-invalid={error ? true : undefined}
+      >
+        {sameAsSnapshot ? (
+          <RadioCard
+            name={name}
+            value=""
+            checked={state.size === ""}
+            onChange={() => update("size", "")}
+            title="Same as the snapshot"
+            description={sameAsSnapshot.description}
+          />
+        ) : null}
+        {sizes.map((s) => {
+          const refusal = sizeRefusal(limits ?? null, s.size);
+          return (
+            <RadioCard
+              key={s.size}
+              name={name}
+              value={s.size}
+              checked={state.size === s.size}
+              disabled={!!refusal}
+              onChange={(v) => update("size", v)}
+              title={<span className="capitalize">{s.size}</span>}
+              description={describeSize(s)}
+              refusal={refusal}
+            />
+          );
+        })}
+      </div>
+    </FieldGroup>
+  );
+}
 
 /** Off / restricted / open egress; `open` can be refused by the plan (`openRefusal` says why). */
 export function NetworkChoice({

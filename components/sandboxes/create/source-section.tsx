@@ -95,7 +95,7 @@ export function SourceSection({
               disabled={!snapshots.isPending && readySnapshots.length === 0}
               onChange={() => update("source", "snapshot")}
               title="A snapshot (fork)"
-              description="Its filesystem and memory, then it diverges."
+              description="Its files (and memory, where the snapshot holds it), then it diverges."
               refusal={
                 snapshots.isError
                   ? `Snapshots could not be listed: ${errorText(snapshots.error)}`
@@ -145,7 +145,7 @@ export function SourceSection({
             id="snapshot"
             label="Snapshot"
             error={errors.snapshot}
-            hint="The fork runs the snapshot's template in the snapshot's region."
+            hint={snapshotHint(readySnapshots.find((s) => s.id === state.snapshot))}
           >
             {(aria) => (
               <NativeSelect {...aria} value={state.snapshot} onChange={(e) => update("snapshot", e.target.value)}>
@@ -164,4 +164,12 @@ export function SourceSection({
       </CardContent>
     </Card>
   );
+}
+
+/** What a fork of `snapshot` starts with, as its snapshot says (the local engine copies files only). */
+function snapshotHint(snapshot: { memory_captured?: boolean | null } | undefined): string {
+  const where = "The fork runs the snapshot's template in the snapshot's region.";
+  if (snapshot?.memory_captured === false) return `${where} Files only: its processes start afresh.`;
+  if (snapshot?.memory_captured === true) return `${where} Its memory too: processes resume where they were.`;
+  return where;
 }
