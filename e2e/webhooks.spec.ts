@@ -119,6 +119,9 @@ test("create (secret shown once), refused URL, disable/enable, test → failed a
   await expect(state).toHaveText("Disabled");
   await expect(page.getByText("disabled by request")).toBeVisible();
   expect((await servers.engine.api<{ enabled: boolean }>("GET", `/webhooks/${id}`)).body.enabled).toBe(false);
+  // A disabled webhook is sent nothing: no test either.
+  await expect(page.getByText("Nothing is sent: no events, tests or redeliveries.")).toBeVisible();
+  await expect(page.getByRole("button", { name: "Send test" })).toBeDisabled();
   await page.getByRole("button", { name: "Enable", exact: true }).click();
   await expect(state).toHaveText("Enabled");
   expect((await servers.engine.api<{ enabled: boolean }>("GET", `/webhooks/${id}`)).body.enabled).toBe(true);

@@ -23,12 +23,15 @@ import { redeliverSnippets } from "./snippets";
  */
 export function Deliveries({
   webhookId,
+  webhookEnabled,
   baseUrl,
   canWrite,
   open,
   onOpen,
 }: {
   webhookId: string;
+  /** A disabled webhook is sent nothing, redeliveries neither (the engine answers 409 webhook_disabled). */
+  webhookEnabled: boolean;
   baseUrl?: string;
   canWrite: boolean;
   /** The delivery shown open (one at a time). */
@@ -178,6 +181,7 @@ export function Deliveries({
                           <div className="sticky left-3 max-w-[calc(100vw-4rem)]">
                             <DeliveryPanel
                               webhookId={webhookId}
+                              webhookEnabled={webhookEnabled}
                               delivery={d}
                               baseUrl={baseUrl}
                               canWrite={canWrite}
@@ -223,10 +227,12 @@ function DeliveryPanel({
   webhookId,
   delivery,
   baseUrl,
+  webhookEnabled,
   canWrite,
   onRedelivered,
 }: {
   webhookId: string;
+  webhookEnabled: boolean;
   delivery: WebhookDelivery;
   baseUrl?: string;
   canWrite: boolean;
@@ -308,11 +314,18 @@ function DeliveryPanel({
       {canWrite ? (
         <div className="flex flex-col gap-2">
           <div>
-            <Button size="sm" variant="outline" onClick={() => again.mutate()} disabled={again.isPending}>
+            <Button
+              size="sm"
+              variant="outline"
+              onClick={() => again.mutate()}
+              disabled={again.isPending || !webhookEnabled}
+            >
               {again.isPending ? "Queueing…" : "Redeliver"}
             </Button>
             <span className="ml-2 text-xs text-muted-foreground">
-              Sends the same event (same id and body) again, as a new delivery.
+              {webhookEnabled
+                ? "Sends the same event (same id and body) again, as a new delivery."
+                : "The webhook is disabled: enable it to redeliver."}
             </span>
           </div>
           <details className="rounded-md border bg-background px-3 py-2 text-sm">

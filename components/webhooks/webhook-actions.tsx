@@ -100,7 +100,12 @@ export function WebhookActions({
       <Button variant="outline" onClick={() => toggle.mutate()} disabled={toggle.isPending}>
         {toggle.isPending ? (enabled ? "Disabling…" : "Enabling…") : enabled ? "Disable" : "Enable"}
       </Button>
-      <Button variant="outline" onClick={() => test.mutate()} disabled={test.isPending}>
+      <Button
+        variant="outline"
+        onClick={() => test.mutate()}
+        disabled={test.isPending || !enabled}
+        title={enabled ? undefined : "A disabled webhook is sent nothing: enable it to send a test."}
+      >
         {test.isPending ? "Sending…" : "Send test"}
       </Button>
       {isBatons ? null : (

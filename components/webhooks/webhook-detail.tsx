@@ -90,7 +90,14 @@ export function WebhookDetail({ id, baseUrl, canWrite }: { id: string; baseUrl?:
       />
       <RetryNotice query={webhook} queryKey={webhookKeys.detail(id)} title="This webhook is not refreshing" />
       <Settings webhook={w} />
-      <Deliveries webhookId={w.id} baseUrl={baseUrl} canWrite={canWrite} open={openDelivery} onOpen={setOpenDelivery} />
+      <Deliveries
+        webhookId={w.id}
+        webhookEnabled={w.enabled !== false}
+        baseUrl={baseUrl}
+        canWrite={canWrite}
+        open={openDelivery}
+        onOpen={setOpenDelivery}
+      />
       <ActionCode webhook={w} baseUrl={baseUrl} />
     </div>
   );
@@ -108,9 +115,8 @@ function Settings({ webhook: w }: { webhook: Webhook }) {
       <Item label="State">
         <EnabledBadge webhook={w} />
         {w.enabled === false ? (
-          // The engine still sends what is asked for by hand while a webhook is disabled.
           <span className="block text-xs text-muted-foreground">
-            Events are not delivered. Send test and Redeliver still send.
+            Nothing is sent: no events, tests or redeliveries. Enable it to send again.
           </span>
         ) : null}
       </Item>

@@ -50,6 +50,8 @@ export const ERROR_STATUS = {
   volume_name_taken: 409,
   cannot_shrink: 409,
   snapshot_region_mismatch: 409,
+  // A test or a redelivery to a disabled webhook: it would be cancelled at once (disabled means no sends).
+  webhook_disabled: 409,
   sandbox_terminated: 410,
   url_expired: 410,
   payload_too_large: 413,

@@ -231,6 +231,18 @@ describe("webhooks on the local engine", () => {
     );
     const missing = await e.api("POST", "/webhooks/wh_00000000000000000000000000/test");
     expect([missing.status, missing.body.code]).toEqual([404, "webhook_not_found"]);
+
+    // Disabled means nothing is sent: a test or a redelivery is refused with what to do, and queues nothing.
+    await e.api("POST", `/webhooks/${wh.id}/disable`);
+    const before = (await e.api("GET", `/webhooks/${wh.id}/deliveries`)).body.length;
+    for (const path of [`/webhooks/${wh.id}/test`, `/webhooks/${wh.id}/deliveries/${t.body.delivery_id}/redeliver`]) {
+      const refused = await e.api("POST", path);
+      expect([refused.status, refused.body.code]).toEqual([409, "webhook_disabled"]);
+      expect(refused.body.detail).toMatch(/is disabled \(disabled by request\): enable it to/);
+    }
+    expect((await e.api("GET", `/webhooks/${wh.id}/deliveries`)).body).toHaveLength(before);
+    await e.api("POST", `/webhooks/${wh.id}/enable`);
+    expect((await e.api("POST", `/webhooks/${wh.id}/test`)).status).toBe(202);
   });
 
   it("a slow receiver never holds up the request that caused the event; duration_ms shows its time", async () => {

@@ -143,7 +143,14 @@ export const webhookRoutes: ResourcePlugin = async (app, { ctx }) => {
 
   app.post(
     "/webhooks/:id/test",
-    { schema: { tags, summary: "Queue a webhook.test delivery", ...byId, response: { 202: DeliveryQueued } } },
+    {
+      schema: {
+        tags,
+        summary: "Queue a webhook.test delivery (409 webhook_disabled while the webhook is disabled)",
+        ...byId,
+        response: { 202: DeliveryQueued },
+      },
+    },
     async (req, reply) => reply.status(202).send({ delivery_id: webhooks.sendTest(accountOf(req), req.params.id) }),
   );
 
@@ -179,7 +186,7 @@ export const webhookRoutes: ResourcePlugin = async (app, { ctx }) => {
     {
       schema: {
         tags,
-        summary: "Send the same event again, as a new delivery",
+        summary: "Send the same event again, as a new delivery (409 webhook_disabled while disabled)",
         params: DeliveryParams,
         response: { 202: DeliveryQueued },
       },

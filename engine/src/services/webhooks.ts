@@ -134,6 +134,16 @@ export class WebhookService {
     if (!row) throw new ApiError("webhook_not_found", `Webhook ${id} not found`);
     return row;
   }
+  /** The webhook, refused while disabled: nothing is sent to a disabled webhook, a test or a redelivery neither. */
+  private enabledRow(account: string, id: string, what: string): WebhookRow {
+    const row = this.row(account, id);
+    if (!row.enabled)
+      throw new ApiError(
+        "webhook_disabled",
+        `Webhook ${id} is disabled${row.disabled_reason ? ` (${row.disabled_reason})` : ""}: enable it to ${what}.`,
+      );
+    return row;
+  }
 
   create(account: string, input: WebhookInput): { view: WebhookView; secret: string } {
     const id = newId("wh");
@@ -256,7 +266,7 @@ export class WebhookService {
 
   /** POST …/test: a `webhook.test` event to this webhook alone, whatever it subscribed to. */
   sendTest(account: string, id: string): string {
-    const row = this.row(account, id);
+    const row = this.enabledRow(account, id, "send it a test");
     const now = Date.now();
     const event = { id: newId("evt"), type: "webhook.test" };
     const body = JSON.stringify({
@@ -271,7 +281,7 @@ export class WebhookService {
 
   /** A fresh delivery (new id, same event and body) of an earlier one, whatever its outcome. */
   redeliver(account: string, webhookId: string, deliveryId: string): string {
-    const wh = this.row(account, webhookId);
+    const wh = this.enabledRow(account, webhookId, "redeliver to it");
     const d = this.deliveryRow(wh.id, deliveryId);
     const id = this.enqueue(wh.id, { id: d.event_id, type: d.event_type }, d.body, d.id);
     this.dispatcher.kick();
