@@ -87,6 +87,40 @@ describe("errors", () => {
     });
   });
 
+  it("an upstream refusal's scalar context fields pass on; Baton's own keys, nested values and a 5xx's fields do not", async () => {
+    const inUse = errorFromResponse({
+      status: 409,
+      headers: new Headers({ "content-type": "application/json" }),
+      text: JSON.stringify({
+        detail: "Volume vol_1 is attached to sbx_9",
+        code: "volume_in_use",
+        attached_sandbox_id: "sbx_9",
+        limit: 10,
+        nested: { secret: "x" },
+        errors: { name: "upstream's" },
+        "Weird-Key": "x",
+        long: "y".repeat(2000),
+      }),
+    });
+    const { status, body } = await answer(inUse);
+    expect(status).toBe(409);
+    expect(body).toEqual({
+      detail: "Volume vol_1 is attached to sbx_9",
+      code: "volume_in_use",
+      attached_sandbox_id: "sbx_9",
+      limit: 10,
+      long: "y".repeat(500),
+    });
+
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const failed = errorFromResponse({
+      status: 500,
+      headers: new Headers({ "content-type": "application/json" }),
+      text: JSON.stringify({ detail: "boom", code: "internal_error", host: "10.0.0.7" }),
+    });
+    expect((await answer(failed)).body).not.toHaveProperty("host");
+  });
+
   it("no upstream answer maps to 502, a timeout to 504", async () => {
     expect(
       (await answer(new OrkestrConnectionError({ baseUrl: "http://x.test", cause: new Error("ECONNREFUSED") }))).status,

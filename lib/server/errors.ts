@@ -257,6 +257,8 @@ export function describeError(
     const body: ErrorBody = { detail: err.status >= 500 ? upstreamFailureDetail(err) : err.detail, code: err.code };
     // The upstream's own words on its failure may name its internals: they go to the log only.
     if (err.status >= 500) logUpstream(err, context);
+    // A refusal's context (the holder in `attached_sandbox_id`, a cap in `limit`) is the user's to see.
+    else Object.assign(body, upstreamContext(err.body));
     if (err.retryAfterSeconds !== null) body.retry_after_seconds = err.retryAfterSeconds;
     return { status: err.status, body, retryAfterSeconds: err.retryAfterSeconds };
   }
@@ -316,6 +318,32 @@ export function describeError(
 }
 
 /** JSON error response; `Retry-After` (whole seconds) when the error has one. */
+/** Keys of an error body that are Baton's own (or its forms' field errors), never taken from upstream. */
+const OWN_ERROR_KEYS = new Set(["detail", "code", "errors", "field", "retry_after_seconds"]);
+const MAX_CONTEXT_FIELDS = 16;
+const MAX_CONTEXT_STRING = 500;
+
+/**
+ * The scalar context fields of an upstream 4xx error body (`{"detail", "code", "attached_sandbox_id":
+ * "sbx_…", "limit": 10}`), passed on beside Baton's detail and code: plain names, strings cut to 500
+ * characters, at most 16. Nested values stay behind: nothing the browser needs comes that way.
+ */
+function upstreamContext(raw: unknown): Record<string, string | number | boolean | null> {
+  const out: Record<string, string | number | boolean | null> = {};
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return out;
+  let n = 0;
+  for (const [key, value] of Object.entries(raw)) {
+    if (n >= MAX_CONTEXT_FIELDS) break;
+    if (OWN_ERROR_KEYS.has(key) || !/^[a-z][a-z0-9_]{0,63}$/.test(key)) continue;
+    if (typeof value === "string") out[key] = value.slice(0, MAX_CONTEXT_STRING);
+    else if (value === null || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value)))
+      out[key] = value;
+    else continue;
+    n++;
+  }
+  return out;
+}
+
 export function errorResponse(err: unknown, context?: string): Response {
   let { status, body, retryAfterSeconds } = describeError(err, context);
   if (status < 400 || status > 599) {
