@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { seriousAxeViolations } from "./a11y";
-import { expect, ROOT, test, type Servers } from "./fixtures";
+import { expect, OWNER, ROOT, test, type Servers } from "./fixtures";
 import { screenshot } from "./helpers";
 
 // @db: teams, memberships and roles are rows of the console database, and scope every query.
@@ -12,6 +12,7 @@ test.use({ consoleInstance: "tenancy" });
 
 const OTHER = { email: "grace@example.com", password: "another correct horse battery", team: "Compilers" };
 const TEAMLESS = { email: "nobody@example.com", password: "a third correct horse battery" };
+const VIEWER = { email: "viewer@example.com", password: "a fourth correct horse battery" };
 
 /** A user written straight into the console's database (e2e/seed/add-team-user.ts). */
 function addUser(servers: Servers, email: string, password: string, team?: string): void {
@@ -141,4 +142,67 @@ test("a user whose role cannot read sandboxes is told so on the sandbox pages, a
   await expect(p.getByRole("navigation", { name: "Sandbox sections" })).toHaveCount(0);
   expect((await p.request.get("/api/v1/sandboxes")).status()).toBe(403);
   await context.close();
+});
+
+test("a viewer sees the team's sandbox and snapshot, offered nothing the role may not do @db", async ({
+  connected: page,
+  servers,
+  browser,
+  baseURL,
+}) => {
+  void page;
+  const sbx = await servers.engine.api<{ id: string }>("POST", "/sandboxes", { template: "python-3.12" });
+  expect(sbx.status, sbx.text).toBe(201);
+  const snap = await servers.engine.api<{ id: string }>("POST", `/sandboxes/${sbx.body.id}/snapshots`, {
+    name: `viewer-${Date.now()}`,
+  });
+  expect(snap.status, snap.text).toBe(201);
+  execFileSync(
+    process.execPath,
+    [
+      "--conditions=react-server",
+      "--import",
+      "tsx",
+      path.join(ROOT, "e2e/seed/add-member.ts"),
+      VIEWER.email,
+      VIEWER.password,
+      OWNER.email,
+      "viewer",
+    ],
+    { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const context = await browser.newContext({ baseURL });
+  const login = await context.request.post("/api/auth/login", {
+    data: { email: VIEWER.email, password: VIEWER.password },
+    headers: { origin: baseURL! },
+  });
+  expect(login.status()).toBe(200);
+  const p = await context.newPage();
+  try {
+    await p.goto(`/sandboxes/${sbx.body.id}`);
+    await expect(p.getByTestId("sandbox-status")).toHaveText(/running/i);
+    await expect(p.getByTestId("read-only")).toContainText("your role can look at this sandbox, not change it");
+    for (const name of ["Pause", "Keep alive…", "Snapshot…", "Terminate…"])
+      await expect(p.getByRole("button", { name, exact: true })).toHaveCount(0);
+
+    await p.goto("/snapshots");
+    await expect(p.getByRole("link", { name: snap.body.id }).or(p.getByText(snap.body.id))).not.toHaveCount(0);
+    await expect(p.getByRole("link", { name: /^Fork / })).toHaveCount(0);
+    await expect(p.getByRole("button", { name: /^Delete / })).toHaveCount(0);
+
+    await p.goto(`/snapshots/${snap.body.id}`);
+    await expect(p.getByTestId("read-only")).toContainText("not fork or delete it");
+    await expect(p.getByRole("button", { name: "Delete…" })).toHaveCount(0);
+    await expect(p.getByRole("link", { name: "Fork…" })).toHaveCount(0);
+    await screenshot(p, "viewer-snapshot-light");
+    // What the page no longer offers, the API refuses as before.
+    const fork = await p.request.post("/api/v1/sandboxes", {
+      data: { snapshot: snap.body.id },
+      headers: { origin: baseURL! },
+    });
+    expect(fork.status()).toBe(403);
+  } finally {
+    await context.close();
+    await servers.engine.api("DELETE", `/sandboxes/${sbx.body.id}`);
+  }
 });

@@ -34,7 +34,7 @@ function Fact({ term, children, className }: { term: string; children: ReactNode
 }
 
 /** /snapshots/{id}: what the snapshot holds, its fork tree (live), the fork form and Delete. */
-export function SnapshotDetail({ id }: { id: string }) {
+export function SnapshotDetail({ id, canFork, canDelete }: { id: string; canFork: boolean; canDelete: boolean }) {
   const router = useRouter();
   const snapshot = useQuery(snapshotQueries.detail(id));
   const list = useQuery(snapshotQueries.list());
@@ -115,12 +115,16 @@ export function SnapshotDetail({ id }: { id: string }) {
           </div>
           <div className="flex flex-wrap items-center gap-4">
             <CapMeter cap={cap} />
-            <Button variant="outline" size="sm" asChild>
-              <a href="#fork">Fork…</a>
-            </Button>
-            <Button variant="destructive" size="sm" onClick={() => setDeleting(true)}>
-              Delete…
-            </Button>
+            {canFork ? (
+              <Button variant="outline" size="sm" asChild>
+                <a href="#fork">Fork…</a>
+              </Button>
+            ) : null}
+            {canDelete ? (
+              <Button variant="destructive" size="sm" onClick={() => setDeleting(true)}>
+                Delete…
+              </Button>
+            ) : null}
           </div>
         </div>
       </div>
@@ -161,24 +165,32 @@ export function SnapshotDetail({ id }: { id: string }) {
         </CardContent>
       </Card>
 
-      <Card id="fork" className="scroll-mt-20">
-        <CardHeader>
-          <CardTitle>Fork</CardTitle>
-          <CardDescription>
-            New sandboxes that start from this snapshot&apos;s files, then diverge. The options that apply to a fork, as
-            on the create page.
-          </CardDescription>
-        </CardHeader>
-        <CardContent>
-          {snap.status && snap.status !== "ready" ? (
-            <p className="text-sm text-muted-foreground">Forks can start once the snapshot is ready ({snap.status}).</p>
-          ) : limits.isPending ? (
-            <Skeleton className="h-64 w-full" />
-          ) : (
-            <ForkForm snapshot={snap} limits={limits.data ?? null} />
-          )}
-        </CardContent>
-      </Card>
+      {canFork ? (
+        <Card id="fork" className="scroll-mt-20">
+          <CardHeader>
+            <CardTitle>Fork</CardTitle>
+            <CardDescription>
+              New sandboxes that start from this snapshot&apos;s files, then diverge. The options that apply to a fork,
+              as on the create page.
+            </CardDescription>
+          </CardHeader>
+          <CardContent>
+            {snap.status && snap.status !== "ready" ? (
+              <p className="text-sm text-muted-foreground">
+                Forks can start once the snapshot is ready ({snap.status}).
+              </p>
+            ) : limits.isPending ? (
+              <Skeleton className="h-64 w-full" />
+            ) : (
+              <ForkForm snapshot={snap} limits={limits.data ?? null} />
+            )}
+          </CardContent>
+        </Card>
+      ) : (
+        <p className="text-sm text-muted-foreground" data-testid="read-only">
+          Read only: your role can look at this snapshot, not fork or delete it.
+        </p>
+      )}
 
       {deleting ? (
         <DeleteSnapshotDialog

@@ -26,7 +26,7 @@ import { useApiBaseUrl } from "./use-base-url";
 const COLUMNS = ["Name", "Source sandbox", "Template, region", "Size", "Created", "Memory", ""];
 
 /** /snapshots: the account's named snapshots, the plan's cap, and per row Fork and Delete. */
-export function SnapshotList() {
+export function SnapshotList({ canFork, canDelete }: { canFork: boolean; canDelete: boolean }) {
   const list = useQuery(snapshotQueries.list());
   const limits = useQuery(sandboxQueries.limits());
   const baseUrl = useApiBaseUrl();
@@ -122,19 +122,23 @@ export function SnapshotList() {
                   </td>
                   <td className="px-3 py-2">
                     <div className="flex flex-wrap justify-end gap-2">
-                      <Button size="sm" variant="outline" asChild>
-                        <Link href={`${snapshotHref(s.id)}#fork`} aria-label={`Fork ${s.name ?? s.id}`}>
-                          Fork…
-                        </Link>
-                      </Button>
-                      <Button
-                        size="sm"
-                        variant="outline"
-                        aria-label={`Delete ${s.name ?? s.id}`}
-                        onClick={() => setDeleting(s)}
-                      >
-                        Delete…
-                      </Button>
+                      {canFork ? (
+                        <Button size="sm" variant="outline" asChild>
+                          <Link href={`${snapshotHref(s.id)}#fork`} aria-label={`Fork ${s.name ?? s.id}`}>
+                            Fork…
+                          </Link>
+                        </Button>
+                      ) : null}
+                      {canDelete ? (
+                        <Button
+                          size="sm"
+                          variant="outline"
+                          aria-label={`Delete ${s.name ?? s.id}`}
+                          onClick={() => setDeleting(s)}
+                        >
+                          Delete…
+                        </Button>
+                      ) : null}
                     </div>
                   </td>
                 </tr>

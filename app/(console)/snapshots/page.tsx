@@ -4,6 +4,7 @@ import { PageHeader } from "../../../components/layout/page-header";
 import { SnapshotList } from "../../../components/snapshots/snapshot-list";
 import { navItem } from "../../../lib/config/page-intro";
 import { requirePermission } from "../../../lib/server/auth";
+import { can } from "../../../lib/server/rbac";
 import { activeConnection } from "../../../lib/server/tokens";
 import { NoConnection } from "./no-connection";
 
@@ -19,7 +20,14 @@ export default async function SnapshotsPage() {
   return (
     <>
       <PageHeader title={item.title} description={item.description} />
-      {connection ? <SnapshotList /> : <NoConnection />}
+      {connection ? (
+        <SnapshotList
+          canFork={can(access.team.role, "sandboxes.write")}
+          canDelete={can(access.team.role, "snapshots.write")}
+        />
+      ) : (
+        <NoConnection />
+      )}
     </>
   );
 }

@@ -17,7 +17,16 @@ const loadTakeSnapshot = () => import("../../snapshots/take-snapshot-dialog").th
 const TakeSnapshotDialog = dynamic(loadTakeSnapshot, { ssr: false });
 
 /** Pause, resume, keep-alive and terminate (with confirmation), as the status allows. */
-export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sandbox; maxTimeoutSeconds: number }) {
+export function LifecycleActions({
+  sandbox,
+  maxTimeoutSeconds,
+  canSnapshot,
+}: {
+  sandbox: Sandbox;
+  maxTimeoutSeconds: number;
+  /** The role may take snapshots (snapshots.write): Snapshot… is offered. */
+  canSnapshot: boolean;
+}) {
   const lifecycle = useLifecycleAction();
   const edits = useSandboxEdits(sandbox.id);
   const pending = lifecycle.isPending ? lifecycle.variables.action : null;
@@ -50,19 +59,21 @@ export function LifecycleActions({ sandbox, maxTimeoutSeconds }: { sandbox: Sand
           >
             Keep alive…
           </Button>
-          <Button
-            variant="outline"
-            size="sm"
-            disabled={busy}
-            onPointerEnter={() => void loadTakeSnapshot()}
-            onFocus={() => void loadTakeSnapshot()}
-            onClick={() => {
-              setSnapshotWanted(true);
-              setSnapshotOpen(true);
-            }}
-          >
-            Snapshot…
-          </Button>
+          {canSnapshot ? (
+            <Button
+              variant="outline"
+              size="sm"
+              disabled={busy}
+              onPointerEnter={() => void loadTakeSnapshot()}
+              onFocus={() => void loadTakeSnapshot()}
+              onClick={() => {
+                setSnapshotWanted(true);
+                setSnapshotOpen(true);
+              }}
+            >
+              Snapshot…
+            </Button>
+          ) : null}
         </>
       ) : null}
       {status === "paused" ? (

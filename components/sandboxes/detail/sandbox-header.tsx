@@ -14,7 +14,7 @@ import { formatClock } from "../../../lib/format";
 import { RetryNotice } from "../../layout/lazy-notices";
 
 /** The detail frame's header: the id (copyable), its status, a one-line summary and the lifecycle buttons. */
-export function SandboxHeader() {
+export function SandboxHeader({ canChange, canSnapshot }: { canChange: boolean; canSnapshot: boolean }) {
   const query = useSandbox();
   const { data: sandbox, isError, error } = query;
   const limits = useQuery(sandboxQueries.limits());
@@ -57,7 +57,17 @@ export function SandboxHeader() {
             </p>
           ) : null}
         </div>
-        <LifecycleActions sandbox={sandbox} maxTimeoutSeconds={maxTimeoutSeconds(limits.data)} />
+        {canChange ? (
+          <LifecycleActions
+            sandbox={sandbox}
+            maxTimeoutSeconds={maxTimeoutSeconds(limits.data)}
+            canSnapshot={canSnapshot}
+          />
+        ) : (
+          <p className="text-sm text-muted-foreground" data-testid="read-only">
+            Read only: your role can look at this sandbox, not change it.
+          </p>
+        )}
       </div>
       <RetryNotice query={query} queryKey={sandboxKeys.detail(sandbox.id)} title="Live status paused">
         <p className="text-muted-foreground">

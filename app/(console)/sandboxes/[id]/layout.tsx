@@ -11,6 +11,7 @@ import { OrkestrError } from "../../../../lib/orkestr/errors";
 import type { Sandbox } from "../../../../lib/orkestr/schemas/sandboxes";
 import { Forbidden } from "../../../../components/layout/forbidden";
 import { requirePermission } from "../../../../lib/server/auth";
+import { can } from "../../../../lib/server/rbac";
 import { describeError } from "../../../../lib/server/errors";
 import { withUpstream } from "../../../../lib/server/upstream";
 import { sandboxHref } from "../../../../lib/links";
@@ -95,7 +96,11 @@ export default async function SandboxLayout({ children, params }: { children: Re
   }
   return (
     <SandboxProvider initial={result.sandbox}>
-      <SandboxHeader />
+      {/* The buttons a role may use (the API refuses the rest with 403 anyway). */}
+      <SandboxHeader
+        canChange={can(access.team.role, "sandboxes.write")}
+        canSnapshot={can(access.team.role, "snapshots.write")}
+      />
       <SandboxTabs id={result.sandbox.id} />
       {children}
     </SandboxProvider>

@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { Forbidden } from "../../../../components/layout/forbidden";
 import { SnapshotDetail } from "../../../../components/snapshots/snapshot-detail";
 import { requirePermission } from "../../../../lib/server/auth";
+import { can } from "../../../../lib/server/rbac";
 import { activeConnection } from "../../../../lib/server/tokens";
 import { NoConnection } from "../no-connection";
 
@@ -34,5 +35,12 @@ export default async function SnapshotPage({ params }: { params: Params }) {
         <NoConnection />
       </>
     );
-  return <SnapshotDetail id={id} />;
+  // A fork is a sandbox create (sandboxes.write); deleting needs snapshots.write. The API checks both too.
+  return (
+    <SnapshotDetail
+      id={id}
+      canFork={can(access.team.role, "sandboxes.write")}
+      canDelete={can(access.team.role, "snapshots.write")}
+    />
+  );
 }
