@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import type { Browser, BrowserContext } from "@playwright/test";
 import path from "node:path";
 import { seriousAxeViolations } from "./a11y";
 import { expect, OWNER, ROOT, test, type Servers } from "./fixtures";
@@ -14,25 +15,33 @@ const OTHER = { email: "grace@example.com", password: "another correct horse bat
 const TEAMLESS = { email: "nobody@example.com", password: "a third correct horse battery" };
 const VIEWER = { email: "viewer@example.com", password: "a fourth correct horse battery" };
 
-/** A user written straight into the console's database (e2e/seed/add-team-user.ts). */
-function addUser(servers: Servers, email: string, password: string, team?: string): void {
+/** Runs a seed script of e2e/seed in the console's environment (its database), as the console would. */
+function seed(servers: Servers, script: string, args: string[]): void {
   execFileSync(
     process.execPath,
-    [
-      "--conditions=react-server",
-      "--import",
-      "tsx",
-      path.join(ROOT, "e2e/seed/add-team-user.ts"),
-      email,
-      password,
-      ...(team ? [team] : []),
-    ],
-    {
-      cwd: ROOT,
-      env: servers.env,
-      stdio: ["ignore", "pipe", "inherit"],
-    },
+    ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "e2e/seed", script), ...args],
+    { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
   );
+}
+
+/** A user written straight into the console's database (e2e/seed/add-team-user.ts). */
+function addUser(servers: Servers, email: string, password: string, team?: string): void {
+  seed(servers, "add-team-user.ts", [email, password, ...(team ? [team] : [])]);
+}
+
+/** A new browser context signed in as `user` through the sign-in API. */
+async function signedInContext(
+  browser: Browser,
+  baseURL: string,
+  user: { email: string; password: string },
+): Promise<BrowserContext> {
+  const context = await browser.newContext({ baseURL });
+  const login = await context.request.post("/api/auth/login", {
+    data: { email: user.email, password: user.password },
+    headers: { origin: baseURL },
+  });
+  expect(login.status()).toBe(200);
+  return context;
 }
 
 test("two teams see only their own sandboxes, in the list and on every sandbox page @db", async ({
@@ -51,13 +60,8 @@ test("two teams see only their own sandboxes, in the list and on every sandbox p
 
   // The other team (B): its owner is written into the console's database, signs in, connects.
   addUser(servers, OTHER.email, OTHER.password, OTHER.team);
-  const other = await browser.newContext({ baseURL });
+  const other = await signedInContext(browser, baseURL!, OTHER);
   const otherPage = await other.newPage();
-  const login = await other.request.post("/api/auth/login", {
-    data: { email: OTHER.email, password: OTHER.password },
-    headers: { origin: baseURL! },
-  });
-  expect(login.status()).toBe(200);
   const connect = await other.request.post("/api/connections/local-engine", { headers: { origin: baseURL! } });
   expect(connect.status(), await connect.text()).toBe(201);
   const b = await other.request.post("/api/v1/sandboxes", {
@@ -117,12 +121,7 @@ test("a user whose role cannot read sandboxes is told so on the sandbox pages, a
   expect(a.status, a.text).toBe(201);
   void page;
   addUser(servers, TEAMLESS.email, TEAMLESS.password);
-  const context = await browser.newContext({ baseURL });
-  const login = await context.request.post("/api/auth/login", {
-    data: { email: TEAMLESS.email, password: TEAMLESS.password },
-    headers: { origin: baseURL! },
-  });
-  expect(login.status()).toBe(200);
+  const context = await signedInContext(browser, baseURL!, TEAMLESS);
   const p = await context.newPage();
   // In the page's main landmark: while the page streams in after loading.tsx, React's hidden copy
   // of the late segment sits outside it for a moment.
@@ -157,26 +156,8 @@ test("a viewer sees the team's sandbox and snapshot, offered nothing the role ma
     name: `viewer-${Date.now()}`,
   });
   expect(snap.status, snap.text).toBe(201);
-  execFileSync(
-    process.execPath,
-    [
-      "--conditions=react-server",
-      "--import",
-      "tsx",
-      path.join(ROOT, "e2e/seed/add-member.ts"),
-      VIEWER.email,
-      VIEWER.password,
-      OWNER.email,
-      "viewer",
-    ],
-    { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const context = await browser.newContext({ baseURL });
-  const login = await context.request.post("/api/auth/login", {
-    data: { email: VIEWER.email, password: VIEWER.password },
-    headers: { origin: baseURL! },
-  });
-  expect(login.status()).toBe(200);
+  seed(servers, "add-member.ts", [VIEWER.email, VIEWER.password, OWNER.email, "viewer"]);
+  const context = await signedInContext(browser, baseURL!, VIEWER);
   const p = await context.newPage();
   try {
     await p.goto(`/sandboxes/${sbx.body.id}`);

@@ -11,7 +11,6 @@ import type { Snapshot } from "../../lib/orkestr/schemas/snapshots";
 import { sandboxKeys, sandboxMutations } from "../../lib/queries/sandboxes";
 import { snapshotKeys, snapshotQueries } from "../../lib/queries/snapshots";
 import { maxTimeoutSeconds, openNetworkRefusal, type CreateFormState } from "../sandboxes/create/create-request";
-import { DomainListEditor } from "../sandboxes/create/domain-list-editor";
 import { CheckboxField, FormField } from "../sandboxes/create/form-field";
 import { newIdempotencyKey } from "../sandboxes/create/idempotency-key";
 import { CountdownChoice, EnvAndMetadata, NetworkChoice, SizeChoice } from "../sandboxes/create/shared-fields";
@@ -126,20 +125,10 @@ export function ForkForm({ snapshot, limits }: { snapshot: Snapshot; limits: Lim
         legend="Network"
         state={state}
         update={update}
-        error={errors.network}
+        errors={errors}
         openRefusal={openRefusal}
+        defaultDomains={limits?.default_egress_domains ?? []}
       />
-      {state.network === "restricted" ? (
-        <div className="flex flex-col gap-1.5">
-          <p className="text-sm font-medium">Allowed domains</p>
-          <DomainListEditor
-            domains={state.allowDomains}
-            defaults={limits?.default_egress_domains ?? []}
-            onChange={(d) => update("allowDomains", d)}
-            error={errors.allow_domains}
-          />
-        </div>
-      ) : null}
 
       <div className="grid gap-4 sm:grid-cols-2">
         <FormField

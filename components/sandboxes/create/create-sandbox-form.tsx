@@ -27,7 +27,6 @@ import {
   type CreateFormState,
   type FieldErrors,
 } from "./create-request";
-import { DomainListEditor } from "./domain-list-editor";
 import { explainCreateError, isAutoRetried, isDefinitiveRefusal } from "./explain-error";
 import { CheckboxField, FormField, NativeSelect } from "./form-field";
 import { CountdownChoice, EnvAndMetadata, NetworkChoice, SizeChoice, sizeOptions } from "./shared-fields";
@@ -198,7 +197,6 @@ function CreateSandboxFormBody({
   if (created) return <PreviewTokenNotice sandboxId={created.id} token={created.token} />;
 
   const maxTimeout = maxTimeoutSeconds(limits);
-  const defaultDomains = limits?.default_egress_domains ?? [];
   const openRefusal = openNetworkRefusal(limits);
   const previewRefusal = previewAuthRefusal(limits, state.network);
   const busy = mutation.isPending || retryDeadline !== null;
@@ -259,25 +257,10 @@ function CreateSandboxFormBody({
             legend="Egress"
             state={state}
             update={update}
-            error={errors.network}
+            errors={errors}
             openRefusal={openRefusal}
+            defaultDomains={limits?.default_egress_domains ?? []}
           />
-          {state.network === "restricted" ? (
-            <div className="flex flex-col gap-1.5">
-              <p className="text-sm font-medium" id="allow-domains-label">
-                Allowed domains
-              </p>
-              <p className="text-xs text-muted-foreground">
-                This list replaces the default set entirely (still HTTPS-only): keep the registries you need.
-              </p>
-              <DomainListEditor
-                domains={state.allowDomains}
-                defaults={defaultDomains}
-                onChange={(d) => update("allowDomains", d)}
-                error={errors.allow_domains}
-              />
-            </div>
-          ) : null}
           <CheckboxField
             id="preview-auth"
             checked={state.previewAuth}

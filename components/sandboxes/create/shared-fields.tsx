@@ -4,6 +4,7 @@ import type { ReactNode } from "react";
 import { formatMebibytes } from "../../../lib/format";
 import type { Limits } from "../../../lib/orkestr/schemas/limits";
 import { sizeRefusal, type CreateFormState, type FieldErrors } from "./create-request";
+import { DomainListEditor } from "./domain-list-editor";
 import { FieldGroup, RadioCard } from "./form-field";
 import { KeyValueEditor } from "./key-value-editor";
 
@@ -93,54 +94,76 @@ export function SizeChoice({
   );
 }
 
-/** Off / restricted / open egress; `open` can be refused by the plan (`openRefusal` says why). */
+/**
+ * Off / restricted / open egress; `open` can be refused by the plan (`openRefusal` says why).
+ * Restricted asks for its allowed domains, starting from the plan's defaults.
+ */
 export function NetworkChoice({
   name,
   legend,
   state,
   update,
-  error,
+  errors,
   openRefusal,
+  defaultDomains,
 }: {
   /** The radio group's name; its error's id is `<name>-error`. */
   name: string;
   legend: string;
-  state: Pick<CreateFormState, "network">;
+  state: Pick<CreateFormState, "network" | "allowDomains">;
   update: Update;
-  error?: string;
+  errors: FieldErrors;
   openRefusal?: string | null;
+  defaultDomains: readonly string[];
 }) {
+  const error = errors.network;
   return (
-    <FieldGroup legend={legend} error={error} errorId={`${name}-error`}>
-      <div className="grid gap-2 sm:grid-cols-3" data-invalid={error ? true : undefined}>
-        <RadioCard
-          name={name}
-          value="off"
-          checked={state.network === "off"}
-          onChange={() => update("network", "off")}
-          title="Off"
-          description="No network stack at all."
-        />
-        <RadioCard
-          name={name}
-          value="restricted"
-          checked={state.network === "restricted"}
-          onChange={() => update("network", "restricted")}
-          title="Restricted"
-          description="HTTPS to the allowed hosts only."
-        />
-        <RadioCard
-          name={name}
-          value="open"
-          checked={state.network === "open"}
-          disabled={!!openRefusal}
-          onChange={() => update("network", "open")}
-          title="Open"
-          description="Full egress."
-          refusal={openRefusal ?? undefined}
-        />
-      </div>
-    </FieldGroup>
+    <>
+      <FieldGroup legend={legend} error={error} errorId={`${name}-error`}>
+        <div className="grid gap-2 sm:grid-cols-3" data-invalid={error ? true : undefined}>
+          <RadioCard
+            name={name}
+            value="off"
+            checked={state.network === "off"}
+            onChange={() => update("network", "off")}
+            title="Off"
+            description="No network stack at all."
+          />
+          <RadioCard
+            name={name}
+            value="restricted"
+            checked={state.network === "restricted"}
+            onChange={() => update("network", "restricted")}
+            title="Restricted"
+            description="HTTPS to the allowed hosts only."
+          />
+          <RadioCard
+            name={name}
+            value="open"
+            checked={state.network === "open"}
+            disabled={!!openRefusal}
+            onChange={() => update("network", "open")}
+            title="Open"
+            description="Full egress."
+            refusal={openRefusal ?? undefined}
+          />
+        </div>
+      </FieldGroup>
+      {state.network === "restricted" ? (
+        <div className="flex flex-col gap-1.5">
+          <p className="text-sm font-medium">Allowed domains</p>
+          <p className="text-xs text-muted-foreground">
+            This list replaces the default set entirely (still HTTPS-only): keep the registries you need.
+          </p>
+          <DomainListEditor
+            domains={state.allowDomains}
+            defaults={defaultDomains}
+            onChange={(d) => update("allowDomains", d)}
+            error={errors.allow_domains}
+          />
+        </div>
+      ) : null}
+    </>
   );
 }
 
