@@ -51,6 +51,15 @@ const EnvSchema = z.object({
    * through the allow-listing proxy, so pip/npm installs work) or "off".
    */
   ORKESTR_ENGINE_TEMPLATE_BUILD_NETWORK: z.enum(["off", "restricted"]).default("restricted"),
+  /** Custom template builds: longest a whole build may run (s), from its first step to its last. */
+  ORKESTR_ENGINE_TEMPLATE_BUILD_TIMEOUT_S: z.coerce.number().int().min(1).max(86_400).default(3600),
+  /**
+   * How many template builds run at once (each in its own slot and host uid, at most
+   * runtime/host.ts BUILD_UIDS), and how many of them one account may hold: another account's
+   * build never waits behind one account's long builds while a slot is free for it.
+   */
+  ORKESTR_ENGINE_TEMPLATE_BUILDS: z.coerce.number().int().min(1).max(8).default(2),
+  ORKESTR_ENGINE_TEMPLATE_BUILDS_PER_ACCOUNT: z.coerce.number().int().min(1).max(8).default(1),
   /** Largest a template layer may grow on disk (MB); a build past it fails. */
   ORKESTR_ENGINE_TEMPLATE_MAX_MB: z.coerce.number().int().min(1).max(1_000_000).default(10_240),
   /**
@@ -111,8 +120,12 @@ export interface EngineConfig {
   blackhole: string[];
   trialCreditEur: number | undefined;
   disable: Set<"userns" | "cgroups" | "slirp4netns" | "seccomp" | "holder">;
-  /** Custom template builds: step timeout (s), build network, layer size cap (MB). */
+  /** Custom template builds: step and build timeouts (s), build network, layer size cap (MB). */
   templateStepTimeoutS: number;
+  templateBuildTimeoutS: number;
+  /** Builds at once, and of one account at once. */
+  templateBuilds: number;
+  templateBuildsPerAccount: number;
   templateBuildNetwork: "off" | "restricted";
   templateMaxMb: number;
   /** Volume sizing unit, expiry sweep period and lifetime clock (ms; test knobs, see the env schema). */
@@ -177,6 +190,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       .map((s) => s.trim())
       .filter(Boolean),
     templateStepTimeoutS: e.ORKESTR_ENGINE_TEMPLATE_STEP_TIMEOUT_S,
+    templateBuildTimeoutS: e.ORKESTR_ENGINE_TEMPLATE_BUILD_TIMEOUT_S,
+    templateBuilds: e.ORKESTR_ENGINE_TEMPLATE_BUILDS,
+    templateBuildsPerAccount: e.ORKESTR_ENGINE_TEMPLATE_BUILDS_PER_ACCOUNT,
     templateBuildNetwork: e.ORKESTR_ENGINE_TEMPLATE_BUILD_NETWORK,
     templateMaxMb: e.ORKESTR_ENGINE_TEMPLATE_MAX_MB,
     volumeUnitMb: e.ORKESTR_ENGINE_VOLUME_UNIT_MB,

@@ -167,8 +167,21 @@ for (const mode of ["user namespaces", "no user namespaces, no cgroups (bwrap as
       for (const cap of ["CapInh", "CapPrm", "CapEff", "CapAmb"])
         expect(statusField(out, cap), `${cap} in:\n${out}`).toBe("0000000000000000");
       expect(statusField(out, "NoNewPrivs")).toBe("1");
-      // Still the build's root: what it writes is root's in the layer.
-      expect(out).toMatch(/^uid=0\(root\) gid=0\(root\)/m);
+      // Root of its own user namespace where there are user namespaces, else the build slot's
+      // unprivileged uid: never the host's root (issue 20). What it writes is root's in the layer
+      // either way (idmapped layers, runtime/overlay.ts).
+      const builds = (await e.api("GET", "/sandboxes/limits")).body.isolation.builds;
+      if (mode === "user namespaces") {
+        expect(builds.user).toBe("userns-root");
+        expect(out).toMatch(/^uid=0\(root\) gid=0\(root\)/m);
+      } else {
+        expect(builds.user).toBe("unprivileged");
+        const [low, high] = (builds.host_uids as string).split("-").map(Number);
+        const uid = Number(/^uid=(\d+)/m.exec(out)?.[1]);
+        expect(uid).toBeGreaterThanOrEqual(low!);
+        expect(uid).toBeLessThanOrEqual(high!);
+      }
+      expect(fs.statSync(layerPath(e, tmpl.id, "usr", "local", "bin", "baton-escape")).uid).toBe(0);
       // The engine's control directory (steps, output FIFOs) is mounted in the build's own /dev, never in the layer.
       expect(fs.existsSync(layerPath(e, tmpl.id, "root", "dev"))).toBe(false);
     });

@@ -292,7 +292,13 @@ describe("caps and restarts", () => {
       );
       expect(t.status).toBe("ready");
       const s = await createSandbox(degraded, { template: t.id });
-      expect((await exec(degraded, s, "cat /opt/caps")).stdout).toBe("CapEff:\t0000000000000000\n0\n");
+      // Without user namespaces a build is not root at all: it runs as its slot's unprivileged
+      // host uid (issue 20), which owns the base image's files through the idmapped layers.
+      const builds = (await degraded.api("GET", "/sandboxes/limits")).body.isolation.builds;
+      expect(builds.user).toBe("unprivileged");
+      const [capLine, uid] = (await exec(degraded, s, "cat /opt/caps")).stdout.trim().split("\n");
+      expect(capLine).toBe("CapEff:\t0000000000000000");
+      expect(Number(uid)).toBe(Number((builds.host_uids as string).split("-")[1]));
       expect((await exec(degraded, s, "echo x > /opt/caps")).stderr).toMatch(/Read-only file system/);
     } finally {
       expect(await degraded.stop()).toBe(0);

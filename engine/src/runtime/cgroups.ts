@@ -6,6 +6,7 @@ import { reapStale, tryWrite } from "./cgroups/shared.js";
 import type { CgroupDriver } from "./cgroups/types.js";
 import { V1_CONTROLLERS, V1Driver, type V1Controller } from "./cgroups/v1.js";
 import { V2Driver } from "./cgroups/v2.js";
+import type { OpaqueNames } from "./opaque-names.js";
 
 export type { CgroupDriver, CgroupLimits, CgroupReading, CgroupSupport, SandboxCgroup } from "./cgroups/types.js";
 
@@ -89,4 +90,20 @@ export function detectCgroups(instance: string): CgroupDriver {
 
 export function noCgroups(reason: string): CgroupDriver {
   return new NoCgroups(reason);
+}
+
+/**
+ * The driver with every sandbox group named opaquely (runtime/opaque-names.ts): cgroupfs is
+ * readable by every local user, and a sandbox's id must not be. Groups an engine made before
+ * names were opaque are still found by their id, so a restart adopts or reaps them as before.
+ */
+export function withOpaqueNames(inner: CgroupDriver, names: OpaqueNames): CgroupDriver {
+  return {
+    support: inner.support,
+    otherEnginesAlive: () => inner.otherEnginesAlive(),
+    create: (id, limits) => inner.create(names.encode(id), limits),
+    adopt: (id) => inner.adopt(names.encode(id)) ?? inner.adopt(id),
+    existing: () => inner.existing().map((name) => names.decode(name) ?? name),
+    cleanup: () => inner.cleanup(),
+  };
 }

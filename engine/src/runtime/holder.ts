@@ -1,12 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { which } from "../lib/which.js";
-import { CACHE_DIRS, privateDir } from "./seccomp.js";
+import { buildHelper, type HelperBuild } from "./c-helper.js";
 
 /**
  * Sandboxes outlive the engine. Each sandbox's bwrap is started through its own holder
@@ -28,51 +26,11 @@ const SOURCE = fileURLToPath(new URL("./holder/baton-holder.c", import.meta.url)
 /** sun_path holds 108 bytes with its NUL. */
 const SUN_PATH_MAX = 107;
 
-export type HolderSetup = { path: string; built: boolean } | { path: null; reason: string };
+export type HolderSetup = HelperBuild;
 
 /** Builds (or finds in the cache) the holder binary. Never throws: a reason comes back instead. */
 export function prepareHolder(opts: { disabled: boolean; stateDir: string }): HolderSetup {
-  if (opts.disabled) return { path: null, reason: "disabled by ORKESTR_ENGINE_DISABLE" };
-  const cc = which("cc") ?? which("gcc");
-  if (!cc) return { path: null, reason: "no C compiler to build the sandbox holder (apt-get install gcc)" };
-  let source: string;
-  try {
-    source = fs.readFileSync(SOURCE, "utf8");
-  } catch (e) {
-    return { path: null, reason: `cannot read ${SOURCE}: ${(e as Error).message}` };
-  }
-  const key = createHash("sha256").update(source).digest("hex").slice(0, 16);
-  const base = [...CACHE_DIRS, path.join(opts.stateDir, "cache")].find(privateDir);
-  if (!base) return { path: null, reason: "no private directory to build the sandbox holder in" };
-  const dir = path.join(base, `holder-${key}`);
-  const bin = path.join(dir, "baton-holder");
-  if (fs.existsSync(bin)) return { path: bin, built: false };
-  const tmp = `${dir}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
-  fs.mkdirSync(tmp, { mode: 0o700 });
-  try {
-    // Static: it must keep running whatever happens to the host's libraries during an upgrade.
-    const c = spawnSync(cc, ["-O2", "-Wall", "-static", "-o", path.join(tmp, "baton-holder"), SOURCE], {
-      encoding: "utf8",
-      timeout: 120_000,
-    });
-    if (c.status !== 0)
-      return {
-        path: null,
-        reason: `building the sandbox holder failed: ${(c.stderr ?? c.error?.message ?? "").trim().split("\n")[0] ?? `exit ${c.status}`}`,
-      };
-    fs.chmodSync(path.join(tmp, "baton-holder"), 0o700);
-    try {
-      fs.renameSync(tmp, dir);
-    } catch (e) {
-      // Another engine finished first: its build is the same bytes.
-      if (!fs.existsSync(bin)) throw e;
-    }
-    return { path: bin, built: true };
-  } catch (e) {
-    return { path: null, reason: `building the sandbox holder failed: ${(e as Error).message}` };
-  } finally {
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
+  return buildHelper({ name: "baton-holder", what: "the sandbox holder", source: SOURCE, ...opts });
 }
 
 /** The engine's root-only directory of holder sockets and adoption records. */

@@ -3,11 +3,14 @@ import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { EngineConfig } from "../config.js";
-import { cgroupInstance, detectCgroups, noCgroups, type CgroupDriver } from "./cgroups.js";
+import { cgroupInstance, detectCgroups, noCgroups, withOpaqueNames, type CgroupDriver } from "./cgroups.js";
+import { OpaqueNames } from "./opaque-names.js";
 import { disableFastMigration, enableFastMigration } from "./cgroups/fast-migration.js";
 import { canTraverse, makeEngineDirsSearchable, sameDirectory, sandboxRootProblem } from "./sandbox-root.js";
 import { prepareSeccomp, type SeccompFilter } from "./seccomp.js";
 import { ensureHoldersDir, listRecords, prepareHolder } from "./holder.js";
+import { prepareOverlayHelper, probeIdmappedOverlay } from "./overlay.js";
+import { procMasks, type ProcMasks } from "./proc-masks.js";
 import { detectBaseImages, type BaseImage } from "./templates.js";
 import { which } from "../lib/which.js";
 
@@ -66,6 +69,19 @@ export interface Isolation {
     filter_instructions: number | null;
     reason: string | null;
   };
+  /**
+   * What of /proc is read-only or masked in every sandbox, terminal and build (runtime/proc-masks.ts),
+   * as Docker and runc do it: nothing inside writes the host kernel's state through it.
+   */
+  proc: { read_only: string[]; masked: string[] };
+  /** /sys is never mounted in a sandbox: nothing there to read or write. */
+  sys: "not mounted";
+  /**
+   * Who a template build's steps run as. "userns-root": uid 0 in the build's own user namespace,
+   * an unprivileged host uid outside, writing the layer through idmapped overlay layers;
+   * "unprivileged": that host uid itself (no user namespaces here); null: builds unavailable.
+   */
+  builds: { user: "userns-root" | "unprivileged"; host_uids: string; idmapped_layers: true } | null;
   snapshots_include_memory: false;
   kernel: string;
   enforced: string[];
@@ -91,12 +107,33 @@ export interface Host {
    * sockets and adoption records; null: sandboxes die with the engine (said in `degraded`).
    */
   holder: { bin: string; root: string } | null;
+  /**
+   * The overlay mounter (runtime/overlay.ts) for templates, and whether this kernel took an
+   * idmapped writable overlay at start; `templates` says why custom templates are unavailable, or null.
+   */
+  overlay: { bin: string; idmap: boolean } | null;
+  templates: string | null;
+  /** The /proc paths made read-only or masked in every sandbox (runtime/proc-masks.ts). */
+  procMasks: ProcMasks;
   /** `keepSandboxes`: sandboxes keep running (an upgrade stop), so the shared blackhole route stays. */
   close(opts?: { keepSandboxes?: boolean }): Promise<void>;
 }
 
 /** Each engine hands out uids from its own block, so sandboxes of two engines never share a uid. */
 export const UID_BLOCK = 10_000;
+/**
+ * The last uids of the block belong to template builds, one per build slot (services/templates.ts
+ * runs up to this many at once): a build never shares a host uid with a sandbox or another build.
+ */
+export const BUILD_UIDS = 8;
+/** How many uids of the block sandboxes may have (services/sandboxes/uid-pool.ts). */
+export const SANDBOX_UIDS = UID_BLOCK - BUILD_UIDS;
+
+/** The host uid build slot `slot` runs as: root inside the build's user namespace, nobody special outside. */
+export function buildUid(uidBase: number, slot: number): number {
+  if (slot < 0 || slot >= BUILD_UIDS) throw new Error(`build slot ${slot} out of range`);
+  return uidBase + UID_BLOCK - 1 - slot;
+}
 
 /**
  * The first block at or after `base` that no running process uses: another engine on this
@@ -120,6 +157,34 @@ function claimUidBlock(base: number, own: Set<number>, log: (m: string) => void)
       `uids ${base}..${base + block * UID_BLOCK - 1} are in use by another engine; using ${base + block * UID_BLOCK}+`,
     );
   return base + block * UID_BLOCK;
+}
+
+/**
+ * The overlay mounter for templates, and proof that this kernel takes what builds need. A build
+ * whose root would be the host's uid 0 is never the fallback: without the helper or idmapped
+ * overlays, custom templates are unavailable and the report says why.
+ */
+async function prepareTemplateMounts(
+  config: EngineConfig,
+  opts: { sandboxing: boolean; scratchTmpfs: boolean; uidBase: number },
+): Promise<{ overlay: Host["overlay"]; unavailable: string | null }> {
+  if (!opts.sandboxing) return { overlay: null, unavailable: "sandboxing is unavailable" };
+  // Overlay mounts must vanish with the engine: only in its private mount namespace as root.
+  if (!opts.scratchTmpfs)
+    return {
+      overlay: null,
+      unavailable:
+        "custom templates need the engine running as root in its own mount namespace (npm run engine as root)",
+    };
+  const helper = prepareOverlayHelper({ disabled: false, stateDir: config.root });
+  if (helper.path === null) return { overlay: null, unavailable: helper.reason };
+  const why = await probeIdmappedOverlay(helper.path, config.root, buildUid(opts.uidBase, 0));
+  if (why)
+    return {
+      overlay: { bin: helper.path, idmap: false },
+      unavailable: `this kernel refused an idmapped overlay (${why}), and a build's root must not be the host's uid 0`,
+    };
+  return { overlay: { bin: helper.path, idmap: true }, unavailable: null };
 }
 
 function inPrivateMountNs(): boolean {
@@ -201,7 +266,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   // so the next engine of this data dir adopts the groups, and no other engine reaps them.
   const cgroups = config.disable.has("cgroups")
     ? noCgroups("disabled by ORKESTR_ENGINE_DISABLE")
-    : detectCgroups(cgroupInstance(config.dataDir));
+    : withOpaqueNames(detectCgroups(cgroupInstance(config.dataDir)), OpaqueNames.forRoot(config.root));
   const cg = cgroups.support;
   if (cg.version === "none")
     degraded.push(`cgroups unavailable (${cg.reason}): no memory/CPU/pids limits, pause unavailable, metrics read 0`);
@@ -290,6 +355,11 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
   } else degraded.push(`${SANDBOX_CIDR} not blackholed (needs root and iproute2)`);
 
   const sandboxing = mode !== "unavailable";
+  const uidBase = claimUidBlock(
+    config.uidBase,
+    new Set(listRecords(config.root).map((r) => (r.spec as { uid: number }).uid)),
+    log,
+  );
   const sc = sandboxing
     ? prepareSeccomp({ disabled: config.disable.has("seccomp"), stateDir: config.root })
     : { filter: null, reason: "sandboxing is unavailable" };
@@ -305,6 +375,9 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
       `sandboxes die with the engine process (${hs.reason}): a restart or crash fails every running sandbox`,
     );
   const scratchTmpfs = isRoot && inPrivateMountNs();
+  const templates = await prepareTemplateMounts(config, { sandboxing, scratchTmpfs, uidBase });
+  if (templates.unavailable && sandboxing) degraded.push(`custom templates unavailable: ${templates.unavailable}`);
+  const proc = procMasks();
   if (sandboxing && !scratchTmpfs)
     degraded.push(
       "/workspace and /tmp are plain directories on the host disk with no size cap (the engine is not in a private mount namespace)",
@@ -353,6 +426,15 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
           reason: null,
         }
       : { enforced: false, policy: null, blocked_abis: [], filter_instructions: null, reason: sc.reason },
+    proc: { read_only: proc.readOnly.map((p) => `/proc/${p}`), masked: proc.masked.map((m) => `/proc/${m.name}`) },
+    sys: "not mounted",
+    builds: templates.unavailable
+      ? null
+      : {
+          user: mode === "bwrap-userns" ? "userns-root" : "unprivileged",
+          host_uids: `${buildUid(uidBase, BUILD_UIDS - 1)}-${buildUid(uidBase, 0)}`,
+          idmapped_layers: true,
+        },
     snapshots_include_memory: false,
     kernel,
     enforced,
@@ -363,8 +445,15 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
       `namespaces: pid, mount, ipc, uts, net, cgroup${mode === "bwrap-userns" ? ", user" : ""} (bubblewrap)`,
       "each sandbox runs as its own unprivileged host uid, with no capabilities and no_new_privs",
       "host userland read-only; private /workspace and /tmp; no view of /root, the engine's data or other sandboxes",
+      `kernel state read-only in every sandbox, terminal and build: ${isolation.proc.read_only.join(", ")} read-only; ${isolation.proc.masked.join(", ")} masked; /sys not mounted`,
     );
   }
+  if (isolation.builds)
+    enforced.push(
+      isolation.builds.user === "userns-root"
+        ? `template builds run as root only inside their own user namespace: host uids ${isolation.builds.host_uids}, never the host's root; their layers are idmapped overlays named by descriptor, so no host path shows in their /proc/mounts`
+        : `template builds run as an unprivileged host uid (${isolation.builds.host_uids}), never the host's root; their layers are idmapped overlays named by descriptor, so no host path shows in their /proc/mounts`,
+    );
   if (scratchTmpfs)
     enforced.push("/workspace and /tmp are RAM-backed scratch (tmpfs) capped at the sandbox's memory size");
   if (cg.memory) enforced.push(`memory limit per size (cgroup ${cg.version})`);
@@ -408,11 +497,7 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
 
   return {
     isolation,
-    uidBase: claimUidBlock(
-      config.uidBase,
-      new Set(listRecords(config.root).map((r) => (r.spec as { uid: number }).uid)),
-      log,
-    ),
+    uidBase,
     scratchTmpfs,
     cgroups,
     images,
@@ -420,6 +505,9 @@ export async function prepareHost(config: EngineConfig, log: (msg: string) => vo
     slirp4netns: slirp,
     seccomp: sc.filter,
     holder: hs.path ? { bin: hs.path, root: (ensureHoldersDir(config.root), config.root) } : null,
+    overlay: templates.overlay,
+    templates: templates.unavailable,
+    procMasks: proc,
     runtimeSource: (b) => binds.get(b.src) ?? b.src,
     async close(opts = {}) {
       await cgroups.cleanup();

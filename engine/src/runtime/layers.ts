@@ -4,6 +4,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { Host } from "./host.js";
+import { mountOverlay } from "./overlay.js";
 import { ETC_RO } from "./sandbox-proc.js";
 import type { BaseImage } from "./templates.js";
 
@@ -20,10 +21,13 @@ const execFileP = promisify(execFile);
  *   <root>/templates/<id>/layer/etc    changes to /etc
  *   <root>/templates/<id>/layer/rt-*   changes to a runtime (pip installs into CPython's prefix)
  *
- * A build mounts each piece read-write (lower = what the base image shows, upper = the layer); a
- * sandbox of the template mounts each read-only (lowerdir = layer:base, no upper), so no sandbox
- * can change the template for another. Every mount lives in the engine's private mount namespace
- * (engine-notes §6: bwrap 0.8 has no --overlay, so "stage 1" mounts them before bwrap binds the result).
+ * A build mounts each piece read-write (lower = what the base image shows, upper = the layer),
+ * every layer idmapped so that the build's unprivileged host uid owns what the host's root owns
+ * (runtime/overlay.ts); a sandbox of the template mounts each read-only (lowerdir = layer:base, no
+ * upper), so no sandbox can change the template for another. Layers are named to overlayfs by
+ * descriptor, so no host path shows in a sandbox's /proc/mounts. Every mount lives in the
+ * engine's private mount namespace (engine-notes §6: bwrap 0.8 has no --overlay, so "stage 1"
+ * mounts them before bwrap binds the result).
  */
 export interface LayerPart {
   /** Directory name of this piece under layer/ and work/. */
@@ -55,14 +59,10 @@ const SKELETON_DIRS = [
 /** Files bwrap binds the engine's own copies over (fds 5-8 in sandbox-proc.ts): they must exist beforehand. */
 const ETC_PLACEHOLDERS = ["passwd", "group", "hosts", "resolv.conf"];
 
-/** overlayfs splits its options on "," and lowerdir on ":": paths holding either cannot be mounted. */
-function checkMountable(p: string): string {
-  if (/[,:\\\n]/.test(p)) throw new Error(`path ${p} contains a character overlayfs options cannot carry (, : \\)`);
-  return p;
-}
-
-async function mountOverlay(target: string, options: string): Promise<void> {
-  await execFileP("mount", ["-t", "overlay", "baton-template", "-o", options, target]);
+/** The overlay mounter every template mount goes through (the host made sure it exists, else templates are unavailable). */
+function overlayBin(host: Host): string {
+  if (!host.overlay) throw new Error(`custom templates are unavailable: ${host.templates ?? "no overlay mounter"}`);
+  return host.overlay.bin;
 }
 
 /** Unmounts, falling back to a lazy detach if something still holds the mount. */
@@ -260,7 +260,6 @@ export class TemplateLayers {
             dest: b.dest,
             lower: this.host.runtimeSource(b),
           });
-        for (const part of parts) checkMountable(part.lower);
         return parts;
       })();
       p.catch(() => this.bases.delete(image.id));
@@ -283,9 +282,17 @@ export class TemplateLayers {
     }
   }
 
-  /** Mounts the build's read-write root; the returned function unmounts it again. */
-  async mountWritable(id: string, image: BaseImage): Promise<{ root: string; unmount: () => Promise<void> }> {
-    const root = checkMountable(this.buildRoot(id));
+  /**
+   * Mounts the build's read-write root, its layers idmapped for the build's host uid `uid` (the
+   * host's root-owned files appear owned by it); the returned function unmounts it again.
+   */
+  async mountWritable(
+    id: string,
+    image: BaseImage,
+    uid: number,
+  ): Promise<{ root: string; unmount: () => Promise<void> }> {
+    if (!this.host.overlay?.idmap) throw new Error(`custom templates are unavailable: ${this.host.templates}`);
+    const root = this.buildRoot(id);
     await fsp.mkdir(root, { recursive: true, mode: 0o755 });
     const mounted: string[] = [];
     const undo = async () => {
@@ -295,10 +302,12 @@ export class TemplateLayers {
     try {
       for (const part of await this.parts(image)) {
         const target = mountTarget(root, part);
-        await mountOverlay(
+        await mountOverlay(overlayBin(this.host), {
           target,
-          `lowerdir=${part.lower},upperdir=${checkMountable(this.layer(id, part.key))},workdir=${checkMountable(this.work(id, part.key))}`,
-        );
+          lowers: [part.lower],
+          upper: { dir: this.templateDir(id), upper: `layer/${part.key}`, work: `work/${part.key}` },
+          idmap: uid,
+        });
         mounted.push(target);
       }
     } catch (e) {
@@ -310,14 +319,14 @@ export class TemplateLayers {
 
   /** Mounts the template's read-only root for sandboxes. */
   async mountView(id: string, image: BaseImage): Promise<string> {
-    const root = checkMountable(this.viewRoot(id));
+    const root = this.viewRoot(id);
     await fsp.mkdir(root, { recursive: true, mode: 0o755 });
     const mounted: string[] = [];
     try {
       for (const part of await this.parts(image)) {
         const target = mountTarget(root, part);
         // Two lower layers and no upper: overlayfs mounts it read-only.
-        await mountOverlay(target, `lowerdir=${checkMountable(this.layer(id, part.key))}:${part.lower}`);
+        await mountOverlay(overlayBin(this.host), { target, lowers: [this.layer(id, part.key), part.lower] });
         mounted.push(target);
       }
     } catch (e) {

@@ -159,8 +159,9 @@ async function startEgressRelay(proc: SandboxProcess, sock: string): Promise<{ c
   const relay = spawnSocatInSandboxNet(
     proc,
     `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr,backlog=128,max-children=${RELAY_MAX_CONNECTIONS}`,
-    `UNIX-CONNECT:${sock}`,
-    { outliveEngine: proc.survivesEngine },
+    // Relative to the sandbox's directory (socat's cwd): see spawnSocatInSandboxNet.
+    `UNIX-CONNECT:${path.relative(proc.spec.dir, sock)}`,
+    { outliveEngine: proc.survivesEngine, cwd: proc.spec.dir },
   );
   let relayErr = "";
   relay.stderr?.on("data", (d: Buffer) => (relayErr = (relayErr + d.toString()).slice(-2000)));

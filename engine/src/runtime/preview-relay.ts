@@ -99,6 +99,8 @@ export class PreviewRelay {
 
   private constructor(
     readonly socketPath: string,
+    /** The name socat bound (relative to its cwd), as /proc/net/unix lists it. */
+    private readonly boundName: string,
     readonly target: ListenTarget,
     readonly port: number,
     private readonly child: ChildProcess,
@@ -134,12 +136,15 @@ export class PreviewRelay {
     }
     const dial = target.family === 4 ? `TCP4:${target.address}:${port}` : `TCP6:[${target.address}]:${port}`;
     // socat's default backlog (5) would make parallel page loads wait on SYN retransmits, hence backlog=128.
+    // Named relative to the relay's directory (socat's cwd), so no sandbox id shows in its command line.
+    const bound = path.basename(socketPath);
     const child = spawnSocatInSandboxNet(
       proc,
-      `UNIX-LISTEN:${socketPath},fork,unlink-early,backlog=128,max-children=${PREVIEW_RELAY_MAX_CONNECTIONS}`,
+      `UNIX-LISTEN:${bound},fork,unlink-early,backlog=128,max-children=${PREVIEW_RELAY_MAX_CONNECTIONS}`,
       dial,
+      { cwd: dir },
     );
-    const relay = new PreviewRelay(socketPath, target, port, child);
+    const relay = new PreviewRelay(socketPath, bound, target, port, child);
     child.on("error", (e) => (relay.stderr += ` ${e.message}`));
     try {
       if (child.pid === undefined) throw new Error("could not start the preview relay (nsenter)");
@@ -159,7 +164,7 @@ export class PreviewRelay {
       if (!this.alive) throw new Error(`preview relay exited with ${this.child.exitCode ?? this.child.signalCode}`);
       const table = await fsp.readFile(`/proc/${targetPid}/net/unix`, "utf8").catch(() => "");
       for (const line of table.split("\n")) {
-        if (line.endsWith(` ${this.socketPath}`) && line.split(/\s+/)[3] === "00010000") return;
+        if (line.endsWith(` ${this.boundName}`) && line.split(/\s+/)[3] === "00010000") return;
       }
       await sleep(2);
     }

@@ -9,6 +9,7 @@ import type { Host } from "./host.js";
 import type { SandboxCgroup } from "./cgroups.js";
 import type { BaseImage } from "./templates.js";
 import { closeFilter, openFilter, type SeccompFilter } from "./seccomp.js";
+import { procMaskArgs } from "./proc-masks.js";
 import {
   exitNote,
   exitReason,
@@ -31,6 +32,11 @@ export const INNER_UID = 1000;
 export const SECCOMP_FD = 9;
 /** The descriptor bwrap reads the seccomp program from at start (fd 9 is a build's agent socket). */
 const BWRAP_SECCOMP_FD = 10;
+/**
+ * The descriptor bwrap reads its arguments from (--args): a process's command line is readable by
+ * every local user, and bwrap's names the sandbox's directories, so its own id.
+ */
+const BWRAP_ARGS_FD = 11;
 
 export interface SandboxSpec {
   id: string;
@@ -51,8 +57,13 @@ export interface SandboxSpec {
    * host userland pieces; writable only for the template's own build sandbox.
    */
   rootfs?: { path: string; writable: boolean };
-  /** Template builds: everything runs as uid 0 (host root, in a user namespace where possible) with every capability dropped. */
-  asRoot?: boolean;
+  /**
+   * A template build: its processes run as `uid` on the host, and where user namespaces work as
+   * uid 0 inside the build's own (root there, nobody outside), with every capability dropped. Its
+   * root filesystem's layers are idmapped (runtime/overlay.ts) so that this uid owns what the
+   * host's root owns there. Never the host's uid 0.
+   */
+  build?: boolean;
   /**
    * Template builds (template-build.ts): the init is the build's step agent instead of the
    * resident loop. `init` runs as pid 1 with the host directory `ctl` bound read-only at `dest`;
@@ -109,11 +120,13 @@ export async function removeSandboxDirs(dir: string, scratch: boolean): Promise<
   await fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined);
 }
 
+/** The sandbox's /etc/passwd: root, its user (a build's user is root itself), nobody. */
 function passwd(uid: number): string {
-  return `root:x:0:0:root:/root:/usr/sbin/nologin\nuser:x:${uid}:${uid}:sandbox user:/workspace:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+  const user = uid === 0 ? "" : `user:x:${uid}:${uid}:sandbox user:/workspace:/bin/bash\n`;
+  return `root:x:0:0:root:/root:/usr/sbin/nologin\n${user}nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 }
 function group(uid: number): string {
-  return `root:x:0:\nuser:x:${uid}:\nnogroup:x:65534:\n`;
+  return `root:x:0:\n${uid === 0 ? "" : `user:x:${uid}:\n`}nogroup:x:65534:\n`;
 }
 
 /**
@@ -306,14 +319,16 @@ export class SandboxProcess {
       args.push(
         "--unshare-user",
         "--uid",
-        String(spec.asRoot ? 0 : INNER_UID),
+        String(spec.build ? 0 : INNER_UID),
         "--gid",
-        String(spec.asRoot ? 0 : INNER_UID),
+        String(spec.build ? 0 : INNER_UID),
         "--disable-userns",
       );
     }
-    // A build's uid 0 owns only what its mounts make writable (its template layer): no capability at all.
-    if (spec.asRoot) args.push("--cap-drop", "ALL");
+    // A build's uid 0 is root of its own user namespace only: it keeps no capability even there.
+    // (bwrap-root drops every capability itself when it changes to the build's uid, and refuses
+    // --cap-drop from a caller that is not root.)
+    if (spec.build && mode === "bwrap-userns") args.push("--cap-drop", "ALL");
     args.push(
       "--unshare-pid",
       "--unshare-ipc",
@@ -372,26 +387,31 @@ export class SandboxProcess {
       "/etc/resolv.conf",
     );
     for (const b of spec.rootfs ? [] : spec.image.binds) args.push("--ro-bind", host.runtimeSource(b), b.dest);
-    args.push("--proc", "/proc", "--dev", "/dev", "--bind", dirs.tmp, "/tmp", "--bind", dirs.workspace, "/workspace");
+    args.push("--proc", "/proc", ...procMaskArgs(host.procMasks), "--dev", "/dev");
+    args.push("--bind", dirs.tmp, "/tmp", "--bind", dirs.workspace, "/workspace");
     if (spec.agent) args.push("--ro-bind", spec.agent.ctl, spec.agent.dest);
     for (const b of spec.binds ?? []) args.push("--bind", b.src, b.dest);
     args.push("--chdir", "/workspace", "--clearenv");
     // The init needs no environment of the caller's: commands get spec.env applied inside, once
     // nothing is privileged (sandbox-command.ts). Nothing caller-chosen may reach a process that still has root.
     args.push("--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/workspace");
-    args.push(...(spec.rootfs?.writable ? [] : ["--remount-ro", "/"]), "--");
+    if (!spec.rootfs?.writable) args.push("--remount-ro", "/");
     // The sandbox's init (pid 1 of its pid namespace, so nothing inside can kill it): it holds the
     // namespaces open for exec to join, and its wait reaps the orphans that commands leave behind.
-    args.push("/bin/sh", "-c", spec.agent?.init ?? RESIDENT_INIT);
+    // bwrap takes the options above from BWRAP_ARGS_FD and only the command from its arguments.
+    const init = ["--", "/bin/sh", "-c", spec.agent?.init ?? RESIDENT_INIT];
 
     // Who starts bwrap decides who the init is; its first instruction already runs without privilege.
-    // - user namespaces: bwrap runs as the sandbox uid (Node's spawn sets it), unprivileged on the host.
-    // - bwrap-root, a sandbox: bwrap runs with the sandbox uid as its real uid and root as its
-    //   effective one, its setuid mode: it mounts as root, creates mount points as the sandbox uid
-    //   (a custom template's tree cannot point them at the host) and drops to that uid, without
-    //   capabilities and with no_new_privs, before it executes anything in the sandbox's root.
-    // - a build's init (asRoot): root bwrap with --cap-drop ALL, on a root the build has not written yet.
-    const userUid = mode === "bwrap-userns" ? INNER_UID : spec.uid;
+    // - user namespaces: bwrap runs as the sandbox's (or build's) host uid (Node's spawn or setpriv
+    //   sets it), unprivileged on the host.
+    // - bwrap-root: bwrap runs with that uid as its real uid and root as its effective one, its
+    //   setuid mode: it mounts as root, creates mount points as that uid (a custom template's tree
+    //   cannot point them at the host) and drops to it, without capabilities and with
+    //   no_new_privs, before it executes anything in the sandbox's root.
+    // A build is no exception: its root is root of its own user namespace only (or, without user
+    // namespaces, it is not root at all), never the host's uid 0, whose uid alone lets a process
+    // write kernel state such as /proc/sys without any capability.
+    const userUid = mode === "bwrap-userns" ? (spec.build ? 0 : INNER_UID) : spec.uid;
     const files = [
       passwd(userUid),
       group(userUid),
@@ -401,25 +421,29 @@ export class SandboxProcess {
     const rlimits = rlimitFallback(host, spec);
     // Sandboxes run under a holder (runtime/holder.ts) and outlive the engine; builds do not (their
     // steps are driven through the agent socket, which dies with the engine anyway).
-    const holder = host.holder && !spec.agent && !spec.asRoot ? host.holder : null;
+    const holder = host.holder && !spec.agent && !spec.build ? host.holder : null;
     const sock = holder ? holderSocket(holder.root, spec.id) : null;
     if (holder) removeRecord(holder.root, spec.id);
     // The holder stays root (it owns a root-only socket); the sandbox uid is then set by setpriv
     // instead of by Node's spawn, with the same effect (no groups, real and effective uid and gid).
-    const userns = mode === "bwrap-userns" && !spec.asRoot;
+    const userns = mode === "bwrap-userns";
     const launch = [
-      ...(holder && sock ? [holder.bin, sock] : []),
+      // The holder's socket is named by environment, not argument (baton-holder.c socket_path).
+      ...(holder && sock ? [holder.bin, "-"] : []),
       ...rlimits,
       ...(holder && userns
         ? [HOST_TOOLS.setpriv, `--reuid=${spec.uid}`, `--regid=${spec.uid}`, "--clear-groups", "--"]
         : []),
-      ...(mode === "bwrap-root" && !spec.asRoot
+      ...(mode === "bwrap-root"
         ? [HOST_TOOLS.setpriv, `--ruid=${spec.uid}`, `--rgid=${spec.uid}`, "--clear-groups", "--"]
         : []),
       host.bwrap,
-      ...args,
+      "--args",
+      String(BWRAP_ARGS_FD),
+      ...init,
     ];
-    // fd 9: a build's agent socket; fd 10: the seccomp program bwrap reads (BWRAP_SECCOMP_FD).
+    // fd 9: a build's agent socket; fd 10: the seccomp program bwrap reads (BWRAP_SECCOMP_FD);
+    // fd 11: bwrap's arguments (BWRAP_ARGS_FD).
     const filterFd = openFilter(host.seccomp);
     let child: ChildProcess;
     try {
@@ -436,11 +460,12 @@ export class SandboxProcess {
           "pipe",
           spec.agent ? "pipe" : "ignore",
           filterFd,
+          "pipe",
         ],
         ...(userns && !holder ? { uid: spec.uid, gid: spec.uid } : {}),
         // Its own session: a Ctrl-C meant for the engine's terminal never reaches a holder.
         detached: holder !== null,
-        env: {},
+        env: holder && sock ? { BATON_HOLDER_SOCKET: sock } : {},
       });
     } finally {
       closeFilter(filterFd);
@@ -451,6 +476,7 @@ export class SandboxProcess {
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()).slice(-4000));
     files.forEach((content, i) => stdio[5 + i]!.end(content));
+    stdio[BWRAP_ARGS_FD]!.end(args.map((a) => `${a}\0`).join(""));
 
     const exited = new Promise<never>((_, reject) => {
       child.once("exit", (code, signal) =>
@@ -535,12 +561,11 @@ export class SandboxProcess {
    * empties the bounding, inheritable and ambient sets and installs the filter before it executes
    * the program from the sandbox's root.
    *
-   * Never for a build (asRoot): its user is uid 0 and stays uid 0, and root keeps every capability
-   * of the namespace it enters across an exec. Its steps are its init's children (spec.agent).
+   * Never for a build: its user is uid 0 of its user namespace and stays uid 0, and root keeps every
+   * capability of the namespace it enters across an exec. Its steps are its init's children (spec.agent).
    */
   entry(): string[] {
-    if (this.spec.asRoot)
-      throw new Error("nothing enters a build sandbox: its steps run through its init (spec.agent)");
+    if (this.spec.build) throw new Error("nothing enters a build sandbox: its steps run through its init (spec.agent)");
     const user = this.mode === "bwrap-userns" ? String(INNER_UID) : String(this.spec.uid);
     const nsenter = [HOST_TOOLS.nsenter, "-t", String(this.targetPid), "-a", "-S", user, "-G", user, "-w", "--"];
     if (this.seccomp)

@@ -20,7 +20,14 @@ export function spawnSocatInSandboxNet(
   proc: SandboxProcess,
   listen: string,
   connect: string,
-  opts: { outliveEngine?: boolean } = {},
+  opts: {
+    outliveEngine?: boolean;
+    /**
+     * socat's working directory: socket paths relative to it keep the sandbox's directory (named
+     * after its id) out of its command line, which every local user can read.
+     */
+    cwd?: string;
+  } = {},
 ): ChildProcess {
   const uid = String(proc.spec.uid);
   const filterFd = openFilter(proc.seccomp);
@@ -47,8 +54,8 @@ export function spawnSocatInSandboxNet(
       // Outliving the engine: its own session, and stderr to /dev/null rather than a pipe whose
       // reader (the engine) may be gone when socat writes a warning (SIGPIPE would end it).
       opts.outliveEngine
-        ? { stdio: ["ignore", "ignore", "ignore", filterFd], env: HOST_ENV, detached: true }
-        : { stdio: ["ignore", "ignore", "pipe", filterFd], env: HOST_ENV },
+        ? { stdio: ["ignore", "ignore", "ignore", filterFd], env: HOST_ENV, detached: true, cwd: opts.cwd }
+        : { stdio: ["ignore", "ignore", "pipe", filterFd], env: HOST_ENV, cwd: opts.cwd },
     );
   } finally {
     closeFilter(filterFd);

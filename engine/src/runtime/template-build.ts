@@ -7,7 +7,7 @@ import readline from "node:readline";
 import { promisify } from "node:util";
 import type { EngineConfig } from "../config.js";
 import { DEFAULT_EGRESS_DOMAINS, SIZES } from "../plans.js";
-import { UID_BLOCK, type Host } from "./host.js";
+import type { Host } from "./host.js";
 import type { TemplateLayers } from "./layers.js";
 import { proxyEnv, startNetwork, type NetworkHandle } from "./network.js";
 import { shq } from "./sandbox-command.js";
@@ -15,15 +15,6 @@ import { createSandboxDirs, removeSandboxDirs, SandboxProcess, sandboxDirs } fro
 import type { BaseImage } from "./templates.js";
 
 const execFileP = promisify(execFile);
-
-/**
- * Builds run one at a time (the machine has 2 cores), so one host uid suffices for them: the last
- * of the engine's block, which SandboxService never hands out. Only the restricted network's relay
- * runs as it; the steps themselves are uid 0 without capabilities.
- */
-export function builderUid(host: Host): number {
-  return host.uidBase + UID_BLOCK - 1;
-}
 
 /**
  * Build sandboxes get the medium size: steps such as pip install are the heaviest thing here.
@@ -126,6 +117,11 @@ class AgentAnswers {
 
 export interface BuildRequest {
   id: string;
+  /**
+   * The build slot's host uid (runtime/host.ts buildUid): every process of the build runs as it,
+   * root only inside the build's own user namespace; no sandbox and no other build has it.
+   */
+  uid: number;
   image: BaseImage;
   steps: string[];
   env: Record<string, string>;
@@ -193,10 +189,13 @@ class Tail {
 
 /**
  * Runs a template's steps in a build sandbox and leaves the result in its layer. The build sandbox
- * is isolated like any sandbox (namespaces, cgroups, no view of the host beyond its base image),
- * runs every step as uid 0 with HOME=/root (as the hosted service builds templates) but without capabilities, and its root
- * filesystem is the read-write overlay of runtime/layers.ts: whatever a step writes under /usr,
- * /opt, /etc or a runtime's prefix lands in the layer, and nowhere on the host.
+ * is isolated like any sandbox (namespaces, cgroups, no view of the host beyond its base image,
+ * /proc/sys read-only), runs every step as uid 0 with HOME=/root (as the hosted service builds
+ * templates), but that uid 0 is root of the build's own user namespace only, the slot's
+ * unprivileged host uid outside, without capabilities; its root filesystem is the read-write
+ * overlay of runtime/layers.ts, idmapped for that uid: whatever a step writes under /usr, /opt,
+ * /etc or a runtime's prefix lands in the layer (owned by the host's root on disk, as before),
+ * and nowhere on the host.
  */
 export class TemplateBuild {
   private proc: SandboxProcess | null = null;
@@ -226,25 +225,38 @@ export class TemplateBuild {
     const system = (data: string, step_index: number | null = null) =>
       this.log({ step_index, stream: "system", data: data.endsWith("\n") ? data : data + "\n" });
     const started = performance.now();
+    // The whole build has a deadline too: steps just under the step timeout each cannot hold a slot for hours.
+    const limitS = this.config.templateBuildTimeoutS;
+    const deadline = setTimeout(
+      () => this.cancel(`the build ran longer than ${limitS} s (ORKESTR_ENGINE_TEMPLATE_BUILD_TIMEOUT_S)`),
+      limitS * 1000,
+    );
     let unmountRoot: (() => Promise<void>) | null = null;
     let network: NetworkHandle | null = null;
     const scratch = this.layers.buildScratch(id);
-    const uid = builderUid(this.host);
+    const uid = this.req.uid;
     try {
       await this.layers.prepare(id, image);
-      const mounted = await this.layers.mountWritable(id, image);
+      const mounted = await this.layers.mountWritable(id, image, uid);
       unmountRoot = mounted.unmount;
       const memoryBytes = BUILD_SIZE.memory_mb * 1024 * 1024;
-      await createSandboxDirs(scratch, uid, this.host.scratchTmpfs ? { bytes: memoryBytes, inodes: 262_144 } : null);
-      // Steps run as uid 0: their scratch belongs to root.
-      const dirs = sandboxDirs(scratch);
-      for (const d of [dirs.workspace, dirs.tmp]) await fsp.chown(d, 0, 0);
+      // The build's scratch is its uid's (root's, seen from inside).
+      const dirs = await createSandboxDirs(
+        scratch,
+        uid,
+        this.host.scratchTmpfs ? { bytes: memoryBytes, inodes: 262_144 } : null,
+      );
       await fsp.chmod(dirs.tmp, 0o1777);
-      // The agent's control directory: root's, beside (not inside) what the build can write.
+      // The agent's control directory, beside (not inside) what the build can write: root's, so
+      // only the engine names what is in it; the init, the build's uid, may pass through it
+      // (0711) to read its step scripts and write its FIFOs, which are that uid's, through a
+      // read-only bind.
       this.ctl = path.join(scratch, "ctl");
-      await fsp.mkdir(this.ctl, { mode: 0o700 });
+      await fsp.mkdir(this.ctl, { mode: 0o711 });
+      await fsp.chmod(this.ctl, 0o711);
       const fifos = this.req.steps.flatMap((_, i) => [`${i}.out`, `${i}.err`].map((f) => path.join(this.ctl, f)));
       if (fifos.length) await execFileP("mkfifo", ["-m", "600", "--", ...fifos]);
+      for (const f of fifos) await fsp.chown(f, uid, uid);
       const buildId = `bld_${id.slice("tmpl_".length)}`;
       const cgroup = await this.host.cgroups.create(buildId, {
         memoryBytes,
@@ -274,7 +286,7 @@ export class TemplateBuild {
           network: networkMode,
           limits: { memoryBytes, pidsMax: BUILD_PIDS_MAX },
           rootfs: { path: mounted.root, writable: true },
-          asRoot: true,
+          build: true,
           agent: { ctl: this.ctl, dest: AGENT_DIR, init: agentInit(AGENT_DIR) },
         },
         cgroup,
@@ -302,6 +314,7 @@ export class TemplateBuild {
         this.cancelled ?? `build sandbox failed: ${message}`,
       );
     } finally {
+      clearTimeout(deadline);
       await this.teardown(network, unmountRoot, scratch);
     }
     await this.layers.scrub(id);
@@ -336,7 +349,9 @@ export class TemplateBuild {
     let timedOut = false;
     const kill = () => void proc.kill().catch(() => undefined);
     const done = (async () => {
-      await fsp.writeFile(path.join(this.ctl, `${i}.sh`), stepScript(this.env, command), { mode: 0o600 });
+      const script = path.join(this.ctl, `${i}.sh`);
+      await fsp.writeFile(script, stepScript(this.env, command), { mode: 0o600, flag: "wx" });
+      await fsp.chown(script, this.req.uid, this.req.uid);
       const streams = [readFifo(path.join(this.ctl, `${i}.out`)), readFifo(path.join(this.ctl, `${i}.err`))];
       const ended = streams.map(
         (s) =>

@@ -14,7 +14,7 @@ import type { Db } from "../store/db.js";
  *   max(1 GiB, 10 %): the engine and Next are a few hundred MiB each, the kernel's own tables and
  *   the page cache the database and builds need grow with the machine). Live **and paused**
  *   sandboxes count at their memory limit: a paused sandbox is frozen, its pages stay in RAM (no
- *   CRIU here). A queued or running template build counts too (builds run one at a time).
+ *   CRIU here). Queued and running template builds count too, as many as run at once (build slots).
  * - **pids**: min(kernel.pid_max, kernel.threads-max) minus what the host uses now (threads outside
  *   sandboxes) and a reserve (default max(2048, 10 %)), and within the tightest pids cgroup above
  *   the engine. Each sandbox reserves its whole pids.max, paused ones included.
@@ -176,7 +176,7 @@ export function checkSandbox(
   const memNeeded = need.counted ? 0 : need.memoryMb;
   const memLeft = cap.memory_for_sandboxes_mb - cap.memory_committed_mb;
   if (memNeeded > memLeft || memLeft < 0) {
-    const held = `${formatMb(cap.memory_committed_mb)} is held by running and paused sandboxes${cap.memory_builds_mb ? " and a template build" : ""}`;
+    const held = `${formatMb(cap.memory_committed_mb)} is held by running and paused sandboxes${cap.memory_builds_mb ? " and template builds" : ""}`;
     const total = `${formatMb(cap.memory_total_mb)} in all, ${formatMb(cap.memory_reserved_mb)} kept for the host, the engine and the console`;
     return {
       resource: "memory",
@@ -342,8 +342,8 @@ export class HostAdmission {
       pausedMemoryMb: s.filter((r) => r.status === "paused").reduce((a, r) => a + r.memory_mb, 0),
       pooled: pool.count,
       pooledMemoryMb: pool.memoryMb,
-      buildMemoryMb: builds > 0 ? BUILD_SIZE.memory_mb : 0,
-      pids: (s.length + pool.count) * this.sandboxPidsMax + (builds > 0 ? BUILD_PIDS_MAX : 0),
+      buildMemoryMb: this.buildsAtOnce(builds) * BUILD_SIZE.memory_mb,
+      pids: (s.length + pool.count) * this.sandboxPidsMax + this.buildsAtOnce(builds) * BUILD_PIDS_MAX,
       sandboxThreadsNow: threads + pool.threads,
       diskMb: Math.ceil(diskBytes / (1024 * 1024)),
     };
@@ -379,6 +379,11 @@ export class HostAdmission {
     if (r) throw refuse(r);
   }
 
+  /** How many of `pending` queued or running builds run at once (each slot holds a build sandbox's RAM and pids). */
+  private buildsAtOnce(pending: number): number {
+    return Math.min(pending, this.config.templateBuilds);
+  }
+
   /** A new template: its layer may grow to the cap, and its build needs a build sandbox's RAM and pids. */
   admitTemplate(): void {
     const cap = this.capacity();
@@ -388,8 +393,9 @@ export class HostAdmission {
       "a template build (its layer may grow to ORKESTR_ENGINE_TEMPLATE_MAX_MB)",
     );
     if (disk) throw refuse(disk);
-    // Builds run one at a time: one already queued or running holds the build's share.
-    if (cap.memory_builds_mb === 0) {
+    // While a slot is free, a new build will take one: its share must fit. Once every slot is
+    // held, it waits for one, and what it will use is held already.
+    if (cap.memory_builds_mb < this.config.templateBuilds * BUILD_SIZE.memory_mb) {
       const build = checkSandbox(cap, {
         memoryMb: BUILD_SIZE.memory_mb,
         pidsMax: BUILD_PIDS_MAX,

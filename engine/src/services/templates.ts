@@ -6,13 +6,14 @@ import { ApiError } from "../errors.js";
 import { newId } from "../lib/ids.js";
 import { iso, isoOrNull } from "../lib/time.js";
 import { PLANS, type Plan } from "../plans.js";
-import type { Host } from "../runtime/host.js";
+import { buildUid, type Host } from "../runtime/host.js";
 import { TemplateLayers } from "../runtime/layers.js";
 import { TemplateBuild, type BuildLine, type BuildOutcome } from "../runtime/template-build.js";
 import { TEMPLATE_ALIASES, type BaseImage } from "../runtime/templates.js";
 import type { Db } from "../store/db.js";
 import { pageNewestFirst } from "../store/paging.js";
 import type { HostAdmission } from "./admission.js";
+import { freeSlot, nextBuild, type SlotHolder } from "./build-queue.js";
 import type { EventLog } from "./events.js";
 
 export type TemplateStatus = "queued" | "building" | "ready" | "failed";
@@ -102,9 +103,16 @@ const toLine = (r: LogRow): LogLine => ({
   data: r.data,
 });
 
+/** A build holding a slot: its template, account, slot (and so host uid) and the promise of its end. */
+interface RunningBuild extends SlotHolder {
+  id: string;
+  build: TemplateBuild;
+  done: Promise<void>;
+}
+
 /**
  * Custom templates (/v1/templates): a base image plus shell steps, built into a real image layer
- * one build at a time, then used by sandboxes read-only. Sandboxes hold a reference to the layer
+ * in one of a few build slots (fairly between accounts: services/build-queue.ts), then used by sandboxes read-only. Sandboxes hold a reference to the layer
  * while they run, so deleting a template in use hides it at once and removes its files when the
  * last sandbox using it is released.
  *
@@ -120,8 +128,10 @@ const toLine = (r: LogRow): LogLine => ({
 export class TemplateService {
   readonly layers: TemplateLayers;
   private readonly plan: Plan;
+  /** Template ids waiting for a slot, oldest first. */
   private queue: string[] = [];
-  private current: { id: string; build: TemplateBuild; done: Promise<void> } | null = null;
+  /** Builds running now, by template id; each holds one slot (and its host uid). */
+  private running = new Map<string, RunningBuild>();
   private bus = new EventEmitter();
   private nextSeq = new Map<string, number>();
   /** sandbox id → template id, for every sandbox whose root is a template's view. */
@@ -147,10 +157,9 @@ export class TemplateService {
   unavailable(): string | null {
     if (this.host.isolation.mode === "unavailable")
       return `sandboxing is unavailable on this machine: ${this.host.isolation.degraded[0] ?? "see limits.isolation"}`;
-    // Overlay mounts must vanish with the engine: only in its private mount namespace as root.
-    if (!this.host.scratchTmpfs)
-      return "custom templates need the engine running as root in its own mount namespace (npm run engine as root)";
-    return null;
+    // Overlay mounts must vanish with the engine (its private mount namespace, as root), and a
+    // build's root must not be the host's (idmapped overlays): runtime/host.ts says which is missing.
+    return this.host.templates;
   }
 
   /**
@@ -345,18 +354,28 @@ export class TemplateService {
     return this.view(this.getRow(id));
   }
 
-  /** Starts the next queued build unless one is running: builds run one at a time. */
+  /** Starts queued builds while slots are free (services/build-queue.ts decides which, fairly). */
   private kick(): void {
-    if (this.current || this.closing) return;
-    let id: string | undefined;
-    let row: TemplateRow | undefined;
-    while ((id = this.queue.shift())) {
-      row = this.db
-        .prepare("SELECT * FROM templates WHERE id = ? AND deleted_at IS NULL AND status = 'queued'")
-        .get(id) as TemplateRow | undefined;
-      if (row) break;
+    if (this.closing) return;
+    for (;;) {
+      const slot = freeSlot(this.config.templateBuilds, this.running.values());
+      if (slot === null) return;
+      const next = nextBuild(this.queue, {
+        running: [...this.running.values()],
+        perAccount: this.config.templateBuildsPerAccount,
+        row: (id) =>
+          this.db
+            .prepare("SELECT * FROM templates WHERE id = ? AND deleted_at IS NULL AND status = 'queued'")
+            .get(id) as TemplateRow | undefined,
+      });
+      this.queue = next.queue;
+      if (!next.row) return;
+      this.startBuild(next.row, slot);
     }
-    if (!id || !row) return;
+  }
+
+  private startBuild(row: TemplateRow, slot: number): void {
+    const id = row.id;
     const image = this.host.images.get(row.base_image);
     // Marked building synchronously, so a create that starts the build right away answers "building".
     this.db.prepare("UPDATE templates SET status='building', started_at=? WHERE id=?").run(Date.now(), id);
@@ -366,6 +385,7 @@ export class TemplateService {
       this.layers,
       {
         id,
+        uid: buildUid(this.host.uidBase, slot),
         image: image!,
         steps: JSON.parse(row.steps) as string[],
         env: JSON.parse(row.env) as Record<string, string>,
@@ -390,10 +410,10 @@ export class TemplateService {
       .then((outcome) => this.finish(buildId, outcome))
       .catch((e: Error) => console.error(`[engine] template ${buildId}: finishing the build failed: ${e.message}`))
       .finally(() => {
-        this.current = null;
+        this.running.delete(buildId);
         this.kick();
       });
-    this.current = { id, build, done };
+    this.running.set(id, { id, account: row.account_id, slot, build, done });
   }
 
   private async finish(id: string, outcome: BuildOutcome): Promise<void> {
@@ -544,9 +564,10 @@ export class TemplateService {
     const row = this.find(account, idOrName);
     this.db.prepare("UPDATE templates SET deleted_at=? WHERE id=?").run(Date.now(), row.id);
     this.queue = this.queue.filter((q) => q !== row.id);
-    if (this.current?.id === row.id) {
+    const running = this.running.get(row.id);
+    if (running) {
       // finish() removes the files once the build sandbox is gone.
-      this.current.build.cancel("the template was deleted during its build");
+      running.build.cancel("the template was deleted during its build");
       return;
     }
     if (row.status === "queued") {
@@ -686,11 +707,9 @@ export class TemplateService {
    */
   async shutdown(opts: { keep?: boolean } = {}): Promise<void> {
     this.closing = true;
-    const current = this.current;
-    if (current) {
-      current.build.cancel("the engine shut down during the build; build the template again");
-      await current.done;
-    }
+    const running = [...this.running.values()];
+    for (const r of running) r.build.cancel("the engine shut down during the build; build the template again");
+    await Promise.all(running.map((r) => r.done));
     // An upgrade stop: the sandboxes still using a view keep running, and the next engine adopts
     // them on it (adoptUser), so it stays mounted in the namespace their holders keep.
     const kept = opts.keep ? new Set(this.users.values()) : new Set<string>();

@@ -77,13 +77,31 @@ static void write_all(int fd, const char *s, size_t n) {
 
 static int pty_main(int argc, char **argv);
 
+/*
+ * A SOCKET of "-" is named by BATON_HOLDER_SOCKET instead: a process's arguments are readable by
+ * every local user, its environment by its owner only, and the socket's name is the sandbox's (or
+ * terminal's) id. The variable is gone before anything else runs.
+ */
+static const char *socket_path(const char *arg) {
+  if (strcmp(arg, "-") != 0) return arg;
+  const char *env = getenv("BATON_HOLDER_SOCKET");
+  if (!env || env[0] != '/') {
+    fprintf(stderr, "baton-holder: BATON_HOLDER_SOCKET is not an absolute path\n");
+    exit(2);
+  }
+  char *copy = strdup(env);
+  if (!copy) exit(1);
+  unsetenv("BATON_HOLDER_SOCKET");
+  return copy;
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--pty") == 0) return pty_main(argc - 1, argv + 1);
   if (argc < 3 || argv[2][0] != '/') {
-    fprintf(stderr, "usage: baton-holder SOCKET /ABSOLUTE/PROGRAM [ARG...]\n");
+    fprintf(stderr, "usage: baton-holder SOCKET|- /ABSOLUTE/PROGRAM [ARG...]\n");
     return 2;
   }
-  const char *sock_path = argv[1];
+  const char *sock_path = socket_path(argv[1]);
   struct sockaddr_un addr;
   memset(&addr, 0, sizeof addr);
   addr.sun_family = AF_UNIX;
@@ -337,10 +355,10 @@ static void output(struct client *clients, const char *p, size_t n) {
 static int pty_main(int argc, char **argv) {
   /* argv: --pty SOCKET COLS ROWS PROGRAM ARGS... */
   if (argc < 5 || argv[4][0] != '/') {
-    fprintf(stderr, "usage: baton-holder --pty SOCKET COLS ROWS /ABSOLUTE/PROGRAM [ARG...]\n");
+    fprintf(stderr, "usage: baton-holder --pty SOCKET|- COLS ROWS /ABSOLUTE/PROGRAM [ARG...]\n");
     return 2;
   }
-  const char *sock_path = argv[1];
+  const char *sock_path = socket_path(argv[1]);
   struct winsize ws = {.ws_col = (unsigned short)atoi(argv[2]), .ws_row = (unsigned short)atoi(argv[3])};
   struct sockaddr_un addr;
   memset(&addr, 0, sizeof addr);

@@ -96,8 +96,9 @@ export class HeldPty {
   /** Starts a holder running `spec` on a new terminal of `cols` x `rows`, and connects to it. */
   static async spawn(bin: string, sockPath: string, spec: SpawnSpec, cols: number, rows: number): Promise<HeldPty> {
     if (!spec.file.startsWith("/")) throw new Error(`the terminal's program must be an absolute path: ${spec.file}`);
-    const child = spawn(bin, ["--pty", sockPath, String(cols), String(rows), spec.file, ...spec.args], {
-      env: spec.env,
+    // The socket's path (named after the terminal) by environment, not argument: see baton-holder.c socket_path.
+    const child = spawn(bin, ["--pty", "-", String(cols), String(rows), spec.file, ...spec.args], {
+      env: { ...spec.env, BATON_HOLDER_SOCKET: sockPath },
       cwd: "/",
       // Its own session: outlives the engine, never gets the engine terminal's Ctrl-C.
       detached: true,
