@@ -11,7 +11,7 @@ import type { Host } from "./host.js";
 import type { TemplateLayers } from "./layers.js";
 import { proxyEnv, startNetwork, type NetworkHandle } from "./network.js";
 import { shq } from "./sandbox-command.js";
-import { createSandboxDirs, removeSandboxDirs, SandboxProcess, sandboxDirs } from "./sandbox-proc.js";
+import { createSandboxDirs, removeSandboxDirs, SandboxProcess } from "./sandbox-proc.js";
 import type { BaseImage } from "./templates.js";
 
 const execFileP = promisify(execFile);
