@@ -127,6 +127,25 @@ const Isolation = z
       filter_instructions: z.number().nullable(),
       reason: z.string().nullable(),
     }),
+    proc: z
+      .object({
+        read_only: z.array(z.string()).describe("/proc paths bound read-only from the host's procfs"),
+        masked: z.array(z.string()).describe("/proc paths replaced by an empty file or directory"),
+      })
+      .describe("What of /proc every sandbox, terminal and template build gets read-only or masked"),
+    sys: z.literal("not mounted").describe("/sys is never mounted in a sandbox"),
+    builds: z
+      .object({
+        user: z
+          .enum(["userns-root", "unprivileged"])
+          .describe(
+            "userns-root: uid 0 inside the build's own user namespace only; unprivileged: the build slot's host uid",
+          ),
+        host_uids: z.string().describe("The host uids template builds run as (one per build slot), never 0"),
+        idmapped_layers: z.literal(true),
+      })
+      .nullable()
+      .describe("Who template build steps run as; null where custom templates are unavailable"),
     snapshots_include_memory: z.literal(false),
     kernel: z.string(),
     enforced: z.array(z.string()).describe("What this machine enforces, one sentence each"),
