@@ -4,7 +4,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox, exec, startEngine, type EngineHandle, enginePath, inEngineMountNs } from "./helpers/engine.js";
+import {
+  cgroupNameOf,
+  createSandbox,
+  exec,
+  startEngine,
+  type EngineHandle,
+  enginePath,
+  inEngineMountNs,
+} from "./helpers/engine.js";
 import { until } from "./helpers/async.js";
 
 /**
@@ -32,7 +40,7 @@ async function run(id: string, command: string, timeout_seconds = 30) {
 
 /**
  * The engine's cgroup directory of a sandbox for one v1 controller:
- * /sys/fs/cgroup/<controller>/**\/baton-<instance>/<id>, found by a bounded walk.
+ * /sys/fs/cgroup/<controller>/**\/baton-<instance>/<opaque name of id>, found by a bounded walk.
  */
 function cgroupDir(controller: string, id: string): string | null {
   const root = `/sys/fs/cgroup/${controller}`;
@@ -51,7 +59,9 @@ function cgroupDir(controller: string, id: string): string | null {
         if (!ent.isDirectory()) continue;
         visited++;
         const p = path.join(dir, ent.name);
-        if (ent.name.startsWith("baton-") && fs.existsSync(path.join(p, id, "cgroup.procs"))) return path.join(p, id);
+        const name = cgroupNameOf(e, id);
+        if (ent.name.startsWith("baton-") && fs.existsSync(path.join(p, name, "cgroup.procs")))
+          return path.join(p, name);
         next.push(p);
       }
     }
@@ -324,7 +334,7 @@ describe("resource limits", () => {
       "print('forked', n, flush=True)",
     ].join("\n");
     const r = await exec(e, f, 'python3 -c "$PY"', { timeout_seconds: 30, env: { PY: loop } });
-    expect(r.stdout).toContain("fork refused");
+    expect(r.stdout, JSON.stringify(r)).toContain("fork refused");
     const forked = Number(r.stdout.match(/forked (\d+)/)?.[1]);
     expect(forked).toBeLessThan(max);
     expect(forked).toBeGreaterThan(max / 2);

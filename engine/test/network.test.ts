@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import fs from "node:fs";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
+import { cgroupNameOf, createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
 import { isForbiddenAddress } from "../src/services/egress-proxy.js";
 import {
   FAKE_GREETING,
@@ -51,10 +51,18 @@ async function terminate(id: string): Promise<void> {
   expect([200, 202, 204]).toContain(r.status);
 }
 
-/** Processes descended from the engine, as pid → { comm, cmdline }. */
-function engineDescendants(): Map<number, { comm: string; cmd: string }> {
+/** What a test reads of a process: its name, command line and working directory. */
+interface ProcInfo {
+  comm: string;
+  cmd: string;
+  /** Relays run in their sandbox's directory (it is in no command line: the id must not be). */
+  cwd: string;
+}
+
+/** Processes descended from the engine, as pid → { comm, cmdline, cwd }. */
+function engineDescendants(): Map<number, ProcInfo> {
   const parent = new Map<number, number>();
-  const info = new Map<number, { comm: string; cmd: string }>();
+  const info = new Map<number, ProcInfo>();
   for (const d of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(d)) continue;
     try {
@@ -64,13 +72,14 @@ function engineDescendants(): Map<number, { comm: string; cmd: string }> {
       info.set(Number(d), {
         comm: fs.readFileSync(`/proc/${d}/comm`, "utf8").trim(),
         cmd: fs.readFileSync(`/proc/${d}/cmdline`, "utf8").replace(/\0/g, " ").trim(),
+        cwd: fs.readlinkSync(`/proc/${d}/cwd`),
       });
     } catch {
       /* exited meanwhile */
     }
   }
   const root = e.proc!.pid!;
-  const out = new Map<number, { comm: string; cmd: string }>();
+  const out = new Map<number, ProcInfo>();
   for (const [pid, i] of info) {
     let p = parent.get(pid);
     for (let depth = 0; p && depth < 64; depth++) {
@@ -84,7 +93,7 @@ function engineDescendants(): Map<number, { comm: string; cmd: string }> {
   return out;
 }
 
-function relays(): Map<number, { comm: string; cmd: string }> {
+function relays(): Map<number, ProcInfo> {
   return new Map([...engineDescendants()].filter(([, i]) => i.comm === "socat" || i.comm === "slirp4netns"));
 }
 
@@ -96,7 +105,7 @@ function helpersOf(id: string): number[] {
         return fs
           .readFileSync(`/proc/${pid}/cgroup`, "utf8")
           .split("\n")
-          .some((l) => l.includes(":pids:") && l.endsWith(`/${id}`));
+          .some((l) => l.includes(":pids:") && l.endsWith(`/${cgroupNameOf(e, id)}`));
       } catch {
         return false;
       }
@@ -370,7 +379,7 @@ describe("network restricted", () => {
   });
 
   it("runs its relay as the sandbox's uid, inside the sandbox's cgroups, with bounded fan-out", async () => {
-    const mine = () => [...relays()].filter(([, i]) => i.comm === "socat" && i.cmd.includes(id)).map(([pid]) => pid);
+    const mine = () => [...relays()].filter(([, i]) => i.comm === "socat" && i.cwd.includes(id)).map(([pid]) => pid);
     // Bounded: 300 connections held for 6 s (longer than the 3 s of sampling below).
     const py =
       "import socket, time\nt = time.time()\ns = []\nfor i in range(300):\n    s.append(socket.create_connection(('127.0.0.1', 3128), timeout=2))\nprint('open', len(s), round(time.time() - t, 2), flush=True)\ntime.sleep(6)";
@@ -398,7 +407,7 @@ describe("network restricted", () => {
         `socat ${pid} uids ${uids.join(" ")}`,
       ).toBe(true);
       expect(seen.status).toMatch(/CapEff:\s+0+\n/);
-      expect(seen.pidsCgroup, `socat ${pid}`).toMatch(new RegExp(`/${id}$`));
+      expect(seen.pidsCgroup, `socat ${pid}`).toMatch(new RegExp(`/${cgroupNameOf(e, id)}$`));
       let environ = "";
       try {
         environ = fs.readFileSync(`/proc/${pid}/environ`, "utf8");
@@ -509,7 +518,10 @@ describe("teardown of network helpers", () => {
     // Each helper runs inside its own sandbox's cgroups.
     expect(helpersOf(r).map((p) => comm(p))).toEqual(["socat"]);
     expect(helpersOf(o).map((p) => comm(p))).toEqual(["slirp4netns"]);
-    expect(mine.find(([, i]) => i.comm === "socat")![1].cmd).toContain(r);
+    // It runs in its sandbox's directory, which its command line does not name.
+    const socat = mine.find(([, i]) => i.comm === "socat")![1];
+    expect(socat.cwd).toContain(r);
+    expect(socat.cmd).not.toContain(r.slice(4));
     await terminate(r);
     await terminate(o);
     expect(

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox, enginePath, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
+import { cgroupNameOf, createSandbox, enginePath, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
 import {
   enginePort,
   hostRequest,
@@ -35,8 +35,10 @@ function relaysOf(id: string): number[] {
   const out: number[] = [];
   for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {
+      // A relay runs in the directory of its socket (named relative to it: no id in its command line).
       const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
-      if (cmd.startsWith("socat ") && cmd.includes(`/sbx/${id}/pv/`)) out.push(Number(pid));
+      if (cmd.startsWith("socat ") && fs.readlinkSync(`/proc/${pid}/cwd`).endsWith(`/sbx/${id}/pv`))
+        out.push(Number(pid));
     } catch {
       /* exited meanwhile */
     }
@@ -44,14 +46,15 @@ function relaysOf(id: string): number[] {
   return out;
 }
 
-/** Every socat relay whose socket lives under a data dir. */
+/** Every socat relay whose socket lives under a data dir (it runs there). */
 function relaysUnder(dataDir: string): string[] {
   const out: string[] = [];
   for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {
       const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
       const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (cmd.startsWith("socat ") && cmd.includes(dataDir) && !stat.includes(") Z ")) out.push(`${pid} ${cmd}`);
+      const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
+      if (cmd.startsWith("socat ") && cwd.includes(dataDir) && !stat.includes(") Z ")) out.push(`${pid} ${cmd}`);
     } catch {
       /* exited meanwhile */
     }
@@ -286,7 +289,7 @@ describe("preview URLs", () => {
           .readFileSync(`/proc/${pid}/cgroup`, "utf8")
           .split("\n")
           .find((l) => /:pids:/.test(l)) ?? "";
-      expect(pidsCg).toMatch(new RegExp(`/${c}$`));
+      expect(pidsCg).toMatch(new RegExp(`/${cgroupNameOf(e, c)}$`));
       // In the sandbox's network namespace, not the engine's.
       expect(fs.readlinkSync(`/proc/${pid}/ns/net`)).not.toBe(fs.readlinkSync(`/proc/${e.enginePid}/ns/net`));
     }

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { OpaqueNames } from "../../src/runtime/opaque-names.js";
 
 /**
  * Boots a real engine process for a test file (temp data dir, free port) and gives typed HTTP
@@ -202,6 +203,15 @@ export async function target(opts: { env?: Record<string, string> } = {}): Promi
  */
 export function enginePath(e: EngineHandle, p: string): string {
   return `/proc/${e.enginePid}/root${p}`;
+}
+
+/**
+ * The name the engine gives a sandbox's (or build's) cgroups: its id, encrypted with the engine's
+ * key (runtime/opaque-names.ts), so that local users listing cgroupfs learn no sandbox id.
+ */
+export function cgroupNameOf(e: EngineHandle, id: string): string {
+  const key = fs.readFileSync(enginePath(e, path.join(e.dataDir!, "engine", "host-names.key")));
+  return new OpaqueNames(key).encode(id);
 }
 
 /** argv prefix that runs a command in the engine's mount namespace. */
