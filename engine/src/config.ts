@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { parseAllowedOrigins } from "./services/webhook-guard.js";
+import { parseWebhookAllow } from "./services/webhook-guard.js";
 
 /** Plans the engine can impersonate; numbers live in plans.ts. */
 export const PlanName = z.enum(["free", "payg", "enterprise"]);
@@ -65,10 +65,11 @@ const EnvSchema = z.object({
   /** Gap between webhook delivery attempts (seed 003: 10 s); tests shorten it. */
   ORKESTR_ENGINE_WEBHOOK_RETRY_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
   /**
-   * Comma-separated origins (e.g. "http://127.0.0.1:3000") webhooks may be delivered to although
-   * they are internal (loopback, private, link-local…) or plain http. Every other receiver must be
-   * https:// on a public address, checked when the webhook is saved and again at connect time
-   * (services/webhook-guard.ts). Empty by default: no internal receiver at all.
+   * Comma-separated receiver prefixes (e.g. "http://127.0.0.1:3000/api/hooks/") webhooks may be
+   * delivered below although they are internal (loopback, private, link-local…) or plain http; a
+   * bare origin allows that whole origin. Every other receiver must be https:// on a public address,
+   * checked when the webhook is saved and again at connect time (services/webhook-guard.ts). Empty
+   * by default: no internal receiver at all.
    */
   ORKESTR_ENGINE_WEBHOOK_ALLOW: z.string().default(""),
   /**
@@ -120,7 +121,7 @@ export interface EngineConfig {
   volumeSweepMs: number;
   volumeHourMs: number;
   webhookRetryMs: number;
-  /** Origins (normalised, e.g. "http://127.0.0.1:3000") exempt from the webhook address checks. */
+  /** Receiver prefixes (normalised, e.g. "http://127.0.0.1:3000/api/hooks/"; or whole origins) exempt from the webhook address checks. */
   webhookAllow: string[];
   /** Host clamp (services/admission.ts): configured reserves, and the test knobs that replace measurements. */
   hostCapacity: {
@@ -183,7 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     volumeSweepMs: e.ORKESTR_ENGINE_VOLUME_SWEEP_MS,
     volumeHourMs: e.ORKESTR_ENGINE_VOLUME_HOUR_MS,
     webhookRetryMs: e.ORKESTR_ENGINE_WEBHOOK_RETRY_MS,
-    webhookAllow: parseAllowedOrigins(e.ORKESTR_ENGINE_WEBHOOK_ALLOW),
+    webhookAllow: parseWebhookAllow(e.ORKESTR_ENGINE_WEBHOOK_ALLOW),
     hostCapacity: {
       memoryReserveMb: e.ORKESTR_ENGINE_MEMORY_RESERVE_MB,
       pidsReserve: e.ORKESTR_ENGINE_PIDS_RESERVE,
