@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { EngineConfig } from "./config.js";
@@ -8,7 +8,7 @@ import { buildApi } from "./api.js";
 import { prepareHost } from "./runtime/host.js";
 import { EventLog } from "./services/events.js";
 import { Faults } from "./services/faults.js";
-import { Idempotency } from "./services/idempotency.js";
+import { Idempotency, Sealer } from "./services/idempotency.js";
 import { SandboxService, PIDS_MAX } from "./services/sandboxes.js";
 import { describeCapacity, HostAdmission } from "./services/admission.js";
 import { PreviewService } from "./services/previews.js";
@@ -30,6 +30,13 @@ function loadSecret(file: string): string {
     fs.writeFileSync(file, secret + "\n", { mode: 0o600 });
     return secret;
   }
+}
+
+/** A 32-byte key derived from a secret file (made on first use, 0600). */
+function fileKey(file: string): Buffer {
+  const secret = loadSecret(file);
+  if (secret.length < 32) throw new Error(`${file} holds too short a secret: delete it and the engine makes a new one`);
+  return createHash("sha256").update(`baton-engine-key\n${secret}`).digest();
 }
 
 export interface Engine {
@@ -132,7 +139,8 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     storage,
     templates,
     faults: new Faults(),
-    idempotency: new Idempotency(db),
+    // Its key lives in a file of its own, never in the database the sealed values are in.
+    idempotency: new Idempotency(db, new Sealer(fileKey(path.join(config.root, "idempotency.key")))),
     previews,
     webhooks,
     usage: sandboxes.usage,
