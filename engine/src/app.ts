@@ -108,7 +108,8 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     live,
     admission,
     templates,
-    storage: (s) => new SandboxStorage(new SnapshotService(config, db, events, s, host.scratchTmpfs), volumes, db),
+    storage: (s) =>
+      new SandboxStorage(new SnapshotService(config, db, events, s, host.scratchTmpfs, admission), volumes, db),
   });
   const { storage } = sandboxes;
   const { adopted, failed } = await sandboxes.adoptAfterRestart();
