@@ -16,6 +16,7 @@ import { LiveSandboxes } from "./services/sandboxes/live.js";
 import { planFor } from "./services/sandboxes/plan-admission.js";
 import { SandboxStorage } from "./services/sandbox-storage.js";
 import { SnapshotService } from "./services/snapshots.js";
+import { StreamLeases } from "./services/stream-leases.js";
 import { openVolumeStore, VolumeService } from "./services/volumes.js";
 import { TemplateService } from "./services/templates.js";
 import { WebhookService } from "./services/webhooks.js";
@@ -140,6 +141,7 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     storage,
     templates,
     faults: new Faults(),
+    streams: new StreamLeases(db, config.streams),
     // Its key lives in a file of its own, never in the database the sealed values are in.
     idempotency: new Idempotency(db, new Sealer(fileKey(path.join(config.root, "idempotency.key")))),
     previews,
@@ -173,6 +175,7 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
       await templates.shutdown({ keep: opts.keepSandboxes });
       // After the sandboxes: their final events are queued (persisted) for the next run to send.
       await webhooks.close();
+      ctx.streams.close();
       await app.close();
       await host.close({ keepSandboxes: opts.keepSandboxes });
       db.close();

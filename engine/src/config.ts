@@ -23,6 +23,19 @@ const EnvSchema = z.object({
   /** Keepalive comment period on SSE and NDJSON streams (POST /v1/sandboxes/:id/exec/stream, events and logs with follow: 15 s). */
   ORKESTR_ENGINE_KEEPALIVE_MS: z.coerce.number().int().min(50).max(300_000).default(15_000),
   /**
+   * Streams (events and build logs followed live, exec streams, terminal WebSockets) one token, and
+   * one account with all its tokens, may hold open at once; one more is 429 too_many_streams
+   * (services/stream-leases.ts).
+   */
+  ORKESTR_ENGINE_STREAMS_PER_TOKEN: z.coerce.number().int().min(1).max(100_000).default(64),
+  ORKESTR_ENGINE_STREAMS_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(256),
+  /**
+   * How often the tokens of open streams are read again (ms): a token revoked by another process
+   * (the engine:token CLI) or expired ends its streams within this long. A revocation through this
+   * engine's admin API ends them at once.
+   */
+  ORKESTR_ENGINE_STREAM_AUTH_CHECK_MS: z.coerce.number().int().min(50).max(5_000).default(2_000),
+  /**
    * Warm pool (services/warm-pool.ts): how many booted sandboxes to keep ready per pooled template,
    * so a create that matches them (that template, size small, network "off", no snapshot or volume)
    * skips the boot. 0 turns the pool off. Pool members count in the machine's capacity.
@@ -102,6 +115,8 @@ export interface EngineConfig {
   egressHosts: Map<string, string>;
   sampleMs: number;
   keepaliveMs: number;
+  /** Open streams per token and per account, and how often their tokens are checked (ms). */
+  streams: { perToken: number; perAccount: number; authCheckMs: number };
   uidBase: number;
   /** Warm pool: members kept ready per template, and the templates (as given; resolved at boot). */
   poolSize: number;
@@ -161,6 +176,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     egressHosts,
     sampleMs: e.ORKESTR_ENGINE_SAMPLE_MS,
     keepaliveMs: e.ORKESTR_ENGINE_KEEPALIVE_MS,
+    streams: {
+      perToken: e.ORKESTR_ENGINE_STREAMS_PER_TOKEN,
+      perAccount: e.ORKESTR_ENGINE_STREAMS_PER_ACCOUNT,
+      authCheckMs: e.ORKESTR_ENGINE_STREAM_AUTH_CHECK_MS,
+    },
     uidBase: e.ORKESTR_ENGINE_UID_BASE,
     poolSize: e.ORKESTR_ENGINE_POOL_SIZE,
     poolTemplates: [

@@ -66,6 +66,8 @@ export const ERROR_STATUS = {
   validation_error: 422,
   rate_limited: 429,
   concurrency_limit: 429,
+  // Open streams (SSE, NDJSON, terminal WebSockets) past the per-token or per-account cap.
+  too_many_streams: 429,
   headers_too_large: 431,
   internal_error: 500,
   not_implemented: 501,
