@@ -40,7 +40,6 @@ export interface StreamLease {
 
 interface Held {
   tokenId: string;
-  accountId: string;
   cutOff(why: StreamCutOff): void;
   release(): void;
 }
@@ -96,7 +95,6 @@ export class StreamLeases {
     let released = false;
     const held: Held = {
       tokenId: token.id,
-      accountId,
       cutOff,
       release: () => {
         if (released) return;
@@ -112,7 +110,7 @@ export class StreamLeases {
     return { release: held.release };
   }
 
-  /** Open streams, per token and per account (the limits tests read them). */
+  /** Open streams, per token and per account (for tests and diagnostics). */
   counts(): { tokens: Record<string, number>; accounts: Record<string, number> } {
     return { tokens: Object.fromEntries(this.perToken), accounts: Object.fromEntries(this.perAccount) };
   }
