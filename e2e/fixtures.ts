@@ -190,7 +190,7 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       const port = await freePort();
       const engine = await startEngine({
         dataDir,
-        env: { ORKESTR_ENGINE_WEBHOOK_ALLOW: `http://127.0.0.1:${port}` },
+        env: { ORKESTR_ENGINE_WEBHOOK_ALLOW: `http://127.0.0.1:${port}/api/hooks/` },
       });
       const db = await consoleDatabase(database);
       let out = "";

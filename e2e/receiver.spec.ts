@@ -5,7 +5,7 @@ import { screenshot, watchForErrors } from "./helpers";
 
 // "Receive in Baton" against the real engine and the real console server, no mocked network: one
 // click makes a webhook on the owner's local-engine connection that delivers to the console's own
-// /api/hooks/<id> (the engine allows exactly that origin); sandbox events then appear in the feed,
+// /api/hooks/<id> (the engine allows exactly that path prefix); sandbox events then appear in the feed,
 // and the sandbox list takes a new status from the received event while its own reads are held. A
 // forged delivery is refused with 401 and never shown. Its own console instance: it makes sandboxes
 // and a receiver other specs must not see.

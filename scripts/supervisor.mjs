@@ -109,25 +109,30 @@ export function supervise({
 }
 
 /**
- * ORKESTR_ENGINE_WEBHOOK_ALLOW for the engine `npm start` runs beside the console: the origins the
- * console's built-in receiver (`/api/hooks/<id>`) is reached at, so "Receive in Baton" works out of
- * the box while every other internal address stays refused. That is the console's public origin
- * (BATON_URL) when set, else its own loopback listener `http://127.0.0.1:$PORT` (the console serves
- * loopback names only then), plus whatever the operator listed already.
+ * ORKESTR_ENGINE_WEBHOOK_ALLOW for the engine `npm start` runs beside the console: the console's
+ * built-in receiver, `<origin>/api/hooks/`, so "Receive in Baton" works out of the box while every
+ * other internal address stays refused. A path prefix, not the whole origin: the engine must not be
+ * made to POST to the console's /login or /api/setup and show a tenant the answer. The origin is
+ * the console's public one (BATON_URL) when set, else its own loopback listener
+ * `http://127.0.0.1:$PORT` (the console serves loopback names only then); whatever the operator
+ * listed already is kept.
  */
+export const CONSOLE_HOOKS_PATH = "/api/hooks/";
+
 export function engineWebhookAllow(env = process.env) {
-  const origins = (env.ORKESTR_ENGINE_WEBHOOK_ALLOW ?? "")
+  const entries = (env.ORKESTR_ENGINE_WEBHOOK_ALLOW ?? "")
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  let own = `http://127.0.0.1:${env.PORT?.trim() || "3000"}`;
+  let origin = `http://127.0.0.1:${env.PORT?.trim() || "3000"}`;
   if (env.BATON_URL?.trim()) {
     try {
-      own = new URL(env.BATON_URL.trim()).origin;
+      origin = new URL(env.BATON_URL.trim()).origin;
     } catch {
       // the console refuses to start with it and says why; the engine keeps the loopback origin
     }
   }
-  if (!origins.includes(own)) origins.push(own);
-  return origins.join(",");
+  const own = origin + CONSOLE_HOOKS_PATH;
+  if (!entries.includes(own)) entries.push(own);
+  return entries.join(",");
 }

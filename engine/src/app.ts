@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { EngineConfig } from "./config.js";
@@ -8,7 +8,7 @@ import { buildApi } from "./api.js";
 import { prepareHost } from "./runtime/host.js";
 import { EventLog } from "./services/events.js";
 import { Faults } from "./services/faults.js";
-import { Idempotency } from "./services/idempotency.js";
+import { Idempotency, Sealer } from "./services/idempotency.js";
 import { SandboxService, PIDS_MAX } from "./services/sandboxes.js";
 import { describeCapacity, HostAdmission } from "./services/admission.js";
 import { PreviewService } from "./services/previews.js";
@@ -16,6 +16,7 @@ import { LiveSandboxes } from "./services/sandboxes/live.js";
 import { planFor } from "./services/sandboxes/plan-admission.js";
 import { SandboxStorage } from "./services/sandbox-storage.js";
 import { SnapshotService } from "./services/snapshots.js";
+import { StreamLeases } from "./services/stream-leases.js";
 import { openVolumeStore, VolumeService } from "./services/volumes.js";
 import { TemplateService } from "./services/templates.js";
 import { WebhookService } from "./services/webhooks.js";
@@ -30,6 +31,13 @@ function loadSecret(file: string): string {
     fs.writeFileSync(file, secret + "\n", { mode: 0o600 });
     return secret;
   }
+}
+
+/** A 32-byte key derived from a secret file (made on first use, 0600). */
+function fileKey(file: string): Buffer {
+  const secret = loadSecret(file);
+  if (secret.length < 32) throw new Error(`${file} holds too short a secret: delete it and the engine makes a new one`);
+  return createHash("sha256").update(`baton-engine-key\n${secret}`).digest();
 }
 
 export interface Engine {
@@ -101,7 +109,8 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     live,
     admission,
     templates,
-    storage: (s) => new SandboxStorage(new SnapshotService(config, db, events, s, host.scratchTmpfs), volumes, db),
+    storage: (s) =>
+      new SandboxStorage(new SnapshotService(config, db, events, s, host.scratchTmpfs, admission), volumes, db),
   });
   const { storage } = sandboxes;
   const { adopted, failed } = await sandboxes.adoptAfterRestart();
@@ -132,7 +141,9 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
     storage,
     templates,
     faults: new Faults(),
-    idempotency: new Idempotency(db),
+    streams: new StreamLeases(db, config.streams),
+    // Its key lives in a file of its own, never in the database the sealed values are in.
+    idempotency: new Idempotency(db, new Sealer(fileKey(path.join(config.root, "idempotency.key")))),
     previews,
     webhooks,
     usage: sandboxes.usage,
@@ -164,6 +175,7 @@ export async function buildEngine(config: EngineConfig): Promise<Engine> {
       await templates.shutdown({ keep: opts.keepSandboxes });
       // After the sandboxes: their final events are queued (persisted) for the next run to send.
       await webhooks.close();
+      ctx.streams.close();
       await app.close();
       await host.close({ keepSandboxes: opts.keepSandboxes });
       db.close();

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { parseAllowedOrigins } from "./services/webhook-guard.js";
+import { parseWebhookAllow } from "./services/webhook-guard.js";
 
 /** Plans the engine can impersonate; numbers live in plans.ts. */
 export const PlanName = z.enum(["free", "payg", "enterprise"]);
@@ -22,6 +22,19 @@ const EnvSchema = z.object({
   ORKESTR_ENGINE_SAMPLE_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   /** Keepalive comment period on SSE and NDJSON streams (POST /v1/sandboxes/:id/exec/stream, events and logs with follow: 15 s). */
   ORKESTR_ENGINE_KEEPALIVE_MS: z.coerce.number().int().min(50).max(300_000).default(15_000),
+  /**
+   * Streams (events and build logs followed live, exec streams, terminal WebSockets) one token, and
+   * one account with all its tokens, may hold open at once; one more is 429 too_many_streams
+   * (services/stream-leases.ts).
+   */
+  ORKESTR_ENGINE_STREAMS_PER_TOKEN: z.coerce.number().int().min(1).max(100_000).default(64),
+  ORKESTR_ENGINE_STREAMS_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(256),
+  /**
+   * How often the tokens of open streams are read again (ms): a token revoked by another process
+   * (the engine:token CLI) or expired ends its streams within this long. A revocation through this
+   * engine's admin API ends them at once.
+   */
+  ORKESTR_ENGINE_STREAM_AUTH_CHECK_MS: z.coerce.number().int().min(50).max(5_000).default(2_000),
   /**
    * Warm pool (services/warm-pool.ts): how many booted sandboxes to keep ready per pooled template,
    * so a create that matches them (that template, size small, network "off", no snapshot or volume)
@@ -74,10 +87,11 @@ const EnvSchema = z.object({
   /** Gap between webhook delivery attempts (seed 003: 10 s); tests shorten it. */
   ORKESTR_ENGINE_WEBHOOK_RETRY_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
   /**
-   * Comma-separated origins (e.g. "http://127.0.0.1:3000") webhooks may be delivered to although
-   * they are internal (loopback, private, link-local…) or plain http. Every other receiver must be
-   * https:// on a public address, checked when the webhook is saved and again at connect time
-   * (services/webhook-guard.ts). Empty by default: no internal receiver at all.
+   * Comma-separated receiver prefixes (e.g. "http://127.0.0.1:3000/api/hooks/") webhooks may be
+   * delivered below although they are internal (loopback, private, link-local…) or plain http; a
+   * bare origin allows that whole origin. Every other receiver must be https:// on a public address,
+   * checked when the webhook is saved and again at connect time (services/webhook-guard.ts). Empty
+   * by default: no internal receiver at all.
    */
   ORKESTR_ENGINE_WEBHOOK_ALLOW: z.string().default(""),
   /**
@@ -110,6 +124,8 @@ export interface EngineConfig {
   egressHosts: Map<string, string>;
   sampleMs: number;
   keepaliveMs: number;
+  /** Open streams per token and per account, and how often their tokens are checked (ms). */
+  streams: { perToken: number; perAccount: number; authCheckMs: number };
   uidBase: number;
   /** Warm pool: members kept ready per template, and the templates (as given; resolved at boot). */
   poolSize: number;
@@ -133,7 +149,7 @@ export interface EngineConfig {
   volumeSweepMs: number;
   volumeHourMs: number;
   webhookRetryMs: number;
-  /** Origins (normalised, e.g. "http://127.0.0.1:3000") exempt from the webhook address checks. */
+  /** Receiver prefixes (normalised, e.g. "http://127.0.0.1:3000/api/hooks/"; or whole origins) exempt from the webhook address checks. */
   webhookAllow: string[];
   /** Host clamp (services/admission.ts): configured reserves, and the test knobs that replace measurements. */
   hostCapacity: {
@@ -173,6 +189,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     egressHosts,
     sampleMs: e.ORKESTR_ENGINE_SAMPLE_MS,
     keepaliveMs: e.ORKESTR_ENGINE_KEEPALIVE_MS,
+    streams: {
+      perToken: e.ORKESTR_ENGINE_STREAMS_PER_TOKEN,
+      perAccount: e.ORKESTR_ENGINE_STREAMS_PER_ACCOUNT,
+      authCheckMs: e.ORKESTR_ENGINE_STREAM_AUTH_CHECK_MS,
+    },
     uidBase: e.ORKESTR_ENGINE_UID_BASE,
     poolSize: e.ORKESTR_ENGINE_POOL_SIZE,
     poolTemplates: [
@@ -199,7 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     volumeSweepMs: e.ORKESTR_ENGINE_VOLUME_SWEEP_MS,
     volumeHourMs: e.ORKESTR_ENGINE_VOLUME_HOUR_MS,
     webhookRetryMs: e.ORKESTR_ENGINE_WEBHOOK_RETRY_MS,
-    webhookAllow: parseAllowedOrigins(e.ORKESTR_ENGINE_WEBHOOK_ALLOW),
+    webhookAllow: parseWebhookAllow(e.ORKESTR_ENGINE_WEBHOOK_ALLOW),
     hostCapacity: {
       memoryReserveMb: e.ORKESTR_ENGINE_MEMORY_RESERVE_MB,
       pidsReserve: e.ORKESTR_ENGINE_PIDS_RESERVE,

@@ -6,6 +6,7 @@ import type { Idempotency } from "./services/idempotency.js";
 import type { PreviewService } from "./services/previews.js";
 import type { SandboxService } from "./services/sandboxes.js";
 import type { SandboxStorage } from "./services/sandbox-storage.js";
+import type { StreamLeases } from "./services/stream-leases.js";
 import type { TemplateService } from "./services/templates.js";
 import type { UsageLedger } from "./services/usage.js";
 import type { WebhookService } from "./services/webhooks.js";
@@ -23,6 +24,8 @@ export interface EngineContext {
   /** Custom templates: builds, layers, logs (/v1/templates). */
   templates: TemplateService;
   faults: Faults;
+  /** Open streams: the per-token and per-account caps, and their end when their token is revoked. */
+  streams: StreamLeases;
   idempotency: Idempotency;
   /** Preview URLs: host → sandbox port, preview_auth, relays into sandboxes (GET /v1/sandboxes/:id/previews/:port). */
   previews: PreviewService;

@@ -52,6 +52,8 @@ export const ERROR_STATUS = {
   snapshot_region_mismatch: 409,
   // A test or a redelivery to a disabled webhook: it would be cancelled at once (disabled means no sends).
   webhook_disabled: 409,
+  // A replay whose stored secret cannot be unsealed (the engine's idempotency key file was replaced).
+  idempotent_replay_unavailable: 409,
   sandbox_terminated: 410,
   url_expired: 410,
   payload_too_large: 413,
@@ -64,6 +66,8 @@ export const ERROR_STATUS = {
   validation_error: 422,
   rate_limited: 429,
   concurrency_limit: 429,
+  // Open streams (SSE, NDJSON, terminal WebSockets) past the per-token or per-account cap.
+  too_many_streams: 429,
   headers_too_large: 431,
   internal_error: 500,
   not_implemented: 501,

@@ -1,5 +1,9 @@
+import fs from "node:fs";
 import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.js";
+import { openDb } from "../src/store/db.js";
 import { PLANS, SIZES } from "../src/plans.js";
 import { measureHost, parseLoadavgThreads, parseMeminfo, type HostMeasure } from "../src/runtime/capacity.js";
 import {
@@ -7,6 +11,7 @@ import {
   checkSandbox,
   effectiveRamBudgetMb,
   hostCapacity,
+  HostAdmission,
   maxConcurrent,
   reservesFor,
   type Commitments,
@@ -206,11 +211,53 @@ describe("disk", () => {
     const refusal = checkDisk(cap, 8 * GiB + 1, "this volume")!;
     expect(refusal).toMatchObject({ resource: "disk", available: 8 * GiB });
     expect(refusal.detail).toBe(
-      "This machine's data disk has 8.0 GiB left for volumes and templates (50.0 GiB free, 2.0 GiB kept free for the host, 40.0 GiB promised to existing volumes and template builds) and this volume needs 8.0 GiB. This is the machine's capacity, not your plan's limit: delete a volume or template, or retry later.",
+      "This machine's data disk has 8.0 GiB left for volumes, templates and snapshots (50.0 GiB free, 2.0 GiB kept free for the host, 40.0 GiB promised to existing volumes, template builds and snapshots being taken) and this volume needs 8.0 GiB. This is the machine's capacity, not your plan's limit: delete a volume, template or snapshot, or retry later.",
     );
     // A nearly full disk: nothing at all, whatever was promised.
     expect(hostCapacity(machine({ diskFreeMb: 1000 }), r, nothing).disk_available_mb).toBe(0);
     expect(checkDisk(hostCapacity(machine({ diskFreeMb: 1000 }), r, nothing), 1, "x")?.resource).toBe("disk");
+  });
+});
+
+describe("disk reservations (a snapshot being taken)", () => {
+  it("are checked and held together, count as promised until released, and are given back exactly once", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "baton-admission-"));
+    const db = openDb(dir);
+    try {
+      let measured = 0;
+      // 1000 MiB free, 100 kept: 900 MiB to promise.
+      const admission = new HostAdmission(
+        loadConfig({ BATON_DATA_DIR: dir, ORKESTR_ENGINE_DISK_RESERVE_MB: "100" }),
+        db,
+        { sandboxThreads: () => undefined, volumeData: () => ({ path: dir, image: false }) },
+        PIDS,
+        () => (measured++, machine({ diskFreeMb: 1000 })),
+      );
+      const a = admission.reserveDisk(600.2, "a snapshot of sbx_a");
+      expect(a.mb).toBe(601);
+      expect(admission.capacity()).toMatchObject({ disk_committed_mb: 601, disk_available_mb: 299 });
+      let refused: unknown;
+      try {
+        admission.reserveDisk(300, "a snapshot of sbx_b (its /workspace and /tmp hold 300 MiB)");
+      } catch (e) {
+        refused = e;
+      }
+      expect(refused).toMatchObject({ status: 503, code: "fleet_full", extra: { resource: "disk", needed_mb: 300 } });
+      expect((refused as { detail: string }).detail).toMatch(/and a snapshot of sbx_b .* needs 300 MiB/);
+      expect((refused as { headers: Record<string, string> }).headers["Retry-After"]).toBe("30");
+      const b = admission.reserveDisk(299, "a snapshot of sbx_c");
+      const before = measured;
+      a.release();
+      a.release();
+      expect(admission.capacity()).toMatchObject({ disk_committed_mb: 299, disk_available_mb: 601 });
+      // Released: what the copy wrote is measured again at once, not a second later.
+      expect(measured).toBe(before + 1);
+      b.release();
+      expect(admission.capacity().disk_committed_mb).toBe(0);
+    } finally {
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

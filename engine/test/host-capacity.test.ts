@@ -117,7 +117,7 @@ describe("admission is clamped to the machine's capacity", () => {
     expect([v3.status, v3.body.code, v3.body.resource]).toEqual([503, "fleet_full", "disk"]);
     expect(v3.headers.get("retry-after")).toBe("30");
     expect(v3.body.detail).toMatch(
-      /^This machine's data disk has \d+ MiB left for volumes and templates .* and this volume needs 120 MiB\. This is the machine's capacity, not your plan's limit/,
+      /^This machine's data disk has \d+ MiB left for volumes, templates and snapshots .* and this volume needs 120 MiB\. This is the machine's capacity, not your plan's limit/,
     );
     expect((await e.api("GET", "/volumes/cap-c")).status).toBe(404);
 

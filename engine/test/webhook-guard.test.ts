@@ -5,7 +5,7 @@ import type { Resolver } from "../../lib/net/address.js";
 import {
   connectPlan,
   ownAddresses,
-  parseAllowedOrigins,
+  parseWebhookAllow,
   receiverUrlProblem,
   REFUSED_CODE,
 } from "../src/services/webhook-guard.js";
@@ -32,22 +32,91 @@ function lookupOnce(
 }
 
 describe("ORKESTR_ENGINE_WEBHOOK_ALLOW", () => {
-  it("takes bare http(s) origins, normalised, and refuses anything else", () => {
-    expect(parseAllowedOrigins("")).toEqual([]);
-    expect(parseAllowedOrigins(" http://127.0.0.1:3000 , HTTPS://Hooks.Example.com:443/ ,http://[::1]:80")).toEqual([
-      "http://127.0.0.1:3000",
+  it("takes http(s) receiver prefixes and bare origins, normalised, and refuses anything else", () => {
+    expect(parseWebhookAllow("")).toEqual([]);
+    expect(
+      parseWebhookAllow(
+        " http://127.0.0.1:3000/api/hooks/ , HTTPS://Hooks.Example.com:443/ ,http://[::1]:80,http://10.0.0.5:9000/in",
+      ),
+    ).toEqual([
+      "http://127.0.0.1:3000/api/hooks/",
       "https://hooks.example.com",
       "http://[::1]",
+      "http://10.0.0.5:9000/in/",
     ]);
     for (const bad of [
       "127.0.0.1:3000",
-      "http://127.0.0.1:3000/hooks",
       "ftp://127.0.0.1",
       "http://u:p@127.0.0.1",
       "http://127.0.0.1/?x=1",
+      "http://127.0.0.1/api/hooks/?",
+      "http://127.0.0.1/api/hooks/#x",
+      "http://127.0.0.1/api/%68ooks/",
+      "http://127.0.0.1/api//hooks/",
+      "http://127.0.0.1/api/hooks;x/",
     ]) {
-      expect(() => parseAllowedOrigins(bad), bad).toThrow(/ORKESTR_ENGINE_WEBHOOK_ALLOW/);
+      expect(() => parseWebhookAllow(bad), bad).toThrow(/ORKESTR_ENGINE_WEBHOOK_ALLOW/);
     }
+  });
+});
+
+describe("a receiver prefix admits its own paths only (the console's /api/hooks/, not /login)", () => {
+  const allow = parseWebhookAllow("http://127.0.0.1:3000/api/hooks/");
+  it("accepts plain paths below the prefix", () => {
+    for (const ok of ["http://127.0.0.1:3000/api/hooks/rcv_01ABC", "http://127.0.0.1:3000/api/hooks/a/b-c_d.e~f"]) {
+      expect(receiverUrlProblem(ok, allow), ok).toBeNull();
+      expect(connectPlan(new URL(ok), allow), ok).toEqual({ refused: null, lookup: undefined });
+    }
+  });
+
+  it("refuses the rest of the origin, however it is spelled, when saved and when each attempt connects", () => {
+    for (const bad of [
+      "http://127.0.0.1:3000/login",
+      "http://127.0.0.1:3000/api/setup",
+      "http://127.0.0.1:3000/",
+      "http://127.0.0.1:3000/api/hooks/",
+      "http://127.0.0.1:3000/api/hooks",
+      "http://127.0.0.1:3000/api/hooksx/1",
+      // Dot segments, literal or encoded, and backslashes are resolved by the URL parser first...
+      "http://127.0.0.1:3000/api/hooks/../../login",
+      "http://127.0.0.1:3000/api/hooks/%2e%2e/%2E%2E/api/setup",
+      "http://127.0.0.1:3000/api/hooks/..\\..\\login",
+      // ...and what a server might decode later is not admitted at all.
+      "http://127.0.0.1:3000/api/hooks/..%2f..%2flogin",
+      "http://127.0.0.1:3000/api/hooks/..%5C..%5Clogin",
+      "http://127.0.0.1:3000/api/hooks/%252e%252e%252flogin",
+      "http://127.0.0.1:3000/api/hooks//login",
+      "http://127.0.0.1:3000/api/hooks/x;/../../login",
+      // A query or user info is no part of a receiver's URL.
+      "http://127.0.0.1:3000/api/hooks/x?next=/login",
+      "http://127.0.0.1:3000/api/hooks/x#/login",
+      "http://admin@127.0.0.1:3000/api/hooks/x",
+      // Another port or scheme is another origin.
+      "http://127.0.0.1:3001/api/hooks/x",
+      "https://127.0.0.1:3000/api/hooks/x",
+    ]) {
+      expect(receiverUrlProblem(bad, allow), bad).toMatch(/loopback|https/);
+      expect(connectPlan(new URL(bad), allow).refused, bad).toMatch(/^refused: /);
+    }
+    expect(receiverUrlProblem("http://127.0.0.1:3000/login", allow)).toMatch(
+      /on http:\/\/127\.0\.0\.1:3000 only URLs under http:\/\/127\.0\.0\.1:3000\/api\/hooks\/ are allowed$/,
+    );
+  });
+
+  it("a plain-http webhook saved under a wider list is refused at delivery once the list no longer admits it", () => {
+    const plan = connectPlan(new URL("http://baton.test/login"), parseWebhookAllow("http://baton.test/api/hooks/"));
+    expect(plan.refused).toMatch(/^refused: http:\/\/baton\.test\/login is plain http:\/\/ and no allowed receiver/);
+    expect(
+      connectPlan(new URL("http://baton.test/api/hooks/r1"), parseWebhookAllow("http://baton.test/api/hooks/")),
+    ).toEqual({
+      refused: null,
+      lookup: undefined,
+    });
+  });
+
+  it("a bare origin still allows its whole origin (an operator's explicit choice)", () => {
+    const wide = parseWebhookAllow("http://127.0.0.1:3000");
+    expect(receiverUrlProblem("http://127.0.0.1:3000/login", wide)).toBeNull();
   });
 });
 
@@ -85,7 +154,7 @@ describe("receiverUrlProblem (create and PATCH)", () => {
 describe("connectPlan (every delivery attempt)", () => {
   it("refuses internal literals before connecting, lets allowed origins and public literals through", () => {
     expect(connectPlan(new URL("https://10.0.0.5/x"), []).refused).toBe(
-      "refused: 10.0.0.5 is a private (RFC 1918) address; webhooks may only reach public addresses, so that a webhook cannot be used to reach services inside this machine's network, so no request was made (the engine's operator can allow an internal receiver's origin with ORKESTR_ENGINE_WEBHOOK_ALLOW)",
+      "refused: 10.0.0.5 is a private (RFC 1918) address; webhooks may only reach public addresses, so that a webhook cannot be used to reach services inside this machine's network, so no request was made (the engine's operator can allow an internal receiver with ORKESTR_ENGINE_WEBHOOK_ALLOW)",
     );
     expect(connectPlan(new URL("https://[::1]:8443/x"), []).refused).toMatch(
       /^refused: \[::1\] is the IPv6 loopback address/,
@@ -174,7 +243,11 @@ describe("connectPlan (every delivery attempt)", () => {
 
     it("the lookup decides what the socket connects to: loopback refused with no connection, allowed when the resolver says public", async () => {
       const url = new URL(`http://receiver.test:${port}/hook`);
-      const refused = connectPlan(url, [], { resolver: async () => [{ address: "127.0.0.1", family: 4 }] });
+      // The plan of the https:// twin (plain http is refused outright unless allowed): the lookup is
+      // the same for both schemes, and this test server speaks http.
+      const refused = connectPlan(new URL(`https://receiver.test:${port}/hook`), [], {
+        resolver: async () => [{ address: "127.0.0.1", family: 4 }],
+      });
       const r1 = await post(url, (refused as { lookup: LookupFunction }).lookup);
       expect(r1.error?.code).toBe(REFUSED_CODE);
       expect(hits).toBe(0);

@@ -92,10 +92,12 @@ export const adminRoutes: ResourcePlugin = async (app, { ctx }) => {
     listTokens(ctx.db, req.query).map(tokenView),
   );
 
-  // DELETE /_admin/tokens/{id} – revoke: the next request with it is 401
+  // DELETE /_admin/tokens/{id} – revoke: the next request with it is 401, and every stream it
+  // holds open (SSE, exec streams, terminals) ends now
   app.delete("/tokens/:id", { schema: { params: TokenParams } }, async (req, reply) => {
     const { id } = req.params;
     if (!revokeToken(ctx.db, id)) throw new ApiError("not_found", `Token ${id} not found`);
+    ctx.streams.revoked(id);
     return reply.status(204).send();
   });
 

@@ -26,7 +26,10 @@ export const eventRoutes: ResourcePlugin = async (app, { ctx }) => {
     {
       schema: {
         tags: ["events"],
-        summary: "A sandbox's activity timeline, oldest first; or followed live over SSE",
+        summary:
+          "A sandbox's activity timeline, oldest first; or followed live over SSE (at most ORKESTR_ENGINE_STREAMS_PER_TOKEN " +
+          "open streams per token and _PER_ACCOUNT per account, else 429 too_many_streams; a revoked or expired token's " +
+          "stream ends with an `event: error` frame {detail, code})",
         params: SandboxIdParams,
         querystring: EventsQuery,
         response: { 200: z.array(Event) },
@@ -47,9 +50,10 @@ export const eventRoutes: ResourcePlugin = async (app, { ctx }) => {
         return page.map(wire);
       }
       if (!Number.isSafeInteger(after)) throw new ApiError("bad_request", "invalid cursor");
-      const res = openStream(reply);
+      const res = openStream(req, reply, ctx.streams);
       // A follower that stops reading is cut off once 1 MiB is queued; it resumes with ?cursor=<last id>.
       const send = (e: EngineEvent) => {
+        if (res.writableEnded || res.destroyed) return;
         if (res.writableLength > 1024 * 1024) return void res.destroy();
         res.write(`id: ${e.seq}\ndata: ${JSON.stringify(wire(e))}\n\n`);
       };
@@ -77,7 +81,9 @@ export const eventRoutes: ResourcePlugin = async (app, { ctx }) => {
           lastSeq = e.seq;
           send(e);
         }
-      const keepalive = setInterval(() => res.write(": keepalive\n\n"), ctx.config.keepaliveMs);
+      const keepalive = setInterval(() => {
+        if (!res.writableEnded && !res.destroyed) res.write(": keepalive\n\n");
+      }, ctx.config.keepaliveMs);
       res.on("close", () => {
         clearInterval(keepalive);
         unsubscribe();

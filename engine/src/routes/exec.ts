@@ -86,7 +86,10 @@ export const execRoutes: ResourcePlugin = async (app, { ctx }) => {
         tags,
         summary:
           "Stream a command's output: SSE (default) or NDJSON (Accept: application/x-ndjson) frames " +
-          "{stream, data[, encoding]}, then a final {is_final: true, exit_code, duration_ms, timed_out}",
+          "{stream, data[, encoding]}, then a final {is_final: true, exit_code, duration_ms, timed_out} (or " +
+          "{is_final: true, error, code} when it could not run, or its token was revoked or expired: code token_revoked " +
+          "or token_expired). At most ORKESTR_ENGINE_STREAMS_PER_TOKEN open streams per token and _PER_ACCOUNT per " +
+          "account, else 429 too_many_streams",
         params: SandboxIdParams,
         body: ExecBody,
         querystring: StreamQuery,
@@ -102,12 +105,21 @@ export const execRoutes: ResourcePlugin = async (app, { ctx }) => {
     const frame = (obj: unknown) => (ndjson ? `${JSON.stringify(obj)}\n` : `data: ${JSON.stringify(obj)}\n\n`);
     const keepalive = ndjson ? "\n" : ": keepalive\n\n";
 
-    const res = openStream(reply, ndjson ? "application/x-ndjson" : "text/event-stream");
-    res.flushHeaders();
     let clientGone = false;
     let run: RunningExec | null = null;
+    const res = openStream(req, reply, ctx.streams, {
+      contentType: ndjson ? "application/x-ndjson" : "text/event-stream",
+      // The engine ended the stream (its token was revoked): for the command, as if the client left.
+      onCutOff: () => {
+        clientGone = true;
+        run?.resumeOutput();
+        if (killOnDisconnect) run?.kill();
+      },
+      lastFrame: (why) => frame({ is_final: true, error: why.detail, code: why.code }),
+    });
+    res.flushHeaders();
     const write = (s: string) => {
-      if (clientGone) return;
+      if (clientGone || res.writableEnded) return;
       // Respect the client's pace: a slow reader pauses the command's pipes instead of the
       // engine buffering its output in memory.
       if (!res.write(s) && run) {
@@ -158,7 +170,7 @@ export const execRoutes: ResourcePlugin = async (app, { ctx }) => {
       write(frame({ is_final: true, error: err.detail, code: err.code }));
     } finally {
       clearInterval(timer);
-      if (!clientGone) res.end();
+      if (!clientGone && !res.writableEnded) res.end();
     }
   }
 };

@@ -1,6 +1,6 @@
 import { ServerResponse, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocketServer } from "ws";
+import { WebSocketServer, type WebSocket } from "ws";
 import { z } from "zod";
 import { accountOf, authenticate, requireScope } from "../auth.js";
 import { ApiError } from "../errors.js";
@@ -8,6 +8,7 @@ import { NoContent, PtySession, PtySignalResult } from "../responses.js";
 import { EnvMap } from "../schemas.js";
 import { normalizeSignal, PTY_MAX_COLS, PTY_MAX_ROWS, PtyService } from "../services/pty.js";
 import type { ResourcePlugin } from "./plugin.js";
+import { leaseFor } from "./stream.js";
 
 const Cols = z.number().int().min(1).max(PTY_MAX_COLS);
 const Rows = z.number().int().min(1).max(PTY_MAX_ROWS);
@@ -39,6 +40,11 @@ const SandboxParams = z.object({ id: z.string().min(1).max(64) });
 const WS_PATH = /^\/v1\/sandboxes\/[^/?#]+\/pty\/[^/?#]+\/ws\/?$/;
 /** Client→server frame cap (input and control messages are small). */
 const MAX_FRAME_BYTES = 1024 * 1024;
+/**
+ * A viewer cut off because its token was revoked or expired is closed with 4401 (4000 + the HTTP
+ * status a request with that token now gets, as the console's relay numbers upstream refusals).
+ */
+export const CLOSE_TOKEN_REVOKED = 4401;
 /** Idle kill override for tests and operators (milliseconds); belongs in config.ts. */
 const IDLE_ENV = "ORKESTR_ENGINE_PTY_IDLE_MS";
 
@@ -202,7 +208,11 @@ export const ptyRoutes: ResourcePlugin = async (app, { ctx }) => {
       },
       schema: {
         tags,
-        summary: "Attach to the session over a WebSocket (Upgrade: websocket; needs sandboxes:write)",
+        summary:
+          "Attach to the session over a WebSocket (Upgrade: websocket; needs sandboxes:write). Counts among the " +
+          "token's and the account's open streams (429 too_many_streams past ORKESTR_ENGINE_STREAMS_PER_TOKEN or " +
+          '_PER_ACCOUNT); when the token is revoked or expires, the viewer gets {"type":"error",message} and a close ' +
+          "with code 4401, and nothing it sends after that reaches the terminal",
         params: PtyParams,
       },
     },
@@ -216,8 +226,20 @@ export const ptyRoutes: ResourcePlugin = async (app, { ctx }) => {
           "This endpoint is a WebSocket: send Connection: Upgrade and Upgrade: websocket",
         );
       pendingUpgrades.delete(req.raw);
+      let viewer: WebSocket | null = null;
+      // Before the upgrade: past the caps this is a plain 429 on the socket, like any refusal here.
+      const lease = leaseFor(req, ctx.streams, (why) => {
+        if (!viewer) return void pending.socket.destroy();
+        session.cutOff(viewer, CLOSE_TOKEN_REVOKED, why.code.replace("_", " "), why.detail);
+      });
+      // The socket closing is the one end of every path: a refused handshake, a viewer that left, a cut-off.
+      pending.socket.once("close", () => lease.release());
+      if (pending.socket.destroyed) lease.release();
       reply.hijack();
-      wss.handleUpgrade(req.raw, pending.socket, pending.head, (ws) => session.attach(ws));
+      wss.handleUpgrade(req.raw, pending.socket, pending.head, (ws) => {
+        viewer = ws;
+        session.attach(ws);
+      });
     },
   );
 };

@@ -130,7 +130,9 @@ export const templateRoutes: ResourcePlugin = async (app, { ctx }) => {
         tags,
         summary:
           "A build's log lines from ?cursor=<first seq>; or followed live over SSE (?follow=true or Accept: " +
-          "text/event-stream), ending with a final {is_final: true, status, error, size_mb} frame",
+          "text/event-stream), ending with a final {is_final: true, status, error, size_mb} frame (at most " +
+          "ORKESTR_ENGINE_STREAMS_PER_TOKEN open streams per token and _PER_ACCOUNT per account, else 429 " +
+          "too_many_streams; a revoked or expired token's stream ends with an `event: error` frame {detail, code})",
         params: TemplateIdParams,
         querystring: LogsQuery,
         response: { 200: TemplateLogs },
@@ -146,11 +148,11 @@ export const templateRoutes: ResourcePlugin = async (app, { ctx }) => {
       if (!follow) return templates.logs(accountOf(req), id, cursor, q.limit);
 
       templates.find(accountOf(req), id); // 404 before the stream starts
-      const res = openStream(reply);
       let closed = false;
+      const res = openStream(req, reply, ctx.streams, { onCutOff: () => void (closed = true) });
       // A follower that stops reading is cut off once 1 MiB is queued; it resumes with Last-Event-ID.
       const write = (chunk: string) => {
-        if (closed) return;
+        if (closed || res.writableEnded || res.destroyed) return;
         if (res.writableLength > 1024 * 1024) return void res.destroy();
         res.write(chunk);
       };

@@ -26,6 +26,22 @@ export async function chownTree(dir: string, uid: number): Promise<void> {
   await execFileP("chown", ["-R", "-h", `${uid}:${uid}`, "--", dir], { maxBuffer: 1024 * 1024 });
 }
 
+/**
+ * Bytes the trees take now (du, 1 KiB blocks), read as `asUid` like the copy that follows, so a
+ * sandbox's own tree is read with the sandbox's rights; null when du could not read all of them.
+ */
+export async function usageBytesAs(dirs: string[], asUid: number): Promise<number | null> {
+  try {
+    const { stdout } = await execFileP("du", ["-s", "-k", "-x", "--", ...dirs], { uid: asUid, gid: asUid });
+    return stdout
+      .split("\n")
+      .filter(Boolean)
+      .reduce((n, line) => n + Number(line.split(/\s/)[0] ?? 0) * 1024, 0);
+  } catch {
+    return null;
+  }
+}
+
 /** Bytes a tree takes on disk (du, in 1 KiB blocks): what a snapshot or directory volume really costs. */
 export async function diskUsageBytes(dir: string): Promise<number> {
   const { stdout } = await execFileP("du", ["-s", "-k", "-x", "--", dir]);

@@ -20,9 +20,12 @@ import type { Db } from "../store/db.js";
  *   the engine. Each sandbox reserves its whole pids.max, paused ones included.
  * - **disk**: free space of the engine's data filesystem minus a reserve (default max(2 GiB, 2 %)),
  *   minus what is already promised: each volume's size not yet allocated by its sparse image (it
- *   may fill up to size_gb at any time; a volume being moved also holds its copy), and the layer cap
- *   of each queued or running template build. Workspaces need no disk: they are tmpfs charged to
- *   the sandbox's memory cgroup (host.scratchTmpfs), so the RAM check covers them.
+ *   may fill up to size_gb at any time; a volume being moved also holds its copy), the layer cap
+ *   of each queued or running template build, and what each named snapshot being taken will write
+ *   (reserved before its copy starts, at the size of the sandbox's /workspace and /tmp then; once
+ *   written, its files are in the measured free space like a finished layer's). Workspaces need no
+ *   disk: they are tmpfs charged to the sandbox's memory cgroup (host.scratchTmpfs), so the RAM
+ *   check covers them.
  *
  * The checks are pure functions of measured numbers (below, unit-tested), fed by HostAdmission.
  * Refusals are `503 fleet_full` with Retry-After: the contract's code for "the provider has no room
@@ -67,7 +70,10 @@ export interface Commitments {
   pids: number;
   /** Threads that exist now inside those sandboxes (inside their reservation, so not the host's). */
   sandboxThreadsNow: number;
-  /** Disk promised and not yet allocated: volumes up to their size, builds up to the layer cap (MiB). */
+  /**
+   * Disk promised and not yet allocated: volumes up to their size, builds up to the layer cap,
+   * snapshots being taken up to their reservation (MiB).
+   */
   diskMb: number;
 }
 
@@ -202,7 +208,7 @@ export function checkSandbox(
   return null;
 }
 
-/** `mb` more of the data disk (a volume, a volume's growth, a template layer). */
+/** `mb` more of the data disk (a volume, a volume's growth, a template layer, a snapshot). */
 export function checkDisk(cap: HostCapacity, mb: number, what: string): Refusal | null {
   const left = cap.disk_free_mb - cap.disk_reserved_mb - cap.disk_committed_mb;
   if (mb <= left) return null;
@@ -211,8 +217,8 @@ export function checkDisk(cap: HostCapacity, mb: number, what: string): Refusal 
     needed: mb,
     available: Math.max(0, left),
     detail:
-      `This machine's data disk has ${formatMb(Math.max(0, left))} left for volumes and templates (${formatMb(cap.disk_free_mb)} free, ${formatMb(cap.disk_reserved_mb)} kept free for the host, ` +
-      `${formatMb(cap.disk_committed_mb)} promised to existing volumes and template builds) and ${what} needs ${formatMb(mb)}. ${NOT_PLAN}: delete a volume or template, or retry later.`,
+      `This machine's data disk has ${formatMb(Math.max(0, left))} left for volumes, templates and snapshots (${formatMb(cap.disk_free_mb)} free, ${formatMb(cap.disk_reserved_mb)} kept free for the host, ` +
+      `${formatMb(cap.disk_committed_mb)} promised to existing volumes, template builds and snapshots being taken) and ${what} needs ${formatMb(mb)}. ${NOT_PLAN}: delete a volume, template or snapshot, or retry later.`,
   };
 }
 
@@ -239,7 +245,7 @@ export function describeCapacity(c: HostCapacity): string {
   return (
     `${formatMb(c.memory_for_sandboxes_mb)} RAM for sandboxes (${formatMb(c.memory_reserved_mb)} of ${formatMb(c.memory_total_mb)} kept for the host), ` +
     `${c.pids_limit - c.pids_reserved - c.pids_used_by_host} pids (${c.pids_reserved} kept), ` +
-    `${formatMb(Math.max(0, c.disk_free_mb - c.disk_reserved_mb))} of disk for volumes and templates (${formatMb(c.disk_reserved_mb)} kept free)${knobs}`
+    `${formatMb(Math.max(0, c.disk_free_mb - c.disk_reserved_mb))} of disk for volumes, templates and snapshots (${formatMb(c.disk_reserved_mb)} kept free)${knobs}`
   );
 }
 
@@ -275,10 +281,10 @@ export interface AdmissionSources {
  */
 const MEASURE_TTL_MS = 1000;
 
-function cachedFor<T>(ms: number, read: () => T): () => T {
+function cachedFor<T>(ms: number, read: () => T): { (): T; forget(): void } {
   let value: T | undefined;
   let at = -Infinity;
-  return () => {
+  const get = () => {
     const now = performance.now();
     if (value === undefined || now - at > ms) {
       value = read();
@@ -286,6 +292,13 @@ function cachedFor<T>(ms: number, read: () => T): () => T {
     }
     return value;
   };
+  return Object.assign(get, { forget: () => void (value = undefined) });
+}
+
+/** Disk held for work under way (a snapshot being copied), given back once, when it settles. */
+export interface DiskReservation {
+  readonly mb: number;
+  release(): void;
 }
 
 /** Checks every create, resume, volume size and template against the machine; wired in app.ts. */
@@ -311,7 +324,9 @@ export class HostAdmission {
   }
 
   /** The machine's figures, read at most once per MEASURE_TTL_MS (every admission asks; commitments are always fresh). */
-  private readonly measure: () => HostMeasure;
+  private readonly measure: { (): HostMeasure; forget(): void };
+  /** Disk reserved for snapshots being taken (MiB): in memory, as a capture never outlives the engine. */
+  private reservedDiskMb = 0;
   private readonly liveOrPaused;
   private readonly buildsPending;
   private readonly allVolumes;
@@ -336,6 +351,7 @@ export class HostAdmission {
       // A move copies the image to the other region before the original goes.
       if (v.status === "moving") diskBytes += onDisk;
     }
+    diskBytes += this.reservedDiskMb * 1024 * 1024;
     const pool = this.sources.pooled?.() ?? { count: 0, memoryMb: 0, threads: 0 };
     return {
       sandboxMemoryMb: s.reduce((a, r) => a + r.memory_mb, 0) + pool.memoryMb,
@@ -377,6 +393,34 @@ export class HostAdmission {
     if (gb <= 0) return;
     const r = checkDisk(this.capacity(), Math.ceil((gb * this.bytesPerGb) / (1024 * 1024)), what);
     if (r) throw refuse(r);
+  }
+
+  /**
+   * `mb` of the data disk for work about to write it (a snapshot's copy): 503 fleet_full unless it
+   * fits, else held in the commitments until released. The check and the hold happen together, so
+   * two snapshots started at once cannot both take the last room.
+   */
+  reserveDisk(mb: number, what: string): DiskReservation {
+    const need = Math.max(0, Math.ceil(mb));
+    const r = checkDisk(this.capacity(), need, what);
+    if (r) throw refuse(r);
+    this.reservedDiskMb += need;
+    let held = true;
+    return {
+      mb: need,
+      release: () => {
+        if (!held) return;
+        held = false;
+        this.reservedDiskMb -= need;
+        // What was written is on the disk now (or gone again): the next admission measures afresh.
+        this.measure.forget();
+      },
+    };
+  }
+
+  /** Files of the engine's came or went (a snapshot deleted): the next admission measures the disk afresh. */
+  diskChanged(): void {
+    this.measure.forget();
   }
 
   /** How many of `pending` queued or running builds run at once (each slot holds a build sandbox's RAM and pids). */

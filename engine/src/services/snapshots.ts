@@ -6,9 +6,10 @@ import { ApiError } from "../errors.js";
 import { newId } from "../lib/ids.js";
 import { iso } from "../lib/time.js";
 import { sandboxDirs, type SandboxDirs } from "../runtime/sandbox-proc.js";
-import { chownTree, copyTree, diskUsageBytes, mountTmpfs, unmount } from "../runtime/tree-copy.js";
+import { chownTree, copyTree, diskUsageBytes, mountTmpfs, unmount, usageBytesAs } from "../runtime/tree-copy.js";
 import type { Db } from "../store/db.js";
 import { pageNewestFirst, type Condition } from "../store/paging.js";
+import { formatMb, type HostAdmission } from "./admission.js";
 import type { EventLog } from "./events.js";
 import type { SandboxService } from "./sandboxes.js";
 
@@ -72,6 +73,8 @@ export class SnapshotService {
     private readonly sandboxes: SnapshotSandboxes,
     /** Whether the engine may mount (root in its private mount namespace): then captures stage in RAM. */
     private readonly canMount: boolean,
+    /** The machine's data disk (services/admission.ts): a capture reserves what it will write there. */
+    private readonly admission: Pick<HostAdmission, "reserveDisk" | "diskChanged">,
   ) {
     this.dir = path.join(config.root, "snapshots");
     // Searchable, not listable: a capture's copy runs as the source's uid into its own staging dir.
@@ -145,12 +148,18 @@ export class SnapshotService {
   }
 
   async create(account: string, sandboxRef: string, name: string): Promise<SnapshotView> {
-    const sbx = this.sandboxes.getRow(account, sandboxRef);
-    if (sbx.status !== "running")
-      throw new ApiError(
+    const notRunning = (row: { id: string; status: string }) =>
+      new ApiError(
         "sandbox_not_running",
-        `Sandbox ${sbx.id} is ${sbx.status}; only a running sandbox can be snapshotted`,
+        `Sandbox ${row.id} is ${row.status}; only a running sandbox can be snapshotted`,
       );
+    const before = this.sandboxes.getRow(account, sandboxRef);
+    if (before.status !== "running") throw notRunning(before);
+    // What the copy will write to the data disk: the sandbox's /workspace and /tmp as they are now
+    // (read before the checks below, which then run in one tick with the reservation and the insert).
+    const estimate = await this.scratchBytes(before);
+    const sbx = this.sandboxes.getRow(account, sandboxRef);
+    if (sbx.status !== "running") throw notRunning(sbx);
     if (this.find(account, name))
       throw new ApiError("snapshot_name_taken", `A snapshot named "${name}" already exists`, { name });
     const max = this.sandboxes.plan.maxNamedSnapshots;
@@ -162,6 +171,11 @@ export class SnapshotService {
         { max_named_snapshots: max },
       );
     }
+    // After the plan's cap: the machine's disk (503 fleet_full), held until the copy settles.
+    const reservation = this.admission.reserveDisk(
+      estimate / (1024 * 1024),
+      `a snapshot of ${sbx.id} (its /workspace and /tmp hold ${formatMb(estimate / (1024 * 1024))})`,
+    );
     // Checks and this insert run in one tick, so two concurrent requests cannot both take the last slot or the name.
     const id = newId("snap");
     this.db
@@ -189,6 +203,7 @@ export class SnapshotService {
       throw ApiError.internal(`Snapshotting ${sbx.id} failed`, e);
     } finally {
       this.capturing.delete(id);
+      reservation.release();
     }
     const view = this.view(this.byId(id));
     this.events.record(sbx.id, "snapshot.created", { snapshot: view });
@@ -282,5 +297,17 @@ export class SnapshotService {
     // Children already booted hold their own copies; forks copying right now finish first.
     await Promise.allSettled([...(this.readers.get(row.id) ?? [])]);
     await fsp.rm(this.dataDir(row.id), { recursive: true, force: true });
+    this.admission.diskChanged();
+  }
+
+  /**
+   * Bytes in a running sandbox's /workspace and /tmp now, read with the sandbox's own rights (as the
+   * copy will be); when they cannot be read, the most its scratch can hold (its memory size: the
+   * scratch tmpfs is that large), so an unreadable tree is never admitted as empty.
+   */
+  private async scratchBytes(row: { id: string; uid: number; memory_mb: number }): Promise<number> {
+    const dirs = sandboxDirs(this.sandboxes.sandboxDir(row.id));
+    const used = await usageBytesAs([dirs.workspace, dirs.tmp], row.uid);
+    return used ?? row.memory_mb * 1024 * 1024;
   }
 }

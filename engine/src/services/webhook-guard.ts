@@ -19,8 +19,13 @@ import {
  * - a receiver must be `https://` on a **public** address (lib/net/address.ts: loopback, RFC 1918,
  *   CGNAT, link-local incl. 169.254.169.254, unique-local, multicast, reserved, IPv4 embedded in
  *   IPv6 and the rest are refused; the sandbox range 10.200.0.0/16 is RFC 1918);
- * - except origins the operator lists in ORKESTR_ENGINE_WEBHOOK_ALLOW (the console's own receiver,
- *   say `http://127.0.0.1:3000`), which may be internal and plain http;
+ * - except receivers the operator lists in ORKESTR_ENGINE_WEBHOOK_ALLOW, which may be internal and
+ *   plain http. An entry is a URL prefix, origin and path (`http://127.0.0.1:3000/api/hooks/`: the
+ *   console's own receiver, and not its /login or /api/setup, whose answers the delivery log would
+ *   show the webhook's owner); a bare origin still allows that whole origin, for operators who
+ *   mean it. A prefix admits only plain paths below it (no percent-encoding, no empty, `.` or `..`
+ *   segments, no query, no user info), so no spelling of a URL steps out of it on a server that
+ *   decodes or normalises differently from the WHATWG parser;
  * - checked when a webhook is saved (an IP literal or a plain-http URL is a 422 at once), and again
  *   when each attempt connects: host names are resolved by the connection's own `lookup`, so the
  *   address connected to is the address checked, and a name that re-resolves to an internal
@@ -35,8 +40,15 @@ export const WEBHOOK_ALLOW_ENV = "ORKESTR_ENGINE_WEBHOOK_ALLOW";
 /** The error code of a connection the guard refused (like a system error's, so logs read alike). */
 export const REFUSED_CODE = "EPRIVATE_ADDRESS";
 
-/** ORKESTR_ENGINE_WEBHOOK_ALLOW → normalised origins; throws on anything but bare http(s) origins. */
-export function parseAllowedOrigins(list: string): string[] {
+/** A path below an allowed prefix: segments of unreserved characters only, none of them "." or "..". */
+const PLAIN_SEGMENT = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]*$/;
+const plainSegments = (path: string) => path.split("/").every((s) => PLAIN_SEGMENT.test(s) && s !== "." && s !== "..");
+
+/**
+ * ORKESTR_ENGINE_WEBHOOK_ALLOW → normalised entries: "scheme://host[:port]" (the whole origin) or
+ * "scheme://host[:port]/path/" (URLs below that path). Throws on anything else.
+ */
+export function parseWebhookAllow(list: string): string[] {
   const out = new Set<string>();
   for (const item of list
     .split(",")
@@ -46,31 +58,56 @@ export function parseAllowedOrigins(list: string): string[] {
     try {
       url = new URL(item);
     } catch {
-      throw new Error(`${WEBHOOK_ALLOW_ENV}: "${item}" is not a URL (want origins like http://127.0.0.1:3000)`);
+      throw new Error(
+        `${WEBHOOK_ALLOW_ENV}: "${item}" is not a URL (want receiver prefixes like http://127.0.0.1:3000/api/hooks/)`,
+      );
     }
+    const path = url.pathname.replace(/\/+$/, "");
     if (
       (url.protocol !== "http:" && url.protocol !== "https:") ||
       url.username ||
       url.password ||
       url.search ||
       url.hash ||
-      url.pathname !== "/"
+      item.includes("?") ||
+      item.includes("#") ||
+      (path !== "" && !plainSegments(path.slice(1)))
     ) {
-      throw new Error(`${WEBHOOK_ALLOW_ENV}: "${item}" is not a bare http(s) origin (scheme://host:port, no path)`);
+      throw new Error(
+        `${WEBHOOK_ALLOW_ENV}: "${item}" is not an http(s) receiver prefix (scheme://host:port/path/, a plain path without query, encoding or dot segments)`,
+      );
     }
-    out.add(url.origin);
+    out.add(path === "" ? url.origin : `${url.origin}${path}/`);
   }
   return [...out];
 }
 
-/** Whether the URL's origin (scheme, host, port: exactly) is one the operator allowed. */
-export function isAllowedOrigin(url: URL, allow: readonly string[]): boolean {
-  return allow.includes(url.origin);
+/** Whether an allow-list entry admits this URL: its whole origin, or a plain path below its prefix. */
+function entryAdmits(entry: string, url: URL): boolean {
+  const slash = entry.indexOf("/", entry.indexOf("//") + 2);
+  const origin = slash < 0 ? entry : entry.slice(0, slash);
+  if (url.origin !== origin) return false;
+  if (slash < 0) return true;
+  const prefix = entry.slice(slash);
+  if (url.username || url.password || url.search || url.hash) return false;
+  if (!url.pathname.startsWith(prefix)) return false;
+  const rest = url.pathname.slice(prefix.length).replace(/\/$/, "");
+  return rest !== "" && plainSegments(rest);
+}
+
+/** Whether the operator allowed this receiver (an entry of ORKESTR_ENGINE_WEBHOOK_ALLOW admits it). */
+export function isAllowedReceiver(url: URL, allow: readonly string[]): boolean {
+  return allow.some((entry) => entryAdmits(entry, url));
+}
+
+/** The allowed prefixes on this URL's origin, for a refusal that says what would have been accepted. */
+function prefixesOn(url: URL, allow: readonly string[]): string[] {
+  return allow.filter((entry) => entry.startsWith(`${url.origin}/`));
 }
 
 const WHY =
   "webhooks may only reach public addresses, so that a webhook cannot be used to reach services inside this machine's network";
-const HOW = `(the engine's operator can allow an internal receiver's origin with ${WEBHOOK_ALLOW_ENV})`;
+const HOW = `(the engine's operator can allow an internal receiver with ${WEBHOOK_ALLOW_ENV})`;
 
 export { ownAddresses };
 
@@ -106,7 +143,17 @@ export function receiverUrlProblem(raw: string, allow: readonly string[], opts: 
   }
   if (url.protocol !== "https:" && url.protocol !== "http:")
     return `url must be https:// (got ${url.protocol.replace(/:$/, "")}:)`;
-  if (isAllowedOrigin(url, allow)) return null;
+  if (isAllowedReceiver(url, allow)) return null;
+  const problem = publicReceiverProblem(url, opts);
+  const prefixes = prefixesOn(url, allow);
+  // The operator allowed part of this origin: say which part, since that is what was meant.
+  if (problem && prefixes.length)
+    return `${problem}; on ${url.origin} only URLs under ${prefixes.join(" or ")} are allowed`;
+  return problem;
+}
+
+/** Why a URL that no allow-list entry admits is refused: an internal IP literal, or plain http. */
+function publicReceiverProblem(url: URL, opts: GuardOptions): string | null {
   // An internal IP literal first: "it is a private address" says more than "use https".
   const host = stripBrackets(url.hostname);
   if (net.isIP(host)) {
@@ -114,7 +161,7 @@ export function receiverUrlProblem(raw: string, allow: readonly string[], opts: 
     if (refused) return `${describe(url.hostname, refused)}: ${WHY} ${HOW}`;
   }
   if (url.protocol === "http:")
-    return `webhook receivers must use https://; plain http:// is accepted only for origins the engine's operator allowed ${HOW}`;
+    return `webhook receivers must use https://; plain http:// is accepted only for receivers the engine's operator allowed ${HOW}`;
   return null;
 }
 
@@ -128,13 +175,18 @@ export type ConnectPlan = { refused: string } | { refused: null; lookup: LookupF
  * log's reason.
  */
 export function connectPlan(url: URL, allow: readonly string[], opts: GuardOptions = {}): ConnectPlan {
-  if (isAllowedOrigin(url, allow)) return { refused: null, lookup: undefined };
+  if (isAllowedReceiver(url, allow)) return { refused: null, lookup: undefined };
   const own = opts.ownAddresses ?? ownAddresses();
   const host = stripBrackets(url.hostname);
-  if (net.isIP(host)) {
-    const refused = refusedAddress(host, own);
-    return refused ? { refused: refusal(url.hostname, refused) } : { refused: null, lookup: undefined };
-  }
+  const literal = net.isIP(host) ? refusedAddress(host, own) : null;
+  if (literal) return { refused: refusal(url.hostname, literal) };
+  // As when saved: plain http only to an allowed receiver. A webhook saved under an older, wider
+  // allow-list (a whole origin) that the list no longer admits is refused before any request.
+  if (url.protocol === "http:")
+    return {
+      refused: `refused: ${url.origin}${url.pathname} is plain http:// and no allowed receiver, so no request was made ${HOW}`,
+    };
+  if (net.isIP(host)) return { refused: null, lookup: undefined };
   const guarded = guardedLookupFor({ resolver: opts.resolver, ownAddresses: own });
   const lookup = (hostname: string, options: object, callback: LookupCallback): void =>
     guarded(hostname, options, (err, address, family) => {

@@ -248,6 +248,13 @@ const MIGRATIONS: string[] = [
   ALTER TABLE volumes_new RENAME TO volumes;
   CREATE INDEX volumes_by_account ON volumes(account_id, id);
   `,
+  // Secrets in stored idempotent responses (a webhook's secret, a preview token) are sealed with a
+  // key outside the database (services/idempotency.ts); those stored in the clear before are dropped.
+  `
+  ALTER TABLE idempotency ADD COLUMN sealed TEXT;
+  DELETE FROM idempotency
+    WHERE json_extract(body, '$.secret') IS NOT NULL OR json_extract(body, '$.preview_auth_token') IS NOT NULL;
+  `,
 ];
 
 export type Db = Database.Database;

@@ -190,6 +190,8 @@ export class PtySession {
   private readonly pty: TerminalIo;
   private readonly scrollback = new Scrollback(PTY_SCROLLBACK_BYTES);
   private readonly viewers = new Set<Viewer>();
+  /** Viewers the engine cut off (their token was revoked): nothing they still send is read. */
+  private readonly cutOffViewers = new WeakSet<WebSocket>();
   /** Session ids (host numbering) of this terminal's process tree, for finding what it left behind. */
   private readonly sids = new Set<number>();
   private killReason: PtyExitReason | null = null;
@@ -364,6 +366,7 @@ export class PtySession {
   }
 
   private onMessage(ws: WebSocket, data: RawData, isBinary: boolean): void {
+    if (this.cutOffViewers.has(ws)) return;
     if (isBinary) return this.write(rawToBuffer(data));
     const fail = (message: string) => ws.send(JSON.stringify({ type: "error", message }));
     let msg: unknown;
@@ -509,6 +512,23 @@ export class PtySession {
   }
 
   /** Closes every viewer (engine shutdown). */
+  /**
+   * Ends one viewer from the engine's side (its token was revoked): from now on nothing it sends
+   * reaches the terminal; it gets an error frame saying why and a close with `code`, and a client
+   * that does not answer the close is dropped a second later. The terminal itself runs on for its
+   * other viewers (and the idle timer), as after any viewer leaves.
+   */
+  cutOff(ws: WebSocket, code: number, reason: string, message: string): void {
+    this.cutOffViewers.add(ws);
+    for (const v of this.viewers) if (v.ws === ws) this.viewers.delete(v);
+    this.armIdle();
+    if (ws.readyState === ws.OPEN) {
+      ws.send(JSON.stringify({ type: "error", message }));
+      ws.close(code, reason);
+    }
+    setTimeout(() => ws.terminate(), 1000).unref();
+  }
+
   dropViewers(code: number, why: string): void {
     this.releaseInput();
     for (const v of this.viewers) v.ws.close(code, why);
