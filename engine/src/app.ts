@@ -23,21 +23,28 @@ import { WebhookService } from "./services/webhooks.js";
 import type { WarmPool } from "./services/warm-pool.js";
 import { getMeta, openDb, setMeta } from "./store/db.js";
 
+/**
+ * A secret file's contents, made on first use (0600). A file that holds too short a secret (an
+ * empty one: an interrupted write, a truncated copy) stops the engine at start: an empty
+ * bootstrap secret would let an empty X-Baton-Bootstrap header through to the admin routes.
+ */
 function loadSecret(file: string): string {
+  let secret: string;
   try {
-    return fs.readFileSync(file, "utf8").trim();
+    secret = fs.readFileSync(file, "utf8").trim();
   } catch {
-    const secret = randomBytes(32).toString("base64url");
+    secret = randomBytes(32).toString("base64url");
     fs.writeFileSync(file, secret + "\n", { mode: 0o600 });
-    return secret;
   }
+  if (secret.length < 32) throw new Error(`${file} holds too short a secret: delete it and the engine makes a new one`);
+  return secret;
 }
 
 /** A 32-byte key derived from a secret file (made on first use, 0600). */
 function fileKey(file: string): Buffer {
-  const secret = loadSecret(file);
-  if (secret.length < 32) throw new Error(`${file} holds too short a secret: delete it and the engine makes a new one`);
-  return createHash("sha256").update(`baton-engine-key\n${secret}`).digest();
+  return createHash("sha256")
+    .update(`baton-engine-key\n${loadSecret(file)}`)
+    .digest();
 }
 
 export interface Engine {
