@@ -49,10 +49,12 @@ export function proxy(request: NextRequest) {
 export const config = {
   matcher: [
     // Everything but build assets (immutable files that need no per-request headers) and the
-    // sandbox file routes that take request bodies: Next clones the body of every request the proxy
-    // sees into memory and silently cuts it at 10 MB (proxyClientMaxBodySize), which would truncate
-    // uploads (files/raw streams up to the upstream's max_bytes; files and files/batch take 14 and
-    // 36 MB of JSON). Those routes are JSON or attachment responses with their own headers.
-    "/((?!_next/static|_next/image|favicon.ico|api/v1/sandboxes/[^/]+/files).*)",
+    // routes that take request bodies: Next clones the body of every request the proxy sees into
+    // memory, waits for all of it, and silently cuts it at 10 MB (proxyClientMaxBodySize). That
+    // would truncate the sandbox file uploads (files/raw streams up to the upstream's max_bytes;
+    // files and files/batch take 14 and 36 MB of JSON), and would read a stranger's body to the
+    // public webhook receiver (/api/hooks/<id>, any id but the events and receivers routes beside
+    // it) before the receiver is looked up. Those routes are JSON or attachment responses.
+    "/((?!_next/static|_next/image|favicon.ico|api/v1/sandboxes/[^/]+/files|api/hooks/(?!events(?:/|$)|receivers(?:/|$))[^/]+$).*)",
   ],
 };

@@ -1,6 +1,9 @@
-import type { Page, Route } from "@playwright/test";
+import type { Browser, Page, Route } from "@playwright/test";
+import { execFileSync } from "node:child_process";
+import http from "node:http";
+import path from "node:path";
 import { seriousAxeViolations } from "./a11y";
-import { expect, test } from "./fixtures";
+import { expect, OWNER, ROOT, test, type Servers } from "./fixtures";
 import { screenshot, watchForErrors } from "./helpers";
 
 // "Receive in Baton" against the real engine and the real console server, no mocked network: one
@@ -67,6 +70,41 @@ async function holdRequests(page: Page, pattern: RegExp) {
     release();
     await page.unroute(pattern, held);
   };
+}
+
+/** A teammate of the owner (e2e/seed/add-member.ts: same team, the local engine in its account), signed in. */
+async function teammate(servers: Servers, browser: Browser, baseURL: string) {
+  const mate = { email: "grace@example.com", password: "another long enough password" };
+  execFileSync(
+    process.execPath,
+    [
+      "--conditions=react-server",
+      "--import",
+      "tsx",
+      path.join(ROOT, "e2e/seed/add-member.ts"),
+      mate.email,
+      mate.password,
+      OWNER.email,
+      "member",
+    ],
+    { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const context = await browser.newContext({ baseURL });
+  const login = await context.request.post("/api/auth/login", {
+    data: mate,
+    headers: { origin: baseURL },
+  });
+  expect(login.status()).toBe(200);
+  return context;
+}
+
+interface DeliveryRecord {
+  id: string;
+  event_id: string;
+  status: string;
+  attempts: number;
+  response_status: number | null;
+  response_body_excerpt: string | null;
 }
 
 test("the events page's empty state offers Receive in Baton; one click makes the receiver", async ({
@@ -235,6 +273,79 @@ test("a forged delivery is refused with 401 and the feed never shows it", async 
   expect(listed).not.toContain(forgedId);
 });
 
+test("a redelivery from the webhook's log is answered 200 duplicate: the engine records a success, the feed shows the event once", async ({
+  connected: page,
+  baseURL,
+}) => {
+  const { receiver } = (await (await page.request.get("/api/hooks/receivers")).json()) as {
+    receiver: { webhook_id: string };
+  };
+  const deliveries = `/api/v1/webhooks/${receiver.webhook_id}/deliveries`;
+  const done = (await (await page.request.get(`${deliveries}?status=succeeded&limit=1`)).json()) as DeliveryRecord[];
+  expect(done.length).toBe(1);
+  const original = done[0]!;
+  const again = await page.request.post(`${deliveries}/${original.id}/redeliver`, { headers: { origin: baseURL! } });
+  expect(again.status(), await again.text()).toBe(202);
+  const { delivery_id } = (await again.json()) as { delivery_id: string };
+  let record: DeliveryRecord | null = null;
+  await expect
+    .poll(
+      async () => {
+        record = (await (await page.request.get(`${deliveries}/${delivery_id}`)).json()) as DeliveryRecord;
+        return record.attempts;
+      },
+      { timeout: 20_000 },
+    )
+    .toBeGreaterThan(0);
+  expect(record).toMatchObject({ event_id: original.event_id, status: "succeeded", response_status: 200 });
+  expect(record!.response_body_excerpt).toContain('"status":"duplicate"');
+  const listed = (await (await page.request.get("/api/hooks/events?limit=100")).json()) as {
+    items: { event_id: string }[];
+  };
+  expect(listed.items.filter((e) => e.event_id === original.event_id)).toHaveLength(1);
+});
+
+test("a teammate cannot rotate or delete the owner's receiver webhook: the server refuses and the page says why", async ({
+  connected: page,
+  servers,
+  browser,
+  baseURL,
+}) => {
+  const { receiver } = (await (await page.request.get("/api/hooks/receivers")).json()) as {
+    receiver: { url: string; webhook_id: string };
+  };
+  const context = await teammate(servers, browser, baseURL!);
+  const mate = await context.newPage();
+  const problems = watchForErrors(mate, {
+    allowStatus: (status, url) => status === 409 && url.includes(`/api/v1/webhooks/${receiver.webhook_id}`),
+  });
+  await mate.goto(`/webhooks/${receiver.webhook_id}`);
+  const actions = mate.getByTestId("webhook-actions");
+  // Not their receiver, so the page offers the usual actions; the server is what refuses.
+  await actions.getByRole("button", { name: "Rotate secret…" }).click();
+  await mate.getByRole("dialog").getByRole("button", { name: "Rotate secret" }).click();
+  const rotateRefusal = mate.getByRole("dialog").getByRole("alert");
+  await expect(rotateRefusal).toContainText("The secret was not rotated");
+  await expect(rotateRefusal).toContainText("Baton's own receiver");
+  await expect(rotateRefusal).toContainText("Stop receiving on the Events page");
+  await screenshot(mate, "receiver-teammate-rotate-refused");
+  await mate.keyboard.press("Escape");
+
+  await actions.getByRole("button", { name: "Delete…" }).click();
+  await mate.getByRole("dialog").getByRole("button", { name: "Delete webhook" }).click();
+  const deleteRefusal = mate.getByRole("dialog").getByRole("alert");
+  await expect(deleteRefusal).toContainText("The webhook was not deleted");
+  await expect(deleteRefusal).toContainText("Deleting it here would break it");
+  await mate.keyboard.press("Escape");
+
+  // Still there, unchanged, and still delivering to Baton.
+  const upstream = await page.request.get(`/api/v1/webhooks/${receiver.webhook_id}`);
+  expect(upstream.status()).toBe(200);
+  expect(((await upstream.json()) as { url: string }).url).toBe(receiver.url);
+  expect(problems).toEqual([]);
+  await context.close();
+});
+
 test("the sandbox page shows a status change from the received event, its own stream and reads held back", async ({
   connected: page,
   servers,
@@ -254,4 +365,65 @@ test("the sandbox page shows a status change from the received event, its own st
     await release();
   }
   expect(problems).toEqual([]);
+});
+
+// The two below need no receiver (unknown ids), so each runs alone with -g too.
+test("an unknown receiver is answered before its body arrives: nothing reads a stranger's body first", async ({
+  baseURL,
+}) => {
+  const target = new URL("/api/hooks/rcv_nosuchreceiver", baseURL);
+  // 250 KiB declared, 1 KiB sent, the rest never: only a server that does not wait for the body answers.
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = http.request({
+      host: target.hostname,
+      port: target.port,
+      path: target.pathname,
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "content-length": String(250 * 1024),
+        "x-orkestr-signature": `sha256=${"0".repeat(64)}`,
+      },
+    });
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new Error("no answer within 5 s: the server waited for the body"));
+    }, 5_000);
+    req.on("response", (res) => {
+      clearTimeout(timer);
+      res.resume();
+      req.destroy();
+      resolve(res.statusCode ?? 0);
+    });
+    // (After the answer, the socket torn down mid-body is expected; a settled promise ignores it.)
+    req.on("error", reject);
+    req.write(Buffer.alloc(1024, 0x78));
+  });
+  expect(status).toBe(401);
+});
+
+test("a flood of unsigned 250 KiB posts from one address gets 429 with Retry-After (last: it spends this address's budget)", async ({
+  baseURL,
+  playwright,
+}) => {
+  // The review's flood (300 in 2 s), scaled down. The budget is a fixed window, so a flood that
+  // straddles its end may be allowed up to two windows' worth (120): past that, 429 for certain.
+  const outsider = await playwright.request.newContext();
+  const body = Buffer.alloc(250 * 1024, 0x78);
+  const answers = await Promise.all(
+    Array.from({ length: 140 }, (_, i) =>
+      outsider.fetch(new URL(`/api/hooks/rcv_flood${i}`, baseURL).href, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-orkestr-signature": `sha256=${"0".repeat(64)}` },
+        data: body,
+      }),
+    ),
+  );
+  const statuses = answers.map((a) => a.status());
+  expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
+  expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(20);
+  const limited = answers.find((a) => a.status() === 429)!;
+  expect(Number(limited.headers()["retry-after"])).toBeGreaterThan(0);
+  expect(await limited.json()).toMatchObject({ code: "rate_limited", detail: expect.stringContaining("Try again") });
+  await outsider.dispose();
 });

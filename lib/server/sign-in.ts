@@ -166,7 +166,8 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
   return { ok: true, user, session, token, deviceToken: deviceId ? input.deviceToken! : issueDeviceToken(email) };
 }
 
-function inWords(ms: number): string {
+/** A wait in whole seconds or minutes, for a rate-limit message. */
+export function inWords(ms: number): string {
   const seconds = Math.max(1, Math.ceil(ms / 1000));
   if (seconds < 60) return `${seconds} second${seconds === 1 ? "" : "s"}`;
   const minutes = Math.ceil(seconds / 60);

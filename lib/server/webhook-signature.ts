@@ -1,9 +1,8 @@
 import "server-only";
 import { createHmac, timingSafeEqual } from "node:crypto";
 
-// Verifies an orkestr webhook delivery. Not wired into a route yet: it is the check the built-in
-// receiver (`/api/hooks/<id>`, the webhooks page's next step) will run, written and tested against the
-// engine's real signatures now, so the receiver starts from a verified piece.
+// Verifies an orkestr webhook delivery: the check Baton's built-in receiver (`/api/hooks/<id>`,
+// lib/server/hooks/receive.ts) runs, tested against the engine's real signatures.
 //
 // The wire (orkestr API, outgoing webhook request): `POST` with `X-Orkestr-Event: <type>`,
 // `X-Orkestr-Delivery: dlv_…` and `X-Orkestr-Signature: sha256=<hex HMAC-SHA256(secret, raw body)>`,
@@ -63,7 +62,9 @@ export interface VerifyWebhookInput {
   toleranceMs?: number;
 }
 
-const rejected = (reason: WebhookRejection, detail: string): WebhookVerification => ({ ok: false, reason, detail });
+export type WebhookRefusal = Extract<WebhookVerification, { ok: false }>;
+
+const rejected = (reason: WebhookRejection, detail: string): WebhookRefusal => ({ ok: false, reason, detail });
 
 function hmac(secret: string, body: Uint8Array | string): Buffer {
   return createHmac("sha256", Buffer.from(secret, "utf8"))
@@ -72,11 +73,12 @@ function hmac(secret: string, body: Uint8Array | string): Buffer {
 }
 
 /**
- * Checks a delivery: the signature (constant time, over the raw body, against each secret), then the
- * signed event's shape, the unsigned event header's agreement with it, and its age. Returns the event
- * or why it was refused; a receiver answers 401 to any refusal and records nothing.
+ * Checks what a delivery proves, whatever its age: the signature (constant time, over the raw body,
+ * against each secret), then the signed event's shape and the unsigned event header's agreement
+ * with it. A receiver that keeps event ids asks this first, so that a redelivery of an event it
+ * already has is a duplicate even when the event is older than the tolerance (checkEventAge()).
  */
-export function verifyWebhook(input: VerifyWebhookInput): WebhookVerification {
+export function verifySignedEvent(input: Omit<VerifyWebhookInput, "now" | "toleranceMs">): WebhookVerification {
   const header = input.signature?.trim();
   if (!header) return rejected("missing_signature", `no ${SIGNATURE_HEADER} header`);
   const m = SIGNATURE_SHAPE.exec(header);
@@ -100,13 +102,30 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookVerification {
     return rejected("malformed_body", "the signed body lacks the event's id, type or created_at");
   if (input.eventType != null && input.eventType !== e.type)
     return rejected("event_mismatch", `${EVENT_HEADER} says ${input.eventType}, the signed body ${e.type}`);
+  return { ok: true, event: { id: e.id, type: e.type, createdAt, data: e.data } };
+}
 
-  const now = input.now ?? Date.now();
-  const tolerance = input.toleranceMs ?? WEBHOOK_TOLERANCE_MS;
-  const age = now - createdAt.getTime();
+/** Whether a signed event is recent enough to be new (null) or why not: too old, or dated ahead. */
+export function checkEventAge(
+  event: Pick<VerifiedWebhookEvent, "createdAt">,
+  opts: { now?: number; toleranceMs?: number } = {},
+): WebhookRefusal | null {
+  const now = opts.now ?? Date.now();
+  const tolerance = opts.toleranceMs ?? WEBHOOK_TOLERANCE_MS;
+  const age = now - event.createdAt.getTime();
   if (age > tolerance)
     return rejected("stale", `the event is ${Math.round(age / 1000)} s old (at most ${tolerance / 1000} s)`);
   if (-age > tolerance)
     return rejected("from_the_future", `the event is dated ${Math.round(-age / 1000)} s ahead of this clock`);
-  return { ok: true, event: { id: e.id, type: e.type, createdAt, data: e.data } };
+  return null;
+}
+
+/**
+ * Checks a delivery: verifySignedEvent(), then the event's age. Returns the event or why it was
+ * refused; a receiver without a store of event ids answers 401 to any refusal and records nothing.
+ */
+export function verifyWebhook(input: VerifyWebhookInput): WebhookVerification {
+  const signed = verifySignedEvent(input);
+  if (!signed.ok) return signed;
+  return checkEventAge(signed.event, input) ?? signed;
 }

@@ -18,6 +18,7 @@ import { decode } from "next-auth/jwt";
 import { authSecret, readSessionId, SESSION_COOKIE } from "../../lib/server/session-cookie";
 import { markFrontDoor } from "../../lib/server/request-info";
 import { getEnv } from "../../lib/server/env";
+import { SETUP_CODE_LIMITS } from "../../lib/server/setup-attempts";
 import { SIGN_IN_LIMITS } from "../../lib/server/sign-in";
 import {
   cookieHeaderFrom,
@@ -94,6 +95,49 @@ describe.each(testBackends)("sign-in, sessions and sign-out on $name", (backend)
       } finally {
         vi.stubEnv("BATON_URL", ORIGIN);
       }
+    });
+
+    it("wrong setup codes are limited per client address as failed sign-ins are: 429 with Retry-After, audited", async () => {
+      const owner = { name: "Mallory", email: "mallory@example.com", password: PASSWORD, team_name: "Guessers" };
+      // The front door's address for the client; its own X-Forwarded-For rotates and changes nothing.
+      const attempt = (ip: string, code: string, i = 0) =>
+        setup(
+          request("/api/setup", {
+            method: "POST",
+            body: { ...owner, setup_code: code },
+            headers: { [CLIENT_IP_HEADER_NAME]: ip, "x-forwarded-for": `198.51.100.${i}` },
+          }),
+          noParams,
+        );
+      for (let i = 0; i < SETUP_CODE_LIMITS.limit; i++)
+        expect((await attempt("192.0.2.90", `AAAA-BBBB-${String(i).padStart(4, "2")}`, i)).status).toBe(403);
+      // Locked out, even with the right code: what a guesser's lucky guess gets.
+      const code = fs.readFileSync(path.join(getEnv().BATON_DATA_DIR, "setup-code"), "utf8").trim();
+      const locked = await attempt("192.0.2.90", code, 99);
+      expect(locked.status).toBe(429);
+      const retryAfter = Number(locked.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThan(14 * 60);
+      expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+      expect(await jsonOf(locked)).toMatchObject({
+        code: "rate_limited",
+        detail: expect.stringContaining("Too many wrong setup codes from this address. Try again in 15 minutes"),
+        retry_after_seconds: retryAfter,
+      });
+      expect(locked.headers.getSetCookie()).toEqual([]);
+      expect(await isFirstRun(ctx.db())).toBe(true);
+      // Another address is not held back by this one's guesses.
+      expect((await attempt("192.0.2.91", "AAAA-BBBB-CCCC")).status).toBe(403);
+      // Each wrong code is in the audit log, and the lockout once.
+      const audited = await ctx
+        .db()
+        .selectFrom("audit_events")
+        .select(["action", "data"])
+        .where("ip", "=", "192.0.2.90")
+        .execute();
+      expect(audited.map((e) => `${e.action} ${JSON.parse(e.data ?? "{}").reason}`)).toEqual([
+        ...Array(SETUP_CODE_LIMITS.limit).fill("auth.setup_failed bad_setup_code"),
+        "auth.setup_failed rate_limited",
+      ]);
     });
 
     it("POST /api/setup creates the owner and the first team, signs them in, and then refuses", async () => {

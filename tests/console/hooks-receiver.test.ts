@@ -1,5 +1,5 @@
 import "server-only";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { POST as receive } from "../../app/api/hooks/[id]/route";
 import { GET as listEvents } from "../../app/api/hooks/events/route";
 import { GET as live } from "../../app/api/hooks/events/live/route";
@@ -9,6 +9,8 @@ import { signBody } from "../../engine/src/services/webhooks/signing";
 import { upsertConnection } from "../../lib/server/db/connections";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { newReceiverId, saveReceiver } from "../../lib/server/hooks/store";
+import { DELIVERY_FAILURE_LIMITS } from "../../lib/server/hooks/delivery-budget";
+import { FEED_LIMITS } from "../../lib/server/hooks/feed-response";
 import { MAX_DELIVERY_BYTES } from "../../lib/server/hooks/receive";
 import { jsonOf, makeUser, noParams, sessionCookie, uniq, useConsoleDb } from "./helpers";
 
@@ -193,19 +195,38 @@ describe.each(testBackends)("the webhook receiver on $name", (backend) => {
     expect(await count()).toBe(before);
   });
 
-  it("refuses a replay: the same delivery, the same event under a new delivery id, a reused delivery id", async () => {
+  it("answers a redelivery of an event it has (the same bytes, a new delivery id, days later) 200 duplicate, recorded once", async () => {
+    const d = delivery();
+    const first = await post(receiverId, d);
+    expect(first.status).toBe(200);
+    const { received } = (await jsonOf(first)) as { received: string };
+    const before = await count();
+    // The engine's retry of a delivery whose answer it never saw, and its redeliver route's fresh
+    // delivery (a new X-Orkestr-Delivery, the same event and body, signed again).
+    for (const headers of [d.headers, { ...d.headers, "x-orkestr-delivery": "dlv_REDELIVEREDBYTHEENGINE" }]) {
+      const again = await post(receiverId, { body: d.body, headers });
+      expect(again.status).toBe(200);
+      expect(await jsonOf(again)).toEqual({ status: "duplicate", received, event_id: JSON.parse(d.body).id });
+    }
+    // Redelivered ten minutes later: past the age a new event may have, but this one is no new event.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 10 * 60_000 });
+    try {
+      const late = await post(receiverId, {
+        body: d.body,
+        headers: { ...d.headers, "x-orkestr-delivery": "dlv_LATE" },
+      });
+      expect(late.status).toBe(200);
+      expect(await jsonOf(late)).toMatchObject({ status: "duplicate", received });
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await count()).toBe(before);
+  });
+
+  it("refuses a new event under a delivery id it has, and other bytes under an event id it has", async () => {
     const d = delivery();
     expect((await post(receiverId, d)).status).toBe(200);
     const before = await count();
-    await refused(await post(receiverId, d), 401, "replayed_delivery");
-    await refused(
-      await post(receiverId, {
-        body: d.body,
-        headers: { ...d.headers, "x-orkestr-delivery": "dlv_CHANGEDBYREPLAYER" },
-      }),
-      401,
-      "replayed_delivery",
-    );
     const fresh = delivery();
     await refused(
       await post(receiverId, {
@@ -215,6 +236,9 @@ describe.each(testBackends)("the webhook receiver on $name", (backend) => {
       401,
       "replayed_delivery",
     );
+    // Signed with the secret, but not the event recorded under that id: not a redelivery.
+    const other = delivery({ eventId: JSON.parse(d.body).id, status: "running" });
+    await refused(await post(receiverId, other), 409, "conflicting_event");
     expect(await count()).toBe(before);
   });
 
@@ -261,6 +285,98 @@ describe.each(testBackends)("the webhook receiver on $name", (backend) => {
     expect(await count()).toBe(before);
   });
 
+  describe("a flood from one address", () => {
+    /**
+     * A 250 KiB body (as in the outside review's flood) that is made only when read: `pulls` says
+     * whether anyone read it. highWaterMark 0, so nothing is pulled ahead of a read.
+     */
+    function lazyBody() {
+      const size = 250 * 1024;
+      const probe = { pulls: 0 };
+      const stream = new ReadableStream<Uint8Array>(
+        {
+          pull(c) {
+            probe.pulls += 1;
+            c.enqueue(new Uint8Array(size).fill(0x78));
+            c.close();
+          },
+        },
+        { highWaterMark: 0 },
+      );
+      return { stream, probe, size };
+    }
+
+    function postFrom(ip: string, id: string, body: ReadableStream<Uint8Array>, size: number) {
+      const req = new Request(`http://baton.test/api/hooks/${id}`, {
+        method: "POST",
+        headers: {
+          host: "baton.test",
+          "x-baton-client-ip": ip,
+          "content-type": "application/json",
+          "content-length": String(size),
+          "x-orkestr-signature": `sha256=${"0".repeat(64)}`,
+        },
+        body,
+        // @ts-expect-error Node's fetch needs it for a stream body
+        duplex: "half",
+      });
+      return receive(req, { params: Promise.resolve({ id }) });
+    }
+
+    it("answers 429 with Retry-After once the address's refused deliveries pass its budget, reading no unknown receiver's body", async () => {
+      const limit = DELIVERY_FAILURE_LIMITS.limit;
+      const flood = Array.from({ length: limit + 40 }, () => lazyBody());
+      // All at once, as the review's 300 posts in 2 s: none may slip past the budget by racing.
+      const answers = await Promise.all(flood.map((b) => postFrom("203.0.113.66", newReceiverId(), b.stream, b.size)));
+      const statuses = answers.map((r) => r.status);
+      expect(statuses.filter((s) => s === 401)).toHaveLength(limit);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(40);
+      const limited = answers.find((r) => r.status === 429)!;
+      expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(Number(limited.headers.get("retry-after"))).toBeLessThanOrEqual(DELIVERY_FAILURE_LIMITS.windowMs / 1000);
+      expect(await jsonOf(limited)).toMatchObject({
+        code: "rate_limited",
+        detail: expect.stringContaining("Try again"),
+      });
+      // No body was read: not for an unknown receiver (401), not past the budget (429).
+      expect(flood.map((b) => b.probe.pulls)).toEqual(flood.map(() => 0));
+
+      // Past the budget even a delivery to a real receiver is refused unread; another address is not held back.
+      const late = lazyBody();
+      expect((await postFrom("203.0.113.66", receiverId, late.stream, late.size)).status).toBe(429);
+      expect(late.probe.pulls).toBe(0);
+      const elsewhere = delivery();
+      const fromElsewhere = await post(receiverId, {
+        body: elsewhere.body,
+        headers: { ...elsewhere.headers, "x-baton-client-ip": "203.0.113.67" },
+      });
+      expect(fromElsewhere.status).toBe(200);
+    });
+
+    it("a known receiver's body is read, and deliveries to it that are refused count against the budget too", async () => {
+      const ip = "203.0.113.68";
+      for (let i = 0; i < DELIVERY_FAILURE_LIMITS.limit; i++) {
+        const b = lazyBody();
+        // Unsigned: read (the receiver exists), then refused.
+        expect((await postFrom(ip, receiverId, b.stream, b.size)).status).toBe(401);
+        expect(b.probe.pulls).toBe(1);
+      }
+      const b = lazyBody();
+      expect((await postFrom(ip, receiverId, b.stream, b.size)).status).toBe(429);
+    });
+
+    it("accepted deliveries cost nothing: an engine's burst of valid events is never held back", async () => {
+      const ip = "203.0.113.69";
+      const before = await count();
+      for (let i = 0; i < DELIVERY_FAILURE_LIMITS.limit + 10; i++) {
+        const d = delivery();
+        const res = await post(receiverId, { body: d.body, headers: { ...d.headers, "x-baton-client-ip": ip } });
+        expect(res.status).toBe(200);
+      }
+      expect(await count()).toBe(before + DELIVERY_FAILURE_LIMITS.limit + 10);
+    });
+  });
+
   it("refuses a browser page posting from another site, and a Host Baton does not serve", async () => {
     const before = await count();
     const d = delivery();
@@ -285,6 +401,44 @@ describe.each(testBackends)("the webhook receiver on $name", (backend) => {
     const only = await events(owner.cookie, "?type=sandbox.terminated");
     expect(only.items.length).toBeGreaterThan(0);
     expect(only.items.every((e) => e.type === "sandbox.terminated")).toBe(true);
+  });
+
+  it("refuses a session's received-events stream past the per-session cap with 429, and counts closed ones out", async () => {
+    const open = (cookie: string, signal: AbortSignal) =>
+      live(
+        new Request("http://baton.test/api/hooks/events/live", { headers: { host: "baton.test", cookie }, signal }),
+        noParams,
+      );
+    const cap = FEED_LIMITS.streamsPerSession;
+    FEED_LIMITS.streamsPerSession = 3;
+    const tabs = [new AbortController(), new AbortController(), new AbortController()];
+    try {
+      const streams = await Promise.all(tabs.map((t) => open(owner.cookie, t.signal)));
+      expect(streams.map((r) => r.status)).toEqual([200, 200, 200]);
+      const fourth = await open(owner.cookie, new AbortController().signal);
+      expect(fourth.status).toBe(429);
+      expect(fourth.headers.get("retry-after")).toBe("3");
+      expect(await jsonOf(fourth)).toMatchObject({ code: "rate_limited", detail: expect.stringMatching(/Close some/) });
+      // Another sign-in of the same user (another browser) is not held back by this one's streams.
+      const { cookie: secondBrowser } = await sessionCookie(ctx.db(), owner.id);
+      const there = new AbortController();
+      const fromThere = await open(secondBrowser, there.signal);
+      expect(fromThere.status).toBe(200);
+      there.abort();
+      await fromThere.body?.cancel();
+      // A tab that closes frees its place.
+      tabs[0]!.abort();
+      await streams[0]!.body?.cancel();
+      const again = new AbortController();
+      const reopened = await open(owner.cookie, again.signal);
+      expect(reopened.status).toBe(200);
+      again.abort();
+      await reopened.body?.cancel();
+      for (const s of streams.slice(1)) await s.body?.cancel();
+    } finally {
+      FEED_LIMITS.streamsPerSession = cap;
+      for (const t of tabs) t.abort();
+    }
   });
 
   describe("tenant isolation", () => {

@@ -4,6 +4,10 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DELETE as stopReceiving } from "../../app/api/hooks/receivers/[id]/route";
 import { POST as receiveInBaton } from "../../app/api/hooks/receivers/route";
+import { DELETE as deleteWebhook, PATCH as patchWebhook } from "../../app/api/v1/webhooks/[id]/route";
+import { POST as rotateSecret } from "../../app/api/v1/webhooks/[id]/rotate-secret/route";
+import { POST as createWebhook } from "../../app/api/v1/webhooks/route";
+import { addMember } from "../../lib/server/db/teams";
 import { startEngine, type EngineHandle } from "../../engine/test/helpers/engine";
 import { decrypt } from "../../lib/server/crypto";
 import { testBackends } from "../../lib/server/db/test-backends";
@@ -36,9 +40,13 @@ afterAll(async () => {
 
 describe("Receive in Baton on the local engine", () => {
   let cookie = "";
+  let ownerId = "";
+  let ownerTeamId = "";
 
   beforeAll(async () => {
     const { user, teamId } = await makeUser(ctx.db(), "owner");
+    ownerId = user.id;
+    ownerTeamId = teamId!;
     await connectLocalEngine(user.id, { teamId });
     cookie = (await sessionCookie(ctx.db(), user.id)).cookie;
   });
@@ -53,6 +61,7 @@ describe("Receive in Baton on the local engine", () => {
       .db()
       .selectFrom("orkestr_connections")
       .select(["id", "token_ciphertext"])
+      .where("user_id", "=", ownerId)
       .executeTakeFirstOrThrow();
     return decrypt(row.token_ciphertext, { aad: `orkestr_connections:${row.id}:token` });
   }
@@ -96,6 +105,73 @@ describe("Receive in Baton on the local engine", () => {
     expect(next.receiver.id).not.toBe(first.receiver.id);
     expect(await webhooksUpstream(next.receiver.webhook_id)).toBe(200);
     expect(await ctx.db().selectFrom("webhook_receivers").select("id").execute()).toEqual([{ id: next.receiver.id }]);
+  });
+
+  describe("Baton's receiver webhook through the webhooks API (/api/v1/webhooks/<id>)", () => {
+    const byId = (id: string) => ({ params: Promise.resolve({ id }) });
+    const rotate = (id: string, as: string) =>
+      rotateSecret(request(`/api/v1/webhooks/${id}/rotate-secret`, { method: "POST", cookie: as }), byId(id));
+    const patch = (id: string, as: string, body: Record<string, unknown>) =>
+      patchWebhook(request(`/api/v1/webhooks/${id}`, { method: "PATCH", cookie: as, body }), byId(id));
+    const remove = (id: string, as: string) =>
+      deleteWebhook(request(`/api/v1/webhooks/${id}`, { method: "DELETE", cookie: as }), byId(id));
+
+    async function ownedByBaton(res: Response, what: RegExp) {
+      expect(res.status).toBe(409);
+      expect(await jsonOf(res)).toEqual({ code: "webhook_owned_by_baton", detail: expect.stringMatching(what) });
+    }
+
+    it("is refused to rotate, edit or delete, for its owner and a teammate alike, and stays as it was", async () => {
+      const { receiver } = (await jsonOf(await click())) as { receiver: { url: string; webhook_id: string } };
+      const id = receiver.webhook_id;
+      const { user: mate } = await makeUser(ctx.db(), null);
+      const teamId = ownerTeamId;
+      await addMember(ctx.db(), { teamId, userId: mate.id, role: "member" });
+      await connectLocalEngine(mate.id, { teamId });
+      const mateCookie = (await sessionCookie(ctx.db(), mate.id)).cookie;
+
+      for (const as of [cookie, mateCookie]) {
+        await ownedByBaton(await rotate(id, as), /Rotating its secret here would break it.*Stop receiving/);
+        await ownedByBaton(await patch(id, as, { url: "https://example.com/hook" }), /Changing its URL/);
+        await ownedByBaton(await patch(id, as, { description: "mine now", enabled: true }), /Changing/);
+        await ownedByBaton(await remove(id, as), /Deleting it here would break it/);
+      }
+      const upstream = await engine.api<{ url: string; description: string }>("GET", `/webhooks/${id}`, undefined, {
+        token: await userToken(),
+      });
+      expect(upstream.status).toBe(200);
+      expect(upstream.body.url).toBe(receiver.url);
+      expect(upstream.body.description).toMatch(/Baton's built-in receiver/);
+
+      // Pausing breaks nothing (Enable brings it back): allowed, as the disable/enable routes are.
+      expect((await patch(id, mateCookie, { enabled: false })).status).toBe(200);
+      expect((await patch(id, cookie, { enabled: true })).status).toBe(200);
+    });
+
+    it("another team's member gets the upstream's 404, as for an id that does not exist; other webhooks are untouched by the rule", async () => {
+      const { receiver } = (await jsonOf(await click())) as { receiver: { webhook_id: string } };
+      const stranger = await makeUser(ctx.db(), "owner");
+      await connectLocalEngine(stranger.user.id, { teamId: stranger.teamId });
+      const strangerCookie = (await sessionCookie(ctx.db(), stranger.user.id)).cookie;
+      for (const res of [
+        await rotate(receiver.webhook_id, strangerCookie),
+        await remove(receiver.webhook_id, strangerCookie),
+      ]) {
+        expect(res.status).toBe(404);
+        expect((await jsonOf(res)).code).not.toBe("webhook_owned_by_baton");
+      }
+
+      // A webhook of the owner's own that is not the receiver: rotated, edited and deleted as before.
+      const created = await createWebhook(
+        request("/api/v1/webhooks", { method: "POST", cookie, body: { url: "http://baton.test/elsewhere" } }),
+        noParams,
+      );
+      expect(created.status).toBe(201);
+      const { id } = (await jsonOf(created)) as { id: string };
+      expect((await rotate(id, cookie)).status).toBe(200);
+      expect((await patch(id, cookie, { description: "renamed" })).status).toBe(200);
+      expect((await remove(id, cookie)).status).toBe(204);
+    });
   });
 
   it("Stop receiving deletes the webhook upstream and the receiver here", async () => {

@@ -6,7 +6,8 @@ import { getEnv } from "../../../lib/server/env";
 import { AppError } from "../../../lib/server/errors";
 import { signInThroughNextAuth } from "../../../lib/server/next-auth";
 import { route } from "../../../lib/server/route";
-import { checkSetupCode, clearSetupCode, ensureSetupCode } from "../../../lib/server/setup-code";
+import { attemptSetupCode, setupCodeError } from "../../../lib/server/setup-attempts";
+import { clearSetupCode, ensureSetupCode } from "../../../lib/server/setup-code";
 import { signInError } from "../../../lib/server/sign-in";
 import { SetupBody } from "../../../lib/validations/auth";
 
@@ -15,21 +16,15 @@ export const runtime = "nodejs";
 // POST /api/setup – first run: create the owner account and the first team, then sign the owner in.
 // Only while Baton has no user: afterwards 409 already_set_up (a concurrent second setup too). It
 // needs the setup code the server printed at start (403 bad_setup_code), so that reaching Baton
-// first is not enough to own it.
-export const POST = route({ auth: "public", body: SetupBody }, async ({ req, body, audit }) => {
+// first is not enough to own it; wrong codes are limited per client address as failed sign-ins are
+// (lib/server/setup-attempts.ts: 429 rate_limited with Retry-After).
+export const POST = route({ auth: "public", body: SetupBody }, async ({ req, body, ip, audit }) => {
   const db = await getMigratedDb();
   if (!(await isFirstRun(db))) throw new AppError("already_set_up", "Baton is already set up. Sign in instead.");
   const { BATON_DATA_DIR } = getEnv();
   await ensureSetupCode(db, BATON_DATA_DIR);
-  if (!(await checkSetupCode(db, body.setup_code))) {
-    throw new AppError(
-      "bad_setup_code",
-      "That is not the setup code. The Baton server printed it in its log when it started; it is also in the file setup-code in its data directory.",
-      {
-        errors: { setup_code: "is not the code the server printed" },
-      },
-    );
-  }
+  const attempt = await attemptSetupCode(db, { code: body.setup_code, ip });
+  if (!attempt.ok) throw setupCodeError(attempt);
   const passwordHash = await hashPassword(body.password);
   const { user, team } = await createFirstOwner(db, {
     email: body.email,

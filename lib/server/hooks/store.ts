@@ -99,6 +99,19 @@ export async function saveReceiver(
   return saved;
 }
 
+/**
+ * Whether a webhook id is one of Baton's receivers, any user's: the proxy's webhook routes refuse
+ * to rotate, edit or delete those (lib/server/hooks/owned-webhooks.ts).
+ */
+export async function isReceiverWebhook(db: Db, webhookId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("webhook_receivers")
+    .select("id")
+    .where("webhook_id", "=", webhookId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function deleteReceiver(db: Db, userId: string, id: string): Promise<boolean> {
   const res = await db
     .deleteFrom("webhook_receivers")
@@ -236,6 +249,17 @@ export async function recordEvent(db: Db, e: NewReceivedEvent, now = Date.now())
     eventCreatedAt: new Date(e.eventCreatedAt),
     receivedAt: new Date(now),
   };
+}
+
+/** The event a receiver already recorded under this event id, or null (what a redelivery is compared with). */
+export async function receivedEvent(db: Db, receiverId: string, eventId: string): Promise<ReceivedEvent | null> {
+  const row = await db
+    .selectFrom("received_events")
+    .select(EVENT_COLUMNS)
+    .where("receiver_id", "=", receiverId)
+    .where("event_id", "=", eventId)
+    .executeTakeFirst();
+  return row ? parseRow("received_events", EventRow, row) : null;
 }
 
 /**

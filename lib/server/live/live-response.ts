@@ -5,6 +5,7 @@ import { AppError } from "../errors";
 import { VaultError } from "../tokens";
 import { withUpstream } from "../upstream";
 import { HubRegistry, type SandboxHub } from "./sandbox-hub";
+import { sessionStreams } from "./session-streams";
 import { LIVE_TIMING, sseResponse } from "./sse-response";
 
 // GET /api/v1/sandboxes/{id}/live: a tab's one stream for a sandbox page (see sandbox-hub.ts).
@@ -15,35 +16,21 @@ const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 /** How long a browser waits before reconnecting a dropped stream. */
 const RETRY_MS = 3_000;
 /**
- * Open live streams one session (a signed-in browser) may hold on this instance, each a socket and
- * a subscriber: far more than a browser opens (Chromium keeps 6 connections per origin over
- * HTTP/1.1), few enough that one session cannot pin the server's sockets; new sessions are bounded
- * by the sign-in limit. Per session rather than per user: a team sharing one account in many
- * browsers is not one tab-hoarder. An object so a test can lower it.
+ * Open live streams one session (a signed-in browser) may hold on this instance (session-streams.ts):
+ * far more than a browser opens (Chromium keeps 6 connections per origin over HTTP/1.1), few enough
+ * that one session cannot pin the server's sockets. An object so a test can lower it.
  */
 export const LIVE_LIMITS = { streamsPerSession: 64 };
 
-const openStreams = new Map<string, number>();
-
-/** Counts one of the session's open streams; the returned function uncounts it (once). */
-function countStream(sessionId: string): () => void {
-  const open = openStreams.get(sessionId) ?? 0;
-  if (open >= LIVE_LIMITS.streamsPerSession)
-    throw new AppError(
+const liveStreams = sessionStreams(
+  LIVE_LIMITS,
+  (open) =>
+    new AppError(
       "rate_limited",
       `This browser has ${open} live sandbox views open, the most one sign-in may keep open at once. Close some sandbox tabs; the others keep updating.`,
       { retryAfterSeconds: RETRY_MS / 1000 },
-    );
-  openStreams.set(sessionId, open + 1);
-  let counted = true;
-  return () => {
-    if (!counted) return;
-    counted = false;
-    const left = (openStreams.get(sessionId) ?? 1) - 1;
-    if (left > 0) openStreams.set(sessionId, left);
-    else openStreams.delete(sessionId);
-  };
-}
+    ),
+);
 
 // One registry per process, on globalThis: a production build bundles this module into several
 // route chunks, and each must see the same hubs.
@@ -90,7 +77,7 @@ export async function liveResponse(
    */
   stillAllowed: () => Promise<boolean>,
 ): Promise<Response> {
-  const uncount = countStream(sessionId);
+  const uncount = liveStreams.open(sessionId);
   let hub: SandboxHub;
   try {
     hub = await hubFor(user.id, sandboxId, cursor);
