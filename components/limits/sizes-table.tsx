@@ -1,7 +1,6 @@
 import { formatMebibytes } from "../../lib/format";
 import { Badge } from "../ui/badge";
 import type { SizeRow } from "./limits-model";
-import { formatCount } from "./limits-model";
 
 const STATUS: Record<SizeRow["status"], { label: string; variant: "success" | "warning" | "neutral" }> = {
   available: { label: "Available", variant: "success" },
@@ -46,7 +45,7 @@ export function SizesTable({ rows }: { rows: SizeRow[] }) {
                 {r.cpu ?? "—"}
               </td>
               <td className="py-2 pr-4 whitespace-nowrap tabular-nums" data-testid="size-memory">
-                {r.memoryMb === null ? "—" : `${formatCount(r.memoryMb)} MB (${formatMebibytes(r.memoryMb)})`}
+                {formatMebibytes(r.memoryMb)}
               </td>
               <td className="py-2 pr-4">
                 <Badge variant={STATUS[r.status].variant} data-testid="size-status">
