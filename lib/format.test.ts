@@ -65,7 +65,7 @@ describe("formatEur", () => {
     [0, "€0.00"],
     // Below 1 €: two significant digits, never fewer than two decimals, so a real amount never reads €0.
     [0.000003, "€0.000003"],
-    [0.0000034, "€0.0000034"],
+    [0.0000034, "€0.000003"],
     [0.000049, "€0.000049"],
     [0.00421, "€0.0042"],
     [0.015, "€0.015"],
@@ -85,9 +85,10 @@ describe("formatEur", () => {
     [-3, "-€3.00"],
   ])("%d reads %s", (n, text) => expect(formatEur(n)).toBe(text));
 
-  it("says an amount under the API's millionth as it is, not as zero", () => {
-    expect(formatEur(0.0000004)).toBe("€0.0000004");
-    expect(formatEur(-0.0000004)).toBe("-€0.0000004");
+  it("says a cost under the API's millionth is not zero, in a list column's width", () => {
+    expect(formatEur(0.0000004)).toBe("< €0.000001");
+    expect(formatEur(1.5e-7)).toBe("< €0.000001");
+    for (const n of [1.5e-7, 0.0000123, 0.00042, 0.042, 0.42]) expect(formatEur(n).length).toBeLessThanOrEqual(11);
   });
 
   it("never rounds an amount the API reports (millionths) to zero", () => {

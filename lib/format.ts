@@ -43,13 +43,15 @@ export function formatGibibytes(gib: number | null | undefined): string {
  * Euros. From €1 on, cents: "€12.35", "€1,234.50". Below, two significant digits and at least two
  * decimals, so a real amount never reads as zero: "€0.42", "€0.0042", "€0.000003" (a minute of a
  * small sandbox costs a fraction of a cent, and "€0.00 used" would hide that the credit is being
- * drawn). "—" for null, undefined or not a number. Small on purpose: every page loads this file.
+ * drawn), down to the API's millionths: a cost under one is "< €0.000001". "—" for null,
+ * undefined or not a number. Small on purpose: every page loads this file.
  */
 export function formatEur(eur: number | null | undefined): string {
   if (eur === null || eur === undefined || !Number.isFinite(eur)) return "—";
   const abs = Math.abs(eur);
-  // Below 1 €: the first significant digit's place, and one more.
-  const text = abs.toFixed(abs >= 1 || !abs ? 2 : Math.max(2, 1 - Math.floor(Math.log10(abs))));
+  // Below 1 €: the first significant digit's place and one more, at most six decimals.
+  const text = abs.toFixed(abs >= 1 || !abs ? 2 : Math.min(6, Math.max(2, 1 - Math.floor(Math.log10(abs)))));
+  if (abs && !+text) return "< €0.000001";
   // Trailing zeros past the cents go ("0.0040" → "0.004"); thousands are grouped.
   return `${eur < 0 ? "-" : ""}€${text.replace(/(\.\d\d\d*?)0+$/, "$1").replace(/\B(?=(\d{3})+\.)/g, ",")}`;
 }
