@@ -64,5 +64,17 @@ test("on a 390 px phone no resource list scrolls the page sideways, and sizes re
       await screenshot(page, `lists-phone${path.replace("/", "-")}-${scheme}`);
     }
   }
+  // The same lists on a desktop, for the screenshots (a row each, nothing clipped in its column).
+  await page.setViewportSize({ width: 1280, height: 800 });
+  for (const scheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const { path, row } of lists) {
+      await page.goto(path);
+      await expect(page.locator(row).first()).toBeVisible();
+      // The sandbox's cost so far, once its telemetry has come in.
+      if (path === "/sandboxes") await expect(page.locator(row)).toContainText("€", { timeout: 20_000 });
+      await screenshot(page, `lists-desktop${path.replace("/", "-")}-${scheme}`);
+    }
+  }
   expect(problems).toEqual([]);
 });
