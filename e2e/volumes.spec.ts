@@ -58,13 +58,13 @@ test("an empty account is taught, then a volume is created from the page with it
   await expect(dialog.getByLabel("Region")).toContainText("hel1");
   // Bad input is named before anything is sent.
   await dialog.getByLabel("Name").fill("vol_looks_like_an_id");
-  await dialog.getByLabel("Size (GB)").fill("1000");
+  await dialog.getByLabel("Size (GiB)").fill("1000");
   await dialog.getByRole("button", { name: "Create volume" }).click();
   await expect(dialog).toContainText('A name may not start with "vol_": ids do.');
   await expect(dialog).toContainText("This plan allows volumes of at most");
 
   await dialog.getByLabel("Name").fill(NAME);
-  await dialog.getByLabel("Size (GB)").fill("1");
+  await dialog.getByLabel("Size (GiB)").fill("1");
   await dialog.getByLabel("Region").selectOption("hel1");
   await dialog.getByText("Show code: create this volume").click();
   const code = dialog.getByTestId("volume-code");
@@ -82,7 +82,7 @@ test("an empty account is taught, then a volume is created from the page with it
   await expect(row(page)).toBeVisible();
   await expect(row(page).getByTestId("volume-status")).toHaveText("available");
   await expect(row(page)).toContainText("hel1");
-  await expect(row(page).getByRole("meter")).toHaveAttribute("aria-valuetext", /of 1 GB used/);
+  await expect(row(page).getByRole("meter")).toHaveAttribute("aria-valuetext", /of 1 GiB used/);
 
   const listed = await servers.engine.api<{ id: string; name: string; size_gb: number; region: string }[]>(
     "GET",
@@ -212,16 +212,16 @@ test("grow never shrinks; the lifetime is set with a countdown and cleared; a mo
   // Grow: smaller is refused by the form, the API's own refusal is worded the same way.
   await rowAction(page, "Grow…");
   const grow = page.getByRole("dialog", { name: `Grow volume: ${NAME}` });
-  const size = grow.getByLabel("New size (GB)");
+  const size = grow.getByLabel("New size (GiB)");
   await size.fill("0");
   await grow.getByRole("button", { name: "Grow volume" }).click();
-  await expect(grow).toContainText("Volumes only grow: 0 GB is smaller than its 1 GB.");
+  await expect(grow).toContainText("Volumes only grow: 0 GiB is smaller than its 1 GiB.");
   await size.fill("2");
   await grow.getByText("Show code: grow this volume").click();
   await expect(grow.getByTestId("volume-code")).toContainText(`Volume.update("${volumeId}", size_gb=2)`);
   await grow.getByRole("button", { name: "Grow volume" }).click();
   await expect(grow).toBeHidden();
-  await expect(row(page).getByRole("meter")).toHaveAttribute("aria-valuetext", /of 2 GB used/);
+  await expect(row(page).getByRole("meter")).toHaveAttribute("aria-valuetext", /of 2 GiB used/);
   expect((await servers.engine.api("GET", `/volumes/${volumeId}`)).body.size_gb).toBe(2);
   const shrink = await page.request.patch(`/api/v1/volumes/${volumeId}`, {
     headers: { origin: servers.baseURL },

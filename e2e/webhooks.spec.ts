@@ -264,3 +264,76 @@ test("the delivery log loads older deliveries a page at a time", async ({ connec
   await page.goto("about:blank");
   await servers.engine.api("DELETE", `/webhooks/${id}`);
 });
+
+test("a deleted webhook leaves the list at once: its row is never drawn again and nothing reads it any more", async ({
+  connected: page,
+  servers,
+}) => {
+  const created = await servers.engine.api<{ id: string }>("POST", "/webhooks", {
+    url: RECEIVER,
+    description: "Short-lived",
+  });
+  expect(created.status, created.text).toBe(201);
+  const id = created.body.id;
+
+  // From the delete on: every read of this webhook (its page, its deliveries), and every console error.
+  let deleting = false;
+  const readsAfter: string[] = [];
+  const errorsAfter: string[] = [];
+  let inFlight = 0;
+  const ours = (url: string) => new URL(url).pathname.startsWith(`/api/v1/webhooks/${id}`);
+  page.on("request", (r) => {
+    if (!deleting || !ours(r.url()) || r.method() !== "GET") return;
+    inFlight++;
+    readsAfter.push(`GET ${new URL(r.url()).pathname}`);
+  });
+  const settled = (r: { url(): string; method(): string }) => {
+    if (deleting && ours(r.url()) && r.method() === "GET") inFlight--;
+  };
+  page.on("requestfinished", settled);
+  page.on("requestfailed", settled);
+  page.on("response", (r) => {
+    if (deleting && r.status() >= 400) errorsAfter.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
+  });
+  page.on("console", (m) => {
+    if (deleting && m.type() === "error") errorsAfter.push(`console.error: ${m.text()}`);
+  });
+
+  // The list first (so its answer and the row's last delivery are in the page's cache), then the
+  // webhook's page by its link: the way back to the list after the delete is a client-side one.
+  await page.goto("/webhooks");
+  const row = page.getByTestId("webhook-row").filter({ hasText: "Short-lived" });
+  await expect(row).toContainText("none yet");
+  await row.getByRole("link").click();
+  await expect(page.getByRole("heading", { level: 1, name: "Short-lived" })).toBeVisible();
+
+  // A row of this webhook drawn on the list at any moment after the delete is the flash.
+  await page.evaluate((webhookId) => {
+    const w = window as unknown as { __deletedRowSeen: boolean };
+    w.__deletedRowSeen = false;
+    new MutationObserver(() => {
+      if (
+        location.pathname === "/webhooks" &&
+        document.querySelector(`[data-testid="webhook-row"] a[href$="/webhooks/${webhookId}"]`)
+      )
+        w.__deletedRowSeen = true;
+    }).observe(document.documentElement, { childList: true, subtree: true });
+  }, id);
+
+  await page.getByRole("button", { name: "Delete…" }).click();
+  deleting = true;
+  await page
+    .getByRole("dialog", { name: "Delete this webhook?" })
+    .getByRole("button", { name: "Delete webhook" })
+    .click();
+  await expect(page).toHaveURL(/\/webhooks$/);
+  await expect(page.getByRole("heading", { name: "No webhooks yet" })).toBeVisible();
+  expect((await servers.engine.api("GET", `/webhooks/${id}`)).status).toBe(404);
+  // Whatever was asked of the deleted webhook has been answered before judging.
+  await expect.poll(() => inFlight).toBe(0);
+
+  const rowSeen = await page.evaluate(() => (window as unknown as { __deletedRowSeen: boolean }).__deletedRowSeen);
+  expect.soft(rowSeen, "the deleted webhook's row was drawn on the list again").toBe(false);
+  expect.soft(readsAfter, "reads of the deleted webhook").toEqual([]);
+  expect.soft(errorsAfter, "errors after the delete").toEqual([]);
+});

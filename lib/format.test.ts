@@ -5,6 +5,8 @@ import {
   formatClock,
   formatDateTime,
   formatDuration,
+  formatEur,
+  formatGibibytes,
   formatMebibytes,
   formatPercent,
   formatUtc,
@@ -41,6 +43,65 @@ describe("formatBytes (IEC units)", () => {
     expect(formatMebibytes(2048)).toBe("2 GiB");
     expect(formatMebibytes(1536)).toBe("1.5 GiB");
     expect(formatMebibytes(null)).toBe("—");
+  });
+
+  it("reads the engine's fractional MiB (a template layer's 0.03) as the same KiB everywhere", () => {
+    expect(formatMebibytes(0.03)).toBe("30.7 KiB");
+    expect(formatMebibytes(0)).toBe("0 B");
+  });
+
+  it("reads a volume's GB as GiB (the engine's GB is 1024 MiB)", () => {
+    expect(formatGibibytes(10)).toBe("10 GiB");
+    expect(formatGibibytes(100)).toBe("100 GiB");
+    expect(formatGibibytes(2048)).toBe("2 TiB");
+    expect(formatGibibytes(undefined)).toBe("—");
+    // The used space (MiB) and the size (GiB) of one volume in one unit.
+    expect(`${formatMebibytes(1024)} of ${formatGibibytes(1)}`).toBe("1 GiB of 1 GiB");
+  });
+});
+
+describe("formatEur", () => {
+  it.each([
+    [0, "€0.00"],
+    // Below 1 €: two significant digits, never fewer than two decimals, so a real amount never reads €0.
+    [0.000003, "€0.000003"],
+    [0.0000034, "€0.000003"],
+    [0.000049, "€0.000049"],
+    [0.00421, "€0.0042"],
+    [0.015, "€0.015"],
+    [0.05, "€0.05"],
+    [0.1, "€0.10"],
+    [0.0999, "€0.10"],
+    [0.42, "€0.42"],
+    [0.9996, "€1.00"],
+    // From 1 € on: cents, grouped.
+    [1, "€1.00"],
+    [1.5, "€1.50"],
+    [12.345, "€12.35"],
+    [25, "€25.00"],
+    [1234.5, "€1,234.50"],
+    [1_234_567.891, "€1,234,567.89"],
+    [-0.0042, "-€0.0042"],
+    [-3, "-€3.00"],
+  ])("%d reads %s", (n, text) => expect(formatEur(n)).toBe(text));
+
+  it("says a cost under the API's millionth is not zero, in a list column's width", () => {
+    expect(formatEur(0.0000004)).toBe("< €0.000001");
+    expect(formatEur(1.5e-7)).toBe("< €0.000001");
+    for (const n of [1.5e-7, 0.0000123, 0.00042, 0.042, 0.42]) expect(formatEur(n).length).toBeLessThanOrEqual(11);
+  });
+
+  it("never rounds an amount the API reports (millionths) to zero", () => {
+    for (let micro = 1; micro < 10_000; micro += 7) {
+      const eur = micro / 1e6;
+      const shown = Number(formatEur(eur).replace("€", ""));
+      expect(shown, `${eur}`).toBeGreaterThan(0);
+      expect(Math.abs(shown - eur) / eur, `${eur} read ${formatEur(eur)}`).toBeLessThanOrEqual(0.05);
+    }
+  });
+
+  it("says — for nothing", () => {
+    for (const n of [null, undefined, Number.NaN, Number.POSITIVE_INFINITY]) expect(formatEur(n)).toBe("—");
   });
 });
 

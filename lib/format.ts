@@ -1,6 +1,8 @@
-// How numbers, sizes, durations and times read on screen: one format each, used by every page.
-// No zod and no Intl beyond one fixed-locale formatter, so it costs a page next to nothing.
-// Sizes are IEC (1 KiB = 1024 B), the way the engine and the contract count memory and files.
+// How numbers, sizes, money, durations and times read on screen: one format each, used by every
+// page. No zod and no Intl beyond one fixed-locale formatter, so it costs a page next to nothing.
+// Sizes are IEC (1 KiB = 1024 B), the way the engine counts memory, files and disk: its `*_mb`
+// fields are MiB (bytes / 1024²) and a volume's `size_gb` is GiB, so they go through the MiB and GiB
+// readers below and never read as MB or GB.
 
 // One timestamp reader for server and browser alike (lib/orkestr/timestamp.ts, zod-free).
 import { toMs } from "./orkestr/timestamp";
@@ -27,9 +29,31 @@ export function formatBytes(bytes: number | null | undefined): string {
   return `${bytes < 0 ? "-" : ""}${digits} ${IEC_UNITS[i]}`;
 }
 
-/** A size given in MiB (the API's `memory_mb`, `size_mb`): "512 MiB", "2 GiB". */
+/** A size given in MiB (the API's `memory_mb`, `size_mb`, `*_mb`): "512 MiB", "2 GiB". */
 export function formatMebibytes(mib: number | null | undefined): string {
   return mib === null || mib === undefined ? "—" : formatBytes(mib * 1024 ** 2);
+}
+
+/** A size given in GiB (a volume's `size_gb`, `max_volume_gb`: the engine's "GB" is 1024 MiB): "10 GiB". */
+export function formatGibibytes(gib: number | null | undefined): string {
+  return gib === null || gib === undefined ? "—" : formatBytes(gib * 1024 ** 3);
+}
+
+/**
+ * Euros. From €1 on, cents: "€12.35", "€1,234.50". Below, two significant digits and at least two
+ * decimals, so a real amount never reads as zero: "€0.42", "€0.0042", "€0.000003" (a minute of a
+ * small sandbox costs a fraction of a cent, and "€0.00 used" would hide that the credit is being
+ * drawn), down to the API's millionths: a cost under one is "< €0.000001". "—" for null,
+ * undefined or not a number. Small on purpose: every page loads this file.
+ */
+export function formatEur(eur: number | null | undefined): string {
+  if (eur === null || eur === undefined || !Number.isFinite(eur)) return "—";
+  const abs = Math.abs(eur);
+  // Below 1 €: the first significant digit's place and one more, at most six decimals.
+  const text = abs.toFixed(abs >= 1 || !abs ? 2 : Math.min(6, Math.max(2, 1 - Math.floor(Math.log10(abs)))));
+  if (abs && !+text) return "< €0.000001";
+  // Trailing zeros past the cents go ("0.0040" → "0.004"); thousands are grouped.
+  return `${eur < 0 ? "-" : ""}€${text.replace(/(\.\d\d\d*?)0+$/, "$1").replace(/\B(?=(\d{3})+\.)/g, ",")}`;
 }
 
 /** "42.0 %" (one decimal by default); "—" for null, undefined or not a number. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PRICES_EUR as ENGINE_PRICES } from "../engine/src/plans";
-import { computeCostEur, formatEur, PRICES_EUR } from "./pricing";
+import { computeCostEur, PRICES_EUR } from "./pricing";
 
 describe("pricing", () => {
   it("agrees with the engine's metering prices", () => {
@@ -12,10 +12,5 @@ describe("pricing", () => {
     expect(computeCostEur(3600, 3600)).toBeCloseTo(0.06, 10);
     expect(computeCostEur(0, 0)).toBe(0);
     expect(computeCostEur(Number.NaN, -5)).toBe(0);
-  });
-
-  it("formats small amounts with four decimals, larger with two", () => {
-    expect(formatEur(0.00421)).toBe("€0.0042");
-    expect(formatEur(12.345)).toBe("€12.35");
   });
 });

@@ -1,6 +1,7 @@
 // orkestr's pay-as-you-go prices (seed 000, the contract's corrections): metered per second on actual on-CPU time
 // and working-set RAM. The console shows costs with these; the engine bills its trial credit with
-// the same numbers (engine/src/plans.ts), so the two agree.
+// the same numbers (engine/src/plans.ts), so the two agree. Amounts read on screen through
+// formatEur() in lib/format.ts.
 
 export const PRICES_EUR = {
   /** EUR per vCPU-hour of on-CPU time. */
@@ -16,15 +17,4 @@ export function computeCostEur(cpuSeconds: number, gbSeconds: number): number {
   const cpu = Number.isFinite(cpuSeconds) && cpuSeconds > 0 ? cpuSeconds : 0;
   const gb = Number.isFinite(gbSeconds) && gbSeconds > 0 ? gbSeconds : 0;
   return (cpu / 3600) * PRICES_EUR.vcpuHour + (gb / 3600) * PRICES_EUR.gibHour;
-}
-
-/** "€0.0042": small amounts keep four decimals so a minute of use is visible, larger ones two. */
-export function formatEur(amount: number): string {
-  const digits = Math.abs(amount) < 1 ? 4 : 2;
-  return new Intl.NumberFormat("en-IE", {
-    style: "currency",
-    currency: "EUR",
-    minimumFractionDigits: digits,
-    maximumFractionDigits: digits,
-  }).format(amount);
 }

@@ -7,12 +7,13 @@ import type { ReceivedEvent } from "../../lib/queries/received-events";
 import { useNow } from "../../lib/use-now";
 import { StatusBadge } from "../sandboxes/status-badge";
 import { Badge } from "../ui/badge";
+import { TableScroll } from "../ui/table";
 
 /** The received events, newest first: when, what, which sandbox, which delivery, verified. */
 export function EventTable({ events }: { events: readonly ReceivedEvent[] }) {
   const now = useNow();
   return (
-    <div className="overflow-x-auto rounded-lg border">
+    <TableScroll className="rounded-lg border">
       <table className="w-full text-sm" data-testid="event-feed">
         <caption className="sr-only">Received webhook events, newest first</caption>
         <thead className="bg-muted/50 text-left text-xs text-muted-foreground">
@@ -89,6 +90,6 @@ export function EventTable({ events }: { events: readonly ReceivedEvent[] }) {
           })}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

@@ -64,7 +64,6 @@ export function GaugeCard({ gauge: g }: { gauge: Gauge }) {
           />
         </div>
       ) : null}
-      {g.friendly ? <p className="text-xs text-muted-foreground">{g.friendly}</p> : null}
       {g.note ? (
         <p className="rounded-md border border-warning/60 bg-warning/15 px-2 py-1.5 text-xs" data-testid="gauge-note">
           {g.note}

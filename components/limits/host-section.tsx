@@ -2,10 +2,11 @@ import type { ReactNode } from "react";
 import type { HostCapacity, Isolation } from "../../lib/orkestr/schemas/limits";
 import { Badge } from "../ui/badge";
 import { GaugeCard } from "./gauge-card";
-import { formatCount, formatMb, gaugeState, type Gauge } from "./limits-model";
+import { formatMebibytes } from "../../lib/format";
+import { formatCount, gaugeState, type Gauge } from "./limits-model";
 
 const n = (v: number | null | undefined): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
-const mb = (v: number | null | undefined) => (n(v) === null ? "—" : formatMb(n(v)!));
+const mb = (v: number | null | undefined) => formatMebibytes(n(v));
 const count = (v: number | null | undefined) => (n(v) === null ? "—" : formatCount(n(v)!));
 
 /** The machine's RAM for sandboxes as a gauge: every account's live, paused and pooled sandboxes and builds count. */
@@ -19,7 +20,6 @@ function hostRamGauge(h: HostCapacity): Gauge {
     cap,
     usedText: mb(used),
     capText: mb(cap),
-    friendly: null,
     state: gaugeState(used, cap),
     atCap:
       "A create or resume the machine cannot hold answers 503 fleet_full with Retry-After: the machine, not your plan. Warm-pool members give way first.",

@@ -4,7 +4,7 @@
 // Every number comes from the answer; a figure the server does not report stays unknown.
 
 import type { Limits } from "../../lib/orkestr/schemas/limits";
-import { formatMebibytes } from "../../lib/format";
+import { formatEur, formatGibibytes, formatMebibytes } from "../../lib/format";
 
 export type GaugeState = "ok" | "near" | "full" | "unknown" | "uncapped";
 
@@ -15,11 +15,9 @@ export interface Gauge {
   /** As reported; null: the server does not say. */
   used: number | null;
   cap: number | null;
-  /** The exact figures as text ("1,024 MB", "3", "€0.0034"). */
+  /** The figures as text, in lib/format.ts's units ("1.5 GiB", "3", "€0.000003"). */
   usedText: string;
   capText: string;
-  /** A rounder reading beside the exact one ("1 GiB of 32 GiB"), or null when the exact one is already plain. */
-  friendly: string | null;
   state: GaugeState;
   /** Words for the state where the generic ones would mislead (a credit past which usage is billed). */
   stateLabel?: string;
@@ -38,22 +36,9 @@ export const NEAR_SHARE = 0.8;
 
 const integer = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
 
-/** 32768 → "32,768": exact, grouped. */
+/** 32768 → "32,768": exact, grouped (counts; sizes and money go through lib/format.ts). */
 export function formatCount(n: number): string {
   return integer.format(n);
-}
-
-/** MB as the engine reports them: "1,024 MB". */
-export function formatMb(mb: number): string {
-  return `${formatCount(mb)} MB`;
-}
-
-/**
- * Euros: whole cents from 1 €, four decimals below (a minute of a small sandbox costs fractions
- * of a cent, and "€0.00 used" would hide that the credit is being drawn).
- */
-export function formatEur(eur: number): string {
-  return `€${eur !== 0 && Math.abs(eur) < 1 ? eur.toFixed(4) : eur.toFixed(2)}`;
 }
 
 export function gaugeState(used: number | null, cap: number | null): GaugeState {
@@ -92,7 +77,6 @@ function countGauge(
     cap,
     usedText: used === null ? "not reported" : formatCount(used),
     capText: cap === null ? "no cap reported" : formatCount(cap),
-    friendly: null,
     state: gaugeState(used, cap),
     note: null,
     ...rest,
@@ -110,10 +94,8 @@ function ramGauge(l: Limits): Gauge {
     label: "RAM budget (live sandboxes)",
     used,
     cap,
-    usedText: used === null ? "not reported" : formatMb(used),
-    capText: cap === null ? "no cap reported" : formatMb(cap),
-    // "0 B of 32 GiB" says nothing the exact figures do not; from the first sandbox on it helps.
-    friendly: used && cap !== null ? `${formatMebibytes(used)} of ${formatMebibytes(cap)}` : null,
+    usedText: used === null ? "not reported" : formatMebibytes(used),
+    capText: cap === null ? "no cap reported" : formatMebibytes(cap),
     state: gaugeState(used, cap),
     atCap: `A create or resume that would go past the budget answers 429 concurrency_limit.${
       running !== null ? ` ${formatCount(running)} running now; paused sandboxes do not count.` : ""
@@ -122,7 +104,7 @@ function ramGauge(l: Limits): Gauge {
     link: { href: "/sandboxes?status=running", label: "Running sandboxes" },
     note:
       effective !== null && cap !== null && effective < cap
-        ? `This machine can hold ${formatMb(effective)} of the budget now (its own RAM, shared with every account): past that a create answers 503 fleet_full, which is the machine, not your plan.`
+        ? `This machine can hold ${formatMebibytes(effective)} of the budget now (its own RAM, shared with every account): past that a create answers 503 fleet_full, which is the machine, not your plan.`
         : null,
   };
 }
@@ -141,7 +123,6 @@ function creditGauge(l: Limits): Gauge {
     cap,
     usedText: used === null ? "not reported" : formatEur(used),
     capText: cap === null ? "no trial credit" : formatEur(cap),
-    friendly: null,
     state,
     stateLabel:
       state === "uncapped" ? "No trial credit" : state === "full" && hard === false ? "Used up: billed" : undefined,
@@ -177,7 +158,7 @@ export function gauges(l: Limits): Gauge[] {
     }),
     countGauge("volumes", "Volumes", num(l.volumes), num(l.max_volumes), {
       atCap: `Creating another volume answers 403 plan_limit${
-        num(l.max_volume_gb) !== null ? `; each volume may be at most ${formatCount(num(l.max_volume_gb)!)} GB` : ""
+        num(l.max_volume_gb) !== null ? `; each volume may be at most ${formatGibibytes(num(l.max_volume_gb))}` : ""
       }.`,
       remedy: "Delete a volume that no sandbox needs (a volume is refused while attached).",
       link: { href: "/volumes", label: "Volumes" },

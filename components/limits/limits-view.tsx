@@ -3,7 +3,7 @@
 import { QueryError } from "../layout/query-error";
 import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
-import { formatClock, formatDuration } from "../../lib/format";
+import { formatClock, formatDuration, formatGibibytes } from "../../lib/format";
 import { errorText } from "../../lib/orkestr/errors";
 import type { Limits } from "../../lib/orkestr/schemas/limits";
 import { limitsKey, limitsQueries, LIMITS_POLL_MS } from "../../lib/queries/limits";
@@ -18,15 +18,16 @@ import { Skeleton } from "../ui/skeleton";
 import { GaugeCard } from "./gauge-card";
 import { HostClamp, IsolationReport } from "./host-section";
 import { limitsSnippets } from "./limits-code";
-import { formatCount, gauges, isLocalEngine, sizeRows } from "./limits-model";
+import { gauges, isLocalEngine, sizeRows } from "./limits-model";
 import { SizesTable } from "./sizes-table";
 
 /**
  * The Limits page's live part: one GET /api/v1/sandboxes/limits, re-read every few seconds while
  * the page is visible, shown as the plan, each used/cap pair, the size menu, regions and egress
- * hosts, and (local engine) the machine's clamp and isolation report.
+ * hosts, and (local engine) the machine's clamp and isolation report. `teamName`: the team whose
+ * connection this is (its figures are that team's), or null when the connection has none.
  */
-export function LimitsView({ baseUrl }: { baseUrl: string }) {
+export function LimitsView({ baseUrl, teamName }: { baseUrl: string; teamName: string | null }) {
   const limits = useQuery(limitsQueries.live());
   const data = limits.data;
   return (
@@ -43,7 +44,7 @@ export function LimitsView({ baseUrl }: { baseUrl: string }) {
         </Alert>
       ) : null}
       {data ? (
-        <LimitsBody limits={data} />
+        <LimitsBody limits={data} teamName={teamName} />
       ) : limits.isError ? (
         <QueryError
           title="Could not read your limits"
@@ -127,7 +128,7 @@ function Fact({
 const yesNo = (v: boolean | null | undefined, yes: string, no: string) =>
   v === undefined || v === null ? "—" : v ? yes : no;
 
-function LimitsBody({ limits: l }: { limits: Limits }) {
+function LimitsBody({ limits: l, teamName }: { limits: Limits; teamName: string | null }) {
   const local = isLocalEngine(l);
   return (
     <>
@@ -135,8 +136,9 @@ function LimitsBody({ limits: l }: { limits: Limits }) {
         title="Plan"
         testId="plan"
         description={
-          l.account?.name
-            ? `Every figure on this page counts the ${l.account.name} account's resources only.`
+          // Not `l.account.name`: for the local engine that is Baton's internal team id.
+          teamName
+            ? `Every figure on this page counts the ${teamName} team's resources only.`
             : "The caps your API key's plan sets."
         }
       >
@@ -146,9 +148,9 @@ function LimitsBody({ limits: l }: { limits: Limits }) {
               {l.plan ?? "not reported"}
             </Badge>
           </Fact>
-          {l.account?.name ? (
-            <Fact term="Account" testId="plan-account" className="break-all">
-              {l.account.name}
+          {teamName ? (
+            <Fact term="Team" testId="plan-team" className="break-words">
+              {teamName}
             </Fact>
           ) : null}
           <Fact term="Small sandboxes at once" testId="plan-max-concurrent">
@@ -171,7 +173,7 @@ function LimitsBody({ limits: l }: { limits: Limits }) {
             {yesNo(l.previews_allowed, "allowed", "not allowed")}
           </Fact>
           <Fact term="Largest volume" testId="plan-max-volume">
-            {typeof l.max_volume_gb === "number" ? `${formatCount(l.max_volume_gb)} GB` : "—"}
+            {formatGibibytes(typeof l.max_volume_gb === "number" ? l.max_volume_gb : null)}
           </Fact>
           {l.engine?.name ? (
             <Fact term="Server" testId="plan-engine">

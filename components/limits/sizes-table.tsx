@@ -1,7 +1,7 @@
 import { formatMebibytes } from "../../lib/format";
 import { Badge } from "../ui/badge";
 import type { SizeRow } from "./limits-model";
-import { formatCount } from "./limits-model";
+import { TableScroll } from "../ui/table";
 
 const STATUS: Record<SizeRow["status"], { label: string; variant: "success" | "warning" | "neutral" }> = {
   available: { label: "Available", variant: "success" },
@@ -14,7 +14,7 @@ export function SizesTable({ rows }: { rows: SizeRow[] }) {
   if (rows.length === 0) return <p className="text-sm text-muted-foreground">The server reports no size menu.</p>;
   return (
     // Scrolls sideways on a narrow screen; focusable so a keyboard can scroll it too.
-    <div className="overflow-x-auto" tabIndex={0} role="region" aria-label="Sizes">
+    <TableScroll tabIndex={0} role="region" aria-label="Sizes">
       <table className="w-full min-w-[36rem] text-sm" data-testid="sizes-table">
         <caption className="sr-only">Sandbox sizes and whether you can create them</caption>
         <thead>
@@ -46,7 +46,7 @@ export function SizesTable({ rows }: { rows: SizeRow[] }) {
                 {r.cpu ?? "—"}
               </td>
               <td className="py-2 pr-4 whitespace-nowrap tabular-nums" data-testid="size-memory">
-                {r.memoryMb === null ? "—" : `${formatCount(r.memoryMb)} MB (${formatMebibytes(r.memoryMb)})`}
+                {formatMebibytes(r.memoryMb)}
               </td>
               <td className="py-2 pr-4">
                 <Badge variant={STATUS[r.status].variant} data-testid="size-status">
@@ -60,6 +60,6 @@ export function SizesTable({ rows }: { rows: SizeRow[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

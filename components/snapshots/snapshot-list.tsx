@@ -22,6 +22,7 @@ import { listSnapshotsCode } from "./snapshot-code";
 import { dateTimeAttr, memoryFact, snapshotCap } from "./snapshot-facts";
 import { SourceSandbox } from "./source-sandbox";
 import { useApiBaseUrl } from "./use-base-url";
+import { TableScroll } from "../ui/table";
 
 const COLUMNS = ["Name", "Source sandbox", "Template, region", "Size", "Created", "Memory", ""];
 
@@ -81,7 +82,7 @@ export function SnapshotList({ canFork, canDelete }: { canFork: boolean; canDele
           }
         />
       ) : (
-        <div className="overflow-x-auto rounded-lg border bg-card">
+        <TableScroll className="rounded-lg border bg-card">
           <table className="w-full min-w-[44rem] text-sm" aria-label="Snapshots">
             <thead className="border-b text-left text-xs text-muted-foreground">
               <tr>
@@ -145,7 +146,7 @@ export function SnapshotList({ canFork, canDelete }: { canFork: boolean; canDele
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
       {rows.length ? (
         <p className="text-xs text-muted-foreground">

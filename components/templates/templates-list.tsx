@@ -26,6 +26,7 @@ import { Skeleton } from "../ui/skeleton";
 import { SandboxLinks } from "./sandbox-links";
 import { listTemplatesCode } from "./template-code";
 import { TemplateStatusBadge } from "./template-status";
+import { TableScroll } from "../ui/table";
 
 /** /templates: the custom templates (with the sandboxes using each), then the built-in base images. */
 export function TemplatesList({ baseUrl }: { baseUrl: string }) {
@@ -122,7 +123,7 @@ function CustomTemplates() {
 
 function TemplateTable({ templates, usersOf }: { templates: Template[]; usersOf: (t: Template) => Sandbox[] | null }) {
   return (
-    <div className="overflow-x-auto">
+    <TableScroll>
       <table className="w-full text-sm" data-testid="template-table">
         <caption className="sr-only">Your custom templates</caption>
         <thead className="text-left text-xs text-muted-foreground">
@@ -198,7 +199,7 @@ function TemplateTable({ templates, usersOf }: { templates: Template[]; usersOf:
           })}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 

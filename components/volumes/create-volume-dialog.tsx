@@ -15,6 +15,7 @@ import { toast } from "../ui/toast";
 import { ActionCode } from "./action-code";
 import { LifetimeField } from "./lifetime-input";
 import { createVolumeCode } from "./volume-code";
+import { formatGibibytes } from "../../lib/format";
 import { buildCreateBody, DEFAULT_VOLUME_GB, type CreateVolumeForm, type VolumeFieldErrors } from "./volume-model";
 
 const EMPTY: CreateVolumeForm = {
@@ -72,7 +73,7 @@ export function CreateVolumeDialog({
       ]);
       void queryClient.invalidateQueries({ queryKey: volumeKeys.all });
       toast.success(`Created volume ${volume.name ?? volume.id}`, {
-        description: `${volume.size_gb ?? "?"} GB in ${volume.region ?? "its region"}. Attach it when you create a sandbox.`,
+        description: `${formatGibibytes(volume.size_gb)} in ${volume.region ?? "its region"}. Attach it when you create a sandbox.`,
       });
       key.current = null;
       setForm(EMPTY);
@@ -136,9 +137,9 @@ export function CreateVolumeDialog({
         <div className="grid gap-4 sm:grid-cols-2">
           <FormField
             id="volume-size"
-            label="Size (GB)"
+            label="Size (GiB)"
             error={errors.size}
-            hint={`1 to ${maxGb} GB on this plan. It can grow later, never shrink.`}
+            hint={`1 to ${formatGibibytes(maxGb)} on this plan. It can grow later, never shrink.`}
           >
             {(aria) => (
               <Input

@@ -14,6 +14,7 @@ import { toast } from "../ui/toast";
 import { ActionCode } from "./action-code";
 import { HolderLink } from "./holder-link";
 import { updateVolumeCode } from "./volume-code";
+import { formatGibibytes } from "../../lib/format";
 import { growProblem } from "./volume-model";
 
 /** Grow a volume (never shrink): detached only, since the filesystem is resized while unmounted. */
@@ -37,7 +38,7 @@ export function GrowForm({
     mutationFn: (sizeGb: number) => volumeMutations.update(volume.id, { size_gb: sizeGb }),
     onSuccess: (v) => {
       void queryClient.invalidateQueries({ queryKey: volumeKeys.all });
-      toast.success(`${v.name ?? v.id} is now ${v.size_gb ?? "?"} GB`);
+      toast.success(`${v.name ?? v.id} is now ${formatGibibytes(v.size_gb)}`);
       onDone();
     },
   });
@@ -63,9 +64,9 @@ export function GrowForm({
       ) : null}
       <FormField
         id="grow-size"
-        label="New size (GB)"
+        label="New size (GiB)"
         error={touched ? (problem ?? undefined) : undefined}
-        hint={`Now ${current} GB. Up to ${maxGb} GB on this plan; volumes grow, never shrink.`}
+        hint={`Now ${formatGibibytes(current)}. Up to ${formatGibibytes(maxGb)} on this plan; volumes grow, never shrink.`}
       >
         {(aria) => (
           <Input

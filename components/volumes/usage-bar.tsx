@@ -1,4 +1,4 @@
-import { formatMebibytes } from "../../lib/format";
+import { formatGibibytes, formatMebibytes } from "../../lib/format";
 import type { Volume } from "../../lib/orkestr/schemas/volumes";
 import { cn } from "../../lib/utils";
 import { usedFraction } from "./volume-model";
@@ -9,7 +9,7 @@ import { usedFraction } from "./volume-model";
  */
 export function UsageBar({ volume }: { volume: Volume }) {
   const fraction = usedFraction(volume);
-  const size = typeof volume.size_gb === "number" ? `${volume.size_gb} GB` : "?";
+  const size = typeof volume.size_gb === "number" ? formatGibibytes(volume.size_gb) : "?";
   const used = typeof volume.size_mb === "number" ? formatMebibytes(volume.size_mb) : "unknown";
   const label = `${used} of ${size} used`;
   return (

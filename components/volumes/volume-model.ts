@@ -2,6 +2,7 @@
 // a bad value is named before it is sent), the lifetime's words and its deadline, the used/size
 // ratio. The API checks again; these only spare a round trip and say why in the user's words.
 
+import { formatGibibytes } from "../../lib/format";
 import type { CreateVolumeBody, UpdateVolumeBody, Volume } from "../../lib/orkestr/schemas/volumes";
 
 /** Largest volume the contract allows on any plan; a plan may allow less (limits.max_volume_gb). */
@@ -88,8 +89,8 @@ export function buildCreateBody(
   if (nameError) errors.name = nameError;
   else if (ctx.existingNames.includes(name)) errors.name = `A volume named "${name}" exists already.`;
   const size = wholeNumber(form.sizeGb);
-  if (size === null || size < 1) errors.size = "A whole number of GB, at least 1.";
-  else if (size > ctx.maxGb) errors.size = `This plan allows volumes of at most ${ctx.maxGb} GB.`;
+  if (size === null || size < 1) errors.size = "A whole number of GiB, at least 1.";
+  else if (size > ctx.maxGb) errors.size = `This plan allows volumes of at most ${formatGibibytes(ctx.maxGb)}.`;
   if (form.region && ctx.regions.length && !ctx.regions.includes(form.region))
     errors.region = `Not one of this API's regions (${ctx.regions.join(", ")}).`;
   const lifetime = lifetimeFields(form.lifetime);
@@ -108,11 +109,11 @@ export function buildCreateBody(
  */
 export function growProblem(current: number, text: string, maxGb: number): string | null {
   const n = wholeNumber(text);
-  if (n === null) return "A whole number of GB.";
+  if (n === null) return "A whole number of GiB.";
   if (n < current)
-    return `Volumes only grow: ${n} GB is smaller than its ${current} GB. To get a smaller one, create a new volume and copy what you need.`;
-  if (n === current) return `It is ${current} GB already: enter a larger size.`;
-  if (n > maxGb) return `This plan allows volumes of at most ${maxGb} GB.`;
+    return `Volumes only grow: ${n} GiB is smaller than its ${formatGibibytes(current)}. To get a smaller one, create a new volume and copy what you need.`;
+  if (n === current) return `It is ${formatGibibytes(current)} already: enter a larger size.`;
+  if (n > maxGb) return `This plan allows volumes of at most ${formatGibibytes(maxGb)}.`;
   return null;
 }
 

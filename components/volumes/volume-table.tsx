@@ -12,6 +12,7 @@ import { UsageBar } from "./usage-bar";
 import type { VolumeActionKind } from "./volume-action-dialog";
 import { lifetimeLabel } from "./volume-model";
 import { VolumeStatusBadge } from "./volume-status";
+import { TableScroll } from "../ui/table";
 
 const ACTIONS: { kind: VolumeActionKind; label: string }[] = [
   { kind: "grow", label: "Grow…" },
@@ -34,7 +35,7 @@ export function VolumeTable({
   highlight: string | null;
 }) {
   return (
-    <div className="overflow-x-auto rounded-lg border">
+    <TableScroll className="rounded-lg border">
       <table className="w-full text-sm">
         <caption className="sr-only">Your volumes, newest first</caption>
         <thead className="border-b bg-muted/40 text-left text-xs text-muted-foreground">
@@ -136,7 +137,7 @@ export function VolumeTable({
           })}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 

@@ -5,7 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import dynamic from "next/dynamic";
 import { useSearchParams } from "next/navigation";
 import { useState } from "react";
-import { formatClock } from "../../lib/format";
+import { formatClock, formatGibibytes } from "../../lib/format";
 import { errorText } from "../../lib/orkestr/errors";
 import type { Volume } from "../../lib/orkestr/schemas/volumes";
 import { sandboxQueries } from "../../lib/queries/sandboxes";
@@ -123,8 +123,8 @@ export function VolumesView({ canWrite, baseUrl }: { canWrite: boolean; baseUrl?
 
       {limits.isError ? (
         <p className="text-xs text-muted-foreground">
-          The plan&apos;s limits could not be read ({errorText(limits.error)}): sizes up to {maxGb} GB are offered and
-          regions are left to the API.
+          The plan&apos;s limits could not be read ({errorText(limits.error)}): sizes up to {formatGibibytes(maxGb)} are
+          offered and regions are left to the API.
         </p>
       ) : null}
 

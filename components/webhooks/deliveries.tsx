@@ -16,6 +16,7 @@ import { toast } from "../ui/toast";
 import { attemptsText, deliveryLabel, deliveryTone, outcomeText, prettyBody } from "./delivery";
 import { QueryError } from "../layout/query-error";
 import { redeliverSnippets } from "./snippets";
+import { TableScroll } from "../ui/table";
 
 /**
  * A webhook's delivery log, newest first, a page at a time; live while visible (faster while a
@@ -100,8 +101,8 @@ export function Deliveries({
             : `No ${filter === "pending" ? "pending or retrying" : filter} deliveries.`}
         </p>
       ) : (
-        <div
-          className={`relative overflow-x-auto rounded-lg border transition-opacity ${log.isPlaceholderData ? "opacity-60" : ""}`}
+        <TableScroll
+          className={`rounded-lg border transition-opacity ${log.isPlaceholderData ? "opacity-60" : ""}`}
           aria-busy={log.isPlaceholderData || undefined}
           // Focusable: on a phone the table scrolls sideways, and a keyboard must be able to scroll it too.
           tabIndex={0}
@@ -196,7 +197,7 @@ export function Deliveries({
               })}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
       {log.data && rows.length > 0 ? (
         <div className="flex flex-wrap items-center gap-3 text-sm text-muted-foreground">

@@ -227,8 +227,12 @@ function DeleteConfirm({ webhook, baseUrl }: { webhook: Webhook; baseUrl?: strin
   const remove = useMutation({
     mutationFn: () => deleteWebhook(webhook.id),
     onSuccess: () => {
+      // Off the cached list before /webhooks draws it (as the volumes delete does): a row of it would
+      // flash there and ask for its deliveries, a 404. Then nothing of it is left to be re-read.
+      queryClient.setQueryData<Webhook[]>(webhookKeys.list(), (old) => old?.filter((w) => w.id !== webhook.id));
       queryClient.removeQueries({ queryKey: webhookKeys.detail(webhook.id) });
       queryClient.removeQueries({ queryKey: webhookKeys.deliveries(webhook.id) });
+      queryClient.removeQueries({ queryKey: webhookKeys.deliveryOf(webhook.id) });
       void queryClient.invalidateQueries({ queryKey: webhookKeys.list() });
       toast.success("Webhook deleted", { description: `${webhook.url ?? webhook.id} receives no more events.` });
       router.push("/webhooks");

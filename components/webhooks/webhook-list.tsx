@@ -15,6 +15,7 @@ import { deliveryLabel, deliveryTone } from "./delivery";
 import { describeEventTypes } from "./event-types";
 import { QueryError } from "../layout/query-error";
 import { listSnippets } from "./snippets";
+import { TableScroll } from "../ui/table";
 
 /** The account's webhooks: a table, live while the page is visible, with its loading, empty and error states. */
 export function WebhookList({ baseUrl }: { baseUrl?: string }) {
@@ -66,7 +67,7 @@ export function WebhookList({ baseUrl }: { baseUrl?: string }) {
 function WebhookTable({ webhooks }: { webhooks: Webhook[] }) {
   return (
     // Focusable: on a phone the table scrolls sideways, and a keyboard must be able to scroll it too.
-    <div className="relative overflow-x-auto rounded-lg border" tabIndex={0} role="region" aria-label="Webhooks">
+    <TableScroll className="rounded-lg border" tabIndex={0} role="region" aria-label="Webhooks">
       <table className="w-full text-sm" data-testid="webhook-table">
         <caption className="sr-only">Webhooks, newest first</caption>
         <thead className="border-b bg-muted/50 text-left text-xs text-muted-foreground">
@@ -118,7 +119,7 @@ function WebhookTable({ webhooks }: { webhooks: Webhook[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 

@@ -23,6 +23,8 @@ export const webhookKeys = {
   deliveryPage: (id: string, status: DeliveryFilter) => ["webhooks", "deliveries", id, "log", status] as const,
   lastDelivery: (id: string) => ["webhooks", "deliveries", id, "last"] as const,
   delivery: (id: string, dlv: string) => ["webhooks", "delivery", id, dlv] as const,
+  /** Every opened delivery of a webhook (its request and response). */
+  deliveryOf: (id: string) => ["webhooks", "delivery", id] as const,
 };
 
 /** The delivery log's filter: every delivery, or those with one status (the API's `status`). */

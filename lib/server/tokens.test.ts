@@ -174,6 +174,7 @@ describe.each(testBackends)("token vault on $name", (backend) => {
       baseUrl: e.origin,
       tokenHint: saved.connection.tokenHint,
       isLocalEngine: true,
+      teamId: null,
     });
     const views = await listUserConnections(userId, { db });
     expect(JSON.stringify([active, views])).not.toContain(e.token.slice(4));

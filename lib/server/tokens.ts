@@ -107,6 +107,8 @@ export interface ActiveConnection {
   baseUrl: string;
   tokenHint: string;
   isLocalEngine: boolean;
+  /** The team it was made for (its figures are that team's), or null: made by a user without one. */
+  teamId: string | null;
 }
 
 /** Test seams; route handlers pass nothing. */
@@ -220,6 +222,7 @@ export async function activeConnection(userId: string, opts: VaultOptions = {}):
     baseUrl: conn.baseUrl,
     tokenHint: conn.tokenHint,
     isLocalEngine: isLocalEngineUrl(conn.baseUrl, opts),
+    teamId: conn.teamId,
   };
 }
 

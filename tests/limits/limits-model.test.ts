@@ -1,14 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { limitsSnippets } from "../../components/limits/limits-code";
-import {
-  formatEur,
-  formatMb,
-  gaugePercent,
-  gauges,
-  gaugeState,
-  isLocalEngine,
-  sizeRows,
-} from "../../components/limits/limits-model";
+import { gaugePercent, gauges, gaugeState, isLocalEngine, sizeRows } from "../../components/limits/limits-model";
 import type { Limits } from "../../lib/orkestr/schemas/limits";
 
 // What the Limits page makes of one GET /v1/sandboxes/limits answer: figures exactly as reported,
@@ -50,21 +42,37 @@ const FREE: Limits = {
 const byId = (l: Limits) => Object.fromEntries(gauges(l).map((g) => [g.id, g]));
 
 describe("gauges", () => {
-  it("carry the answer's used and cap as they are, with the exact figures as text", () => {
+  it("carry the answer's used and cap as they are, as text in lib/format.ts's units", () => {
     const g = byId(FREE);
-    expect(g.ram).toMatchObject({ used: 1024, cap: 2048, usedText: "1,024 MB", capText: "2,048 MB", state: "ok" });
-    expect(g.ram!.friendly).toBe("1 GiB of 2 GiB");
+    expect(g.ram).toMatchObject({ used: 1024, cap: 2048, usedText: "1 GiB", capText: "2 GiB", state: "ok" });
     expect(g.paused).toMatchObject({ used: 1, cap: 1, state: "full" });
     expect(g.snapshots).toMatchObject({ used: 0, cap: 1, state: "ok" });
     expect(g.templates).toMatchObject({ used: 4, cap: 5, state: "near" });
     expect(g.credit).toMatchObject({ used: 0.001234, cap: 5, usedText: "€0.0012", capText: "€5.00" });
   });
 
+  it("show a few millionths of a euro of credit used as they are, not as €0.0000", () => {
+    expect(byId({ ...FREE, trial_credit_used_eur: 0.000003 }).credit).toMatchObject({
+      used: 0.000003,
+      usedText: "€0.000003",
+    });
+  });
+
+  it("read every size in binary units: the engine's MB are MiB and its GB GiB", () => {
+    const g = byId({ ...FREE, ram_used_mb: 1536, ram_budget_mb: 32768, effective_ram_budget_mb: 5120 });
+    expect(g.ram).toMatchObject({ usedText: "1.5 GiB", capText: "32 GiB" });
+    expect(g.ram!.note).toContain("5 GiB of the budget");
+    for (const gauge of Object.values(g)) {
+      for (const text of [gauge.usedText, gauge.capText, gauge.atCap, gauge.note ?? ""])
+        expect(text, gauge.id).not.toMatch(/\d\s?[KMGT]B\b/);
+    }
+  });
+
   it("say what happens at each cap, with the API's answer", () => {
     const g = byId(FREE);
     expect(g.ram!.atCap).toContain("429 concurrency_limit");
     expect(g.paused!.atCap).toContain("409 snapshot_cap_reached");
-    expect(g.volumes!.atCap).toContain("403 plan_limit; each volume may be at most 10 GB");
+    expect(g.volumes!.atCap).toContain("403 plan_limit; each volume may be at most 10 GiB");
     expect(g.templates!.atCap).toContain("403 template_cap_reached");
     expect(g.credit!.atCap).toContain("402 trial_exhausted");
     expect(byId({ ...FREE, trial_is_hard_limit: false }).credit!.atCap).toContain("billed at the pay-as-you-go rates");
@@ -92,7 +100,7 @@ describe("gauges", () => {
   it("note when the machine holds less of the RAM budget than the plan allows", () => {
     expect(byId(FREE).ram!.note).toBeNull();
     const clamped = byId({ ...FREE, ram_budget_mb: 32768, effective_ram_budget_mb: 5120 });
-    expect(clamped.ram!.note).toContain("5,120 MB");
+    expect(clamped.ram!.note).toContain("5 GiB");
     expect(clamped.ram!.note).toContain("503 fleet_full");
   });
 });
@@ -114,14 +122,6 @@ describe("gauge arithmetic", () => {
     expect(gaugePercent({ used: 4096, cap: 2048 })).toBe(100);
     expect(gaugePercent({ used: 0, cap: 0 })).toBe(0);
     expect(gaugePercent({ used: null, cap: 10 })).toBe(0);
-  });
-
-  it("formats", () => {
-    expect(formatMb(32768)).toBe("32,768 MB");
-    expect(formatEur(0)).toBe("€0.00");
-    expect(formatEur(0.000049)).toBe("€0.0000");
-    expect(formatEur(1.5)).toBe("€1.50");
-    expect(formatEur(25)).toBe("€25.00");
   });
 });
 

@@ -43,13 +43,13 @@ describe("create form", () => {
     expect(r.body).toBeNull();
     expect(r.errors).toEqual({
       name: 'A name may not start with "vol_": ids do.',
-      size: "This plan allows volumes of at most 50 GB.",
+      size: "This plan allows volumes of at most 50 GiB.",
       region: "Not one of this API's regions (fsn1, hel1).",
       lifetime: "Hours are 1 to 24; for longer, count in days.",
     });
     expect(buildCreateBody(form({ name: "taken" }), ctx).errors.name).toBe('A volume named "taken" exists already.');
-    expect(buildCreateBody(form({ sizeGb: "2.5" }), ctx).errors.size).toBe("A whole number of GB, at least 1.");
-    expect(buildCreateBody(form({ sizeGb: "0" }), ctx).errors.size).toBe("A whole number of GB, at least 1.");
+    expect(buildCreateBody(form({ sizeGb: "2.5" }), ctx).errors.size).toBe("A whole number of GiB, at least 1.");
+    expect(buildCreateBody(form({ sizeGb: "0" }), ctx).errors.size).toBe("A whole number of GiB, at least 1.");
   });
 
   it("checks names as the API does", () => {
@@ -71,11 +71,11 @@ describe("create form", () => {
 describe("grow", () => {
   it("refuses a smaller size with a sentence that says volumes only grow", () => {
     expect(growProblem(10, "5", 100)).toBe(
-      "Volumes only grow: 5 GB is smaller than its 10 GB. To get a smaller one, create a new volume and copy what you need.",
+      "Volumes only grow: 5 GiB is smaller than its 10 GiB. To get a smaller one, create a new volume and copy what you need.",
     );
-    expect(growProblem(10, "10", 100)).toBe("It is 10 GB already: enter a larger size.");
-    expect(growProblem(10, "101", 100)).toBe("This plan allows volumes of at most 100 GB.");
-    expect(growProblem(10, "x", 100)).toBe("A whole number of GB.");
+    expect(growProblem(10, "10", 100)).toBe("It is 10 GiB already: enter a larger size.");
+    expect(growProblem(10, "101", 100)).toBe("This plan allows volumes of at most 100 GiB.");
+    expect(growProblem(10, "x", 100)).toBe("A whole number of GiB.");
     expect(growProblem(10, "20", 100)).toBeNull();
   });
 });

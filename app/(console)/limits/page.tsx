@@ -12,7 +12,9 @@ export const metadata: Metadata = { title: "Limits" };
 /**
  * The plan's limits and what this account uses of them, live (client-side through /api/v1). The
  * server part checks the role and reads the active connection's base URL (not its token) for the
- * code snippet; without a connection there is nothing to read, and the page says where to add one.
+ * code snippet, and the name of the team it was made for: the engine names its account by Baton's
+ * internal team id, which means nothing to a reader. Without a connection there is nothing to
+ * read, and the page says where to add one.
  */
 export default async function LimitsPage() {
   const item = navItem("/limits");
@@ -20,11 +22,14 @@ export default async function LimitsPage() {
   const access = await requirePermission("sandboxes.read");
   if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
   const connection = await activeConnection(access.current.user.id);
+  const team = connection?.teamId
+    ? (access.current.memberships.find((m) => m.team.id === connection.teamId)?.team ?? null)
+    : null;
   return (
     <>
       <PageHeader title={item.title} description={item.description} />
       {connection ? (
-        <LimitsView baseUrl={connection.baseUrl} />
+        <LimitsView baseUrl={connection.baseUrl} teamName={team?.name ?? null} />
       ) : (
         <NoConnection>
           Your plan&apos;s limits are read through an orkestr connection: the hosted API with your token, any v1 server,

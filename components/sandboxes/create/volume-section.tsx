@@ -11,6 +11,7 @@ import { Input } from "../../ui/input";
 import { volumeRefusal, type CreateFormState, type FieldErrors } from "./create-request";
 import { FieldGroup, FormField, NativeSelect, RadioCard } from "./form-field";
 import { errorText } from "../../../lib/orkestr/errors";
+import { formatGibibytes } from "../../../lib/format";
 
 /** A persistent volume at /persist: none, one of the list (in-use ones disabled, with why), or a new one by name. */
 export function VolumeSection({
@@ -80,7 +81,7 @@ export function VolumeSection({
               checked={state.volumeChoice === "new"}
               onChange={() => update("volumeChoice", "new")}
               title="A new volume"
-              description="Created on first use (10 GB)."
+              description="Created on first use (10 GiB)."
             />
           </div>
         </FieldGroup>
@@ -112,7 +113,7 @@ export function VolumeSection({
                     <option key={v.id} value={v.id} disabled={!!refusal}>
                       {v.name ?? v.id}
                       {v.region ? ` · ${v.region}` : ""}
-                      {v.size_gb ? ` · ${v.size_gb} GB` : ""}
+                      {v.size_gb ? ` · ${formatGibibytes(v.size_gb)}` : ""}
                       {refusal ? ` (${refusal.replace(/\.$/, "")})` : ""}
                     </option>
                   );

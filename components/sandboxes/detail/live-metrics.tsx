@@ -2,11 +2,11 @@
 
 import dynamic from "next/dynamic";
 import { memo, useRef, type ReactNode } from "react";
-import { computeCostEur, formatEur } from "../../../lib/pricing";
+import { computeCostEur } from "../../../lib/pricing";
 import { Alert, AlertDescription } from "../../ui/alert";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
 import { Skeleton } from "../../ui/skeleton";
-import { formatBytes, formatDuration, formatPercent } from "../../../lib/format";
+import { formatBytes, formatDuration, formatEur, formatPercent } from "../../../lib/format";
 import type { MetricSeries } from "./metrics-charts";
 import { HISTORY_WINDOW_MS, type MetricPoint, type StatusPeriod } from "./metrics-history";
 import { useChartVisibility } from "./use-chart-visibility";
@@ -167,13 +167,7 @@ export function LiveMetrics({ id, status }: { id: string; status: string }) {
             value={m ? `${gbSeconds.toFixed(1)} GiB·s` : "—"}
             sub={m ? `${(gbSeconds / 3600).toFixed(4)} GiB·h` : undefined}
           />
-          {/* Under a hundredth of a cent the four decimals would read €0.0000: say "under" instead. */}
-          <Stat
-            label="Cost so far"
-            testId="cost-so-far"
-            value={m ? (cost > 0 && cost < 0.0001 ? `< ${formatEur(0.0001)}` : formatEur(cost)) : "—"}
-            sub="pay-as-you-go rates"
-          />
+          <Stat label="Cost so far" testId="cost-so-far" value={m ? formatEur(cost) : "—"} sub="pay-as-you-go rates" />
         </dl>
         {notRunningNote ? (
           <p role="status" data-testid="metrics-not-running" className="text-sm text-muted-foreground">

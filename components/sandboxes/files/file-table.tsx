@@ -6,6 +6,7 @@ import { Button } from "../../ui/button";
 import { Skeleton } from "../../ui/skeleton";
 import { formatBytes, formatDateTime } from "../../../lib/format";
 import { DownloadIcon, FileIcon, FolderIcon, TrashIcon } from "./icons";
+import { TableScroll } from "../../ui/table";
 
 /**
  * A folder's entries, folders first. The name opens (a folder: go there; a file: view it); each row
@@ -50,7 +51,7 @@ export function FileTable({
     );
   }
   return (
-    <div className="overflow-x-auto">
+    <TableScroll>
       <table className="w-full text-sm">
         <caption className="sr-only">Contents of {dir}</caption>
         <thead>
@@ -125,6 +126,6 @@ export function FileTable({
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

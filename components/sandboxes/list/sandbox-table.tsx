@@ -13,9 +13,12 @@ import { CostCell, IdleFlag, UsageCell } from "./telemetry-cells";
 import { useRowWindow } from "./use-row-window";
 
 const ROW_HEIGHT = 44;
-/** Fixed column widths: rows are positioned absolutely, so header and cells share one grid template. */
+/**
+ * Fixed column widths: rows are positioned absolutely, so header and cells share one grid template.
+ * The cost's holds a fresh sandbox's "€0.000012" and "< €0.000001" (lib/format.ts formatEur).
+ */
 const GRID =
-  "grid grid-cols-[2rem_11.5rem_6.5rem_8.5rem_minmax(6rem,1fr)_4.5rem_5rem_7.5rem_4.5rem] items-center gap-x-2 px-2";
+  "grid grid-cols-[2rem_11.5rem_6.5rem_8.5rem_minmax(6rem,1fr)_4.5rem_5rem_7.5rem_6rem] items-center gap-x-2 px-2";
 const COLUMNS = [
   "Id",
   "Status",

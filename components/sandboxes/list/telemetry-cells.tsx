@@ -1,7 +1,7 @@
 "use client";
 
 import { createContext, useCallback, useContext, useSyncExternalStore } from "react";
-import { formatEur } from "../../../lib/pricing";
+import { formatEur } from "../../../lib/format";
 import { IDLE_RULE_TEXT, IDLE_WINDOW_MS, isIdle } from "./idle";
 import type { RowTelemetry, TelemetryStore } from "./row-telemetry";
 import { Sparkline } from "./sparkline";
