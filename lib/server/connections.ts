@@ -1,5 +1,6 @@
 import "server-only";
 import { ConnectionDto, ConnectionStatusDto, hostOf } from "../validations/connections";
+import type { ActingTeam } from "./acting-team";
 import { localEngineStatus } from "./local-engine";
 import { checkActiveConnection, listUserConnections, type ConnectionView, type VaultOptions } from "./tokens";
 
@@ -31,14 +32,20 @@ export async function connectionList(userId: string, opts: VaultOptions = {}) {
 }
 
 /**
- * The active connection and a live check of it (recorded on the row). Never throws for what the
- * upstream does; a vault problem (token no longer decryptable) is an "error" state with its detail.
+ * The connection requests act through (the acting team's, lib/server/acting-team.ts) and a live
+ * check of it (recorded on the row): the header shows the connection the pages and the API use.
+ * Never throws for what the upstream does; a vault problem (token no longer decryptable) is an
+ * "error" state with its detail. No team, or no connection of the team: "none", with why.
  */
-export async function connectionStatus(userId: string, opts: VaultOptions = {}): Promise<ConnectionStatusDto> {
+export async function connectionStatus(team: ActingTeam | null, opts: VaultOptions = {}): Promise<ConnectionStatusDto> {
   const checkedAt = new Date().toISOString();
+  if (!team?.connection) {
+    const detail = team ? team.noConnection : null;
+    return { state: "none", connection: null, detail, code: null, checked_at: checkedAt };
+  }
   let result: Awaited<ReturnType<typeof checkActiveConnection>>;
   try {
-    result = await checkActiveConnection(userId, opts);
+    result = await checkActiveConnection(team.userId, { ...opts, connectionId: team.connection.id });
   } catch (err) {
     const e = err as { code?: unknown; detail?: unknown };
     if (typeof e.code === "string" && typeof e.detail === "string") {

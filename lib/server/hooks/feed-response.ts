@@ -1,4 +1,5 @@
 import "server-only";
+import type { AccessLoss } from "../access-watch";
 import { getMigratedDb } from "../db/index";
 import { sseResponse } from "../live/sse-response";
 import { receivedFeed } from "./feed";
@@ -17,8 +18,8 @@ export function feed() {
 export function feedResponse(
   receiverIds: ReadonlySet<string>,
   signal: AbortSignal,
-  /** Whether the tab may still hear these receivers (session, permission, the receiver still the user's). */
-  stillAllowed: () => Promise<boolean>,
+  /** Whether the tab may still hear these receivers (null) or what it lost (session, team, role, receiver). */
+  recheck: () => Promise<AccessLoss | null>,
 ): Response {
   const hub = feed();
   return sseResponse(
@@ -29,6 +30,6 @@ export function feedResponse(
         return unsubscribe;
       },
     },
-    { signal, stillAllowed, retryMs: RETRY_MS, maxQueuedBytes: MAX_QUEUED_BYTES },
+    { signal, recheck, retryMs: RETRY_MS, maxQueuedBytes: MAX_QUEUED_BYTES },
   );
 }

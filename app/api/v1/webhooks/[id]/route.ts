@@ -6,15 +6,15 @@ import { ResourceIdParams } from "../../../../../lib/validations/proxy";
 export const runtime = "nodejs";
 
 // GET /api/v1/webhooks/[id] – one webhook (no secret)
-export const GET = route({ auth: "user", perm: "webhooks.read", params: ResourceIdParams }, async ({ user, params }) =>
-  proxyJson(user, (orkestr) => orkestr.webhooks.get(params.id)),
+export const GET = route({ auth: "user", perm: "webhooks.read", params: ResourceIdParams }, async ({ team, params }) =>
+  proxyJson(team, (orkestr) => orkestr.webhooks.get(params.id)),
 );
 
 // PATCH /api/v1/webhooks/[id] – url, event_types, description, enabled
 export const PATCH = route(
   { auth: "user", perm: "webhooks.write", params: ResourceIdParams, body: UpdateWebhookBody },
-  async ({ user, params, body, audit }) => {
-    const res = await proxyJson(user, (orkestr) => orkestr.webhooks.update(params.id, body));
+  async ({ team, params, body, audit }) => {
+    const res = await proxyJson(team, (orkestr) => orkestr.webhooks.update(params.id, body));
     await audit("webhook.update", { target: params.id, data: body });
     return res;
   },
@@ -23,8 +23,8 @@ export const PATCH = route(
 // DELETE /api/v1/webhooks/[id] – 204
 export const DELETE = route(
   { auth: "user", perm: "webhooks.write", params: ResourceIdParams },
-  async ({ user, params, audit }) => {
-    const res = await proxyJson(user, (orkestr) => orkestr.webhooks.delete(params.id));
+  async ({ team, params, audit }) => {
+    const res = await proxyJson(team, (orkestr) => orkestr.webhooks.delete(params.id));
     await audit("webhook.delete", { target: params.id });
     return res;
   },

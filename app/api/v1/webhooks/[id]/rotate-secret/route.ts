@@ -8,8 +8,8 @@ export const runtime = "nodejs";
 // Cache-Control: no-store (route()'s default), never stored or audited by Baton
 export const POST = route(
   { auth: "user", perm: "webhooks.write", params: ResourceIdParams },
-  async ({ user, params, audit }) => {
-    const res = await proxyJson(user, (orkestr) => orkestr.webhooks.rotateSecret(params.id));
+  async ({ team, params, audit }) => {
+    const res = await proxyJson(team, (orkestr) => orkestr.webhooks.rotateSecret(params.id));
     await audit("webhook.rotate_secret", { target: params.id });
     return res;
   },
