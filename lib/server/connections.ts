@@ -1,6 +1,8 @@
 import "server-only";
-import { ConnectionDto, ConnectionStatusDto, hostOf } from "../validations/connections";
-import type { ActingTeam } from "./acting-team";
+import { ConnectionDto, ConnectionListItemDto, ConnectionStatusDto, hostOf } from "../validations/connections";
+import { teamOfConnection, type ActingTeam } from "./acting-team";
+import type { CurrentUser } from "./auth";
+import { authorizeConnectionAction, type ConnectionAction } from "./connection-access";
 import { localEngineStatus } from "./local-engine";
 import { checkActiveConnection, listUserConnections, type ConnectionView, type VaultOptions } from "./tokens";
 
@@ -22,11 +24,35 @@ export function toConnectionDto(c: ConnectionView): ConnectionDto {
   });
 }
 
-/** The user's connections plus whether "Use the local engine" can work (and why not). */
-export async function connectionList(userId: string, opts: VaultOptions = {}) {
-  const [connections, local] = await Promise.all([listUserConnections(userId, opts), localEngineStatus()]);
+/** Whether `current` may do `action` with the connection (the same check PATCH and DELETE make). */
+function allows(current: CurrentUser, connectionId: string, action: ConnectionAction): boolean {
+  try {
+    authorizeConnectionAction(current, connectionId, action);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The user's connections, each with its team and what they may do with it, plus whether "Use the
+ * local engine" can work (and why not).
+ */
+export async function connectionList(current: CurrentUser, opts: VaultOptions = {}) {
+  const [connections, local] = await Promise.all([listUserConnections(current.user.id, opts), localEngineStatus()]);
   return {
-    connections: connections.map(toConnectionDto),
+    connections: connections.map((view) => {
+      const row = current.connections.find((c) => c.id === view.id);
+      return ConnectionListItemDto.parse({
+        ...toConnectionDto(view),
+        team_name: row ? (teamOfConnection(current, row)?.team.name ?? null) : null,
+        allowed: {
+          activate: allows(current, view.id, "activate"),
+          replace_token: allows(current, view.id, "replace_token"),
+          remove: allows(current, view.id, "remove"),
+        },
+      });
+    }),
     local_engine: { available: local.available, origin: local.origin, reason: local.reason ?? null },
   };
 }

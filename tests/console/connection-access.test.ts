@@ -2,6 +2,7 @@ import "server-only";
 import { describe, expect, it } from "vitest";
 import { DELETE as removeConnection, PATCH as updateConnection } from "../../app/api/connections/[id]/route";
 import { GET as me } from "../../app/api/me/route";
+import { GET as listConnectionsRoute } from "../../app/api/connections/route";
 import { GET as connectionStatus } from "../../app/api/connections/status/route";
 import { removeTeamMember } from "../../lib/server/access";
 import { listConnections, upsertConnection } from "../../lib/server/db/connections";
@@ -62,6 +63,32 @@ describe.each(testBackends)("connections are governed by their own team's role (
       });
     }
     expect((await listConnections(ctx.db(), connA.userId)).map((c) => c.name).sort()).toEqual(["A's", "B's"]);
+  });
+
+  it("the list says each connection's team and offers exactly what the API accepts", async () => {
+    const { user, a, connA, connB, cookie } = await twoTeamUser();
+    const listed = async () =>
+      (
+        (await jsonOf(await listConnectionsRoute(request("/api/connections", { cookie }), noParams))) as {
+          connections: { id: string; team_name: string | null; allowed: Record<string, boolean> }[];
+        }
+      ).connections;
+    const byId = (list: Awaited<ReturnType<typeof listed>>, id: string) => list.find((c) => c.id === id);
+    let list = await listed();
+    expect(byId(list, connA.id)).toMatchObject({
+      team_name: "Team A",
+      allowed: { activate: true, replace_token: false, remove: false },
+    });
+    expect(byId(list, connB.id)).toMatchObject({
+      team_name: "Team B",
+      allowed: { activate: true, replace_token: true, remove: true },
+    });
+    await removeTeamMember({ teamId: a.id, userId: user.id }, { db: ctx.db() });
+    list = await listed();
+    expect(byId(list, connA.id)).toMatchObject({
+      team_name: null,
+      allowed: { activate: false, replace_token: false, remove: true },
+    });
   });
 
   it("activating a connection picks the team: a viewer may switch to their own team and back, and removes B's as its owner", async () => {

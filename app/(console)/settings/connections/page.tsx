@@ -12,7 +12,7 @@ export const metadata: Metadata = { title: "Connections" };
 export default async function ConnectionsPage() {
   const current = await requireUser();
   const membership = actingTeam(current);
-  const initial = await connectionList(current.user.id);
+  const initial = await connectionList(current);
   return (
     <>
       <PageHeader
