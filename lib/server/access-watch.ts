@@ -136,6 +136,7 @@ export function endWhenAccessLost(
           () => undefined,
         );
       }, intervalMs);
+      timer.unref?.();
     },
     async pull(controller) {
       let next: ReadableStreamReadResult<Uint8Array>;
