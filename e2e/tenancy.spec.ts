@@ -187,3 +187,97 @@ test("a viewer sees the team's sandbox and snapshot, offered nothing the role ma
     await servers.engine.api("DELETE", `/sandboxes/${sbx.body.id}`);
   }
 });
+
+const TWO_TEAMS = { email: "two-teams@example.com", password: "a fifth correct horse battery", team: "Own Team" };
+const MEMBER = { email: "member@example.com", password: "a sixth correct horse battery" };
+
+test("a viewer of the owner's team who owns a team of their own is a viewer on the owner's sandboxes @db", async ({
+  connected: page,
+  servers,
+  browser,
+  baseURL,
+}) => {
+  void page;
+  const sbx = await servers.engine.api<{ id: string }>("POST", "/sandboxes", { template: "python-3.12" });
+  expect(sbx.status, sbx.text).toBe(201);
+  // Their own team first (their oldest membership, where they are owner), then the owner's, as a
+  // viewer, connected to its engine account: the team whose data they reach is the owner's.
+  addUser(servers, TWO_TEAMS.email, TWO_TEAMS.password, TWO_TEAMS.team);
+  seed(servers, "join-team.ts", [TWO_TEAMS.email, OWNER.email, "viewer"]);
+  const context = await signedInContext(browser, baseURL!, TWO_TEAMS);
+  const p = await context.newPage();
+  try {
+    await p.goto(`/sandboxes/${sbx.body.id}`);
+    await expect(p.getByTestId("sandbox-status")).toHaveText(/running/i);
+    await expect(p.getByTestId("read-only")).toBeVisible();
+    for (const [path, data] of [
+      ["exec", { command: "env" }],
+      ["pty", {}],
+    ] as const) {
+      const res = await p.request.post(`/api/v1/sandboxes/${sbx.body.id}/${path}`, {
+        data,
+        headers: { origin: baseURL! },
+      });
+      expect(res.status(), path).toBe(403);
+      expect(((await res.json()) as { detail: string }).detail).toContain(`${OWNER.teamName} (viewer)`);
+    }
+  } finally {
+    await context.close();
+    await servers.engine.api("DELETE", `/sandboxes/${sbx.body.id}`);
+  }
+});
+
+test("an open terminal stops taking input and says why within 5 s of a sign-out everywhere @db", async ({
+  connected: page,
+  servers,
+  browser,
+  baseURL,
+}) => {
+  test.setTimeout(120_000);
+  void page;
+  seed(servers, "add-member.ts", [MEMBER.email, MEMBER.password, OWNER.email, "member"]);
+  const context = await signedInContext(browser, baseURL!, MEMBER);
+  const elsewhere = await signedInContext(browser, baseURL!, MEMBER);
+  const sbx = await servers.engine.api<{ id: string }>("POST", "/sandboxes", { template: "python-3.12" });
+  expect(sbx.status, sbx.text).toBe(201);
+  const id = sbx.body.id;
+  const p = await context.newPage();
+  try {
+    await p.goto(`/sandboxes/${id}/terminal`);
+    await p.getByRole("button", { name: /^(Open|New) terminal$/ }).click();
+    const terminal = p.locator('[role="tabpanel"]:not([hidden]) [data-testid="terminal"]');
+    await expect(terminal).toHaveAttribute("data-status", "ready", { timeout: 20_000 });
+    await terminal.click();
+    await p.keyboard.type("touch /tmp/before-sign-out");
+    await p.keyboard.press("Enter");
+    const exists = async (file: string) =>
+      (
+        await servers.engine.api<{ stdout: string }>("POST", `/sandboxes/${id}/exec`, {
+          command: `test -e ${file} && echo yes || echo no`,
+        })
+      ).body.stdout.trim();
+    await expect.poll(() => exists("/tmp/before-sign-out")).toBe("yes");
+
+    // Signed out everywhere from another browser: this terminal's session is one of them.
+    const out = await elsewhere.request.post("/api/auth/logout-everywhere", { headers: { origin: baseURL! } });
+    expect(out.status()).toBe(200);
+    const t0 = Date.now();
+    await expect(p.getByTestId("terminal-status")).toHaveText(
+      "Your session was signed out or has expired. Sign in again.",
+      { timeout: 5_000 },
+    );
+    expect(Date.now() - t0).toBeLessThanOrEqual(5_000);
+    await expect(terminal).toHaveAttribute("data-status", "failed");
+    // What is typed now goes nowhere.
+    await terminal.click();
+    await p.keyboard.type("touch /tmp/after-sign-out");
+    await p.keyboard.press("Enter");
+    await p.waitForTimeout(1_000);
+    expect(await exists("/tmp/after-sign-out")).toBe("no");
+    await screenshot(p, "terminal-signed-out");
+  } finally {
+    await context.close();
+    await elsewhere.close();
+    await servers.engine.api("DELETE", `/sandboxes/${id}`);
+  }
+});

@@ -3,7 +3,7 @@ import { CommandLauncher } from "../../components/command-palette/command-launch
 import { Header } from "../../components/layout/header";
 import { OutageWatch } from "../../components/layout/outage-watch";
 import { Sidebar } from "../../components/layout/sidebar";
-import { requireUser } from "../../lib/server/auth";
+import { actingTeam, requireUser } from "../../lib/server/auth";
 import { DATABASE_RETRY_SECONDS, isDatabaseUnavailable } from "../../lib/server/db/unavailable";
 import { DatabaseOutage } from "../../components/layout/database-outage";
 import { connectionStatus } from "../../lib/server/connections";
@@ -20,9 +20,11 @@ const INITIAL_CHECK_TIMEOUT_MS = 2_500;
 export default async function ConsoleLayout({ children }: { children: ReactNode }) {
   let shell;
   try {
-    const { user } = await requireUser();
-    // The active connection and a live check of it, server-side (the token never leaves the server).
-    const connection = await connectionStatus(user.id, { checkTimeoutMs: INITIAL_CHECK_TIMEOUT_MS });
+    const current = await requireUser();
+    const { user } = current;
+    // The connection the pages use (the acting team's) and a live check of it, server-side (the
+    // token never leaves the server).
+    const connection = await connectionStatus(actingTeam(current), { checkTimeoutMs: INITIAL_CHECK_TIMEOUT_MS });
     shell = { user, connection };
   } catch (err) {
     // The database restarting is said as such, with a page that retries in place (not a generic

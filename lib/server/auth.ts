@@ -14,8 +14,10 @@ import {
   touchSession,
   type Session,
 } from "./db/sessions";
+import { resolveActingTeam, type ActingTeam } from "./acting-team";
+import { listConnections, type Connection } from "./db/connections";
 import { isFirstRun } from "./db/setup";
-import { listMembershipsForUser, type Membership, type Role, type Team } from "./db/teams";
+import { listMembershipsForUser, type Membership, type Team } from "./db/teams";
 import type { User } from "./db/users";
 import { can, type Permission } from "./rbac";
 import { cachedSession } from "./session-cache";
@@ -30,12 +32,17 @@ export interface CurrentUser {
   session: Session;
   /** The user's teams and roles, oldest membership first. */
   memberships: Array<{ team: Team; membership: Membership }>;
+  /**
+   * The user's orkestr connections, without their tokens: which one a request uses is decided with
+   * the team (lib/server/acting-team.ts), from the same read as the memberships.
+   */
+  connections: Connection[];
 }
 
 /** How often a session's last_seen_at is written (a read-mostly check stays a read). */
 export const TOUCH_INTERVAL_MS = 60_000;
 
-/** The live session behind a `sid` with its user and memberships, or null. Records activity once a minute. */
+/** The live session behind a `sid` with its user, memberships and connections, or null. Records activity once a minute. */
 export async function resolveSession(db: Db, sid: string, now = Date.now()): Promise<CurrentUser | null> {
   const found = await findValidSession(db, sid, { now });
   if (!found) return null;
@@ -44,8 +51,11 @@ export async function resolveSession(db: Db, sid: string, now = Date.now()): Pro
     await touchSession(db, session.id, { now, minIntervalMs: TOUCH_INTERVAL_MS });
     session = { ...session, lastSeenAt: new Date(now) };
   }
-  const memberships = await listMembershipsForUser(db, found.user.id);
-  return { user: found.user, session, memberships };
+  const [memberships, connections] = await Promise.all([
+    listMembershipsForUser(db, found.user.id),
+    listConnections(db, found.user.id),
+  ]);
+  return { user: found.user, session, memberships, connections };
 }
 
 /**
@@ -82,12 +92,11 @@ export const getCurrentUser = cache(async (): Promise<CurrentUser | null> => {
 });
 
 /**
- * The team the console acts in and the user's role there. Until team switching exists this is the
- * user's first (oldest) membership; null for a user without a team.
+ * The team a request or page acts in, the user's role there and the connection it goes through,
+ * all from one resolution (lib/server/acting-team.ts); null for a user without a team.
  */
-export function activeMembership(current: CurrentUser): { team: Team; role: Role } | null {
-  const first = current.memberships[0];
-  return first ? { team: first.team, role: first.membership.role } : null;
+export function actingTeam(current: CurrentUser): ActingTeam | null {
+  return resolveActingTeam(current);
 }
 
 /** A same-origin path to come back to after signing in, or null: the one check, lib/safe-next-path.ts. */
@@ -111,23 +120,27 @@ export async function requireUser(): Promise<CurrentUser> {
 
 /** What a page may show: the user and team when their role grants the permission, else why not. */
 export type PageAccess =
-  | { ok: true; current: CurrentUser; team: { team: Team; role: Role } }
-  | { ok: false; current: CurrentUser; detail: string };
+  { ok: true; current: CurrentUser; team: ActingTeam } | { ok: false; current: CurrentUser; detail: string };
 
 /**
  * For server components whose data an API route serves under `permission`: the same check as
  * route({ perm }) (and the same words), so a page never shows what its API would refuse with 403.
- * Signed out → the requireUser() redirects. On `ok: false` the page renders <Forbidden> and reads
- * nothing.
+ * The team, role and connection are the API's too (actingTeam()): the page reads through
+ * `team.connection`, never another one. Signed out → the requireUser() redirects. On `ok: false`
+ * the page renders <Forbidden> and reads nothing.
  */
 export async function requirePermission(permission: Permission): Promise<PageAccess> {
   const current = await requireUser();
-  const team = activeMembership(current);
+  const team = actingTeam(current);
   if (team && can(team.role, permission)) return { ok: true, current, team };
-  const detail = team
+  return { ok: false, current, detail: refusal(team, permission) };
+}
+
+/** Why `team` (the acting team, or none) does not grant `permission`: the words route() answers 403 with. */
+export function refusal(team: ActingTeam | null, permission: Permission): string {
+  return team
     ? `Your role in ${team.team.name} (${team.role}) does not allow this (${permission}).`
     : `You are not a member of a team, so you cannot do this (${permission}).`;
-  return { ok: false, current, detail };
 }
 
 async function audit(db: Db, input: Parameters<typeof recordAudit>[1]): Promise<void> {

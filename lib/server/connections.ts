@@ -1,5 +1,8 @@
 import "server-only";
-import { ConnectionDto, ConnectionStatusDto, hostOf } from "../validations/connections";
+import { ConnectionDto, ConnectionListItemDto, ConnectionStatusDto, hostOf } from "../validations/connections";
+import { teamOfConnection, type ActingTeam } from "./acting-team";
+import type { CurrentUser } from "./auth";
+import { authorizeConnectionAction, type ConnectionAction } from "./connection-access";
 import { localEngineStatus } from "./local-engine";
 import { checkActiveConnection, listUserConnections, type ConnectionView, type VaultOptions } from "./tokens";
 
@@ -21,24 +24,54 @@ export function toConnectionDto(c: ConnectionView): ConnectionDto {
   });
 }
 
-/** The user's connections plus whether "Use the local engine" can work (and why not). */
-export async function connectionList(userId: string, opts: VaultOptions = {}) {
-  const [connections, local] = await Promise.all([listUserConnections(userId, opts), localEngineStatus()]);
+/** Whether `current` may do `action` with the connection (the same check PATCH and DELETE make). */
+function allows(current: CurrentUser, connectionId: string, action: ConnectionAction): boolean {
+  try {
+    authorizeConnectionAction(current, connectionId, action);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The user's connections, each with its team and what they may do with it, plus whether "Use the
+ * local engine" can work (and why not).
+ */
+export async function connectionList(current: CurrentUser, opts: VaultOptions = {}) {
+  const [connections, local] = await Promise.all([listUserConnections(current.user.id, opts), localEngineStatus()]);
   return {
-    connections: connections.map(toConnectionDto),
+    connections: connections.map((view) => {
+      const row = current.connections.find((c) => c.id === view.id);
+      return ConnectionListItemDto.parse({
+        ...toConnectionDto(view),
+        team_name: row ? (teamOfConnection(current, row)?.team.name ?? null) : null,
+        allowed: {
+          activate: allows(current, view.id, "activate"),
+          replace_token: allows(current, view.id, "replace_token"),
+          remove: allows(current, view.id, "remove"),
+        },
+      });
+    }),
     local_engine: { available: local.available, origin: local.origin, reason: local.reason ?? null },
   };
 }
 
 /**
- * The active connection and a live check of it (recorded on the row). Never throws for what the
- * upstream does; a vault problem (token no longer decryptable) is an "error" state with its detail.
+ * The connection requests act through (the acting team's, lib/server/acting-team.ts) and a live
+ * check of it (recorded on the row): the header shows the connection the pages and the API use.
+ * Never throws for what the upstream does; a vault problem (token no longer decryptable) is an
+ * "error" state with its detail. No team, or no connection of the team: "none", with why.
  */
-export async function connectionStatus(userId: string, opts: VaultOptions = {}): Promise<ConnectionStatusDto> {
+export async function connectionStatus(team: ActingTeam | null, opts: VaultOptions = {}): Promise<ConnectionStatusDto> {
   const checkedAt = new Date().toISOString();
+  if (!team?.connection) {
+    const detail = team ? team.noConnection : null;
+    return { state: "none", connection: null, detail, code: null, checked_at: checkedAt };
+  }
   let result: Awaited<ReturnType<typeof checkActiveConnection>>;
   try {
-    result = await checkActiveConnection(userId, opts);
+    result = await checkActiveConnection(team.userId, { ...opts, connectionId: team.connection.id });
   } catch (err) {
     const e = err as { code?: unknown; detail?: unknown };
     if (typeof e.code === "string" && typeof e.detail === "string") {

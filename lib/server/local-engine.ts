@@ -4,6 +4,7 @@ import path from "node:path";
 import { z } from "zod";
 import { path as apiPath } from "../orkestr/path";
 import { getEnv } from "./env";
+import type { EngineScope } from "./rbac";
 import { UserFacingError } from "./user-error";
 
 // The embedded default: Baton's own engine on this machine (engine/), reached over loopback. The
@@ -144,7 +145,8 @@ const MintResponse = z.object({
   hint: z.string().optional(),
 });
 
-export const LOCAL_ENGINE_SCOPES = ["sandboxes:read", "sandboxes:write"] as const;
+/** Every scope: the token of a user's own account (no team), and of the roles that may change things. */
+export const LOCAL_ENGINE_SCOPES: readonly EngineScope[] = ["sandboxes:read", "sandboxes:write"];
 
 /**
  * The engine account a Baton team's sandboxes live in (the orkestr model: a team's members share
@@ -155,12 +157,13 @@ export function engineAccountFor(teamId: string | null, userId: string): string 
 }
 
 /**
- * Mints a read/write token of `account` on the local engine (`POST {origin}/_admin/tokens` with the
- * bootstrap secret) and returns it with its engine id (to revoke it later). The token is shown
- * nowhere: save it at once (connectLocalEngine() in tokens.ts does both). Throws LocalEngineError.
+ * Mints a token of `account` on the local engine (`POST {origin}/_admin/tokens` with the bootstrap
+ * secret) with `scopes` (default: read and write) and returns it with its engine id (to revoke it
+ * later). The token is shown nowhere: save it at once (connectLocalEngine() in tokens.ts does
+ * both). Throws LocalEngineError.
  */
 export async function mintLocalEngineToken(
-  input: { account: string; label: string },
+  input: { account: string; label: string; scopes?: readonly EngineScope[] },
   opts: { timeoutMs?: number } = {},
 ): Promise<{ token: string; id: string }> {
   const secret = readBootstrapSecret();
@@ -171,7 +174,11 @@ export async function mintLocalEngineToken(
     res = await fetch(`${origin}/_admin/tokens`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-baton-bootstrap": secret },
-      body: JSON.stringify({ scopes: LOCAL_ENGINE_SCOPES, account: input.account, label: input.label.slice(0, 200) }),
+      body: JSON.stringify({
+        scopes: input.scopes ?? LOCAL_ENGINE_SCOPES,
+        account: input.account,
+        label: input.label.slice(0, 200),
+      }),
       signal: AbortSignal.timeout(timeoutMs),
       redirect: "manual",
     });

@@ -5,7 +5,17 @@ import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
 import { path } from "../orkestr/path";
 import { HOST_NOT_ALLOWED, hostAllowed, originAllowed as isBatonOrigin } from "../host-policy";
-import { activeMembership, resolveSession } from "./auth";
+import {
+  ACCESS_RECHECK,
+  accessLost,
+  openedWith,
+  sessionEnded,
+  type AccessLoss,
+  type AccessLossCode,
+  type OpenedWith,
+} from "./access-watch";
+import type { ActingTeam } from "./acting-team";
+import { actingTeam, refusal, resolveSession } from "./auth";
 import { getMigratedDb } from "./db/index";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../terminal-heartbeat";
 import { upstreamFailureDetail } from "./errors";
@@ -19,9 +29,17 @@ import { orkestrUpgradeFor, VaultError, type OrkestrUpgradeTarget } from "./toke
 // server (scripts/console-server.mjs) hands upgrade requests for
 //   /api/v1/sandboxes/{id}/pty/{pid}/ws
 // to this module. It does what route() does for HTTP: Host and Origin checks, the Baton session (cookie →
-// sessions row), the `sandboxes.write` permission; then it opens the upstream PTY WebSocket with
-// the user's token from the vault and pipes frames both ways, unchanged (binary = terminal bytes,
-// text = JSON control messages). Nothing of the upstream handshake reaches the browser.
+// sessions row), the `sandboxes.write` permission in the team the request acts in; then it opens the
+// upstream PTY WebSocket with the token of that team's connection from the vault and pipes frames
+// both ways, unchanged (binary = terminal bytes, text = JSON control messages). Nothing of the
+// upstream handshake reaches the browser.
+//
+// A terminal stays open for hours, so the permission is not only checked once: every
+// ACCESS_RECHECK.terminalMs the relay reads the session again from the database (no cache in
+// between) and asks whether the user is still signed in and not disabled, still a member of the
+// team with a role that allows terminals, and the connection still the same (not removed, its
+// engine token not revoked or replaced). When not, the browser's input stops at once and its socket
+// closes with a code (CLOSE_FOR_LOSS) and a sentence saying what happened.
 
 export const PTY_RELAY_PATH = /^\/api\/v1\/sandboxes\/([A-Za-z0-9_-]{1,64})\/pty\/([A-Za-z0-9_-]{1,64})\/ws\/?$/;
 /** Browser → upstream frames are keystrokes and control messages: small. */
@@ -38,6 +56,13 @@ const UPSTREAM_HANDSHAKE_MS = 10_000;
 /** Close codes the browser sees when the upstream refused or failed: 4000 + its HTTP status, or these. */
 export const CLOSE_UPSTREAM_UNREACHABLE = 4502;
 export const CLOSE_NO_CONNECTION = 4409;
+/** The close code when what allowed the terminal is gone (the browser shows the reason, and does not reconnect). */
+export const CLOSE_FOR_LOSS: Record<AccessLossCode, number> = {
+  session_ended: 4401,
+  removed_from_team: 4403,
+  role_changed: 4403,
+  connection_changed: CLOSE_NO_CONNECTION,
+};
 
 export interface PtyRelayTarget {
   sandboxId: string;
@@ -50,8 +75,16 @@ export function matchPtyRelayPath(url: string | undefined): PtyRelayTarget | nul
   return m ? { sandboxId: m[1]!, ptyId: m[2]! } : null;
 }
 
+/** What an accepted upgrade carries on to the relay: whose session, and the team and connection it acts with. */
+export interface RelayGrant {
+  userId: string;
+  /** The session cookie's token: the relay reads the session with it again while the terminal is open. */
+  sid: string;
+  team: ActingTeam;
+}
+
 export type RelayAuthResult =
-  { ok: true; userId: string } | { ok: false; status: 401 | 403 | 421; code: string; detail: string };
+  ({ ok: true } & RelayGrant) | { ok: false; status: 401 | 403 | 421; code: string; detail: string };
 
 function header(headers: IncomingHttpHeaders, name: string): string | null {
   const v = headers[name];
@@ -82,24 +115,44 @@ export async function authorizeRelay(headers: IncomingHttpHeaders): Promise<Rela
   }
   const sid = await readSessionId(parseCookieHeader(header(headers, "cookie")));
   const current = sid ? await resolveSession(await getMigratedDb(), sid) : null;
-  if (!current)
+  if (!sid || !current)
     return {
       ok: false,
       status: 401,
       code: "unauthorized",
       detail: "You are not signed in, or your session has ended. Sign in again.",
     };
-  const team = activeMembership(current);
-  if (!team || !can(team.role, "sandboxes.write")) {
-    const where = team ? `Your role in ${team.team.name} (${team.role})` : "Without a team, your account";
-    return {
-      ok: false,
-      status: 403,
-      code: "forbidden",
-      detail: `${where} does not allow opening terminals (sandboxes.write).`,
-    };
+  // The same resolution as route()'s: the role checked and the connection used are one team's.
+  const team = actingTeam(current);
+  if (!team || !can(team.role, TERMINAL_PERMISSION)) {
+    return { ok: false, status: 403, code: "forbidden", detail: refusal(team, TERMINAL_PERMISSION) };
   }
-  return { ok: true, userId: current.user.id };
+  return { ok: true, userId: current.user.id, sid, team };
+}
+
+const TERMINAL_PERMISSION = "sandboxes.write" as const;
+
+/**
+ * Whether the terminal opened with `grant` may go on: the session read again from the database
+ * (a sign-out, a sign-out everywhere, expiry, a disabled or deleted user end it), then the team,
+ * the role and the connection it opened with (lib/server/access-watch.ts). Null while it may.
+ */
+export async function revalidateRelay(grant: RelayGrant, opened: OpenedWith): Promise<AccessLoss | null> {
+  const db = await getMigratedDb();
+  const current = await resolveSession(db, grant.sid);
+  if (!current || current.user.id !== grant.userId) return sessionEnded(db, grant.userId);
+  return accessLost(current, opened);
+}
+
+/** The upgrade target of the grant's connection: the acting team's, never another. */
+function upstreamOf(grant: RelayGrant): Promise<OrkestrUpgradeTarget> {
+  const connection = grant.team.connection;
+  if (!connection) {
+    return Promise.reject(
+      new VaultError("no_connection", grant.team.noConnection ?? "You have no orkestr connection for this team."),
+    );
+  }
+  return orkestrUpgradeFor(grant.userId, { connectionId: connection.id });
 }
 
 /** Answers an upgrade request with a plain HTTP error (before any WebSocket exists). */
@@ -140,8 +193,10 @@ function rawToBuffer(data: RawData): Buffer {
 
 export interface PtyRelayOptions {
   authorize?: (headers: IncomingHttpHeaders) => Promise<RelayAuthResult>;
-  /** Where and how to reach the user's orkestr API (default: the vault). */
-  upstreamFor?: (userId: string) => Promise<OrkestrUpgradeTarget>;
+  /** Where and how to reach the grant's orkestr API (default: the vault, the acting team's connection). */
+  upstreamFor?: (grant: RelayGrant) => Promise<OrkestrUpgradeTarget>;
+  /** Whether an open terminal may go on (default: revalidateRelay, every ACCESS_RECHECK.terminalMs). */
+  revalidate?: (grant: RelayGrant, opened: OpenedWith) => Promise<AccessLoss | null>;
   log?: (message: string, err?: unknown) => void;
   /** How often both sockets are pinged (tests shorten it). */
   pingMs?: number;
@@ -157,7 +212,8 @@ export interface PtyRelay {
 
 export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
   const authorize = options.authorize ?? authorizeRelay;
-  const upstreamFor = options.upstreamFor ?? ((userId: string) => orkestrUpgradeFor(userId));
+  const upstreamFor = options.upstreamFor ?? upstreamOf;
+  const revalidate = options.revalidate ?? revalidateRelay;
   const log =
     options.log ?? ((message: string, err?: unknown) => console.error(`[baton] pty relay: ${message}`, err ?? ""));
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
@@ -206,20 +262,44 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
         return refuse(socket, 500, "internal_error", "Could not check your session.");
       }
       if (!auth.ok) return refuse(socket, auth.status, auth.code, auth.detail);
-      wss.handleUpgrade(req, socket, head, (browser) => relay(browser, auth.userId, target));
+      const { ok: _ok, ...grant } = auth;
+      wss.handleUpgrade(req, socket, head, (browser) => relay(browser, grant, target));
     })();
     return true;
   };
 
-  const relay = (browser: WebSocket, userId: string, target: PtyRelayTarget) => {
+  const relay = (browser: WebSocket, grant: RelayGrant, target: PtyRelayTarget) => {
     alive.set(browser, true);
     browser.on("pong", () => alive.set(browser, true));
     browser.on("error", () => undefined);
     let upstream: WebSocket | null = null;
     let queued: Array<{ data: Buffer; isBinary: boolean }> | null = [];
     let queuedBytes = 0;
+    /** Set when what allowed the terminal is gone: nothing the browser sends goes on from then. */
+    let lost: AccessLoss | null = null;
+    const fail = (code: number, detail: string) => {
+      if (browser.readyState === WebSocket.OPEN) browser.close(code, closeReason(detail));
+    };
+
+    const opened = openedWith(grant.team, TERMINAL_PERMISSION, "terminal");
+    const watch = setInterval(() => {
+      revalidate(grant, opened).then(
+        (loss) => {
+          if (!loss || lost) return;
+          lost = loss;
+          clearInterval(watch);
+          queued = [];
+          // The engine keeps the session for a viewer who may still attach; this one leaves.
+          if (upstream && upstream.readyState !== WebSocket.CLOSED) upstream.close(1000, "viewer lost access");
+          fail(CLOSE_FOR_LOSS[loss.code], loss.detail);
+        },
+        (err: unknown) => log("could not check the terminal's session again", err), // asked again next tick
+      );
+    }, ACCESS_RECHECK.terminalMs);
+    watch.unref();
 
     browser.on("message", (data, isBinary) => {
+      if (lost) return;
       const buf = rawToBuffer(data);
       if (!isBinary && buf.length === HEARTBEAT_PING.length && buf.toString("utf8") === HEARTBEAT_PING) {
         browser.send(HEARTBEAT_PONG);
@@ -235,24 +315,21 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
       if (upstream?.readyState === WebSocket.OPEN) upstream.send(buf, { binary: isBinary });
     });
     browser.on("close", () => {
+      clearInterval(watch);
       // The engine keeps the session (and its scrollback) for the next viewer: a detach, not a kill.
       if (upstream && upstream.readyState !== WebSocket.CLOSED) upstream.close(1000, "viewer left");
     });
 
-    const fail = (code: number, detail: string) => {
-      if (browser.readyState === WebSocket.OPEN) browser.close(code, closeReason(detail));
-    };
-
     void (async () => {
       let up: OrkestrUpgradeTarget;
       try {
-        up = await upstreamFor(userId);
+        up = await upstreamFor(grant);
       } catch (err) {
         if (err instanceof VaultError) return fail(4000 + err.status, err.detail);
         log("could not read the connection", err);
         return fail(1011, "Could not read your orkestr connection.");
       }
-      if (browser.readyState !== WebSocket.OPEN) return;
+      if (browser.readyState !== WebSocket.OPEN || lost) return;
       const url = up.baseUrl.replace(/^http/i, "ws") + path`/sandboxes/${target.sandboxId}/pty/${target.ptyId}/ws`;
       const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
       const destination = !up.isLocalEngine && net.isIP(host) ? classifyDestination(host) : null;
@@ -321,6 +398,7 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
         }
       });
       ws.on("open", () => {
+        if (lost) return void ws.close(1000, "viewer lost access");
         for (const m of queued ?? []) ws.send(m.data, { binary: m.isBinary });
         queued = null;
         queuedBytes = 0;

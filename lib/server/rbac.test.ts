@@ -1,7 +1,7 @@
 import "server-only";
 import { describe, expect, it } from "vitest";
 import { ROLES } from "./db/schema";
-import { can, isPermission, PERMISSIONS, ROLE_PERMISSIONS, type Permission } from "./rbac";
+import { can, engineScopesFor, isPermission, PERMISSIONS, ROLE_PERMISSIONS, type Permission } from "./rbac";
 
 // The whole role × permission matrix, written out: a change to what a role may do shows up here.
 const EXPECTED: Record<Permission, Record<(typeof ROLES)[number], boolean>> = {
@@ -57,5 +57,13 @@ describe("rbac", () => {
     expect(can(undefined, "sandboxes.read")).toBe(false);
     expect(can("superuser" as never, "sandboxes.read")).toBe(false);
     expect(isPermission("sandboxes.delete_everything")).toBe(false);
+  });
+});
+
+describe("engine scopes per role", () => {
+  it("a viewer's local-engine token may only read; every role that may change something also writes", () => {
+    expect(engineScopesFor("viewer")).toEqual(["sandboxes:read"]);
+    for (const role of ["member", "admin", "owner"] as const)
+      expect(engineScopesFor(role)).toEqual(["sandboxes:read", "sandboxes:write"]);
   });
 });

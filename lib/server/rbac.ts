@@ -69,3 +69,17 @@ export function can(role: Role | null | undefined, permission: Permission): bool
 export function isPermission(value: string): value is Permission {
   return (PERMISSIONS as readonly string[]).includes(value);
 }
+
+/** The scopes of a local-engine token (engine/src/auth.ts: reads need the first, changes the second). */
+export type EngineScope = "sandboxes:read" | "sandboxes:write";
+
+/**
+ * The local-engine scopes a role needs, and so the most a member's engine token of that team may
+ * carry: reads for every role, writes only for a role that may change something the engine keeps.
+ * A viewer's token cannot change anything, even outside Baton.
+ */
+export function engineScopesFor(role: Role): EngineScope[] {
+  return ROLE_PERMISSIONS[role].some((p) => WRITE.includes(p))
+    ? ["sandboxes:read", "sandboxes:write"]
+    : ["sandboxes:read"];
+}

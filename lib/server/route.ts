@@ -2,10 +2,11 @@ import "server-only";
 import { z } from "zod";
 import { HOST_NOT_ALLOWED, hostAllowed, originAllowed } from "../host-policy";
 import { knownBytes } from "./request-bytes";
-import { activeMembership, getUserFromRequest, type CurrentUser } from "./auth";
+import { accessLost, openedWith, sessionEnded, type AccessLoss } from "./access-watch";
+import type { ActingTeam } from "./acting-team";
+import { actingTeam, getUserFromRequest, refusal, type CurrentUser } from "./auth";
 import { recordAudit } from "./db/audit";
 import { getMigratedDb } from "./db/index";
-import type { Role, Team } from "./db/teams";
 import type { User } from "./db/users";
 import { AppError, errorResponse, validationError } from "./errors";
 import { can, type Permission } from "./rbac";
@@ -18,8 +19,9 @@ import { clientIp, isSecureRequest, userAgent } from "./request-info";
 //     async ({ user, params, body }) => …);
 //
 // In order, it: refuses Host names Baton does not serve (421 host_not_allowed); refuses cross-site
-// mutations (403 bad_origin); resolves the session (401 when required and missing); checks the
-// permission in the user's active team (403 forbidden); awaits and zod-parses params, query and the
+// mutations (403 bad_origin); resolves the session (401 when required and missing) and the team the
+// request acts in, with the connection it goes through (lib/server/acting-team.ts); checks the
+// permission in that team (403 forbidden); awaits and zod-parses params, query and the
 // JSON body, counted as it arrives (413 past maxBodyBytes, 400 bad_request for unreadable JSON, 422
 // validation_error); runs the handler; records the audit event; and turns anything thrown into
 // `{ detail, code }` with the right status (lib/server/errors.ts). Handlers never try/catch and never
@@ -38,7 +40,7 @@ export interface RouteOptions<
 > {
   /** "user": a live session is required; "optional": resolved when present; "public": not looked at. */
   auth: A;
-  /** Permission the user's role in the active team must grant (needs auth "user"). */
+  /** Permission the user's role in the acting team must grant (needs auth "user"). */
   perm?: A extends "user" ? Permission : never;
   /** Route params (the awaited `ctx.params`). */
   params?: P;
@@ -74,8 +76,18 @@ export interface RouteContext<
   user: A extends "user" ? User : User | null;
   /** The whole session check: user, session row, memberships. */
   current: Principal<A>;
-  /** The team the request acts in and the user's role there (null without a user or team). */
-  team: { team: Team; role: Role } | null;
+  /**
+   * The team the request acts in, the user's role there, and the connection bound to that team
+   * that the request reaches the orkestr API with (null without a user or team). Proxy calls take
+   * this, so the role checked and the connection used cannot come from two teams.
+   */
+  team: ActingTeam | null;
+  /**
+   * For answers that stay open (streams): whether what allowed this request still holds, asked
+   * again now (the session, the membership of `team`, the route's permission, the connection).
+   * Null while it does; else what was lost.
+   */
+  recheck: () => Promise<AccessLoss | null>;
   params: Out<P>;
   query: Out<Q>;
   body: Out<B>;
@@ -248,7 +260,7 @@ export function route<
     const label = `${req.method} ${url.pathname}`;
     const ip = clientIp(req.headers);
     let current: CurrentUser | null = null;
-    let team: { team: Team; role: Role } | null = null;
+    let team: ActingTeam | null = null;
     try {
       const hostError = checkHost(req);
       if (hostError) throw hostError;
@@ -259,19 +271,11 @@ export function route<
         current = await getUserFromRequest(req);
         if (!current && options.auth === "user")
           throw new AppError("unauthorized", "You are not signed in, or your session has ended. Sign in again.");
-        if (current) team = activeMembership(current);
+        if (current) team = actingTeam(current);
       }
 
-      if (options.perm) {
-        if (!team)
-          throw new AppError("forbidden", `You are not a member of a team, so you cannot do this (${options.perm}).`);
-        if (!can(team.role, options.perm)) {
-          throw new AppError(
-            "forbidden",
-            `Your role in ${team.team.name} (${team.role}) does not allow this (${options.perm}).`,
-          );
-        }
-      }
+      if (options.perm && !(team && can(team.role, options.perm)))
+        throw new AppError("forbidden", refusal(team, options.perm));
 
       const params = options.params ? parseWith(options.params, (await nextCtx?.params) ?? {}, "the URL") : undefined;
       const query = options.query ? parseWith(options.query, queryObject(url), "the query string") : undefined;
@@ -298,11 +302,21 @@ export function route<
         }
       };
 
+      const opened = team && options.perm ? openedWith(team, options.perm, "stream") : null;
+      const signedIn = current;
+      const recheck = async (): Promise<AccessLoss | null> => {
+        if (!signedIn) return null;
+        const now = await getUserFromRequest(req);
+        if (!now || now.user.id !== signedIn.user.id) return sessionEnded(await getMigratedDb(), signedIn.user.id);
+        return opened ? accessLost(now, opened) : null;
+      };
+
       const ctx = {
         req,
         user: current?.user ?? null,
         current,
         team,
+        recheck,
         params,
         query,
         body,

@@ -1,9 +1,9 @@
 import "server-only";
 
 // A short-lived, in-process memory of who is asking and with what: resolved sessions (sid → user,
-// session row, memberships) and users' orkestr clients (user → active connection with its
-// decrypted token), so the checks behind every API call are not three database reads and a
-// decryption each time.
+// session row, memberships, connections without their tokens) and users' orkestr clients (user and
+// connection → a client holding the decrypted token), so the checks behind every API call are not
+// four database reads and a decryption each time.
 //
 // Bounds on staleness:
 // - In this process, every write that can end or change a session or a connection (revocation,

@@ -29,13 +29,17 @@ import {
 } from "./db/connections";
 import { DbConflictError, DbNotFoundError } from "./db/errors";
 import { getMigratedDb, type Db } from "./db/index";
+import { getMembership, type Role } from "./db/teams";
+import { findUserById } from "./db/users";
 import {
   engineAccountFor,
   localEngineOrigin,
   localEngineOrigins,
   mintLocalEngineToken,
   revokeLocalEngineToken,
+  LOCAL_ENGINE_SCOPES,
 } from "./local-engine";
+import { engineScopesFor, type EngineScope } from "./rbac";
 import { remembered } from "./session-cache";
 import { assertSafeBaseUrl, fetchFor, UnsafeUrlError, type Resolver, type SafeBaseUrl } from "./ssrf";
 import { UserFacingError } from "./user-error";
@@ -133,6 +137,11 @@ function isLocalEngineUrl(baseUrl: string, opts: VaultOptions): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether a connection is to the configured local engine (its base URL's origin). */
+export function isLocalEngineConnection(c: Pick<Connection, "baseUrl">, opts: VaultOptions = {}): boolean {
+  return isLocalEngineUrl(c.baseUrl, opts);
 }
 
 function toView(c: Connection, opts: VaultOptions): ConnectionView {
@@ -292,18 +301,22 @@ export async function orkestrFor(
 }
 
 /**
- * orkestrFor() as the API proxy uses it (lib/server/upstream.ts): the user's active connection's
- * client, remembered for a moment (lib/server/session-cache.ts) so that a page's burst of calls
- * does not read and decrypt the token for each. Any connection write in this process forgets it at
- * once; another instance's within SESSION_CACHE_TTL_MS.
+ * orkestrFor() as the API proxy uses it (lib/server/upstream.ts): the client of one of the user's
+ * connections (the acting team's, lib/server/acting-team.ts), remembered for a moment
+ * (lib/server/session-cache.ts) so that a page's burst of calls does not read and decrypt the token
+ * for each. Any connection write in this process forgets it at once; another instance's within
+ * SESSION_CACHE_TTL_MS.
  */
 export async function rememberedOrkestrFor(
   userId: string,
+  connectionId: string,
   client: Omit<OrkestrClientOptions, "baseUrl" | "token" | "fetch">,
 ): Promise<OrkestrClient> {
   const db = await getMigratedDb();
   // orkestrFor() throws rather than answering null (no connection, unreadable token): not kept.
-  return (await remembered("connection", db, `${MODULE_GRAPH}:${userId}`, () => orkestrFor(userId, { db, client })))!;
+  return (await remembered("connection", db, `${MODULE_GRAPH}:${userId}:${connectionId}`, () =>
+    orkestrFor(userId, { db, client, connectionId }),
+  ))!;
 }
 
 /**
@@ -353,19 +366,21 @@ export async function orkestrUpgradeFor(
 }
 
 /**
- * Checks the user's active connection now (the status indicator) and records the outcome on the
- * row (last_checked_at, last_error). Null when the user has no connection.
+ * Checks one of the user's connections now (the status indicator: the acting team's, or the active
+ * one without `connectionId`) and records the outcome on the row (last_checked_at, last_error).
+ * Null when there is no such connection.
  */
 export async function checkActiveConnection(
   userId: string,
-  opts: VaultOptions = {},
+  opts: VaultOptions & { connectionId?: string } = {},
 ): Promise<{ connection: ConnectionView; check: ConnectionCheck } | null> {
   const db = await dbOf(opts);
   let found: { connection: Connection; token: string };
   try {
-    found = await decryptToken(db, userId, undefined);
+    found = await decryptToken(db, userId, opts.connectionId);
   } catch (err) {
     if (err instanceof VaultError && err.code === "no_connection") return null;
+    if (err instanceof DbNotFoundError) return null;
     throw err;
   }
   const check = await checkConnection(found.connection.baseUrl, found.token, {
@@ -501,11 +516,27 @@ export async function setActive(
 }
 
 /**
- * "Use the local engine": mints a read/write token on the local engine with its bootstrap secret,
- * in the engine account of the user's team (its members share its sandboxes, each with a token of
- * their own, labelled with who holds it), checks it, and saves it as the active connection named
- * "Local engine". A token that connection held before is revoked. Throws LocalEngineError when
- * the engine is not available.
+ * The scopes a user's local-engine token for `teamId` may carry: their role's there
+ * (rbac.ts engineScopesFor: a viewer's is read-only); every scope for their own account (no team).
+ * Throws DbNotFoundError for a team they are not a member of: no token of a team for a non-member.
+ */
+async function engineScopesOf(db: Db, userId: string, teamId: string | null): Promise<readonly EngineScope[]> {
+  if (teamId === null) return LOCAL_ENGINE_SCOPES;
+  const membership = await getMembership(db, teamId, userId);
+  if (!membership)
+    throw new DbNotFoundError(
+      "membership",
+      "you are not a member of this team, so Baton cannot connect you to its engine",
+    );
+  return engineScopesFor(membership.role);
+}
+
+/**
+ * "Use the local engine": mints a token on the local engine with its bootstrap secret, in the
+ * engine account of the user's team (its members share its sandboxes, each with a token of their
+ * own, labelled with who holds it) with the scopes of their role there, checks it, and saves it as
+ * the active connection named "Local engine". A token that connection held before is revoked.
+ * Throws LocalEngineError when the engine is not available.
  */
 export async function connectLocalEngine(
   userId: string,
@@ -519,6 +550,7 @@ export async function connectLocalEngine(
   const minted = await mintLocalEngineToken({
     account: engineAccountFor(teamId, userId),
     label: `baton: ${opts.label ?? userId}`,
+    scopes: await engineScopesOf(db, userId, teamId),
   });
   let check: ConnectionCheckOk;
   try {
@@ -552,6 +584,41 @@ export async function revokeEngineAccess(
   const held = await listEngineTokenConnections(db, { userId, teamId: opts.teamId });
   for (const conn of held) {
     await deleteConnection(db, userId, conn.id);
+    await revokeQuietly(conn.engineTokenId!);
+  }
+  return held.length;
+}
+
+/**
+ * After a member's role in `teamId` changed to `role`: each local-engine token they hold for that
+ * team is replaced by one with exactly the new role's scopes, and the old one revoked on the engine
+ * at once. Narrowed to viewer, the write token they held stops working (even a copy taken out
+ * before), while they keep reading through the new one. A token that cannot be replaced (the
+ * engine is down) goes with its connection, as on removal: nothing keeps more than the role allows.
+ * Returns how many tokens were revoked.
+ */
+export async function rescopeEngineAccess(
+  userId: string,
+  opts: VaultOptions & { teamId: string; role: Role },
+): Promise<number> {
+  const db = await dbOf(opts);
+  const held = await listEngineTokenConnections(db, { userId, teamId: opts.teamId });
+  if (held.length === 0) return 0;
+  const user = await findUserById(db, userId);
+  for (const conn of held) {
+    let minted: { token: string; id: string } | null = null;
+    try {
+      minted = await mintLocalEngineToken({
+        account: engineAccountFor(opts.teamId, userId),
+        label: `baton: ${user?.email ?? userId}`,
+        scopes: engineScopesFor(opts.role),
+      });
+      await updateConnection(db, userId, conn.id, { token: minted.token, engineTokenId: minted.id });
+    } catch (err) {
+      console.error(`[baton] could not give connection ${conn.id} a token for the new role: ${(err as Error).message}`);
+      if (minted) await revokeQuietly(minted.id);
+      await deleteConnection(db, userId, conn.id);
+    }
     await revokeQuietly(conn.engineTokenId!);
   }
   return held.length;

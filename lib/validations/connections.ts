@@ -43,8 +43,19 @@ export const ConnectionDto = z.object({
 });
 export type ConnectionDto = z.infer<typeof ConnectionDto>;
 
+/**
+ * A connection in the user's list, with the team it belongs to (null: no team of the user's, so it
+ * is not used) and what the user's role in that team lets them do with it: the buttons the
+ * Settings page offers are exactly what PATCH and DELETE /api/connections/{id} accept.
+ */
+export const ConnectionListItemDto = ConnectionDto.extend({
+  team_name: z.string().nullable(),
+  allowed: z.object({ activate: z.boolean(), replace_token: z.boolean(), remove: z.boolean() }),
+});
+export type ConnectionListItemDto = z.infer<typeof ConnectionListItemDto>;
+
 export const ConnectionListDto = z.object({
-  connections: z.array(ConnectionDto),
+  connections: z.array(ConnectionListItemDto),
   local_engine: z.object({ available: z.boolean(), origin: z.string(), reason: z.string().nullable() }),
 });
 export type ConnectionListDto = z.infer<typeof ConnectionListDto>;

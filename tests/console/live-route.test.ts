@@ -8,7 +8,8 @@ import { DELETE as terminate } from "../../app/api/v1/sandboxes/[id]/route";
 import { POST as createSandbox } from "../../app/api/v1/sandboxes/route";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { POST as logout } from "../../app/api/auth/logout/route";
-import { LIVE_LIMITS, LIVE_TIMING, liveHubs } from "../../lib/server/live/live-response";
+import { ACCESS_RECHECK } from "../../lib/server/access-watch";
+import { LIVE_LIMITS, liveHubs } from "../../lib/server/live/live-response";
 import { useLocalEngine } from "./engine-harness";
 import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
 
@@ -100,11 +101,11 @@ describe.each(testBackends)("GET /api/v1/sandboxes/{id}/live on $name", (backend
     await terminate(request(`/api/v1/sandboxes/${id}`, { method: "DELETE", cookie }), params({ id }));
   });
 
-  it("ends a tab's stream once its session is signed out (asked at every keepalive)", async () => {
+  it("ends a tab's stream once its session is signed out (asked every few seconds)", async () => {
     const { user, cookie } = await connected();
     const id = await newSandbox(cookie);
-    const keepalive = LIVE_TIMING.keepaliveMs;
-    LIVE_TIMING.keepaliveMs = 100;
+    const every = ACCESS_RECHECK.streamMs;
+    ACCESS_RECHECK.streamMs = 100;
     const abort = new AbortController();
     try {
       const tab = reader(await open(id, cookie, abort.signal));
@@ -115,7 +116,7 @@ describe.each(testBackends)("GET /api/v1/sandboxes/{id}/live on $name", (backend
       await expect(tab.until(() => false)).rejects.toThrow(/the stream ended/);
       expect(liveHubs().count).toBe(0);
     } finally {
-      LIVE_TIMING.keepaliveMs = keepalive;
+      ACCESS_RECHECK.streamMs = every;
       abort.abort();
     }
     const { cookie: fresh } = await sessionCookie(ctx.db(), user.id);

@@ -6,6 +6,7 @@ import { isValidElement, type ReactElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Sandbox } from "../../lib/orkestr/schemas/sandboxes";
+import { upsertConnection } from "../../lib/server/db/connections";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { makeUser, sessionCookie, useConsoleDb } from "./helpers";
 
@@ -40,18 +41,6 @@ vi.mock("../../lib/server/upstream", () => ({
     return SECRET_SANDBOX;
   },
 }));
-vi.mock("../../lib/server/tokens", async (importOriginal) => ({
-  ...(await importOriginal<typeof import("../../lib/server/tokens")>()),
-  activeConnection: async () => {
-    upstream.calls++;
-    return {
-      id: "conn_1",
-      name: "Secret connection",
-      baseUrl: "https://orkestr.internal.example",
-      tokenHint: "ork_…abcd",
-    };
-  },
-}));
 
 const { default: SandboxLayout } = await import("../../app/(console)/sandboxes/[id]/layout");
 const { default: SandboxesPage } = await import("../../app/(console)/sandboxes/page");
@@ -71,8 +60,16 @@ describe.each(testBackends)("console pages check their API's permission on $name
     request.cookie = "";
   });
 
+  /** A user with `role` in a team (none: no team), with a connection of that team the pages may read through. */
   async function signInAs(role: "viewer" | "member" | null) {
-    const { user } = await makeUser(ctx.db(), role);
+    const { user, teamId } = await makeUser(ctx.db(), role);
+    await upsertConnection(ctx.db(), {
+      userId: user.id,
+      teamId,
+      name: "Secret connection",
+      baseUrl: "https://orkestr.internal.example",
+      token: "ork_abcdefghijkl",
+    });
     request.cookie = (await sessionCookie(ctx.db(), user.id)).cookie;
   }
 

@@ -189,7 +189,11 @@ describe.each(testBackends)("the relay on $name", (backend) => {
   it("lets a member through, adds the token upstream only, and pipes frames both ways", async () => {
     const member = await makeUser(ctx.db(), "member");
     const { cookie } = await sessionCookie(ctx.db(), member.user.id);
-    expect(await authorizeRelay({ host: HOST, origin: ORIGIN, cookie })).toEqual({ ok: true, userId: member.user.id });
+    expect(await authorizeRelay({ host: HOST, origin: ORIGIN, cookie })).toMatchObject({
+      ok: true,
+      userId: member.user.id,
+      team: { role: "member", team: { id: member.teamId } },
+    });
 
     const result = await connect("pty_1", { origin: ORIGIN, cookie });
     if (!("ws" in result)) throw new Error(`refused: ${result.status} ${result.body}`);

@@ -2,13 +2,18 @@ import "server-only";
 import fs from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { POST as execInSandbox } from "../../app/api/v1/sandboxes/[id]/exec/route";
+import { POST as openTerminal } from "../../app/api/v1/sandboxes/[id]/pty/route";
+import { GET as getSandbox } from "../../app/api/v1/sandboxes/[id]/route";
 import { POST as createSandbox } from "../../app/api/v1/sandboxes/route";
+import { addMember, createTeamWithOwner, slugify } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
+import { createUser } from "../../lib/server/db/users";
 import { can, ROLES, type Role } from "../../lib/server/rbac";
 import { declaredRoute, type DeclaredRoute } from "../../lib/server/route";
 import { connectLocalEngine } from "../../lib/server/tokens";
 import { useLocalEngine } from "./engine-harness";
-import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
+import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb } from "./helpers";
 
 // The route × role matrix. Every app/api/**/route.ts is found on disk and
 // imported; every HTTP method it exports is checked against what it declared to route() (read back
@@ -51,6 +56,10 @@ const OWN_ACCOUNT: Record<string, string> = {
   "GET /api/connections": "the user's own orkestr connections (tokens are per user), hints only",
   "GET /api/connections/status": "a live check of the user's own active connection",
   "POST /api/auth/logout-everywhere": "revokes the user's own sessions",
+  "PATCH /api/connections/[id]":
+    "one of the user's own connections: the role checked is the one in the connection's own team (activating needs membership there, a new token connections.manage), tests/console/connection-access.test.ts",
+  "DELETE /api/connections/[id]":
+    "one of the user's own connections: connections.manage in the connection's own team, tests/console/connection-access.test.ts",
 };
 
 /** /api/v1 mutations that only read, so they need a `.read` permission. */
@@ -145,8 +154,25 @@ describe("every API route declares its access", () => {
   });
 });
 
-type Principal = Role | "no team";
+type Principal = Role | "no team" | CrossTeam;
 const PRINCIPALS: Principal[] = [...ROLES, "no team"];
+
+/**
+ * Users with different roles in two teams. Their role must come from the team whose data the
+ * request uses (the team of the connection it goes through), never from their other team:
+ * - "viewer of A, owner of B": owner of their own team B first (their oldest membership), then a
+ *   viewer of team A, connected to A's engine account, acting on A's sandbox. Every route refuses
+ *   them what it refuses a viewer, naming A and the viewer role: the B role never leaks into A.
+ * - "owner of B, viewer of A": a viewer of A first, then owner of team B, connected to B. Gets
+ *   what an owner gets: the A role does not follow them into B either.
+ */
+const CROSS_TEAM = {
+  "viewer of A, owner of B": { actsAs: "viewer", connectedTo: "A" },
+  "owner of B, viewer of A": { actsAs: "owner", connectedTo: "B" },
+} as const satisfies Record<string, { actsAs: Role; connectedTo: "A" | "B" }>;
+type CrossTeam = keyof typeof CROSS_TEAM;
+const CROSS_PRINCIPALS = Object.keys(CROSS_TEAM) as CrossTeam[];
+const TEAM_B_NAME = "Team B of a two-team user";
 
 describe.each(testBackends)("the route × role matrix on $name", (backend) => {
   const ctx = useLocalEngine(() => useConsoleDb(backend));
@@ -156,10 +182,30 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
   const MISSING = "sbx_01MATRIXMISSING0000000000";
 
   beforeAll(async () => {
+    const teams = new Map<Principal, string | null>();
     for (const principal of PRINCIPALS) {
-      const { user, teamId } = await makeUser(ctx.db(), principal === "no team" ? null : principal);
+      const { user, teamId } = await makeUser(ctx.db(), principal === "no team" ? null : (principal as Role));
       // Through the vault, not the route: viewers may not manage connections but still read through one.
       await connectLocalEngine(user.id, { teamId });
+      users.set(principal, user.id);
+      teams.set(principal, teamId);
+    }
+    // Team A is the owner's (whose sandbox the reads use); each two-team user also owns a team B.
+    const teamA = teams.get("owner")!;
+    const t0 = Date.now() - 60_000;
+    for (const principal of CROSS_PRINCIPALS) {
+      const { actsAs, connectedTo } = CROSS_TEAM[principal];
+      const user = await createUser(ctx.db(), { email: `${uniq("two-teams")}@example.com`, passwordHash: null });
+      // The membership of the team the user does NOT act in is the older one: the old code's pick.
+      const inA = { teamId: teamA, userId: user.id, role: "viewer" as const, now: connectedTo === "A" ? t0 + 1 : t0 };
+      const ownB = { name: TEAM_B_NAME, slug: slugify(uniq("team-b")), ownerId: user.id };
+      const { team: teamB } =
+        connectedTo === "A"
+          ? await createTeamWithOwner(ctx.db(), { ...ownB, now: t0 })
+          : await createTeamWithOwner(ctx.db(), { ...ownB, now: t0 + 1 });
+      await addMember(ctx.db(), inA);
+      expect(actsAs).toBe(connectedTo === "A" ? "viewer" : "owner");
+      await connectLocalEngine(user.id, { teamId: connectedTo === "A" ? teamA : teamB.id });
       users.set(principal, user.id);
     }
     const { cookie } = await sessionCookie(ctx.db(), users.get("owner")!);
@@ -211,13 +257,28 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
       expect(anonymous.status, `${r.key} without a session`).toBe(401);
       expect(await jsonOf(anonymous)).toMatchObject({ code: "unauthorized" });
       for (const principal of PRINCIPALS) {
-        const allowed = perm ? principal !== "no team" && can(principal, perm) : true;
+        const allowed = perm ? principal !== "no team" && can(principal as Role, perm) : true;
         const res = await send(r, principal);
         if (allowed) {
           expect(await refusal(res), `${r.key} as ${principal} (has ${perm ?? "a session"}): ${res.status}`).toBeNull();
         } else {
           expect(res.status, `${r.key} as ${principal} (lacks ${perm})`).toBe(403);
           expect(await jsonOf(res)).toMatchObject({ code: "forbidden", detail: expect.stringContaining(perm!) });
+        }
+        await stream(res);
+      }
+      for (const principal of CROSS_PRINCIPALS) {
+        const { actsAs, connectedTo } = CROSS_TEAM[principal];
+        const allowed = perm ? can(actsAs, perm) : true;
+        const res = await send(r, principal);
+        if (allowed) {
+          expect(await refusal(res), `${r.key} as ${principal} (acts as ${actsAs}): ${res.status}`).toBeNull();
+        } else {
+          expect(res.status, `${r.key} as ${principal} (acts as ${actsAs} in ${connectedTo}, lacks ${perm})`).toBe(403);
+          const body = await jsonOf(res);
+          expect(body).toMatchObject({ code: "forbidden", detail: expect.stringContaining(`(${actsAs})`) });
+          // Refused in the team it acts in: the other team is not what the refusal is about.
+          expect(body.detail).not.toContain(TEAM_B_NAME);
         }
         await stream(res);
       }
@@ -230,5 +291,22 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
       const noFetchMetadata = await send(r, "owner", { origin: "https://evil.example", "sec-fetch-site": "" });
       expect(noFetchMetadata.status, `${r.key} with a foreign Origin`).toBe(403);
     }
+  });
+
+  it("the viewer of A who owns B reads A's sandbox, and is refused exec and a terminal in it", async () => {
+    const { cookie } = await sessionCookie(ctx.db(), users.get("viewer of A, owner of B")!);
+    const at = (suffix = "") => `/api/v1/sandboxes/${sandboxId}${suffix}`;
+    const p = { params: Promise.resolve({ id: sandboxId }) };
+    const read = await getSandbox(request(at(), { cookie }), p);
+    expect(read.status).toBe(200);
+    expect(await jsonOf(read)).toMatchObject({ id: sandboxId });
+    const exec = await execInSandbox(
+      request(at("/exec"), { method: "POST", cookie, body: { command: "echo $SECRET" } }),
+      p,
+    );
+    expect(exec.status).toBe(403);
+    expect(await jsonOf(exec)).toMatchObject({ code: "forbidden", detail: expect.stringContaining("(viewer)") });
+    const pty = await openTerminal(request(at("/pty"), { method: "POST", cookie, body: {} }), p);
+    expect(pty.status).toBe(403);
   });
 });

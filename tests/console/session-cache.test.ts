@@ -77,7 +77,7 @@ describe.each(testBackends)("the session memory on $name", (backend) => {
 
   it("each copy of the vault module keeps its own clients (the console server runs two module graphs)", async () => {
     const { user } = await makeUser(ctx.db(), "owner");
-    await upsertConnection(ctx.db(), {
+    const conn = await upsertConnection(ctx.db(), {
       userId: user.id,
       name: "Somewhere",
       baseUrl: "https://orkestr.invalid",
@@ -87,13 +87,13 @@ describe.each(testBackends)("the session memory on $name", (backend) => {
     // A fresh graph for this backend: one an earlier run of this test left behind still reads that run's database.
     vi.resetModules();
     const first = await import("../../lib/server/tokens");
-    const client = await first.rememberedOrkestrFor(user.id, { maxRetries: 0 });
-    expect(await first.rememberedOrkestrFor(user.id, { maxRetries: 0 })).toBe(client);
+    const client = await first.rememberedOrkestrFor(user.id, conn.id, { maxRetries: 0 });
+    expect(await first.rememberedOrkestrFor(user.id, conn.id, { maxRetries: 0 })).toBe(client);
     // A second module graph in the same process (its own OrkestrClient and OrkestrError classes).
     vi.resetModules();
     const second = await import("../../lib/server/tokens");
     const core = await import("../../lib/orkestr/core");
-    const own = await second.rememberedOrkestrFor(user.id, { maxRetries: 0 });
+    const own = await second.rememberedOrkestrFor(user.id, conn.id, { maxRetries: 0 });
     expect(own).not.toBe(client);
     expect(own).toBeInstanceOf(core.OrkestrClient);
   });

@@ -5,12 +5,13 @@ import { POST as localEngine } from "../../app/api/connections/local-engine/rout
 import { POST as execJson } from "../../app/api/v1/sandboxes/[id]/exec/route";
 import { DELETE as terminate, GET as getSandbox } from "../../app/api/v1/sandboxes/[id]/route";
 import { GET as listSandboxes, POST as createSandbox } from "../../app/api/v1/sandboxes/route";
-import { disableUser, removeTeamMember } from "../../lib/server/access";
+import { changeMemberRole, disableUser, removeTeamMember } from "../../lib/server/access";
 import { decrypt } from "../../lib/server/crypto";
 import { getActiveConnection, getConnectionSecret, listConnections } from "../../lib/server/db/connections";
-import { addMember } from "../../lib/server/db/teams";
+import { addMember, type Role } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { createUser } from "../../lib/server/db/users";
+import { connectLocalEngine } from "../../lib/server/tokens";
 import { useLocalEngine } from "./engine-harness";
 import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb } from "./helpers";
 
@@ -27,15 +28,20 @@ describe.each(testBackends)("teams on the local engine ($name)", (backend) => {
   const ctx = useLocalEngine(() => useConsoleDb(backend));
 
   /** The engine's record of a token (by its id), through the admin API. */
-  async function engineToken(
-    id: string,
-  ): Promise<{ id: string; account: { name: string }; label: string | null; revoked_at: string | null }> {
+  async function engineToken(id: string): Promise<{
+    id: string;
+    account: { name: string };
+    label: string | null;
+    scopes: string[];
+    revoked_at: string | null;
+  }> {
     const e = ctx.engine();
     const r = await fetch(`${e.origin}/_admin/tokens`, { headers: { "x-baton-bootstrap": e.bootstrap! } });
     const all = (await r.json()) as {
       id: string;
       account: { name: string };
       label: string | null;
+      scopes: string[];
       revoked_at: string | null;
     }[];
     const found = all.find((t) => t.id === id);
@@ -168,5 +174,69 @@ describe.each(testBackends)("teams on the local engine ($name)", (backend) => {
     expect((await disableUser(owner.user.id, { db: ctx.db() })).revoked).toBe(1);
     expect((await engineToken(ownerConn.conn.engineTokenId!)).revoked_at).not.toBeNull();
     expect((await asOwner()).status).toBe(401);
+  }, 60_000);
+
+  /** The plaintext token a user's active connection holds (what someone who copied it out would have). */
+  async function heldToken(userId: string): Promise<{ token: string; engineTokenId: string }> {
+    const conn = (await getActiveConnection(ctx.db(), userId))!;
+    const secret = (await getConnectionSecret(ctx.db(), userId, conn.id))!;
+    return { token: decrypt(secret.ciphertext, { aad: secret.aad }), engineTokenId: conn.engineTokenId! };
+  }
+
+  /** What the engine itself answers a token: a read, and a write (a sandbox it does not know, so nothing changes). */
+  async function engineAnswers(token: string): Promise<{ read: number; write: number }> {
+    const e = ctx.engine();
+    const auth = { authorization: `Bearer ${token}` };
+    const read = await fetch(`${e.url}/sandboxes`, { headers: auth });
+    const write = await fetch(`${e.url}/sandboxes/sbx_01NOSUCHSANDBOX0000000000/pause`, {
+      method: "POST",
+      headers: auth,
+    });
+    await Promise.all([read.body?.cancel(), write.body?.cancel()]);
+    return { read: read.status, write: write.status };
+  }
+
+  it("a viewer's engine token can only read, even outside Baton", async () => {
+    const owner = await makeUser(ctx.db(), "owner");
+    const viewer = await createUser(ctx.db(), { email: `${uniq("viewer")}@example.com`, passwordHash: null });
+    await addMember(ctx.db(), { teamId: owner.teamId!, userId: viewer.id, role: "viewer" });
+    await connectLocalEngine(viewer.id, { db: ctx.db(), teamId: owner.teamId! });
+    const held = await heldToken(viewer.id);
+    expect((await engineToken(held.engineTokenId)).scopes).toEqual(["sandboxes:read"]);
+    // The engine refuses its writes for lack of the scope (403), before it looks for the sandbox (404).
+    expect(await engineAnswers(held.token)).toEqual({ read: 200, write: 403 });
+  }, 60_000);
+
+  it("narrowing a member's role revokes the engine token their old role needed; they read on with a new one", async () => {
+    const owner = await makeUser(ctx.db(), "owner");
+    const user = await createUser(ctx.db(), { email: `${uniq("member")}@example.com`, passwordHash: null });
+    await addMember(ctx.db(), { teamId: owner.teamId!, userId: user.id, role: "member" });
+    const { cookie } = await connect(user.id);
+    const before = await heldToken(user.id);
+    expect((await engineToken(before.engineTokenId)).scopes).toEqual(["sandboxes:read", "sandboxes:write"]);
+    expect(await engineAnswers(before.token)).toEqual({ read: 200, write: 404 });
+
+    const role = (r: Role) => changeMemberRole({ teamId: owner.teamId!, userId: user.id, role: r }, { db: ctx.db() });
+    expect(await role("viewer")).toMatchObject({ membership: { role: "viewer" }, revoked: 1 });
+    // The write token is revoked on the engine: a copy taken out of the vault before is refused.
+    expect((await engineToken(before.engineTokenId)).revoked_at).not.toBeNull();
+    expect((await engineAnswers(before.token)).read).toBe(401);
+    // The connection now holds a read-only token of the same account, and the console reads through it.
+    const after = await heldToken(user.id);
+    expect(after.engineTokenId).not.toBe(before.engineTokenId);
+    expect(await engineToken(after.engineTokenId)).toMatchObject({
+      scopes: ["sandboxes:read"],
+      account: { name: owner.teamId!.toLowerCase() },
+      revoked_at: null,
+    });
+    expect(await engineAnswers(after.token)).toEqual({ read: 200, write: 403 });
+    expect((await listSandboxes(request("/api/v1/sandboxes", { cookie }), noParams)).status).toBe(200);
+
+    // A change that needs no other scopes keeps the token; widening again gives writes back.
+    expect(await role("member")).toMatchObject({ revoked: 1 });
+    const widened = await heldToken(user.id);
+    expect((await engineToken(widened.engineTokenId)).scopes).toEqual(["sandboxes:read", "sandboxes:write"]);
+    expect(await role("admin")).toMatchObject({ revoked: 0 });
+    expect((await heldToken(user.id)).engineTokenId).toBe(widened.engineTokenId);
   }, 60_000);
 });

@@ -6,7 +6,6 @@ import { PageHeader } from "../../../components/layout/page-header";
 import { ReceiveInBaton } from "../../../components/webhooks/receive-in-baton";
 import { navItem } from "../../../lib/config/page-intro";
 import { requirePermission } from "../../../lib/server/auth";
-import { activeConnection } from "../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Events" };
 
@@ -19,7 +18,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   // The permission GET /api/hooks/events requires.
   const access = await requirePermission("webhooks.read");
   if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
-  const connection = await activeConnection(access.current.user.id);
+  const connection = access.team.connection;
   const raw = (await searchParams).type;
   const type = typeof raw === "string" && /^[a-z0-9_.]{1,100}$/.test(raw) ? raw : "";
   return (

@@ -5,7 +5,6 @@ import { PageHeader } from "../../../components/layout/page-header";
 import { LimitsView } from "../../../components/limits/limits-view";
 import { navItem } from "../../../lib/config/page-intro";
 import { requirePermission } from "../../../lib/server/auth";
-import { activeConnection } from "../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Limits" };
 
@@ -21,15 +20,12 @@ export default async function LimitsPage() {
   // The permission GET /api/v1/sandboxes/limits requires.
   const access = await requirePermission("sandboxes.read");
   if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
-  const connection = await activeConnection(access.current.user.id);
-  const team = connection?.teamId
-    ? (access.current.memberships.find((m) => m.team.id === connection.teamId)?.team ?? null)
-    : null;
+  const connection = access.team.connection;
   return (
     <>
       <PageHeader title={item.title} description={item.description} />
       {connection ? (
-        <LimitsView baseUrl={connection.baseUrl} teamName={team?.name ?? null} />
+        <LimitsView baseUrl={connection.baseUrl} teamName={access.team.team.name} />
       ) : (
         <NoConnection>
           Your plan&apos;s limits are read through an orkestr connection: the hosted API with your token, any v1 server,

@@ -9,7 +9,6 @@ import { Skeleton } from "../../../components/ui/skeleton";
 import { navItem } from "../../../lib/config/page-intro";
 import { Forbidden } from "../../../components/layout/forbidden";
 import { requirePermission } from "../../../lib/server/auth";
-import { activeConnection } from "../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Sandboxes" };
 
@@ -23,7 +22,7 @@ export default async function SandboxesPage() {
   // The permission GET /api/v1/sandboxes requires.
   const access = await requirePermission("sandboxes.read");
   if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
-  const connection = await activeConnection(access.current.user.id);
+  const connection = access.team.connection;
   return (
     <>
       <PageHeader

@@ -5,7 +5,6 @@ import { SnapshotList } from "../../../components/snapshots/snapshot-list";
 import { navItem } from "../../../lib/config/page-intro";
 import { requirePermission } from "../../../lib/server/auth";
 import { can } from "../../../lib/server/rbac";
-import { activeConnection } from "../../../lib/server/tokens";
 import { NoConnection } from "./no-connection";
 
 export const metadata: Metadata = { title: "Snapshots" };
@@ -16,7 +15,7 @@ export default async function SnapshotsPage() {
   // The permission GET /api/v1/snapshots requires.
   const access = await requirePermission("snapshots.read");
   if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
-  const connection = await activeConnection(access.current.user.id);
+  const connection = access.team.connection;
   return (
     <>
       <PageHeader title={item.title} description={item.description} />

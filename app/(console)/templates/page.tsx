@@ -8,7 +8,6 @@ import { Button } from "../../../components/ui/button";
 import { navItem } from "../../../lib/config/page-intro";
 import { newTemplateHref } from "../../../lib/resource-links";
 import { requirePermission } from "../../../lib/server/auth";
-import { activeConnection } from "../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Templates" };
 
@@ -18,7 +17,7 @@ export default async function TemplatesPage() {
   // The permission GET /api/v1/templates requires.
   const access = await requirePermission("templates.read");
   if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
-  const connection = await activeConnection(access.current.user.id);
+  const connection = access.team.connection;
   return (
     <>
       <PageHeader

@@ -8,7 +8,6 @@ import { VolumesView } from "../../../components/volumes/volumes-view";
 import { navItem } from "../../../lib/config/page-intro";
 import { requirePermission } from "../../../lib/server/auth";
 import { can } from "../../../lib/server/rbac";
-import { activeConnection } from "../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Volumes" };
 
@@ -21,7 +20,7 @@ export default async function VolumesPage() {
   // The permission GET /api/v1/volumes requires; changing them needs volumes.write.
   const access = await requirePermission("volumes.read");
   if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
-  const connection = await activeConnection(access.current.user.id);
+  const connection = access.team.connection;
   return (
     <>
       <PageHeader

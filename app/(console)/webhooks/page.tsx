@@ -7,7 +7,6 @@ import { WebhookList } from "../../../components/webhooks/webhook-list";
 import { navItem } from "../../../lib/config/page-intro";
 import { can } from "../../../lib/server/rbac";
 import { requirePermission } from "../../../lib/server/auth";
-import { activeConnection } from "../../../lib/server/tokens";
 import { NoConnection } from "./no-connection";
 
 export const metadata: Metadata = { title: "Webhooks" };
@@ -21,7 +20,7 @@ export default async function WebhooksPage() {
   // The permission GET /api/v1/webhooks requires.
   const access = await requirePermission("webhooks.read");
   if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
-  const connection = await activeConnection(access.current.user.id);
+  const connection = access.team.connection;
   const canWrite = can(access.team.role, "webhooks.write");
   return (
     <>

@@ -9,7 +9,7 @@ export const runtime = "nodejs";
 // rows name the connection, its base URL and hint.
 
 // GET /api/connections – the user's orkestr connections (hints only) and the local engine's availability
-export const GET = route({ auth: "user" }, async ({ user }) => connectionList(user.id));
+export const GET = route({ auth: "user" }, async ({ current }) => connectionList(current));
 
 // POST /api/connections – add one: format, SSRF and a live limits check first, stored only when all pass
 export const POST = route(

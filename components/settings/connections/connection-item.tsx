@@ -5,14 +5,14 @@ import { useId, useState, type FormEvent } from "react";
 import { formatDateTime } from "../../../lib/format";
 import { OrkestrError, errorText } from "../../../lib/orkestr/errors";
 import { connectionKeys, connectionMutations } from "../../../lib/queries/connections";
-import type { ConnectionDto } from "../../../lib/validations/connections";
+import type { ConnectionListItemDto } from "../../../lib/validations/connections";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
 import { Dialog, DialogActions } from "../../ui/dialog";
 import { TokenInput } from "./token-input";
 import { Label } from "../../ui/label";
 
-function lastCheck(c: ConnectionDto): { ok: boolean; text: string } | null {
+function lastCheck(c: ConnectionListItemDto): { ok: boolean; text: string } | null {
   if (!c.last_checked_at) return null;
   const when = formatDateTime(c.last_checked_at);
   if (!c.last_error) return { ok: true, text: `OK · checked ${when}` };
@@ -21,8 +21,12 @@ function lastCheck(c: ConnectionDto): { ok: boolean; text: string } | null {
   return { ok: false, text: `${detail} (checked ${when})` };
 }
 
-/** One connection: name, base URL, token hint, active badge, last check; replace token, set active, remove. */
-export function ConnectionItem({ connection: c, canManage }: { connection: ConnectionDto; canManage: boolean }) {
+/**
+ * One connection: name, its team, base URL, token hint, active badge, last check; set active,
+ * replace token and remove, each offered only when the role in the connection's team allows it
+ * (`allowed`, the same check the API makes).
+ */
+export function ConnectionItem({ connection: c }: { connection: ConnectionListItemDto }) {
   const queryClient = useQueryClient();
   const id = useId();
   const [replacing, setReplacing] = useState(false);
@@ -77,6 +81,9 @@ export function ConnectionItem({ connection: c, canManage }: { connection: Conne
             {c.is_active ? <Badge variant="success">Active</Badge> : null}
             {c.is_local_engine ? <Badge variant="outline">Local engine</Badge> : null}
           </div>
+          <p className="text-xs text-muted-foreground" data-testid="connection-team">
+            {c.team_name ? `Team ${c.team_name}` : "Not used: it belongs to no team of yours"}
+          </p>
           <p className="truncate font-mono text-xs text-muted-foreground" title={c.base_url} data-testid="base-url">
             {c.base_url}
           </p>
@@ -92,25 +99,29 @@ export function ConnectionItem({ connection: c, canManage }: { connection: Conne
             <p className="text-xs text-muted-foreground">Not checked yet</p>
           )}
         </div>
-        {canManage ? (
+        {c.allowed.activate || c.allowed.replace_token || c.allowed.remove ? (
           <div className="flex flex-wrap gap-2 sm:shrink-0">
-            {!c.is_active ? (
+            {!c.is_active && c.allowed.activate ? (
               <Button size="sm" variant="outline" onClick={() => activate.mutate()} disabled={activate.isPending}>
                 {activate.isPending ? "Switching…" : "Set active"}
               </Button>
             ) : null}
-            <Button
-              size="sm"
-              variant="outline"
-              aria-expanded={replacing}
-              aria-controls={`${id}-replace`}
-              onClick={() => setReplacing((v) => !v)}
-            >
-              Replace token
-            </Button>
-            <Button size="sm" variant="destructive" onClick={() => setConfirmRemove(true)}>
-              Remove
-            </Button>
+            {c.allowed.replace_token ? (
+              <Button
+                size="sm"
+                variant="outline"
+                aria-expanded={replacing}
+                aria-controls={`${id}-replace`}
+                onClick={() => setReplacing((v) => !v)}
+              >
+                Replace token
+              </Button>
+            ) : null}
+            {c.allowed.remove ? (
+              <Button size="sm" variant="destructive" onClick={() => setConfirmRemove(true)}>
+                Remove
+              </Button>
+            ) : null}
           </div>
         ) : null}
       </div>

@@ -95,7 +95,7 @@ export function ConnectionsManager({ initial, canManage }: { initial: Connection
         ) : (
           <ul className="flex flex-col gap-3" aria-busy={list.isFetching}>
             {data.connections.map((c) => (
-              <ConnectionItem key={c.id} connection={c} canManage={canManage} />
+              <ConnectionItem key={c.id} connection={c} />
             ))}
           </ul>
         )}

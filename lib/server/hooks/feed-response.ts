@@ -1,4 +1,5 @@
 import "server-only";
+import type { AccessLoss } from "../access-watch";
 import { getMigratedDb } from "../db/index";
 import { AppError } from "../errors";
 import { sessionStreams } from "../live/session-streams";
@@ -37,8 +38,8 @@ export function feedResponse(
   sessionId: string,
   receiverIds: ReadonlySet<string>,
   signal: AbortSignal,
-  /** Whether the tab may still hear these receivers (session, permission, the receiver still the user's). */
-  stillAllowed: () => Promise<boolean>,
+  /** Whether the tab may still hear these receivers (null) or what it lost (session, team, role, receiver). */
+  recheck: () => Promise<AccessLoss | null>,
 ): Response {
   const uncount = feedStreams.open(sessionId);
   const hub = feed();
@@ -51,6 +52,6 @@ export function feedResponse(
       },
       onClose: uncount,
     },
-    { signal, stillAllowed, retryMs: RETRY_MS, maxQueuedBytes: MAX_QUEUED_BYTES },
+    { signal, recheck, retryMs: RETRY_MS, maxQueuedBytes: MAX_QUEUED_BYTES },
   );
 }

@@ -1,13 +1,15 @@
 import "server-only";
 import { OrkestrError } from "../../orkestr/errors";
+import type { ActingTeam } from "../acting-team";
 import type { Db } from "../db/index";
 import { getEnv } from "../env";
-import { activeConnection, VaultError, type ActiveConnection } from "../tokens";
-import { withUpstream } from "../upstream";
+import { isLocalEngineConnection } from "../tokens";
+import { upstreamConnection, withUpstream } from "../upstream";
 import { UserFacingError } from "../user-error";
 import { deleteReceiver, newReceiverId, receiverOfConnection, saveReceiver, type Receiver } from "./store";
 
-// "Receive in Baton": one webhook on the user's active connection, made server-side through the
+// "Receive in Baton": one webhook on the connection the request acts through (the acting team's,
+// lib/server/acting-team.ts), made server-side through the
 // typed client, delivering every event to Baton's own `/api/hooks/<id>`. The secret orkestr answers
 // with goes straight into the database, encrypted; the browser only ever learns the receiver's id,
 // its URL and the webhook's id.
@@ -29,7 +31,7 @@ export class ReceiverSetupError extends UserFacingError<"receiver_unreachable" |
  * own loopback listener, which only an engine on this machine reaches (and which `npm start` puts in
  * the engine's ORKESTR_ENGINE_WEBHOOK_ALLOW).
  */
-export function receiverOrigin(connection: Pick<ActiveConnection, "isLocalEngine" | "baseUrl">): string {
+export function receiverOrigin(connection: { isLocalEngine: boolean; baseUrl: string }): string {
   const env = getEnv();
   if (env.BATON_URL) return env.BATON_URL;
   if (connection.isLocalEngine) return `http://127.0.0.1:${env.PORT}`;
@@ -40,32 +42,26 @@ export function receiverOrigin(connection: Pick<ActiveConnection, "isLocalEngine
   );
 }
 
-function activeOrThrow(connection: ActiveConnection | null): ActiveConnection {
-  if (!connection)
-    throw new VaultError(
-      "no_connection",
-      "You have no orkestr connection yet. Add one in Settings → Connections, or use the local engine.",
-    );
-  return connection;
-}
-
 const isNotFound = (err: unknown) => err instanceof OrkestrError && err.status === 404;
 
-/** The receiver of the user's active connection, or null (no connection counts as none). */
-export async function currentReceiver(db: Db, userId: string): Promise<Receiver | null> {
-  const connection = await activeConnection(userId, { db });
-  return connection ? receiverOfConnection(db, userId, connection.id) : null;
+/** The receiver of the acting team's connection, or null (no team or connection counts as none). */
+export async function currentReceiver(db: Db, team: ActingTeam | null): Promise<Receiver | null> {
+  return team?.connection ? receiverOfConnection(db, team.userId, team.connection.id) : null;
 }
 
 /**
- * Makes (or finds) the receiver of the user's active connection. A receiver whose webhook is gone
+ * Makes (or finds) the receiver of the acting team's connection. A receiver whose webhook is gone
  * upstream (deleted on the webhooks page or by an API client) is made again; one that exists is
  * returned as it is, so a second click subscribes nothing twice.
  */
-export async function receiveInBaton(db: Db, userId: string): Promise<{ receiver: Receiver; created: boolean }> {
-  const connection = activeOrThrow(await activeConnection(userId, { db }));
+export async function receiveInBaton(
+  db: Db,
+  team: ActingTeam | null,
+): Promise<{ receiver: Receiver; created: boolean }> {
+  const connection = upstreamConnection(team);
+  const userId = team!.userId;
   const existing = await receiverOfConnection(db, userId, connection.id);
-  return withUpstream({ id: userId }, async (orkestr) => {
+  return withUpstream(team, async (orkestr) => {
     if (existing) {
       try {
         await orkestr.webhooks.get(existing.webhookId);
@@ -75,7 +71,7 @@ export async function receiveInBaton(db: Db, userId: string): Promise<{ receiver
       }
     }
     const id = newReceiverId();
-    const url = `${receiverOrigin(connection)}/api/hooks/${id}`;
+    const url = `${receiverOrigin({ baseUrl: connection.baseUrl, isLocalEngine: isLocalEngineConnection(connection) })}/api/hooks/${id}`;
     // Every event type (omitted = all), so the feed and the live sandbox pages hear everything.
     const webhook = await orkestr.webhooks.create({ url, description: RECEIVER_DESCRIPTION });
     if (!webhook.secret) {
@@ -104,11 +100,11 @@ export async function receiveInBaton(db: Db, userId: string): Promise<{ receiver
 }
 
 /** Stops receiving: deletes the upstream webhook (already gone is fine) and the receiver with its events. */
-export async function stopReceiving(db: Db, userId: string, receiverId: string): Promise<boolean> {
-  const connection = await activeConnection(userId, { db });
-  const receiver = connection ? await receiverOfConnection(db, userId, connection.id) : null;
-  if (!receiver || receiver.id !== receiverId) return false;
-  await withUpstream({ id: userId }, async (orkestr) => {
+export async function stopReceiving(db: Db, team: ActingTeam | null, receiverId: string): Promise<boolean> {
+  const receiver = await currentReceiver(db, team);
+  if (!team || !receiver || receiver.id !== receiverId) return false;
+  const userId = team.userId;
+  await withUpstream(team, async (orkestr) => {
     try {
       await orkestr.webhooks.delete(receiver.webhookId);
     } catch (err) {

@@ -1,9 +1,8 @@
 import "server-only";
-import { getMigratedDb } from "../db";
-import { getActiveConnection } from "../db/connections";
+import type { AccessLoss } from "../access-watch";
+import type { ActingTeam } from "../acting-team";
 import { AppError } from "../errors";
-import { VaultError } from "../tokens";
-import { withUpstream } from "../upstream";
+import { upstreamConnection, withUpstream } from "../upstream";
 import { HubRegistry, type SandboxHub } from "./sandbox-hub";
 import { sessionStreams } from "./session-streams";
 import { LIVE_TIMING, sseResponse } from "./sse-response";
@@ -39,14 +38,10 @@ export function liveHubs(): HubRegistry {
   return (holder.__batonLiveHubs ??= new HubRegistry());
 }
 
-/** The hub for this user's active connection and sandbox, after its first read (which may throw). */
-async function hubFor(userId: string, sandboxId: string, cursor: string | undefined): Promise<SandboxHub> {
-  const connection = await getActiveConnection(await getMigratedDb(), userId);
-  if (!connection)
-    throw new VaultError(
-      "no_connection",
-      "You have no orkestr connection yet. Add one in Settings → Connections (base URL and token), or use the local engine.",
-    );
+/** The hub for the acting team's connection and sandbox, after its first read (which may throw). */
+async function hubFor(team: ActingTeam | null, sandboxId: string, cursor: string | undefined): Promise<SandboxHub> {
+  // No team or no connection: the same refusal as on every proxy route.
+  const connection = upstreamConnection(team);
   // The connection's id and last change: a replaced token or base URL is a new hub.
   const key = `${connection.id}:${connection.updatedAt.getTime()}:${sandboxId}`;
   const existing = liveHubs().peek(key);
@@ -55,7 +50,7 @@ async function hubFor(userId: string, sandboxId: string, cursor: string | undefi
     return existing;
   }
   // The client comes from withUpstream, so a refused token maps as on every proxy route.
-  return withUpstream({ id: userId }, async (orkestr) => {
+  return withUpstream(team, async (orkestr) => {
     const hub = liveHubs().get(key, sandboxId, () => orkestr, cursor);
     await hub.ready;
     return hub;
@@ -64,29 +59,30 @@ async function hubFor(userId: string, sandboxId: string, cursor: string | undefi
 
 /** The SSE Response of one tab; `cursor` is the last timeline event id it has (Last-Event-ID). */
 export async function liveResponse(
-  user: { id: string },
+  /** The team the request acts in (route()'s `team`): its connection is the one read. */
+  team: ActingTeam | null,
   /** The tab's session: the stream cap counts per session. */
   sessionId: string,
   sandboxId: string,
   cursor: string | undefined,
   signal: AbortSignal,
   /**
-   * Whether the tab's session may still read the sandbox: asked at every keepalive, so a sign-out,
-   * a revocation, a disabled user or a lost role ends the stream within one keepalive, as the next
-   * poll of a polling page would have been refused.
+   * Whether the tab may still read the sandbox (route()'s recheck), asked every few seconds: a
+   * sign-out, a disabled user, a removal from the team, a lost role or a removed connection ends
+   * the stream, as the next poll of a polling page would have been refused.
    */
-  stillAllowed: () => Promise<boolean>,
+  recheck: () => Promise<AccessLoss | null>,
 ): Promise<Response> {
   const uncount = liveStreams.open(sessionId);
   let hub: SandboxHub;
   try {
-    hub = await hubFor(user.id, sandboxId, cursor);
+    hub = await hubFor(team, sandboxId, cursor);
   } catch (e) {
     uncount();
     throw e;
   }
   return sseResponse(
     { start: (send, end) => hub.subscribe({ send, end }, cursor), onClose: uncount },
-    { signal, stillAllowed, retryMs: RETRY_MS, maxQueuedBytes: MAX_QUEUED_BYTES },
+    { signal, recheck, retryMs: RETRY_MS, maxQueuedBytes: MAX_QUEUED_BYTES },
   );
 }

@@ -1,9 +1,12 @@
 import "server-only";
+import { ACCESS_RECHECK, type AccessLoss } from "../access-watch";
 
 // One browser tab's server-sent event stream, as the live sandbox view (live-response.ts) and the
-// received-events feed (hooks/feed-response.ts) answer it: a retry hint first, a keepalive comment
-// that also re-asks whether the tab may still listen, an end when the tab goes away or loses the
-// right, and a tab that falls too far behind dropped (its EventSource reconnects and catches up).
+// received-events feed (hooks/feed-response.ts) answer it: a retry hint first, a keepalive comment,
+// a re-check every few seconds of whether the tab may still listen (lib/server/access-watch.ts), an
+// end when the tab goes away or loses the right, and a tab that falls too far behind dropped (its
+// EventSource reconnects and catches up). An ended stream's EventSource reconnects, and the
+// refusal it then gets (401 or 403) stops it.
 
 /** A comment line this often keeps proxies from closing a quiet stream. An object so a test can shorten it. */
 export const LIVE_TIMING = { keepaliveMs: 15_000 };
@@ -21,8 +24,8 @@ export function sseResponse(
   source: SseSource,
   opts: {
     signal: AbortSignal;
-    /** Whether the tab may still listen: asked at every keepalive (a sign-out ends the stream). */
-    stillAllowed: () => Promise<boolean>;
+    /** Whether the tab may still listen (null) or what it lost: asked every ACCESS_RECHECK.streamMs. */
+    recheck: () => Promise<AccessLoss | null>;
     /** How long a browser waits before reconnecting a dropped stream. */
     retryMs: number;
     /** A tab this far behind (bytes queued) is cut off. */
@@ -31,6 +34,7 @@ export function sseResponse(
 ): Response {
   let stop: (() => void) | null = null;
   let keepalive: ReturnType<typeof setInterval> | null = null;
+  let watch: ReturnType<typeof setInterval> | null = null;
   let closed = false;
   const close = () => {
     if (closed) return;
@@ -38,7 +42,8 @@ export function sseResponse(
     stop?.();
     stop = null;
     if (keepalive) clearInterval(keepalive);
-    keepalive = null;
+    if (watch) clearInterval(watch);
+    keepalive = watch = null;
     source.onClose?.();
   };
   // Queued bytes, not chunks, so desiredSize says how far behind the tab is.
@@ -69,13 +74,13 @@ export function sseResponse(
         };
         send(`retry: ${opts.retryMs}\n\n`);
         stop = source.start(send, end);
-        keepalive = setInterval(() => {
-          send(": keepalive\n\n");
-          opts.stillAllowed().then(
-            (allowed) => allowed || end(),
+        keepalive = setInterval(() => send(": keepalive\n\n"), LIVE_TIMING.keepaliveMs);
+        watch = setInterval(() => {
+          opts.recheck().then(
+            (loss) => loss && end(),
             () => undefined, // the session store unreachable for a moment: the next tick asks again
           );
-        }, LIVE_TIMING.keepaliveMs);
+        }, ACCESS_RECHECK.streamMs);
         opts.signal.addEventListener("abort", end, { once: true });
         // An already-aborted signal never fires "abort".
         if (opts.signal.aborted) end();

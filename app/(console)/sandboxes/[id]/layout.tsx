@@ -13,6 +13,7 @@ import { Forbidden } from "../../../../components/layout/forbidden";
 import { requirePermission } from "../../../../lib/server/auth";
 import { can } from "../../../../lib/server/rbac";
 import { describeError } from "../../../../lib/server/errors";
+import type { ActingTeam } from "../../../../lib/server/acting-team";
 import { withUpstream } from "../../../../lib/server/upstream";
 import { sandboxHref } from "../../../../lib/links";
 
@@ -34,13 +35,13 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 
 /** The sandbox, or why it could not be read; an id the upstream does not know is a 404 page. */
 async function loadSandbox(
-  userId: string,
+  team: ActingTeam,
   id: string,
 ): Promise<
   { sandbox: Sandbox } | { problem: { code: string; detail: string; status: number; retryAfterSeconds: number | null } }
 > {
   try {
-    return { sandbox: await withUpstream({ id: userId }, (orkestr) => orkestr.sandboxes.get(id)) };
+    return { sandbox: await withUpstream(team, (orkestr) => orkestr.sandboxes.get(id)) };
   } catch (err) {
     if (err instanceof OrkestrError && (err.status === 404 || err.code === "sandbox_not_found"))
       return { problem: { code: "not_found", detail: err.detail, status: 404, retryAfterSeconds: null } };
@@ -50,7 +51,8 @@ async function loadSandbox(
 }
 
 // The detail frame shared by Overview, Terminal, Files, Previews and Activity: the sandbox is read
-// here, server-side, with the user's own connection (another user's sandbox is the upstream's 404),
+// here, server-side, with the user's own connection of the acting team, the one the API uses
+// (another user's sandbox is the upstream's 404),
 // and handed to the client leaves, which keep it live.
 export default async function SandboxLayout({ children, params }: { children: ReactNode; params: Params }) {
   const { id: rawId } = await params;
@@ -58,7 +60,7 @@ export default async function SandboxLayout({ children, params }: { children: Re
   // The permission GET /api/v1/sandboxes/{id} requires: without it, nothing is read.
   const access = await requirePermission("sandboxes.read");
   if (!access.ok) return <Forbidden title={id} detail={access.detail} />;
-  const result = await loadSandbox(access.current.user.id, id);
+  const result = await loadSandbox(access.team, id);
   if ("problem" in result) {
     if (result.problem.code === "not_found") notFound();
     const connectionProblem = [

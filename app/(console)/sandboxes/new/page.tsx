@@ -4,7 +4,6 @@ import { PageHeader } from "../../../../components/layout/page-header";
 import { CreateSandboxForm } from "../../../../components/sandboxes/create/create-sandbox-form";
 import { Alert, AlertDescription, AlertTitle } from "../../../../components/ui/alert";
 import { requirePermission } from "../../../../lib/server/auth";
-import { activeConnection } from "../../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Create a sandbox" };
 
@@ -39,7 +38,7 @@ export default async function NewSandboxPage({
       </>
     );
   }
-  const connection = await activeConnection(access.current.user.id);
+  const connection = access.team.connection;
   if (!connection) {
     return (
       <>

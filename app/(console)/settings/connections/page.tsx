@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { PageHeader } from "../../../../components/layout/page-header";
 import { ConnectionsManager } from "../../../../components/settings/connections/connections-manager";
-import { activeMembership, requireUser } from "../../../../lib/server/auth";
+import { actingTeam, requireUser } from "../../../../lib/server/auth";
 import { connectionList } from "../../../../lib/server/connections";
 import { can } from "../../../../lib/server/rbac";
 
@@ -11,8 +11,8 @@ export const metadata: Metadata = { title: "Connections" };
 // only, never a token) and handed to the client leaves as initial data.
 export default async function ConnectionsPage() {
   const current = await requireUser();
-  const membership = activeMembership(current);
-  const initial = await connectionList(current.user.id);
+  const membership = actingTeam(current);
+  const initial = await connectionList(current);
   return (
     <>
       <PageHeader

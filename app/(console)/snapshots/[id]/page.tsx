@@ -3,7 +3,6 @@ import { Forbidden } from "../../../../components/layout/forbidden";
 import { SnapshotDetail } from "../../../../components/snapshots/snapshot-detail";
 import { requirePermission } from "../../../../lib/server/auth";
 import { can } from "../../../../lib/server/rbac";
-import { activeConnection } from "../../../../lib/server/tokens";
 import { NoConnection } from "../no-connection";
 
 type Params = Promise<{ id: string }>;
@@ -27,7 +26,7 @@ export default async function SnapshotPage({ params }: { params: Params }) {
   const id = decodeId((await params).id);
   const access = await requirePermission("snapshots.read");
   if (!access.ok) return <Forbidden title={id} detail={access.detail} />;
-  const connection = await activeConnection(access.current.user.id);
+  const connection = access.team.connection;
   if (!connection)
     return (
       <>

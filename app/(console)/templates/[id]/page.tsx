@@ -4,7 +4,6 @@ import { PageHeader } from "../../../../components/layout/page-header";
 import { TemplatesNoConnection } from "../../../../components/templates/no-connection";
 import { TemplateDetail } from "../../../../components/templates/template-detail";
 import { requirePermission } from "../../../../lib/server/auth";
-import { activeConnection } from "../../../../lib/server/tokens";
 
 type Params = Promise<{ id: string }>;
 
@@ -29,7 +28,7 @@ export default async function TemplatePage({ params }: { params: Params }) {
   // The permission GET /api/v1/templates/{id} requires.
   const access = await requirePermission("templates.read");
   if (!access.ok) return <Forbidden title={id} detail={access.detail} />;
-  const connection = await activeConnection(access.current.user.id);
+  const connection = access.team.connection;
   if (!connection) {
     return (
       <>

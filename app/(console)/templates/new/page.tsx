@@ -4,7 +4,6 @@ import { TemplatesNoConnection } from "../../../../components/templates/no-conne
 import { TemplateForm } from "../../../../components/templates/create/template-form";
 import { Alert, AlertDescription, AlertTitle } from "../../../../components/ui/alert";
 import { requirePermission } from "../../../../lib/server/auth";
-import { activeConnection } from "../../../../lib/server/tokens";
 
 export const metadata: Metadata = { title: "Create a template" };
 
@@ -36,7 +35,7 @@ export default async function NewTemplatePage({ searchParams }: { searchParams: 
       </>
     );
   }
-  const connection = await activeConnection(access.current.user.id);
+  const connection = access.team.connection;
   return (
     <div className="mx-auto w-full max-w-3xl">
       {header}

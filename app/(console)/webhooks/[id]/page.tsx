@@ -4,7 +4,6 @@ import { PageHeader } from "../../../../components/layout/page-header";
 import { WebhookDetail } from "../../../../components/webhooks/webhook-detail";
 import { can } from "../../../../lib/server/rbac";
 import { requirePermission } from "../../../../lib/server/auth";
-import { activeConnection } from "../../../../lib/server/tokens";
 import { NoConnection } from "../no-connection";
 
 type Params = Promise<{ id: string }>;
@@ -32,7 +31,7 @@ export default async function WebhookPage({ params }: { params: Params }) {
   // The permission GET /api/v1/webhooks/{id} requires: without it, nothing is read.
   const access = await requirePermission("webhooks.read");
   if (!access.ok) return <Forbidden title={id} detail={access.detail} />;
-  const connection = await activeConnection(access.current.user.id);
+  const connection = access.team.connection;
   if (!connection)
     return (
       <>

@@ -3,5 +3,6 @@ import { route } from "../../../../lib/server/route";
 
 export const runtime = "nodejs";
 
-// GET /api/connections/status – the active connection (name, host, hint) and a live check of it, for the header indicator
-export const GET = route({ auth: "user" }, async ({ user }) => connectionStatus(user.id));
+// GET /api/connections/status – the connection requests act through (the acting team's: name, host,
+// hint) and a live check of it, for the header indicator
+export const GET = route({ auth: "user" }, async ({ team }) => connectionStatus(team));

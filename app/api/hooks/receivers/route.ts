@@ -5,9 +5,9 @@ import { json, route } from "../../../../lib/server/route";
 
 export const runtime = "nodejs";
 
-// GET /api/hooks/receivers – the receiver of the user's active connection: `{receiver}` or `{receiver: null}`.
-export const GET = route({ auth: "user", perm: "webhooks.read" }, async ({ user }) => {
-  const receiver = await currentReceiver(await getMigratedDb(), user.id);
+// GET /api/hooks/receivers – the receiver of the acting team's connection: `{receiver}` or `{receiver: null}`.
+export const GET = route({ auth: "user", perm: "webhooks.read" }, async ({ team }) => {
+  const receiver = await currentReceiver(await getMigratedDb(), team);
   return { receiver: receiver ? receiverView(receiver) : null };
 });
 
@@ -15,8 +15,8 @@ export const GET = route({ auth: "user", perm: "webhooks.read" }, async ({ user 
 // one there is (200). The secret stays on the server, encrypted.
 export const POST = route(
   { auth: "user", perm: "webhooks.write", audit: "webhook_receiver.create" },
-  async ({ user }) => {
-    const { receiver, created } = await receiveInBaton(await getMigratedDb(), user.id);
+  async ({ team }) => {
+    const { receiver, created } = await receiveInBaton(await getMigratedDb(), team);
     return json({ receiver: receiverView(receiver), created }, { status: created ? 201 : 200 });
   },
 );

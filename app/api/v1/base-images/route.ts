@@ -4,6 +4,6 @@ import { proxyJson } from "../../../../lib/server/upstream";
 export const runtime = "nodejs";
 
 // GET /api/v1/base-images – the images a template can start from
-export const GET = route({ auth: "user", perm: "templates.read" }, async ({ user }) =>
-  proxyJson(user, (orkestr) => orkestr.baseImages.list()),
+export const GET = route({ auth: "user", perm: "templates.read" }, async ({ team }) =>
+  proxyJson(team, (orkestr) => orkestr.baseImages.list()),
 );

@@ -5,18 +5,19 @@ import { ProxyListSandboxesQuery } from "../../../../lib/validations/proxy";
 
 export const runtime = "nodejs";
 
-// Sandboxes are reached through the user's own active connection only (tokens are per user): the
-// upstream decides what that token sees, and its 404 for anything else is passed through.
+// Sandboxes are reached through the user's own connection of the team the request acts in only
+// (tokens are per user): the upstream decides what that token sees, and its 404 for anything else
+// is passed through.
 
 // GET /api/v1/sandboxes – one page of the user's sandboxes (bare array, X-Next-Cursor)
 export const GET = route(
   { auth: "user", perm: "sandboxes.read", query: ProxyListSandboxesQuery },
-  async ({ user, query }) => proxyPage(user, (orkestr) => orkestr.sandboxes.list(query)),
+  async ({ team, query }) => proxyPage(team, (orkestr) => orkestr.sandboxes.list(query)),
 );
 
 // POST /api/v1/sandboxes – create a sandbox (503 fleet_full comes back with Retry-After)
 export const POST = route(
   { auth: "user", perm: "sandboxes.write", body: CreateSandboxBody, audit: "sandbox.create" },
-  async ({ req, user, body }) =>
-    proxyJson(user, (orkestr) => orkestr.sandboxes.create(body, idempotencyFrom(req)), { status: 201 }),
+  async ({ req, team, body }) =>
+    proxyJson(team, (orkestr) => orkestr.sandboxes.create(body, idempotencyFrom(req)), { status: 201 }),
 );

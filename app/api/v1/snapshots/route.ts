@@ -7,5 +7,5 @@ export const runtime = "nodejs";
 // GET /api/v1/snapshots?sandbox_id=&limit=&cursor= – one page of named snapshots (bare array, X-Next-Cursor)
 export const GET = route(
   { auth: "user", perm: "snapshots.read", query: ProxyListSnapshotsQuery },
-  async ({ user, query }) => proxyPage(user, (orkestr) => orkestr.snapshots.list(query)),
+  async ({ team, query }) => proxyPage(team, (orkestr) => orkestr.snapshots.list(query)),
 );

@@ -9,15 +9,15 @@ export const runtime = "nodejs";
 // sandbox of another connection is a 404 from there (passed through), never someone else's data.
 
 // GET /api/v1/sandboxes/[id] – one sandbox
-export const GET = route({ auth: "user", perm: "sandboxes.read", params: SandboxIdParams }, async ({ user, params }) =>
-  proxyJson(user, (orkestr) => orkestr.sandboxes.get(params.id)),
+export const GET = route({ auth: "user", perm: "sandboxes.read", params: SandboxIdParams }, async ({ team, params }) =>
+  proxyJson(team, (orkestr) => orkestr.sandboxes.get(params.id)),
 );
 
 // PATCH /api/v1/sandboxes/[id] – metadata, timeout_seconds (the set_timeout alias), auto_resume, on_timeout
 export const PATCH = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: UpdateSandboxBody },
-  async ({ user, params, body, audit }) => {
-    const res = await proxyJson(user, (orkestr) => orkestr.sandboxes.update(params.id, body));
+  async ({ team, params, body, audit }) => {
+    const res = await proxyJson(team, (orkestr) => orkestr.sandboxes.update(params.id, body));
     await audit("sandbox.update", { target: params.id, data: { fields: Object.keys(body) } });
     return res;
   },
@@ -26,8 +26,8 @@ export const PATCH = route(
 // DELETE /api/v1/sandboxes/[id] – terminate (204, idempotent)
 export const DELETE = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams },
-  async ({ user, params, audit }) => {
-    const res = await proxyJson(user, (orkestr) => orkestr.sandboxes.terminate(params.id));
+  async ({ team, params, audit }) => {
+    const res = await proxyJson(team, (orkestr) => orkestr.sandboxes.terminate(params.id));
     await audit("sandbox.terminate", { target: params.id });
     return res;
   },

@@ -6,15 +6,15 @@ import { ResourceIdParams } from "../../../../../lib/validations/proxy";
 export const runtime = "nodejs";
 
 // GET /api/v1/volumes/[id] – one volume (id or name)
-export const GET = route({ auth: "user", perm: "volumes.read", params: ResourceIdParams }, async ({ user, params }) =>
-  proxyJson(user, (orkestr) => orkestr.volumes.get(params.id)),
+export const GET = route({ auth: "user", perm: "volumes.read", params: ResourceIdParams }, async ({ team, params }) =>
+  proxyJson(team, (orkestr) => orkestr.volumes.get(params.id)),
 );
 
 // PATCH /api/v1/volumes/[id] – rename, grow (409 cannot_shrink), change max lifetime
 export const PATCH = route(
   { auth: "user", perm: "volumes.write", params: ResourceIdParams, body: UpdateVolumeBody },
-  async ({ user, params, body, audit }) => {
-    const res = await proxyJson(user, (orkestr) => orkestr.volumes.update(params.id, body));
+  async ({ team, params, body, audit }) => {
+    const res = await proxyJson(team, (orkestr) => orkestr.volumes.update(params.id, body));
     await audit("volume.update", { target: params.id, data: body });
     return res;
   },
@@ -23,8 +23,8 @@ export const PATCH = route(
 // DELETE /api/v1/volumes/[id] – 204, or 409 volume_in_use while attached
 export const DELETE = route(
   { auth: "user", perm: "volumes.write", params: ResourceIdParams },
-  async ({ user, params, audit }) => {
-    const res = await proxyJson(user, (orkestr) => orkestr.volumes.delete(params.id));
+  async ({ team, params, audit }) => {
+    const res = await proxyJson(team, (orkestr) => orkestr.volumes.delete(params.id));
     await audit("volume.delete", { target: params.id });
     return res;
   },

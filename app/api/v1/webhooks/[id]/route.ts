@@ -7,16 +7,16 @@ import { ResourceIdParams } from "../../../../../lib/validations/proxy";
 export const runtime = "nodejs";
 
 // GET /api/v1/webhooks/[id] – one webhook (no secret)
-export const GET = route({ auth: "user", perm: "webhooks.read", params: ResourceIdParams }, async ({ user, params }) =>
-  proxyJson(user, (orkestr) => orkestr.webhooks.get(params.id)),
+export const GET = route({ auth: "user", perm: "webhooks.read", params: ResourceIdParams }, async ({ team, params }) =>
+  proxyJson(team, (orkestr) => orkestr.webhooks.get(params.id)),
 );
 
 // PATCH /api/v1/webhooks/[id] – url, event_types, description, enabled; Baton's own receiver takes
 // `enabled` only (409 webhook_owned_by_baton, lib/server/hooks/owned-webhooks.ts)
 export const PATCH = route(
   { auth: "user", perm: "webhooks.write", params: ResourceIdParams, body: UpdateWebhookBody },
-  async ({ user, params, body, audit }) => {
-    const res = await proxyJson(user, async (orkestr) => {
+  async ({ team, params, body, audit }) => {
+    const res = await proxyJson(team, async (orkestr) => {
       if (patchChangesReceiver(body)) await refuseReceiverWebhook(orkestr, params.id, "edit");
       return orkestr.webhooks.update(params.id, body);
     });
@@ -29,8 +29,8 @@ export const PATCH = route(
 // receiving deletes it: app/api/hooks/receivers/[id])
 export const DELETE = route(
   { auth: "user", perm: "webhooks.write", params: ResourceIdParams },
-  async ({ user, params, audit }) => {
-    const res = await proxyJson(user, async (orkestr) => {
+  async ({ team, params, audit }) => {
+    const res = await proxyJson(team, async (orkestr) => {
       await refuseReceiverWebhook(orkestr, params.id, "delete");
       return orkestr.webhooks.delete(params.id);
     });

@@ -9,16 +9,18 @@ export const runtime = "nodejs";
 // through unbuffered, resuming after ?cursor= or the Last-Event-ID an EventSource reconnects with.
 export const GET = route(
   { auth: "user", perm: "sandboxes.read", params: SandboxIdParams, query: EventsQuery },
-  async ({ req, user, params, query }) => {
+  async ({ req, team, recheck, params, query }) => {
     const follow = query.follow ?? (req.headers.get("accept") ?? "").includes("text/event-stream");
     if (!follow)
-      return proxyPage(user, (orkestr) =>
+      return proxyPage(team, (orkestr) =>
         orkestr.sandboxes.events(params.id, { limit: query.limit, cursor: query.cursor, type: query.type }),
       );
     const cursor = query.cursor ?? req.headers.get("last-event-id") ?? undefined;
     // The browser going away aborts the upstream call, so no follower is left subscribed upstream.
-    return proxyStream(user, (orkestr) =>
-      orkestr.sandboxes.followEventsRaw(params.id, { cursor, type: query.type }, { signal: req.signal }),
+    return proxyStream(
+      team,
+      (orkestr) => orkestr.sandboxes.followEventsRaw(params.id, { cursor, type: query.type }, { signal: req.signal }),
+      { recheck },
     );
   },
 );

@@ -8,5 +8,5 @@ export const runtime = "nodejs";
 // POST /api/v1/sandboxes/[id]/exec – run a command to completion (a non-zero exit is a result); the sandbox is the upstream's to find (404 passed through)
 export const POST = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: ExecBody },
-  async ({ user, params, body }) => proxyJson(user, (orkestr) => orkestr.exec.run(params.id, body)),
+  async ({ team, params, body }) => proxyJson(team, (orkestr) => orkestr.exec.run(params.id, body)),
 );

@@ -15,7 +15,7 @@ const MAX_WRITE_BODY = 14 * 1024 * 1024;
 // GET /api/v1/sandboxes/[id]/files?path= – a file (base64 content) or a directory listing, as the upstream decides
 export const GET = route(
   { auth: "user", perm: "sandboxes.read", params: SandboxIdParams, query: FilePathQuery },
-  async ({ user, params, query }) => proxyJson(user, (orkestr) => orkestr.files.stat(params.id, query.path)),
+  async ({ team, params, query }) => proxyJson(team, (orkestr) => orkestr.files.stat(params.id, query.path)),
 );
 
 // POST /api/v1/sandboxes/[id]/files – write one file ({path, content, encoding, mode}); parents are created (201 {path, size})
@@ -27,9 +27,9 @@ export const POST = route(
     body: ProxyWriteFileBody,
     maxBodyBytes: MAX_WRITE_BODY,
   },
-  async ({ user, params, body, audit }) => {
+  async ({ team, params, body, audit }) => {
     const res = await proxyJson(
-      user,
+      team,
       (orkestr) => orkestr.files.write(params.id, body.path, body.content, { mode: body.mode }),
       { status: 201 },
     );
@@ -41,8 +41,8 @@ export const POST = route(
 // DELETE /api/v1/sandboxes/[id]/files?path=&recursive= – 204 (409 directory_not_empty without recursive)
 export const DELETE = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, query: DeleteFileQuery },
-  async ({ user, params, query, audit }) => {
-    const res = await proxyJson(user, (orkestr) =>
+  async ({ team, params, query, audit }) => {
+    const res = await proxyJson(team, (orkestr) =>
       orkestr.files.delete(params.id, query.path, { recursive: query.recursive }),
     );
     await audit("sandbox.file_delete", {

@@ -7,5 +7,5 @@ export const runtime = "nodejs";
 // GET /api/v1/sandboxes/[id]/metrics?since= – live CPU and memory, samples newer than `since`, lifetime totals
 export const GET = route(
   { auth: "user", perm: "sandboxes.read", params: SandboxIdParams, query: MetricsQuery },
-  async ({ user, params, query }) => proxyJson(user, (orkestr) => orkestr.sandboxes.metrics(params.id, query.since)),
+  async ({ team, params, query }) => proxyJson(team, (orkestr) => orkestr.sandboxes.metrics(params.id, query.since)),
 );

@@ -9,8 +9,8 @@ export const runtime = "nodejs";
 // default), and is neither stored nor audited.
 export const POST = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams },
-  async ({ user, params, audit }) => {
-    const res = await proxyJson(user, (orkestr) => orkestr.previews.rotateToken(params.id));
+  async ({ team, params, audit }) => {
+    const res = await proxyJson(team, (orkestr) => orkestr.previews.rotateToken(params.id));
     await audit("sandbox.preview_token_rotate", { target: params.id });
     return res;
   },

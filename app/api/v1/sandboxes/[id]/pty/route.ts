@@ -9,15 +9,15 @@ export const runtime = "nodejs";
 // byte stream itself is a WebSocket at …/pty/{pid}/ws, served by the relay in scripts/console-server.mjs.
 
 // GET /api/v1/sandboxes/[id]/pty – the sandbox's terminal sessions (exited ones linger a minute)
-export const GET = route({ auth: "user", perm: "sandboxes.read", params: SandboxIdParams }, async ({ user, params }) =>
-  proxyJson(user, (orkestr) => orkestr.pty.list(params.id)),
+export const GET = route({ auth: "user", perm: "sandboxes.read", params: SandboxIdParams }, async ({ team, params }) =>
+  proxyJson(team, (orkestr) => orkestr.pty.list(params.id)),
 );
 
 // POST /api/v1/sandboxes/[id]/pty – start a terminal session (201)
 export const POST = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: OpenPtyRequest, optionalBody: true },
-  async ({ user, params, body, audit }) => {
-    const res = await proxyJson(user, (orkestr) => orkestr.pty.open(params.id, body), { status: 201 });
+  async ({ team, params, body, audit }) => {
+    const res = await proxyJson(team, (orkestr) => orkestr.pty.open(params.id, body), { status: 201 });
     await audit("sandbox.terminal_open", { target: params.id });
     return res;
   },

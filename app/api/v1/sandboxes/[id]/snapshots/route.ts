@@ -8,8 +8,8 @@ export const runtime = "nodejs";
 // POST /api/v1/sandboxes/[id]/snapshots – a named, forkable snapshot ({name?}); the sandbox keeps running (201)
 export const POST = route(
   { auth: "user", perm: "snapshots.write", params: SandboxIdParams, body: CreateSnapshotBody, optionalBody: true },
-  async ({ req, user, params, body, audit }) => {
-    const snapshot = await withUpstream(user, (orkestr) =>
+  async ({ req, team, params, body, audit }) => {
+    const snapshot = await withUpstream(team, (orkestr) =>
       orkestr.snapshots.create(params.id, body, idempotencyFrom(req)),
     );
     await audit("snapshot.create", {

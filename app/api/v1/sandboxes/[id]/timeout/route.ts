@@ -8,8 +8,8 @@ export const runtime = "nodejs";
 // POST /api/v1/sandboxes/[id]/timeout – set_timeout: expires_at = now + timeout_seconds ({id, timeout_seconds, expires_at})
 export const POST = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: SetTimeoutBody },
-  async ({ user, params, body, audit }) => {
-    const res = await proxyJson(user, (orkestr) => orkestr.sandboxes.setTimeout(params.id, body.timeout_seconds));
+  async ({ team, params, body, audit }) => {
+    const res = await proxyJson(team, (orkestr) => orkestr.sandboxes.setTimeout(params.id, body.timeout_seconds));
     await audit("sandbox.set_timeout", { target: params.id, data: { timeout_seconds: body.timeout_seconds } });
     return res;
   },

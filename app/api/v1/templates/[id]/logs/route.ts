@@ -8,14 +8,16 @@ export const runtime = "nodejs";
 // with ?follow=true (or Accept: text/event-stream) the live SSE stream passed through unbuffered.
 export const GET = route(
   { auth: "user", perm: "templates.read", params: ResourceIdParams, query: TemplateLogsQuery },
-  async ({ req, user, params, query }) => {
+  async ({ req, team, recheck, params, query }) => {
     const follow = query.follow ?? (req.headers.get("accept") ?? "").includes("text/event-stream");
     if (!follow)
-      return proxyJson(user, (orkestr) =>
+      return proxyJson(team, (orkestr) =>
         orkestr.templates.logs(params.id, { cursor: query.cursor, limit: query.limit }),
       );
-    return proxyStream(user, (orkestr) =>
-      orkestr.templates.followLogsRaw(params.id, { cursor: query.cursor }, { signal: req.signal }),
+    return proxyStream(
+      team,
+      (orkestr) => orkestr.templates.followLogsRaw(params.id, { cursor: query.cursor }, { signal: req.signal }),
+      { recheck },
     );
   },
 );

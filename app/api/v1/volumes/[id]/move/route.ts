@@ -8,8 +8,8 @@ export const runtime = "nodejs";
 // POST /api/v1/volumes/[id]/move – relocate a detached volume ({region}); 202 with status "moving"
 export const POST = route(
   { auth: "user", perm: "volumes.write", params: ResourceIdParams, body: MoveVolumeBody },
-  async ({ user, params, body, audit }) => {
-    const res = await proxyJson(user, (orkestr) => orkestr.volumes.move(params.id, body.region), { status: 202 });
+  async ({ team, params, body, audit }) => {
+    const res = await proxyJson(team, (orkestr) => orkestr.volumes.move(params.id, body.region), { status: 202 });
     await audit("volume.move", { target: params.id, data: { region: body.region } });
     return res;
   },

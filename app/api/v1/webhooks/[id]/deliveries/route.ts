@@ -7,5 +7,5 @@ export const runtime = "nodejs";
 // GET /api/v1/webhooks/[id]/deliveries?status=&limit=&cursor= – one page of delivery attempts (X-Next-Cursor)
 export const GET = route(
   { auth: "user", perm: "webhooks.read", params: ResourceIdParams, query: ProxyListDeliveriesQuery },
-  async ({ user, params, query }) => proxyPage(user, (orkestr) => orkestr.webhooks.deliveries(params.id, query)),
+  async ({ team, params, query }) => proxyPage(team, (orkestr) => orkestr.webhooks.deliveries(params.id, query)),
 );

@@ -7,8 +7,8 @@ export const runtime = "nodejs";
 // POST /api/v1/webhooks/[id]/disable – stop deliveries until enabled again
 export const POST = route(
   { auth: "user", perm: "webhooks.write", params: ResourceIdParams },
-  async ({ user, params, audit }) => {
-    const res = await proxyJson(user, (orkestr) => orkestr.webhooks.disable(params.id));
+  async ({ team, params, audit }) => {
+    const res = await proxyJson(team, (orkestr) => orkestr.webhooks.disable(params.id));
     await audit("webhook.disable", { target: params.id });
     return res;
   },

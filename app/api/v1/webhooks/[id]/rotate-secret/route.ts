@@ -10,8 +10,8 @@ export const runtime = "nodejs";
 // webhook_owned_by_baton for Baton's own receiver, whose secret only Baton may hold
 export const POST = route(
   { auth: "user", perm: "webhooks.write", params: ResourceIdParams },
-  async ({ user, params, audit }) => {
-    const res = await proxyJson(user, async (orkestr) => {
+  async ({ team, params, audit }) => {
+    const res = await proxyJson(team, async (orkestr) => {
       await refuseReceiverWebhook(orkestr, params.id, "rotate");
       return orkestr.webhooks.rotateSecret(params.id);
     });

@@ -8,9 +8,11 @@ export const runtime = "nodejs";
 // POST /api/v1/sandboxes/[id]/exec/stream – output chunks as they come (SSE, or NDJSON with ?format=ndjson), passed through unbuffered
 export const POST = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, query: ExecStreamQuery, body: ExecBody },
-  async ({ req, user, params, query, body }) =>
+  async ({ req, team, recheck, params, query, body }) =>
     // The browser going away aborts the upstream call, so the command is not left streaming to nobody.
-    proxyStream(user, (orkestr) =>
-      orkestr.exec.raw(params.id, body, { format: query.format ?? "sse", signal: req.signal }),
+    proxyStream(
+      team,
+      (orkestr) => orkestr.exec.raw(params.id, body, { format: query.format ?? "sse", signal: req.signal }),
+      { recheck },
     ),
 );

@@ -16,8 +16,8 @@ export const POST = route(
     body: ProxyWriteBatchBody,
     maxBodyBytes: MAX_BATCH_BODY,
   },
-  async ({ user, params, body, audit }) => {
-    const res = await proxyJson(user, (orkestr) => orkestr.files.writeBatch(params.id, body));
+  async ({ team, params, body, audit }) => {
+    const res = await proxyJson(team, (orkestr) => orkestr.files.writeBatch(params.id, body));
     await audit("sandbox.file_write_batch", {
       target: params.id,
       data: { paths: body.map((f) => f.path).slice(0, 50) },

@@ -11,8 +11,8 @@ export const runtime = "nodejs";
 // A POST that only reads, so it needs sandboxes.read, like GET files/raw itself.
 export const POST = route(
   { auth: "user", perm: "sandboxes.read", params: SandboxIdParams, body: PresignBody },
-  async ({ user, params, body }) => {
-    const presigned = await withUpstream(user, (orkestr) =>
+  async ({ team, params, body }) => {
+    const presigned = await withUpstream(team, (orkestr) =>
       orkestr.files.presignDownload(params.id, body.path, { expiresInSeconds: body.expires_in_seconds }),
     );
     return json(batonPresigned(params.id, body.path, presigned));

@@ -10,8 +10,8 @@ export const runtime = "nodejs";
 // the answer points at Baton's own files/raw route, never at the upstream (see file-links.ts).
 export const POST = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: PresignBody },
-  async ({ user, params, body, audit }) => {
-    const presigned = await withUpstream(user, (orkestr) =>
+  async ({ team, params, body, audit }) => {
+    const presigned = await withUpstream(team, (orkestr) =>
       orkestr.files.presignUpload(params.id, body.path, {
         expiresInSeconds: body.expires_in_seconds,
         maxBytes: body.max_bytes,

@@ -12,17 +12,20 @@ export const runtime = "nodejs";
 // GET /api/v1/sandboxes/[id]/files/raw?path= – the file's bytes (Range passed on: 206 partial content)
 export const GET = route(
   { auth: "user", perm: "sandboxes.read", params: SandboxIdParams, query: FilePathQuery },
-  async ({ req, user, params, query }) =>
+  async ({ req, team, recheck, params, query }) =>
     proxyStream(
-      user,
+      team,
       (orkestr) =>
         orkestr.files.readRaw(params.id, query.path, {
           range: req.headers.get("range") ?? undefined,
           signal: req.signal,
         }),
       {
-        ...DOWNLOAD_HEADERS,
-        "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(downloadName(query.path))}`,
+        recheck,
+        headers: {
+          ...DOWNLOAD_HEADERS,
+          "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(downloadName(query.path))}`,
+        },
       },
     ),
 );
@@ -30,9 +33,9 @@ export const GET = route(
 // PUT /api/v1/sandboxes/[id]/files/raw?path= – the request body streamed into the file (201 {path, size})
 export const PUT = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, query: FilePathQuery },
-  async ({ req, user, params, query, audit }) => {
+  async ({ req, team, params, query, audit }) => {
     const res = await proxyJson(
-      user,
+      team,
       (orkestr) =>
         orkestr.files.writeRaw(params.id, query.path, requestBody(req) ?? new Uint8Array(), {
           signal: req.signal,

@@ -5,6 +5,6 @@ import { DeliveryParams } from "../../../../../../../lib/validations/proxy";
 export const runtime = "nodejs";
 
 // GET /api/v1/webhooks/[id]/deliveries/[dlv] – one delivery, with the request body and a response excerpt
-export const GET = route({ auth: "user", perm: "webhooks.read", params: DeliveryParams }, async ({ user, params }) =>
-  proxyJson(user, (orkestr) => orkestr.webhooks.delivery(params.id, params.dlv)),
+export const GET = route({ auth: "user", perm: "webhooks.read", params: DeliveryParams }, async ({ team, params }) =>
+  proxyJson(team, (orkestr) => orkestr.webhooks.delivery(params.id, params.dlv)),
 );
