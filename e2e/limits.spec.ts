@@ -151,6 +151,14 @@ test("every figure on the page is the API's, and a create moves the RAM used liv
     l.isolation.seccomp.enforced ? "Enforced" : "Not enforced",
   );
   const enforced = page.getByRole("list", { name: "Enforced" }).getByRole("listitem");
+  // The /proc paths every sandbox gets read-only or masked, and who builds run as (issue 20).
+  const proc = page.getByTestId("isolation-proc");
+  for (const p of [...l.isolation.proc.read_only, ...l.isolation.proc.masked]) await expect(proc).toContainText(p);
+  await expect(proc).toContainText("/proc/sys");
+  await expect(proc).toContainText("/sys: not mounted");
+  await expect(page.getByTestId("isolation-builds")).toContainText(
+    l.isolation.builds ? `host uids ${l.isolation.builds.host_uids}, never 0` : "unavailable",
+  );
   if (l.isolation.enforced.length) await expect(enforced).toHaveText(l.isolation.enforced);
   const degraded = page.getByRole("list", { name: "Degraded on this machine" }).getByRole("listitem");
   if (l.isolation.degraded.length) await expect(degraded).toHaveText(l.isolation.degraded);

@@ -79,6 +79,22 @@ export function HostClamp({ host }: { host: HostCapacity }) {
   );
 }
 
+/** One labelled line of /proc paths ("Read-only: /proc/sys, /proc/irq"), or nothing when there are none. */
+function PathList({ label, paths }: { label: string; paths: string[] | null | undefined }) {
+  if (!paths?.length) return null;
+  return (
+    <span className="block">
+      {label}:{" "}
+      {paths.map((p, i) => (
+        <span key={p}>
+          {i ? ", " : null}
+          <code className="font-mono break-all">{p}</code>
+        </span>
+      ))}
+    </span>
+  );
+}
+
 /** The local engine's isolation report: what this machine enforces for every sandbox, and what is weaker. */
 export function IsolationReport({ isolation }: { isolation: Isolation }) {
   const enforced = isolation.enforced ?? [];
@@ -104,6 +120,32 @@ export function IsolationReport({ isolation }: { isolation: Isolation }) {
                 <Badge variant="warning">Not enforced</Badge>
                 {seccomp.reason ? <span>{seccomp.reason}</span> : null}
               </span>
+            )}
+          </Row>
+        ) : null}
+        {isolation.proc ? (
+          <Row term="Kernel state (/proc)" testId="isolation-proc">
+            <PathList label="Read-only" paths={isolation.proc.read_only} />
+            <PathList label="Masked" paths={isolation.proc.masked} />
+            {isolation.sys ? <span className="block">/sys: {isolation.sys}</span> : null}
+          </Row>
+        ) : null}
+        {isolation.builds !== undefined ? (
+          <Row term="Template builds run as" testId="isolation-builds">
+            {isolation.builds ? (
+              <span>
+                {isolation.builds.user === "userns-root"
+                  ? "root of their own user namespace only"
+                  : "an unprivileged host uid"}
+                {isolation.builds.host_uids ? (
+                  <>
+                    {" "}
+                    (host uids <code className="font-mono">{isolation.builds.host_uids}</code>, never 0)
+                  </>
+                ) : null}
+              </span>
+            ) : (
+              <span className="text-muted-foreground">Custom templates are unavailable here (see Degraded).</span>
             )}
           </Row>
         ) : null}

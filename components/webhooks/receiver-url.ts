@@ -1,7 +1,7 @@
 // The create form's own check of a receiver URL: its shape only (absolute, http(s), a host, no
 // fragment, at most 2048 characters, as the engine's schema takes it). Which addresses a webhook
 // may reach is the engine's decision, not the browser's: only public https receivers and the
-// origins its operator allowed (ORKESTR_ENGINE_WEBHOOK_ALLOW). That answer, a 422 naming the
+// receiver prefixes its operator allowed (ORKESTR_ENGINE_WEBHOOK_ALLOW). That answer, a 422 naming the
 // reason, is shown as the engine wrote it; guessing it here would be wrong for one operator or another.
 
 export const MAX_URL_LENGTH = 2048;
@@ -35,7 +35,7 @@ export function checkReceiverUrl(raw: string): UrlCheck {
   if (url.hash) return { ok: false, problem: "Leave the #fragment out: it is never sent to the receiver." };
   const notes = [
     url.protocol === "http:"
-      ? "Plain http:// is accepted only for an origin the engine's operator allowed (such as Baton's own receiver); anything else must use https://."
+      ? "Plain http:// is accepted only below an address the engine's operator allowed (such as Baton's own receiver); anything else must use https://."
       : null,
     // Allowed (some receivers want basic auth), but the URL is not a secret: every list shows it.
     url.username || url.password

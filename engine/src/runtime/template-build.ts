@@ -319,7 +319,7 @@ export class TemplateBuild {
     }
     await this.layers.scrub(id);
     const size_mb = await this.layers.sizeMb(id);
-    system(`layer captured: ${size_mb} MB`);
+    system(`layer captured: ${size_mb} MiB`);
     return { ok: true, size_mb };
   }
 
@@ -418,7 +418,7 @@ export class TemplateBuild {
       void this.layers.sizeMb(this.req.id).then(
         (mb) => {
           if (mb > this.config.templateMaxMb && !overSize) {
-            overSize = `the template layer grew past ${this.config.templateMaxMb} MB`;
+            overSize = `the template layer grew past ${this.config.templateMaxMb} MiB`;
             running.kill();
           }
         },

@@ -30,7 +30,7 @@ export function sizeReport(plan: Plan, host: HostCapacity | undefined): SizeRepo
     if (!allowed) {
       reason = `The ${plan.name} plan offers ${plan.allowedSizes.join(", ")} only: a create of size ${size} answers 403 size_not_allowed.`;
     } else if (fits === false) {
-      reason = `This machine keeps ${host!.memory_for_sandboxes_mb} MB of RAM for sandboxes and a ${size} sandbox needs ${memory_mb} MB: a create answers 503 fleet_full.`;
+      reason = `This machine keeps ${host!.memory_for_sandboxes_mb} MiB of RAM for sandboxes and a ${size} sandbox needs ${memory_mb} MiB: a create answers 503 fleet_full.`;
     }
     return { size, cpu, memory_mb, allowed, fits_host: fits, reason };
   });

@@ -42,7 +42,7 @@ describe("GET /v1/limits", () => {
     expect(bySize.medium).toMatchObject({ allowed: true, fits_host: true, reason: null });
     expect(bySize.large).toMatchObject({ allowed: true, fits_host: false });
     expect(bySize.large.reason).toBe(
-      "This machine keeps 5120 MB of RAM for sandboxes and a large sandbox needs 8192 MB: a create answers 503 fleet_full.",
+      "This machine keeps 5120 MiB of RAM for sandboxes and a large sandbox needs 8192 MiB: a create answers 503 fleet_full.",
     );
     // The isolation report: what is enforced and degraded, one sentence each.
     expect(["bwrap-userns", "bwrap-root", "unavailable"]).toContain(r.body.isolation.mode);

@@ -53,6 +53,14 @@ export const Isolation = z
     mode: z.string().nullish(),
     kernel: z.string().nullish(),
     seccomp: z.object({ enforced: z.boolean().nullish(), reason: z.string().nullish() }).loose().nullish(),
+    /** What of /proc every sandbox, terminal and build gets read-only or masked. */
+    proc: z
+      .object({ read_only: z.array(z.string()).nullish(), masked: z.array(z.string()).nullish() })
+      .loose()
+      .nullish(),
+    sys: z.string().nullish(),
+    /** Who template build steps run as (null: custom templates unavailable). */
+    builds: z.object({ user: z.string().nullish(), host_uids: z.string().nullish() }).loose().nullish(),
     enforced: z.array(z.string()).nullish(),
     degraded: z.array(z.string()).nullish(),
   })
