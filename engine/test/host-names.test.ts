@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OpaqueNames } from "../src/runtime/opaque-names.js";
 import { createSandbox, startEngine, type EngineHandle } from "./helpers/engine.js";
 import { hostRequest, previewHostOf, serveInSandbox } from "./helpers/previews.js";
+import { hostProcesses } from "./helpers/procs.js";
 
 /**
  * Issue 20, item 10: a public preview needs nothing but its sandbox's id, and every local user of
@@ -54,14 +55,8 @@ function worldReadableMentions(needle: string): string[] {
     }
   };
   walk("/sys/fs/cgroup", 0);
-  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
-      if (cmdline.toLowerCase().includes(lower)) found.push(`pid ${pid}: ${cmdline.slice(0, 200)}`);
-    } catch {
-      /* exited meanwhile */
-    }
-  }
+  for (const p of hostProcesses())
+    if (p.cmdline.toLowerCase().includes(lower)) found.push(`pid ${p.pid}: ${p.cmdline.slice(0, 200)}`);
   return found;
 }
 

@@ -6,7 +6,8 @@ import WebSocket from "ws";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
 import { eventually, until } from "./helpers/async.js";
-import { createTemplate, waitBuilt, type Json } from "./helpers/templates.js";
+import { hostProcesses } from "./helpers/procs.js";
+import { createTemplate, stepOutput, waitBuilt } from "./helpers/templates.js";
 
 /**
  * Issue 20, item 1: no sandbox, terminal or template build may write the host kernel's state. An
@@ -71,14 +72,6 @@ function expectKernelStateClosed(out: string): void {
   expect(fs.readFileSync(CORE_PATTERN, "utf8")).toBe(originalCorePattern);
 }
 
-async function stepOutput(e: EngineHandle, id: string, step: number): Promise<string> {
-  const lines = (await e.api("GET", `/templates/${id}/logs?limit=1000`)).body.lines as Json[];
-  return lines
-    .filter((l) => l.step_index === step && l.stream !== "system")
-    .map((l) => l.data)
-    .join("");
-}
-
 /** Runs `steps` as a template build and returns each step's output (the build must succeed). */
 async function buildOutput(e: EngineHandle, name: string, steps: string[]): Promise<string[]> {
   const t = await waitBuilt(e, (await createTemplate(e, { name, steps })).id, 120_000);
@@ -88,17 +81,9 @@ async function buildOutput(e: EngineHandle, name: string, steps: string[]): Prom
 
 /** Host uids of every process whose command line contains `marker` (the four of /proc/PID/status's Uid line). */
 function hostUidsOf(marker: string): number[][] {
-  const found: number[][] = [];
-  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      if (!fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker)) continue;
-      const uids = /^Uid:\s+(.*)$/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-      if (uids) found.push(uids.trim().split(/\s+/).map(Number));
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return found;
+  return hostProcesses()
+    .filter((p) => p.cmdline.includes(marker))
+    .map((p) => p.uids);
 }
 
 describe("host kernel state (issue 20, item 1)", () => {

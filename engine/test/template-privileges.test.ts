@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, enginePath, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
-import { createTemplate, waitBuilt, type Json } from "./helpers/templates.js";
+import { createTemplate, stepOutput, waitBuilt, type Json } from "./helpers/templates.js";
 
 /**
  * A template build writes its own root filesystem, and the engine runs as root (security issue,
@@ -130,14 +130,6 @@ function statusField(text: string, name: string): string | undefined {
 /** Lines the planted tools logged: every one must show a process without capabilities. */
 function privilegedRuns(log: string): string[] {
   return log.split("\n").filter((l) => l.trim() && !/ caps=0{16}$/.test(l));
-}
-
-async function stepOutput(e: EngineHandle, id: string, step: number): Promise<string> {
-  const lines = (await e.api("GET", `/templates/${id}/logs?limit=1000`)).body.lines as Json[];
-  return lines
-    .filter((l) => l.step_index === step && l.stream !== "system")
-    .map((l) => l.data)
-    .join("");
 }
 
 const engines: EngineHandle[] = [];

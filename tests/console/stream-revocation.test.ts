@@ -63,6 +63,23 @@ async function readUntil(res: Response, text: string): Promise<Response> {
   return new Response(rest);
 }
 
+/** Starts a 30 s command's streamed output as member `m` and waits for its first line. */
+async function tickingCommand(m: { sandboxId: string; cookie: string }, signal: AbortSignal): Promise<Response> {
+  const res = await execStream(
+    new Request(
+      request(`/api/v1/sandboxes/${m.sandboxId}/exec/stream`, {
+        method: "POST",
+        cookie: m.cookie,
+        body: { command: "for i in $(seq 1 60); do echo tick-$i; sleep 0.5; done" },
+      }),
+      { signal },
+    ),
+    params({ id: m.sandboxId }),
+  );
+  expect(res.status).toBe(200);
+  return readUntil(res, "tick-1");
+}
+
 describe.each(testBackends)("open streams on $name", (backend) => {
   const ctx = useLocalEngine(() => useConsoleDb(backend));
   const every = ACCESS_RECHECK.streamMs;
@@ -118,19 +135,7 @@ describe.each(testBackends)("open streams on $name", (backend) => {
     const m = await memberWithSandbox();
     const abort = new AbortController();
     try {
-      const res = await execStream(
-        new Request(
-          request(`/api/v1/sandboxes/${m.sandboxId}/exec/stream`, {
-            method: "POST",
-            cookie: m.cookie,
-            body: { command: "for i in $(seq 1 60); do echo tick-$i; sleep 0.5; done" },
-          }),
-          { signal: abort.signal },
-        ),
-        params({ id: m.sandboxId }),
-      );
-      expect(res.status).toBe(200);
-      const open = await readUntil(res, "tick-1");
+      const open = await tickingCommand(m, abort.signal);
       const out = await logoutEverywhere(
         request("/api/auth/logout-everywhere", { method: "POST", cookie: m.cookie }),
         noParams,
@@ -147,19 +152,7 @@ describe.each(testBackends)("open streams on $name", (backend) => {
     const m = await memberWithSandbox();
     const abort = new AbortController();
     try {
-      const res = await execStream(
-        new Request(
-          request(`/api/v1/sandboxes/${m.sandboxId}/exec/stream`, {
-            method: "POST",
-            cookie: m.cookie,
-            body: { command: "for i in $(seq 1 60); do echo tick-$i; sleep 0.5; done" },
-          }),
-          { signal: abort.signal },
-        ),
-        params({ id: m.sandboxId }),
-      );
-      expect(res.status).toBe(200);
-      const open = await readUntil(res, "tick-1");
+      const open = await tickingCommand(m, abort.signal);
       await changeMemberRole({ teamId: m.teamId, userId: m.userId, role: "viewer" });
       expect(await endsWithin(open), "the command's output was still streaming").toBe(true);
     } finally {

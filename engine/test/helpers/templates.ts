@@ -58,3 +58,12 @@ export async function followLogs(
   for (const line of raw.split("\n")) if (line.startsWith("data: ")) frames.push(JSON.parse(line.slice(6)));
   return { frames, raw, ended };
 }
+
+/** What build step `step` printed (stdout and stderr, in order), from the template's log. */
+export async function stepOutput(e: EngineHandle, id: string, step: number): Promise<string> {
+  const lines = (await e.api("GET", `/templates/${id}/logs?limit=1000`)).body.lines as Json[];
+  return lines
+    .filter((l) => l.step_index === step && l.stream !== "system")
+    .map((l) => l.data)
+    .join("");
+}
