@@ -1,12 +1,13 @@
 import "server-only";
 import { isValidElement, type ReactElement, type ReactNode } from "react";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { testBackends } from "../../lib/server/db/test-backends";
+import { upsertConnection } from "../../lib/server/db/connections";
 import { makeUser, sessionCookie, useConsoleDb } from "../console/helpers";
 
 // The webhooks pages check the permission their API checks (webhooks.read), offer writes only to a
-// role with webhooks.write, and read the connection (its base URL, for the snippets) only once
-// allowed. The server components are called as Next calls them; their client leaves are not
+// role with webhooks.write, and hand the acting team's connection (its base URL, for the snippets,
+// never its token) to the page only once allowed. The server components are called as Next calls them; their client leaves are not
 // rendered, only looked at as the elements the page hands them.
 
 const request = vi.hoisted(() => ({ cookie: "" }));
@@ -28,17 +29,6 @@ vi.mock("next/navigation", () => ({
     throw new Error("not found");
   },
 }));
-const connection = vi.hoisted(() => ({ reads: 0, present: true }));
-vi.mock("../../lib/server/tokens", async (importOriginal) => ({
-  ...(await importOriginal<typeof import("../../lib/server/tokens")>()),
-  activeConnection: async () => {
-    connection.reads++;
-    return connection.present
-      ? { id: "conn_1", name: "c", baseUrl: "https://orkestr.internal.example", tokenHint: "ork_…abcd" }
-      : null;
-  },
-}));
-
 const { default: WebhooksPage } = await import("../../app/(console)/webhooks/page");
 const { default: WebhookPage } = await import("../../app/(console)/webhooks/[id]/page");
 const { CreateWebhookButton } = await import("../../components/webhooks/create-webhook");
@@ -58,26 +48,31 @@ const find = (node: ReactNode, type: unknown) => elements(node).filter((e) => e.
 
 describe.each(testBackends)("the webhooks pages and permissions on $name", (backend) => {
   const ctx = useConsoleDb(backend);
-  beforeEach(() => {
-    connection.reads = 0;
-    connection.present = true;
-  });
   afterEach(() => {
     request.cookie = "";
   });
-  async function signInAs(role: "viewer" | "member" | null) {
-    const { user } = await makeUser(ctx.db(), role);
+  /** A user with `role` in a team (none: no team), with a connection of that team unless `connected` is false. */
+  async function signInAs(role: "viewer" | "member" | null, { connected = true } = {}) {
+    const { user, teamId } = await makeUser(ctx.db(), role);
+    if (connected)
+      await upsertConnection(ctx.db(), {
+        userId: user.id,
+        teamId,
+        name: "c",
+        baseUrl: "https://orkestr.internal.example",
+        token: "ork_abcdefghijkl",
+      });
     request.cookie = (await sessionCookie(ctx.db(), user.id)).cookie;
   }
 
-  it("without webhooks.read: a forbidden page on both, and the connection is not read", async () => {
+  it("without webhooks.read: a forbidden page on both, and nothing of the connection", async () => {
     await signInAs(null);
     for (const page of [await WebhooksPage(), await WebhookPage({ params: Promise.resolve({ id: "wh_1" }) })]) {
       expect(find(page, Forbidden)).toHaveLength(1);
       expect((find(page, Forbidden)[0]!.props as { detail: string }).detail).toContain("(webhooks.read)");
       expect(find(page, WebhookList).length + find(page, WebhookDetail).length).toBe(0);
+      expect(JSON.stringify(elements(page).map((e) => e.props))).not.toContain("orkestr.internal.example");
     }
-    expect(connection.reads).toBe(0);
   });
 
   it("a viewer sees the list and a webhook, with no way to create or change one", async () => {
@@ -102,8 +97,7 @@ describe.each(testBackends)("the webhooks pages and permissions on $name", (back
   });
 
   it("without a connection: says where to add one instead of listing", async () => {
-    await signInAs("member");
-    connection.present = false;
+    await signInAs("member", { connected: false });
     const list = await WebhooksPage();
     expect(find(list, NoConnection)).toHaveLength(1);
     expect(find(list, WebhookList)).toHaveLength(0);
