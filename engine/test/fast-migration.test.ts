@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
-import { createSandbox, exec, startEngine } from "./helpers/engine.js";
+import { cgroupNameOf, createSandbox, exec, startEngine } from "./helpers/engine.js";
 
 /**
  * The favordynmods hierarchy (runtime/cgroups/fast-migration.ts): mounted in the engine's own mount
@@ -30,8 +30,9 @@ describe.skipIf(!isRoot)("cgroup task migrations favour dynamic changes", () => 
       const r = await exec(e, id, "cat /proc/self/cgroup");
       expect(r.exit_code).toBe(0);
       // The exec joined the sandbox's own groups (one per controller), not the engine's.
-      expect(r.stdout).toMatch(new RegExp(`:memory:.*${id}`));
-      expect(r.stdout).toMatch(new RegExp(`:cpu(,cpuacct)?:.*${id}`));
+      const group = cgroupNameOf(e, id);
+      expect(r.stdout).toMatch(new RegExp(`:memory:.*${group}`));
+      expect(r.stdout).toMatch(new RegExp(`:cpu(,cpuacct)?:.*${group}`));
     } finally {
       await e.stop();
     }

@@ -315,7 +315,8 @@ describe("resource limits", () => {
     expect(pidsDir).not.toBeNull();
     const max = Number(fs.readFileSync(path.join(pidsDir, "pids.max"), "utf8"));
     expect(max).toBeGreaterThan(0);
-    // Bounded: at most 4000 forks, each child execs `sleep 3`, and the loop stops at the first refusal.
+    // Bounded: at most 4000 forks, each child execs `sleep 120` (alive until the test ends them
+    // below, however slowly this machine forks), and the loop stops at the first refusal.
     const loop = [
       "import os",
       "n = 0",
@@ -327,7 +328,7 @@ describe("resource limits", () => {
       "        break",
       "    if pid == 0:",
       "        try:",
-      "            os.execv('/bin/sleep', ['sleep', '3'])",
+      "            os.execv('/bin/sleep', ['sleep', '120'])",
       "        finally:",
       "            os._exit(0)",
       "    n += 1",
@@ -346,16 +347,18 @@ describe("resource limits", () => {
     const pidsNow = () => Number(fs.readFileSync(path.join(pidsDir, "pids.current"), "utf8"));
     const refusals = () =>
       Number(fs.readFileSync(path.join(pidsDir, "pids.events"), "utf8").match(/max (\d+)/)?.[1] ?? 0);
+    await run(f, "pkill -KILL -x sleep || true");
     await until("the forked sleeps to exit", () => pidsNow() < 10, { timeout: 10_000 });
 
     // Then a classic shell fork bomb, terminated while it runs. Bounded by itself too: the bomb's
     // processes stay in timeout(1)'s process group (bash keeps timeout waiting with `sleep`), which
-    // timeout SIGKILLs after 5 s.
+    // timeout SIGKILLs after 15 s (forks are slow on a loaded 2-core VM: it may take seconds to
+    // reach the cap; the sandbox is terminated as soon as it has).
     const before = refusals();
-    const bomb = exec(e, f, "timeout -s KILL 5 bash -c ':(){ :|:& }; :; sleep 10'; echo bomb-done", {
-      timeout_seconds: 10,
+    const bomb = exec(e, f, "timeout -s KILL 15 bash -c ':(){ :|:& }; :; sleep 20'; echo bomb-done", {
+      timeout_seconds: 20,
     }).catch((err: Error) => ({ stdout: err.message, exit_code: -1 }));
-    await until("a refused fork to be counted", () => refusals() > before, { timeout: 4000 });
+    await until("a refused fork to be counted", () => refusals() > before, { timeout: 14_000 });
     expect(pidsNow()).toBeLessThanOrEqual(max);
     const other = await run(A, "echo still-fine");
     expect(other.stdout).toBe("still-fine\n");

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, exec, startEngine, type EngineHandle } from "./helpers/engine.js";
-import { until } from "./helpers/async.js";
+import { eventually, until } from "./helpers/async.js";
 
 /**
  * Volumes (/v1/volumes, with seed 003's corrections) against a real engine: per-volume ext4
@@ -277,7 +277,8 @@ describe("management", () => {
       { timeout: HOUR_MS * 4, interval: 100 },
     );
     expect(gone.status).toBe(404);
-    expect(fs.existsSync(image("fsn1", loose.id))).toBe(false);
+    // The row goes first (no create can attach it meanwhile); its image follows (sweepExpired).
+    await eventually(() => expect(fs.existsSync(image("fsn1", loose.id))).toBe(false), { timeout: 10_000 });
     const deleted = volumeEvents(dataDir, "volume.deleted").find(
       (x) => (x.data.volume as { id: string }).id === loose.id,
     );
