@@ -6,7 +6,13 @@ import { apiJson } from "../../lib/api/core";
 import { object } from "../../lib/api/read";
 import { path } from "../../lib/orkestr/path";
 import { errorText } from "../../lib/orkestr/errors";
-import { deleteReceiver, receivedEventKeys, restartReceived, type Receiver } from "../../lib/queries/received-events";
+import {
+  deleteReceiver,
+  receivedEventKeys,
+  restartReceived,
+  withoutReceiver,
+  type Receiver,
+} from "../../lib/queries/received-events";
 import { Button } from "../ui/button";
 import { CodeTabs } from "../ui/code-tabs";
 import { CopyButton } from "../ui/copy-button";
@@ -34,7 +40,7 @@ export function ReceiverBar({ receiver, baseUrl }: { receiver: Receiver; baseUrl
     mutationFn: () => deleteReceiver(receiver.id),
     onSuccess: () => {
       setConfirming(false);
-      queryClient.setQueryData(receivedEventKeys.receiver(), null);
+      queryClient.setQueryData(receivedEventKeys.receiver(), withoutReceiver(receiver));
       void queryClient.invalidateQueries({ queryKey: receivedEventKeys.all });
       restartReceived();
       toast.success("Baton stopped receiving events", { description: "The webhook was deleted." });

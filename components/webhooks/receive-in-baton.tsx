@@ -9,6 +9,7 @@ import {
   receivedEventKeys,
   receivedEventQueries,
   restartReceived,
+  withReceiver,
 } from "../../lib/queries/received-events";
 import { Button, type ButtonProps } from "../ui/button";
 import { toast } from "../ui/toast";
@@ -32,7 +33,7 @@ export function ReceiveInBaton({
   const create = useMutation({
     mutationFn: createReceiver,
     onSuccess: ({ receiver: made, created }) => {
-      queryClient.setQueryData(receivedEventKeys.receiver(), made);
+      queryClient.setQueryData(receivedEventKeys.receiver(), withReceiver(made));
       void queryClient.invalidateQueries({ queryKey: receivedEventKeys.lists() });
       // The stream answered "nothing to stream" before; now it has a receiver to carry.
       restartReceived();

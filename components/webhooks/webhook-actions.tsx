@@ -1,12 +1,10 @@
 "use client";
 
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import Link from "next/link";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { errorText } from "../../lib/orkestr/errors";
 import type { Webhook } from "../../lib/orkestr/schemas/webhooks";
-import { receivedEventQueries } from "../../lib/queries/received-events";
 import {
   deleteWebhook,
   rotateSecret,
@@ -22,6 +20,7 @@ import { Button, buttonVariants } from "../ui/button";
 import { CodeTabs } from "../ui/code-tabs";
 import { Dialog, DialogActions, DialogClose } from "../ui/dialog";
 import { toast } from "../ui/toast";
+import { useReceiverOwner } from "./batons-receiver";
 import { SecretReveal } from "./secret-reveal";
 import { webhookPatch } from "./patch";
 import { deleteSnippets, rotateSnippets, updateSnippets } from "./snippets";
@@ -46,11 +45,12 @@ export function WebhookActions({
   const [deleteOpen, setDeleteOpen] = useState(false);
   const [editOpen, setEditOpen] = useState(false);
   const [rotatedShown, setRotatedShown] = useState(false);
-  // Baton's own receiver (Receive in Baton, on Events): Baton holds its secret and its URL is
-  // Baton's endpoint, so a rotation, a new URL or a delete here would silently break it. Those are
-  // managed on the Events page; a test event or a pause are harmless and stay.
-  const receiver = useQuery(receivedEventQueries.receiver());
-  const isBatons = receiver.data?.webhook_id === webhook.id;
+  // Baton's receiver (Receive in Baton: the user's own or a teammate's): Baton holds its secret and
+  // its URL is Baton's endpoint, so the API refuses a rotation, an edit or a delete
+  // (lib/server/hooks/owned-webhooks.ts) and they are not offered (the page says why: ReceiverNotice).
+  // A test event or a pause are harmless and stay. Until the answer is in, those three wait too.
+  const { owner, known } = useReceiverOwner(webhook.id);
+  const mayReshape = known && owner === null;
 
   const toggle = useMutation({
     mutationFn: () => setEnabled(webhook.id, !enabled),
@@ -81,22 +81,11 @@ export function WebhookActions({
 
   return (
     <div className="flex flex-wrap items-center gap-2" data-testid="webhook-actions">
-      {isBatons ? (
-        <Alert role="status" className="mb-1" data-testid="batons-receiver">
-          <AlertTitle>Baton&apos;s own receiver</AlertTitle>
-          <AlertDescription>
-            This webhook delivers to Baton, which keeps its secret. Its events are on the{" "}
-            <Link href="/events" className="underline underline-offset-2">
-              Events
-            </Link>{" "}
-            page; stop receiving there. Rotating, editing or deleting it here would break it, so those are not offered.
-          </AlertDescription>
-        </Alert>
-      ) : (
+      {mayReshape ? (
         <Button variant="outline" onClick={() => setEditOpen(true)}>
           Edit…
         </Button>
-      )}
+      ) : null}
       <Button variant="outline" onClick={() => toggle.mutate()} disabled={toggle.isPending}>
         {toggle.isPending ? (enabled ? "Disabling…" : "Enabling…") : enabled ? "Disable" : "Enable"}
       </Button>
@@ -108,7 +97,7 @@ export function WebhookActions({
       >
         {test.isPending ? "Sending…" : "Send test"}
       </Button>
-      {isBatons ? null : (
+      {mayReshape ? (
         <>
           <Button variant="outline" onClick={() => (setRotatedShown(false), setRotateOpen(true))}>
             Rotate secret…
@@ -117,7 +106,7 @@ export function WebhookActions({
             Delete…
           </Button>
         </>
-      )}
+      ) : null}
       <Dialog
         open={rotateOpen}
         onOpenChange={setRotateOpen}

@@ -26,6 +26,7 @@ import {
   testSnippets,
   verifySnippets,
 } from "./snippets";
+import { ReceiverNotice, useReceiverOwner } from "./batons-receiver";
 import { WebhookActions } from "./webhook-actions";
 import { EnabledBadge } from "./webhook-list";
 
@@ -33,6 +34,8 @@ import { EnabledBadge } from "./webhook-list";
 export function WebhookDetail({ id, baseUrl, canWrite }: { id: string; baseUrl?: string; canWrite: boolean }) {
   const webhook = useQuery(webhookQueries.detail(id));
   const [openDelivery, setOpenDelivery] = useState<string | null>(null);
+  // Baton's receiver (the user's own or a teammate's): marked, and only what the API allows is offered.
+  const { owner } = useReceiverOwner(id);
   const back = (
     <Link href="/webhooks" className="text-sm text-muted-foreground underline-offset-4 hover:underline">
       ← Webhooks
@@ -88,8 +91,9 @@ export function WebhookDetail({ id, baseUrl, canWrite }: { id: string; baseUrl?:
         description={<span className="break-all font-mono">{w.url}</span>}
         actions={canWrite ? <WebhookActions webhook={w} baseUrl={baseUrl} onTestQueued={setOpenDelivery} /> : undefined}
       />
+      {owner ? <ReceiverNotice owner={owner} /> : null}
       <RetryNotice query={webhook} queryKey={webhookKeys.detail(id)} title="This webhook is not refreshing" />
-      <Settings webhook={w} />
+      <Settings webhook={w} batonsReceiver={owner !== null} />
       <Deliveries
         webhookId={w.id}
         webhookEnabled={w.enabled !== false}
@@ -98,12 +102,12 @@ export function WebhookDetail({ id, baseUrl, canWrite }: { id: string; baseUrl?:
         open={openDelivery}
         onOpen={setOpenDelivery}
       />
-      <ActionCode webhook={w} baseUrl={baseUrl} />
+      <ActionCode webhook={w} baseUrl={baseUrl} batonsReceiver={owner !== null} />
     </div>
   );
 }
 
-function Settings({ webhook: w }: { webhook: Webhook }) {
+function Settings({ webhook: w, batonsReceiver }: { webhook: Webhook; batonsReceiver: boolean }) {
   return (
     <dl className="grid gap-x-8 gap-y-3 rounded-lg border p-4 text-sm sm:grid-cols-2 lg:grid-cols-3">
       <Item label="Id">
@@ -131,8 +135,17 @@ function Settings({ webhook: w }: { webhook: Webhook }) {
         </time>
       </Item>
       <Item label="Signing secret">
-        Shown once, at create or rotate.
-        <span className="block text-xs text-muted-foreground">Lost it? Rotate to get a new one.</span>
+        {batonsReceiver ? (
+          <>
+            Kept by Baton, encrypted.
+            <span className="block text-xs text-muted-foreground">Never shown, and not rotated here.</span>
+          </>
+        ) : (
+          <>
+            Shown once, at create or rotate.
+            <span className="block text-xs text-muted-foreground">Lost it? Rotate to get a new one.</span>
+          </>
+        )}
       </Item>
     </dl>
   );
@@ -148,10 +161,22 @@ function Item({ label, children }: { label: string; children: React.ReactNode })
 }
 
 type ActionId = "toggle" | "test" | "deliveries" | "rotate" | "delete" | "verify";
+/** What the API refuses on Baton's receivers (409 webhook_owned_by_baton), so not offered as code either. */
+const REFUSED_FOR_RECEIVERS: ReadonlySet<ActionId> = new Set(["rotate", "delete"]);
 
-/** Every action of this page as code: pick one, copy it. */
-function ActionCode({ webhook, baseUrl }: { webhook: Webhook; baseUrl?: string }) {
-  const [action, setAction] = useState<ActionId>("test");
+/** Every action of this page as code: pick one, copy it. Baton's receiver: only what the API accepts for it. */
+function ActionCode({
+  webhook,
+  baseUrl,
+  batonsReceiver,
+}: {
+  webhook: Webhook;
+  baseUrl?: string;
+  batonsReceiver: boolean;
+}) {
+  const [picked, setAction] = useState<ActionId>("test");
+  // Picked before the page knew the webhook is Baton's receiver: that snippet is no longer offered.
+  const action = batonsReceiver && REFUSED_FOR_RECEIVERS.has(picked) ? "test" : picked;
   const enabled = webhook.enabled !== false;
   const actions: Record<ActionId, { label: string; snippets: () => Snippets }> = {
     toggle: {
@@ -178,11 +203,13 @@ function ActionCode({ webhook, baseUrl }: { webhook: Webhook; baseUrl?: string }
             className="h-8 max-w-72 rounded-md border border-input bg-background px-2 text-sm"
             data-testid="action-code-select"
           >
-            {(Object.keys(actions) as ActionId[]).map((k) => (
-              <option key={k} value={k}>
-                {actions[k].label}
-              </option>
-            ))}
+            {(Object.keys(actions) as ActionId[])
+              .filter((k) => !(batonsReceiver && REFUSED_FOR_RECEIVERS.has(k)))
+              .map((k) => (
+                <option key={k} value={k}>
+                  {actions[k].label}
+                </option>
+              ))}
           </select>
         </label>
       </div>

@@ -11,6 +11,7 @@ import { RetryNotice, SlowNotice } from "../layout/retry-notice";
 import { Badge } from "../ui/badge";
 import { CodeTabs } from "../ui/code-tabs";
 import { Skeleton } from "../ui/skeleton";
+import { ReceiverMark } from "./batons-receiver";
 import { deliveryLabel, deliveryTone } from "./delivery";
 import { describeEventTypes } from "./event-types";
 import { QueryError } from "../layout/query-error";
@@ -102,6 +103,7 @@ function WebhookTable({ webhooks }: { webhooks: Webhook[] }) {
                 </Link>
                 <p className="break-all font-mono text-xs text-muted-foreground">{w.url}</p>
                 {w.description ? <p className="font-mono text-xs text-muted-foreground">{w.id}</p> : null}
+                <ReceiverMark webhookId={w.id} />
               </td>
               <td className="max-w-56 px-3 py-2 align-top text-xs">{describeEventTypes(w.event_types)}</td>
               <td className="px-3 py-2 align-top">

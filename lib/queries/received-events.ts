@@ -17,6 +17,14 @@ export interface Receiver {
   created_at: string;
 }
 
+/** GET /api/hooks/receivers as the browser keeps it (one cache entry; each page selects its part). */
+export interface ReceiverAnswer {
+  /** The user's own receiver on the acting team's connection, or null. */
+  receiver: Receiver | null;
+  /** The webhook ids of every Baton receiver of the acting team, the user's own and their teammates'. */
+  teamWebhookIds: readonly string[];
+}
+
 /** One verified delivery (lib/server/hooks/view.ts). */
 export interface ReceivedEvent {
   id: string;
@@ -40,7 +48,19 @@ export const receivedEventKeys = {
   list: (type: string) => ["received-events", "list", { type }] as const,
 };
 
-const readReceiverAnswer = object<{ receiver: Receiver | null }>({}, { receiver: "object" });
+const readReceiverShape = object<{ receiver?: Receiver | null; team_webhook_ids?: unknown }>(
+  {},
+  { receiver: "object" },
+);
+/** Tolerant of the list: missing or malformed, nothing is marked, and the receiver still reads. */
+function readReceiverAnswer(value: unknown): ReceiverAnswer {
+  const answer = readReceiverShape(value);
+  const ids = Array.isArray(answer.team_webhook_ids) ? answer.team_webhook_ids : [];
+  return {
+    receiver: answer.receiver ?? null,
+    teamWebhookIds: ids.filter((id): id is string => typeof id === "string"),
+  };
+}
 const readCreated = object<{ receiver: Receiver; created: boolean }>({ receiver: "object", created: "boolean" });
 export const readReceivedEvent = object<ReceivedEvent>({
   id: "string",
@@ -53,12 +73,46 @@ export const readReceivedEvent = object<ReceivedEvent>({
 /** Events per page of the feed. */
 export const FEED_PAGE_SIZE = 50;
 
+export type ReceiverOwner = "yours" | "teammate" | null;
+
+const receiverAnswer = {
+  queryKey: receivedEventKeys.receiver(),
+  queryFn: ({ signal }: { signal: AbortSignal }) =>
+    apiJson({ path: "/api/hooks/receivers", signal }, readReceiverAnswer),
+};
+
+/** The cached answer once the user's receiver was made (Receive in Baton): it is the team's too. */
+export const withReceiver =
+  (made: Receiver) =>
+  (old: ReceiverAnswer | undefined): ReceiverAnswer => ({
+    receiver: made,
+    teamWebhookIds: [...(old?.teamWebhookIds ?? []).filter((id) => id !== made.webhook_id), made.webhook_id],
+  });
+
+/** The cached answer once the user's receiver was stopped (its webhook is gone). */
+export const withoutReceiver =
+  (stopped: Receiver) =>
+  (old: ReceiverAnswer | undefined): ReceiverAnswer => ({
+    receiver: null,
+    teamWebhookIds: (old?.teamWebhookIds ?? []).filter((id) => id !== stopped.webhook_id),
+  });
+
 export const receivedEventQueries = {
-  receiver: () =>
+  /** The user's own receiver, or null. */
+  receiver: () => queryOptions({ ...receiverAnswer, select: (answer: ReceiverAnswer) => answer.receiver }),
+  /**
+   * Whose Baton receiver webhook `webhookId` is: "yours", "teammate" (another member of the acting
+   * team set it up), or null (not a receiver). Undefined while the answer loads.
+   */
+  receiverOwner: (webhookId: string) =>
     queryOptions({
-      queryKey: receivedEventKeys.receiver(),
-      queryFn: async ({ signal }) =>
-        (await apiJson({ path: "/api/hooks/receivers", signal }, readReceiverAnswer)).receiver ?? null,
+      ...receiverAnswer,
+      select: (answer: ReceiverAnswer): ReceiverOwner =>
+        answer.receiver?.webhook_id === webhookId
+          ? "yours"
+          : answer.teamWebhookIds.includes(webhookId)
+            ? "teammate"
+            : null,
     }),
   /** The feed, `type` "" for every type. New events are put in front by the live stream. */
   list: (type: string) =>

@@ -7,6 +7,7 @@ import { DELETE as deleteReceiver } from "../../app/api/hooks/receivers/[id]/rou
 import { GET as getReceiver } from "../../app/api/hooks/receivers/route";
 import { signBody } from "../../engine/src/services/webhooks/signing";
 import { upsertConnection } from "../../lib/server/db/connections";
+import { addMember } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { newReceiverId, saveReceiver } from "../../lib/server/hooks/store";
 import { DELIVERY_FAILURE_LIMITS } from "../../lib/server/hooks/delivery-budget";
@@ -62,13 +63,15 @@ function post(receiverId: string, d: { body: string | Buffer; headers: Record<st
 
 describe.each(testBackends)("the webhook receiver on $name", (backend) => {
   const ctx = useConsoleDb(backend);
-  let owner: { id: string; cookie: string };
+  let owner: { id: string; cookie: string; teamId: string };
   let receiverId = "";
   let other: { id: string; cookie: string; receiverId: string };
 
-  async function receiverFor(userId: string, secret: string) {
+  /** A receiver on a new connection of the user's, made without a team unless `teamId` is given. */
+  async function receiverFor(userId: string, secret: string, teamId?: string) {
     const connection = await upsertConnection(ctx.db(), {
       userId,
+      teamId,
       name: uniq("conn"),
       baseUrl: "https://api.orkestr.test",
       token: "ork_receiver_test_token",
@@ -109,7 +112,7 @@ describe.each(testBackends)("the webhook receiver on $name", (backend) => {
 
   beforeAll(async () => {
     const a = await makeUser(ctx.db(), "owner");
-    owner = { id: a.user.id, cookie: (await sessionCookie(ctx.db(), a.user.id)).cookie };
+    owner = { id: a.user.id, cookie: (await sessionCookie(ctx.db(), a.user.id)).cookie, teamId: a.teamId! };
     receiverId = await receiverFor(owner.id, SECRET);
     const b = await makeUser(ctx.db(), "owner");
     other = {
@@ -473,6 +476,39 @@ describe.each(testBackends)("the webhook receiver on $name", (backend) => {
       expect(
         await ctx.db().selectFrom("webhook_receivers").select("id").where("id", "=", receiverId).executeTakeFirst(),
       ).toBeDefined();
+    });
+
+    it("team_webhook_ids names the receivers of the acting team's connections, a teammate's included, and never another team's", async () => {
+      const mate = await makeUser(ctx.db(), null);
+      await addMember(ctx.db(), { teamId: owner.teamId, userId: mate.user.id, role: "member" });
+      const matesReceiver = await receiverFor(mate.user.id, "whsec_a-teammates-secret-0123456789", owner.teamId);
+      const third = await makeUser(ctx.db(), "owner");
+      const thirdsReceiver = await receiverFor(third.user.id, "whsec_a-third-teams-secret-012345678", third.teamId!);
+      const hookOf = async (id: string) =>
+        (
+          await ctx
+            .db()
+            .selectFrom("webhook_receivers")
+            .select("webhook_id")
+            .where("id", "=", id)
+            .executeTakeFirstOrThrow()
+        ).webhook_id;
+      const teamIds = async (cookie: string) => {
+        const res = await getReceiver(
+          new Request("http://baton.test/api/hooks/receivers", { headers: { host: "baton.test", cookie } }),
+          noParams,
+        );
+        expect(res.status).toBe(200);
+        return ((await jsonOf(res)) as { team_webhook_ids: string[] }).team_webhook_ids;
+      };
+      // The owner's connection was made without a team: it is their one team's.
+      const ownersTeam = [await hookOf(receiverId), await hookOf(matesReceiver)];
+      expect((await teamIds(owner.cookie)).sort()).toEqual(ownersTeam.sort());
+      const mateCookie = (await sessionCookie(ctx.db(), mate.user.id)).cookie;
+      expect((await teamIds(mateCookie)).sort()).toEqual(ownersTeam.sort());
+      expect(await teamIds(other.cookie)).toEqual([await hookOf(other.receiverId)]);
+      const thirdCookie = (await sessionCookie(ctx.db(), third.user.id)).cookie;
+      expect(await teamIds(thirdCookie)).toEqual([await hookOf(thirdsReceiver)]);
     });
 
     it("a user with no receiver gets no stream (204), so nothing of anyone else's", async () => {

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DELETE as stopReceiving } from "../../app/api/hooks/receivers/[id]/route";
-import { POST as receiveInBaton } from "../../app/api/hooks/receivers/route";
+import { GET as receivers, POST as receiveInBaton } from "../../app/api/hooks/receivers/route";
 import { DELETE as deleteWebhook, PATCH as patchWebhook } from "../../app/api/v1/webhooks/[id]/route";
 import { POST as rotateSecret } from "../../app/api/v1/webhooks/[id]/rotate-secret/route";
 import { POST as createWebhook } from "../../app/api/v1/webhooks/route";
@@ -182,5 +182,74 @@ describe("Receive in Baton on the local engine", () => {
     expect(res.status).toBe(204);
     expect(await webhooksUpstream(receiver.webhook_id)).toBe(404);
     expect(await ctx.db().selectFrom("webhook_receivers").select("id").execute()).toEqual([]);
+  });
+
+  describe("which webhooks the pages mark as Baton's receivers (GET /api/hooks/receivers team_webhook_ids)", () => {
+    interface Answer {
+      receiver: { id: string; webhook_id: string } | null;
+      team_webhook_ids: string[];
+    }
+    const answerOf = async (as: string) => {
+      const res = await receivers(request("/api/hooks/receivers", { cookie: as }), noParams);
+      expect(res.status).toBe(200);
+      return (await jsonOf(res)) as unknown as Answer;
+    };
+    const makeReceiver = async (as: string) =>
+      (
+        (await jsonOf(
+          await receiveInBaton(request("/api/hooks/receivers", { method: "POST", cookie: as }), noParams),
+        )) as unknown as Answer
+      ).receiver!.webhook_id;
+    /** A user with a local-engine connection in `teamId` (made active), signed in. */
+    async function memberOf(teamId: string, role: "member" | "viewer" = "member") {
+      const { user } = await makeUser(ctx.db(), null);
+      await addMember(ctx.db(), { teamId, userId: user.id, role });
+      await connectLocalEngine(user.id, { teamId });
+      return { user, cookie: (await sessionCookie(ctx.db(), user.id)).cookie };
+    }
+
+    it("names every receiver of the acting team's connections to each member, and never another team's", async () => {
+      const ownersHook = await makeReceiver(cookie);
+      const mate = await memberOf(ownerTeamId);
+      const viewer = await memberOf(ownerTeamId, "viewer");
+      // The teammate has no receiver of their own yet: the owner's is a teammate's to them.
+      expect(await answerOf(mate.cookie)).toEqual({ receiver: null, team_webhook_ids: [ownersHook] });
+      const matesHook = await makeReceiver(mate.cookie);
+
+      // Another team with a receiver of its own, on its own engine account.
+      const other = await makeUser(ctx.db(), "owner");
+      await connectLocalEngine(other.user.id, { teamId: other.teamId });
+      const otherCookie = (await sessionCookie(ctx.db(), other.user.id)).cookie;
+      const othersHook = await makeReceiver(otherCookie);
+
+      for (const as of [cookie, mate.cookie, viewer.cookie])
+        expect((await answerOf(as)).team_webhook_ids.sort()).toEqual([ownersHook, matesHook].sort());
+      expect((await answerOf(cookie)).receiver?.webhook_id).toBe(ownersHook);
+      expect((await answerOf(mate.cookie)).receiver?.webhook_id).toBe(matesHook);
+      expect(await answerOf(otherCookie)).toMatchObject({ team_webhook_ids: [othersHook] });
+
+      // A member of both teams sees the ids of the team their request acts in, and only those.
+      await addMember(ctx.db(), { teamId: other.teamId!, userId: mate.user.id, role: "member" });
+      await connectLocalEngine(mate.user.id, { teamId: other.teamId, name: "Other team's engine" });
+      expect(await answerOf(mate.cookie)).toEqual({ receiver: null, team_webhook_ids: [othersHook] });
+    });
+
+    it("a connection made without a team counts for its user's one team, as acting-team.ts binds it; with several teams, for none", async () => {
+      const { user, teamId } = await makeUser(ctx.db(), "owner");
+      await connectLocalEngine(user.id, { teamId });
+      const legacyCookie = (await sessionCookie(ctx.db(), user.id)).cookie;
+      const hook = await makeReceiver(legacyCookie);
+      await ctx.db().updateTable("orkestr_connections").set({ team_id: null }).where("user_id", "=", user.id).execute();
+      const mate = await memberOf(teamId!);
+      expect((await answerOf(mate.cookie)).team_webhook_ids).toEqual([hook]);
+
+      // Once its user is in a second team, nobody can tell whose it is: no team's.
+      const second = await makeUser(ctx.db(), "owner");
+      await addMember(ctx.db(), { teamId: second.teamId!, userId: user.id, role: "member" });
+      expect((await answerOf(mate.cookie)).team_webhook_ids).toEqual([]);
+      const secondCookie = (await sessionCookie(ctx.db(), second.user.id)).cookie;
+      await connectLocalEngine(second.user.id, { teamId: second.teamId });
+      expect((await answerOf(secondCookie)).team_webhook_ids).toEqual([]);
+    });
   });
 });

@@ -112,6 +112,41 @@ export async function isReceiverWebhook(db: Db, webhookId: string): Promise<bool
   return row !== undefined;
 }
 
+/**
+ * The webhook ids of every receiver whose connection belongs to `teamId`, any member's (the webhooks
+ * pages mark them, so a teammate is not offered what the API refuses on them). A connection belongs
+ * to a team as lib/server/acting-team.ts boundTeamId() says: its own team, or, made without one, its
+ * user's team while they are in exactly one. Never a receiver of another team's connection.
+ */
+export async function teamReceiverWebhookIds(db: Db, teamId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom("webhook_receivers")
+    .innerJoin("orkestr_connections", "orkestr_connections.id", "webhook_receivers.connection_id")
+    .select("webhook_receivers.webhook_id")
+    .where((eb) =>
+      eb.or([
+        eb("orkestr_connections.team_id", "=", teamId),
+        eb.and([
+          eb("orkestr_connections.team_id", "is", null),
+          eb(
+            "orkestr_connections.user_id",
+            "in",
+            eb
+              .selectFrom("memberships")
+              .select("memberships.user_id")
+              .groupBy("memberships.user_id")
+              .having((h) => h.fn.countAll(), "=", 1)
+              .having((h) => h.fn.max("memberships.team_id"), "=", teamId),
+          ),
+        ]),
+      ]),
+    )
+    .orderBy("webhook_receivers.created_at")
+    .orderBy("webhook_receivers.webhook_id")
+    .execute();
+  return rows.map((r) => r.webhook_id);
+}
+
 export async function deleteReceiver(db: Db, userId: string, id: string): Promise<boolean> {
   const res = await db
     .deleteFrom("webhook_receivers")
