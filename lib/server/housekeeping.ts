@@ -3,6 +3,8 @@ import type { Db } from "./db/index";
 import { acquireLease, processHolder } from "./db/leases";
 import { purgeRateLimits } from "./db/rate-limit";
 import { purgeSessions } from "./db/sessions";
+import { applyAuditRetention } from "./audit/retention";
+import { drainAuditOutbox, startAuditStream, stopAuditStream } from "./audit/stream";
 
 // Housekeeping: sessions that ended a week ago and rate-limit windows that closed an hour ago are
 // deleted, or those tables only ever grow. Started once per process by getMigratedDb()
@@ -29,6 +31,8 @@ const LEASE = "housekeeping";
 export interface HousekeepingResult {
   sessions: number;
   rateLimits: number;
+  /** Audit rows that retention deleted (each team's purge is itself an `audit.purge` row). */
+  auditPurged: number;
 }
 
 /**
@@ -46,7 +50,10 @@ export async function runHousekeeping(
   if (!claimed) return null;
   const sessions = await purgeSessions(db, { now, keepMs: HOUSEKEEPING.sessionKeepMs });
   const rateLimits = await purgeRateLimits(db, HOUSEKEEPING.rateLimitKeepMs, now);
-  return { sessions, rateLimits };
+  const purged = await applyAuditRetention(db, now);
+  // Rows whose retries are due (the stream's own poller sends new ones within seconds).
+  await drainAuditOutbox(db, { now, holder }).catch(() => null);
+  return { sessions, rateLimits, auditPurged: purged.reduce((n, p) => n + p.deleted, 0) };
 }
 
 export interface TimerApi {
@@ -125,6 +132,8 @@ const holder = globalThis as typeof globalThis & { __batonHousekeeping?: Houseke
 /** Starts this process's housekeeping once (later calls return the running schedule). */
 export function startHousekeeping(options: HousekeepingOptions): HousekeepingSchedule {
   holder.__batonHousekeeping ??= scheduleHousekeeping(options);
+  // The audit log's SIEM stream: sent by whichever process holds its lease (lib/server/audit/stream.ts).
+  startAuditStream(options.db);
   return holder.__batonHousekeeping;
 }
 
@@ -132,4 +141,5 @@ export function startHousekeeping(options: HousekeepingOptions): HousekeepingSch
 export function stopHousekeeping(): void {
   holder.__batonHousekeeping?.stop();
   holder.__batonHousekeeping = undefined;
+  stopAuditStream();
 }

@@ -23,6 +23,8 @@ export const PERMISSIONS = [
   "members.manage",
   "billing.manage",
   "audit.read",
+  // The audit log's retention and SIEM stream: owners only.
+  "audit.manage",
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -9,6 +9,7 @@ import { recordAudit } from "./db/audit";
 import { getMigratedDb } from "./db/index";
 import type { User } from "./db/users";
 import { AppError, errorResponse, validationError } from "./errors";
+import { newId } from "./ids";
 import { can, type Permission } from "./rbac";
 import { clientIp, isSecureRequest, userAgent } from "./request-info";
 
@@ -59,11 +60,65 @@ export interface RouteOptions<
 type Principal<A extends AuthMode> = A extends "user" ? CurrentUser : A extends "optional" ? CurrentUser | null : null;
 
 export interface AuditExtra {
+  /** The target's id (older callers); its type is then the action's resource ("sandbox.pause" → sandbox). */
   target?: string | null;
+  targetType?: string | null;
+  targetId?: string | null;
+  /** "ok" (default) or a refusal's code. */
+  result?: string;
   data?: unknown;
   teamId?: string | null;
   userId?: string | null;
+  /** For actions by someone not signed in yet (sign-in): their email. */
+  actorEmail?: string | null;
+  credential?: string | null;
 }
+
+/** The header every answer of route() carries: the id its audit rows have too. */
+export const REQUEST_ID_HEADER = "x-request-id";
+
+const SINGULAR: Record<string, string> = { hooks: "webhook_receiver", receivers: "webhook_receiver" };
+/** Verbs a refused request is audited as when its route declares none: the same as the success's. */
+const REFUSED_ACTION: Record<string, string> = {
+  "DELETE sandbox": "sandbox.terminate",
+  "POST sandbox snapshots": "snapshot.create",
+  "POST team members": "member.add",
+};
+const SEGMENT = /^[a-z][a-z0-9_-]{0,40}$/;
+
+/**
+ * The action and target a refused mutation is recorded as, from its method and path:
+ * `DELETE /api/v1/sandboxes/sbx_1` → sandbox.terminate on sandbox sbx_1, `POST /api/v1/sandboxes/sbx_1/pause`
+ * → sandbox.pause, `POST /api/v1/volumes` → volume.create.
+ */
+export function refusedAction(
+  method: string,
+  pathname: string,
+): { action: string; targetType: string | null; targetId: string | null } {
+  const segs = pathname.split("/").filter(Boolean).map(decodeURIComponent);
+  const rest = segs[0] === "api" ? segs.slice(segs[1] === "v1" ? 2 : 1) : segs;
+  const [collection, id, ...sub] = rest;
+  if (!collection || !SEGMENT.test(collection)) return { action: "request.refused", targetType: null, targetId: null };
+  const resource = (SINGULAR[collection] ?? collection.replace(/ies$/, "y").replace(/s$/, "")).replace(/-/g, "_");
+  const targetId = id ? id.slice(0, 300) : null;
+  const verbs = sub.filter((s) => SEGMENT.test(s)).map((s) => s.replace(/-/g, "_"));
+  const special = REFUSED_ACTION[[method, resource, ...verbs].join(" ")];
+  const verb =
+    special ??
+    `${resource}.${
+      verbs.length > 0
+        ? verbs.join("_")
+        : method === "DELETE"
+          ? "delete"
+          : method === "POST" && !id
+            ? "create"
+            : "update"
+    }`;
+  return { action: verb, targetType: resource, targetId };
+}
+
+/** The audited refusals: the access checks' answers, not input mistakes. */
+const AUDITED_REFUSALS = new Set([401, 403, 404, 409]);
 
 export interface RouteContext<
   A extends AuthMode,
@@ -233,6 +288,15 @@ function withNoStore(response: Response): Response {
   return response;
 }
 
+function withRequestId(response: Response, requestId: string): Response {
+  try {
+    if (!response.headers.has(REQUEST_ID_HEADER)) response.headers.set(REQUEST_ID_HEADER, requestId);
+  } catch {
+    // immutable headers (Response.redirect): leave them
+  }
+  return response;
+}
+
 /** The access rules a handler was declared with (what the route × role matrix test reads). */
 export interface DeclaredRoute {
   auth: AuthMode;
@@ -259,6 +323,8 @@ export function route<
     const url = new URL(req.url);
     const label = `${req.method} ${url.pathname}`;
     const ip = clientIp(req.headers);
+    const requestId = newId("req");
+    const ua = userAgent(req.headers);
     let current: CurrentUser | null = null;
     let team: ActingTeam | null = null;
     try {
@@ -287,20 +353,7 @@ export function route<
           )
         : undefined;
 
-      const audit = async (action: string, extra: AuditExtra = {}) => {
-        try {
-          await recordAudit(await getMigratedDb(), {
-            action,
-            userId: extra.userId !== undefined ? extra.userId : (current?.user.id ?? null),
-            teamId: extra.teamId !== undefined ? extra.teamId : (team?.team.id ?? null),
-            target: extra.target ?? null,
-            data: extra.data,
-            ip,
-          });
-        } catch (err) {
-          console.error(`[baton] ${label}: could not record audit event ${action}:`, err);
-        }
-      };
+      const audit = (action: string, extra: AuditExtra = {}) => recordFor(action, extra);
 
       const opened = team && options.perm ? openedWith(team, options.perm, "stream") : null;
       const signedIn = current;
@@ -321,7 +374,7 @@ export function route<
         query,
         body,
         ip,
-        userAgent: userAgent(req.headers),
+        userAgent: ua,
         secure: isSecureRequest(req),
         audit,
       } as RouteContext<A, P, Q, B>;
@@ -334,9 +387,49 @@ export function route<
             ? new Response(null, { status: 204 })
             : Response.json(result);
       if (options.audit && current && response.status < 400) await audit(options.audit);
-      return withNoStore(response);
+      return withRequestId(withNoStore(response), requestId);
     } catch (err) {
-      return errorResponse(err, label);
+      const response = errorResponse(err, label);
+      if (current && !SAFE_METHODS.has(req.method) && AUDITED_REFUSALS.has(response.status)) {
+        const code = await response
+          .clone()
+          .json()
+          .then((b: { code?: unknown }) => (typeof b.code === "string" ? b.code : String(response.status)))
+          .catch(() => String(response.status));
+        const refused = refusedAction(req.method, url.pathname);
+        await recordFor(options.audit ?? refused.action, {
+          targetType: refused.targetType,
+          targetId: refused.targetId,
+          result: code,
+          data: { method: req.method, path: url.pathname },
+        });
+      }
+      return withRequestId(response, requestId);
+    }
+
+    async function recordFor(action: string, extra: AuditExtra): Promise<void> {
+      const targetId = extra.targetId !== undefined ? extra.targetId : (extra.target ?? null);
+      const targetType =
+        extra.targetType !== undefined ? extra.targetType : targetId !== null ? action.split(".")[0]! : null;
+      try {
+        await recordAudit(await getMigratedDb(), {
+          action,
+          userId: extra.userId !== undefined ? extra.userId : (current?.user.id ?? null),
+          teamId: extra.teamId !== undefined ? extra.teamId : (team?.team.id ?? null),
+          actorEmail: extra.actorEmail !== undefined ? extra.actorEmail : (current?.user.email ?? undefined),
+          credential: extra.credential !== undefined ? extra.credential : current ? "session" : null,
+          target: extra.target ?? targetId,
+          targetType,
+          targetId,
+          result: extra.result ?? "ok",
+          data: extra.data,
+          ip,
+          userAgent: ua,
+          requestId,
+        });
+      } catch (err) {
+        console.error(`[baton] ${label}: could not record audit event ${action}:`, err);
+      }
     }
   };
   declarations.set(handle, { auth: options.auth, perm: options.perm });

@@ -1,6 +1,6 @@
 import "server-only";
 import { hashPassword, needsRehash, PasswordWorkBusyError, verifyPassword } from "./crypto";
-import { recordAudit } from "./db/audit";
+import { recordAuditForUserTeams, type AuditInput } from "./db/audit";
 import type { Db } from "./db/index";
 import { hitRateLimit, refundRateLimit, resetRateLimit, type RateLimitResult } from "./db/rate-limit";
 import { createSession, type Session } from "./db/sessions";
@@ -61,9 +61,15 @@ export const emailRateKey = (email: string) => `signin:email:${normalizeEmail(em
 export const ipRateKey = (ip: string | null) => `signin:ip:${ip ?? "unknown"}`;
 export const deviceRateKey = (deviceId: string) => `signin:device:${deviceId}`;
 
-async function audit(db: Db, input: Parameters<typeof recordAudit>[1]): Promise<void> {
+/** Sign-ins are recorded once per team of the user (each team's admins see them), with the browser. */
+async function audit(db: Db, input: AuditInput): Promise<void> {
   try {
-    await recordAudit(db, input);
+    await recordAuditForUserTeams(db, {
+      credential: "password",
+      targetType: input.userId ? "user" : null,
+      targetId: input.userId ?? null,
+      ...input,
+    });
   } catch (err) {
     console.error("[baton] could not record an audit event:", err);
   }
@@ -94,9 +100,14 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
   if (limiting) {
     // One audit event per window and key, not one per hammering request.
     if (limiting.result.count === limiting.limit + 1) {
+      const known = await getUserCredentials(db, email).catch(() => null);
       await audit(db, {
         action: "auth.sign_in_failed",
+        userId: known?.user.id ?? null,
+        actorEmail: email,
+        result: "rate_limited",
         ip: input.ip,
+        userAgent: input.userAgent,
         data: { email, reason: "rate_limited", by: limiting.by },
         now,
       });
@@ -126,7 +137,10 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
     await audit(db, {
       action: "auth.sign_in_failed",
       userId: credentials?.user.id ?? null,
+      actorEmail: email,
+      result: "invalid_credentials",
       ip: input.ip,
+      userAgent: input.userAgent,
       data: { email, reason },
       now,
     });
@@ -138,7 +152,10 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
     await audit(db, {
       action: "auth.sign_in_failed",
       userId: user.id,
+      actorEmail: email,
+      result: "account_disabled",
       ip: input.ip,
+      userAgent: input.userAgent,
       data: { email, reason: "disabled" },
       now,
     });
@@ -159,7 +176,9 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
   await audit(db, {
     action: "auth.sign_in",
     userId: user.id,
+    actorEmail: user.email,
     ip: input.ip,
+    userAgent: input.userAgent,
     data: { method: "password", known_device: deviceId !== null },
     now,
   });

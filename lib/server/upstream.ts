@@ -6,6 +6,7 @@ import type { Page } from "../orkestr/schemas/common";
 import { endWhenAccessLost, type AccessLoss } from "./access-watch";
 import type { ActingTeam } from "./acting-team";
 import type { Connection } from "./db/connections";
+import { noteConnectionUsed } from "./audit/first-use";
 import { AppError } from "./errors";
 import { jsonResponse } from "./json-response";
 import { rememberedOrkestrFor, VaultError } from "./tokens";
@@ -69,7 +70,9 @@ export async function withUpstream<T>(team: ActingTeam | null, fn: (orkestr: Ork
   const connection = upstreamConnection(team);
   const orkestr = await rememberedOrkestrFor(team!.userId, connection.id, PROXY_CLIENT);
   try {
-    return await fn(orkestr);
+    const result = await fn(orkestr);
+    await noteConnectionUsed(team!);
+    return result;
   } catch (err) {
     if (isTokenRefusal(err)) throw tokenRejected(connection, err);
     throw err;

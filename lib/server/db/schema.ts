@@ -87,18 +87,60 @@ export interface OrkestrConnectionsTable {
   last_error: string | null;
   /** The local engine's id of the token this connection holds (to revoke it); null for other servers. */
   engine_token_id: string | null;
+  /** The first successful upstream call through this connection (audited once); null before. */
+  first_used_at: EpochMs | null;
 }
 
 export interface AuditEventsTable {
   id: string;
   team_id: string | null;
   user_id: string | null;
+  /** The actor's email when the row was written (the row outlives the user). */
+  actor_email: string | null;
+  /** Which credential acted: "session", "token:<name>", "password", "sso"… */
+  credential: string | null;
   action: string;
+  /** Free text, older rows; newer ones also set target_type and target_id. */
   target: string | null;
-  /** JSON text, or null. */
+  target_type: string | null;
+  target_id: string | null;
+  /** "ok", or the refusal's error code. */
+  result: string;
+  /** JSON text, or null ({before, after} for changes). */
   data: string | null;
   ip: string | null;
+  user_agent: string | null;
+  request_id: string | null;
   created_at: EpochMs;
+}
+
+/** A team's audit settings: retention and the SIEM stream (lib/server/audit/settings.ts). */
+export interface AuditSettingsTable {
+  team_id: string;
+  retention_days: number;
+  siem_url: string | null;
+  /** encrypt(secret, { aad: siemSecretAad(team_id) }) */
+  siem_secret_ciphertext: string | null;
+  siem_enabled: number;
+  updated_at: EpochMs;
+}
+
+/** Audit rows waiting to be POSTed to their team's SIEM stream (lib/server/audit/stream.ts). */
+export interface AuditOutboxTable {
+  event_id: string;
+  team_id: string;
+  attempts: number;
+  next_attempt_at: EpochMs;
+  /** A sender holds the row until then (several instances send each row once). */
+  claimed_until: EpochMs | null;
+  last_error: string | null;
+  gave_up_at: EpochMs | null;
+  created_at: EpochMs;
+}
+
+/** SQLite only: a row here lets retention delete audit rows (the append-only trigger checks it). */
+export interface AuditPurgePermitTable {
+  id: number;
 }
 
 export interface LoginAttemptsTable {
@@ -159,6 +201,9 @@ export interface Database {
   invitations: InvitationsTable;
   orkestr_connections: OrkestrConnectionsTable;
   audit_events: AuditEventsTable;
+  audit_settings: AuditSettingsTable;
+  audit_outbox: AuditOutboxTable;
+  audit_purge_permit: AuditPurgePermitTable;
   login_attempts: LoginAttemptsTable;
   settings: SettingsTable;
   leases: LeasesTable;
