@@ -11,6 +11,7 @@ import { sandboxKeys, sandboxQueries } from "../../lib/queries/sandboxes";
 import { Dialog } from "../ui/dialog";
 import { allowsAction } from "../../lib/sandbox-status";
 import { sandboxHref } from "../../lib/links";
+import { useNavPermissions } from "../layout/nav-permissions";
 
 /** Most sandbox ids offered at once (the list cache may hold thousands). */
 const MAX_SANDBOXES = 12;
@@ -57,6 +58,7 @@ export function CommandPalette({
   const pathname = usePathname();
   const queryClient = useQueryClient();
   const [search, setSearch] = useState("");
+  const allowedPages = useNavPermissions();
   const needle = search.trim().toLowerCase();
   const currentId = currentSandboxId(pathname);
 
@@ -107,7 +109,9 @@ export function CommandPalette({
       : []),
     { id: "shortcuts", label: "Keyboard shortcuts", hint: "?", run: () => (close(), onShowShortcuts()) },
   ].filter((a) => matches(`${a.label} ${a.hint}`));
-  const pages = consoleNavItems.filter((n) => matches(`${n.title} go to`));
+  const pages = consoleNavItems.filter(
+    (n) => (!n.perm || allowedPages.includes(n.perm)) && matches(`${n.title} go to`),
+  );
   const nothing = actions.length === 0 && pages.length === 0 && sandboxes.length === 0 && !typedId;
 
   return (

@@ -61,6 +61,13 @@ const navPaths: Record<NavIconName, ReactNode> = {
       <path d="M16 4.6a3.5 3.5 0 0 1 0 6.8M18.5 14.5a6.5 6.5 0 0 1 3 5.5" />
     </>
   ),
+  // a list with a check (the audit log)
+  audit: (
+    <>
+      <path d="M9 6h11M9 12h11M9 18h11" />
+      <path d="m3 6 1.5 1.5L7 5M3 12l1.5 1.5L7 11M3 18l1.5 1.5L7 17" />
+    </>
+  ),
   // sliders
   settings: (
     <>

@@ -6,11 +6,13 @@ import { consoleNav, navItemFor } from "../../lib/config/nav";
 import { cn } from "../../lib/utils";
 import { BatonMark, NavIcon } from "./icons";
 import { IntentLink } from "./intent-link";
+import { useNavPermissions } from "./nav-permissions";
 
 /** The console's navigation, rendered from lib/config/nav.ts; the current section gets aria-current. */
 export function SidebarNav({ onNavigate }: { onNavigate?: () => void }) {
   const pathname = usePathname();
   const current = navItemFor(pathname)?.href;
+  const allowed = useNavPermissions();
   return (
     <nav aria-label="Console" className="flex flex-col gap-5 px-3 py-4">
       {consoleNav.map((section) => {
@@ -21,7 +23,7 @@ export function SidebarNav({ onNavigate }: { onNavigate?: () => void }) {
               {section.title}
             </h2>
             <ul aria-labelledby={headingId} className="flex flex-col gap-0.5">
-              {section.items.map((item) => {
+              {section.items.filter((item) => !item.perm || allowed.includes(item.perm)).map((item) => {
                 const active = item.href === current;
                 return (
                   <li key={item.href}>

@@ -13,12 +13,15 @@ export type NavIcon =
   | "limits"
   | "usage"
   | "team"
-  | "settings";
+  | "settings"
+  | "audit";
 
 export interface NavItem {
   title: string;
   href: `/${string}`;
   icon: NavIcon;
+  /** Shown only to roles with this permission in the acting team (components/layout/nav-permissions.tsx). */
+  perm?: "audit.read";
 }
 
 export interface NavSection {
@@ -80,6 +83,12 @@ export const consoleNav: readonly NavSection[] = [
         title: "Team",
         href: "/team",
         icon: "team",
+      },
+      {
+        title: "Audit log",
+        href: "/audit",
+        icon: "audit",
+        perm: "audit.read",
       },
       {
         title: "Settings",

@@ -41,6 +41,9 @@ const INTROS: Record<NavItem["href"], PageIntro> = {
     description: "Members, roles and invitations.",
     arrivesWith: "issue 4 or later",
   },
+  "/audit": {
+    description: "Who did what in this team, when and from where, with the result.",
+  },
   "/settings": {
     description: "orkestr connections and console preferences.",
     arrivesWith: "issue 4 or later",
