@@ -12,6 +12,9 @@ import { testBackends, type TestDatabase } from "./test-backends";
 
 const TABLES = [
   "audit_events",
+  "audit_outbox",
+  "audit_purge_permit",
+  "audit_settings",
   "invitations",
   "leases",
   "login_attempts",

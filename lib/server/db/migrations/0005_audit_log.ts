@@ -70,7 +70,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await idx("audit_events_team_target_idx", ["team_id", "target_type", "target_id", "created_at", "id"]);
   await idx("audit_events_team_result_idx", ["team_id", "result", "created_at", "id"]);
 
-  // Append-only, enforced by the database.
+  // Append-only, enforced by the database. The permit table is read by SQLite's trigger only; it
+  // exists on both so that the schema is one.
+  await sql`create table audit_purge_permit (id integer primary key)`.execute(db);
   if (isPostgres(db)) {
     await sql`create or replace function audit_events_append_only() returns trigger language plpgsql as $$
       begin
@@ -84,7 +86,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     await sql`create trigger audit_events_no_truncate before truncate on audit_events
       for each statement execute function audit_events_append_only()`.execute(db);
   } else {
-    await sql`create table audit_purge_permit (id integer primary key)`.execute(db);
     await sql`create trigger audit_events_no_update before update on audit_events
       begin select raise(abort, 'audit_events is append-only (UPDATE refused)'); end`.execute(db);
     await sql`create trigger audit_events_no_delete before delete on audit_events
@@ -133,6 +134,16 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   } else {
     await sql`drop trigger if exists audit_events_no_update`.execute(db);
     await sql`drop trigger if exists audit_events_no_delete`.execute(db);
-    await sql`drop table if exists audit_purge_permit`.execute(db);
   }
+  await sql`drop table if exists audit_purge_permit`.execute(db);
+  for (const name of ["time", "action", "actor", "target", "result"])
+    await sql`drop index if exists ${sql.raw(`audit_events_team_${name}_idx`)}`.execute(db);
+  for (const [name] of COLUMNS) await db.schema.alterTable("audit_events").dropColumn(name).execute();
+  await db.schema.alterTable("audit_events").dropColumn("result").execute();
+  await db.schema
+    .createIndex("audit_events_team_created_idx")
+    .on("audit_events")
+    .columns(["team_id", "created_at"])
+    .execute();
+  // The foreign keys are not put back: rows written meanwhile may name teams and users that are gone.
 }
