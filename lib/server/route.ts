@@ -5,7 +5,7 @@ import { knownBytes } from "./request-bytes";
 import { accessLost, openedWith, sessionEnded, type AccessLoss } from "./access-watch";
 import type { ActingTeam } from "./acting-team";
 import { actingTeam, getUserFromRequest, refusal, type CurrentUser } from "./auth";
-import { recordAudit } from "./db/audit";
+import { recordAudit, type AuditEvent } from "./db/audit";
 import { getMigratedDb } from "./db/index";
 import type { User } from "./db/users";
 import { AppError, errorResponse, validationError } from "./errors";
@@ -83,6 +83,7 @@ const REFUSED_ACTION: Record<string, string> = {
   "DELETE sandbox": "sandbox.terminate",
   "POST sandbox snapshots": "snapshot.create",
   "POST team members": "member.add",
+  "PATCH audit": "audit.settings_update",
 };
 const SEGMENT = /^[a-z][a-z0-9_-]{0,40}$/;
 
@@ -117,8 +118,8 @@ export function refusedAction(
   return { action: verb, targetType: resource, targetId };
 }
 
-/** The audited refusals: the access checks' answers, not input mistakes. */
-const AUDITED_REFUSALS = new Set([401, 403, 404, 409]);
+/** The audited refusals: the access checks' answers (not input mistakes, not upstream state conflicts). */
+const AUDITED_REFUSALS = new Set([401, 403, 404]);
 
 export interface RouteContext<
   A extends AuthMode,
@@ -150,8 +151,8 @@ export interface RouteContext<
   userAgent: string | null;
   /** The request came over HTTPS (cookie flags). */
   secure: boolean;
-  /** Records an audit event for this request (user, team and IP filled in). */
-  audit(action: string, extra?: AuditExtra): Promise<void>;
+  /** Records an audit event for this request (user, team, IP, user agent, request id filled in); null if it could not be written. */
+  audit(action: string, extra?: AuditExtra): Promise<AuditEvent | null>;
 }
 
 /** Next's route handler signature. */
@@ -407,12 +408,12 @@ export function route<
       return withRequestId(response, requestId);
     }
 
-    async function recordFor(action: string, extra: AuditExtra): Promise<void> {
+    async function recordFor(action: string, extra: AuditExtra): Promise<AuditEvent | null> {
       const targetId = extra.targetId !== undefined ? extra.targetId : (extra.target ?? null);
       const targetType =
         extra.targetType !== undefined ? extra.targetType : targetId !== null ? action.split(".")[0]! : null;
       try {
-        await recordAudit(await getMigratedDb(), {
+        return await recordAudit(await getMigratedDb(), {
           action,
           userId: extra.userId !== undefined ? extra.userId : (current?.user.id ?? null),
           teamId: extra.teamId !== undefined ? extra.teamId : (team?.team.id ?? null),
@@ -429,6 +430,7 @@ export function route<
         });
       } catch (err) {
         console.error(`[baton] ${label}: could not record audit event ${action}:`, err);
+        return null;
       }
     }
   };

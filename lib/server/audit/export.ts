@@ -34,9 +34,15 @@ export function csvRow(e: AuditEventView): string {
   return `${CSV_COLUMNS.map((c) => csvCell(e[c])).join(",")}\r\n`;
 }
 
-export function exportStream(db: Db, teamId: string, filter: AuditFilter, format: "csv" | "jsonl"): ReadableStream<Uint8Array> {
+export function exportStream(
+  db: Db,
+  teamId: string,
+  filter: AuditFilter,
+  format: "csv" | "jsonl",
+  below: string | null = null,
+): ReadableStream<Uint8Array> {
   const enc = new TextEncoder();
-  const rows = allAuditEvents(db, teamId, filter);
+  const rows = allAuditEvents(db, teamId, filter, undefined, below);
   let headerSent = format !== "csv";
   return new ReadableStream<Uint8Array>({
     async pull(controller) {

@@ -77,9 +77,11 @@ export async function* allAuditEvents(
   db: Db,
   teamId: string,
   filter: AuditFilter,
-  pageSize = AUDIT_PAGE.max,
+  pageSize: number = AUDIT_PAGE.max,
+  /** Start below this cursor (the export starts below its own audit row: what was there when asked). */
+  from: string | null = null,
 ): AsyncGenerator<AuditEvent> {
-  let cursor: string | null = null;
+  let cursor: string | null = from;
   do {
     const page: AuditPage = await queryAuditEvents(db, { teamId, filter, cursor, limit: pageSize });
     for (const e of page.items) yield e;

@@ -12,10 +12,10 @@ import {
   createGuardedFetch,
   mayConnectTo,
   ownAddresses,
-  stripBrackets,
   systemResolver,
   type Resolver,
 } from "../ssrf";
+import { stripBrackets } from "../../net/address";
 import { createNodeFetch } from "../node-fetch";
 import type { FetchLike } from "../../orkestr/core";
 import { DEFAULT_RETENTION_DAYS } from "./retention";

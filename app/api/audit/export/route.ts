@@ -1,5 +1,6 @@
 import { getMigratedDb } from "../../../../lib/server/db/index";
 import { exportStream } from "../../../../lib/server/audit/export";
+import { encodeAuditCursor } from "../../../../lib/server/audit/query";
 import { AuditExportQuery, filterOf } from "../../../../lib/server/audit/schemas";
 import { route } from "../../../../lib/server/route";
 
@@ -13,9 +14,10 @@ export const GET = route(
     const db = await getMigratedDb();
     const filter = filterOf(query);
     const teamId = team!.team.id;
-    await audit("audit.export", { targetType: "audit_log", targetId: teamId, data: { format: query.format, filter } });
+    // The export holds the rows as they were when it was asked for: those below its own audit row.
+    const own = await audit("audit.export", { targetType: "audit_log", targetId: teamId, data: { format: query.format, filter } });
     const stamp = new Date().toISOString().slice(0, 10);
-    return new Response(exportStream(db, teamId, filter, query.format), {
+    return new Response(exportStream(db, teamId, filter, query.format, own ? encodeAuditCursor(own) : null), {
       headers: {
         "content-type": query.format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8",
         "content-disposition": `attachment; filename="audit-${team!.team.slug}-${stamp}.${query.format}"`,
