@@ -72,7 +72,8 @@ function validDate(s: string): boolean {
 export function auditFilterProblem(filter: AuditFilter): string | null {
   for (const key of AUDIT_FILTER_KEYS) {
     const v = filter[key];
-    if (v !== undefined && v.length > MAX_VALUE) return `${WRITTEN_KEY[key]} is too long (at most ${MAX_VALUE} characters).`;
+    if (v !== undefined && v.length > MAX_VALUE)
+      return `${WRITTEN_KEY[key]} is too long (at most ${MAX_VALUE} characters).`;
   }
   if (filter.action !== undefined && !ACTION.test(filter.action))
     return `action:${filter.action} is not an action: actions look like resource.verb, e.g. sandbox.terminate.`;
@@ -96,7 +97,7 @@ function tokens(input: string): { tokens: string[]; error?: string } {
     while (i < input.length && !/\s/.test(input[i]!)) {
       if (input[i] === '"') {
         const end = input.indexOf('"', i + 1);
-        if (end < 0) return { tokens: out, error: "A quoted value is not closed: add the closing \"." };
+        if (end < 0) return { tokens: out, error: 'A quoted value is not closed: add the closing ".' };
         token += input.slice(i + 1, end);
         i = end + 1;
       } else {

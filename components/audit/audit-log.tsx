@@ -16,7 +16,6 @@ import {
 } from "../../lib/audit-query";
 import { formatDateTime, formatUtc } from "../../lib/format";
 import { sandboxHref } from "../../lib/links";
-import { errorText } from "../../lib/orkestr/errors";
 import { auditExportHref, auditKeys, auditQueries, type AuditEventRow } from "../../lib/queries/audit";
 import { snapshotHref, templateHref, volumesHref, webhookHref } from "../../lib/resource-links";
 import { EmptyState } from "../layout/empty-state";
@@ -57,7 +56,17 @@ const ACTIONS = [
   "audit.purge",
 ];
 const RESULTS = ["ok", "forbidden", "not_found", "conflict", "invalid_credentials", "rate_limited", "account_disabled"];
-const TARGET_TYPES = ["sandbox", "snapshot", "volume", "template", "webhook", "connection", "user", "team", "audit_log"];
+const TARGET_TYPES = [
+  "sandbox",
+  "snapshot",
+  "volume",
+  "template",
+  "webhook",
+  "connection",
+  "user",
+  "team",
+  "audit_log",
+];
 
 const GONE = /\.(terminate|delete)$/;
 
@@ -104,7 +113,8 @@ export function AuditLog({ teamName, canManage }: { teamName: string; canManage:
   const list = useInfiniteQuery(auditQueries.list(filter));
   const events = useMemo(() => list.data?.pages.flatMap((p) => p.items) ?? [], [list.data]);
   const gone = useMemo(
-    () => new Set(events.filter((e) => GONE.test(e.action) && e.target_id).map((e) => `${e.target_type}:${e.target_id}`)),
+    () =>
+      new Set(events.filter((e) => GONE.test(e.action) && e.target_id).map((e) => `${e.target_type}:${e.target_id}`)),
     [events],
   );
 
@@ -300,11 +310,6 @@ export function AuditLog({ teamName, canManage }: { teamName: string; canManage:
                 {list.isFetchingNextPage ? "Loading…" : "Load older events"}
               </Button>
             </div>
-          ) : null}
-          {list.isFetchNextPageError ? (
-            <p role="alert" className="text-sm text-destructive">
-              {errorText(list.error, "The next page could not be read.")}
-            </p>
           ) : null}
         </>
       )}

@@ -189,11 +189,7 @@ export function AuditSettingsCard() {
           <Button variant="outline" onClick={() => setConfirm(null)}>
             Cancel
           </Button>
-          <Button
-            variant="destructive"
-            disabled={save.isPending}
-            onClick={() => confirm && save.mutate(confirm)}
-          >
+          <Button variant="destructive" disabled={save.isPending} onClick={() => confirm && save.mutate(confirm)}>
             {confirm?.rotate_secret ? "Make a new secret" : "Shorten retention"}
           </Button>
         </div>

@@ -23,26 +23,28 @@ export function SidebarNav({ onNavigate }: { onNavigate?: () => void }) {
               {section.title}
             </h2>
             <ul aria-labelledby={headingId} className="flex flex-col gap-0.5">
-              {section.items.filter((item) => !item.perm || allowed.includes(item.perm)).map((item) => {
-                const active = item.href === current;
-                return (
-                  <li key={item.href}>
-                    <IntentLink
-                      href={item.href}
-                      aria-current={active ? "page" : undefined}
-                      onClick={onNavigate}
-                      className={cn(
-                        "flex items-center gap-2.5 rounded-md px-2 py-1.5 text-sm text-muted-foreground transition-colors",
-                        "hover:bg-accent hover:text-accent-foreground",
-                        active && "bg-accent font-medium text-accent-foreground",
-                      )}
-                    >
-                      <NavIcon name={item.icon} className={cn("shrink-0", active && "text-primary")} />
-                      {item.title}
-                    </IntentLink>
-                  </li>
-                );
-              })}
+              {section.items
+                .filter((item) => !item.perm || allowed.includes(item.perm))
+                .map((item) => {
+                  const active = item.href === current;
+                  return (
+                    <li key={item.href}>
+                      <IntentLink
+                        href={item.href}
+                        aria-current={active ? "page" : undefined}
+                        onClick={onNavigate}
+                        className={cn(
+                          "flex items-center gap-2.5 rounded-md px-2 py-1.5 text-sm text-muted-foreground transition-colors",
+                          "hover:bg-accent hover:text-accent-foreground",
+                          active && "bg-accent font-medium text-accent-foreground",
+                        )}
+                      >
+                        <NavIcon name={item.icon} className={cn("shrink-0", active && "text-primary")} />
+                        {item.title}
+                      </IntentLink>
+                    </li>
+                  );
+                })}
             </ul>
           </div>
         );

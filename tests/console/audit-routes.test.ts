@@ -12,7 +12,15 @@ import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from
 // filtered rows, CSV with the formula guard, JSON lines), GET/PATCH /api/audit/settings (owners only
 // change them; the change and the refusal are both audited, with the request id the answer carries).
 
-type Row = { id: string; action: string; result: string; actor_email: string | null; target_id: string | null; request_id: string | null; data: unknown };
+type Row = {
+  id: string;
+  action: string;
+  result: string;
+  actor_email: string | null;
+  target_id: string | null;
+  request_id: string | null;
+  data: unknown;
+};
 
 function parseCsv(text: string): string[][] {
   const rows: string[][] = [];
@@ -22,14 +30,21 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (cell += '"'), i++;
-      else if (c === '"') quoted = false;
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
       else cell += c;
     } else if (c === '"') quoted = true;
-    else if (c === ",") row.push(cell), (cell = "");
-    else if (c === "\r") continue;
-    else if (c === "\n") row.push(cell), rows.push(row), (row = []), (cell = "");
-    else cell += c;
+    else if (c === ",") {
+      row.push(cell);
+      cell = "";
+    } else if (c === "\n") {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = "";
+    } else if (c !== "\r") cell += c;
   }
   return rows;
 }
@@ -47,7 +62,7 @@ describe.each(testBackends)("the audit API on $name", (backend) => {
         teamId,
         userId: owner.id,
         targetType: "sandbox",
-        targetId: i === 7 ? "=HYPERLINK(\"http://evil.example\")" : `sbx_${i % 4}`,
+        targetId: i === 7 ? '=HYPERLINK("http://evil.example")' : `sbx_${i % 4}`,
         result: i % 5 === 0 ? "forbidden" : "ok",
         userAgent: i === 3 ? '+cmd|" /C calc"!A0' : "vitest",
         now: base + i * 3_600_000,
@@ -57,7 +72,10 @@ describe.each(testBackends)("the audit API on $name", (backend) => {
 
   const list = async (cookie: string, qs: string) => {
     const res = await listAudit(request(`/api/audit?${qs}`, { cookie }), noParams);
-    return { status: res.status, body: (await jsonOf(res)) as { items: Row[]; next_cursor: string | null; detail?: string } };
+    return {
+      status: res.status,
+      body: (await jsonOf(res)) as { items: Row[]; next_cursor: string | null; detail?: string },
+    };
   };
 
   it("lists the team's rows newest first; the query box and the filters give the same rows; pages have no gaps", async () => {
@@ -76,7 +94,10 @@ describe.each(testBackends)("the audit API on $name", (backend) => {
       const a = await list(cookie, `${filters}&limit=500`);
       const b = await list(cookie, `${query}&limit=500`);
       expect(a.status, filters).toBe(200);
-      expect(a.body.items.map((r) => r.id), filters).toEqual(b.body.items.map((r) => r.id));
+      expect(
+        a.body.items.map((r) => r.id),
+        filters,
+      ).toEqual(b.body.items.map((r) => r.id));
       expect(a.body.items.length, filters).toBeGreaterThan(0);
       expect(a.body.items.length, filters).toBeLessThan(30);
     }
@@ -128,7 +149,11 @@ describe.each(testBackends)("the audit API on $name", (backend) => {
         expect(rows.slice(1).every((r) => !/^[=+\-@]/.test(r[header.indexOf("target_id")]!))).toBe(true);
       }
       const jsonl = await exportAudit(request(`/api/audit/export?format=jsonl&${qs}`, { cookie }), noParams);
-      const lines = (await jsonl.text()).trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Row);
+      const lines = (await jsonl.text())
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Row);
       // The export is audited before it reads, and holds what was there below its own row: unfiltered,
       // the CSV export's row is in it; filtered, audit.export rows never match.
       const relisted = (await list(cookie, `${qs}&limit=500`)).body.items;
@@ -143,7 +168,9 @@ describe.each(testBackends)("the audit API on $name", (backend) => {
     const a = await seeded();
     const b = await makeUser(ctx.db(), "owner");
     const bCookie = (await sessionCookie(ctx.db(), b.user.id)).cookie;
-    expect((await list(bCookie, "limit=500")).body.items.every((r) => r.actor_email !== a.owner.email.toLowerCase())).toBe(true);
+    expect(
+      (await list(bCookie, "limit=500")).body.items.every((r) => r.actor_email !== a.owner.email.toLowerCase()),
+    ).toBe(true);
 
     const { user: admin } = await makeUser(ctx.db(), null);
     await addMember(ctx.db(), { teamId: a.teamId, userId: admin.id, role: "admin" });
@@ -163,8 +190,14 @@ describe.each(testBackends)("the audit API on $name", (backend) => {
     expect(refused.status).toBe(403);
     const requestId = refused.headers.get("x-request-id");
     expect(requestId).toMatch(/^req_/);
-    const denied = (await list(a.cookie, "result=forbidden&limit=500")).body.items.find((r) => r.request_id === requestId);
-    expect(denied).toMatchObject({ action: "audit.settings_update", result: "forbidden", actor_email: admin.email.toLowerCase() });
+    const denied = (await list(a.cookie, "result=forbidden&limit=500")).body.items.find(
+      (r) => r.request_id === requestId,
+    );
+    expect(denied).toMatchObject({
+      action: "audit.settings_update",
+      result: "forbidden",
+      actor_email: admin.email.toLowerCase(),
+    });
 
     const ok = await patchSettings(
       request("/api/audit/settings", { method: "PATCH", cookie: a.cookie, body: { retention_days: 90 } }),

@@ -31,14 +31,26 @@ for (const backend of testBackends) {
 
     async function team() {
       const owner = await createUser(db, { email: email(), passwordHash: null });
-      const { team } = await createTeamWithOwner(db, { name: "Audit", slug: `a-${++n}-${Date.now()}`, ownerId: owner.id });
+      const { team } = await createTeamWithOwner(db, {
+        name: "Audit",
+        slug: `a-${++n}-${Date.now()}`,
+        ownerId: owner.id,
+      });
       return { owner, team };
     }
 
     it("refuses UPDATE and DELETE of audit rows outside retention", async () => {
       const { owner, team: tm } = await team();
-      const e = await recordAudit(db, { action: "sandbox.create", teamId: tm.id, userId: owner.id, targetId: "sbx_1", targetType: "sandbox" });
-      await expect(db.updateTable("audit_events").set({ action: "sandbox.pause" }).where("id", "=", e.id).execute()).rejects.toThrow(/append-only/);
+      const e = await recordAudit(db, {
+        action: "sandbox.create",
+        teamId: tm.id,
+        userId: owner.id,
+        targetId: "sbx_1",
+        targetType: "sandbox",
+      });
+      await expect(
+        db.updateTable("audit_events").set({ action: "sandbox.pause" }).where("id", "=", e.id).execute(),
+      ).rejects.toThrow(/append-only/);
       await expect(db.deleteFrom("audit_events").where("id", "=", e.id).execute()).rejects.toThrow(/append-only/);
       await expect(sql`delete from audit_events`.execute(db)).rejects.toThrow(/append-only/);
       if (backend.name === "postgres") {
@@ -49,7 +61,13 @@ for (const backend of testBackends) {
       }
       const still = await db.selectFrom("audit_events").select(["action"]).where("id", "=", e.id).executeTakeFirst();
       expect(still?.action).toBe("sandbox.create");
-      expect(e).toMatchObject({ actorEmail: owner.email.toLowerCase(), result: "ok", targetType: "sandbox", targetId: "sbx_1", target: "sbx_1" });
+      expect(e).toMatchObject({
+        actorEmail: owner.email.toLowerCase(),
+        result: "ok",
+        targetType: "sandbox",
+        targetId: "sbx_1",
+        target: "sbx_1",
+      });
     });
 
     it("keeps rows after their team and their user are deleted", async () => {
@@ -72,16 +90,28 @@ for (const backend of testBackends) {
       ] as const)
         for (const age of ages) await recordAudit(db, { action: "sandbox.create", teamId: tm, now: now - age * DAY });
       const result = await applyAuditRetention(db, now);
-      expect(result).toEqual(expect.arrayContaining([{ teamId: a.team.id, deleted: 2 }, { teamId: b.team.id, deleted: 2 }]));
+      expect(result).toEqual(
+        expect.arrayContaining([
+          { teamId: a.team.id, deleted: 2 },
+          { teamId: b.team.id, deleted: 2 },
+        ]),
+      );
       const left = async (id: string) => (await queryAuditEvents(db, { teamId: id, filter: {} })).items;
       const aLeft = await left(a.team.id);
       expect(aLeft.map((e) => e.action)).toEqual(["audit.purge", "sandbox.create"]);
       expect(aLeft[0]).toMatchObject({ credential: "housekeeping", data: { count: 2, retention_days: 365 } });
-      expect((await left(b.team.id))[0]).toMatchObject({ action: "audit.purge", data: { count: 2, retention_days: 30 } });
+      expect((await left(b.team.id))[0]).toMatchObject({
+        action: "audit.purge",
+        data: { count: 2, retention_days: 30 },
+      });
       // Nothing more to purge: no new purge rows.
-      expect((await applyAuditRetention(db, now)).filter((r) => r.teamId === a.team.id || r.teamId === b.team.id)).toEqual([]);
+      expect(
+        (await applyAuditRetention(db, now)).filter((r) => r.teamId === a.team.id || r.teamId === b.team.id),
+      ).toEqual([]);
       // The permit is gone with its transaction: a plain delete is refused again.
-      await expect(db.deleteFrom("audit_events").where("team_id", "=", a.team.id).execute()).rejects.toThrow(/append-only/);
+      await expect(db.deleteFrom("audit_events").where("team_id", "=", a.team.id).execute()).rejects.toThrow(
+        /append-only/,
+      );
     });
 
     it("filters, pages by (created_at, id) without gaps or repeats, and the query box gives the same rows", async () => {
@@ -109,7 +139,12 @@ for (const backend of testBackends) {
       const paged: string[] = [];
       let cursor: string | null = null;
       do {
-        const page: Awaited<ReturnType<typeof queryAuditEvents>> = await queryAuditEvents(db, { teamId: tm.id, filter: {}, cursor, limit: 7 });
+        const page: Awaited<ReturnType<typeof queryAuditEvents>> = await queryAuditEvents(db, {
+          teamId: tm.id,
+          filter: {},
+          cursor,
+          limit: 7,
+        });
         paged.push(...page.items.map((e) => e.id));
         cursor = page.nextCursor;
       } while (cursor);
@@ -122,7 +157,10 @@ for (const backend of testBackends) {
         ["resource_type:sandbox resource_id:sbx_3", { targetType: "sandbox", targetId: "sbx_3" }],
         ["result:forbidden", { result: "forbidden" }],
         ["date_from:2026-01-03 date_to:2026-01-05", { dateFrom: "2026-01-03", dateTo: "2026-01-05" }],
-        [`action:sandbox.create actor:${owner.email} result:ok`, { action: "sandbox.create", actor: owner.email, result: "ok" }],
+        [
+          `action:sandbox.create actor:${owner.email} result:ok`,
+          { action: "sandbox.create", actor: owner.email, result: "ok" },
+        ],
       ];
       for (const [q, controls] of cases) {
         const parsed = parseAuditQuery(q);

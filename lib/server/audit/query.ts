@@ -17,7 +17,8 @@ export function encodeAuditCursor(e: Pick<AuditEvent, "createdAt" | "id">): stri
 export function decodeAuditCursor(cursor: string): { createdAt: number; id: string } {
   const text = Buffer.from(cursor, "base64url").toString("utf8");
   const m = /^(\d{1,16}):([A-Za-z0-9_-]{1,100})$/.exec(text);
-  if (!m) throw new AppError("validation_error", "The cursor is not one this list gave out; start from the first page.");
+  if (!m)
+    throw new AppError("validation_error", "The cursor is not one this list gave out; start from the first page.");
   return { createdAt: Number(m[1]), id: m[2]! };
 }
 
@@ -37,7 +38,10 @@ export interface AuditPage {
 function filtered(db: Db, teamId: string, filter: AuditFilter) {
   const problem = auditFilterProblem(filter);
   if (problem) throw new AppError("validation_error", problem);
-  let q = db.selectFrom("audit_events").select([...AUDIT_COLUMNS]).where("team_id", "=", teamId);
+  let q = db
+    .selectFrom("audit_events")
+    .select([...AUDIT_COLUMNS])
+    .where("team_id", "=", teamId);
   if (filter.action) q = q.where("action", "=", filter.action);
   if (filter.actor) {
     q = filter.actor.includes("@")

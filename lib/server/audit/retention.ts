@@ -19,11 +19,7 @@ export interface PurgeResult {
 }
 
 /** Deletes rows of `teamId` (or of every team-less / settings-less group, see below) older than `before`. */
-async function purgeRange(
-  db: Db,
-  where: { teamId: string } | { defaultGroup: true },
-  before: number,
-): Promise<number> {
+async function purgeRange(db: Db, where: { teamId: string } | { defaultGroup: true }, before: number): Promise<number> {
   return db.transaction().execute(async (trx) => {
     if (isPostgres(trx)) await sql`select set_config('baton.audit_purge', 'on', true)`.execute(trx);
     else await trx.insertInto("audit_purge_permit").values({ id: 1 }).execute();
@@ -71,7 +67,9 @@ export async function applyAuditRetention(db: Db, now = Date.now()): Promise<Pur
     for (const c of counts) out.push({ teamId: c.team_id, deleted: Number(c.n) });
   }
   for (const r of out) {
-    const team = r.teamId ? await db.selectFrom("teams").select("id").where("id", "=", r.teamId).executeTakeFirst() : null;
+    const team = r.teamId
+      ? await db.selectFrom("teams").select("id").where("id", "=", r.teamId).executeTakeFirst()
+      : null;
     // A deleted team's rows go quietly: nobody can read that team's log any more.
     if (r.teamId && !team) continue;
     const days = settings.find((s) => s.team_id === r.teamId)?.retention_days ?? DEFAULT_RETENTION_DAYS;

@@ -7,7 +7,14 @@ import { createTeamWithOwner } from "../db/teams";
 import { testBackends, type TestDatabase } from "../db/test-backends";
 import { createUser } from "../db/users";
 import { verifyWebhook } from "../webhook-signature";
-import { AUDIT_STREAM, assertSafeStreamUrl, backoffMs, drainAuditOutbox, streamStatus, updateAuditSettings } from "./stream";
+import {
+  AUDIT_STREAM,
+  assertSafeStreamUrl,
+  backoffMs,
+  drainAuditOutbox,
+  streamStatus,
+  updateAuditSettings,
+} from "./stream";
 
 // The SIEM stream against a real HTTP receiver this test starts on loopback. Loopback is refused
 // by the SSRF guard unless the operator lists the origin in BATON_AUDIT_STREAM_ALLOW (what the engine's
@@ -77,8 +84,19 @@ for (const backend of testBackends) {
       const quiet = await team();
       const { secret } = await updateAuditSettings(db, teamId, { siemUrl: `${okOrigin}/ingest`, siemEnabled: true });
       expect(secret).toMatch(/^whsec_/);
-      const e1 = await recordAudit(db, { action: "sandbox.create", teamId, userId: owner.id, targetType: "sandbox", targetId: "sbx_9" });
-      const e2 = await recordAudit(db, { action: "sandbox.terminate", teamId, userId: owner.id, data: { token: "ork_secret" } });
+      const e1 = await recordAudit(db, {
+        action: "sandbox.create",
+        teamId,
+        userId: owner.id,
+        targetType: "sandbox",
+        targetId: "sbx_9",
+      });
+      const e2 = await recordAudit(db, {
+        action: "sandbox.terminate",
+        teamId,
+        userId: owner.id,
+        data: { token: "ork_secret" },
+      });
       await recordAudit(db, { action: "sandbox.create", teamId: quiet.teamId });
       const before = ok.got.length;
       // Two instances drain at once: each row still goes out once.
@@ -90,7 +108,12 @@ for (const backend of testBackends) {
       const mine = ok.got.slice(before);
       expect(mine).toHaveLength(2);
       const bodies = mine.map((m) => {
-        const v = verifyWebhook({ secret: secret!, body: m.body, signature: m.headers["x-orkestr-signature"] as string, eventType: m.headers["x-orkestr-event"] as string });
+        const v = verifyWebhook({
+          secret: secret!,
+          body: m.body,
+          signature: m.headers["x-orkestr-signature"] as string,
+          eventType: m.headers["x-orkestr-event"] as string,
+        });
         expect(v.ok).toBe(true);
         expect(m.headers["x-orkestr-delivery"]).toMatch(/^dlv_/);
         return JSON.parse(m.body) as { id: string; type: string; data: { id: string; action: string; data: unknown } };
@@ -99,7 +122,13 @@ for (const backend of testBackends) {
       expect(bodies.every((b) => b.type === "audit.event")).toBe(true);
       expect(JSON.stringify(bodies)).not.toContain("ork_secret");
       // A wrong secret does not verify.
-      expect(verifyWebhook({ secret: "whsec_other", body: mine[0]!.body, signature: mine[0]!.headers["x-orkestr-signature"] as string }).ok).toBe(false);
+      expect(
+        verifyWebhook({
+          secret: "whsec_other",
+          body: mine[0]!.body,
+          signature: mine[0]!.headers["x-orkestr-signature"] as string,
+        }).ok,
+      ).toBe(false);
       // Nothing left; a second pass sends nothing.
       expect(await drainAuditOutbox(db, { holder: "instance-a" })).toMatchObject({ sent: 0 });
       expect(ok.got.length).toBe(before + 2);
@@ -122,9 +151,15 @@ for (const backend of testBackends) {
       const e = await recordAudit(db, { action: "volume.delete", teamId, targetType: "volume", targetId: "vol_1" });
       let now = Date.now();
       expect(await drainAuditOutbox(db, { now, holder: "h", leased: true })).toMatchObject({ sent: 0, failed: 1 });
-      expect((await streamStatus(db, teamId))).toMatchObject({ pending: 1, last_error: expect.stringMatching(/HTTP 503/) });
+      expect(await streamStatus(db, teamId)).toMatchObject({
+        pending: 1,
+        last_error: expect.stringMatching(/HTTP 503/),
+      });
       // Not due again before its backoff.
-      expect(await drainAuditOutbox(db, { now: now + 10, holder: "h", leased: true })).toMatchObject({ sent: 0, failed: 0 });
+      expect(await drainAuditOutbox(db, { now: now + 10, holder: "h", leased: true })).toMatchObject({
+        sent: 0,
+        failed: 0,
+      });
       now += backoffMs(1);
       expect(await drainAuditOutbox(db, { now, holder: "h", leased: true })).toMatchObject({ failed: 1 });
       now += backoffMs(2);
@@ -144,11 +179,26 @@ for (const backend of testBackends) {
     });
 
     it("refuses internal addresses when saved and again when sent (an allowed origin only by the operator's list)", async () => {
-      for (const url of ["https://10.1.2.3/x", "https://[::1]/x", "https://169.254.169.254/latest", "http://siem.example.com/"]) {
+      for (const url of [
+        "https://10.1.2.3/x",
+        "https://[::1]/x",
+        "https://169.254.169.254/latest",
+        "http://siem.example.com/",
+      ]) {
         await expect(assertSafeStreamUrl(url, { allow: [] }), url).rejects.toMatchObject({ status: 422 });
       }
-      await expect(assertSafeStreamUrl("https://internal.example/x", { allow: [], resolver: async () => [{ address: "192.168.1.5", family: 4 }] })).rejects.toThrow(/192\.168\.1\.5/);
-      await expect(assertSafeStreamUrl("https://siem.example/x", { allow: [], resolver: async () => [{ address: "93.184.215.14", family: 4 }] })).resolves.toBeInstanceOf(URL);
+      await expect(
+        assertSafeStreamUrl("https://internal.example/x", {
+          allow: [],
+          resolver: async () => [{ address: "192.168.1.5", family: 4 }],
+        }),
+      ).rejects.toThrow(/192\.168\.1\.5/);
+      await expect(
+        assertSafeStreamUrl("https://siem.example/x", {
+          allow: [],
+          resolver: async () => [{ address: "93.184.215.14", family: 4 }],
+        }),
+      ).resolves.toBeInstanceOf(URL);
 
       // Saved while allowed, then the operator takes the origin off the list: the send is refused, no request made.
       const { teamId } = await team();

@@ -88,7 +88,8 @@ export async function assertSafeStreamUrl(
   if (url.username || url.password) throw refuse("Put no user name or password in the URL; the stream is signed.");
   const allow = opts.allow ?? streamAllowList();
   if (allow.includes(url.origin)) return url;
-  if (url.protocol !== "https:") throw refuse("The URL must use https:// (plain http is only for receivers the operator allowed).");
+  if (url.protocol !== "https:")
+    throw refuse("The URL must use https:// (plain http is only for receivers the operator allowed).");
   const host = stripBrackets(url.hostname);
   const own = ownAddresses();
   const addresses = net.isIP(host)
@@ -121,7 +122,14 @@ export interface AuditSettings {
 
 export async function getAuditSettings(db: Db, teamId: string): Promise<AuditSettings> {
   const row = await db.selectFrom("audit_settings").selectAll().where("team_id", "=", teamId).executeTakeFirst();
-  if (!row) return { retentionDays: DEFAULT_RETENTION_DAYS, siemUrl: null, siemEnabled: false, hasSecret: false, updatedAt: null };
+  if (!row)
+    return {
+      retentionDays: DEFAULT_RETENTION_DAYS,
+      siemUrl: null,
+      siemEnabled: false,
+      hasSecret: false,
+      updatedAt: null,
+    };
   return {
     retentionDays: row.retention_days,
     siemUrl: row.siem_url,
@@ -149,7 +157,10 @@ export async function updateAuditSettings(
   const before = await getAuditSettings(db, teamId);
   let siemUrl = before.siemUrl;
   if (change.siemUrl !== undefined) {
-    siemUrl = change.siemUrl === null || change.siemUrl.trim() === "" ? null : (await assertSafeStreamUrl(change.siemUrl, opts)).href;
+    siemUrl =
+      change.siemUrl === null || change.siemUrl.trim() === ""
+        ? null
+        : (await assertSafeStreamUrl(change.siemUrl, opts)).href;
   }
   const enabled = change.siemEnabled ?? before.siemEnabled;
   if (enabled && !siemUrl) throw refuse("Set the SIEM's URL before turning the stream on.");
@@ -262,7 +273,11 @@ export async function drainAuditOutbox(db: Db, opts: DrainOptions = {}): Promise
         .select(["siem_url", "siem_secret_ciphertext", "siem_enabled"])
         .where("team_id", "=", item.team_id)
         .executeTakeFirst();
-      const row = await db.selectFrom("audit_events").select([...AUDIT_COLUMNS]).where("id", "=", item.event_id).executeTakeFirst();
+      const row = await db
+        .selectFrom("audit_events")
+        .select([...AUDIT_COLUMNS])
+        .where("id", "=", item.event_id)
+        .executeTakeFirst();
       if (!settings?.siem_url || !settings.siem_secret_ciphertext || settings.siem_enabled !== 1 || !row) {
         // The stream was turned off (or the row purged) since: nothing to send.
         await db.deleteFrom("audit_outbox").where("event_id", "=", item.event_id).execute();
@@ -296,7 +311,14 @@ export async function drainAuditOutbox(db: Db, opts: DrainOptions = {}): Promise
       await res.body?.cancel().catch(() => undefined);
       if (res.status < 200 || res.status >= 300) error = `the receiver answered HTTP ${res.status}`;
     } catch (err) {
-      error = err instanceof AppError ? err.detail : err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+      error =
+        err instanceof AppError
+          ? err.detail
+          : err instanceof Error
+            ? err.cause instanceof Error
+              ? err.cause.message
+              : err.message
+            : String(err);
     }
     if (error === null) {
       await db.deleteFrom("audit_outbox").where("event_id", "=", item.event_id).execute();
@@ -333,7 +355,11 @@ export async function streamStatus(db: Db, teamId: string) {
     ])
     .where("team_id", "=", teamId)
     .executeTakeFirst();
-  return { pending: Number(row?.pending ?? 0), given_up: Number(row?.given_up ?? 0), last_error: row?.last_error ?? null };
+  return {
+    pending: Number(row?.pending ?? 0),
+    given_up: Number(row?.given_up ?? 0),
+    last_error: row?.last_error ?? null,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

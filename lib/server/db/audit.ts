@@ -204,7 +204,7 @@ export async function recordAudit(db: Db, input: AuditInput): Promise<AuditEvent
           .where("siem_url", "is not", null),
       )
       .executeTakeFirst();
-    queued = Number(res.numInsertedRows ?? 0) > 0;
+    queued = Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
   }
   const event = parseRow("audit_events", AuditRow, row);
   for (const l of listeners) {

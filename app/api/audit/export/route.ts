@@ -15,7 +15,11 @@ export const GET = route(
     const filter = filterOf(query);
     const teamId = team!.team.id;
     // The export holds the rows as they were when it was asked for: those below its own audit row.
-    const own = await audit("audit.export", { targetType: "audit_log", targetId: teamId, data: { format: query.format, filter } });
+    const own = await audit("audit.export", {
+      targetType: "audit_log",
+      targetId: teamId,
+      data: { format: query.format, filter },
+    });
     const stamp = new Date().toISOString().slice(0, 10);
     return new Response(exportStream(db, teamId, filter, query.format, own ? encodeAuditCursor(own) : null), {
       headers: {
