@@ -23,6 +23,7 @@ export const PERMISSIONS = [
   "members.manage",
   "billing.manage",
   "audit.read",
+  "ownership.transfer",
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
