@@ -24,7 +24,9 @@ function IssuedLink({ issued, onDone }: { issued: IssuedInvitationDto; onDone: (
   return (
     <Alert variant={issued.mailed ? "success" : "warning"} role="status" data-testid="invitation-link">
       <AlertTitle>
-        {issued.mailed ? `Invitation mailed to ${issued.invitation.email}` : `Invitation for ${issued.invitation.email}`}
+        {issued.mailed
+          ? `Invitation mailed to ${issued.invitation.email}`
+          : `Invitation for ${issued.invitation.email}`}
       </AlertTitle>
       <AlertDescription className="flex flex-col gap-2 text-foreground">
         <p>
@@ -122,7 +124,12 @@ export function InvitationsCard({ yourRole }: { yourRole: TeamRole }) {
           </div>
           <div className="flex flex-col gap-1.5">
             <Label htmlFor={`${id}-role`}>Role</Label>
-            <select id={`${id}-role`} name="role" className={SELECT} defaultValue={roles.includes("member") ? "member" : roles[0]}>
+            <select
+              id={`${id}-role`}
+              name="role"
+              className={SELECT}
+              defaultValue={roles.includes("member") ? "member" : roles[0]}
+            >
               {roles.map((r) => (
                 <option key={r} value={r}>
                   {r}
@@ -231,8 +238,10 @@ export function MyInvitations() {
   const mine = useQuery(teamQueries.mine());
   const [error, setError] = useState<string | null>(null);
   const act = useMutation({
-    mutationFn: ({ invId, accept }: { invId: string; accept: boolean }) =>
-      accept ? teamMutations.acceptMine(invId) : teamMutations.declineMine(invId),
+    mutationFn: async ({ invId, accept }: { invId: string; accept: boolean }): Promise<void> => {
+      if (accept) await teamMutations.acceptMine(invId);
+      else await teamMutations.declineMine(invId);
+    },
     onSuccess: async (_r, { accept }) => {
       setError(null);
       if (accept) {

@@ -6,6 +6,7 @@ import { useId, useState } from "react";
 import { formatAgo, formatDateTime } from "../../lib/format";
 import { errorText } from "../../lib/orkestr/errors";
 import { teamKeys, teamMutations, teamQueries } from "../../lib/queries/team";
+import { useNow } from "../../lib/use-now";
 import {
   assignableRoles,
   canAdminister,
@@ -184,6 +185,7 @@ function MemberRow({
   onAction: (kind: "remove" | "disable" | "enable" | "unlock" | "sessions") => void;
 }) {
   const id = useId();
+  const now = useNow();
   const target = { role: m.role, self: m.is_you };
   // The role select offers what the user may give; when they may not change this member at all, why.
   const refusals = TEAM_ROLES.filter((r) => r !== m.role).map((r) => canChangeRole(you, target, r, facts));
@@ -192,7 +194,9 @@ function MemberRow({
     : m.disabled
       ? { detail: "Enable this member to change their role." }
       : refusals.every((r) => r !== null)
-        ? (refusals.find((r) => r?.code === "last_owner") ?? refusals.find((r) => r?.code === "owner_only") ?? refusals[0]!)
+        ? (refusals.find((r) => r?.code === "last_owner") ??
+          refusals.find((r) => r?.code === "owner_only") ??
+          refusals[0]!)
         : null;
   const options = TEAM_ROLES.filter(
     (r) => r === m.role || (assignableRoles(you).includes(r) && canChangeRole(you, target, r, facts) === null),
@@ -245,7 +249,11 @@ function MemberRow({
       </td>
       <td className="px-3 py-2">{m.sign_in_method === "sso" ? "SSO" : "Password"}</td>
       <td className="px-3 py-2" title={m.last_active_at ? formatDateTime(m.last_active_at) : undefined}>
-        {m.last_active_at ? formatAgo(Date.now() - Date.parse(m.last_active_at)) : "Never"}
+        {m.last_active_at
+          ? now === null
+            ? formatDateTime(m.last_active_at)
+            : formatAgo(Math.max(0, now - Date.parse(m.last_active_at)))
+          : "Never"}
       </td>
       <td className="px-3 py-2">
         {m.sandbox_count === null ? (
@@ -350,39 +358,41 @@ function ActionDialogs({
   if (!action) return null;
   if (action.kind === "sessions") return <SessionsDialog member={action.member} onClose={onClose} />;
   const who = action.kind === "leave" ? "" : action.member.name || action.member.email;
-  const copy: Record<Exclude<NonNullable<Action>["kind"], "sessions">, { title: string; body: string; verb: string }> =
-    {
-      remove: {
-        title: `Remove ${who} from the team?`,
-        body: "Their sandboxes stay with the team. Their engine tokens for this team are revoked at once, and they lose access to everything of the team. You can invite them again later.",
-        verb: "Remove member",
-      },
-      disable: {
-        title: `Disable ${who}?`,
-        body: "Every session of theirs ends now, and their engine tokens for this team are revoked at once. They stay listed here, and you can enable them again.",
-        verb: "Disable member",
-      },
-      enable: {
-        title: `Enable ${who}?`,
-        body: "Their role in this team works again the next time they sign in.",
-        verb: "Enable member",
-      },
-      unlock: {
-        title: `Unlock ${who}?`,
-        body: "Their failed sign-in attempts are forgotten, so they can try again now.",
-        verb: "Unlock sign-in",
-      },
-      transfer: {
-        title: "Transfer ownership",
-        body: "The member you choose becomes an owner; you become an admin.",
-        verb: "Transfer ownership",
-      },
-      leave: {
-        title: "Leave this team?",
-        body: "You lose access to the team's sandboxes at once, and your engine tokens for it are revoked. Its sandboxes stay with the team.",
-        verb: "Leave team",
-      },
-    };
+  const copy: Record<
+    Exclude<NonNullable<Action>["kind"], "sessions">,
+    { title: string; body: string; verb: string }
+  > = {
+    remove: {
+      title: `Remove ${who} from the team?`,
+      body: "Their sandboxes stay with the team. Their engine tokens for this team are revoked at once, and they lose access to everything of the team. You can invite them again later.",
+      verb: "Remove member",
+    },
+    disable: {
+      title: `Disable ${who}?`,
+      body: "Every session of theirs ends now, and their engine tokens for this team are revoked at once. They stay listed here, and you can enable them again.",
+      verb: "Disable member",
+    },
+    enable: {
+      title: `Enable ${who}?`,
+      body: "Their role in this team works again the next time they sign in.",
+      verb: "Enable member",
+    },
+    unlock: {
+      title: `Unlock ${who}?`,
+      body: "Their failed sign-in attempts are forgotten, so they can try again now.",
+      verb: "Unlock sign-in",
+    },
+    transfer: {
+      title: "Transfer ownership",
+      body: "The member you choose becomes an owner; you become an admin.",
+      verb: "Transfer ownership",
+    },
+    leave: {
+      title: "Leave this team?",
+      body: "You lose access to the team's sandboxes at once, and your engine tokens for it are revoked. Its sandboxes stay with the team.",
+      verb: "Leave team",
+    },
+  };
   const c = copy[action.kind];
   const destructive = action.kind === "remove" || action.kind === "disable" || action.kind === "leave";
   const candidates = members.filter((m) => !m.is_you && !m.disabled && m.role !== "owner");

@@ -69,7 +69,10 @@ export const teamMutations = {
   revokeSession: (userId: string, sessionId: string) =>
     apiVoid({ method: "DELETE", path: `${member(userId)}${path`/sessions/${sessionId}`}` }),
   transferOwnership: (userId: string, stayOwner = false) =>
-    apiJson({ method: "POST", path: "/api/team/transfer-ownership", body: { user_id: userId, stay_owner: stayOwner } }, readAny),
+    apiJson(
+      { method: "POST", path: "/api/team/transfer-ownership", body: { user_id: userId, stay_owner: stayOwner } },
+      readAny,
+    ),
   leave: (teamId: string) => apiJson({ method: "POST", path: "/api/team/leave", body: { team_id: teamId } }, readAny),
   invite: (email: string, role: Role) =>
     apiJson({ method: "POST", path: "/api/team/invitations", body: { email, role } }, readIssued),

@@ -169,7 +169,10 @@ export function endedError(state: Exclude<InvitationState, "pending">): AppError
 }
 
 const notFound = () =>
-  new AppError("not_found", "This invitation link is not valid. Check that you copied all of it, or ask for a new one.");
+  new AppError(
+    "not_found",
+    "This invitation link is not valid. Check that you copied all of it, or ask for a new one.",
+  );
 
 /** The pending invitation behind a link, or the error that says why it does not work. */
 export async function pendingByToken(db: Db, token: string, now = Date.now()): Promise<InvitationView> {
@@ -247,7 +250,10 @@ async function revokePendingTo(db: Db, teamId: string, email: string, now: numbe
 function checkInvite(inviter: Inviter, role: TeamRole): void {
   const refusal = canInvite(inviter.role, role);
   if (refusal)
-    throw new AppError(refusal.code === "not_allowed" ? "forbidden" : refusal.code, refusal.detail);
+    throw new AppError(
+      refusal.code === "not_allowed" || refusal.code === "self" ? "forbidden" : refusal.code,
+      refusal.detail,
+    );
 }
 
 /**

@@ -220,9 +220,13 @@ export async function removeMemberFromTeam(
 ): Promise<{ before: MemberSnapshot; revokedTokens: number }> {
   const row = await target(db, actor.teamId, userId);
   throwRefusal(
-    canRemove(actor.role, { role: row.role as Role, self: userId === actor.userId }, {
-      activeOwners: await activeOwners(db, actor.teamId),
-    }),
+    canRemove(
+      actor.role,
+      { role: row.role as Role, self: userId === actor.userId },
+      {
+        activeOwners: await activeOwners(db, actor.teamId),
+      },
+    ),
   );
   const { revoked } = await removeTeamMember({ teamId: actor.teamId, userId }, { db });
   return { before: snapshot(row), revokedTokens: revoked };
@@ -249,10 +253,14 @@ export async function disableMember(
 ): Promise<{ before: MemberSnapshot; after: MemberSnapshot; revokedSessions: number; revokedTokens: number }> {
   const row = await target(db, actor.teamId, userId);
   throwRefusal(
-    canAdminister(actor.role, { role: row.role as Role, self: userId === actor.userId }, {
-      activeOwners: await activeOwners(db, actor.teamId),
-      disabling: true,
-    }),
+    canAdminister(
+      actor.role,
+      { role: row.role as Role, self: userId === actor.userId },
+      {
+        activeOwners: await activeOwners(db, actor.teamId),
+        disabling: true,
+      },
+    ),
   );
   if (row.disabled_at === null) {
     await inTransaction(db, async (trx) => {
@@ -287,9 +295,13 @@ export async function enableMember(
 ): Promise<{ before: MemberSnapshot; after: MemberSnapshot }> {
   const row = await target(db, actor.teamId, userId);
   throwRefusal(
-    canAdminister(actor.role, { role: row.role as Role, self: userId === actor.userId }, {
-      activeOwners: await activeOwners(db, actor.teamId),
-    }),
+    canAdminister(
+      actor.role,
+      { role: row.role as Role, self: userId === actor.userId },
+      {
+        activeOwners: await activeOwners(db, actor.teamId),
+      },
+    ),
   );
   if (row.disabled_at !== null) {
     await db
@@ -307,9 +319,13 @@ export async function enableMember(
 export async function unlockMember(db: Db, actor: Actor, userId: string): Promise<{ email: string }> {
   const row = await target(db, actor.teamId, userId);
   throwRefusal(
-    canAdminister(actor.role, { role: row.role as Role, self: userId === actor.userId }, {
-      activeOwners: await activeOwners(db, actor.teamId),
-    }),
+    canAdminister(
+      actor.role,
+      { role: row.role as Role, self: userId === actor.userId },
+      {
+        activeOwners: await activeOwners(db, actor.teamId),
+      },
+    ),
   );
   await resetRateLimit(db, emailRateKey(row.email));
   return { email: row.email };
@@ -319,9 +335,13 @@ export async function unlockMember(db: Db, actor: Actor, userId: string): Promis
 export async function memberSessions(db: Db, actor: Actor, userId: string): Promise<Session[]> {
   const row = await target(db, actor.teamId, userId);
   throwRefusal(
-    canAdminister(actor.role, { role: row.role as Role, self: userId === actor.userId }, {
-      activeOwners: await activeOwners(db, actor.teamId),
-    }),
+    canAdminister(
+      actor.role,
+      { role: row.role as Role, self: userId === actor.userId },
+      {
+        activeOwners: await activeOwners(db, actor.teamId),
+      },
+    ),
   );
   return listActiveSessions(db, userId);
 }
@@ -330,9 +350,13 @@ export async function memberSessions(db: Db, actor: Actor, userId: string): Prom
 export async function revokeMemberSession(db: Db, actor: Actor, userId: string, sessionId: string): Promise<void> {
   const row = await target(db, actor.teamId, userId);
   throwRefusal(
-    canAdminister(actor.role, { role: row.role as Role, self: userId === actor.userId }, {
-      activeOwners: await activeOwners(db, actor.teamId),
-    }),
+    canAdminister(
+      actor.role,
+      { role: row.role as Role, self: userId === actor.userId },
+      {
+        activeOwners: await activeOwners(db, actor.teamId),
+      },
+    ),
   );
   if (!(await revokeSessionById(db, sessionId, userId)))
     throw new AppError("not_found", "There is no such active session of this member.");
@@ -350,9 +374,7 @@ export async function transferOwnership(
 ): Promise<{ before: MemberSnapshot[]; after: MemberSnapshot[] }> {
   const row = await target(db, actor.teamId, userId);
   const self = await target(db, actor.teamId, actor.userId);
-  throwRefusal(
-    canTransferOwnership(actor.role, { self: userId === actor.userId, disabled: row.disabled_at !== null }),
-  );
+  throwRefusal(canTransferOwnership(actor.role, { self: userId === actor.userId, disabled: row.disabled_at !== null }));
   await changeMemberRole({ teamId: actor.teamId, userId, role: "owner" }, { db });
   if (!opts.stayOwner) await changeMemberRole({ teamId: actor.teamId, userId: actor.userId, role: "admin" }, { db });
   return {

@@ -6,12 +6,7 @@ import { AppError } from "./errors";
 import type { InvitationView, IssuedInvitation } from "./invitations";
 import type { Actor, MemberView } from "./members";
 import { withUpstream } from "./upstream";
-import type {
-  InvitationDto,
-  IssuedInvitationDto,
-  MemberDto,
-  SessionDto,
-} from "../validations/team";
+import type { InvitationDto, IssuedInvitationDto, MemberDto, SessionDto } from "../validations/team";
 
 // What the /api/team routes share: the acting admin, the DTOs, the origin of invitation links, and
 // the best-effort count of each member's sandboxes.

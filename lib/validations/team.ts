@@ -32,15 +32,17 @@ export const LeaveBody = z.object({ team_id: Id });
 export const InviteBody = z.object({ email: Email, role: RoleInput });
 
 /** An invitation link's token: 32 random bytes, base64url. */
-const Token = z
-  .string()
-  .min(1, { error: "is required" })
-  .max(200, { error: "is not an invitation token" });
+const Token = z.string().min(1, { error: "is required" }).max(200, { error: "is not an invitation token" });
 export const LookupInvitationBody = z.object({ token: Token });
 export const AcceptInvitationBody = z.object({
   token: Token,
   /** A new person's account (when not signed in): their name and a password. */
-  name: z.string().trim().min(1, { error: "is required" }).max(100, { error: "must be at most 100 characters" }).optional(),
+  name: z
+    .string()
+    .trim()
+    .min(1, { error: "is required" })
+    .max(100, { error: "must be at most 100 characters" })
+    .optional(),
   password: z
     .string()
     .min(PASSWORD_MIN_LENGTH, { error: `must be at least ${PASSWORD_MIN_LENGTH} characters` })

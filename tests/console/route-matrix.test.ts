@@ -63,8 +63,10 @@ const OWN_ACCOUNT: Record<string, string> = {
   "PATCH /api/connections/[id]":
     "one of the user's own connections: the role checked is the one in the connection's own team (activating needs membership there, a new token connections.manage), tests/console/connection-access.test.ts",
   "GET /api/me/invitations": "the pending invitations sent to the user's own address",
-  "POST /api/me/invitations/[id]/accept": "accepts an invitation sent to the user's own address (404 for anyone else's)",
-  "POST /api/me/invitations/[id]/decline": "declines an invitation sent to the user's own address (404 for anyone else's)",
+  "POST /api/me/invitations/[id]/accept":
+    "accepts an invitation sent to the user's own address (404 for anyone else's)",
+  "POST /api/me/invitations/[id]/decline":
+    "declines an invitation sent to the user's own address (404 for anyone else's)",
   "DELETE /api/connections/[id]":
     "one of the user's own connections: connections.manage in the connection's own team, tests/console/connection-access.test.ts",
 };

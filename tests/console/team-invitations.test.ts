@@ -15,7 +15,17 @@ import { testBackends } from "../../lib/server/db/test-backends";
 import { inviteMember, INVITATION_TTL_MS } from "../../lib/server/invitations";
 import type { IssuedInvitationDto } from "../../lib/validations/team";
 import { invitationLinkIn, startSmtpServer, type TestSmtpServer } from "../helpers/smtp-server";
-import { cookieHeaderFrom, jsonOf, makeUser, noParams, ORIGIN, request, sessionCookie, uniq, useConsoleDb } from "./helpers";
+import {
+  cookieHeaderFrom,
+  jsonOf,
+  makeUser,
+  noParams,
+  ORIGIN,
+  request,
+  sessionCookie,
+  uniq,
+  useConsoleDb,
+} from "./helpers";
 
 const params = (p: Record<string, string>) => ({ params: Promise.resolve(p) });
 const tokenOf = (link: string) => link.slice(link.lastIndexOf("/") + 1);
@@ -86,7 +96,10 @@ describe.each(testBackends)("invitations ($name)", (backend) => {
     // The link works once.
     const again = await acceptToken({ token, name: "Someone", password: "a long enough password" });
     expect(again.status).toBe(410);
-    expect(await jsonOf(again)).toMatchObject({ code: "invitation_used", detail: expect.stringMatching(/already used/) });
+    expect(await jsonOf(again)).toMatchObject({
+      code: "invitation_used",
+      detail: expect.stringMatching(/already used/),
+    });
     expect(await jsonOf(await lookupToken(token))).toMatchObject({ state: "used" });
     const events = await listAuditEvents(ctx.db(), { teamId });
     expect(events.map((e) => e.action)).toEqual(expect.arrayContaining(["invitation.create", "invitation.accept"]));
@@ -170,7 +183,9 @@ describe.each(testBackends)("invitations ($name)", (backend) => {
     const { owner, teamId } = await team();
     const existing = await makeUser(ctx.db(), null);
     const other = await makeUser(ctx.db(), null);
-    const issued = (await jsonOf(await sendInvite(owner.cookie, existing.user.email, "viewer"))) as unknown as IssuedInvitationDto;
+    const issued = (await jsonOf(
+      await sendInvite(owner.cookie, existing.user.email, "viewer"),
+    )) as unknown as IssuedInvitationDto;
     const token = tokenOf(issued.link);
     expect(await jsonOf(await lookupToken(token))).toMatchObject({ account_exists: true });
     // Not signed in: making a second account with the address is refused.

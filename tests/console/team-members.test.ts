@@ -143,13 +143,19 @@ describe.each(testBackends)("members of a team ($name)", (backend) => {
     const admin = await join("admin");
     const demote = await patchRole(owner.cookie, owner.user.id, "admin");
     expect(demote.status).toBe(409);
-    expect(await jsonOf(demote)).toMatchObject({ code: "last_owner", detail: expect.stringMatching(/transfer ownership/i) });
+    expect(await jsonOf(demote)).toMatchObject({
+      code: "last_owner",
+      detail: expect.stringMatching(/transfer ownership/i),
+    });
     const left = await leave(
       request("/api/team/leave", { method: "POST", cookie: owner.cookie, body: { team_id: teamId } }),
       noParams,
     );
     expect(left.status).toBe(409);
-    expect(await jsonOf(left)).toMatchObject({ code: "last_owner", detail: expect.stringMatching(/transfer ownership/i) });
+    expect(await jsonOf(left)).toMatchObject({
+      code: "last_owner",
+      detail: expect.stringMatching(/transfer ownership/i),
+    });
     // An admin may not touch the owner at all.
     const byAdmin = await removeMember(
       request(`/api/team/members/${owner.user.id}`, { method: "DELETE", cookie: admin.cookie }),
@@ -276,7 +282,11 @@ describe.each(testBackends)("members of a team ($name)", (backend) => {
     const { owner, teamId, join } = await team();
     const member = await join("member");
     const res = await transfer(
-      request("/api/team/transfer-ownership", { method: "POST", cookie: owner.cookie, body: { user_id: member.user.id } }),
+      request("/api/team/transfer-ownership", {
+        method: "POST",
+        cookie: owner.cookie,
+        body: { user_id: member.user.id },
+      }),
       noParams,
     );
     expect(res.status).toBe(200);

@@ -12,7 +12,10 @@ export const runtime = "nodejs";
 export const POST = route({ auth: "user", perm: "team.read", body: LeaveBody }, async ({ team, body, audit }) => {
   const actor = actorOf(team);
   if (body.team_id !== actor.teamId)
-    throw new AppError("conflict", "You are acting in another team than the one you asked to leave. Reload and try again.");
+    throw new AppError(
+      "conflict",
+      "You are acting in another team than the one you asked to leave. Reload and try again.",
+    );
   const { before, revokedTokens } = await leaveTeam(await getMigratedDb(), actor);
   await audit("member.leave", {
     target: actor.userId,

@@ -12,7 +12,8 @@ export const PATCH = route(
   { auth: "user", perm: "members.manage", params: MemberParams, body: ChangeRoleBody },
   async ({ team, params, body, audit }) => {
     const { before, after } = await changeRole(await getMigratedDb(), actorOf(team), params.userId, body.role);
-    if (before.role !== after.role) await audit("member.role_change", { target: params.userId, data: { before, after } });
+    if (before.role !== after.role)
+      await audit("member.role_change", { target: params.userId, data: { before, after } });
     return { member: after };
   },
 );
