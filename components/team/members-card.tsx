@@ -316,6 +316,7 @@ function ActionDialogs({
   const queryClient = useQueryClient();
   const [error, setError] = useState<string | null>(null);
   const [transferTo, setTransferTo] = useState<string>("");
+  const candidates = members.filter((m) => !m.is_you && !m.disabled && m.role !== "owner");
   const run = useMutation({
     mutationFn: async (): Promise<unknown> => {
       if (!action) return;
@@ -329,7 +330,7 @@ function ActionDialogs({
         case "unlock":
           return teamMutations.unlock(action.member.user_id);
         case "transfer":
-          return teamMutations.transferOwnership(transferTo || action.member.user_id);
+          return teamMutations.transferOwnership(transferTo || candidates[0]!.user_id);
         case "leave":
           return teamMutations.leave(teamId);
         case "sessions":
@@ -395,7 +396,6 @@ function ActionDialogs({
   };
   const c = copy[action.kind];
   const destructive = action.kind === "remove" || action.kind === "disable" || action.kind === "leave";
-  const candidates = members.filter((m) => !m.is_you && !m.disabled && m.role !== "owner");
   return (
     <Dialog open onOpenChange={close} title={c.title} description={c.body}>
       {action.kind === "transfer" ? (
@@ -430,10 +430,7 @@ function ActionDialogs({
         <Button
           variant={destructive ? "destructive" : "default"}
           disabled={run.isPending || (action.kind === "transfer" && candidates.length === 0)}
-          onClick={() => {
-            if (action.kind === "transfer" && !transferTo && candidates[0]) setTransferTo(candidates[0].user_id);
-            run.mutate();
-          }}
+          onClick={() => run.mutate()}
         >
           {run.isPending ? "Working…" : c.verb}
         </Button>
