@@ -150,6 +150,12 @@ interface WorkerFixtures {
    * TEST_DATABASE_URL's server). playwright.config.ts runs every spec once per database.
    */
   database: ConsoleDatabaseKind;
+  /**
+   * Extra environment for the console process (e.g. BATON_SMTP_URL of a mail server the spec
+   * starts): a spec overrides it with `test.use({ consoleEnv: … })`, or with a worker fixture of
+   * its own when the value is only known at run time.
+   */
+  consoleEnv: Record<string, string>;
   servers: Servers;
   /** Runs the first-run setup (POST /api/setup) unless it was done already; the owner's credentials. */
   owner: Owner;
@@ -175,8 +181,9 @@ type StorageState = Awaited<ReturnType<APIRequestContext["storageState"]>>;
 export const test = base.extend<TestFixtures, WorkerFixtures>({
   consoleInstance: ["shared", { scope: "worker", option: true }],
   database: ["sqlite", { scope: "worker", option: true }],
+  consoleEnv: [{}, { scope: "worker", option: true }],
   servers: [
-    async ({ consoleInstance, database }, use) => {
+    async ({ consoleInstance, database, consoleEnv: extraEnv }, use) => {
       const env = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
       await ensureBuild(env);
 
@@ -201,6 +208,7 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
         ORKESTR_API_URL: engine.origin,
         BATON_DATA_DIR: dataDir,
         ...db.env,
+        ...extraEnv,
       };
       // A DATABASE_URL from the runner's shell must not turn the SQLite project into a Postgres one.
       if (!db.env.DATABASE_URL) delete consoleEnv.DATABASE_URL;

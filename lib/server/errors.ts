@@ -58,6 +58,17 @@ export const ERROR_CODES = {
   local_engine_unreachable: 503,
   local_engine_refused: 503,
   local_engine_bad_response: 503,
+  // Members and invitations (lib/team-rules.ts, lib/server/members.ts, lib/server/invitations.ts).
+  last_owner: 409,
+  role_above_own: 403,
+  owner_only: 403,
+  already_member: 409,
+  member_disabled: 409,
+  account_exists: 409,
+  invitation_email_mismatch: 409,
+  invitation_used: 410,
+  invitation_revoked: 410,
+  invitation_expired: 410,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -23,6 +23,7 @@ const EXPECTED: Record<Permission, Record<(typeof ROLES)[number], boolean>> = {
   "billing.manage": { owner: true, admin: false, member: false, viewer: false },
   "audit.read": { owner: true, admin: true, member: false, viewer: false },
   "audit.manage": { owner: true, admin: false, member: false, viewer: false },
+  "ownership.transfer": { owner: true, admin: false, member: false, viewer: false },
 };
 
 describe("rbac", () => {

@@ -25,6 +25,7 @@ export const PERMISSIONS = [
   "audit.read",
   // The audit log's retention and SIEM stream: owners only.
   "audit.manage",
+  "ownership.transfer",
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

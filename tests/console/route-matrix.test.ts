@@ -40,6 +40,10 @@ const PUBLIC: Record<string, string> = {
     "next-auth's own endpoints (csrf, session, providers, OIDC callbacks); not built with route(), next-auth answers in its own shapes",
   "POST /api/auth/[...nextauth]":
     "next-auth's own endpoints (signout, OIDC sign-in); next-auth checks its own CSRF token",
+  "POST /api/invitations/lookup":
+    "an invitation link's page asks what the link is for: the link's token is the credential (auth optional), limited per client address",
+  "POST /api/invitations/accept":
+    "a new person accepts an invitation by making their account on the invitation page (a signed-in user accepts as themselves); the token is the credential, limited per client address",
   "POST /api/hooks/[id]":
     "Baton's webhook receiver: the orkestr API calls it server to server; the delivery's signature over the raw body is its authentication",
   ...Object.fromEntries(
@@ -58,6 +62,11 @@ const OWN_ACCOUNT: Record<string, string> = {
   "POST /api/auth/logout-everywhere": "revokes the user's own sessions",
   "PATCH /api/connections/[id]":
     "one of the user's own connections: the role checked is the one in the connection's own team (activating needs membership there, a new token connections.manage), tests/console/connection-access.test.ts",
+  "GET /api/me/invitations": "the pending invitations sent to the user's own address",
+  "POST /api/me/invitations/[id]/accept":
+    "accepts an invitation sent to the user's own address (404 for anyone else's)",
+  "POST /api/me/invitations/[id]/decline":
+    "declines an invitation sent to the user's own address (404 for anyone else's)",
   "DELETE /api/connections/[id]":
     "one of the user's own connections: connections.manage in the connection's own team, tests/console/connection-access.test.ts",
 };

@@ -1,4 +1,5 @@
 import "server-only";
+import type { ColumnType } from "kysely";
 
 // The console's database, as Kysely sees it. One schema for SQLite and Postgres, so the column types
 // are the portable subset (see migrations/0001_init.ts):
@@ -54,6 +55,8 @@ export interface MembershipsTable {
   /** One of ROLES; not a DB CHECK so that adding a role needs no table rebuild on SQLite. Validated on read. */
   role: string;
   created_at: EpochMs;
+  /** Suspended in this team (migration 0006_members): the membership grants nothing until enabled. */
+  disabled_at: ColumnType<EpochMs | null, EpochMs | null | undefined, EpochMs | null>;
 }
 
 export interface InvitationsTable {
@@ -68,6 +71,10 @@ export interface InvitationsTable {
   created_at: EpochMs;
   expires_at: EpochMs;
   accepted_at: EpochMs | null;
+  /** Withdrawn, or replaced by a newer invitation to the same address (0006_members). */
+  revoked_at: ColumnType<EpochMs | null, EpochMs | null | undefined, EpochMs | null>;
+  /** When the current link was made (0006_members). */
+  last_sent_at: ColumnType<EpochMs | null, EpochMs | null | undefined, EpochMs | null>;
 }
 
 export interface OrkestrConnectionsTable {

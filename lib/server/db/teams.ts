@@ -215,6 +215,7 @@ export async function listMembershipsForUser(
       "memberships.created_at as m_created_at",
     ])
     .where("memberships.user_id", "=", userId)
+    .where("memberships.disabled_at", "is", null) // a disabled membership grants nothing (0006_members)
     .orderBy("memberships.created_at")
     .orderBy("teams.slug")
     .execute();
@@ -224,13 +225,14 @@ export async function listMembershipsForUser(
   }));
 }
 
-/** One user's membership in one team, or null: the basis of every authorization check. */
+/** One user's membership in one team, or null (also while it is disabled): the basis of every authorization check. */
 export async function getMembership(db: Db, teamId: string, userId: string): Promise<Membership | null> {
   const row = await db
     .selectFrom("memberships")
     .select(["team_id", "user_id", "role", "created_at"])
     .where("team_id", "=", teamId)
     .where("user_id", "=", userId)
+    .where("disabled_at", "is", null) // a disabled membership grants nothing (0006_members)
     .executeTakeFirst();
   return row ? parseRow("memberships", MembershipRow, row) : null;
 }
@@ -292,6 +294,7 @@ async function assertOwnerRemains(trx: Db, teamId: string): Promise<void> {
     .select((eb) => eb.fn.countAll<number | string>().as("n"))
     .where("team_id", "=", teamId)
     .where("role", "=", "owner")
+    .where("disabled_at", "is", null)
     .executeTakeFirst();
   if (Number(row?.n ?? 0) === 0) {
     throw new DbConflictError("last_owner", "a team needs at least one owner: make someone else owner first");
@@ -365,19 +368,20 @@ export async function createInvitation(
   return { token, invitation: parseRow("invitations", InvitationRow, row) };
 }
 
-/** A team's invitations that are neither accepted nor expired, newest first. */
+/** A team's invitations that are neither accepted, revoked nor expired, newest first. */
 export async function listPendingInvitations(db: Db, teamId: string, now = Date.now()): Promise<Invitation[]> {
   const rows = await db
     .selectFrom("invitations")
     .select(INVITATION_COLUMNS)
     .where("team_id", "=", teamId)
     .where(inForce("invitations", now))
+    .where("revoked_at", "is", null)
     .orderBy("created_at", "desc")
     .execute();
   return rows.map((r) => parseRow("invitations", InvitationRow, r));
 }
 
-/** A pending invitation by its token, or null (unknown, used or expired). */
+/** A pending invitation by its token, or null (unknown, used, revoked or expired). */
 export async function findPendingInvitation(db: Db, token: string, now = Date.now()): Promise<Invitation | null> {
   const hash = secretTokenHash(token);
   if (!hash) return null;
@@ -386,6 +390,7 @@ export async function findPendingInvitation(db: Db, token: string, now = Date.no
     .select(INVITATION_COLUMNS)
     .where("token_hash", "=", hash)
     .where(inForce("invitations", now))
+    .where("revoked_at", "is", null)
     .executeTakeFirst();
   return row ? parseRow("invitations", InvitationRow, row) : null;
 }
@@ -419,6 +424,7 @@ export async function acceptInvitation(
       .set({ accepted_at: now })
       .where("id", "=", inv.id)
       .where("accepted_at", "is", null)
+      .where("revoked_at", "is", null)
       .executeTakeFirst();
     if (used.numUpdatedRows === 0n) throw new DbNotFoundError("invitation", "the invitation was already used");
     await trx

@@ -5,6 +5,7 @@ import * as m0002 from "./0002_engine_token_id";
 import * as m0003 from "./0003_leases";
 import * as m0004 from "./0004_webhook_receivers";
 import * as m0005 from "./0005_audit_log";
+import * as m0006 from "./0006_members";
 
 // Every migration, imported statically: bundlers (Next.js) cannot glob a folder at runtime.
 // Names sort lexically; append new ones as "0002_<what>" and never edit a released migration.
@@ -14,6 +15,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0003_leases": m0003,
   "0004_webhook_receivers": m0004,
   "0005_audit_log": m0005,
+  "0006_members": m0006,
 };
 
 export const migrationProvider: MigrationProvider = {
