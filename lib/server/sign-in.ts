@@ -291,8 +291,11 @@ export function inWords(ms: number): string {
 }
 
 /** The API error for a failed sign-in: one message for wrong email and wrong password. */
-export function signInError(failure: SignInFailure): AppError {
+export function signInError(failure: SignInFailure | SecondFactorRequired): AppError {
   switch (failure.reason) {
+    case "second_factor_required":
+      // Callers that can ask for the code answer `second_factor_required` themselves (/api/auth/login).
+      return new AppError("invalid_credentials", "This account asks for a code: sign in on the sign-in page.");
     case "rate_limited":
       return new AppError("rate_limited", `Too many sign-in attempts. Try again in ${inWords(failure.retryAfterMs)}.`, {
         retryAfterSeconds: Math.max(1, Math.ceil(failure.retryAfterMs / 1000)),

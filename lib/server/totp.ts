@@ -54,7 +54,7 @@ export async function matchTotp(
       epochTolerance: TOTP_TOLERANCE_S,
       ...(opts.afterStep !== null && opts.afterStep !== undefined ? { afterTimeStep: opts.afterStep } : {}),
     });
-    return result.valid ? result.timeStep : null;
+    return result.valid && "timeStep" in result ? result.timeStep : null;
   } catch {
     return null;
   }

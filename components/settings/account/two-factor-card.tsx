@@ -67,7 +67,7 @@ function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void 
         ))}
       </ul>
       <div className="flex flex-wrap gap-2">
-        <CopyButton text={codes.join("\n")} label="Copy codes" announce="Recovery codes copied" variant="outline" />
+        <CopyButton text={codes.join("\n")} label="Copy codes" announce={{ title: "Recovery codes copied" }} variant="outline" />
         <Button variant="outline" onClick={download}>
           Download
         </Button>
