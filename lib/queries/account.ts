@@ -63,6 +63,5 @@ export const teamMutations = {
 export const signInSteps = {
   password: (body: { email: string; password: string }) =>
     apiJson({ method: "POST", path: "/api/auth/login", body }, readSecondStep),
-  code: (code: string) =>
-    apiJson({ method: "POST", path: "/api/auth/login/second-factor", body: { code } }, readUser),
+  code: (code: string) => apiJson({ method: "POST", path: "/api/auth/login/second-factor", body: { code } }, readUser),
 };

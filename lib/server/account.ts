@@ -43,7 +43,10 @@ export async function hasPassword(db: Db, current: CurrentUser): Promise<boolean
 export async function checkCurrentPassword(db: Db, current: CurrentUser, password: string, now = Date.now()) {
   const credentials = await getUserCredentials(db, current.user.email);
   if (!credentials || credentials.user.id !== current.user.id || credentials.passwordHash === null)
-    throw new AppError("no_password", "Your account has no password: you sign in through your team's identity provider.");
+    throw new AppError(
+      "no_password",
+      "Your account has no password: you sign in through your team's identity provider.",
+    );
   await countCheck(db, current.user.id, now);
   if (!(await verifyPassword(password, credentials.passwordHash)))
     throw new AppError("wrong_password", "Current password: is not right.", {

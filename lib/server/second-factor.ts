@@ -115,11 +115,15 @@ export async function replaceRecoveryCodes(db: Db, userId: string, now = Date.no
 }
 
 /** Confirms enrolment with a first code; returns the recovery codes, or null for a wrong code. */
-export async function confirmEnrolment(db: Db, userId: string, code: string, now = Date.now()): Promise<string[] | null> {
+export async function confirmEnrolment(
+  db: Db,
+  userId: string,
+  code: string,
+  now = Date.now(),
+): Promise<string[] | null> {
   const row = await totpRow(db, userId);
   if (!row) throw new DbNotFoundError("two-factor enrolment");
-  if (row.confirmed_at !== null)
-    throw new DbConflictError("totp_enabled", "two-factor authentication is already on");
+  if (row.confirmed_at !== null) throw new DbConflictError("totp_enabled", "two-factor authentication is already on");
   if (!(await spendTotp(db, userId, code, false, now))) return null;
   return replaceRecoveryCodes(db, userId, now);
 }

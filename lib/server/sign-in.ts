@@ -7,12 +7,7 @@ import { createSession, type Session } from "./db/sessions";
 import { issueDeviceToken, verifyDeviceToken } from "./device-trust";
 import { findUserById, getUserCredentials, normalizeEmail, setPasswordHash, type User } from "./db/users";
 import { AppError } from "./errors";
-import {
-  consumePendingLogin,
-  countPendingAttempt,
-  createPendingLogin,
-  findPendingLogin,
-} from "./pending-login-cookie";
+import { consumePendingLogin, countPendingAttempt, createPendingLogin, findPendingLogin } from "./pending-login-cookie";
 import { hasSecondFactor, verifySecondFactor, type SecondFactorMethod } from "./second-factor";
 
 // Email + password sign-in, the one place that checks a password. next-auth's Credentials provider

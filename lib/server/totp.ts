@@ -82,6 +82,9 @@ export function newRecoveryCodes(count = RECOVERY_CODE_COUNT): string[] {
 
 /** The stored form of a recovery code as typed: trimmed, lowercase, dashes and spaces dropped. */
 export function normalizeRecoveryCode(code: string): string | null {
-  const c = code.trim().toLowerCase().replace(/[\s-]+/g, "");
+  const c = code
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, "");
   return /^[a-z0-9]{12}$/.test(c) ? c : null;
 }

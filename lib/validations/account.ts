@@ -4,11 +4,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "./auth";
 // Inputs of "Your account" (/api/me/*), the second sign-in step and the team settings (/api/team).
 // The browser imports only the types and the limits from here: zod stays on the server.
 
-const Code = z
-  .string()
-  .trim()
-  .min(1, { error: "is required" })
-  .max(32, { error: "must be at most 32 characters" });
+const Code = z.string().trim().min(1, { error: "is required" }).max(32, { error: "must be at most 32 characters" });
 
 /** A 6-digit code from the authenticator app, or a recovery code. */
 export const SecondFactorBody = z.object({ code: Code });
@@ -51,13 +47,9 @@ export const TEAM_SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/;
 export const TeamPatchBody = z
   .object({
     name: z.string().trim().min(1, { error: "is required" }).max(100, { error: "must be at most 100 characters" }),
-    slug: z
-      .string()
-      .trim()
-      .toLowerCase()
-      .regex(TEAM_SLUG_PATTERN, {
-        error: "must be 1 to 48 lowercase letters, digits and dashes, starting and ending with a letter or digit",
-      }),
+    slug: z.string().trim().toLowerCase().regex(TEAM_SLUG_PATTERN, {
+      error: "must be 1 to 48 lowercase letters, digits and dashes, starting and ending with a letter or digit",
+    }),
   })
   .partial()
   .refine((b) => b.name !== undefined || b.slug !== undefined, { error: "Give a new name or slug." });

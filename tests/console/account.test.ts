@@ -19,7 +19,16 @@ import { decrypt } from "../../lib/server/crypto";
 import { SESSION_COOKIE } from "../../lib/server/session-cookie";
 import { SIGN_IN_LIMITS } from "../../lib/server/sign-in";
 import { totpCode } from "../../lib/server/totp";
-import { cookieHeaderFrom, jsonOf, makeUser, noParams, PASSWORD, request, sessionCookie, useConsoleDb } from "./helpers";
+import {
+  cookieHeaderFrom,
+  jsonOf,
+  makeUser,
+  noParams,
+  PASSWORD,
+  request,
+  sessionCookie,
+  useConsoleDb,
+} from "./helpers";
 
 const params = (p: Record<string, string>) => ({ params: Promise.resolve(p) });
 const NEW_PASSWORD = "a brand new password for the test";
@@ -73,7 +82,9 @@ describe.each(testBackends)("your account on $name", (backend) => {
     const res = await patchMe(request("/api/me", { method: "PATCH", cookie, body: { name: "  Ana Lima " } }), noParams);
     expect(res.status).toBe(200);
     expect(await jsonOf(res)).toMatchObject({ user: { name: "Ana Lima" } });
-    expect(await jsonOf(await me(request("/api/me", { cookie }), noParams))).toMatchObject({ user: { name: "Ana Lima" } });
+    expect(await jsonOf(await me(request("/api/me", { cookie }), noParams))).toMatchObject({
+      user: { name: "Ana Lima" },
+    });
     const bad = await patchMe(request("/api/me", { method: "PATCH", cookie, body: { name: "  " } }), noParams);
     expect(bad.status).toBe(422);
     const events = await listAuditEvents(ctx.db(), { userId: user.id });
@@ -118,9 +129,11 @@ describe.each(testBackends)("your account on $name", (backend) => {
     const theirs = await sessionCookie(ctx.db(), stranger.user.id);
 
     const list = async () =>
-      ((await (await listSessions(request("/api/me/sessions", { cookie: mine.cookie }), noParams)).json()) as {
-        sessions: { id: string; current: boolean }[];
-      }).sessions;
+      (
+        (await (await listSessions(request("/api/me/sessions", { cookie: mine.cookie }), noParams)).json()) as {
+          sessions: { id: string; current: boolean }[];
+        }
+      ).sessions;
     const before = await list();
     expect(before.map((s) => s.id).sort()).toEqual([mine.sessionId, other.sessionId].sort());
     expect(before.find((s) => s.current)?.id).toBe(mine.sessionId);
@@ -143,13 +156,22 @@ describe.each(testBackends)("your account on $name", (backend) => {
     const { secret } = (await (
       await startTotp(request("/api/me/totp", { method: "POST", cookie }), noParams)
     ).json()) as { secret: string };
-    const row = await ctx.db().selectFrom("user_totp").selectAll().where("user_id", "=", user.id).executeTakeFirstOrThrow();
+    const row = await ctx
+      .db()
+      .selectFrom("user_totp")
+      .selectAll()
+      .where("user_id", "=", user.id)
+      .executeTakeFirstOrThrow();
     expect(row.secret_ciphertext).not.toContain(secret);
     expect(decrypt(row.secret_ciphertext, { aad: totpSecretAad(user.id) })).toBe(secret);
     expect(() => decrypt(row.secret_ciphertext, { aad: totpSecretAad("usr_someone_else") })).toThrow();
 
     const wrong = await confirmTotp(
-      request("/api/me/totp/confirm", { method: "POST", cookie, body: { code: "000000" === (await totpCode(secret)) ? "111111" : "000000" } }),
+      request("/api/me/totp/confirm", {
+        method: "POST",
+        cookie,
+        body: { code: "000000" === (await totpCode(secret)) ? "111111" : "000000" },
+      }),
       noParams,
     );
     expect(wrong.status).toBe(422);
@@ -178,7 +200,9 @@ describe.each(testBackends)("your account on $name", (backend) => {
     expect(await jsonOf(first)).toEqual({ second_factor_required: true });
     const set = first.headers.getSetCookie();
     expect(set.some((c) => c.startsWith(`${SESSION_COOKIE}=`))).toBe(false);
-    expect(set.find((c) => c.startsWith(`${PENDING_LOGIN_COOKIE}=`))).toMatch(/Path=\/api\/auth\/login; Max-Age=300; HttpOnly; SameSite=Strict/);
+    expect(set.find((c) => c.startsWith(`${PENDING_LOGIN_COOKIE}=`))).toMatch(
+      /Path=\/api\/auth\/login; Max-Age=300; HttpOnly; SameSite=Strict/,
+    );
     const pending = cookieHeaderFrom(first);
 
     // No pending cookie: expired.
@@ -192,7 +216,9 @@ describe.each(testBackends)("your account on $name", (backend) => {
     const ok = await sendCode(pending, next, ip);
     expect(ok.status).toBe(200);
     expect(await jsonOf(ok)).toMatchObject({ user: { id: user.id } });
-    const session = cookieHeaderFrom(ok).split("; ").find((c) => c.startsWith(`${SESSION_COOKIE}=`))!;
+    const session = cookieHeaderFrom(ok)
+      .split("; ")
+      .find((c) => c.startsWith(`${SESSION_COOKIE}=`))!;
     expect(session).toBeDefined();
     expect((await me(request("/api/me", { cookie: session }), noParams)).status).toBe(200);
     // The pending sign-in is used up, and the same code again is a replay.

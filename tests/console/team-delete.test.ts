@@ -43,7 +43,11 @@ describe.each(testBackends)("deleting a team on the local engine ($name)", (back
 
   /** The sandboxes' statuses as the engine itself tells them, through a fresh token of the team's account. */
   async function statuses(teamId: string, ids: string[]): Promise<string[]> {
-    const { token } = await mintLocalEngineToken({ account: teamId.toLowerCase(), label: "test", scopes: ["sandboxes:read"] });
+    const { token } = await mintLocalEngineToken({
+      account: teamId.toLowerCase(),
+      label: "test",
+      scopes: ["sandboxes:read"],
+    });
     return Promise.all(
       ids.map(async (id) => {
         const r = await fetch(`${ctx.engine().url}/sandboxes/${id}`, { headers: { authorization: `Bearer ${token}` } });

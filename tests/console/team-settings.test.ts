@@ -76,7 +76,11 @@ describe.each(testBackends)("team settings on $name", (backend) => {
     const admin = await as("admin");
     const team = (await readTeam(ctx.db(), admin.teamId))!;
     const res = await deleteTeam(
-      request("/api/team", { method: "DELETE", cookie: admin.cookie, body: { confirm: team.slug, sandboxes: "leave" } }),
+      request("/api/team", {
+        method: "DELETE",
+        cookie: admin.cookie,
+        body: { confirm: team.slug, sandboxes: "leave" },
+      }),
       noParams,
     );
     expect(res.status).toBe(403);

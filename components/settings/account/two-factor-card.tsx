@@ -67,7 +67,12 @@ function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void 
         ))}
       </ul>
       <div className="flex flex-wrap gap-2">
-        <CopyButton text={codes.join("\n")} label="Copy codes" announce={{ title: "Recovery codes copied" }} variant="outline" />
+        <CopyButton
+          text={codes.join("\n")}
+          label="Copy codes"
+          announce={{ title: "Recovery codes copied" }}
+          variant="outline"
+        />
         <Button variant="outline" onClick={download}>
           Download
         </Button>
@@ -125,7 +130,8 @@ export function TwoFactorCard({ initial }: { initial: SecurityDto }) {
     },
   });
 
-  const codeOf = (e: FormEvent<HTMLFormElement>) => String(new FormData(e.currentTarget).get("code") ?? "").replace(/\s+/g, "");
+  const codeOf = (e: FormEvent<HTMLFormElement>) =>
+    String(new FormData(e.currentTarget).get("code") ?? "").replace(/\s+/g, "");
 
   return (
     <Card>
