@@ -15,6 +15,7 @@ export function AuthForm({
   next,
   submitLabel,
   pendingLabel,
+  proceed,
   children,
 }: {
   /** The request for the filled-in form (through lib/queries/auth.ts), or null when a check here failed. */
@@ -23,6 +24,8 @@ export function AuthForm({
   next: () => string;
   submitLabel: string;
   pendingLabel: string;
+  /** Given the answer, whether to go on to `next()` (false: the form shows another step instead). */
+  proceed?: (answer: unknown) => boolean;
   children: ReactNode;
 }) {
   const [pending, setPending] = useState(false);
@@ -37,7 +40,11 @@ export function AuthForm({
     if (!request) return;
     setPending(true);
     try {
-      await request;
+      const answer = await request;
+      if (proceed && !proceed(answer)) {
+        setPending(false);
+        return;
+      }
       window.location.assign(next());
     } catch (err) {
       setError(errorText(err));

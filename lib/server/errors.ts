@@ -69,6 +69,18 @@ export const ERROR_CODES = {
   invitation_used: 410,
   invitation_revoked: 410,
   invitation_expired: 410,
+  // Your account and team settings (issue 21): the second factor, password change, team deletion.
+  // A wrong code at sign-in is a 401 like a wrong password; inside the console it is 422, because
+  // the browser reads a 401 as "your session ended".
+  invalid_code: 401,
+  sign_in_expired: 401,
+  wrong_code: 422,
+  wrong_password: 422,
+  no_password: 409,
+  totp_enabled: 409,
+  totp_not_enabled: 409,
+  slug_taken: 409,
+  confirmation_mismatch: 422,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

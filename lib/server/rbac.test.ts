@@ -19,6 +19,7 @@ const EXPECTED: Record<Permission, Record<(typeof ROLES)[number], boolean>> = {
   "connections.manage": { owner: true, admin: true, member: true, viewer: false },
   "team.read": { owner: true, admin: true, member: true, viewer: true },
   "team.manage": { owner: true, admin: true, member: false, viewer: false },
+  "team.delete": { owner: true, admin: false, member: false, viewer: false },
   "members.manage": { owner: true, admin: true, member: false, viewer: false },
   "billing.manage": { owner: true, admin: false, member: false, viewer: false },
   "audit.read": { owner: true, admin: true, member: false, viewer: false },

@@ -20,6 +20,8 @@ export const PERMISSIONS = [
   "connections.manage",
   "team.read",
   "team.manage",
+  /** Deleting the team (owner only). */
+  "team.delete",
   "members.manage",
   "billing.manage",
   "audit.read",

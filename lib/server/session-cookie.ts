@@ -138,3 +138,15 @@ export function clearSessionCookies(cookies: Iterable<CookieEntry>, secure: bool
       `${name}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; HttpOnly; SameSite=Lax${secure || name.startsWith("__Secure-") ? "; Secure" : ""}`,
   );
 }
+
+/** The `Set-Cookie` value of a session JWT, with next-auth's own attributes (HttpOnly, Lax, Path=/). */
+export function sessionSetCookie(jwt: string, secure: boolean, maxAgeSeconds = SESSION_MAX_AGE_S): string {
+  return [
+    `${sessionCookieName(secure)}=${jwt}`,
+    "Path=/",
+    `Expires=${new Date(Date.now() + maxAgeSeconds * 1000).toUTCString()}`,
+    "HttpOnly",
+    "SameSite=Lax",
+    ...(secure ? ["Secure"] : []),
+  ].join("; ");
+}

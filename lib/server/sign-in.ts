@@ -5,8 +5,10 @@ import type { Db } from "./db/index";
 import { hitRateLimit, refundRateLimit, resetRateLimit, type RateLimitResult } from "./db/rate-limit";
 import { createSession, type Session } from "./db/sessions";
 import { issueDeviceToken, verifyDeviceToken } from "./device-trust";
-import { getUserCredentials, normalizeEmail, setPasswordHash, type User } from "./db/users";
+import { findUserById, getUserCredentials, normalizeEmail, setPasswordHash, type User } from "./db/users";
 import { AppError } from "./errors";
+import { consumePendingLogin, countPendingAttempt, createPendingLogin, findPendingLogin } from "./pending-login-cookie";
+import { hasSecondFactor, verifySecondFactor, type SecondFactorMethod } from "./second-factor";
 
 // Email + password sign-in, the one place that checks a password. next-auth's Credentials provider
 // calls it from `authorize` (lib/server/next-auth.ts), whichever route the attempt came through.
@@ -36,16 +38,27 @@ export type SignInFailure =
   | { ok: false; reason: "account_disabled" }
   | { ok: false; reason: "rate_limited"; retryAfterMs: number };
 
-export type SignInOutcome =
-  | {
-      ok: true;
-      user: User;
-      session: Session;
-      token: string;
-      /** The device cookie's value for this browser and address (new, or the one it presented). */
-      deviceToken: string;
-    }
-  | SignInFailure;
+export interface SignInSuccess {
+  ok: true;
+  user: User;
+  session: Session;
+  token: string;
+  /** The device cookie's value for this browser and address (new, or the one it presented). */
+  deviceToken: string;
+}
+
+/**
+ * The password was right and the account has a second factor: no session yet. `pendingToken` goes
+ * into the pending cookie (lib/server/pending-login-cookie.ts) for POST /api/auth/login/second-factor.
+ */
+export interface SecondFactorRequired {
+  ok: false;
+  reason: "second_factor_required";
+  user: User;
+  pendingToken: string;
+}
+
+export type SignInOutcome = SignInSuccess | SecondFactorRequired | SignInFailure;
 
 export interface SignInInput {
   email: string;
@@ -162,11 +175,28 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
     return { ok: false, reason: "account_disabled" };
   }
 
+  if (passwordHash !== null && needsRehash(passwordHash))
+    await setPasswordHash(db, user.id, await hashPassword(input.password), now);
+  const deviceToken = deviceId ? input.deviceToken! : issueDeviceToken(email);
+
+  if (await hasSecondFactor(db, user.id)) {
+    // The code is still to come: the account's counter is cleared only once it is right, and the
+    // code step counts against the same limit (a known password does not buy unlimited guesses).
+    await refundRateLimit(db, ipKey);
+    const pendingToken = await createPendingLogin(db, {
+      userId: user.id,
+      rateKey: account.key,
+      deviceToken,
+      ip: input.ip,
+      userAgent: input.userAgent,
+      now,
+    });
+    return { ok: false, reason: "second_factor_required", user, pendingToken };
+  }
+
   // A known device clears its own counter only: the strangers' count against the address stays.
   await resetRateLimit(db, account.key);
   await refundRateLimit(db, ipKey);
-  if (passwordHash !== null && needsRehash(passwordHash))
-    await setPasswordHash(db, user.id, await hashPassword(input.password), now);
   const { token, session } = await createSession(db, {
     userId: user.id,
     ip: input.ip,
@@ -182,7 +212,88 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
     data: { method: "password", known_device: deviceId !== null },
     now,
   });
-  return { ok: true, user, session, token, deviceToken: deviceId ? input.deviceToken! : issueDeviceToken(email) };
+  return { ok: true, user, session, token, deviceToken };
+}
+
+export type SecondFactorFailure =
+  | { ok: false; reason: "sign_in_expired" }
+  | { ok: false; reason: "invalid_code"; attemptsLeft: number }
+  | { ok: false; reason: "account_disabled" }
+  | { ok: false; reason: "rate_limited"; retryAfterMs: number };
+
+export type SecondFactorOutcome = (SignInSuccess & { method: SecondFactorMethod }) | SecondFactorFailure;
+
+/**
+ * The second step of a password sign-in: the pending sign-in (its cookie's token) and a code from
+ * the authenticator app or a recovery code. Each attempt counts against the client IP's limit and
+ * the same account (or device) limit as the password step; five wrong codes end the pending
+ * sign-in (the password is asked again). Success clears the counter and creates the session.
+ */
+export async function completeSecondFactor(
+  db: Db,
+  input: { pendingToken: string | null; code: string; ip: string | null; userAgent: string | null; now?: number },
+): Promise<SecondFactorOutcome> {
+  const now = input.now ?? Date.now();
+  const pending = await findPendingLogin(db, input.pendingToken, now);
+  if (!pending) return { ok: false, reason: "sign_in_expired" };
+  const ipKey = ipRateKey(input.ip);
+  const limits = pending.rateKey.startsWith("signin:device:") ? SIGN_IN_LIMITS.device : SIGN_IN_LIMITS.email;
+  const byIp = await hitRateLimit(db, ipKey, { ...SIGN_IN_LIMITS.ip, now });
+  const byAccount = blocked(byIp) ? byIp : await hitRateLimit(db, pending.rateKey, { ...limits, now });
+  if (blocked(byAccount)) return { ok: false, reason: "rate_limited", retryAfterMs: byAccount.retryAfterMs };
+
+  const user = await findUserById(db, pending.userId);
+  if (!user || user.disabledAt !== null) {
+    await consumePendingLogin(db, pending);
+    return user ? { ok: false, reason: "account_disabled" } : { ok: false, reason: "sign_in_expired" };
+  }
+  const method = await verifySecondFactor(db, user.id, input.code, { now });
+  if (!method) {
+    const attemptsLeft = await countPendingAttempt(db, pending);
+    await audit(db, {
+      action: "auth.sign_in_failed",
+      userId: user.id,
+      ip: input.ip,
+      data: { email: normalizeEmail(user.email), reason: "wrong_second_factor", attempts_left: attemptsLeft },
+      now,
+    });
+    return { ok: false, reason: "invalid_code", attemptsLeft };
+  }
+  if (!(await consumePendingLogin(db, pending))) return { ok: false, reason: "sign_in_expired" };
+  await resetRateLimit(db, pending.rateKey);
+  await refundRateLimit(db, ipKey);
+  const { token, session } = await createSession(db, {
+    userId: user.id,
+    ip: input.ip,
+    userAgent: input.userAgent,
+    now,
+  });
+  await audit(db, {
+    action: "auth.sign_in",
+    userId: user.id,
+    ip: input.ip,
+    data: { method: "password", second_factor: method },
+    now,
+  });
+  return { ok: true, user, session, token, deviceToken: pending.deviceToken ?? issueDeviceToken(user.email), method };
+}
+
+/** The API error for a failed second step. */
+export function secondFactorError(failure: SecondFactorFailure): AppError {
+  switch (failure.reason) {
+    case "sign_in_expired":
+      return new AppError("sign_in_expired", "This sign-in has expired. Enter your email and password again.");
+    case "invalid_code":
+      return new AppError(
+        "invalid_code",
+        failure.attemptsLeft > 0
+          ? "That code is not right. Enter the current code from your authenticator app, or one of your recovery codes."
+          : "That code is not right, and this sign-in has ended. Enter your email and password again.",
+      );
+    case "account_disabled":
+    case "rate_limited":
+      return signInError(failure);
+  }
 }
 
 /** A wait in whole seconds or minutes, for a rate-limit message. */
@@ -194,8 +305,11 @@ export function inWords(ms: number): string {
 }
 
 /** The API error for a failed sign-in: one message for wrong email and wrong password. */
-export function signInError(failure: SignInFailure): AppError {
+export function signInError(failure: SignInFailure | SecondFactorRequired): AppError {
   switch (failure.reason) {
+    case "second_factor_required":
+      // Callers that can ask for the code answer `second_factor_required` themselves (/api/auth/login).
+      return new AppError("invalid_credentials", "This account asks for a code: sign in on the sign-in page.");
     case "rate_limited":
       return new AppError("rate_limited", `Too many sign-in attempts. Try again in ${inWords(failure.retryAfterMs)}.`, {
         retryAfterSeconds: Math.max(1, Math.ceil(failure.retryAfterMs / 1000)),

@@ -34,6 +34,8 @@ const PUBLIC: Record<string, string> = {
   "POST /api/setup":
     "first run: creates the first owner while Baton has no user at all (409 already_set_up afterwards)",
   "POST /api/auth/login": "signing in is how a session starts",
+  "POST /api/auth/login/second-factor":
+    "the second step of a password sign-in (no session yet): its pending cookie and a code; limited like sign-in",
   "POST /api/auth/logout":
     "signing out must work with an ended or missing session: it clears the cookie either way (auth optional)",
   "GET /api/auth/[...nextauth]":
@@ -57,6 +59,15 @@ const PUBLIC: Record<string, string> = {
 /** Signed-in routes that need no team permission: each is about the user's own account. */
 const OWN_ACCOUNT: Record<string, string> = {
   "GET /api/me": "the user's own profile, session and memberships",
+  "PATCH /api/me": "the user's own display name",
+  "POST /api/me/password": "the user's own password (the current one is required)",
+  "GET /api/me/security": "how the user's own account signs in (password, second factor), no secret",
+  "GET /api/me/sessions": "the user's own live sessions",
+  "DELETE /api/me/sessions/[id]": "signs out one of the user's own sessions (another user's is 404)",
+  "POST /api/me/totp": "starts the user's own two-factor enrolment",
+  "DELETE /api/me/totp": "turns the user's own second factor off (password or code required)",
+  "POST /api/me/totp/confirm": "confirms the user's own two-factor enrolment with a code",
+  "POST /api/me/totp/recovery-codes": "new recovery codes for the user's own second factor (a code required)",
   "GET /api/connections": "the user's own orkestr connections (tokens are per user), hints only",
   "GET /api/connections/status": "a live check of the user's own active connection",
   "POST /api/auth/logout-everywhere": "revokes the user's own sessions",

@@ -1,5 +1,8 @@
 import { actingTeam } from "../../../lib/server/auth";
+import { updateProfile } from "../../../lib/server/account";
+import { getMigratedDb } from "../../../lib/server/db/index";
 import { route } from "../../../lib/server/route";
+import { ProfileBody } from "../../../lib/validations/account";
 
 export const runtime = "nodejs";
 
@@ -20,4 +23,11 @@ export const GET = route({ auth: "user" }, async ({ current }) => {
     })),
     active_team_id: active?.team.id ?? null,
   };
+});
+
+// PATCH /api/me – the user's own display name. Audited (user.update, before and after).
+export const PATCH = route({ auth: "user", body: ProfileBody }, async ({ current, body, audit }) => {
+  const change = await updateProfile(await getMigratedDb(), current, body.name);
+  await audit("user.update", { target: current.user.id, data: change });
+  return { user: { id: current.user.id, name: change.after.name, email: current.user.email } };
 });

@@ -200,6 +200,43 @@ export interface ReceivedEventsTable {
   received_at: EpochMs;
 }
 
+/** A user's TOTP second factor (migrations/0007_account_security.ts). */
+export interface UserTotpTable {
+  user_id: string;
+  /** encrypt(base32 secret, { aad: totpSecretAad(user_id) }) */
+  secret_ciphertext: string;
+  created_at: EpochMs;
+  /** Null while enrolment waits for the first code. */
+  confirmed_at: EpochMs | null;
+  /** The newest time step a code was accepted for (replay refused). */
+  last_step: number | null;
+}
+
+/** One recovery code of a user's second factor: only its sha256 is kept. */
+export interface UserRecoveryCodesTable {
+  id: string;
+  user_id: string;
+  code_hash: string;
+  created_at: EpochMs;
+  used_at: EpochMs | null;
+}
+
+/** A sign-in whose password was right and whose second factor is still to come. */
+export interface PendingLoginsTable {
+  /** sha256(the pending cookie's token), hex. */
+  id: string;
+  user_id: string;
+  /** The sign-in limiter key the password step counted against (cleared on success only). */
+  rate_key: string;
+  /** The device cookie to set once signed in (lib/server/device-trust.ts). */
+  device_token: string | null;
+  attempts: number;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: EpochMs;
+  expires_at: EpochMs;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -216,4 +253,7 @@ export interface Database {
   leases: LeasesTable;
   webhook_receivers: WebhookReceiversTable;
   received_events: ReceivedEventsTable;
+  user_totp: UserTotpTable;
+  user_recovery_codes: UserRecoveryCodesTable;
+  pending_logins: PendingLoginsTable;
 }

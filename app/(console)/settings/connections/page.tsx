@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { PageHeader } from "../../../../components/layout/page-header";
 import { ConnectionsManager } from "../../../../components/settings/connections/connections-manager";
+import { SettingsNav } from "../../../../components/settings/settings-nav";
 import { actingTeam, requireUser } from "../../../../lib/server/auth";
 import { connectionList } from "../../../../lib/server/connections";
 import { can } from "../../../../lib/server/rbac";
@@ -19,6 +20,7 @@ export default async function ConnectionsPage() {
         title="Connections"
         description="The orkestr APIs this console talks to for you. Tokens stay on the server, encrypted; one connection is active."
       />
+      <SettingsNav current="connections" isAdmin={can(membership?.role, "team.manage")} />
       <ConnectionsManager initial={initial} canManage={can(membership?.role, "connections.manage")} />
     </>
   );

@@ -6,6 +6,7 @@ import * as m0003 from "./0003_leases";
 import * as m0004 from "./0004_webhook_receivers";
 import * as m0005 from "./0005_audit_log";
 import * as m0006 from "./0006_members";
+import * as m0007 from "./0007_account_security";
 
 // Every migration, imported statically: bundlers (Next.js) cannot glob a folder at runtime.
 // Names sort lexically; append new ones as "0002_<what>" and never edit a released migration.
@@ -16,6 +17,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0004_webhook_receivers": m0004,
   "0005_audit_log": m0005,
   "0006_members": m0006,
+  "0007_account_security": m0007,
 };
 
 export const migrationProvider: MigrationProvider = {
