@@ -1,5 +1,5 @@
 import "server-only";
-import type { ClientPermissions } from "../role-reason";
+import { roleReason, type ClientPermissions } from "../role-reason";
 import type { ActingTeam } from "./acting-team";
 import { can, PERMISSIONS, ROLE_PERMISSIONS, ROLES, type Permission, type Role } from "./rbac";
 
@@ -42,4 +42,9 @@ export function clientPermissions(userId: string, team: ActingTeam | null): Clie
     grantedFrom: GRANTED_FROM,
     grantedBy: GRANTED_BY,
   };
+}
+
+/** A server page's reason for a control its role may not use (lib/role-reason.ts), or null when it may. */
+export function reasonFor(team: ActingTeam, permission: Permission, action?: string): string | null {
+  return roleReason(clientPermissions(team.userId, team), permission, action);
 }

@@ -14,9 +14,7 @@ import { getMembership } from "../../../lib/server/db/teams";
 import { findUserById } from "../../../lib/server/db/users";
 import type { ActingTeam } from "../../../lib/server/acting-team";
 import { ReadOnlyNote } from "../../../components/ui/read-only-note";
-import { can } from "../../../lib/server/rbac";
-import { clientPermissions } from "../../../lib/server/client-permissions";
-import { roleReason } from "../../../lib/role-reason";
+import { reasonFor } from "../../../lib/server/client-permissions";
 
 export const metadata: Metadata = { title: "Sandboxes" };
 
@@ -35,21 +33,20 @@ export default async function SandboxesPage({
   const connection = access.team.connection;
   const asked = (await searchParams)?.creator;
   const creator = typeof asked === "string" && asked ? await memberName(access.team, asked) : null;
-  const canCreate = can(access.team.role, "sandboxes.write");
+  // Create sandbox needs sandboxes.write: a role without it is told why instead.
+  const readOnly = reasonFor(access.team, "sandboxes.write", "create sandboxes");
   return (
     <>
       <PageHeader
         title={item.title}
         description={item.description}
         actions={
-          !connection ? null : canCreate ? (
+          !connection ? null : readOnly ? (
+            <ReadOnlyNote className="max-w-xs">{readOnly}</ReadOnlyNote>
+          ) : (
             <Button asChild>
               <Link href="/sandboxes/new">Create sandbox</Link>
             </Button>
-          ) : (
-            <ReadOnlyNote className="max-w-xs">
-              {roleReason(clientPermissions(access.team.userId, access.team), "sandboxes.write", "create sandboxes")}
-            </ReadOnlyNote>
           )
         }
       />
