@@ -25,7 +25,8 @@ export function reservedKeysIn(metadata: Readonly<Record<string, unknown>> | nul
 /** Baton's stamp in a sandbox's metadata (only string values count). */
 export function stampOf(metadata: Readonly<Record<string, unknown>> | null | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(metadata ?? {})) if (isReservedMetadataKey(k) && typeof v === "string") out[k] = v;
+  for (const [k, v] of Object.entries(metadata ?? {}))
+    if (isReservedMetadataKey(k) && typeof v === "string") out[k] = v;
   return out;
 }
 

@@ -40,31 +40,31 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
   const { user, connection, permissions } = shell;
   return (
     <PermissionsProvider value={permissions}>
-    <div className="flex min-h-dvh">
-      <a
-        href="#main"
-        className="sr-only focus:not-sr-only focus:fixed focus:top-2 focus:left-2 focus:z-50 focus:rounded-md focus:bg-primary focus:px-3 focus:py-2 focus:text-sm focus:font-medium focus:text-primary-foreground"
-      >
-        Skip to content
-      </a>
-      <Sidebar />
-      <div className="flex min-w-0 flex-1 flex-col">
-        <Header connection={connection} user={{ name: user.name, email: user.email }} />
-        {/* Says when reads keep failing (orkestr API, Baton server or database down), and clears itself. */}
-        <OutageWatch />
-        <main
-          id="main"
-          tabIndex={-1}
-          className="mx-auto w-full max-w-6xl flex-1 px-4 py-6 outline-none md:px-8 md:py-8"
+      <div className="flex min-h-dvh">
+        <a
+          href="#main"
+          className="sr-only focus:not-sr-only focus:fixed focus:top-2 focus:left-2 focus:z-50 focus:rounded-md focus:bg-primary focus:px-3 focus:py-2 focus:text-sm focus:font-medium focus:text-primary-foreground"
         >
-          {children}
-        </main>
+          Skip to content
+        </a>
+        <Sidebar />
+        <div className="flex min-w-0 flex-1 flex-col">
+          <Header connection={connection} user={{ name: user.name, email: user.email }} />
+          {/* Says when reads keep failing (orkestr API, Baton server or database down), and clears itself. */}
+          <OutageWatch />
+          <main
+            id="main"
+            tabIndex={-1}
+            className="mx-auto w-full max-w-6xl flex-1 px-4 py-6 outline-none md:px-8 md:py-8"
+          >
+            {children}
+          </main>
+        </div>
+        {/* Received webhook events update the sandbox pages as they arrive (loaded when idle). */}
+        <ReceivedEventsBridge />
+        {/* Ctrl/Cmd-K and `?` anywhere in the console. */}
+        <CommandLauncher />
       </div>
-      {/* Received webhook events update the sandbox pages as they arrive (loaded when idle). */}
-      <ReceivedEventsBridge />
-      {/* Ctrl/Cmd-K and `?` anywhere in the console. */}
-      <CommandLauncher />
-    </div>
     </PermissionsProvider>
   );
 }

@@ -11,6 +11,7 @@ import { sandboxKeys, sandboxQueries } from "../../lib/queries/sandboxes";
 import { Dialog } from "../ui/dialog";
 import { allowsAction } from "../../lib/sandbox-status";
 import { sandboxHref } from "../../lib/links";
+import { usePermission } from "../layout/permissions";
 
 /** Most sandbox ids offered at once (the list cache may hold thousands). */
 const MAX_SANDBOXES = 12;
@@ -81,6 +82,7 @@ export function CommandPalette({
   };
 
   const lifecycleAction = useLifecycleAction();
+  const canChange = usePermission("sandboxes.write");
   const lifecycle = (action: "pause" | "resume", id: string) => {
     close();
     lifecycleAction.mutate({ action, id });
@@ -90,12 +92,15 @@ export function CommandPalette({
   const typedId =
     ID_PATTERN.test(search.trim()) && !sandboxes.some((s) => s.id === search.trim()) ? search.trim() : null;
   const status = current.data?.status;
+  // A role that may not change sandboxes is not offered create, pause or resume (the API refuses them).
   const actions = [
-    { id: "create", label: "Create sandbox", hint: "/sandboxes/new", run: () => go("/sandboxes/new") },
-    ...(currentId && (status === undefined || allowsAction(status, "pause"))
+    ...(canChange
+      ? [{ id: "create", label: "Create sandbox", hint: "/sandboxes/new", run: () => go("/sandboxes/new") }]
+      : []),
+    ...(canChange && currentId && (status === undefined || allowsAction(status, "pause"))
       ? [{ id: "pause", label: "Pause this sandbox", hint: currentId, run: () => lifecycle("pause", currentId) }]
       : []),
-    ...(currentId && (status === undefined || allowsAction(status, "resume"))
+    ...(canChange && currentId && (status === undefined || allowsAction(status, "resume"))
       ? [
           {
             id: "resume",

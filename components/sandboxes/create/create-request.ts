@@ -152,7 +152,8 @@ function rowsToMap(rows: KeyValueRow[], kind: "env" | "metadata", errors: FieldE
       continue;
     }
     if (kind === "metadata" && isReservedMetadataKey(key)) {
-      errors[at] = `Keys starting with "${RESERVED_METADATA_PREFIX}" are Baton's own: it records who created the sandbox there.`;
+      errors[at] =
+        `Keys starting with "${RESERVED_METADATA_PREFIX}" are Baton's own: it records who created the sandbox there.`;
       continue;
     }
     if (kind === "metadata" && key.length > 128) {
@@ -171,7 +172,8 @@ function rowsToMap(rows: KeyValueRow[], kind: "env" | "metadata", errors: FieldE
     out[key] = row.value;
   }
   const count = Object.keys(out).length;
-  if (kind === "metadata" && count > MAX_METADATA_KEYS) errors.metadata = `At most ${MAX_METADATA_KEYS} metadata keys (Baton keeps ${CREATOR_STAMP_KEYS} for who created the sandbox).`;
+  if (kind === "metadata" && count > MAX_METADATA_KEYS)
+    errors.metadata = `At most ${MAX_METADATA_KEYS} metadata keys (Baton keeps ${CREATOR_STAMP_KEYS} for who created the sandbox).`;
   if (kind === "env" && count > MAX_ENV_VARS) errors.env = `At most ${MAX_ENV_VARS} environment variables.`;
   return out;
 }

@@ -218,7 +218,11 @@ export function SandboxOverview() {
             <CardTitle>Settings</CardTitle>
           </CardHeader>
           <CardContent>
-            <AfterCreateSettings sandbox={sandbox} editable={!gone} readOnly={gone ? null : whyNot("change these settings")} />
+            <AfterCreateSettings
+              sandbox={sandbox}
+              editable={!gone}
+              readOnly={gone ? null : whyNot("change these settings")}
+            />
           </CardContent>
         </Card>
       </div>

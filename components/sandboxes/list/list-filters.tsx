@@ -23,16 +23,7 @@ interface Props {
 }
 
 /** Search by id, and the server-side filters: status, template, region, metadata key=value. */
-export function ListFilters({
-  state,
-  onChange,
-  search,
-  onSearch,
-  searchRef,
-  templates,
-  regions,
-  creatorLabel,
-}: Props) {
+export function ListFilters({ state, onChange, search, onSearch, searchRef, templates, regions, creatorLabel }: Props) {
   const ids = { search: useId(), template: useId(), region: useId(), meta: useId(), metaError: useId() };
   const [metaText, setMetaText] = useState("");
   const [metaError, setMetaError] = useState<string | null>(null);

@@ -101,19 +101,19 @@ export function PreviewsPanel({ sandbox }: { sandbox: Sandbox }) {
             Listening ports
           </h3>
           {canChange ? (
-          <Button
-            size="sm"
-            variant="ghost"
-            onClick={() => {
-              setAutoScanning(true);
-              setAutoRound((r) => r + 1);
-              void scan.refetch();
-            }}
-            disabled={scan.isFetching}
-            aria-label="Scan again for listening ports"
-          >
-            <RefreshIcon className={cn(scan.isFetching && "animate-spin")} /> Scan
-          </Button>
+            <Button
+              size="sm"
+              variant="ghost"
+              onClick={() => {
+                setAutoScanning(true);
+                setAutoRound((r) => r + 1);
+                void scan.refetch();
+              }}
+              disabled={scan.isFetching}
+              aria-label="Scan again for listening ports"
+            >
+              <RefreshIcon className={cn(scan.isFetching && "animate-spin")} /> Scan
+            </Button>
           ) : null}
         </div>
         {!canChange ? (
@@ -163,11 +163,11 @@ export function PreviewsPanel({ sandbox }: { sandbox: Sandbox }) {
           </ul>
         )}
         {canChange ? (
-        <p className="text-xs text-muted-foreground">
-          {autoScanning
-            ? `Scanned every ${SCAN_INTERVAL_MS / 1000} s while this tab is open and visible (each scan runs one command in the sandbox).`
-            : "Automatic scanning paused after 5 minutes; Scan looks again and resumes it."}
-        </p>
+          <p className="text-xs text-muted-foreground">
+            {autoScanning
+              ? `Scanned every ${SCAN_INTERVAL_MS / 1000} s while this tab is open and visible (each scan runs one command in the sandbox).`
+              : "Automatic scanning paused after 5 minutes; Scan looks again and resumes it."}
+          </p>
         ) : null}
         <form onSubmit={submit} className="flex flex-col gap-2 border-t pt-4" noValidate>
           <Label htmlFor={inputId}>Port</Label>
