@@ -10,7 +10,7 @@ import { can, PERMISSIONS, ROLE_PERMISSIONS, ROLES, type Role } from "../../lib/
 
 const TEAM = { id: "team_1", name: "Acme", slug: "acme", createdAt: new Date(0), updatedAt: new Date(0) };
 function acting(role: Role): ActingTeam {
-  return { userId: "usr_1", team: TEAM as ActingTeam["team"], role, connection: null, noConnection: "none" };
+  return { userId: "usr_1", team: TEAM as unknown as ActingTeam["team"], role, connection: null, noConnection: "none" };
 }
 
 describe("the permissions sent to the browser", () => {
