@@ -162,7 +162,9 @@ test("a viewer sees the team's sandbox and snapshot, offered nothing the role ma
   try {
     await p.goto(`/sandboxes/${sbx.body.id}`);
     await expect(p.getByTestId("sandbox-status")).toHaveText(/running/i);
-    await expect(p.getByTestId("read-only")).toContainText("your role can look at this sandbox, not change it");
+    await expect(
+      p.getByRole("note").filter({ hasText: "Viewers can't pause, resume or terminate sandboxes" }),
+    ).toContainText("ask an admin for the member role");
     for (const name of ["Pause", "Keep alive…", "Snapshot…", "Terminate…"])
       await expect(p.getByRole("button", { name, exact: true })).toHaveCount(0);
 
@@ -172,7 +174,7 @@ test("a viewer sees the team's sandbox and snapshot, offered nothing the role ma
     await expect(p.getByRole("button", { name: /^Delete / })).toHaveCount(0);
 
     await p.goto(`/snapshots/${snap.body.id}`);
-    await expect(p.getByTestId("read-only")).toContainText("not fork or delete it");
+    await expect(p.getByRole("note").filter({ hasText: "Viewers can't fork snapshots" })).toBeVisible();
     await expect(p.getByRole("button", { name: "Delete…" })).toHaveCount(0);
     await expect(p.getByRole("link", { name: "Fork…" })).toHaveCount(0);
     await screenshot(p, "viewer-snapshot-light");
@@ -209,7 +211,7 @@ test("a viewer of the owner's team who owns a team of their own is a viewer on t
   try {
     await p.goto(`/sandboxes/${sbx.body.id}`);
     await expect(p.getByTestId("sandbox-status")).toHaveText(/running/i);
-    await expect(p.getByTestId("read-only")).toBeVisible();
+    await expect(p.getByTestId("read-only").first()).toBeVisible();
     for (const [path, data] of [
       ["exec", { command: "env" }],
       ["pty", {}],

@@ -8,8 +8,8 @@ import { DATABASE_RETRY_SECONDS, isDatabaseUnavailable } from "../../lib/server/
 import { DatabaseOutage } from "../../components/layout/database-outage";
 import { connectionStatus } from "../../lib/server/connections";
 import { ReceivedEventsBridge } from "../../components/events/received-events-bridge";
-import { NavPermissions } from "../../components/layout/nav-permissions";
-import { can } from "../../lib/server/rbac";
+import { PermissionsProvider } from "../../components/layout/permissions";
+import { clientPermissions } from "../../lib/server/client-permissions";
 
 /** The header's first render must not wait on a slow upstream for long: the poll catches up. */
 const INITIAL_CHECK_TIMEOUT_MS = 2_500;
@@ -26,18 +26,20 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
     const { user } = current;
     // The connection the pages use (the acting team's) and a live check of it, server-side (the
     // token never leaves the server).
-    const connection = await connectionStatus(actingTeam(current), { checkTimeoutMs: INITIAL_CHECK_TIMEOUT_MS });
     const team = actingTeam(current);
-    shell = { user, connection, navAllowed: team && can(team.role, "audit.read") ? (["audit.read"] as const) : [] };
+    const connection = await connectionStatus(team, { checkTimeoutMs: INITIAL_CHECK_TIMEOUT_MS });
+    // The role's permissions reach the browser once, here: controls a role may not use are not
+    // offered (components/layout/permissions.tsx); the API refuses them with 403 all the same.
+    shell = { user, connection, permissions: clientPermissions(user.id, team) };
   } catch (err) {
     // The database restarting is said as such, with a page that retries in place (not a generic
     // error page); anything else (redirects to /login included) goes on as thrown.
     if (isDatabaseUnavailable(err)) return <DatabaseOutage retryAfterSeconds={DATABASE_RETRY_SECONDS} />;
     throw err;
   }
-  const { user, connection, navAllowed } = shell;
+  const { user, connection, permissions } = shell;
   return (
-    <NavPermissions allowed={navAllowed}>
+    <PermissionsProvider value={permissions}>
       <div className="flex min-h-dvh">
         <a
           href="#main"
@@ -63,6 +65,6 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
         {/* Ctrl/Cmd-K and `?` anywhere in the console. */}
         <CommandLauncher />
       </div>
-    </NavPermissions>
+    </PermissionsProvider>
   );
 }

@@ -83,6 +83,7 @@ export function CommandPalette({
   };
 
   const lifecycleAction = useLifecycleAction();
+  const canChange = usePermission("sandboxes.write");
   const lifecycle = (action: "pause" | "resume", id: string) => {
     close();
     lifecycleAction.mutate({ action, id });
@@ -92,12 +93,15 @@ export function CommandPalette({
   const typedId =
     ID_PATTERN.test(search.trim()) && !sandboxes.some((s) => s.id === search.trim()) ? search.trim() : null;
   const status = current.data?.status;
+  // A role that may not change sandboxes is not offered create, pause or resume (the API refuses them).
   const actions = [
-    { id: "create", label: "Create sandbox", hint: "/sandboxes/new", run: () => go("/sandboxes/new") },
-    ...(currentId && (status === undefined || allowsAction(status, "pause"))
+    ...(canChange
+      ? [{ id: "create", label: "Create sandbox", hint: "/sandboxes/new", run: () => go("/sandboxes/new") }]
+      : []),
+    ...(canChange && currentId && (status === undefined || allowsAction(status, "pause"))
       ? [{ id: "pause", label: "Pause this sandbox", hint: currentId, run: () => lifecycle("pause", currentId) }]
       : []),
-    ...(currentId && (status === undefined || allowsAction(status, "resume"))
+    ...(canChange && currentId && (status === undefined || allowsAction(status, "resume"))
       ? [
           {
             id: "resume",

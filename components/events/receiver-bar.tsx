@@ -14,6 +14,8 @@ import {
   type Receiver,
 } from "../../lib/queries/received-events";
 import { Button } from "../ui/button";
+import { ReadOnlyNote } from "../ui/read-only-note";
+import { useRoleReason } from "../layout/permissions";
 import { CodeTabs } from "../ui/code-tabs";
 import { CopyButton } from "../ui/copy-button";
 import { Dialog, DialogActions } from "../ui/dialog";
@@ -30,6 +32,8 @@ const sendTest = (webhookId: string) =>
 export function ReceiverBar({ receiver, baseUrl }: { receiver: Receiver; baseUrl: string }) {
   const queryClient = useQueryClient();
   const [confirming, setConfirming] = useState(false);
+  // Testing and stopping change the webhook (webhooks.write).
+  const readOnly = useRoleReason("webhooks.write", "send test events or stop the receiver");
   const test = useMutation({
     mutationFn: () => sendTest(receiver.webhook_id),
     onSuccess: () =>
@@ -62,14 +66,19 @@ export function ReceiverBar({ receiver, baseUrl }: { receiver: Receiver; baseUrl
         </div>
         <div className="flex shrink-0 flex-wrap items-center gap-2">
           <CopyButton text={receiver.url} label="Copy URL" size="sm" variant="outline" />
-          <Button size="sm" variant="outline" onClick={() => test.mutate()} disabled={test.isPending}>
-            {test.isPending ? "Sending…" : "Send a test event"}
-          </Button>
-          <Button size="sm" variant="outline" onClick={() => setConfirming(true)}>
-            Stop receiving
-          </Button>
+          {readOnly ? null : (
+            <>
+              <Button size="sm" variant="outline" onClick={() => test.mutate()} disabled={test.isPending}>
+                {test.isPending ? "Sending…" : "Send a test event"}
+              </Button>
+              <Button size="sm" variant="outline" onClick={() => setConfirming(true)}>
+                Stop receiving
+              </Button>
+            </>
+          )}
         </div>
       </div>
+      {readOnly ? <ReadOnlyNote>{readOnly}</ReadOnlyNote> : null}
       <details className="group text-sm">
         <summary className="cursor-pointer text-muted-foreground hover:text-foreground">Show code</summary>
         <div className="mt-3 flex flex-col gap-4">

@@ -12,6 +12,8 @@ import { RetryNotice } from "../layout/lazy-notices";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Badge } from "../ui/badge";
 import { Button } from "../ui/button";
+import { ReadOnlyNote } from "../ui/read-only-note";
+import { useRoleReason } from "../layout/permissions";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../ui/card";
 import { CopyButton } from "../ui/copy-button";
 import { Skeleton } from "../ui/skeleton";
@@ -35,6 +37,9 @@ function Fact({ term, children, className }: { term: string; children: ReactNode
 
 /** /snapshots/{id}: what the snapshot holds, its fork tree (live), the fork form and Delete. */
 export function SnapshotDetail({ id, canFork, canDelete }: { id: string; canFork: boolean; canDelete: boolean }) {
+  // Why Fork… and Delete… are not offered (forking creates sandboxes: sandboxes.write).
+  const noFork = useRoleReason("sandboxes.write", "fork snapshots into sandboxes");
+  const noDelete = useRoleReason("snapshots.write", "delete snapshots");
   const router = useRouter();
   const snapshot = useQuery(snapshotQueries.detail(id));
   const list = useQuery(snapshotQueries.list());
@@ -124,6 +129,8 @@ export function SnapshotDetail({ id, canFork, canDelete }: { id: string; canFork
               <Button variant="destructive" size="sm" onClick={() => setDeleting(true)}>
                 Delete…
               </Button>
+            ) : noDelete ? (
+              <ReadOnlyNote className="max-w-xs">{noDelete}</ReadOnlyNote>
             ) : null}
           </div>
         </div>
@@ -187,9 +194,7 @@ export function SnapshotDetail({ id, canFork, canDelete }: { id: string; canFork
           </CardContent>
         </Card>
       ) : (
-        <p className="text-sm text-muted-foreground" data-testid="read-only">
-          Read only: your role can look at this snapshot, not fork or delete it.
-        </p>
+        <ReadOnlyNote>{noFork}</ReadOnlyNote>
       )}
 
       {deleting ? (

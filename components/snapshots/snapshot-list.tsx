@@ -13,6 +13,8 @@ import { EmptyState } from "../layout/empty-state";
 import { RetryNotice } from "../layout/lazy-notices";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Button } from "../ui/button";
+import { ReadOnlyNote } from "../ui/read-only-note";
+import { useRoleReason } from "../layout/permissions";
 import { CodeTabs } from "../ui/code-tabs";
 import { Skeleton } from "../ui/skeleton";
 import { CapMeter } from "./cap-meter";
@@ -37,6 +39,10 @@ export function SnapshotList({ canFork, canDelete }: { canFork: boolean; canDele
   const facts = rows.map((s) => memoryFact(s, limits.data));
   // The engine's reason is the same for every snapshot: said once under the table.
   const reason = facts.find((f) => f.reason)?.reason ?? null;
+  // Why a row offers no Fork… or Delete… (said once, above the table).
+  const noFork = useRoleReason("sandboxes.write", "fork snapshots into sandboxes");
+  const noDelete = useRoleReason("snapshots.write", "delete snapshots");
+  const noBoth = useRoleReason("snapshots.write", "fork or delete snapshots");
 
   return (
     <div className="flex flex-col gap-4">
@@ -47,6 +53,7 @@ export function SnapshotList({ canFork, canDelete }: { canFork: boolean; canDele
         </p>
         <CapMeter cap={cap} />
       </div>
+      {noFork || noDelete ? <ReadOnlyNote>{noFork && noDelete ? noBoth : (noFork ?? noDelete)}</ReadOnlyNote> : null}
       <RetryNotice query={list} queryKey={snapshotKeys.list()} title="Snapshots could not be read yet">
         {list.data ? <p className="text-muted-foreground">The rows below are from the last successful read.</p> : null}
       </RetryNotice>

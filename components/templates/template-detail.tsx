@@ -13,6 +13,8 @@ import { EmptyState } from "../layout/empty-state";
 import { RetryNotice } from "../layout/lazy-notices";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Button } from "../ui/button";
+import { usePermission, useRoleReason } from "../layout/permissions";
+import { ReadOnlyNote } from "../ui/read-only-note";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../ui/card";
 import { CodeTabs } from "../ui/code-tabs";
 import { CopyButton } from "../ui/copy-button";
@@ -78,6 +80,10 @@ function TemplateLoaded({ template, baseUrl }: { template: Template; baseUrl: st
   const steps = template.steps ?? [];
   const ready = template.status === "ready";
   const name = template.name ?? template.id;
+  // A sandbox from it needs sandboxes.write; a new version or a delete, templates.write.
+  const canUse = usePermission("sandboxes.write");
+  const canWrite = usePermission("templates.write");
+  const readOnly = useRoleReason("templates.write", "build or delete templates");
 
   return (
     <div className="flex flex-col gap-6">
@@ -99,19 +105,25 @@ function TemplateLoaded({ template, baseUrl }: { template: Template; baseUrl: st
           </p>
         </div>
         <div className="flex flex-wrap items-center gap-2">
-          {ready ? (
+          {ready && canUse ? (
             <Button asChild>
               <Link href={newSandboxFromTemplateHref(template.id)}>Create sandbox from this</Link>
             </Button>
           ) : null}
-          <Button asChild variant="outline">
-            <Link href={newTemplateHref(template.id)} title="Templates are immutable: this builds a new one">
-              Edit as new template
-            </Link>
-          </Button>
-          <Button variant="outline" className="text-destructive" onClick={() => setDeleting(true)}>
-            Delete
-          </Button>
+          {canWrite ? (
+            <>
+              <Button asChild variant="outline">
+                <Link href={newTemplateHref(template.id)} title="Templates are immutable: this builds a new one">
+                  Edit as new template
+                </Link>
+              </Button>
+              <Button variant="outline" className="text-destructive" onClick={() => setDeleting(true)}>
+                Delete
+              </Button>
+            </>
+          ) : (
+            <ReadOnlyNote className="max-w-sm">{readOnly}</ReadOnlyNote>
+          )}
         </div>
       </div>
 
@@ -155,7 +167,9 @@ function TemplateLoaded({ template, baseUrl }: { template: Template; baseUrl: st
         </CardContent>
       </Card>
 
-      <DeleteTemplateDialog template={deleting ? template : null} onClose={() => setDeleting(false)} />
+      {canWrite ? (
+        <DeleteTemplateDialog template={deleting ? template : null} onClose={() => setDeleting(false)} />
+      ) : null}
     </div>
   );
 }

@@ -20,6 +20,7 @@ import { RetryNotice } from "../layout/lazy-notices";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Badge } from "../ui/badge";
 import { Button } from "../ui/button";
+import { usePermission } from "../layout/permissions";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../ui/card";
 import { CodeTabs } from "../ui/code-tabs";
 import { Skeleton } from "../ui/skeleton";
@@ -45,6 +46,8 @@ export function TemplatesList({ baseUrl }: { baseUrl: string }) {
 }
 
 function CustomTemplates() {
+  // Creating one needs templates.write: the page header says why when the role lacks it.
+  const canCreate = usePermission("templates.write");
   // Custom ones only: the built-ins have their own section, from GET /v1/base-images.
   const query = { include_builtin: false };
   const templates = useQuery({
@@ -98,9 +101,11 @@ function CustomTemplates() {
             title="No custom templates yet"
             description="Bake what every sandbox needs (packages, tools, files) into a template, so a sandbox starts ready instead of installing it each time."
             action={
-              <Button asChild>
-                <Link href={newTemplateHref()}>Create template</Link>
-              </Button>
+              canCreate ? (
+                <Button asChild>
+                  <Link href={newTemplateHref()}>Create template</Link>
+                </Button>
+              ) : null
             }
           />
         ) : (

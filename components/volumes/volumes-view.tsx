@@ -15,6 +15,8 @@ import { NavIcon } from "../layout/icons";
 import { RetryNotice, SlowNotice } from "../layout/lazy-notices";
 
 import { Button } from "../ui/button";
+import { ReadOnlyNote } from "../ui/read-only-note";
+import { useRoleReason } from "../layout/permissions";
 import { Skeleton } from "../ui/skeleton";
 import { ActionCode } from "./action-code";
 import type { VolumeAction, VolumeActionKind } from "./volume-action-dialog";
@@ -52,10 +54,14 @@ export function VolumesView({ canWrite, baseUrl }: { canWrite: boolean; baseUrl?
     setAction({ kind, volume });
   };
 
+  // The role's reason where New volume and the row actions would be (the API refuses them with 403).
+  const readOnly = useRoleReason("volumes.write", "create, grow, move or delete volumes");
   const createButton = canWrite ? (
     <Button onClick={() => setCreating(true)} disabled={atCap} title={atCap ? "Delete a volume first" : undefined}>
       New volume
     </Button>
+  ) : readOnly ? (
+    <ReadOnlyNote className="max-w-md">{readOnly}</ReadOnlyNote>
   ) : null;
 
   return (
@@ -67,7 +73,6 @@ export function VolumesView({ canWrite, baseUrl }: { canWrite: boolean; baseUrl?
               ? `${volumes.length} volume${volumes.length === 1 ? "" : "s"}`
               : `${volumes.length} of ${cap} volume${cap === 1 ? "" : "s"} this plan keeps`}
             {atCap ? ": delete one to create another." : "."}
-            {canWrite ? "" : " Your role can look at volumes, not change them."}
           </p>
           {volumes.length > 0 ? createButton : null}
         </div>
@@ -110,7 +115,8 @@ export function VolumesView({ canWrite, baseUrl }: { canWrite: boolean; baseUrl?
             <div className="flex flex-col gap-3 text-left">
               <p className="text-center">
                 A volume is a disk that outlives sandboxes: a sandbox created with it finds it at /persist, and so does
-                the next one. Create one here, or name one when you create a sandbox and it is made on first use.
+                the next one.
+                {canWrite ? " Create one here, or name one when you create a sandbox and it is made on first use." : ""}
               </p>
               <ActionCode what="attach a volume at sandbox create" snippets={attachVolumeCode("my-cache", baseUrl)} />
             </div>

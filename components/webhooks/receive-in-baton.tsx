@@ -12,6 +12,8 @@ import {
   withReceiver,
 } from "../../lib/queries/received-events";
 import { Button, type ButtonProps } from "../ui/button";
+import { ReadOnlyNote } from "../ui/read-only-note";
+import { useRoleReason } from "../layout/permissions";
 import { toast } from "../ui/toast";
 
 /**
@@ -30,6 +32,8 @@ export function ReceiveInBaton({
   const queryClient = useQueryClient();
   const errorId = useId();
   const receiver = useQuery(receivedEventQueries.receiver());
+  // Setting up the receiver makes a webhook (webhooks.write).
+  const readOnly = useRoleReason("webhooks.write", "set up Baton's receiver");
   const create = useMutation({
     mutationFn: createReceiver,
     onSuccess: ({ receiver: made, created }) => {
@@ -54,6 +58,7 @@ export function ReceiveInBaton({
       </Button>
     );
   }
+  if (readOnly) return hideWhenReceiving ? null : <ReadOnlyNote>{readOnly}</ReadOnlyNote>;
   return (
     <div className="flex flex-col items-start gap-1.5">
       <Button

@@ -28,6 +28,8 @@ import {
 } from "./snippets";
 import { ReceiverNotice, useReceiverOwner } from "./batons-receiver";
 import { WebhookActions } from "./webhook-actions";
+import { ReadOnlyNote } from "../ui/read-only-note";
+import { useRoleReason } from "../layout/permissions";
 import { EnabledBadge } from "./webhook-list";
 
 /** One webhook: what it sends where, its actions, each action as code, and its delivery log. */
@@ -36,6 +38,8 @@ export function WebhookDetail({ id, baseUrl, canWrite }: { id: string; baseUrl?:
   const [openDelivery, setOpenDelivery] = useState<string | null>(null);
   // Baton's receiver (the user's own or a teammate's): marked, and only what the API allows is offered.
   const { owner } = useReceiverOwner(id);
+  // Why Edit, Test, Disable, Rotate and Delete are not offered to this role.
+  const noWrite = useRoleReason("webhooks.write", "edit, test or delete webhooks");
   const back = (
     <Link href="/webhooks" className="text-sm text-muted-foreground underline-offset-4 hover:underline">
       ← Webhooks
@@ -89,7 +93,13 @@ export function WebhookDetail({ id, baseUrl, canWrite }: { id: string; baseUrl?:
         className="pb-0"
         title={w.description || <span className="font-mono">{w.id}</span>}
         description={<span className="break-all font-mono">{w.url}</span>}
-        actions={canWrite ? <WebhookActions webhook={w} baseUrl={baseUrl} onTestQueued={setOpenDelivery} /> : undefined}
+        actions={
+          canWrite ? (
+            <WebhookActions webhook={w} baseUrl={baseUrl} onTestQueued={setOpenDelivery} />
+          ) : noWrite ? (
+            <ReadOnlyNote className="max-w-xs">{noWrite}</ReadOnlyNote>
+          ) : undefined
+        }
       />
       {owner ? <ReceiverNotice owner={owner} /> : null}
       <RetryNotice query={webhook} queryKey={webhookKeys.detail(id)} title="This webhook is not refreshing" />

@@ -17,10 +17,12 @@ import { describeEventTypes } from "./event-types";
 import { QueryError } from "../layout/query-error";
 import { listSnippets } from "./snippets";
 import { TableScroll } from "../ui/table";
+import { usePermission } from "../layout/permissions";
 
 /** The account's webhooks: a table, live while the page is visible, with its loading, empty and error states. */
 export function WebhookList({ baseUrl }: { baseUrl?: string }) {
   const list = useQuery(webhookQueries.list());
+  const canWrite = usePermission("webhooks.write");
   return (
     <div className="flex flex-col gap-4">
       <RetryNotice
@@ -47,8 +49,8 @@ export function WebhookList({ baseUrl }: { baseUrl?: string }) {
           description={
             <>
               A webhook POSTs a signed JSON event to your endpoint when a sandbox is created, paused, resumed,
-              terminated or expires, a template build finishes, or a volume or snapshot changes: no polling. Create one
-              above.
+              terminated or expires, a template build finishes, or a volume or snapshot changes: no polling.
+              {canWrite ? " Create one above." : ""}
             </>
           }
         />

@@ -33,6 +33,8 @@ export const ERROR_CODES = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_error: 422,
+  // `baton.*` metadata keys are Baton's creator stamp (lib/server/creator-stamp.ts).
+  reserved_metadata: 422,
   rate_limited: 429,
   internal_error: 500,
   bad_gateway: 502,

@@ -17,7 +17,7 @@ import { ProxyListSandboxesQuery } from "../../lib/validations/proxy";
 describe("list state in the URL", () => {
   it("round-trips every filter, metadata in its metadata[k]=v form", () => {
     const search =
-      "?status=running%2Cpaused&template=python-3.12&region=hel1&metadata%5Bagent_run%5D=r_1&metadata%5Bteam%5D=a%3Db&q=sbx_01&cursor=sbx_X";
+      "?status=running%2Cpaused&template=python-3.12&region=hel1&metadata%5Bagent_run%5D=r_1&metadata%5Bteam%5D=a%3Db&creator=usr_1&q=sbx_01&cursor=sbx_X";
     const state = parseListState(new URLSearchParams(search));
     expect(state).toEqual({
       status: ["running", "paused"],
@@ -27,6 +27,7 @@ describe("list state in the URL", () => {
         ["agent_run", "r_1"],
         ["team", "a=b"],
       ],
+      creator: "usr_1",
       q: "sbx_01",
       cursor: "sbx_X",
     });
@@ -48,6 +49,19 @@ describe("list state in the URL", () => {
       "metadata[env]": "prod",
       cursor: "sbx_C",
     });
+  });
+
+  it("?creator= filters on the creator stamp server-side (metadata[baton.user]), over a typed baton.user filter", () => {
+    const state = parseListState(new URLSearchParams("?creator=usr_ana&metadata[baton.user]=usr_bob&metadata[env]=prod"));
+    expect(isFiltered(state)).toBe(true);
+    const qs = new URLSearchParams(buildQuery(listApiQuery(serverFilters(state), "sbx_C", 50)));
+    expect(qs.getAll("metadata[baton.user]")).toEqual(["usr_ana"]);
+    expect(qs.get("metadata[env]")).toBe("prod");
+    // Through Baton's own list route, the same filter reaches the orkestr client as metadata.
+    const parsed = ProxyListSandboxesQuery.parse(Object.fromEntries(qs));
+    expect(parsed.metadata).toEqual({ env: "prod", "baton.user": "usr_ana" });
+    // Removing the chip removes the parameter and the filter.
+    expect(listStateToSearch({ ...state, creator: "" })).not.toContain("creator");
   });
 
   it("reads key=value metadata filters, values may contain '='", () => {

@@ -9,6 +9,12 @@ import { Skeleton } from "../../../components/ui/skeleton";
 import { navItem } from "../../../lib/config/page-intro";
 import { Forbidden } from "../../../components/layout/forbidden";
 import { requirePermission } from "../../../lib/server/auth";
+import { getMigratedDb } from "../../../lib/server/db";
+import { getMembership } from "../../../lib/server/db/teams";
+import { findUserById } from "../../../lib/server/db/users";
+import type { ActingTeam } from "../../../lib/server/acting-team";
+import { ReadOnlyNote } from "../../../components/ui/read-only-note";
+import { reasonFor } from "../../../lib/server/client-permissions";
 
 export const metadata: Metadata = { title: "Sandboxes" };
 
@@ -17,29 +23,37 @@ export const metadata: Metadata = { title: "Sandboxes" };
  * Without a connection there is nothing to list: the page says so and where to add one, rather
  * than letting the list's queries fail one after another.
  */
-export default async function SandboxesPage() {
+export default async function SandboxesPage({
+  searchParams,
+}: { searchParams?: Promise<{ creator?: string | string[] }> } = {}) {
   const item = navItem("/sandboxes");
   // The permission GET /api/v1/sandboxes requires.
   const access = await requirePermission("sandboxes.read");
   if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
   const connection = access.team.connection;
+  const asked = (await searchParams)?.creator;
+  const creator = typeof asked === "string" && asked ? await memberName(access.team, asked) : null;
+  // Create sandbox needs sandboxes.write: a role without it is told why instead.
+  const readOnly = reasonFor(access.team, "sandboxes.write", "create sandboxes");
   return (
     <>
       <PageHeader
         title={item.title}
         description={item.description}
         actions={
-          connection ? (
+          !connection ? null : readOnly ? (
+            <ReadOnlyNote className="max-w-xs">{readOnly}</ReadOnlyNote>
+          ) : (
             <Button asChild>
               <Link href="/sandboxes/new">Create sandbox</Link>
             </Button>
-          ) : null
+          )
         }
       />
       {connection ? (
         // useSearchParams() reads the URL on the client; the fallback shows until it has.
         <Suspense fallback={<Skeleton className="h-96 w-full" />}>
-          <SandboxList />
+          <SandboxList creator={creator} />
         </Suspense>
       ) : (
         <NoConnection>
@@ -49,4 +63,12 @@ export default async function SandboxesPage() {
       )}
     </>
   );
+}
+
+/** The `?creator=` user's name, when they are a member of the acting team (no one else's name is told). */
+async function memberName(team: ActingTeam, userId: string): Promise<{ id: string; name: string } | null> {
+  const db = await getMigratedDb();
+  if (!(await getMembership(db, team.team.id, userId))) return null;
+  const user = await findUserById(db, userId);
+  return user ? { id: user.id, name: user.name || user.email } : null;
 }

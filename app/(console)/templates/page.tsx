@@ -8,6 +8,8 @@ import { Button } from "../../../components/ui/button";
 import { navItem } from "../../../lib/config/page-intro";
 import { newTemplateHref } from "../../../lib/resource-links";
 import { requirePermission } from "../../../lib/server/auth";
+import { ReadOnlyNote } from "../../../components/ui/read-only-note";
+import { reasonFor } from "../../../lib/server/client-permissions";
 
 export const metadata: Metadata = { title: "Templates" };
 
@@ -18,17 +20,21 @@ export default async function TemplatesPage() {
   const access = await requirePermission("templates.read");
   if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
   const connection = access.team.connection;
+  // Create template needs templates.write: a role without it is told why instead.
+  const readOnly = reasonFor(access.team, "templates.write", "create templates");
   return (
     <>
       <PageHeader
         title={item.title}
         description={item.description}
         actions={
-          connection ? (
+          !connection ? null : readOnly ? (
+            <ReadOnlyNote className="max-w-xs">{readOnly}</ReadOnlyNote>
+          ) : (
             <Button asChild>
               <Link href={newTemplateHref()}>Create template</Link>
             </Button>
-          ) : null
+          )
         }
       />
       {connection ? <TemplatesList baseUrl={connection.baseUrl} /> : <TemplatesNoConnection />}

@@ -5,7 +5,8 @@ import { CreateWebhookButton } from "../../../components/webhooks/create-webhook
 import { ReceiveInBaton } from "../../../components/webhooks/receive-in-baton";
 import { WebhookList } from "../../../components/webhooks/webhook-list";
 import { navItem } from "../../../lib/config/page-intro";
-import { can } from "../../../lib/server/rbac";
+import { reasonFor } from "../../../lib/server/client-permissions";
+import { ReadOnlyNote } from "../../../components/ui/read-only-note";
 import { requirePermission } from "../../../lib/server/auth";
 import { NoConnection } from "./no-connection";
 
@@ -21,19 +22,22 @@ export default async function WebhooksPage() {
   const access = await requirePermission("webhooks.read");
   if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
   const connection = access.team.connection;
-  const canWrite = can(access.team.role, "webhooks.write");
+  // Creating one (or Baton's own receiver) needs webhooks.write: a role without it is told why.
+  const readOnly = reasonFor(access.team, "webhooks.write", "create webhooks");
   return (
     <>
       <PageHeader
         title={item.title}
         description={item.description}
         actions={
-          connection && canWrite ? (
+          !connection ? null : readOnly ? (
+            <ReadOnlyNote className="max-w-xs">{readOnly}</ReadOnlyNote>
+          ) : (
             <>
               <ReceiveInBaton variant="outline" />
               <CreateWebhookButton baseUrl={connection.baseUrl} />
             </>
-          ) : null
+          )
         }
       />
       {connection ? <WebhookList baseUrl={connection.baseUrl} /> : <NoConnection />}

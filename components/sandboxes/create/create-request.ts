@@ -13,6 +13,7 @@ import {
   maxTimeoutSeconds,
   MIN_TIMEOUT_SECONDS,
 } from "./timeout-range";
+import { CREATOR_STAMP_KEYS, isReservedMetadataKey, RESERVED_METADATA_PREFIX } from "../../../lib/sandbox-creator";
 
 export type NetworkChoice = "off" | "restricted" | "open";
 export type SourceChoice = "template" | "snapshot";
@@ -67,7 +68,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const DOMAIN = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
 /** Volume names must never look like an id (same rule as the engine's resource names). */
 const VOLUME_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-export const MAX_METADATA_KEYS = 50;
+export const MAX_METADATA_KEYS = 50 - CREATOR_STAMP_KEYS;
 export const MAX_ENV_VARS = 200;
 
 let rowCounter = 0;
@@ -150,6 +151,11 @@ function rowsToMap(rows: KeyValueRow[], kind: "env" | "metadata", errors: FieldE
       errors[at] = "Names are letters, digits and _, and do not start with a digit.";
       continue;
     }
+    if (kind === "metadata" && isReservedMetadataKey(key)) {
+      errors[at] =
+        `Keys starting with "${RESERVED_METADATA_PREFIX}" are Baton's own: it records who created the sandbox there.`;
+      continue;
+    }
     if (kind === "metadata" && key.length > 128) {
       errors[at] = "Keys are at most 128 characters.";
       continue;
@@ -166,7 +172,8 @@ function rowsToMap(rows: KeyValueRow[], kind: "env" | "metadata", errors: FieldE
     out[key] = row.value;
   }
   const count = Object.keys(out).length;
-  if (kind === "metadata" && count > MAX_METADATA_KEYS) errors.metadata = `At most ${MAX_METADATA_KEYS} metadata keys.`;
+  if (kind === "metadata" && count > MAX_METADATA_KEYS)
+    errors.metadata = `At most ${MAX_METADATA_KEYS} metadata keys (Baton keeps ${CREATOR_STAMP_KEYS} for who created the sandbox).`;
   if (kind === "env" && count > MAX_ENV_VARS) errors.env = `At most ${MAX_ENV_VARS} environment variables.`;
   return out;
 }

@@ -6,9 +6,11 @@ import { useSandboxEdits } from "../../../lib/queries/sandbox-lifecycle";
 import { Button } from "../../ui/button";
 import { buildCreateRequest, initialFormState, newRow, type KeyValueRow } from "../create/create-request";
 import { KeyValueEditor } from "../create/key-value-editor";
+import { stampOf, userMetadata } from "../../../lib/sandbox-creator";
 
 function rowsOf(metadata: Sandbox["metadata"]): KeyValueRow[] {
-  const entries = Object.entries(metadata ?? {});
+  // Baton's creator stamp (baton.*) is not the user's to edit: the server keeps it on save.
+  const entries = Object.entries(userMetadata(metadata));
   return entries.length
     ? entries.map(([k, v]) => newRow(k, typeof v === "string" ? v : JSON.stringify(v)))
     : [newRow()];
@@ -22,6 +24,7 @@ export function MetadataForm({ sandbox, onDone }: { sandbox: Sandbox; onDone: ()
   const { updateMetadata } = useSandboxEdits(sandbox.id);
   const [rows, setRows] = useState<KeyValueRow[]>(() => rowsOf(sandbox.metadata));
   const [errors, setErrors] = useState<Record<string, string>>({});
+  const stamp = Object.keys(stampOf(sandbox.metadata));
 
   const save = () => {
     // The create form's rules for metadata rows (names, duplicates, lengths).
@@ -45,6 +48,17 @@ export function MetadataForm({ sandbox, onDone }: { sandbox: Sandbox; onDone: ()
         keyPlaceholder="key"
         valuePlaceholder="value"
       />
+      {stamp.length ? (
+        <p className="text-xs text-muted-foreground">
+          {stamp.map((k, i) => (
+            <span key={k}>
+              {i ? " and " : ""}
+              <span className="font-mono">{k}</span>
+            </span>
+          ))}{" "}
+          {stamp.length > 1 ? "are" : "is"} Baton&apos;s record of who created this sandbox: kept as is when you save.
+        </p>
+      ) : null}
       <div className="flex gap-2">
         <Button size="sm" onClick={save} disabled={updateMetadata.isPending}>
           {updateMetadata.isPending ? "Saving…" : "Save metadata"}

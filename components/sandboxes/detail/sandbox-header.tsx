@@ -12,10 +12,14 @@ import { useSandbox } from "./sandbox-context";
 import { errorText } from "../../../lib/orkestr/errors";
 import { formatClock } from "../../../lib/format";
 import { RetryNotice } from "../../layout/lazy-notices";
+import { ReadOnlyNote } from "../../ui/read-only-note";
+import { useSandboxAccess } from "./use-sandbox-access";
 
 /** The detail frame's header: the id (copyable), its status, a one-line summary and the lifecycle buttons. */
-export function SandboxHeader({ canChange, canSnapshot }: { canChange: boolean; canSnapshot: boolean }) {
+export function SandboxHeader() {
   const query = useSandbox();
+  // The buttons a role may use (the API refuses the rest with 403 anyway).
+  const { canChange, canSnapshot, whyNot } = useSandboxAccess();
   const { data: sandbox, isError, error } = query;
   const limits = useQuery(sandboxQueries.limits());
   const summary = [
@@ -64,9 +68,7 @@ export function SandboxHeader({ canChange, canSnapshot }: { canChange: boolean; 
             canSnapshot={canSnapshot}
           />
         ) : (
-          <p className="text-sm text-muted-foreground" data-testid="read-only">
-            Read only: your role can look at this sandbox, not change it.
-          </p>
+          <ReadOnlyNote className="lg:max-w-sm">{whyNot("pause, resume or terminate sandboxes")}</ReadOnlyNote>
         )}
       </div>
       <RetryNotice query={query} queryKey={sandboxKeys.detail(sandbox.id)} title="Live status paused">

@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import type { ReactNode } from "react";
+import { useId, type ReactNode } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { Card, CardContent, CardHeader, CardTitle } from "../../ui/card";
 import { formatDateTime, formatDuration, formatMebibytes } from "../../../lib/format";
@@ -11,6 +11,10 @@ import { useSandbox } from "./sandbox-context";
 import { useSandboxEdits } from "../../../lib/queries/sandbox-lifecycle";
 import { isFinished } from "../../../lib/sandbox-status";
 import { snapshotHref } from "../../../lib/resource-links";
+import { creatorOf, sandboxesByCreatorHref } from "../../../lib/sandbox-creator";
+import { ReadOnlyNote } from "../../ui/read-only-note";
+import { usePermissions } from "../../layout/permissions";
+import { useSandboxAccess } from "./use-sandbox-access";
 
 function Field({ label, children, testId }: { label: string; children: ReactNode; testId?: string }) {
   return (
@@ -30,9 +34,20 @@ function volumeText(volume: Sandbox["volume"]): string {
 }
 
 /** Settings the API lets us change after create (PATCH): auto_resume and on_timeout. */
-function AfterCreateSettings({ sandbox, editable }: { sandbox: Sandbox; editable: boolean }) {
+function AfterCreateSettings({
+  sandbox,
+  editable,
+  readOnly,
+}: {
+  sandbox: Sandbox;
+  editable: boolean;
+  /** Why the role may not change them (shown, and named by the disabled controls), or null. */
+  readOnly: string | null;
+}) {
   const { updateSettings } = useSandboxEdits(sandbox.id);
-  const disabled = !editable || updateSettings.isPending;
+  const disabled = !editable || readOnly !== null || updateSettings.isPending;
+  const noteId = useId();
+  const describedBy = readOnly ? noteId : undefined;
   return (
     <div className="flex flex-col gap-3 text-sm">
       <label className="flex items-center gap-2">
@@ -41,6 +56,7 @@ function AfterCreateSettings({ sandbox, editable }: { sandbox: Sandbox; editable
           className="size-4 accent-primary"
           checked={!!sandbox.auto_resume}
           disabled={disabled}
+          aria-describedby={describedBy}
           onChange={(e) => updateSettings.mutate({ auto_resume: e.target.checked })}
         />
         Resume automatically on exec, file or preview traffic (auto_resume)
@@ -51,19 +67,34 @@ function AfterCreateSettings({ sandbox, editable }: { sandbox: Sandbox; editable
           className="h-8 rounded-md border border-input bg-background px-2 text-sm disabled:opacity-50"
           value={sandbox.on_timeout ?? "kill"}
           disabled={disabled}
+          aria-describedby={describedBy}
           onChange={(e) => updateSettings.mutate({ on_timeout: e.target.value === "pause" ? "pause" : "kill" })}
         >
           <option value="kill">terminate</option>
           <option value="pause">pause</option>
         </select>
       </label>
+      {readOnly ? <ReadOnlyNote id={noteId}>{readOnly}</ReadOnlyNote> : null}
     </div>
+  );
+}
+
+/** Who created the sandbox through Baton (its creator stamp), linking to all they created. */
+function CreatedBy({ sandbox }: { sandbox: Sandbox }) {
+  const { userId } = usePermissions();
+  const creator = creatorOf(sandbox.metadata);
+  if (!creator) return <>Not through Baton, or before it recorded creators</>;
+  return (
+    <Link href={sandboxesByCreatorHref(creator)} className="underline underline-offset-4">
+      {creator === userId ? "You" : <span className="font-mono">{creator}</span>}
+    </Link>
   );
 }
 
 /** The Overview tab: every field of the sandbox, its metadata and settings, and the live charts. */
 export function SandboxOverview() {
   const { data: sandbox } = useSandbox();
+  const { canChange, whyNot } = useSandboxAccess();
   const gone = isFinished(sandbox.status);
   const envKeys = sandbox.env_keys ?? [];
   return (
@@ -129,6 +160,9 @@ export function SandboxOverview() {
             <Field label="Auto-resume">{sandbox.auto_resume ? "on" : "off"}</Field>
             <Field label="Preview auth">{sandbox.preview_auth ? "token required" : "public URLs"}</Field>
             <Field label="Created">{formatDateTime(sandbox.created_at)}</Field>
+            <Field label="Created by" testId="field-creator">
+              <CreatedBy sandbox={sandbox} />
+            </Field>
             <Field label="Started">{formatDateTime(sandbox.started_at)}</Field>
             <Field label="Expires">{sandbox.status === "running" ? formatDateTime(sandbox.expires_at) : "—"}</Field>
             {sandbox.paused_at ? <Field label="Paused">{formatDateTime(sandbox.paused_at)}</Field> : null}
@@ -175,7 +209,8 @@ export function SandboxOverview() {
             <CardTitle>Metadata</CardTitle>
           </CardHeader>
           <CardContent>
-            <MetadataEditor sandbox={sandbox} editable={!gone} />
+            <MetadataEditor sandbox={sandbox} editable={!gone && canChange} />
+            {!gone && !canChange ? <ReadOnlyNote className="mt-3">{whyNot("edit metadata")}</ReadOnlyNote> : null}
           </CardContent>
         </Card>
         <Card>
@@ -183,7 +218,11 @@ export function SandboxOverview() {
             <CardTitle>Settings</CardTitle>
           </CardHeader>
           <CardContent>
-            <AfterCreateSettings sandbox={sandbox} editable={!gone} />
+            <AfterCreateSettings
+              sandbox={sandbox}
+              editable={!gone}
+              readOnly={gone ? null : whyNot("change these settings")}
+            />
           </CardContent>
         </Card>
       </div>

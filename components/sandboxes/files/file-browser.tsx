@@ -21,6 +21,8 @@ import { errorText } from "../../../lib/orkestr/errors";
 import { UploadsPanel } from "./uploads-panel";
 import { volumesHref } from "../../../lib/resource-links";
 import { useUploads } from "./use-uploads";
+import { ReadOnlyNote } from "../../ui/read-only-note";
+import { useSandboxAccess } from "../detail/use-sandbox-access";
 
 export const WORKSPACE = "/workspace";
 /** Where a volume is mounted (seed 003). */
@@ -51,6 +53,8 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
   const root = rootOf(dir, roots) ?? WORKSPACE;
   const openPath = search.get("file");
   const queryClient = useQueryClient();
+  // Viewers browse, open and download; uploads, edits, new files and folders and deletes are not offered.
+  const { canChange, whyNot } = useSandboxAccess();
 
   const listing = useQuery(fileQueries.dir(sandboxId, dir));
   const entries = listing.data ?? [];
@@ -176,7 +180,7 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
     offer([...e.dataTransfer.files].filter((f) => !dirs.includes(f.name)));
   };
 
-  const hasFiles = (e: DragEvent) => [...e.dataTransfer.types].includes("Files");
+  const hasFiles = (e: DragEvent) => canChange && [...e.dataTransfer.types].includes("Files");
 
   return (
     // The open file goes below the listing, not beside it: the console's content column is too
@@ -204,7 +208,7 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
           dragDepth.current = Math.max(0, dragDepth.current - 1);
           if (dragDepth.current === 0) setDragging(false);
         }}
-        onDrop={onDrop}
+        onDrop={(e) => (canChange ? onDrop(e) : e.preventDefault())}
       >
         <h3 id="files-heading" className="sr-only">
           Files in {dir}
@@ -238,15 +242,19 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
         <div className="flex flex-wrap items-center justify-between gap-2">
           <Breadcrumbs root={root} path={dir} onNavigate={(p) => go({ path: p, file: null })} />
           <div className="flex flex-wrap items-center gap-1.5">
-            <Button size="sm" variant="outline" onClick={() => (setNameError(null), setDialog("folder"))}>
-              <FolderPlusIcon /> New folder
-            </Button>
-            <Button size="sm" variant="outline" onClick={() => (setNameError(null), setDialog("file"))}>
-              <FilePlusIcon /> New file
-            </Button>
-            <Button size="sm" variant="outline" onClick={() => fileInput.current?.click()}>
-              <UploadIcon /> Upload
-            </Button>
+            {canChange ? (
+              <>
+                <Button size="sm" variant="outline" onClick={() => (setNameError(null), setDialog("folder"))}>
+                  <FolderPlusIcon /> New folder
+                </Button>
+                <Button size="sm" variant="outline" onClick={() => (setNameError(null), setDialog("file"))}>
+                  <FilePlusIcon /> New file
+                </Button>
+                <Button size="sm" variant="outline" onClick={() => fileInput.current?.click()}>
+                  <UploadIcon /> Upload
+                </Button>
+              </>
+            ) : null}
             <Button
               size="sm"
               variant="ghost"
@@ -256,18 +264,20 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
             >
               <RefreshIcon className={cn(listing.isFetching && "animate-spin")} />
             </Button>
-            <input
-              ref={fileInput}
-              type="file"
-              multiple
-              className="sr-only"
-              tabIndex={-1}
-              aria-label={`Choose files to upload to ${dir}`}
-              onChange={(e) => {
-                offer([...(e.target.files ?? [])]);
-                e.target.value = "";
-              }}
-            />
+            {canChange ? (
+              <input
+                ref={fileInput}
+                type="file"
+                multiple
+                className="sr-only"
+                tabIndex={-1}
+                aria-label={`Choose files to upload to ${dir}`}
+                onChange={(e) => {
+                  offer([...(e.target.files ?? [])]);
+                  e.target.value = "";
+                }}
+              />
+            ) : null}
           </div>
         </div>
 
@@ -296,15 +306,19 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
             openPath={openPath}
             onOpen={(e) => (e.isDir ? go({ path: e.path, file: null }) : openFile(e))}
             onDownload={(e) => void download(e.path)}
-            onDelete={setToDelete}
+            onDelete={canChange ? setToDelete : null}
           />
         )}
 
         <UploadsPanel uploads={uploads.uploads} onCancel={uploads.cancel} onClear={uploads.clearFinished} />
-        <p className="text-xs text-muted-foreground">
-          Drop files anywhere on this panel to upload them to <span className="font-mono">{dir}</span>. Files over 1 MiB
-          stream through a presigned upload with progress.
-        </p>
+        {canChange ? (
+          <p className="text-xs text-muted-foreground">
+            Drop files anywhere on this panel to upload them to <span className="font-mono">{dir}</span>. Files over 1
+            MiB stream through a presigned upload with progress.
+          </p>
+        ) : (
+          <ReadOnlyNote>{whyNot("upload, edit or delete files")} You can open and download them.</ReadOnlyNote>
+        )}
         {dragging ? (
           <div
             aria-hidden="true"
@@ -324,14 +338,17 @@ export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
             startEditing={open.edit}
             onClose={() => go({ file: null })}
             onDownload={() => void download(open.file.path)}
-            onDelete={() =>
-              setToDelete({
-                name: open.file.name,
-                path: open.file.path,
-                isDir: false,
-                size: open.file.size,
-                modifiedAt: null,
-              })
+            onDelete={
+              canChange
+                ? () =>
+                    setToDelete({
+                      name: open.file.name,
+                      path: open.file.path,
+                      isDir: false,
+                      size: open.file.size,
+                      modifiedAt: null,
+                    })
+                : null
             }
           />
         </div>

@@ -28,7 +28,8 @@ export function FileTable({
   openPath: string | null;
   onOpen: (entry: Entry) => void;
   onDownload: (entry: Entry) => void;
-  onDelete: (entry: Entry) => void;
+  /** Null: nothing may be deleted (the role may not change the sandbox). */
+  onDelete: ((entry: Entry) => void) | null;
 }) {
   if (loading) {
     return (
@@ -46,7 +47,7 @@ export function FileTable({
         className="rounded-md border border-dashed px-4 py-10 text-center text-sm text-muted-foreground"
       >
         <p className="font-medium text-foreground">This folder is empty</p>
-        <p>Drop files here, or use Upload, New file or New folder.</p>
+        {onDelete ? <p>Drop files here, or use Upload, New file or New folder.</p> : null}
       </div>
     );
   }
@@ -112,15 +113,17 @@ export function FileTable({
                     <DownloadIcon />
                   </Button>
                 ) : null}
-                <Button
-                  size="icon"
-                  variant="ghost"
-                  className="size-8"
-                  aria-label={`Delete ${e.name}`}
-                  onClick={() => onDelete(e)}
-                >
-                  <TrashIcon />
-                </Button>
+                {onDelete ? (
+                  <Button
+                    size="icon"
+                    variant="ghost"
+                    className="size-8"
+                    aria-label={`Delete ${e.name}`}
+                    onClick={() => onDelete(e)}
+                  >
+                    <TrashIcon />
+                  </Button>
+                ) : null}
               </td>
             </tr>
           ))}

@@ -43,7 +43,8 @@ export function FileViewer({
   startEditing: boolean;
   onClose: () => void;
   onDownload: () => void;
-  onDelete: () => void;
+  /** Null: the file may not be changed (no Edit, no Delete: the role may not change the sandbox). */
+  onDelete: (() => void) | null;
 }) {
   const tooLarge = file.size !== null && file.size > VIEWER_MAX_BYTES;
   const content = useQuery({ ...fileQueries.file(sandboxId, file.path), enabled: !tooLarge });
@@ -72,7 +73,7 @@ export function FileViewer({
   });
 
   const dirty = draft !== null && draft !== text;
-  const inEditor = editing && text !== null;
+  const inEditor = editing && text !== null && onDelete !== null;
   const value = draft ?? text ?? "";
 
   // Opening the editor is an explicit action (Edit, New file): the caret goes there. Not through
@@ -100,7 +101,7 @@ export function FileViewer({
         <div className="flex flex-wrap items-center gap-2">
           {!inEditor ? (
             <>
-              {text !== null ? (
+              {text !== null && onDelete ? (
                 <Button size="sm" variant="outline" onClick={() => setEditing(true)}>
                   Edit
                 </Button>
@@ -108,9 +109,11 @@ export function FileViewer({
               <Button size="sm" variant="outline" onClick={onDownload} aria-label={`Download ${file.name}`}>
                 <DownloadIcon /> Download
               </Button>
-              <Button size="sm" variant="outline" onClick={onDelete} aria-label={`Delete ${file.name}`}>
-                <TrashIcon /> Delete
-              </Button>
+              {onDelete ? (
+                <Button size="sm" variant="outline" onClick={onDelete} aria-label={`Delete ${file.name}`}>
+                  <TrashIcon /> Delete
+                </Button>
+              ) : null}
               <Button size="sm" variant="ghost" onClick={onClose}>
                 Close
               </Button>

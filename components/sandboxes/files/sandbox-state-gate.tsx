@@ -11,6 +11,8 @@ import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { Skeleton } from "../../ui/skeleton";
 import { isFinished, isTransitional } from "../../../lib/sandbox-status";
+import { ReadOnlyNote } from "../../ui/read-only-note";
+import { useSandboxAccess } from "../detail/use-sandbox-access";
 
 /**
  * What the Files and Previews tabs need before they can do anything: a sandbox that runs. A paused
@@ -32,6 +34,7 @@ export function SandboxStateGate({
     refetchInterval: (q) => (q.state.data && isTransitional(q.state.data.status) ? 2_000 : false),
   });
   const resume = useLifecycleAction();
+  const { canChange, whyNot } = useSandboxAccess();
 
   if (sandbox.isPending) {
     return (
@@ -77,9 +80,13 @@ export function SandboxStateGate({
             : "Its servers are frozen, so previews answer 409 sandbox_paused until it runs again. Resume it to preview."
         }
         action={
-          <Button onClick={() => resume.mutate({ action: "resume", id: sandboxId })} disabled={resume.isPending}>
-            {resume.isPending ? "Resuming…" : "Resume sandbox"}
-          </Button>
+          canChange ? (
+            <Button onClick={() => resume.mutate({ action: "resume", id: sandboxId })} disabled={resume.isPending}>
+              {resume.isPending ? "Resuming…" : "Resume sandbox"}
+            </Button>
+          ) : (
+            <ReadOnlyNote>{whyNot("resume sandboxes")}</ReadOnlyNote>
+          )
         }
       />
     );

@@ -18,10 +18,12 @@ interface Props {
   searchRef: RefObject<HTMLInputElement | null>;
   templates: readonly string[];
   regions: readonly string[];
+  /** How the `?creator=` chip names its user ("you", a member's name); the id when unknown. */
+  creatorLabel: string | null;
 }
 
 /** Search by id, and the server-side filters: status, template, region, metadata key=value. */
-export function ListFilters({ state, onChange, search, onSearch, searchRef, templates, regions }: Props) {
+export function ListFilters({ state, onChange, search, onSearch, searchRef, templates, regions, creatorLabel }: Props) {
   const ids = { search: useId(), template: useId(), region: useId(), meta: useId(), metaError: useId() };
   const [metaText, setMetaText] = useState("");
   const [metaError, setMetaError] = useState<string | null>(null);
@@ -152,6 +154,22 @@ export function ListFilters({ state, onChange, search, onSearch, searchRef, temp
 
       {state.metadata.length > 0 || isFiltered({ ...state, q: "" }) ? (
         <div className="flex flex-wrap items-center gap-2" aria-label="Active filters" role="group">
+          {state.creator ? (
+            <span
+              className="inline-flex items-center gap-1 rounded-md border bg-muted px-2 py-0.5 text-xs"
+              data-testid="creator-filter"
+            >
+              Created by {creatorLabel ?? <span className="font-mono">{state.creator}</span>}
+              <button
+                type="button"
+                aria-label={`Remove the filter: created by ${creatorLabel ?? state.creator}`}
+                className="ml-1 rounded px-1 text-muted-foreground hover:bg-accent hover:text-foreground"
+                onClick={() => set({ creator: "" })}
+              >
+                ×
+              </button>
+            </span>
+          ) : null}
           {state.metadata.map(([k, v]) => (
             <span
               key={k}

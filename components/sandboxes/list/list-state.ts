@@ -3,6 +3,7 @@
 
 import type { ServerFilters } from "../../../lib/queries/sandbox-list";
 import { SANDBOX_STATUSES } from "../../../lib/sandbox-status";
+import { CREATOR_USER_KEY, creatorFilter } from "../../../lib/sandbox-creator";
 
 /** The statuses the status filter offers; the upstream's default view leaves out the last two. */
 export const STATUS_FILTERS = SANDBOX_STATUSES;
@@ -14,13 +15,23 @@ export interface ListState {
   region: string;
   /** `metadata[key]=value` filters, in the order they were added. */
   metadata: [key: string, value: string][];
+  /** Only sandboxes this user created through Baton (`?creator=<userId>`: the `baton.user` metadata). */
+  creator: string;
   /** Search by id, applied to the rows loaded so far (the API has no id search). */
   q: string;
   /** Start the list at this cursor (X-Next-Cursor of an earlier page) instead of the newest sandbox. */
   cursor: string;
 }
 
-export const EMPTY_LIST_STATE: ListState = { status: [], template: "", region: "", metadata: [], q: "", cursor: "" };
+export const EMPTY_LIST_STATE: ListState = {
+  status: [],
+  template: "",
+  region: "",
+  metadata: [],
+  creator: "",
+  q: "",
+  cursor: "",
+};
 
 const METADATA_PARAM = /^metadata\[(.+)\]$/;
 
@@ -47,6 +58,7 @@ export function parseListState(params: ReadableParams): ListState {
     template: params.get("template")?.trim() ?? "",
     region: params.get("region")?.trim() ?? "",
     metadata,
+    creator: params.get("creator")?.trim() ?? "",
     q: params.get("q") ?? "",
     cursor: params.get("cursor") ?? "",
   };
@@ -59,6 +71,7 @@ export function listStateToSearch(state: ListState): string {
   if (state.template) params.set("template", state.template);
   if (state.region) params.set("region", state.region);
   for (const [k, v] of state.metadata) params.append(`metadata[${k}]`, v);
+  if (state.creator) params.set("creator", state.creator);
   if (state.q) params.set("q", state.q);
   if (state.cursor) params.set("cursor", state.cursor);
   const s = params.toString();
@@ -71,7 +84,10 @@ export function serverFilters(state: ListState): ServerFilters {
     status: state.status.join(","),
     template: state.template,
     region: state.region,
-    metadata: state.metadata,
+    // The creator is a metadata filter on the orkestr API (it wins over a typed baton.user filter).
+    metadata: state.creator
+      ? [...state.metadata.filter(([k]) => k !== CREATOR_USER_KEY), creatorFilter(state.creator)]
+      : state.metadata,
     cursor: state.cursor,
   };
 }
@@ -83,6 +99,7 @@ export function isFiltered(state: ListState): boolean {
     !!state.template ||
     !!state.region ||
     state.metadata.length > 0 ||
+    !!state.creator ||
     !!state.q ||
     !!state.cursor
   );

@@ -28,6 +28,8 @@ import type { TelemetryStore } from "./row-telemetry";
 import { SandboxTable } from "./sandbox-table";
 import { TelemetryContext } from "./telemetry-cells";
 import { sandboxHref } from "../../../lib/links";
+import { usePermissions } from "../../layout/permissions";
+import { useSandboxAccess } from "../detail/use-sandbox-access";
 
 // Split out of the page's first load (the /sandboxes budget is 180 KiB gzipped): the bulk bar only
 // matters once rows are selected, the teaching empty state only for a user with no sandboxes.
@@ -47,8 +49,11 @@ const SEARCH_URL_DELAY_MS = 300;
  * The sandbox list: URL-driven filters, pages loaded as the table scrolls, live refresh, live
  * telemetry for the rows on screen, bulk actions, and the empty, loading and error states.
  */
-export function SandboxList() {
+export function SandboxList({ creator }: { creator?: { id: string; name: string } | null } = {}) {
   const searchParams = useSearchParams();
+  const { userId } = usePermissions();
+  // Selection serves the bulk actions only: a role that may not change sandboxes gets neither.
+  const { canChange } = useSandboxAccess();
   const pathname = usePathname();
   const state = useMemo(() => parseListState(searchParams), [searchParams]);
   const filtersKey = JSON.stringify(serverFilters(state));
@@ -194,6 +199,15 @@ export function SandboxList() {
             searchRef={searchRef}
             templates={templates}
             regions={regions}
+            creatorLabel={
+              !state.creator
+                ? null
+                : state.creator === userId
+                  ? "you"
+                  : creator?.id === state.creator
+                    ? creator.name
+                    : null
+            }
           />
         )}
 
@@ -208,11 +222,13 @@ export function SandboxList() {
           </Alert>
         ) : null}
 
-        <BulkActions
-          selected={selectedRows}
-          onClear={() => setSelected(new Set())}
-          onSettled={(failed) => setSelected(new Set(failed))}
-        />
+        {canChange ? (
+          <BulkActions
+            selected={selectedRows}
+            onClear={() => setSelected(new Set())}
+            onSettled={(failed) => setSelected(new Set(failed))}
+          />
+        ) : null}
 
         {list.failureCount > 0 || (list.isPending && list.isFetching) ? (
           <ListNotices list={list} queryKey={sandboxListKey(filters)} />
@@ -256,6 +272,7 @@ export function SandboxList() {
               selected={selected}
               onToggle={toggle}
               onToggleAll={toggleAll}
+              selectable={canChange}
               telemetry={telemetry}
               canLoadMore={!!hasNextPage && !list.isPlaceholderData}
               onLoadMore={loadMore}

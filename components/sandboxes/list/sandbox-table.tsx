@@ -43,6 +43,8 @@ interface Props {
   canLoadMore: boolean;
   onLoadMore: () => void;
   scrollRef?: RefObject<HTMLDivElement | null>;
+  /** Rows can be selected for the bulk actions (false for a role that may not change sandboxes). */
+  selectable?: boolean;
 }
 
 /**
@@ -59,6 +61,7 @@ export function SandboxTable({
   canLoadMore,
   onLoadMore,
   scrollRef,
+  selectable = true,
 }: Props) {
   const ownRef = useRef<HTMLDivElement>(null);
   const parentRef = scrollRef ?? ownRef;
@@ -97,16 +100,20 @@ export function SandboxTable({
         <div role="rowgroup" className="sticky top-0 z-10 border-b bg-card">
           <div role="row" aria-rowindex={1} className={cn(GRID, "h-10 text-xs font-medium text-muted-foreground")}>
             <div role="columnheader" className="flex justify-center">
-              <input
-                type="checkbox"
-                aria-label={`Select all ${rows.length} shown`}
-                className="size-4 accent-primary"
-                checked={allSelected}
-                ref={(el) => {
-                  if (el) el.indeterminate = someSelected;
-                }}
-                onChange={(e) => onToggleAll(e.currentTarget.checked)}
-              />
+              {selectable ? (
+                <input
+                  type="checkbox"
+                  aria-label={`Select all ${rows.length} shown`}
+                  className="size-4 accent-primary"
+                  checked={allSelected}
+                  ref={(el) => {
+                    if (el) el.indeterminate = someSelected;
+                  }}
+                  onChange={(e) => onToggleAll(e.currentTarget.checked)}
+                />
+              ) : (
+                <span className="sr-only">No selection</span>
+              )}
             </div>
             {COLUMNS.map((c) => (
               <div key={c} role="columnheader" className="leading-tight">
@@ -135,7 +142,7 @@ export function SandboxTable({
               index={first + i}
               top={(first + i) * ROW_HEIGHT}
               selected={selected.has(row.id)}
-              onToggle={onToggle}
+              onToggle={selectable ? onToggle : null}
               live={!scrolling}
             />
           ))}
@@ -150,7 +157,8 @@ interface RowProps {
   index: number;
   top: number;
   selected: boolean;
-  onToggle: (id: string, on: boolean) => void;
+  /** Null: rows cannot be selected (the role may not change sandboxes). */
+  onToggle: ((id: string, on: boolean) => void) | null;
   /** False while scrolling: the live cells wait until the table comes to rest. */
   live: boolean;
 }
@@ -170,13 +178,15 @@ const SandboxRow = memo(function SandboxRow({ row, index, top, selected, onToggl
       style={{ height: ROW_HEIGHT, top, contain: "strict" }}
     >
       <div role="cell" className="flex justify-center">
-        <input
-          type="checkbox"
-          aria-label={`Select ${row.id}`}
-          className="size-4 accent-primary"
-          checked={selected}
-          onChange={(e) => onToggle(row.id, e.currentTarget.checked)}
-        />
+        {onToggle ? (
+          <input
+            type="checkbox"
+            aria-label={`Select ${row.id}`}
+            className="size-4 accent-primary"
+            checked={selected}
+            onChange={(e) => onToggle(row.id, e.currentTarget.checked)}
+          />
+        ) : null}
       </div>
       <div role="cell" className="min-w-0">
         <SandboxIdCell id={row.id} />

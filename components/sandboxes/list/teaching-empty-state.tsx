@@ -1,6 +1,8 @@
 import Link from "next/link";
 import { Button } from "../../ui/button";
 import { NavIcon } from "../../layout/icons";
+import { ReadOnlyNote } from "../../ui/read-only-note";
+import { useSandboxAccess } from "../detail/use-sandbox-access";
 
 /** The Python SDK's quick start (seed 003), as the README shows it. */
 const SDK_SHELL = `pip install orkestr
@@ -15,6 +17,7 @@ with Sandbox.create(template="python-3.12") as sbx:
 
 /** No sandboxes at all yet: what one is, how to make one here, and how from code. */
 export function TeachingEmptyState() {
+  const { canChange, whyNot } = useSandboxAccess();
   return (
     <section
       aria-labelledby="sandboxes-empty-title"
@@ -35,9 +38,13 @@ export function TeachingEmptyState() {
           in it, read and write its files, preview the web servers it starts, then pause it (memory and disk kept, no
           CPU billed) or terminate it. You pay only for the CPU time and memory it really uses.
         </p>
-        <Button asChild>
-          <Link href="/sandboxes/new">Create your first sandbox</Link>
-        </Button>
+        {canChange ? (
+          <Button asChild>
+            <Link href="/sandboxes/new">Create your first sandbox</Link>
+          </Button>
+        ) : (
+          <ReadOnlyNote>{whyNot("create sandboxes")}</ReadOnlyNote>
+        )}
       </div>
       <div className="mx-auto flex w-full max-w-2xl flex-col gap-2">
         <h3 className="text-sm font-medium">Or from code, with the Python SDK</h3>

@@ -11,6 +11,8 @@ import { Label } from "../../ui/label";
 import { errorText } from "../../../lib/orkestr/errors";
 import { LockIcon } from "../files/icons";
 import { setPreviewToken } from "./preview-token-store";
+import { ReadOnlyNote } from "../../ui/read-only-note";
+import { useSandboxAccess } from "../detail/use-sandbox-access";
 
 /**
  * A protected preview (preview_auth) needs the sandbox's preview token, which the API returns only
@@ -31,6 +33,8 @@ export function PreviewTokenPanel({
   const [value, setValue] = useState("");
   const [confirmRotate, setConfirmRotate] = useState(false);
   const id = useId();
+  // Rotating makes a new token (sandboxes.write); pasting one and trying without need no role.
+  const { canChange, whyNot } = useSandboxAccess();
   const rotate = useMutation({
     mutationFn: () => previewMutations.rotateToken(sandboxId),
     onSuccess: (r) => {
@@ -80,9 +84,11 @@ export function PreviewTokenPanel({
         </Button>
       </form>
       <div className="flex flex-wrap items-center gap-2 text-sm">
-        <Button variant="outline" size="sm" onClick={() => setConfirmRotate(true)}>
-          Rotate and use a new token…
-        </Button>
+        {canChange ? (
+          <Button variant="outline" size="sm" onClick={() => setConfirmRotate(true)}>
+            Rotate and use a new token…
+          </Button>
+        ) : null}
         <Button variant="ghost" size="sm" onClick={onTryWithout}>
           Try without a token
         </Button>
@@ -90,6 +96,7 @@ export function PreviewTokenPanel({
           (works when this browser opened the preview before and its cookie is still valid)
         </span>
       </div>
+      {!canChange ? <ReadOnlyNote>{whyNot("rotate the preview token")}</ReadOnlyNote> : null}
       <Dialog
         open={confirmRotate}
         onOpenChange={setConfirmRotate}

@@ -9,6 +9,8 @@ import { cn } from "../../../lib/utils";
 import { EmptyState } from "../../layout/empty-state";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
+import { ReadOnlyNote } from "../../ui/read-only-note";
+import { useSandboxAccess } from "../detail/use-sandbox-access";
 import { Input } from "../../ui/input";
 import { Label } from "../../ui/label";
 import { Skeleton } from "../../ui/skeleton";
@@ -37,10 +39,12 @@ export function PreviewsPanel({ sandbox }: { sandbox: Sandbox }) {
     return () => clearTimeout(timer);
   }, [autoRound]);
   const networkOff = sandbox.network === "off";
+  // A scan runs a command in the sandbox (sandboxes.write): a role without it types the port.
+  const { canChange, whyNot } = useSandboxAccess();
 
   const scan = useQuery({
     ...previewQueries.scan(sandbox.id),
-    enabled: !networkOff,
+    enabled: !networkOff && canChange,
     refetchInterval: autoScanning ? SCAN_INTERVAL_MS : false,
     refetchOnWindowFocus: false,
   });
@@ -96,21 +100,28 @@ export function PreviewsPanel({ sandbox }: { sandbox: Sandbox }) {
           <h3 id="ports-heading" className="text-sm font-semibold">
             Listening ports
           </h3>
-          <Button
-            size="sm"
-            variant="ghost"
-            onClick={() => {
-              setAutoScanning(true);
-              setAutoRound((r) => r + 1);
-              void scan.refetch();
-            }}
-            disabled={scan.isFetching}
-            aria-label="Scan again for listening ports"
-          >
-            <RefreshIcon className={cn(scan.isFetching && "animate-spin")} /> Scan
-          </Button>
+          {canChange ? (
+            <Button
+              size="sm"
+              variant="ghost"
+              onClick={() => {
+                setAutoScanning(true);
+                setAutoRound((r) => r + 1);
+                void scan.refetch();
+              }}
+              disabled={scan.isFetching}
+              aria-label="Scan again for listening ports"
+            >
+              <RefreshIcon className={cn(scan.isFetching && "animate-spin")} /> Scan
+            </Button>
+          ) : null}
         </div>
-        {scan.isPending ? (
+        {!canChange ? (
+          <ReadOnlyNote>
+            {whyNot("scan for listening ports (each scan runs a command in the sandbox)")} Type a port below to preview
+            it.
+          </ReadOnlyNote>
+        ) : scan.isPending ? (
           <div className="flex flex-col gap-2" aria-busy="true" aria-label="Looking for listening ports">
             <Skeleton className="h-8 w-full" />
             <Skeleton className="h-8 w-full" />
@@ -151,11 +162,13 @@ export function PreviewsPanel({ sandbox }: { sandbox: Sandbox }) {
             ))}
           </ul>
         )}
-        <p className="text-xs text-muted-foreground">
-          {autoScanning
-            ? `Scanned every ${SCAN_INTERVAL_MS / 1000} s while this tab is open and visible (each scan runs one command in the sandbox).`
-            : "Automatic scanning paused after 5 minutes; Scan looks again and resumes it."}
-        </p>
+        {canChange ? (
+          <p className="text-xs text-muted-foreground">
+            {autoScanning
+              ? `Scanned every ${SCAN_INTERVAL_MS / 1000} s while this tab is open and visible (each scan runs one command in the sandbox).`
+              : "Automatic scanning paused after 5 minutes; Scan looks again and resumes it."}
+          </p>
+        ) : null}
         <form onSubmit={submit} className="flex flex-col gap-2 border-t pt-4" noValidate>
           <Label htmlFor={inputId}>Port</Label>
           <div className="flex gap-2">

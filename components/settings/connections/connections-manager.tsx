@@ -11,6 +11,8 @@ import { Skeleton } from "../../ui/skeleton";
 import { AddConnectionForm } from "./add-connection-form";
 import { ConnectionItem } from "./connection-item";
 import { errorText } from "../../../lib/orkestr/errors";
+import { ReadOnlyNote } from "../../ui/read-only-note";
+import { useRoleReason } from "../../layout/permissions";
 
 /** Settings → Connections, below the page header: the local engine shortcut, the list, the add form. */
 export function ConnectionsManager({ initial, canManage }: { initial: ConnectionListDto; canManage: boolean }) {
@@ -28,6 +30,8 @@ export function ConnectionsManager({ initial, canManage }: { initial: Connection
 
   const data = list.data;
   const hasLocal = data.connections.some((c) => c.is_local_engine);
+  // Why the local engine shortcut and the add form are not offered to this role.
+  const readOnly = useRoleReason("connections.manage");
 
   return (
     <div className="flex flex-col gap-6">
@@ -42,6 +46,8 @@ export function ConnectionsManager({ initial, canManage }: { initial: Connection
           </AlertDescription>
         </Alert>
       ) : null}
+
+      {!canManage && readOnly ? <ReadOnlyNote block>{readOnly}</ReadOnlyNote> : null}
 
       {canManage ? (
         <Card>
@@ -88,8 +94,9 @@ export function ConnectionsManager({ initial, canManage }: { initial: Connection
           >
             <p className="font-medium">No connections yet</p>
             <p className="mt-1 text-sm text-muted-foreground">
-              Use the local engine above, or add an orkestr API with its token below. The console needs one to show
-              sandboxes.
+              {canManage
+                ? "Use the local engine above, or add an orkestr API with its token below. The console needs one to show sandboxes."
+                : "The console needs one to show sandboxes."}
             </p>
           </div>
         ) : (

@@ -11,7 +11,6 @@ import { OrkestrError } from "../../../../lib/orkestr/errors";
 import type { Sandbox } from "../../../../lib/orkestr/schemas/sandboxes";
 import { Forbidden } from "../../../../components/layout/forbidden";
 import { requirePermission } from "../../../../lib/server/auth";
-import { can } from "../../../../lib/server/rbac";
 import { describeError } from "../../../../lib/server/errors";
 import type { ActingTeam } from "../../../../lib/server/acting-team";
 import { withUpstream } from "../../../../lib/server/upstream";
@@ -98,11 +97,8 @@ export default async function SandboxLayout({ children, params }: { children: Re
   }
   return (
     <SandboxProvider initial={result.sandbox}>
-      {/* The buttons a role may use (the API refuses the rest with 403 anyway). */}
-      <SandboxHeader
-        canChange={can(access.team.role, "sandboxes.write")}
-        canSnapshot={can(access.team.role, "snapshots.write")}
-      />
+      {/* The buttons a role may use come from the console layout's permissions (use-sandbox-access.ts). */}
+      <SandboxHeader />
       <SandboxTabs id={result.sandbox.id} />
       {children}
     </SandboxProvider>

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { TabSection } from "../../../../../components/sandboxes/detail/tab-section";
-import { TerminalLoader } from "../../../../../components/sandboxes/terminal/terminal-loader";
+import { TerminalGate } from "../../../../../components/sandboxes/terminal/terminal-gate";
 
 export const metadata: Metadata = { title: "Terminal" };
 
@@ -20,7 +20,7 @@ export default async function SandboxTerminalPage({
       title="Terminal"
       intro="Interactive shells (a PTY over a WebSocket) or line mode; each tab is its own process, ended when you close it."
     >
-      <TerminalLoader sandboxId={decodeURIComponent(id)} forceLine={mode === "line"} />
+      <TerminalGate sandboxId={decodeURIComponent(id)} forceLine={mode === "line"} />
     </TabSection>
   );
 }

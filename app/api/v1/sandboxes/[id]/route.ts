@@ -1,4 +1,5 @@
 import { UpdateSandboxBody } from "../../../../../lib/orkestr/schemas/sandboxes";
+import { keepStampOnPatch } from "../../../../../lib/server/creator-stamp";
 import { route } from "../../../../../lib/server/route";
 import { proxyJson } from "../../../../../lib/server/upstream";
 import { SandboxIdParams } from "../../../../../lib/validations/proxy";
@@ -13,11 +14,13 @@ export const GET = route({ auth: "user", perm: "sandboxes.read", params: Sandbox
   proxyJson(team, (orkestr) => orkestr.sandboxes.get(params.id)),
 );
 
-// PATCH /api/v1/sandboxes/[id] – metadata, timeout_seconds (the set_timeout alias), auto_resume, on_timeout
+// PATCH /api/v1/sandboxes/[id] – metadata, timeout_seconds (the set_timeout alias), auto_resume, on_timeout.
+// New metadata replaces the old but keeps Baton's creator stamp; baton.* keys sent are a 422.
 export const PATCH = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: UpdateSandboxBody },
   async ({ team, params, body, audit }) => {
-    const res = await proxyJson(team, (orkestr) => orkestr.sandboxes.update(params.id, body));
+    const patch = await keepStampOnPatch(body, team!, params.id);
+    const res = await proxyJson(team, (orkestr) => orkestr.sandboxes.update(params.id, patch));
     await audit("sandbox.update", { target: params.id, data: { fields: Object.keys(body) } });
     return res;
   },

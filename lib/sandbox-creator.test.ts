@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import {
+  CREATOR_STAMP_KEYS,
+  creatorFilter,
+  creatorOf,
+  reservedKeysIn,
+  reservedMetadataProblem,
+  sandboxesByCreatorHref,
+  stampOf,
+  userMetadata,
+  withCreatorStamp,
+} from "./sandbox-creator";
+
+describe("the creator stamp", () => {
+  it("adds baton.user and baton.team to the client's metadata", () => {
+    const stamped = withCreatorStamp({ agent_run: "r_1" }, { userId: "usr_a", teamId: "team_t" });
+    expect(stamped).toEqual({ agent_run: "r_1", "baton.user": "usr_a", "baton.team": "team_t" });
+    expect(Object.keys(stampOf(stamped))).toHaveLength(CREATOR_STAMP_KEYS);
+    expect(withCreatorStamp(undefined, { userId: "u", teamId: "t" })).toEqual({ "baton.user": "u", "baton.team": "t" });
+  });
+
+  it("never lets a client's baton.* key through, whatever its case", () => {
+    expect(withCreatorStamp({ "baton.user": "usr_evil" }, { userId: "usr_a", teamId: "t" })["baton.user"]).toBe("usr_a");
+    expect(reservedKeysIn({ a: "1", "baton.user": "x", "Baton.Team": "y", batonish: "z" })).toEqual([
+      "baton.user",
+      "Baton.Team",
+    ]);
+    expect(reservedMetadataProblem({ a: "1" })).toBeNull();
+    expect(reservedMetadataProblem(null)).toBeNull();
+    expect(reservedMetadataProblem({ "baton.user": "x" })).toContain('"baton.user"');
+  });
+
+  it("reads the creator back, and leaves the rest as the user's to edit", () => {
+    const metadata = { env: "prod", "baton.user": "usr_a", "baton.team": "team_t" };
+    expect(creatorOf(metadata)).toBe("usr_a");
+    expect(creatorOf({ env: "prod" })).toBeNull();
+    expect(creatorOf(null)).toBeNull();
+    expect(userMetadata(metadata)).toEqual({ env: "prod" });
+    expect(stampOf(metadata)).toEqual({ "baton.user": "usr_a", "baton.team": "team_t" });
+  });
+
+  it("filters and links the list by creator", () => {
+    expect(creatorFilter("usr_a")).toEqual(["baton.user", "usr_a"]);
+    expect(sandboxesByCreatorHref("usr_a b")).toBe("/sandboxes?creator=usr_a+b");
+  });
+});
