@@ -12,6 +12,7 @@ import { Dialog } from "../ui/dialog";
 import { allowsAction } from "../../lib/sandbox-status";
 import { sandboxHref } from "../../lib/links";
 import { useNavPermissions } from "../layout/nav-permissions";
+import { usePermission } from "../layout/permissions";
 
 /** Most sandbox ids offered at once (the list cache may hold thousands). */
 const MAX_SANDBOXES = 12;
