@@ -119,8 +119,10 @@ async function main(): Promise<void> {
 
       const cases: Record<string, () => Promise<unknown>> = {
         "first page, no filter": () => queryAuditEvents(db, { teamId: measured, filter: {}, limit: PAGE }),
-        "action filter": () => queryAuditEvents(db, { teamId: measured, filter: { action: "sandbox.terminate" }, limit: PAGE }),
-        "actor filter": () => queryAuditEvents(db, { teamId: measured, filter: { actor: "person7@example.test" }, limit: PAGE }),
+        "action filter": () =>
+          queryAuditEvents(db, { teamId: measured, filter: { action: "sandbox.terminate" }, limit: PAGE }),
+        "actor filter": () =>
+          queryAuditEvents(db, { teamId: measured, filter: { actor: "person7@example.test" }, limit: PAGE }),
         "target type + id": () =>
           queryAuditEvents(db, { teamId: measured, filter: { targetType: "sandbox", targetId: "id_42" }, limit: PAGE }),
         "result filter (rare: forbidden)": () =>
@@ -132,9 +134,15 @@ async function main(): Promise<void> {
           if (!p.ok) throw new Error(p.error);
           return queryAuditEvents(db, { teamId: measured, filter: p.filter, limit: PAGE });
         },
-        "deep page (30,000 rows in)": () => queryAuditEvents(db, { teamId: measured, filter: {}, cursor: deepCursor, limit: PAGE }),
+        "deep page (30,000 rows in)": () =>
+          queryAuditEvents(db, { teamId: measured, filter: {}, cursor: deepCursor, limit: PAGE }),
         "deep page, action filter": () =>
-          queryAuditEvents(db, { teamId: measured, filter: { action: "sandbox.pause" }, cursor: deepCursor, limit: PAGE }),
+          queryAuditEvents(db, {
+            teamId: measured,
+            filter: { action: "sandbox.pause" },
+            cursor: deepCursor,
+            limit: PAGE,
+          }),
       };
 
       console.log(
