@@ -81,8 +81,8 @@ async function main(): Promise<void> {
           rows.push({
             id: `aud_${String(i).padStart(10, "0")}`,
             team_id: team(teamIx),
-            user_id: `usr_${r % 50}`,
-            actor_email: `person${r % 50}@example.test`,
+            user_id: `usr_${(r >>> 16) % 50}`,
+            actor_email: `person${(r >>> 16) % 50}@example.test`,
             credential: "session",
             action: ACTIONS[r % ACTIONS.length]!,
             target: null,
