@@ -1,6 +1,7 @@
 import { CreateSandboxBody } from "../../../../lib/orkestr/schemas/sandboxes";
+import { jsonResponse } from "../../../../lib/server/json-response";
 import { route } from "../../../../lib/server/route";
-import { idempotencyFrom, proxyJson, proxyPage } from "../../../../lib/server/upstream";
+import { idempotencyFrom, proxyPage, withUpstream } from "../../../../lib/server/upstream";
 import { ProxyListSandboxesQuery } from "../../../../lib/validations/proxy";
 
 export const runtime = "nodejs";
@@ -15,9 +16,17 @@ export const GET = route(
   async ({ team, query }) => proxyPage(team, (orkestr) => orkestr.sandboxes.list(query)),
 );
 
-// POST /api/v1/sandboxes – create a sandbox (503 fleet_full comes back with Retry-After)
+// POST /api/v1/sandboxes – create a sandbox (503 fleet_full comes back with Retry-After); audited
+// with the new sandbox's id as its target
 export const POST = route(
-  { auth: "user", perm: "sandboxes.write", body: CreateSandboxBody, audit: "sandbox.create" },
-  async ({ req, team, body }) =>
-    proxyJson(team, (orkestr) => orkestr.sandboxes.create(body, idempotencyFrom(req)), { status: 201 }),
+  { auth: "user", perm: "sandboxes.write", body: CreateSandboxBody },
+  async ({ req, team, body, audit }) => {
+    const sandbox = await withUpstream(team, (orkestr) => orkestr.sandboxes.create(body, idempotencyFrom(req)));
+    await audit("sandbox.create", {
+      targetType: "sandbox",
+      targetId: sandbox.id,
+      data: { template: body.template ?? null },
+    });
+    return jsonResponse(sandbox, { status: 201 });
+  },
 );
