@@ -59,9 +59,9 @@ test("actions are found by filters and by query, and the CSV holds the same rows
   await expect(page.locator("[data-testid=audit-table]")).toBeVisible();
 
   // By the filter controls: the query box follows.
-  await page.getByLabel("Action").fill("sandbox.terminate");
+  await page.getByLabel("Action", { exact: true }).fill("sandbox.terminate");
   await page.getByRole("button", { name: "Apply filters" }).click();
-  await expect(page.getByLabel("Query")).toHaveValue("action:sandbox.terminate");
+  await expect(page.getByLabel("Query", { exact: true })).toHaveValue("action:sandbox.terminate");
   await expect(page).toHaveURL(/action=sandbox.terminate/);
   const terminateRow = page
     .locator(`[data-testid=audit-table] tbody tr[data-action="sandbox.terminate"]`)
@@ -73,10 +73,10 @@ test("actions are found by filters and by query, and the CSV holds the same rows
   await expect(terminateRow).toContainText("session");
 
   // By the query box: the controls follow.
-  await page.getByLabel("Query").fill(`resource_type:sandbox resource_id:${sandboxId}`);
+  await page.getByLabel("Query", { exact: true }).fill(`resource_type:sandbox resource_id:${sandboxId}`);
   await page.getByRole("button", { name: "Search" }).click();
-  await expect(page.getByLabel("Target id")).toHaveValue(sandboxId);
-  await expect(page.getByLabel("Action")).toHaveValue("");
+  await expect(page.getByLabel("Target id", { exact: true })).toHaveValue(sandboxId);
+  await expect(page.getByLabel("Action", { exact: true })).toHaveValue("");
   await expect(page).toHaveURL(new RegExp(`target_id=${sandboxId}`));
   await expect(page.locator("[data-testid=audit-table] tbody tr")).toHaveCount(2);
   const actions = await page
@@ -96,7 +96,9 @@ test("actions are found by filters and by query, and the CSV holds the same rows
   expect(csv.slice(1).map((line) => line.split(",")[idAt])).toEqual(ids);
 
   // The failed sign-in, by query; and the same by the controls.
-  await page.getByLabel("Query").fill(`action:auth.sign_in_failed result:invalid_credentials actor:${owner.email}`);
+  await page
+    .getByLabel("Query", { exact: true })
+    .fill(`action:auth.sign_in_failed result:invalid_credentials actor:${owner.email}`);
   await page.getByRole("button", { name: "Search" }).click();
   const failedRow = page.locator(`[data-testid=audit-table] tbody tr[data-action="auth.sign_in_failed"]`).first();
   await expect(failedRow).toContainText("invalid_credentials");
@@ -104,10 +106,10 @@ test("actions are found by filters and by query, and the CSV holds the same rows
   await expect(failedRow).toContainText("e2e-wrong-password");
   const byQuery = await shownIds(page);
   await page.getByRole("button", { name: "Clear" }).click();
-  await expect(page.getByLabel("Query")).toHaveValue("");
-  await page.getByLabel("Action").fill("auth.sign_in_failed");
-  await page.getByLabel("Result").fill("invalid_credentials");
-  await page.getByLabel("Actor").fill(owner.email);
+  await expect(page.getByLabel("Query", { exact: true })).toHaveValue("");
+  await page.getByLabel("Action", { exact: true }).fill("auth.sign_in_failed");
+  await page.getByLabel("Result", { exact: true }).fill("invalid_credentials");
+  await page.getByLabel("Actor", { exact: true }).fill(owner.email);
   await page.getByRole("button", { name: "Apply filters" }).click();
   await expect(page.locator(`[data-testid=audit-table] tbody tr`).first()).toHaveAttribute(
     "data-action",
@@ -116,13 +118,13 @@ test("actions are found by filters and by query, and the CSV holds the same rows
   expect(await shownIds(page)).toEqual(byQuery);
 
   // Free words: a sentence, nothing run.
-  await page.getByLabel("Query").fill("terminate everything");
+  await page.getByLabel("Query", { exact: true }).fill("terminate everything");
   await page.getByRole("button", { name: "Search" }).click();
   await expect(page.getByRole("alert")).toContainText('"terminate" is not a filter');
 
   // The link of a filtered view opens the same view.
   await page.goto(`/audit?target_id=${sandboxId}`);
-  await expect(page.getByLabel("Query")).toHaveValue(`resource_id:${sandboxId}`);
+  await expect(page.getByLabel("Query", { exact: true })).toHaveValue(`resource_id:${sandboxId}`);
   await expect(page.locator("[data-testid=audit-table] tbody tr")).toHaveCount(2);
 
   // A phone.
@@ -141,17 +143,17 @@ test("the owner sets the retention and a SIEM URL (refused when internal); the c
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.goto("/audit");
   await expect(page.getByText("Audit settings", { exact: true })).toBeVisible();
-  await page.getByLabel("SIEM stream URL").fill("https://10.0.0.7/ingest");
+  await page.getByLabel("SIEM stream URL", { exact: true }).fill("https://10.0.0.7/ingest");
   await page.getByRole("button", { name: "Save URL" }).click();
   await expect(page.getByRole("alert").filter({ hasText: "10.0.0.7" })).toBeVisible();
-  await page.getByLabel("Keep events for (days)").fill("90");
+  await page.getByLabel("Keep events for (days)", { exact: true }).fill("90");
   await page.getByRole("button", { name: "Save retention" }).click();
   const dialog = page.getByRole("dialog", { name: "Keep events for less time?" });
   await expect(dialog).toBeVisible();
   await dialog.getByRole("button", { name: "Shorten retention" }).click();
   await expect(dialog).toBeHidden();
-  await expect(page.getByLabel("Keep events for (days)")).toHaveValue("90");
-  await page.getByLabel("Query").fill("action:audit.settings_update");
+  await expect(page.getByLabel("Keep events for (days)", { exact: true })).toHaveValue("90");
+  await page.getByLabel("Query", { exact: true }).fill("action:audit.settings_update");
   await page.getByRole("button", { name: "Search" }).click();
   const row = page.locator(`[data-testid=audit-table] tbody tr[data-action="audit.settings_update"]`).first();
   await expect(row).toBeVisible();

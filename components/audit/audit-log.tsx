@@ -156,7 +156,7 @@ export function AuditLog({ teamName, canManage }: { teamName: string; canManage:
         <h2 id={`${ids}-filters`} className="sr-only">
           Filters
         </h2>
-        <form onSubmit={submitQuery} className="flex flex-col gap-1" role="search" aria-label="Audit query">
+        <form onSubmit={submitQuery} className="flex flex-col gap-1" role="search" aria-label="Audit log search">
           <Label htmlFor={`${ids}-q`}>Query</Label>
           <div className="flex flex-col gap-2 sm:flex-row">
             <Input
