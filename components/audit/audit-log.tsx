@@ -156,7 +156,7 @@ export function AuditLog({ teamName, canManage }: { teamName: string; canManage:
         <h2 id={`${ids}-filters`} className="sr-only">
           Filters
         </h2>
-        <form onSubmit={submitQuery} className="flex flex-col gap-1" role="search" aria-label="Audit query">
+        <form onSubmit={submitQuery} className="flex flex-col gap-1" role="search" aria-label="Audit log search">
           <Label htmlFor={`${ids}-q`}>Query</Label>
           <div className="flex flex-col gap-2 sm:flex-row">
             <Input
@@ -345,33 +345,35 @@ function Diff({ data }: { data: unknown }) {
   );
   if (keys.length === 0) return <p className="text-xs text-muted-foreground">No field changed.</p>;
   return (
-    <table className="text-xs">
-      <caption className="sr-only">Changed fields</caption>
-      <thead>
-        <tr className="text-left text-muted-foreground">
-          <th scope="col" className="pr-3 font-medium">
-            Field
-          </th>
-          <th scope="col" className="pr-3 font-medium">
-            Before
-          </th>
-          <th scope="col" className="font-medium">
-            After
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {keys.map((k) => (
-          <tr key={k}>
-            <th scope="row" className="pr-3 text-left font-mono font-normal">
-              {k}
+    <TableScroll>
+      <table className="text-xs">
+        <caption className="sr-only">Changed fields</caption>
+        <thead>
+          <tr className="text-left text-muted-foreground">
+            <th scope="col" className="pr-3 font-medium">
+              Field
             </th>
-            <td className="pr-3 font-mono text-destructive line-through decoration-1">{show(before[k])}</td>
-            <td className="font-mono text-success">{show(after[k])}</td>
+            <th scope="col" className="pr-3 font-medium">
+              Before
+            </th>
+            <th scope="col" className="font-medium">
+              After
+            </th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {keys.map((k) => (
+            <tr key={k}>
+              <th scope="row" className="pr-3 text-left font-mono font-normal">
+                {k}
+              </th>
+              <td className="pr-3 font-mono text-destructive line-through decoration-1">{show(before[k])}</td>
+              <td className="font-mono text-success">{show(after[k])}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableScroll>
   );
 }
 

@@ -32,6 +32,13 @@ const PARTS: Part[] = [
   { name: "pages", script: "scripts/bench-pages.ts", what: "Lighthouse page quality", console: true },
   { name: "terminal", script: "scripts/bench-terminal.ts", what: "typing through the relay", console: true },
   { name: "list", script: "scripts/bench-list.ts", what: "the 10,000-row list", console: true },
+  {
+    name: "audit",
+    script: "scripts/bench-audit.ts",
+    what: "the audit log's query over 100,000 rows",
+    console: false,
+    postgres: true,
+  },
 ];
 
 function selected(argv: string[]): Part[] {

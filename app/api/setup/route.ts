@@ -33,7 +33,13 @@ export const POST = route({ auth: "public", body: SetupBody }, async ({ req, bod
     teamName: body.team_name,
     teamSlug: slugify(body.team_name),
   });
-  await audit("auth.setup", { userId: user.id, teamId: team.id, target: team.id, data: { team_slug: team.slug } });
+  await audit("auth.setup", {
+    userId: user.id,
+    teamId: team.id,
+    targetType: "team",
+    targetId: team.id,
+    data: { team_slug: team.slug },
+  });
   await clearSetupCode(db, BATON_DATA_DIR);
 
   const { outcome, setCookies } = await signInThroughNextAuth(req, { email: body.email, password: body.password });

@@ -2,6 +2,8 @@ import "server-only";
 import { auditDateRange, auditFilterProblem, type AuditFilter } from "../../audit-query";
 import { AUDIT_COLUMNS, auditEventFromRow, type AuditEvent } from "../db/audit";
 import type { Db } from "../db/index";
+import { isPostgres } from "../db/util";
+import { sql } from "kysely";
 import { AppError } from "../errors";
 
 // A team's audit log, filtered and paged newest first by the keyset (created_at, id): every page is
@@ -34,23 +36,44 @@ export interface AuditPage {
   nextCursor: string | null;
 }
 
-/** The filtered query without its order and paging (shared by the list and the export). */
+type Column = "action" | "actor_email" | "user_id" | "target_type" | "target_id" | "result";
+
+/**
+ * The filtered query without its order and paging (shared by the list and the export).
+ *
+ * With several filters, the index of the most selective one must drive the scan (it is walked in
+ * (created_at, id) order until a page is full, so its size bounds the cost when few rows match):
+ * target id, then actor, action, target type, result. PostgreSQL's planner knows that from its
+ * statistics; SQLite, which has none unless ANALYZE ran, is told by keeping the other columns out
+ * of index use (the unary `+` SQLite documents for this: `+result = ?` is the same test, unindexed).
+ */
 function filtered(db: Db, teamId: string, filter: AuditFilter) {
   const problem = auditFilterProblem(filter);
   if (problem) throw new AppError("validation_error", problem);
+  const tests: [Column, string][] = [];
+  if (filter.targetId) tests.push(["target_id", filter.targetId]);
+  if (filter.targetType) tests.push(["target_type", filter.targetType]);
+  if (filter.actor)
+    tests.push(filter.actor.includes("@") ? ["actor_email", filter.actor.toLowerCase()] : ["user_id", filter.actor]);
+  if (filter.action) tests.push(["action", filter.action]);
+  if (filter.result) tests.push(["result", filter.result]);
+  // The driving index: target (type and id together are one index), else the first of the others.
+  const driving = new Set<Column>(
+    filter.targetId
+      ? ["target_id", ...(filter.targetType ? (["target_type"] as const) : [])]
+      : tests.slice(0, 1).map((t) => t[0]),
+  );
+  const sqlite = !isPostgres(db);
   let q = db
     .selectFrom("audit_events")
     .select([...AUDIT_COLUMNS])
     .where("team_id", "=", teamId);
-  if (filter.action) q = q.where("action", "=", filter.action);
-  if (filter.actor) {
-    q = filter.actor.includes("@")
-      ? q.where("actor_email", "=", filter.actor.toLowerCase())
-      : q.where("user_id", "=", filter.actor);
+  for (const [column, value] of tests) {
+    q =
+      sqlite && !driving.has(column)
+        ? q.where(sql<boolean>`+${sql.ref(column)} = ${value}`)
+        : q.where(column, "=", value);
   }
-  if (filter.targetType) q = q.where("target_type", "=", filter.targetType);
-  if (filter.targetId) q = q.where("target_id", "=", filter.targetId);
-  if (filter.result) q = q.where("result", "=", filter.result);
   const { from, to } = auditDateRange(filter);
   if (from !== undefined) q = q.where("created_at", ">=", from);
   if (to !== undefined) q = q.where("created_at", "<", to);
@@ -62,9 +85,8 @@ export async function queryAuditEvents(db: Db, query: AuditQuery): Promise<Audit
   let q = filtered(db, query.teamId, query.filter);
   if (query.cursor) {
     const c = decodeAuditCursor(query.cursor);
-    q = q.where((eb) =>
-      eb.or([eb("created_at", "<", c.createdAt), eb.and([eb("created_at", "=", c.createdAt), eb("id", "<", c.id)])]),
-    );
+    // A row-value comparison: one index range on both backends (an OR of two is not, on PostgreSQL).
+    q = q.where(sql<boolean>`(created_at, id) < (${c.createdAt}, ${c.id})`);
   }
   const rows = await q
     .orderBy("created_at", "desc")

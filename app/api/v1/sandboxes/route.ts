@@ -1,7 +1,8 @@
 import { CreateSandboxBody } from "../../../../lib/orkestr/schemas/sandboxes";
 import { stampCreate } from "../../../../lib/server/creator-stamp";
+import { jsonResponse } from "../../../../lib/server/json-response";
 import { route } from "../../../../lib/server/route";
-import { idempotencyFrom, proxyJson, proxyPage } from "../../../../lib/server/upstream";
+import { idempotencyFrom, proxyPage, withUpstream } from "../../../../lib/server/upstream";
 import { ProxyListSandboxesQuery } from "../../../../lib/validations/proxy";
 
 export const runtime = "nodejs";
@@ -18,11 +19,17 @@ export const GET = route(
 
 // POST /api/v1/sandboxes – create a sandbox, or fork one from a snapshot (503 fleet_full comes
 // back with Retry-After). Its metadata gets the creator stamp (baton.user, baton.team); a client's
-// own baton.* keys are a 422 reserved_metadata.
+// own baton.* keys are a 422 reserved_metadata. Audited with the new sandbox's id as its target.
 export const POST = route(
-  { auth: "user", perm: "sandboxes.write", body: CreateSandboxBody, audit: "sandbox.create" },
-  async ({ req, team, body }) => {
+  { auth: "user", perm: "sandboxes.write", body: CreateSandboxBody },
+  async ({ req, team, body, audit }) => {
     const stamped = stampCreate(body, team!);
-    return proxyJson(team, (orkestr) => orkestr.sandboxes.create(stamped, idempotencyFrom(req)), { status: 201 });
+    const sandbox = await withUpstream(team, (orkestr) => orkestr.sandboxes.create(stamped, idempotencyFrom(req)));
+    await audit("sandbox.create", {
+      targetType: "sandbox",
+      targetId: sandbox.id,
+      data: { template: body.template ?? null },
+    });
+    return jsonResponse(sandbox, { status: 201 });
   },
 );
