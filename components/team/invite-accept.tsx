@@ -93,7 +93,7 @@ export function InviteAccept({ token }: { token: string }) {
           </AlertTitle>
           <AlertDescription className="text-foreground">{ended.text}</AlertDescription>
         </Alert>
-        <Link href="/login" className="text-sm text-primary underline-offset-4 hover:underline">
+        <Link href="/login" className="text-sm text-primary underline underline-offset-4">
           Go to sign in
         </Link>
       </Frame>
@@ -202,7 +202,7 @@ export function InviteAccept({ token }: { token: string }) {
       </AuthForm>
       <p className="text-sm text-muted-foreground">
         Already have an account with another address?{" "}
-        <Link href={loginHref} className="text-primary underline-offset-4 hover:underline">
+        <Link href={loginHref} className="text-primary underline underline-offset-4">
           Sign in
         </Link>{" "}
         — the invitation can only be accepted as {inv.email}.

@@ -257,4 +257,20 @@ describe.each(testBackends)("invitations ($name)", (backend) => {
       vi.stubEnv("BATON_SMTP_URL", smtp.url);
     }
   });
+
+  it("a mail server that refuses leaves the invitation made, and the inviter is told to pass the link on", async () => {
+    const { owner } = await team();
+    const closed = await startSmtpServer();
+    await closed.close(); // a port where nothing listens any more
+    vi.stubEnv("BATON_SMTP_URL", closed.url);
+    try {
+      const issued = (await jsonOf(
+        await sendInvite(owner.cookie, `${uniq("down")}@example.com`),
+      )) as unknown as IssuedInvitationDto;
+      expect(issued).toMatchObject({ mailed: false, mail_error: expect.stringMatching(/did not take/) });
+      expect(await jsonOf(await lookupToken(tokenOf(issued.link)))).toMatchObject({ state: "pending" });
+    } finally {
+      vi.stubEnv("BATON_SMTP_URL", smtp.url);
+    }
+  });
 });
