@@ -30,10 +30,9 @@ async function freshLogin(browser: Browser, baseURL: string): Promise<Page> {
   return page;
 }
 
-test("Account and Team settings are axe clean, light and dark, at 1280 and 390 px @db", async ({
-  signedIn: page,
-}) => {
-  const problems = watchForErrors(page);
+test("Account and Team settings are axe clean, light and dark, at 1280 and 390 px @db", async ({ signedIn: page }) => {
+  // Settings → Single sign-on is the SSO work's page: until it is merged, the nav's prefetch of it is a 404.
+  const problems = watchForErrors(page, { allowStatus: (s, url) => s === 404 && url.includes("/settings/sso") });
   for (const [width, height] of [
     [1280, 900],
     [390, 844],
@@ -41,10 +40,9 @@ test("Account and Team settings are axe clean, light and dark, at 1280 and 390 p
     await page.setViewportSize({ width, height });
     await page.goto("/settings");
     await expect(page.getByRole("heading", { level: 1, name: "Settings" })).toBeVisible();
-    await expect(page.getByRole("navigation", { name: "Settings" }).getByRole("link", { name: "Account" })).toHaveAttribute(
-      "aria-current",
-      "page",
-    );
+    await expect(
+      page.getByRole("navigation", { name: "Settings" }).getByRole("link", { name: "Account" }),
+    ).toHaveAttribute("aria-current", "page");
     await expect(page.getByTestId("session-row").first()).toBeVisible();
     await lookBothWays(page, `settings-account-${width}`);
 

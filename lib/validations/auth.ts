@@ -4,9 +4,9 @@ import { z } from "zod";
 // the forms. Messages are phrased to follow the field's name: "Password: must be at least 12
 // characters."
 
-export const PASSWORD_MIN_LENGTH = 12;
-/** scrypt runs on every sign-in attempt: cap the input so a huge body cannot buy extra CPU time. */
-export const PASSWORD_MAX_LENGTH = 1024;
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../password-policy";
+
+export { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH };
 
 const Email = z
   .string()

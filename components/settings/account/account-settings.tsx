@@ -6,7 +6,7 @@ import { formatDateTime } from "../../../lib/format";
 import { errorText } from "../../../lib/orkestr/errors";
 import { accountKeys, accountMutations, accountQueries } from "../../../lib/queries/account";
 import type { SecurityDto, SessionDto } from "../../../lib/validations/account";
-import { PASSWORD_MIN_LENGTH } from "../../../lib/validations/auth";
+import { PASSWORD_MIN_LENGTH } from "../../../lib/password-policy";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
