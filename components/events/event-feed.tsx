@@ -17,6 +17,7 @@ import { RetryNotice } from "../layout/lazy-notices";
 import { Button } from "../ui/button";
 import { Skeleton } from "../ui/skeleton";
 import { ReceiveInBaton } from "../webhooks/receive-in-baton";
+import { usePermission } from "../layout/permissions";
 import { EventTable } from "./event-table";
 import { ReceiverBar } from "./receiver-bar";
 
@@ -35,6 +36,7 @@ function prepend(data: ReceivedEventsData | undefined, event: ReceivedEvent): Re
  */
 export function EventFeed({ baseUrl, initialType }: { baseUrl: string; initialType: string }) {
   const queryClient = useQueryClient();
+  const canChange = usePermission("sandboxes.write");
   const [type, setType] = useState(initialType);
   const [frozen, setFrozen] = useState<readonly ReceivedEvent[] | null>(null);
   const [live, setLive] = useState<"connecting" | "live" | "idle">("idle");
@@ -169,10 +171,14 @@ export function EventFeed({ baseUrl, initialType }: { baseUrl: string; initialTy
         <EmptyState
           title={type ? `No ${type} events received yet` : "Waiting for the first event"}
           description={
-            <>
-              Events appear here as soon as the webhook delivers them:{" "}
-              <Link href="/sandboxes/new">create a sandbox</Link>, pause one, or send a test event.
-            </>
+            canChange ? (
+              <>
+                Events appear here as soon as the webhook delivers them:{" "}
+                <Link href="/sandboxes/new">create a sandbox</Link>, pause one, or send a test event.
+              </>
+            ) : (
+              "Events appear here as soon as the webhook delivers them, when a teammate creates, pauses or terminates a sandbox."
+            )
           }
         />
       ) : (

@@ -2,6 +2,7 @@
 
 import { formatDuration, formatUtc, toMs } from "../../lib/format";
 import { newSandboxWithVolumeHref } from "../../lib/resource-links";
+import { usePermission } from "../layout/permissions";
 import type { Volume } from "../../lib/orkestr/schemas/volumes";
 import { cn } from "../../lib/utils";
 import { useCountdown } from "../sandboxes/create/use-countdown";
@@ -34,6 +35,8 @@ export function VolumeTable({
   /** A volume id to mark (the Files tab links here with ?volume=). */
   highlight: string | null;
 }) {
+  // "New sandbox with it" creates a sandbox (sandboxes.write).
+  const canCreateSandbox = usePermission("sandboxes.write");
   return (
     <TableScroll className="rounded-lg border">
       <table className="w-full text-sm">
@@ -120,7 +123,7 @@ export function VolumeTable({
                     <RowActions
                       name={name}
                       actions={[
-                        ...(v.attached_sandbox_id
+                        ...(v.attached_sandbox_id || !canCreateSandbox
                           ? []
                           : [{ label: "New sandbox with it", href: newSandboxWithVolumeHref(v.id) }]),
                         ...ACTIONS.map((a) => ({
