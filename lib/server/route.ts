@@ -100,7 +100,11 @@ export function refusedAction(
   const rest = segs[0] === "api" ? segs.slice(segs[1] === "v1" ? 2 : 1) : segs;
   const [collection, id, ...sub] = rest;
   if (!collection || !SEGMENT.test(collection)) return { action: "request.refused", targetType: null, targetId: null };
-  const resource = (SINGULAR[collection] ?? collection.replace(/ies$/, "y").replace(/s$/, "")).replace(/-/g, "_");
+  const singular = collection
+    .replace(/ies$/, "y")
+    .replace(/(x|ss)es$/, "$1")
+    .replace(/s$/, "");
+  const resource = (SINGULAR[collection] ?? singular).replace(/-/g, "_");
   const targetId = id ? id.slice(0, 300) : null;
   const verbs = sub.filter((s) => SEGMENT.test(s)).map((s) => s.replace(/-/g, "_"));
   const special = REFUSED_ACTION[[method, resource, ...verbs].join(" ")];
