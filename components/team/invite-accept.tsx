@@ -200,13 +200,6 @@ export function InviteAccept({ token }: { token: string }) {
           </p>
         </div>
       </AuthForm>
-      <p className="text-sm text-muted-foreground">
-        Already have an account with another address?{" "}
-        <Link href={loginHref} className="text-primary underline underline-offset-4">
-          Sign in
-        </Link>{" "}
-        — the invitation can only be accepted as {inv.email}.
-      </p>
     </Frame>
   );
 }

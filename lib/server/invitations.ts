@@ -421,7 +421,11 @@ export async function acceptById(
       .where("revoked_at", "is", null)
       .where("expires_at", ">", now)
       .executeTakeFirst();
-    if (used.numUpdatedRows === 0n) throw endedError("used");
+    if (used.numUpdatedRows === 0n) {
+      // Used, revoked or expired since it was read: say which.
+      const again = await getTeamInvitation(trx, inv.teamId, inv.id, now);
+      throw endedError(again && again.state !== "pending" ? again.state : "used");
+    }
     await trx
       .insertInto("memberships")
       .values({ team_id: inv.teamId, user_id: input.user.id, role: inv.role, created_at: now })
