@@ -31,8 +31,7 @@ async function freshLogin(browser: Browser, baseURL: string): Promise<Page> {
 }
 
 test("Account and Team settings are axe clean, light and dark, at 1280 and 390 px @db", async ({ signedIn: page }) => {
-  // Settings → Single sign-on is the SSO work's page: until it is merged, the nav's prefetch of it is a 404.
-  const problems = watchForErrors(page, { allowStatus: (s, url) => s === 404 && url.includes("/settings/sso") });
+  const problems = watchForErrors(page);
   for (const [width, height] of [
     [1280, 900],
     [390, 844],
