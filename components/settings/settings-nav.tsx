@@ -7,11 +7,12 @@ import { cn } from "../../lib/utils";
 
 export type SettingsSection = "account" | "team" | "connections" | "sso";
 
-const ITEMS: ReadonlyArray<{ id: SettingsSection; href: string; label: string; admin: boolean }> = [
+const ITEMS: ReadonlyArray<{ id: SettingsSection; href: string; label: string; admin: boolean; prefetch?: false }> = [
   { id: "account", href: "/settings", label: "Account", admin: false },
   { id: "team", href: "/settings/team", label: "Team", admin: true },
   { id: "connections", href: "/settings/connections", label: "Connections", admin: false },
-  { id: "sso", href: "/settings/sso", label: "Single sign-on", admin: true },
+  // Rarely visited, and its configuration is read on the server: loaded when clicked, not on every settings page.
+  { id: "sso", href: "/settings/sso", label: "Single sign-on", admin: true, prefetch: false },
 ];
 
 export function SettingsNav({ current, isAdmin }: { current: SettingsSection; isAdmin: boolean }) {
@@ -24,6 +25,7 @@ export function SettingsNav({ current, isAdmin }: { current: SettingsSection; is
             <li key={item.id}>
               <Link
                 href={item.href}
+                prefetch={item.prefetch}
                 aria-current={active ? "page" : undefined}
                 className={cn(
                   "-mb-px inline-flex h-10 items-center border-b-2 px-3 text-sm font-medium transition-colors",

@@ -3,6 +3,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
 import { errorText } from "../../../lib/orkestr/errors";
+import { cn } from "../../../lib/utils";
 import { teamMutations } from "../../../lib/queries/account";
 import { Button } from "../../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
@@ -169,7 +170,7 @@ function DangerZone({
         >
           <fieldset className="flex flex-col gap-2">
             <legend className="mb-1 text-sm font-medium">The team&apos;s sandboxes</legend>
-            <label className="flex items-start gap-2 text-sm">
+            <label className={cn("flex items-start gap-2 text-sm", !hasConnection && "text-muted-foreground")}>
               <input
                 type="radio"
                 name="sandboxes"
