@@ -101,7 +101,7 @@ async function resources(servers: Servers) {
     base_image: "python-3.12",
     steps: ["true"],
   });
-  expect(template.status, template.text).toBe(201);
+  expect([201, 202], template.text).toContain(template.status); // 202: building
   return {
     id,
     volume: volume.body.id,
@@ -193,7 +193,7 @@ test("a viewer is offered no write control, and each page says why @db", async (
 
   // Volumes, templates, snapshots, webhooks: listed, not changeable, and why.
   await page.goto("/volumes");
-  await expect(page.getByRole("cell", { name: /roles-/ }).first()).toBeVisible();
+  await expect(page.getByText(/^roles-\d+$/).first()).toBeVisible();
   await expect(page.getByRole("button", { name: "New volume" })).toHaveCount(0);
   await expect(page.getByRole("button", { name: /^Actions for/ })).toHaveCount(0);
   await expect(page.getByRole("note")).toContainText("Viewers can't create, grow, move or delete volumes");

@@ -102,6 +102,15 @@ describe("buildCreateRequest", () => {
     expect(errors.preview_auth).toBeUndefined(); // network open: previews are possible
   });
 
+  it("refuses Baton's own baton.* metadata keys next to the row, as the API would (422 reserved_metadata)", () => {
+    const stamp = newRow("baton.user", "usr_someone");
+    const ok = newRow("team", "a");
+    const { body, errors } = buildCreateRequest(form({ metadata: [stamp, ok] }), ctx);
+    expect(body).toBeNull();
+    expect(errors[`metadata.${stamp.rowId}`]).toMatch(/Baton's own/);
+    expect(errors[`metadata.${ok.rowId}`]).toBeUndefined();
+  });
+
   it("refuses preview_auth without a network, timeouts under 10 and empty allowlists", () => {
     const { errors } = buildCreateRequest(form({ previewAuth: true, timeoutSeconds: "9" }), ctx);
     expect(errors.preview_auth).toMatch(/need a network/);

@@ -83,7 +83,7 @@ function AfterCreateSettings({
 function CreatedBy({ sandbox }: { sandbox: Sandbox }) {
   const { userId } = usePermissions();
   const creator = creatorOf(sandbox.metadata);
-  if (!creator) return <>Not through Baton, or before it recorded creators</>;
+  if (!creator) return <>Not recorded (made outside Baton)</>;
   return (
     <Link href={sandboxesByCreatorHref(creator)} className="underline underline-offset-4">
       {creator === userId ? "You" : <span className="font-mono">{creator}</span>}
