@@ -7,6 +7,9 @@ import { createSession, type Session } from "./db/sessions";
 import { issueDeviceToken, verifyDeviceToken } from "./device-trust";
 import { getUserCredentials, normalizeEmail, setPasswordHash, type User } from "./db/users";
 import { AppError } from "./errors";
+import { ssoMessage } from "../sso-messages";
+import { enforcingTeamForEmail } from "./db/sso";
+import { getMembership } from "./db/teams";
 
 // Email + password sign-in, the one place that checks a password. next-auth's Credentials provider
 // calls it from `authorize` (lib/server/next-auth.ts), whichever route the attempt came through.
@@ -34,6 +37,7 @@ export const SIGN_IN_LIMITS = {
 export type SignInFailure =
   | { ok: false; reason: "invalid_credentials" }
   | { ok: false; reason: "account_disabled" }
+  | { ok: false; reason: "sso_required"; team: string }
   | { ok: false; reason: "rate_limited"; retryAfterMs: number };
 
 export type SignInOutcome =
@@ -105,6 +109,28 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
   }
 
   const credentials = await getUserCredentials(db, email);
+  // SSO enforcement (lib/server/sso/): an address in a team's approved domain, with that team's SSO
+  // enforced, signs in through the IdP. The team's owner keeps password sign-in as the break-glass
+  // path (audited below). Decided before the password is checked, for known and unknown addresses alike.
+  const enforcing = await enforcingTeamForEmail(db, email);
+  let breakGlass = false;
+  if (enforcing) {
+    const m = credentials ? await getMembership(db, enforcing.teamId, credentials.user.id) : null;
+    if (m?.role !== "owner") {
+      await refundRateLimit(db, ipKey);
+      await refundRateLimit(db, account.key);
+      await audit(db, {
+        action: "auth.sign_in_failed",
+        userId: credentials?.user.id ?? null,
+        teamId: enforcing.teamId,
+        ip: input.ip,
+        data: { email, reason: "sso_required" },
+        now,
+      });
+      return { ok: false, reason: "sso_required", team: enforcing.slug };
+    }
+    breakGlass = true;
+  }
   // Unknown address and account without a password check a dummy hash: same answer, same time.
   let passwordOk: boolean;
   try {
@@ -163,6 +189,15 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
     data: { method: "password", known_device: deviceId !== null },
     now,
   });
+  if (breakGlass)
+    await audit(db, {
+      action: "auth.break_glass",
+      userId: user.id,
+      teamId: enforcing!.teamId,
+      ip: input.ip,
+      data: { email, reason: "password sign-in of the owner of a team that enforces SSO" },
+      now,
+    });
   return { ok: true, user, session, token, deviceToken: deviceId ? input.deviceToken! : issueDeviceToken(email) };
 }
 
@@ -188,5 +223,7 @@ export function signInError(failure: SignInFailure): AppError {
       );
     case "invalid_credentials":
       return new AppError("invalid_credentials", "Wrong email or password.");
+    case "sso_required":
+      return new AppError("sso_required", ssoMessage("sso_required"));
   }
 }

@@ -4,6 +4,7 @@ import * as m0001 from "./0001_init";
 import * as m0002 from "./0002_engine_token_id";
 import * as m0003 from "./0003_leases";
 import * as m0004 from "./0004_webhook_receivers";
+import * as m0008 from "./0008_sso";
 
 // Every migration, imported statically: bundlers (Next.js) cannot glob a folder at runtime.
 // Names sort lexically; append new ones as "0002_<what>" and never edit a released migration.
@@ -12,6 +13,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0002_engine_token_id": m0002,
   "0003_leases": m0003,
   "0004_webhook_receivers": m0004,
+  "0008_sso": m0008,
 };
 
 export const migrationProvider: MigrationProvider = {
