@@ -1,7 +1,8 @@
 import { getMigratedDb } from "../../../../lib/server/db/index";
 import { approveSsoDomain, findSsoDomain, instanceOwnerId, listSsoDomains } from "../../../../lib/server/db/sso";
 import { getTeam } from "../../../../lib/server/db/teams";
-import { AppError } from "../../../../lib/server/errors";
+import { z } from "zod";
+import { AppError, validationError } from "../../../../lib/server/errors";
 import { route } from "../../../../lib/server/route";
 import { ApproveDomainBody } from "../../../../lib/validations/sso";
 
@@ -34,11 +35,15 @@ export const GET = route({ auth: "user" }, async ({ user }) => {
 });
 
 // POST /api/admin/sso-domains – approves one domain for the team that claimed it.
-export const POST = route({ auth: "user", body: ApproveDomainBody }, async (ctx) => {
+// The body is read as any JSON object and checked after the instance-owner check, so that nobody
+// else learns more than "forbidden".
+export const POST = route({ auth: "user", body: z.record(z.string(), z.unknown()) }, async (ctx) => {
   await requireInstanceOwner(ctx.user.id);
+  const parsed = ApproveDomainBody.safeParse(ctx.body);
+  if (!parsed.success) throw validationError(parsed.error, "the request body");
   const db = await getMigratedDb();
-  const before = await findSsoDomain(db, ctx.body.domain);
-  if (!before) throw new AppError("not_found", `No team claims ${ctx.body.domain}.`);
+  const before = await findSsoDomain(db, parsed.data.domain);
+  if (!before) throw new AppError("not_found", `No team claims ${parsed.data.domain}.`);
   const after = await approveSsoDomain(db, before.domain, ctx.user.id);
   await ctx.audit("sso.domain_approve", {
     teamId: before.teamId,
