@@ -35,7 +35,12 @@ export interface TestIdp {
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString("base64url");
 
-export async function startTestIdp(opts: { clients: IdpClient[]; users?: Record<string, IdpUser> }): Promise<TestIdp> {
+export async function startTestIdp(opts: {
+  clients: IdpClient[];
+  users?: Record<string, IdpUser>;
+  /** A port chosen beforehand (e2e: Baton's BATON_SSO_ALLOWED_ISSUERS names it before it starts); default a free one. */
+  port?: number;
+}): Promise<TestIdp> {
   const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const kid = randomUUID();
   const jwk = { ...(privateKey.export({ format: "jwk" }) as JsonWebKey), kid, alg: "RS256", use: "sig" };
@@ -43,7 +48,7 @@ export async function startTestIdp(opts: { clients: IdpClient[]; users?: Record<
   const users = new Map(Object.entries(opts.users ?? {}));
 
   const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const configuration: Configuration = {
