@@ -22,6 +22,8 @@ export const ERROR_CODES = {
   forbidden: 403,
   bad_origin: 403,
   account_disabled: 403,
+  // Password sign-in for an address whose team enforces SSO (lib/server/sign-in.ts).
+  sso_required: 403,
   not_found: 404,
   method_not_allowed: 405,
   // A Host name Baton does not serve (DNS rebinding): 421 Misdirected Request. lib/host-policy.ts.

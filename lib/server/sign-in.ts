@@ -9,6 +9,9 @@ import { findUserById, getUserCredentials, normalizeEmail, setPasswordHash, type
 import { AppError } from "./errors";
 import { consumePendingLogin, countPendingAttempt, createPendingLogin, findPendingLogin } from "./pending-login-cookie";
 import { hasSecondFactor, verifySecondFactor, type SecondFactorMethod } from "./second-factor";
+import { ssoMessage } from "../sso-messages";
+import { enforcingTeamForEmail } from "./db/sso";
+import { getMembership } from "./db/teams";
 
 // Email + password sign-in, the one place that checks a password. next-auth's Credentials provider
 // calls it from `authorize` (lib/server/next-auth.ts), whichever route the attempt came through.
@@ -36,6 +39,7 @@ export const SIGN_IN_LIMITS = {
 export type SignInFailure =
   | { ok: false; reason: "invalid_credentials" }
   | { ok: false; reason: "account_disabled" }
+  | { ok: false; reason: "sso_required"; team: string }
   | { ok: false; reason: "rate_limited"; retryAfterMs: number };
 
 export interface SignInSuccess {
@@ -129,6 +133,31 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
   }
 
   const credentials = await getUserCredentials(db, email);
+  // SSO enforcement (lib/server/sso/): an address in a team's approved domain, with that team's SSO
+  // enforced, signs in through the IdP. The team's owner keeps password sign-in as the break-glass
+  // path (audited below). Decided before the password is checked, for known and unknown addresses alike.
+  const enforcing = await enforcingTeamForEmail(db, email);
+  let breakGlass = false;
+  if (enforcing) {
+    const m = credentials ? await getMembership(db, enforcing.teamId, credentials.user.id) : null;
+    if (m?.role !== "owner") {
+      await refundRateLimit(db, ipKey);
+      await refundRateLimit(db, account.key);
+      await audit(db, {
+        action: "auth.sign_in_failed",
+        userId: credentials?.user.id ?? null,
+        teamId: enforcing.teamId,
+        actorEmail: email,
+        result: "sso_required",
+        ip: input.ip,
+        userAgent: input.userAgent,
+        data: { email, reason: "sso_required" },
+        now,
+      });
+      return { ok: false, reason: "sso_required", team: enforcing.slug };
+    }
+    breakGlass = true;
+  }
   // Unknown address and account without a password check a dummy hash: same answer, same time.
   let passwordOk: boolean;
   try {
@@ -178,6 +207,19 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
   if (passwordHash !== null && needsRehash(passwordHash))
     await setPasswordHash(db, user.id, await hashPassword(input.password), now);
   const deviceToken = deviceId ? input.deviceToken! : issueDeviceToken(email);
+  // The owner of a team that enforces SSO signed in with the password (the break-glass path): recorded
+  // once the password is right, whether or not a second factor follows.
+  if (breakGlass)
+    await audit(db, {
+      action: "auth.break_glass",
+      userId: user.id,
+      teamId: enforcing!.teamId,
+      actorEmail: email,
+      ip: input.ip,
+      userAgent: input.userAgent,
+      data: { email, reason: "password sign-in of the owner of a team that enforces SSO" },
+      now,
+    });
 
   if (await hasSecondFactor(db, user.id)) {
     // The code is still to come: the account's counter is cleared only once it is right, and the
@@ -321,5 +363,7 @@ export function signInError(failure: SignInFailure | SecondFactorRequired): AppE
       );
     case "invalid_credentials":
       return new AppError("invalid_credentials", "Wrong email or password.");
+    case "sso_required":
+      return new AppError("sso_required", ssoMessage("sso_required"));
   }
 }

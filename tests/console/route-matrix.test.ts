@@ -7,6 +7,8 @@ import { POST as openTerminal } from "../../app/api/v1/sandboxes/[id]/pty/route"
 import { GET as getSandbox } from "../../app/api/v1/sandboxes/[id]/route";
 import { POST as createSandbox } from "../../app/api/v1/sandboxes/route";
 import { addMember, createTeamWithOwner, slugify } from "../../lib/server/db/teams";
+import { setSetting } from "../../lib/server/db/settings";
+import { INSTANCE_OWNER_KEY } from "../../lib/server/db/sso";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { createUser } from "../../lib/server/db/users";
 import { can, ROLES, type Role } from "../../lib/server/rbac";
@@ -46,6 +48,10 @@ const PUBLIC: Record<string, string> = {
     "an invitation link's page asks what the link is for: the link's token is the credential (auth optional), limited per client address",
   "POST /api/invitations/accept":
     "a new person accepts an invitation by making their account on the invitation page (a signed-in user accepts as themselves); the token is the credential, limited per client address",
+  "GET /api/auth/sso/start":
+    "starting an SSO sign-in is how a session starts: redirects to the team's IdP (state, nonce, PKCE kept server-side)",
+  "GET /api/auth/sso/callback":
+    "where the IdP sends the browser back; the single-use state and openid-client's ID token checks authenticate it",
   "POST /api/hooks/[id]":
     "Baton's webhook receiver: the orkestr API calls it server to server; the delivery's signature over the raw body is its authentication",
   ...Object.fromEntries(
@@ -80,6 +86,15 @@ const OWN_ACCOUNT: Record<string, string> = {
     "declines an invitation sent to the user's own address (404 for anyone else's)",
   "DELETE /api/connections/[id]":
     "one of the user's own connections: connections.manage in the connection's own team, tests/console/connection-access.test.ts",
+};
+
+/**
+ * Signed-in routes for the instance owner only (the first owner, who set Baton up): no team
+ * permission, checked in the handler. Everyone else gets 403 forbidden; tests/console/sso.test.ts too.
+ */
+const INSTANCE_OWNER: Record<string, string> = {
+  "GET /api/admin/sso-domains": "the SSO email domains every team claims, to approve",
+  "POST /api/admin/sso-domains": "approves a team's SSO email domain",
 };
 
 /** /api/v1 mutations that only read, so they need a `.read` permission. */
@@ -152,6 +167,10 @@ describe("every API route declares its access", () => {
       return;
     }
     expect(PUBLIC[r.key], `${r.key} requires a session but is listed as public`).toBeUndefined();
+    if (!perm && INSTANCE_OWNER[r.key]) {
+      expect(OWN_ACCOUNT[r.key], `${r.key} is listed both as own-account and instance-owner`).toBeUndefined();
+      return;
+    }
     if (!perm) {
       expect(
         OWN_ACCOUNT[r.key],
@@ -169,7 +188,12 @@ describe("every API route declares its access", () => {
 
   it("lists no route that does not exist", () => {
     const keys = new Set(ROUTES.map((r) => r.key));
-    for (const key of [...Object.keys(PUBLIC), ...Object.keys(OWN_ACCOUNT), ...Object.keys(READING_MUTATIONS)])
+    for (const key of [
+      ...Object.keys(PUBLIC),
+      ...Object.keys(OWN_ACCOUNT),
+      ...Object.keys(READING_MUTATIONS),
+      ...Object.keys(INSTANCE_OWNER),
+    ])
       expect(keys.has(key), key).toBe(true);
   });
 });
@@ -212,6 +236,8 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
     }
     // Team A is the owner's (whose sandbox the reads use); each two-team user also owns a team B.
     const teamA = teams.get("owner")!;
+    // The instance owner (lib/server/db/sso.ts) is the "owner" principal.
+    await setSetting(ctx.db(), INSTANCE_OWNER_KEY, users.get("owner")!);
     const t0 = Date.now() - 60_000;
     for (const principal of CROSS_PRINCIPALS) {
       const { actsAs, connectedTo } = CROSS_TEAM[principal];
@@ -276,10 +302,18 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
       const anonymous = await send(r, null);
       expect(anonymous.status, `${r.key} without a session`).toBe(401);
       expect(await jsonOf(anonymous)).toMatchObject({ code: "unauthorized" });
+      const instanceOwnerOnly = INSTANCE_OWNER[r.key] !== undefined;
       for (const principal of PRINCIPALS) {
-        const allowed = perm ? principal !== "no team" && can(principal as Role, perm) : true;
+        const allowed = instanceOwnerOnly
+          ? principal === "owner"
+          : perm
+            ? principal !== "no team" && can(principal as Role, perm)
+            : true;
         const res = await send(r, principal);
-        if (allowed) {
+        if (instanceOwnerOnly && !allowed) {
+          expect(res.status, `${r.key} as ${principal} (not the instance owner)`).toBe(403);
+          expect(await jsonOf(res)).toMatchObject({ code: "forbidden" });
+        } else if (allowed) {
           expect(await refusal(res), `${r.key} as ${principal} (has ${perm ?? "a session"}): ${res.status}`).toBeNull();
         } else {
           expect(res.status, `${r.key} as ${principal} (lacks ${perm})`).toBe(403);
@@ -291,7 +325,9 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
         const { actsAs, connectedTo } = CROSS_TEAM[principal];
         const allowed = perm ? can(actsAs, perm) : true;
         const res = await send(r, principal);
-        if (allowed) {
+        if (instanceOwnerOnly) {
+          expect(res.status, `${r.key} as ${principal} (not the instance owner)`).toBe(403);
+        } else if (allowed) {
           expect(await refusal(res), `${r.key} as ${principal} (acts as ${actsAs}): ${res.status}`).toBeNull();
         } else {
           expect(res.status, `${r.key} as ${principal} (acts as ${actsAs} in ${connectedTo}, lacks ${perm})`).toBe(403);

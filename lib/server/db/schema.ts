@@ -256,4 +256,68 @@ export interface Database {
   user_totp: UserTotpTable;
   user_recovery_codes: UserRecoveryCodesTable;
   pending_logins: PendingLoginsTable;
+  sso_configs: SsoConfigsTable;
+  sso_domains: SsoDomainsTable;
+  sso_identities: SsoIdentitiesTable;
+  sso_transactions: SsoTransactionsTable;
+}
+
+/** A team's OpenID Connect identity provider (lib/server/sso/). */
+export interface SsoConfigsTable {
+  team_id: string;
+  issuer: string;
+  client_id: string;
+  /** encrypt(secret, { aad: `sso_configs:<team>:client_secret` }), or null for a public client. */
+  client_secret_ciphertext: string | null;
+  /** "member" or "viewer": the role of a new SSO user no group maps. */
+  default_role: string;
+  group_claim: string | null;
+  /** JSON: [{ group, role }]. */
+  group_role_map: string;
+  /** JSON: string[]; empty = no gate. */
+  allowed_groups: string;
+  enforced: IntBool;
+  group_sync: IntBool;
+  session_max_hours: number;
+  tested_at: EpochMs | null;
+  /** JSON: the last test sign-in's outcome. */
+  last_test: string | null;
+  created_at: EpochMs;
+  updated_at: EpochMs;
+}
+
+/** An email domain a team claims; enforced only once the instance owner approved it. */
+export interface SsoDomainsTable {
+  domain: string;
+  team_id: string;
+  created_at: EpochMs;
+  approved_by: string | null;
+  approved_at: EpochMs | null;
+}
+
+/** Who an IdP's (issuer, subject) is in Baton. */
+export interface SsoIdentitiesTable {
+  id: string;
+  issuer: string;
+  subject: string;
+  user_id: string;
+  team_id: string;
+  email: string;
+  created_at: EpochMs;
+  last_sign_in_at: EpochMs;
+}
+
+/** A sign-in in flight: id = sha256(state); single use. */
+export interface SsoTransactionsTable {
+  id: string;
+  team_id: string;
+  /** "sign_in" | "test" */
+  purpose: string;
+  nonce: string;
+  code_verifier: string;
+  user_id: string | null;
+  next_path: string | null;
+  created_at: EpochMs;
+  expires_at: EpochMs;
+  used_at: EpochMs | null;
 }

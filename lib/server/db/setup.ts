@@ -3,6 +3,7 @@ import { DbConflictError, isUniqueViolation } from "./errors";
 import { inTransaction } from "./util";
 import type { Db } from "./index";
 import { getSetting } from "./settings";
+import { INSTANCE_OWNER_KEY } from "./sso";
 import { createTeamWithOwner, type Membership, type Team } from "./teams";
 import { countUsers, createUser, type User } from "./users";
 
@@ -41,6 +42,8 @@ export async function createFirstOwner(
         ownerId: user.id,
         now,
       });
+      // The instance owner (lib/server/db/sso.ts): approves SSO email domains for every team.
+      await trx.insertInto("settings").values({ key: INSTANCE_OWNER_KEY, value: user.id }).execute();
       return { user, team, membership };
     });
   } catch (err) {

@@ -7,6 +7,7 @@ import * as m0004 from "./0004_webhook_receivers";
 import * as m0005 from "./0005_audit_log";
 import * as m0006 from "./0006_members";
 import * as m0007 from "./0007_account_security";
+import * as m0008 from "./0008_sso";
 
 // Every migration, imported statically: bundlers (Next.js) cannot glob a folder at runtime.
 // Names sort lexically; append new ones as "0002_<what>" and never edit a released migration.
@@ -18,6 +19,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0005_audit_log": m0005,
   "0006_members": m0006,
   "0007_account_security": m0007,
+  "0008_sso": m0008,
 };
 
 export const migrationProvider: MigrationProvider = {
