@@ -367,8 +367,8 @@ function Diff({ data }: { data: unknown }) {
               <th scope="row" className="pr-3 text-left font-mono font-normal">
                 {k}
               </th>
-              <td className="pr-3 font-mono text-destructive line-through decoration-1">{show(before[k])}</td>
-              <td className="font-mono text-success">{show(after[k])}</td>
+              <td className="pr-3 font-mono text-muted-foreground line-through decoration-1">{show(before[k])}</td>
+              <td className="font-mono font-semibold text-foreground">{show(after[k])}</td>
             </tr>
           ))}
         </tbody>
