@@ -116,3 +116,7 @@ export function canTransferOwnership(actor: TeamRole, target: { self: boolean; d
   if (target.disabled) return refuse("not_allowed", "This member is disabled. Enable them first.");
   return null;
 }
+
+/** Why roles can't be changed in Baton while the team's SSO syncs them from the IdP's groups. */
+export const ROLES_SYNCED_DETAIL =
+  "Roles follow the identity provider's groups while SSO group sync is on: change the member's groups at the IdP (or turn group sync off in Single sign-on).";

@@ -13,6 +13,7 @@ import {
   canChangeRole,
   canLeave,
   canRemove,
+  ROLES_SYNCED_DETAIL,
   TEAM_ROLES,
   type TeamRole,
 } from "../../lib/team-rules";
@@ -150,6 +151,7 @@ export function MembersCard({ teamId, canManage }: { teamId: string; canManage: 
                 you={you}
                 facts={facts}
                 canManage={canManage}
+                rolesSynced={data.roles_synced}
                 busy={role.isPending && role.variables?.userId === m.user_id}
                 onRole={(to) => role.mutate({ userId: m.user_id, to })}
                 onAction={(kind) => setAction({ kind, member: m })}
@@ -172,6 +174,7 @@ function MemberRow({
   you,
   facts,
   canManage,
+  rolesSynced,
   busy,
   onRole,
   onAction,
@@ -180,6 +183,7 @@ function MemberRow({
   you: TeamRole;
   facts: { activeOwners: number };
   canManage: boolean;
+  rolesSynced: boolean;
   busy: boolean;
   onRole: (to: TeamRole) => void;
   onAction: (kind: "remove" | "disable" | "enable" | "unlock" | "sessions") => void;
@@ -191,13 +195,15 @@ function MemberRow({
   const refusals = TEAM_ROLES.filter((r) => r !== m.role).map((r) => canChangeRole(you, target, r, facts));
   const roleRefusal = !canManage
     ? { detail: "Only owners and admins change roles." }
-    : m.disabled
-      ? { detail: "Enable this member to change their role." }
-      : refusals.every((r) => r !== null)
-        ? (refusals.find((r) => r?.code === "last_owner") ??
-          refusals.find((r) => r?.code === "owner_only") ??
-          refusals[0]!)
-        : null;
+    : rolesSynced
+      ? { detail: ROLES_SYNCED_DETAIL }
+      : m.disabled
+        ? { detail: "Enable this member to change their role." }
+        : refusals.every((r) => r !== null)
+          ? (refusals.find((r) => r?.code === "last_owner") ??
+            refusals.find((r) => r?.code === "owner_only") ??
+            refusals[0]!)
+          : null;
   const options = TEAM_ROLES.filter(
     (r) => r === m.role || (assignableRoles(you).includes(r) && canChangeRole(you, target, r, facts) === null),
   );

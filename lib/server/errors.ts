@@ -64,6 +64,7 @@ export const ERROR_CODES = {
   local_engine_bad_response: 503,
   // Members and invitations (lib/team-rules.ts, lib/server/members.ts, lib/server/invitations.ts).
   last_owner: 409,
+  roles_synced: 409,
   role_above_own: 403,
   owner_only: 403,
   already_member: 409,

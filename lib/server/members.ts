@@ -28,11 +28,16 @@ import {
 export type SignInMethod = "password" | "sso";
 
 /**
- * How each user signs in. Password for now; the SSO slice adds its identities table and answers
- * "sso" for users who have an identity there (one query here, keyed by user id).
+ * How each user signs in: "sso" for a user with an IdP identity (lib/server/db/sso.ts, keyed by
+ * issuer and subject), "password" otherwise. One query, keyed by user id.
  */
-export async function signInMethods(_db: Db, userIds: readonly string[]): Promise<Map<string, SignInMethod>> {
-  return new Map(userIds.map((id) => [id, "password" as const]));
+export async function signInMethods(db: Db, userIds: readonly string[]): Promise<Map<string, SignInMethod>> {
+  const sso =
+    userIds.length === 0
+      ? []
+      : await db.selectFrom("sso_identities").select("user_id").where("user_id", "in", userIds).execute();
+  const viaSso = new Set(sso.map((r) => r.user_id));
+  return new Map(userIds.map((id) => [id, viaSso.has(id) ? ("sso" as const) : ("password" as const)]));
 }
 
 export interface MemberView {

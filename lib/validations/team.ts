@@ -75,6 +75,8 @@ export interface MemberListDto {
   members: MemberDto[];
   team: { id: string; name: string; slug: string };
   your_role: Role;
+  /** The team's SSO syncs roles from the IdP's groups: roles are read-only here (changed at the IdP). */
+  roles_synced: boolean;
 }
 
 export interface SessionDto {

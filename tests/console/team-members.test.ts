@@ -17,6 +17,7 @@ import { listAuditEvents } from "../../lib/server/db/audit";
 import { getActiveConnection, getConnectionSecret } from "../../lib/server/db/connections";
 import { hitRateLimit } from "../../lib/server/db/rate-limit";
 import { addMember, getMembership, type Role } from "../../lib/server/db/teams";
+import { saveSsoConfig } from "../../lib/server/db/sso";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { emailRateKey, SIGN_IN_LIMITS } from "../../lib/server/sign-in";
 import {
@@ -111,7 +112,8 @@ describe.each(testBackends)("members of a team ($name)", (backend) => {
       request("/api/v1/sandboxes", {
         method: "POST",
         cookie: owner.cookie,
-        body: { template: "python-3.12", metadata: { "baton.user": owner.user.id } },
+        // Baton stamps the creator (baton.user) itself: a client's own baton.* keys are refused.
+        body: { template: "python-3.12" },
       }),
       noParams,
     );
@@ -181,6 +183,30 @@ describe.each(testBackends)("members of a team ($name)", (backend) => {
     const events = await listAuditEvents(ctx.db(), { teamId: owner.teamId! });
     const change = events.find((e) => e.action === "member.role_change" && e.target === viewer.user.id);
     expect(change?.data).toMatchObject({ before: { role: expect.any(String) }, after: { role: expect.any(String) } });
+  });
+
+  it("while SSO syncs roles from the IdP's groups, roles are read-only: 409 roles_synced, and the list says so", async () => {
+    const { owner, join } = await team();
+    const viewer = await join("viewer");
+    await saveSsoConfig(ctx.db(), owner.teamId!, {
+      issuer: "https://idp.example.test",
+      clientId: "baton",
+      clientSecret: "s3cret",
+      defaultRole: "member",
+      groupClaim: "groups",
+      groupRoleMap: [{ group: "eng", role: "member" }],
+      allowedGroups: [],
+      enforced: false,
+      groupSync: true,
+      sessionMaxHours: 12,
+    });
+    const refused = await patchRole(owner.cookie, viewer.user.id, "member");
+    expect(refused.status).toBe(409);
+    expect(await jsonOf(refused)).toMatchObject({ code: "roles_synced" });
+    expect((await getMembership(ctx.db(), owner.teamId!, viewer.user.id))?.role).toBe("viewer");
+    const listed = await listMembers(request("/api/team/members", { cookie: owner.cookie }), noParams);
+    const list = (await jsonOf(listed)) as unknown as MemberListDto;
+    expect(list.roles_synced).toBe(true);
   });
 
   it("removing a member keeps the team's sandboxes and revokes their engine token at once", async () => {

@@ -1,4 +1,5 @@
 import { getMigratedDb } from "../../../../lib/server/db/index";
+import { getSsoConfig } from "../../../../lib/server/db/sso";
 import { listMembers } from "../../../../lib/server/members";
 import { route } from "../../../../lib/server/route";
 import { actorOf, sandboxCountsByCreator, toMemberDto } from "../../../../lib/server/team-api";
@@ -11,10 +12,15 @@ export const runtime = "nodejs";
 export const GET = route({ auth: "user", perm: "team.read" }, async ({ team }): Promise<MemberListDto> => {
   const actor = actorOf(team);
   const db = await getMigratedDb();
-  const [members, counts] = await Promise.all([listMembers(db, actor.teamId), sandboxCountsByCreator(team)]);
+  const [members, counts, sso] = await Promise.all([
+    listMembers(db, actor.teamId),
+    sandboxCountsByCreator(team),
+    getSsoConfig(db, actor.teamId),
+  ]);
   return {
     members: members.map((m) => toMemberDto(m, actor.userId, counts)),
     team: { id: team!.team.id, name: team!.team.name, slug: team!.team.slug },
     your_role: actor.role,
+    roles_synced: sso?.groupSync === true,
   };
 });

@@ -1,4 +1,7 @@
 import { getMigratedDb } from "../../../../../lib/server/db/index";
+import { getSsoConfig } from "../../../../../lib/server/db/sso";
+import { AppError } from "../../../../../lib/server/errors";
+import { ROLES_SYNCED_DETAIL } from "../../../../../lib/team-rules";
 import { changeRole, removeMemberFromTeam } from "../../../../../lib/server/members";
 import { route } from "../../../../../lib/server/route";
 import { actorOf } from "../../../../../lib/server/team-api";
@@ -11,7 +14,10 @@ export const runtime = "nodejs";
 export const PATCH = route(
   { auth: "user", perm: "members.manage", params: MemberParams, body: ChangeRoleBody },
   async ({ team, params, body, audit }) => {
-    const { before, after } = await changeRole(await getMigratedDb(), actorOf(team), params.userId, body.role);
+    const db = await getMigratedDb();
+    // While the team's SSO syncs roles from the IdP's groups, the next sign-in would undo a change here.
+    if ((await getSsoConfig(db, team!.team.id))?.groupSync) throw new AppError("roles_synced", ROLES_SYNCED_DETAIL);
+    const { before, after } = await changeRole(db, actorOf(team), params.userId, body.role);
     if (before.role !== after.role)
       await audit("member.role_change", { target: params.userId, data: { before, after } });
     return { member: after };
