@@ -5,6 +5,7 @@ import { DELETE as deleteTeamRoute } from "../../app/api/team/route";
 import { POST as createSandbox } from "../../app/api/v1/sandboxes/route";
 import { decrypt } from "../../lib/server/crypto";
 import { getActiveConnection, getConnectionSecret, listConnections } from "../../lib/server/db/connections";
+import { listAuditEvents } from "../../lib/server/db/audit";
 import { addMember, getTeam } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { createUser } from "../../lib/server/db/users";
@@ -87,6 +88,9 @@ describe.each(testBackends)("deleting a team on the local engine ($name)", (back
     expect([await engineStatus(t.o.token), await engineStatus(t.m.token)]).toEqual([401, 401]);
     expect(await getTeam(ctx.db(), t.owner.teamId!)).toBeNull();
     expect(await listConnections(ctx.db(), t.member.id)).toEqual([]);
+    // The deletion is filed under the team it ended (audit rows outlive their team).
+    const rows = await listAuditEvents(ctx.db(), { teamId: t.owner.teamId! });
+    expect(rows.find((r) => r.action === "team.delete")).toMatchObject({ userId: t.owner.user.id });
   }, 90_000);
 
   it("leave: the sandboxes keep running, and the tokens are revoked all the same", async () => {

@@ -46,10 +46,10 @@ export const DELETE = route(
   { auth: "user", perm: "team.delete", body: TeamDeleteBody },
   async ({ team, body, audit }) => {
     const done = await deleteTeamAs(teamOf(team), body);
-    // The team's own rows are gone: the event names it by id, and is not filed under it.
+    // Audit rows outlive their team (migration 0005): the deletion is filed under the team it ends.
     await audit("team.delete", {
-      teamId: null,
-      target: done.team.id,
+      targetType: "team",
+      targetId: done.team.id,
       data: {
         name: done.team.name,
         slug: done.team.slug,
