@@ -38,30 +38,6 @@ export function hasPermission(access: ClientPermissions, permission: Permission)
   return access.permissions.includes(permission);
 }
 
-/** What a permission lets one do, as the end of "Viewers can't …" (a control can say it better). */
-export const PERMISSION_ACTIONS: Record<Permission, string> = {
-  "sandboxes.read": "see sandboxes",
-  "sandboxes.write": "change sandboxes",
-  "volumes.read": "see volumes",
-  "volumes.write": "create or change volumes",
-  "snapshots.read": "see snapshots",
-  "snapshots.write": "take or delete snapshots",
-  "templates.read": "see templates",
-  "templates.write": "create or delete templates",
-  "webhooks.read": "see webhooks",
-  "webhooks.write": "create or change webhooks",
-  "usage.read": "see usage",
-  "connections.manage": "add or change orkestr connections",
-  "team.read": "see the team",
-  "team.manage": "change the team's settings",
-  "members.manage": "manage the team's members",
-  "billing.manage": "manage billing",
-  "audit.read": "read the audit log",
-  "audit.manage": "change the audit log's retention and stream",
-  "ownership.transfer": "transfer the team's ownership",
-  "team.delete": "delete the team",
-};
-
 const PLURAL: Record<Role, string> = { owner: "Owners", admin: "Admins", member: "Members", viewer: "Viewers" };
 
 function article(word: string): string {
@@ -72,9 +48,9 @@ function article(word: string): string {
  * Why the user may not `action` (which needs `permission`), or null when they may. One sentence:
  * who they are, what they can't do, and whom to ask for which role.
  */
-export function roleReason(access: ClientPermissions, permission: Permission, action?: string): string | null {
+export function roleReason(access: ClientPermissions, permission: Permission, action: string): string | null {
   if (hasPermission(access, permission)) return null;
-  const what = action ?? PERMISSION_ACTIONS[permission];
+  const what = action;
   if (!access.role) {
     return access.team
       ? `You have no role in ${access.team.name}, so you can't ${what}.`

@@ -20,7 +20,9 @@ describe("the creator stamp", () => {
   });
 
   it("never lets a client's baton.* key through, whatever its case", () => {
-    expect(withCreatorStamp({ "baton.user": "usr_evil" }, { userId: "usr_a", teamId: "t" })["baton.user"]).toBe("usr_a");
+    expect(withCreatorStamp({ "baton.user": "usr_evil" }, { userId: "usr_a", teamId: "t" })["baton.user"]).toBe(
+      "usr_a",
+    );
     expect(reservedKeysIn({ a: "1", "baton.user": "x", "Baton.Team": "y", batonish: "z" })).toEqual([
       "baton.user",
       "Baton.Team",

@@ -15,7 +15,7 @@ import {
 } from "../../lib/queries/received-events";
 import { Button } from "../ui/button";
 import { ReadOnlyNote } from "../ui/read-only-note";
-import { useRoleReason } from "../layout/permissions";
+import { useRoleReason } from "../layout/use-role-reason";
 import { CodeTabs } from "../ui/code-tabs";
 import { CopyButton } from "../ui/copy-button";
 import { Dialog, DialogActions } from "../ui/dialog";

@@ -13,7 +13,7 @@ import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Badge } from "../ui/badge";
 import { Button } from "../ui/button";
 import { ReadOnlyNote } from "../ui/read-only-note";
-import { useRoleReason } from "../layout/permissions";
+import { useRoleReason } from "../layout/use-role-reason";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../ui/card";
 import { CopyButton } from "../ui/copy-button";
 import { Skeleton } from "../ui/skeleton";

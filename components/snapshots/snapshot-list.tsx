@@ -14,7 +14,7 @@ import { RetryNotice } from "../layout/lazy-notices";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Button } from "../ui/button";
 import { ReadOnlyNote } from "../ui/read-only-note";
-import { useRoleReason } from "../layout/permissions";
+import { useRoleReason } from "../layout/use-role-reason";
 import { CodeTabs } from "../ui/code-tabs";
 import { Skeleton } from "../ui/skeleton";
 import { CapMeter } from "./cap-meter";

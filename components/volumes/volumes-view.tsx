@@ -16,7 +16,7 @@ import { RetryNotice, SlowNotice } from "../layout/lazy-notices";
 
 import { Button } from "../ui/button";
 import { ReadOnlyNote } from "../ui/read-only-note";
-import { useRoleReason } from "../layout/permissions";
+import { useRoleReason } from "../layout/use-role-reason";
 import { Skeleton } from "../ui/skeleton";
 import { ActionCode } from "./action-code";
 import type { VolumeAction, VolumeActionKind } from "./volume-action-dialog";

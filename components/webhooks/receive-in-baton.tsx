@@ -13,7 +13,7 @@ import {
 } from "../../lib/queries/received-events";
 import { Button, type ButtonProps } from "../ui/button";
 import { ReadOnlyNote } from "../ui/read-only-note";
-import { useRoleReason } from "../layout/permissions";
+import { useRoleReason } from "../layout/use-role-reason";
 import { toast } from "../ui/toast";
 
 /**

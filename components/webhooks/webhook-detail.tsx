@@ -29,7 +29,7 @@ import {
 import { ReceiverNotice, useReceiverOwner } from "./batons-receiver";
 import { WebhookActions } from "./webhook-actions";
 import { ReadOnlyNote } from "../ui/read-only-note";
-import { useRoleReason } from "../layout/permissions";
+import { useRoleReason } from "../layout/use-role-reason";
 import { EnabledBadge } from "./webhook-list";
 
 /** One webhook: what it sends where, its actions, each action as code, and its delivery log. */

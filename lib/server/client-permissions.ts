@@ -45,6 +45,6 @@ export function clientPermissions(userId: string, team: ActingTeam | null): Clie
 }
 
 /** A server page's reason for a control its role may not use (lib/role-reason.ts), or null when it may. */
-export function reasonFor(team: ActingTeam, permission: Permission, action?: string): string | null {
+export function reasonFor(team: ActingTeam, permission: Permission, action: string): string | null {
   return roleReason(clientPermissions(team.userId, team), permission, action);
 }

@@ -63,7 +63,11 @@ describe.each(testBackends)("the creator stamp on $name", (backend) => {
 
     // A fork is a create from a snapshot: stamped with whoever forked it.
     const snap = await createSnapshot(
-      request(`/api/v1/sandboxes/${made.id}/snapshots`, { method: "POST", cookie: owner.cookie, body: { name: uniq("s") } }),
+      request(`/api/v1/sandboxes/${made.id}/snapshots`, {
+        method: "POST",
+        cookie: owner.cookie,
+        body: { name: uniq("s") },
+      }),
       params({ id: made.id }),
     );
     expect(snap.status).toBe(201);

@@ -52,7 +52,9 @@ describe("list state in the URL", () => {
   });
 
   it("?creator= filters on the creator stamp server-side (metadata[baton.user]), over a typed baton.user filter", () => {
-    const state = parseListState(new URLSearchParams("?creator=usr_ana&metadata[baton.user]=usr_bob&metadata[env]=prod"));
+    const state = parseListState(
+      new URLSearchParams("?creator=usr_ana&metadata[baton.user]=usr_bob&metadata[env]=prod"),
+    );
     expect(isFiltered(state)).toBe(true);
     const qs = new URLSearchParams(buildQuery(listApiQuery(serverFilters(state), "sbx_C", 50)));
     expect(qs.getAll("metadata[baton.user]")).toEqual(["usr_ana"]);

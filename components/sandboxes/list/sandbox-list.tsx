@@ -29,7 +29,7 @@ import { SandboxTable } from "./sandbox-table";
 import { TelemetryContext } from "./telemetry-cells";
 import { sandboxHref } from "../../../lib/links";
 import { usePermissions } from "../../layout/permissions";
-import { useSandboxAccess } from "../detail/use-sandbox-access";
+import { hasPermission } from "../../../lib/role-reason";
 
 // Split out of the page's first load (the /sandboxes budget is 180 KiB gzipped): the bulk bar only
 // matters once rows are selected, the teaching empty state only for a user with no sandboxes.
@@ -51,9 +51,10 @@ const SEARCH_URL_DELAY_MS = 300;
  */
 export function SandboxList({ creator }: { creator?: { id: string; name: string } | null } = {}) {
   const searchParams = useSearchParams();
-  const { userId } = usePermissions();
+  const access = usePermissions();
+  const userId = access.userId;
   // Selection serves the bulk actions only: a role that may not change sandboxes gets neither.
-  const { canChange } = useSandboxAccess();
+  const canChange = hasPermission(access, "sandboxes.write");
   const pathname = usePathname();
   const state = useMemo(() => parseListState(searchParams), [searchParams]);
   const filtersKey = JSON.stringify(serverFilters(state));

@@ -12,7 +12,7 @@ import { AddConnectionForm } from "./add-connection-form";
 import { ConnectionItem } from "./connection-item";
 import { errorText } from "../../../lib/orkestr/errors";
 import { ReadOnlyNote } from "../../ui/read-only-note";
-import { useRoleReason } from "../../layout/permissions";
+import { useRoleReason } from "../../layout/use-role-reason";
 
 /** Settings → Connections, below the page header: the local engine shortcut, the list, the add form. */
 export function ConnectionsManager({ initial, canManage }: { initial: ConnectionListDto; canManage: boolean }) {
@@ -31,7 +31,7 @@ export function ConnectionsManager({ initial, canManage }: { initial: Connection
   const data = list.data;
   const hasLocal = data.connections.some((c) => c.is_local_engine);
   // Why the local engine shortcut and the add form are not offered to this role.
-  const readOnly = useRoleReason("connections.manage");
+  const readOnly = useRoleReason("connections.manage", "add or change orkestr connections");
 
   return (
     <div className="flex flex-col gap-6">
