@@ -32,6 +32,7 @@ const PARTS: Part[] = [
   { name: "pages", script: "scripts/bench-pages.ts", what: "Lighthouse page quality", console: true },
   { name: "terminal", script: "scripts/bench-terminal.ts", what: "typing through the relay", console: true },
   { name: "list", script: "scripts/bench-list.ts", what: "the 10,000-row list", console: true },
+  { name: "sso", script: "scripts/bench-sso.ts", what: "an SSO sign-in against a local IdP", console: true },
 ];
 
 function selected(argv: string[]): Part[] {
