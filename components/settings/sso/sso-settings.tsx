@@ -82,6 +82,8 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
     },
     onSuccess: (next) => {
       queryClient.setQueryData(ssoKeys.settings(), next);
+      // New domains wait for the instance owner: their list (below, for the instance owner) changed too.
+      void queryClient.invalidateQueries({ queryKey: ssoKeys.domains() });
       setSecret("");
       setSaved(true);
     },
