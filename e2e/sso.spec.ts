@@ -22,7 +22,11 @@ test.beforeAll(async ({ servers }) => {
   idp = await startTestIdp({
     port: IDP_PORT,
     clients: [
-      { client_id: "baton-e2e", client_secret: "e2e-client-secret", redirect_uris: [`${servers.baseURL}/api/auth/sso/callback`] },
+      {
+        client_id: "baton-e2e",
+        client_secret: "e2e-client-secret",
+        redirect_uris: [`${servers.baseURL}/api/auth/sso/callback`],
+      },
     ],
     users: {
       grace: { email: `grace@${DOMAIN}`, email_verified: true, name: "Grace Hopper", groups: ["baton-devs"] },
@@ -58,7 +62,7 @@ test("an owner sets up SSO, tests it, enforces it, and a new person signs in thr
   await page.getByLabel("Role for group 1").selectOption("member");
   await expect(page.getByTestId("sso-enforce")).toBeDisabled();
   await page.getByRole("button", { name: "Save" }).click();
-  await expect(page.getByRole("status")).toHaveText("Saved.");
+  await expect(page.getByTestId("sso-saved")).toHaveText("Saved.");
   await expect(page.getByTestId("sso-secret-state")).toHaveText("(set)");
   await expect(page.getByText(`${DOMAIN}: waiting for the instance owner`)).toBeVisible();
 
@@ -78,7 +82,7 @@ test("an owner sets up SSO, tests it, enforces it, and a new person signs in thr
   await expect(page.getByTestId("sso-enforce")).toBeEnabled();
   await page.getByTestId("sso-enforce").check();
   await page.getByRole("button", { name: "Save" }).click();
-  await expect(page.getByRole("status")).toHaveText("Saved.");
+  await expect(page.getByTestId("sso-saved")).toHaveText("Saved.");
 
   // axe, light and dark, at 1280 and 390 px.
   for (const width of [1280, 390]) {

@@ -19,9 +19,15 @@ export interface AdminDomain {
   approved_at: number | null;
 }
 
-const readSettings = object<SsoSettings>({ domains: "array", redirect_uri: "string", is_instance_owner: "boolean" }, { config: "object" });
+const readSettings = object<SsoSettings>(
+  { domains: "array", redirect_uri: "string", is_instance_owner: "boolean" },
+  { config: "object" },
+);
 const readTestStart = object<{ url: string }>({ url: "string" });
-const readTestResult = object<{ tested_at: number | null; last_test: SsoTestResultView | null }>({}, { last_test: "object" });
+const readTestResult = object<{ tested_at: number | null; last_test: SsoTestResultView | null }>(
+  {},
+  { last_test: "object" },
+);
 const readDomains = object<{ domains: AdminDomain[] }>({ domains: "array" });
 const readApproved = object<{ domain: string; approved: boolean }>({ domain: "string", approved: "boolean" });
 

@@ -4,7 +4,11 @@ import { z } from "zod";
 
 export const SSO_SESSION_HOURS = { min: 1, max: 720, default: 12 } as const;
 
-const Text = (max: number) => z.string().trim().max(max, { error: `must be at most ${max} characters` });
+const Text = (max: number) =>
+  z
+    .string()
+    .trim()
+    .max(max, { error: `must be at most ${max} characters` });
 
 export const SsoConfigBody = z.object({
   issuer: Text(2048).min(1, { error: "is required" }),

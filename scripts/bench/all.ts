@@ -39,6 +39,7 @@ const PARTS: Part[] = [
     console: false,
     postgres: true,
   },
+  { name: "sso", script: "scripts/bench-sso.ts", what: "an SSO sign-in against a local IdP", console: true },
 ];
 
 function selected(argv: string[]): Part[] {

@@ -64,7 +64,11 @@ describe.each(testBackends)("SSO with OpenID Connect on $name", (backend) => {
     return { res, location: res.headers.get("location") ?? "", callbackUrl, ms: performance.now() - t0 };
   }
   const errorOf = (location: string) => new URL(location, ORIGIN).searchParams.get("sso_error");
-  const cookieOf = (res: Response) => res.headers.getSetCookie().map((c) => c.split(";", 1)[0]).join("; ");
+  const cookieOf = (res: Response) =>
+    res.headers
+      .getSetCookie()
+      .map((c) => c.split(";", 1)[0])
+      .join("; ");
 
   beforeAll(async () => {
     domain = `${uniq("acme")}.test`;
@@ -103,7 +107,12 @@ describe.each(testBackends)("SSO with OpenID Connect on $name", (backend) => {
       redirect_uri: REDIRECT,
       is_instance_owner: true,
     });
-    const row = await ctx.db().selectFrom("sso_configs").selectAll().where("team_id", "=", teamId).executeTakeFirstOrThrow();
+    const row = await ctx
+      .db()
+      .selectFrom("sso_configs")
+      .selectAll()
+      .where("team_id", "=", teamId)
+      .executeTakeFirstOrThrow();
     expect(row.client_secret_ciphertext).not.toContain(SECRET);
     expect(decrypt(row.client_secret_ciphertext!, { aad: clientSecretAad(teamId) })).toBe(SECRET);
     expect(() => decrypt(row.client_secret_ciphertext!, { aad: clientSecretAad("team_other") })).toThrow();
@@ -134,8 +143,13 @@ describe.each(testBackends)("SSO with OpenID Connect on $name", (backend) => {
     expect(back.status).toBe(303);
     expect(back.headers.get("location")).toBe("/settings/sso?test=done");
     expect(back.headers.getSetCookie()).toEqual([]);
-    const result = await jsonOf(await ssoTestResult(request("/api/team/sso/test-result", { cookie: ownerCookie }), noParams));
-    expect(result).toMatchObject({ tested_at: expect.any(Number), last_test: { ok: true, email: `alice@${domain}`, role: "member", groups: ["baton-devs"] } });
+    const result = await jsonOf(
+      await ssoTestResult(request("/api/team/sso/test-result", { cookie: ownerCookie }), noParams),
+    );
+    expect(result).toMatchObject({
+      tested_at: expect.any(Number),
+      last_test: { ok: true, email: `alice@${domain}`, role: "member", groups: ["baton-devs"] },
+    });
     expect(await findUserByEmail(ctx.db(), `alice@${domain}`)).toBeNull();
   });
 
@@ -150,12 +164,25 @@ describe.each(testBackends)("SSO with OpenID Connect on $name", (backend) => {
     expect(meRes.status).toBe(200);
     const user = (await findUserByEmail(ctx.db(), `alice@${domain}`))!;
     expect(await getMembership(ctx.db(), teamId, user.id)).toMatchObject({ role: "member" });
-    const identity = await ctx.db().selectFrom("sso_identities").selectAll().where("user_id", "=", user.id).executeTakeFirstOrThrow();
+    const identity = await ctx
+      .db()
+      .selectFrom("sso_identities")
+      .selectAll()
+      .where("user_id", "=", user.id)
+      .executeTakeFirstOrThrow();
     expect(identity).toMatchObject({ issuer: idp.issuer, subject: "alice", team_id: teamId });
-    const session = await ctx.db().selectFrom("sessions").select(["created_at", "expires_at"]).where("user_id", "=", user.id).executeTakeFirstOrThrow();
+    const session = await ctx
+      .db()
+      .selectFrom("sessions")
+      .select(["created_at", "expires_at"])
+      .where("user_id", "=", user.id)
+      .executeTakeFirstOrThrow();
     expect(Number(session.expires_at) - Number(session.created_at)).toBe(8 * 3_600_000);
     const audit = await listAuditEvents(ctx.db(), { teamId });
-    expect(audit.find((e) => e.action === "sso.sign_in")).toMatchObject({ userId: user.id, data: { jit: true, role: "member", subject: "alice" } });
+    expect(audit.find((e) => e.action === "sso.sign_in")).toMatchObject({
+      userId: user.id,
+      data: { jit: true, role: "member", subject: "alice" },
+    });
   });
 
   it("a replayed state is refused", async () => {
@@ -167,7 +194,14 @@ describe.each(testBackends)("SSO with OpenID Connect on $name", (backend) => {
 
   it.each([
     ["a wrong audience", (c: Record<string, unknown>) => ({ ...c, aud: "someone-else" })],
-    ["an expired ID token", (c: Record<string, unknown>) => ({ ...c, iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) - 3600 })],
+    [
+      "an expired ID token",
+      (c: Record<string, unknown>) => ({
+        ...c,
+        iat: Math.floor(Date.now() / 1000) - 7200,
+        exp: Math.floor(Date.now() / 1000) - 3600,
+      }),
+    ],
     ["a nonce mismatch", (c: Record<string, unknown>) => ({ ...c, nonce: "not-the-nonce" })],
     ["another issuer", (c: Record<string, unknown>) => ({ ...c, iss: "https://evil.example" })],
   ])("refuses %s (validly signed by the IdP)", async (_what, tamper) => {
@@ -226,27 +260,51 @@ describe.each(testBackends)("SSO with OpenID Connect on $name", (backend) => {
     const member = await createUser(db, { email: `dave@${domain}`, passwordHash: await hashPassword(PASSWORD) });
     await addMember(db, { teamId, userId: member.id, role: "admin" });
     const memberCookie = (await sessionCookie(db, member.id)).cookie;
-    const refused = await adminDomainsPost(request("/api/admin/sso-domains", { method: "POST", cookie: memberCookie, body: { domain } }), noParams);
+    const refused = await adminDomainsPost(
+      request("/api/admin/sso-domains", { method: "POST", cookie: memberCookie, body: { domain } }),
+      noParams,
+    );
     expect(refused.status).toBe(403);
-    expect((await adminDomainsGet(request("/api/admin/sso-domains", { cookie: memberCookie }), noParams)).status).toBe(403);
-    const pending = await jsonOf(await adminDomainsGet(request("/api/admin/sso-domains", { cookie: ownerCookie }), noParams));
-    expect(pending.domains).toEqual([expect.objectContaining({ domain, approved: false, team: expect.objectContaining({ slug }) })]);
-    const approved = await adminDomainsPost(request("/api/admin/sso-domains", { method: "POST", cookie: ownerCookie, body: { domain } }), noParams);
+    expect((await adminDomainsGet(request("/api/admin/sso-domains", { cookie: memberCookie }), noParams)).status).toBe(
+      403,
+    );
+    const pending = await jsonOf(
+      await adminDomainsGet(request("/api/admin/sso-domains", { cookie: ownerCookie }), noParams),
+    );
+    expect(pending.domains).toEqual([
+      expect.objectContaining({ domain, approved: false, team: expect.objectContaining({ slug }) }),
+    ]);
+    const approved = await adminDomainsPost(
+      request("/api/admin/sso-domains", { method: "POST", cookie: ownerCookie, body: { domain } }),
+      noParams,
+    );
     expect(approved.status).toBe(200);
     expect((await listAuditEvents(db, { teamId })).some((e) => e.action === "sso.domain_approve")).toBe(true);
 
     // Not yet enforced: the member's password still works.
-    const before = await login(request("/api/auth/login", { method: "POST", body: { email: `dave@${domain}`, password: PASSWORD } }), noParams);
+    const before = await login(
+      request("/api/auth/login", { method: "POST", body: { email: `dave@${domain}`, password: PASSWORD } }),
+      noParams,
+    );
     expect(before.status).toBe(200);
     expect((await put({ ...config(), enforced: true })).status).toBe(200);
 
-    const denied = await login(request("/api/auth/login", { method: "POST", body: { email: `dave@${domain}`, password: PASSWORD } }), noParams);
+    const denied = await login(
+      request("/api/auth/login", { method: "POST", body: { email: `dave@${domain}`, password: PASSWORD } }),
+      noParams,
+    );
     expect(denied.status).toBe(403);
     expect(await jsonOf(denied)).toMatchObject({ code: "sso_required", detail: ssoMessage("sso_required") });
-    const unknown = await login(request("/api/auth/login", { method: "POST", body: { email: `nobody@${domain}`, password: PASSWORD } }), noParams);
+    const unknown = await login(
+      request("/api/auth/login", { method: "POST", body: { email: `nobody@${domain}`, password: PASSWORD } }),
+      noParams,
+    );
     expect(await jsonOf(unknown)).toMatchObject({ code: "sso_required" });
 
-    const owner = await login(request("/api/auth/login", { method: "POST", body: { email: ownerEmail, password: PASSWORD } }), noParams);
+    const owner = await login(
+      request("/api/auth/login", { method: "POST", body: { email: ownerEmail, password: PASSWORD } }),
+      noParams,
+    );
     expect(owner.status).toBe(200);
     const audit = await listAuditEvents(db, { teamId });
     expect(audit.find((e) => e.action === "auth.break_glass")).toMatchObject({ data: { email: ownerEmail } });
@@ -254,7 +312,9 @@ describe.each(testBackends)("SSO with OpenID Connect on $name", (backend) => {
     // With the domain approved, an existing account is linked to its (issuer, subject).
     expect((await ssoSignIn("erin")).location).toBe("/sandboxes");
     // SSO by email finds the team.
-    expect((await ssoSignIn("alice", `/api/auth/sso/start?email=${encodeURIComponent(`alice@${domain}`)}`)).location).toBe("/sandboxes");
+    expect(
+      (await ssoSignIn("alice", `/api/auth/sso/start?email=${encodeURIComponent(`alice@${domain}`)}`)).location,
+    ).toBe("/sandboxes");
   });
 
   it("with the IdP down, SSO says so clearly and the owner's password sign-in still works", async () => {
@@ -267,7 +327,10 @@ describe.each(testBackends)("SSO with OpenID Connect on $name", (backend) => {
     expect(ssoMessage("idp_unreachable", { issuer: idp.issuer })).toBe(
       `${idp.issuer} did not answer; password sign-in still works for the owner.`,
     );
-    const owner = await login(request("/api/auth/login", { method: "POST", body: { email: ownerEmail, password: PASSWORD } }), noParams);
+    const owner = await login(
+      request("/api/auth/login", { method: "POST", body: { email: ownerEmail, password: PASSWORD } }),
+      noParams,
+    );
     expect(owner.status).toBe(200);
     const failed = (await listAuditEvents(ctx.db(), { teamId })).find((e) => e.action === "sso.sign_in_failed");
     expect(failed?.data).toMatchObject({ code: "idp_unreachable" });
@@ -276,7 +339,10 @@ describe.each(testBackends)("SSO with OpenID Connect on $name", (backend) => {
   it("removing SSO ends enforcement", async () => {
     const del = await ssoDelete(request("/api/team/sso", { method: "DELETE", cookie: ownerCookie }), noParams);
     expect(del.status).toBe(204);
-    const dave = await login(request("/api/auth/login", { method: "POST", body: { email: `dave@${domain}`, password: PASSWORD } }), noParams);
+    const dave = await login(
+      request("/api/auth/login", { method: "POST", body: { email: `dave@${domain}`, password: PASSWORD } }),
+      noParams,
+    );
     expect(dave.status).toBe(200);
   });
 });

@@ -161,7 +161,8 @@ export async function signInAtIdp(authorizationUrl: string, userId: string, redi
     }
     const html = await res.text();
     const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    if (res.status !== 200 || !action) throw new Error(`the IdP answered ${res.status} at ${url}: ${html.slice(0, 300)}`);
+    if (res.status !== 200 || !action)
+      throw new Error(`the IdP answered ${res.status} at ${url}: ${html.slice(0, 300)}`);
     const prompt = /name="prompt" value="([^"]+)"/.exec(html)?.[1] ?? "login";
     url = new URL(action.replace(/&amp;/g, "&"), url).href;
     method = "POST";

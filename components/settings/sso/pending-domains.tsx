@@ -21,8 +21,8 @@ export function PendingDomains() {
       <CardHeader>
         <CardTitle>SSO domains of every team</CardTitle>
         <CardDescription>
-          As the instance owner, you approve which team&apos;s identity provider speaks for an email domain. Until then the
-          domain is not enforced and existing accounts are not linked.
+          As the instance owner, you approve which team&apos;s identity provider speaks for an email domain. Until then
+          the domain is not enforced and existing accounts are not linked.
         </CardDescription>
       </CardHeader>
       <CardContent className="flex flex-col gap-3">
@@ -43,7 +43,9 @@ export function PendingDomains() {
               <li key={d.domain} className="flex flex-wrap items-center justify-between gap-2 py-2">
                 <span className="text-sm">
                   <span className="font-medium">{d.domain}</span>{" "}
-                  <span className="text-muted-foreground">claimed by {d.team ? `${d.team.name} (${d.team.slug})` : "a deleted team"}</span>
+                  <span className="text-muted-foreground">
+                    claimed by {d.team ? `${d.team.name} (${d.team.slug})` : "a deleted team"}
+                  </span>
                 </span>
                 {d.approved ? (
                   <span className="text-sm text-muted-foreground">Approved</span>

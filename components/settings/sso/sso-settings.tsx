@@ -56,7 +56,8 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
   const [confirmRemove, setConfirmRemove] = useState(false);
   const [nextKey, setNextKey] = useState(rows.length);
 
-  const sameIdp = c !== null && c.issuer === issuer.trim().replace(/\/+$/, "") && c.client_id === clientId.trim() && !secret;
+  const sameIdp =
+    c !== null && c.issuer === issuer.trim().replace(/\/+$/, "") && c.client_id === clientId.trim() && !secret;
   const canEnforce = sameIdp && c?.tested_at != null;
 
   const save = useMutation({
@@ -81,6 +82,8 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
     },
     onSuccess: (next) => {
       queryClient.setQueryData(ssoKeys.settings(), next);
+      // New domains wait for the instance owner: their list (below, for the instance owner) changed too.
+      void queryClient.invalidateQueries({ queryKey: ssoKeys.domains() });
       setSecret("");
       setSaved(true);
     },
@@ -136,7 +139,9 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
       <Card>
         <CardHeader>
           <CardTitle>Redirect URI</CardTitle>
-          <CardDescription>Register this as the redirect (callback) URI of Baton&apos;s client at your identity provider.</CardDescription>
+          <CardDescription>
+            Register this as the redirect (callback) URI of Baton&apos;s client at your identity provider.
+          </CardDescription>
         </CardHeader>
         <CardContent className="flex flex-wrap items-center gap-3">
           <code className="rounded bg-muted px-2 py-1 text-sm break-all" data-testid="sso-redirect-uri">
@@ -151,8 +156,8 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
           <CardHeader>
             <CardTitle>Identity provider</CardTitle>
             <CardDescription>
-              OpenID Connect: Baton reads the rest from the issuer&apos;s discovery document. The client secret is kept encrypted
-              and never shown again.
+              OpenID Connect: Baton reads the rest from the issuer&apos;s discovery document. The client secret is kept
+              encrypted and never shown again.
             </CardDescription>
           </CardHeader>
           <CardContent className="grid gap-4 sm:grid-cols-2">
@@ -170,7 +175,13 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
             </div>
             <div className="flex flex-col gap-2">
               <Label htmlFor={`${ids}-client`}>Client ID</Label>
-              <Input id={`${ids}-client`} value={clientId} onChange={(e) => setClientId(e.target.value)} required {...field("client_id")} />
+              <Input
+                id={`${ids}-client`}
+                value={clientId}
+                onChange={(e) => setClientId(e.target.value)}
+                required
+                {...field("client_id")}
+              />
               {fieldError("client_id")}
             </div>
             <div className="flex flex-col gap-2">
@@ -201,8 +212,8 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
                 aria-invalid={errors.domains ? true : undefined}
               />
               <p id={`${ids}-domains-help`} className="text-sm text-muted-foreground">
-                People with these addresses may sign in with SSO. A domain belongs to one team, and is enforced only after
-                the instance owner approves it.
+                People with these addresses may sign in with SSO. A domain belongs to one team, and is enforced only
+                after the instance owner approves it.
               </p>
               {fieldError("domains")}
               {data.domains.length ? (
@@ -224,8 +235,8 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
           <CardHeader>
             <CardTitle>Roles and groups</CardTitle>
             <CardDescription>
-              A new person gets the highest role a group of theirs maps to, else the default role. Owners are never changed by
-              the IdP.
+              A new person gets the highest role a group of theirs maps to, else the default role. Owners are never
+              changed by the IdP.
             </CardDescription>
           </CardHeader>
           <CardContent className="flex flex-col gap-4">
@@ -244,32 +255,49 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
               </div>
               <div className="flex flex-col gap-2">
                 <Label htmlFor={`${ids}-claim`}>Group claim</Label>
-                <Input id={`${ids}-claim`} value={groupClaim} onChange={(e) => setGroupClaim(e.target.value)} placeholder="groups" {...field("group_claim")} />
+                <Input
+                  id={`${ids}-claim`}
+                  value={groupClaim}
+                  onChange={(e) => setGroupClaim(e.target.value)}
+                  placeholder="groups"
+                  {...field("group_claim")}
+                />
                 {fieldError("group_claim")}
               </div>
             </div>
             <fieldset className="flex flex-col gap-2">
               <legend className="mb-2 text-sm font-medium">Group → role</legend>
-              {rows.length === 0 ? <p className="text-sm text-muted-foreground">No mapping: everyone gets the default role.</p> : null}
+              {rows.length === 0 ? (
+                <p className="text-sm text-muted-foreground">No mapping: everyone gets the default role.</p>
+              ) : null}
               {rows.map((row, i) => (
                 <div key={row.key} className="flex flex-wrap items-center gap-2">
                   <Input
                     aria-label={`Group ${i + 1}`}
                     className="min-w-40 flex-1"
                     value={row.group}
-                    onChange={(e) => setRows(rows.map((r) => (r.key === row.key ? { ...r, group: e.target.value } : r)))}
+                    onChange={(e) =>
+                      setRows(rows.map((r) => (r.key === row.key ? { ...r, group: e.target.value } : r)))
+                    }
                   />
                   <select
                     aria-label={`Role for group ${i + 1}`}
                     className={`${SELECT} w-32`}
                     value={row.role}
-                    onChange={(e) => setRows(rows.map((r) => (r.key === row.key ? { ...r, role: e.target.value as MappedRole } : r)))}
+                    onChange={(e) =>
+                      setRows(rows.map((r) => (r.key === row.key ? { ...r, role: e.target.value as MappedRole } : r)))
+                    }
                   >
                     <option value="admin">admin</option>
                     <option value="member">member</option>
                     <option value="viewer">viewer</option>
                   </select>
-                  <Button type="button" variant="outline" size="sm" onClick={() => setRows(rows.filter((r) => r.key !== row.key))}>
+                  <Button
+                    type="button"
+                    variant="outline"
+                    size="sm"
+                    onClick={() => setRows(rows.filter((r) => r.key !== row.key))}
+                  >
                     Remove<span className="sr-only"> group {i + 1}</span>
                   </Button>
                 </div>
@@ -298,15 +326,20 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
                 aria-describedby={`${ids}-allowed-help`}
               />
               <p id={`${ids}-allowed-help`} className="text-sm text-muted-foreground">
-                Empty: anyone with a team domain may join. Otherwise only members of these groups; without a group claim the
-                sign-in is refused, and someone no longer in one is removed at their next sign-in.
+                Empty: anyone with a team domain may join. Otherwise only members of these groups; without a group claim
+                the sign-in is refused, and someone no longer in one is removed at their next sign-in.
               </p>
             </div>
             <label className="flex items-start gap-2 text-sm">
-              <input type="checkbox" className="mt-1 size-4" checked={groupSync} onChange={(e) => setGroupSync(e.target.checked)} />
+              <input
+                type="checkbox"
+                className="mt-1 size-4"
+                checked={groupSync}
+                onChange={(e) => setGroupSync(e.target.checked)}
+              />
               <span>
-                Sync roles from groups at every sign-in (roles are then read-only in Baton: a group change at the IdP raises or
-                lowers the role at the next sign-in).
+                Sync roles from groups at every sign-in (roles are then read-only in Baton: a group change at the IdP
+                raises or lowers the role at the next sign-in).
               </span>
             </label>
           </CardContent>
@@ -345,7 +378,9 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
                 aria-describedby={`${ids}-enforce-help`}
                 data-testid="sso-enforce"
               />
-              <span>Require SSO for everyone with an approved team domain (the owner keeps password sign-in as break-glass)</span>
+              <span>
+                Require SSO for everyone with an approved team domain (the owner keeps password sign-in as break-glass)
+              </span>
             </label>
             <p id={`${ids}-enforce-help`} className="text-sm text-muted-foreground">
               {canEnforce
@@ -362,7 +397,7 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
             <AlertDescription>{formError}</AlertDescription>
           </Alert>
         ) : saved ? (
-          <p role="status" className="text-sm text-muted-foreground">
+          <p role="status" className="text-sm text-muted-foreground" data-testid="sso-saved">
             Saved.
           </p>
         ) : null}
@@ -370,7 +405,12 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
           <Button type="submit" disabled={save.isPending}>
             {save.isPending ? "Saving…" : "Save"}
           </Button>
-          <Button type="button" variant="outline" disabled={!c || !sameIdp || test.isPending} onClick={() => test.mutate()}>
+          <Button
+            type="button"
+            variant="outline"
+            disabled={!c || !sameIdp || test.isPending}
+            onClick={() => test.mutate()}
+          >
             {test.isPending ? "Opening the IdP…" : "Test sign-in"}
           </Button>
           {c ? (

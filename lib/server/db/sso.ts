@@ -79,25 +79,23 @@ const ConfigRow = z
     last_test: z.string().nullable(),
     updated_at: z.coerce.number(),
   })
-  .transform(
-    (r): SsoConfig & { secretCiphertext: string | null } => ({
-      teamId: r.team_id,
-      issuer: r.issuer,
-      clientId: r.client_id,
-      hasClientSecret: r.client_secret_ciphertext !== null,
-      secretCiphertext: r.client_secret_ciphertext,
-      defaultRole: r.default_role,
-      groupClaim: r.group_claim,
-      groupRoleMap: json<GroupRoleRule[]>(r.group_role_map, []),
-      allowedGroups: json<string[]>(r.allowed_groups, []),
-      enforced: r.enforced === 1,
-      groupSync: r.group_sync === 1,
-      sessionMaxHours: r.session_max_hours,
-      testedAt: r.tested_at,
-      lastTest: json<SsoTestResult | null>(r.last_test, null),
-      updatedAt: r.updated_at,
-    }),
-  );
+  .transform((r): SsoConfig & { secretCiphertext: string | null } => ({
+    teamId: r.team_id,
+    issuer: r.issuer,
+    clientId: r.client_id,
+    hasClientSecret: r.client_secret_ciphertext !== null,
+    secretCiphertext: r.client_secret_ciphertext,
+    defaultRole: r.default_role,
+    groupClaim: r.group_claim,
+    groupRoleMap: json<GroupRoleRule[]>(r.group_role_map, []),
+    allowedGroups: json<string[]>(r.allowed_groups, []),
+    enforced: r.enforced === 1,
+    groupSync: r.group_sync === 1,
+    sessionMaxHours: r.session_max_hours,
+    testedAt: r.tested_at,
+    lastTest: json<SsoTestResult | null>(r.last_test, null),
+    updatedAt: r.updated_at,
+  }));
 
 const CONFIG_COLUMNS = [
   "team_id",
@@ -117,7 +115,11 @@ const CONFIG_COLUMNS = [
 ] as const;
 
 async function configRow(db: Db, teamId: string) {
-  const row = await db.selectFrom("sso_configs").select(CONFIG_COLUMNS).where("team_id", "=", teamId).executeTakeFirst();
+  const row = await db
+    .selectFrom("sso_configs")
+    .select(CONFIG_COLUMNS)
+    .where("team_id", "=", teamId)
+    .executeTakeFirst();
   return row ? parseRow("sso_configs", ConfigRow, row) : null;
 }
 
@@ -180,7 +182,11 @@ export async function saveSsoConfig(db: Db, teamId: string, input: SsoConfigInpu
     updated_at: now,
   };
   if (before) await db.updateTable("sso_configs").set(values).where("team_id", "=", teamId).execute();
-  else await db.insertInto("sso_configs").values({ team_id: teamId, created_at: now, ...values }).execute();
+  else
+    await db
+      .insertInto("sso_configs")
+      .values({ team_id: teamId, created_at: now, ...values })
+      .execute();
 }
 
 export async function recordSsoTest(db: Db, teamId: string, result: SsoTestResult): Promise<void> {
@@ -216,21 +222,22 @@ const DomainRow = z
     approved_by: z.string().nullable(),
     approved_at: z.coerce.number().nullable(),
   })
-  .transform(
-    (r): SsoDomain => ({
-      domain: r.domain,
-      teamId: r.team_id,
-      createdAt: r.created_at,
-      approvedBy: r.approved_by,
-      approvedAt: r.approved_at,
-    }),
-  );
+  .transform((r): SsoDomain => ({
+    domain: r.domain,
+    teamId: r.team_id,
+    createdAt: r.created_at,
+    approvedBy: r.approved_by,
+    approvedAt: r.approved_at,
+  }));
 
 export const DOMAIN_PATTERN = /^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/;
 export const normalizeDomain = (d: string) => d.trim().toLowerCase().replace(/\.$/, "");
 export const emailDomain = (email: string) => normalizeDomain(email.slice(email.lastIndexOf("@") + 1));
 
-export async function listSsoDomains(db: Db, filter: { teamId?: string; pending?: boolean } = {}): Promise<SsoDomain[]> {
+export async function listSsoDomains(
+  db: Db,
+  filter: { teamId?: string; pending?: boolean } = {},
+): Promise<SsoDomain[]> {
   let q = db.selectFrom("sso_domains").selectAll();
   if (filter.teamId !== undefined) q = q.where("team_id", "=", filter.teamId);
   if (filter.pending) q = q.where("approved_at", "is", null);
@@ -239,7 +246,11 @@ export async function listSsoDomains(db: Db, filter: { teamId?: string; pending?
 }
 
 export async function findSsoDomain(db: Db, domain: string): Promise<SsoDomain | null> {
-  const row = await db.selectFrom("sso_domains").selectAll().where("domain", "=", normalizeDomain(domain)).executeTakeFirst();
+  const row = await db
+    .selectFrom("sso_domains")
+    .selectAll()
+    .where("domain", "=", normalizeDomain(domain))
+    .executeTakeFirst();
   return row ? parseRow("sso_domains", DomainRow, row) : null;
 }
 
@@ -264,11 +275,19 @@ export async function setTeamDomains(
   if (wanted.length) del = del.where("domain", "not in", wanted);
   await del.execute();
   for (const domain of wanted.filter((d) => !mine.has(d)))
-    await db.insertInto("sso_domains").values({ domain, team_id: teamId, created_at: now, approved_by: null, approved_at: null }).execute();
+    await db
+      .insertInto("sso_domains")
+      .values({ domain, team_id: teamId, created_at: now, approved_by: null, approved_at: null })
+      .execute();
   return { taken: [] };
 }
 
-export async function approveSsoDomain(db: Db, domain: string, approvedBy: string, now = Date.now()): Promise<SsoDomain | null> {
+export async function approveSsoDomain(
+  db: Db,
+  domain: string,
+  approvedBy: string,
+  now = Date.now(),
+): Promise<SsoDomain | null> {
   await db
     .updateTable("sso_domains")
     .set({ approved_by: approvedBy, approved_at: now })
@@ -408,7 +427,10 @@ export async function takeSsoTransaction(db: Db, state: string, now = Date.now()
 }
 
 export async function purgeSsoTransactions(db: Db, now = Date.now()): Promise<number> {
-  const res = await db.deleteFrom("sso_transactions").where("expires_at", "<", now - 24 * 60 * 60_000).executeTakeFirst();
+  const res = await db
+    .deleteFrom("sso_transactions")
+    .where("expires_at", "<", now - 24 * 60 * 60_000)
+    .executeTakeFirst();
   return Number(res.numDeletedRows);
 }
 

@@ -76,7 +76,14 @@ async function configuredClient(db: Db, config: SsoConfig) {
 /** Starts a sign-in (or an admin's test sign-in): the IdP's authorization URL to redirect to. */
 export async function startSsoSignIn(
   db: Db,
-  input: { teamId: string; purpose: SsoPurpose; reqUrl: string; userId?: string | null; loginHint?: string | null; nextPath?: string | null },
+  input: {
+    teamId: string;
+    purpose: SsoPurpose;
+    reqUrl: string;
+    userId?: string | null;
+    loginHint?: string | null;
+    nextPath?: string | null;
+  },
 ): Promise<URL> {
   const config = await getSsoConfig(db, input.teamId);
   if (!config) throw new SsoFailure("sso_not_configured", ssoMessage("sso_not_configured"), input.teamId);
@@ -178,7 +185,8 @@ export async function finishSsoSignIn(
   } catch (err) {
     const e = err as Error & { code?: string; cause?: unknown };
     console.warn(`[baton] SSO: the token exchange with ${config.issuer} was refused: ${e.code ?? ""} ${e.message}`);
-    if (e.code === "OAUTH_RESPONSE_BODY_ERROR" || e.name === "ResponseBodyError") fail("idp_error", "token_endpoint_error", e.message);
+    if (e.code === "OAUTH_RESPONSE_BODY_ERROR" || e.name === "ResponseBodyError")
+      fail("idp_error", "token_endpoint_error", e.message);
     if (e.name === "TypeError" || e.name === "AbortError" || e.name === "TimeoutError") fail("idp_unreachable");
     fail("token_rejected", `token_rejected:${e.message.slice(0, 200)}`);
   }
@@ -322,14 +330,15 @@ export async function finishSsoSignIn(
 }
 
 /** Records a refused SSO sign-in (and a failed test's result). */
-export async function recordSsoFailure(
-  db: Db,
-  failure: SsoFailure,
-  input: { ip: string | null },
-): Promise<void> {
+export async function recordSsoFailure(db: Db, failure: SsoFailure, input: { ip: string | null }): Promise<void> {
   try {
     if (failure.purpose === "test" && failure.teamId)
-      await recordSsoTest(db, failure.teamId, { ok: false, at: Date.now(), code: failure.code, detail: failure.detail });
+      await recordSsoTest(db, failure.teamId, {
+        ok: false,
+        at: Date.now(),
+        code: failure.code,
+        detail: failure.detail,
+      });
     await recordAudit(db, {
       action: "sso.sign_in_failed",
       teamId: failure.teamId,

@@ -14,7 +14,10 @@ export const runtime = "nodejs";
 
 async function requireInstanceOwner(userId: string): Promise<void> {
   if ((await instanceOwnerId(await getMigratedDb())) !== userId)
-    throw new AppError("forbidden", "Only the instance owner (the first owner, who set Baton up) can approve SSO email domains.");
+    throw new AppError(
+      "forbidden",
+      "Only the instance owner (the first owner, who set Baton up) can approve SSO email domains.",
+    );
 }
 
 // GET /api/admin/sso-domains – every claimed domain, with its team and approval.
@@ -27,7 +30,9 @@ export const GET = route({ auth: "user" }, async ({ user }) => {
   return {
     domains: domains.map((d) => ({
       domain: d.domain,
-      team: teams.get(d.teamId) ? { id: d.teamId, name: teams.get(d.teamId)!.name, slug: teams.get(d.teamId)!.slug } : null,
+      team: teams.get(d.teamId)
+        ? { id: d.teamId, name: teams.get(d.teamId)!.name, slug: teams.get(d.teamId)!.slug }
+        : null,
       approved: d.approvedAt !== null,
       approved_at: d.approvedAt,
     })),

@@ -50,7 +50,10 @@ export const PUT = route({ auth: "user", perm: "team.manage", body: SsoConfigBod
   const sameIdp = before !== null && before.issuer === issuer && before.clientId === body.client_id;
   const secretChanges = body.client_secret !== undefined;
   if (body.enforced && !(sameIdp && !secretChanges && before?.testedAt))
-    throw invalid("enforced", "run a successful Test sign-in with these issuer and client settings before enforcing SSO");
+    throw invalid(
+      "enforced",
+      "run a successful Test sign-in with these issuer and client settings before enforcing SSO",
+    );
 
   const { taken } = await inTransaction(db, async (trx) => {
     const result = await setTeamDomains(trx, teamId, domains);
@@ -70,9 +73,13 @@ export const PUT = route({ auth: "user", perm: "team.manage", body: SsoConfigBod
     return result;
   });
   if (taken.length)
-    throw new AppError("conflict", `${taken.join(", ")} already belongs to another team: an email domain belongs to one team only.`, {
-      errors: { domains: `${taken.join(", ")} belongs to another team` },
-    });
+    throw new AppError(
+      "conflict",
+      `${taken.join(", ")} already belongs to another team: an email domain belongs to one team only.`,
+      {
+        errors: { domains: `${taken.join(", ")} belongs to another team` },
+      },
+    );
 
   const after = await getSsoConfig(db, teamId);
   const summary = (c: typeof before, d: typeof beforeDomains) =>
@@ -108,5 +115,8 @@ export const DELETE = route({ auth: "user", perm: "team.manage" }, async (ctx) =
   const before = await getSsoConfig(db, teamId);
   if (!before) throw new AppError("not_found", "This team has no SSO set up.");
   await deleteSsoConfig(db, teamId);
-  await ctx.audit("sso.config_delete", { target: teamId, data: { before: { issuer: before.issuer, client_id: before.clientId }, after: null } });
+  await ctx.audit("sso.config_delete", {
+    target: teamId,
+    data: { before: { issuer: before.issuer, client_id: before.clientId }, after: null },
+  });
 });

@@ -70,11 +70,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("expires_at", "bigint", (c) => c.notNull())
     .addColumn("used_at", "bigint")
     .execute();
-  await db.schema
-    .createIndex("sso_transactions_expires_at_idx")
-    .on("sso_transactions")
-    .column("expires_at")
-    .execute();
+  await db.schema.createIndex("sso_transactions_expires_at_idx").on("sso_transactions").column("expires_at").execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
