@@ -33,9 +33,23 @@ const KiB = 1024;
  */
 const BUDGETS = [
   { route: "/sandboxes", kib: 180, note: "sandbox list (perf-notes budget)" },
-  { route: "/sandboxes", kib: 179.5, note: "sandbox list, issue 12's weight + issues 13 and 14" },
+  {
+    route: "/sandboxes",
+    kib: 180,
+    note: "sandbox list, issue 12's weight + 13, 14 and 21 (the role's permissions and read-only notes)",
+  },
   { route: "/sandboxes/[id]", kib: 300, note: "sandbox page with terminal and charts (perf-notes budget)" },
-  { route: "/sandboxes/[id]", kib: 181.6, note: "sandbox page, no heavier than before issue 12" },
+  {
+    route: "/sandboxes/[id]",
+    kib: 182.6,
+    note: "sandbox page: issue 12's weight + issue 21's read-only notes and terminal gate",
+  },
+  { route: "/team", kib: 200, note: "members and invitations (issue 21: each new page at most 200 KiB)" },
+  { route: "/settings", kib: 200, note: "your account (issue 21)" },
+  { route: "/settings/team", kib: 200, note: "team settings (issue 21)" },
+  { route: "/settings/sso", kib: 200, note: "single sign-on (issue 21)" },
+  { route: "/audit", kib: 200, note: "audit log (issue 21)" },
+  { route: "/invite/[token]", kib: 200, note: "invitation page (issue 21)" },
   { route: "/limits", kib: 200, note: "limits page (issue 14: each new page at most 200 KiB)" },
   { route: "/volumes", kib: 200, note: "volumes page (issue 14 budget)" },
   { route: "/templates", kib: 200, note: "templates (issue 14)" },
