@@ -155,6 +155,11 @@ const PAGE_PERMISSIONS: Record<string, string | null> = {
   "snapshots/[id]/page.tsx": "snapshots.read", // GET /api/v1/snapshots/{id}
   // The user's own connections: GET /api/connections and /api/connections/status need a session only.
   "settings/connections/page.tsx": null,
+  // The user's own account (name, password, sessions, second factor): /api/me/* need a session only.
+  "settings/page.tsx": null,
+  "settings/sso/page.tsx": "team.manage", // GET /api/team/sso
+  "settings/team/page.tsx": "team.manage", // GET /api/team
+  "audit/page.tsx": "audit.read", // GET /api/audit
   "layout.tsx": null,
 };
 const DATA_READS = /\b(withUpstream|orkestrFor|activeConnection|connectionList|connectionStatus|getMigratedDb)\s*\(/;

@@ -20,6 +20,7 @@ const TABLES = [
   "login_attempts",
   "memberships",
   "orkestr_connections",
+  "pending_logins",
   "received_events",
   "sessions",
   "settings",
@@ -28,6 +29,8 @@ const TABLES = [
   "sso_identities",
   "sso_transactions",
   "teams",
+  "user_recovery_codes",
+  "user_totp",
   "users",
   "webhook_receivers",
 ];
