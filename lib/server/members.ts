@@ -181,6 +181,22 @@ async function target(db: Db, teamId: string, userId: string): Promise<MemberRow
   return row;
 }
 
+/**
+ * The member `userId` of the actor's team, once `rule` (one of lib/team-rules.ts's checks, given
+ * the target's role, whether it is the actor, and the team's active owners) allows the action.
+ */
+async function allowedTarget(
+  db: Db,
+  actor: Actor,
+  userId: string,
+  rule: (target: { role: Role; self: boolean }, facts: { activeOwners: number }) => RuleRefusal | null,
+): Promise<MemberRow> {
+  const row = await target(db, actor.teamId, userId);
+  const facts = { activeOwners: await activeOwners(db, actor.teamId) };
+  throwRefusal(rule({ role: row.role as Role, self: userId === actor.userId }, facts));
+  return row;
+}
+
 export interface MemberSnapshot {
   user_id: string;
   email: string;
@@ -202,12 +218,7 @@ export async function changeRole(
   userId: string,
   role: Role,
 ): Promise<{ before: MemberSnapshot; after: MemberSnapshot }> {
-  const row = await target(db, actor.teamId, userId);
-  throwRefusal(
-    canChangeRole(actor.role, { role: row.role as Role, self: userId === actor.userId }, role, {
-      activeOwners: await activeOwners(db, actor.teamId),
-    }),
-  );
+  const row = await allowedTarget(db, actor, userId, (t, facts) => canChangeRole(actor.role, t, role, facts));
   if (row.disabled_at !== null)
     throw new AppError("member_disabled", `${row.email} is disabled in this team. Enable them first.`);
   if (row.role !== role) await changeMemberRole({ teamId: actor.teamId, userId, role }, { db });
@@ -223,16 +234,7 @@ export async function removeMemberFromTeam(
   actor: Actor,
   userId: string,
 ): Promise<{ before: MemberSnapshot; revokedTokens: number }> {
-  const row = await target(db, actor.teamId, userId);
-  throwRefusal(
-    canRemove(
-      actor.role,
-      { role: row.role as Role, self: userId === actor.userId },
-      {
-        activeOwners: await activeOwners(db, actor.teamId),
-      },
-    ),
-  );
+  const row = await allowedTarget(db, actor, userId, (t, facts) => canRemove(actor.role, t, facts));
   const { revoked } = await removeTeamMember({ teamId: actor.teamId, userId }, { db });
   return { before: snapshot(row), revokedTokens: revoked };
 }
@@ -256,16 +258,8 @@ export async function disableMember(
   userId: string,
   now = Date.now(),
 ): Promise<{ before: MemberSnapshot; after: MemberSnapshot; revokedSessions: number; revokedTokens: number }> {
-  const row = await target(db, actor.teamId, userId);
-  throwRefusal(
-    canAdminister(
-      actor.role,
-      { role: row.role as Role, self: userId === actor.userId },
-      {
-        activeOwners: await activeOwners(db, actor.teamId),
-        disabling: true,
-      },
-    ),
+  const row = await allowedTarget(db, actor, userId, (t, facts) =>
+    canAdminister(actor.role, t, { ...facts, disabling: true }),
   );
   if (row.disabled_at === null) {
     await inTransaction(db, async (trx) => {
@@ -298,16 +292,7 @@ export async function enableMember(
   actor: Actor,
   userId: string,
 ): Promise<{ before: MemberSnapshot; after: MemberSnapshot }> {
-  const row = await target(db, actor.teamId, userId);
-  throwRefusal(
-    canAdminister(
-      actor.role,
-      { role: row.role as Role, self: userId === actor.userId },
-      {
-        activeOwners: await activeOwners(db, actor.teamId),
-      },
-    ),
-  );
+  const row = await allowedTarget(db, actor, userId, (t, facts) => canAdminister(actor.role, t, facts));
   if (row.disabled_at !== null) {
     await db
       .updateTable("memberships")
@@ -322,47 +307,20 @@ export async function enableMember(
 
 /** Clears a member's sign-in lockout (the failed-attempt counter of their address). */
 export async function unlockMember(db: Db, actor: Actor, userId: string): Promise<{ email: string }> {
-  const row = await target(db, actor.teamId, userId);
-  throwRefusal(
-    canAdminister(
-      actor.role,
-      { role: row.role as Role, self: userId === actor.userId },
-      {
-        activeOwners: await activeOwners(db, actor.teamId),
-      },
-    ),
-  );
+  const row = await allowedTarget(db, actor, userId, (t, facts) => canAdminister(actor.role, t, facts));
   await resetRateLimit(db, emailRateKey(row.email));
   return { email: row.email };
 }
 
 /** A member's live sessions, most recently used first. */
 export async function memberSessions(db: Db, actor: Actor, userId: string): Promise<Session[]> {
-  const row = await target(db, actor.teamId, userId);
-  throwRefusal(
-    canAdminister(
-      actor.role,
-      { role: row.role as Role, self: userId === actor.userId },
-      {
-        activeOwners: await activeOwners(db, actor.teamId),
-      },
-    ),
-  );
+  await allowedTarget(db, actor, userId, (t, facts) => canAdminister(actor.role, t, facts));
   return listActiveSessions(db, userId);
 }
 
 /** Revokes one of a member's sessions. */
 export async function revokeMemberSession(db: Db, actor: Actor, userId: string, sessionId: string): Promise<void> {
-  const row = await target(db, actor.teamId, userId);
-  throwRefusal(
-    canAdminister(
-      actor.role,
-      { role: row.role as Role, self: userId === actor.userId },
-      {
-        activeOwners: await activeOwners(db, actor.teamId),
-      },
-    ),
-  );
+  await allowedTarget(db, actor, userId, (t, facts) => canAdminister(actor.role, t, facts));
   if (!(await revokeSessionById(db, sessionId, userId)))
     throw new AppError("not_found", "There is no such active session of this member.");
 }
