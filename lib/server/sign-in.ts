@@ -94,6 +94,37 @@ async function audit(db: Db, input: AuditInput): Promise<void> {
 
 const blocked = (result: RateLimitResult): boolean => !result.allowed;
 
+/**
+ * The end of a successful sign-in, with or without a second factor: the account's failure counter
+ * is cleared, the IP's attempt refunded, the session made and the sign-in audited.
+ */
+async function openSession(
+  db: Db,
+  user: User,
+  at: {
+    rateKey: string;
+    ipKey: string;
+    ip: string | null;
+    userAgent: string | null;
+    data: Record<string, unknown>;
+    now: number;
+  },
+): Promise<{ token: string; session: Session }> {
+  await resetRateLimit(db, at.rateKey);
+  await refundRateLimit(db, at.ipKey);
+  const created = await createSession(db, { userId: user.id, ip: at.ip, userAgent: at.userAgent, now: at.now });
+  await audit(db, {
+    action: "auth.sign_in",
+    userId: user.id,
+    actorEmail: user.email,
+    ip: at.ip,
+    userAgent: at.userAgent,
+    data: at.data,
+    now: at.now,
+  });
+  return created;
+}
+
 export async function signInWithPassword(db: Db, input: SignInInput): Promise<SignInOutcome> {
   const now = input.now ?? Date.now();
   const email = normalizeEmail(input.email);
@@ -237,18 +268,9 @@ export async function signInWithPassword(db: Db, input: SignInInput): Promise<Si
   }
 
   // A known device clears its own counter only: the strangers' count against the address stays.
-  await resetRateLimit(db, account.key);
-  await refundRateLimit(db, ipKey);
-  const { token, session } = await createSession(db, {
-    userId: user.id,
-    ip: input.ip,
-    userAgent: input.userAgent,
-    now,
-  });
-  await audit(db, {
-    action: "auth.sign_in",
-    userId: user.id,
-    actorEmail: user.email,
+  const { token, session } = await openSession(db, user, {
+    rateKey: account.key,
+    ipKey,
     ip: input.ip,
     userAgent: input.userAgent,
     data: { method: "password", known_device: deviceId !== null },
@@ -295,25 +317,21 @@ export async function completeSecondFactor(
     await audit(db, {
       action: "auth.sign_in_failed",
       userId: user.id,
+      actorEmail: normalizeEmail(user.email),
+      result: "invalid_code",
       ip: input.ip,
+      userAgent: input.userAgent,
       data: { email: normalizeEmail(user.email), reason: "wrong_second_factor", attempts_left: attemptsLeft },
       now,
     });
     return { ok: false, reason: "invalid_code", attemptsLeft };
   }
   if (!(await consumePendingLogin(db, pending))) return { ok: false, reason: "sign_in_expired" };
-  await resetRateLimit(db, pending.rateKey);
-  await refundRateLimit(db, ipKey);
-  const { token, session } = await createSession(db, {
-    userId: user.id,
+  const { token, session } = await openSession(db, user, {
+    rateKey: pending.rateKey,
+    ipKey,
     ip: input.ip,
     userAgent: input.userAgent,
-    now,
-  });
-  await audit(db, {
-    action: "auth.sign_in",
-    userId: user.id,
-    ip: input.ip,
     data: { method: "password", second_factor: method },
     now,
   });
