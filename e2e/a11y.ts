@@ -10,10 +10,14 @@ const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-c
  * Serious and critical axe violations on the page as it is now, one line each (empty when clean).
  * `scope` limits the check to the first element matching a selector (e.g. "main").
  * Finite animations and transitions are let finish first: a toast sliding in at half opacity is
- * not a contrast failure, and axe would measure it as one.
+ * not a contrast failure, and axe would measure it as one. The same holds for the colour transitions a
+ * light/dark switch starts.
  */
 export async function seriousAxeViolations(page: Page, { scope }: { scope?: string } = {}): Promise<string[]> {
   await page.evaluate(async () => {
+    // The theme follows prefers-color-scheme in script (a media-query change event, then a class
+    // on <html>): two frames let that land, so the colour transitions it starts are seen below.
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     const finite = document.getAnimations().filter((a) => {
       const timing = a.effect?.getComputedTiming();
       return timing !== undefined && Number.isFinite(timing.endTime as number);

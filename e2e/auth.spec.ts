@@ -41,7 +41,7 @@ test("the setup page checks the confirmation, then shows the server's validation
   await expect(page.getByLabel("Setup code")).toBeFocused();
   await page.getByLabel("Setup code").fill(servers.setupCode());
   await page.getByLabel("Name", { exact: true }).fill("Ada");
-  await page.getByLabel("Email").fill("ada@example.com");
+  await page.getByLabel("Email", { exact: true }).fill("ada@example.com");
   await page.getByLabel("Password", { exact: true }).fill("correct horse battery");
   await page.getByLabel("Confirm password").fill("correct horse battery!");
   await page.getByLabel("Team name").fill("Analytical Engines");
@@ -76,7 +76,7 @@ test("first-run setup needs the setup code the server printed at start @db", asy
   await page.goto("/setup");
   await page.getByLabel("Setup code").fill("AAAA-BBBB-CCCC");
   await page.getByLabel("Name", { exact: true }).fill(OWNER.name);
-  await page.getByLabel("Email").fill(OWNER.email);
+  await page.getByLabel("Email", { exact: true }).fill(OWNER.email);
   await page.getByLabel("Password", { exact: true }).fill(OWNER.password);
   await page.getByLabel("Confirm password").fill(OWNER.password);
   await page.getByLabel("Team name").fill(OWNER.teamName);
@@ -138,7 +138,7 @@ test("first-run setup creates the owner and lands in the console, signed in @db"
   await page.goto("/setup");
   await page.getByLabel("Setup code").fill(servers.setupCode());
   await page.getByLabel("Name", { exact: true }).fill(OWNER.name);
-  await page.getByLabel("Email").fill(OWNER.email);
+  await page.getByLabel("Email", { exact: true }).fill(OWNER.email);
   await page.getByLabel("Password", { exact: true }).fill(OWNER.password);
   await page.getByLabel("Confirm password").fill(OWNER.password);
   await page.getByLabel("Team name").fill(OWNER.teamName);

@@ -89,7 +89,7 @@ test.describe.serial("two Baton instances behind nginx", () => {
     await page.goto(`${topology.url}/setup`);
     await page.getByLabel("Setup code").fill(topology.setupCode());
     await page.getByLabel("Name", { exact: true }).fill(OWNER.name);
-    await page.getByLabel("Email").fill(OWNER.email);
+    await page.getByLabel("Email", { exact: true }).fill(OWNER.email);
     await page.getByLabel("Password", { exact: true }).fill(OWNER.password);
     await page.getByLabel("Confirm password").fill(OWNER.password);
     await page.getByLabel("Team name").fill(OWNER.teamName);
@@ -105,7 +105,7 @@ test.describe.serial("two Baton instances behind nginx", () => {
     const out = await page.request.post(`${topology.url}/api/auth/logout`, { headers: { origin: topology.url } });
     expect(out.ok(), await out.text()).toBe(true);
     await page.goto(`${topology.url}/login`);
-    await page.getByLabel("Email").fill(OWNER.email);
+    await page.getByLabel("Email", { exact: true }).fill(OWNER.email);
     await page.getByLabel("Password", { exact: true }).fill(OWNER.password);
     await page.getByRole("button", { name: "Sign in" }).click();
     await expect(page).not.toHaveURL(/\/login(\?|$)/);

@@ -46,15 +46,15 @@ test.describe("sign-in pages", () => {
     expect(response?.status()).toBe(200);
     await expect(page).toHaveTitle("Sign in · Baton");
     await expect(page.getByRole("heading", { level: 1, name: "Sign in" })).toBeVisible();
-    await expect(page.getByLabel("Email")).toBeFocused();
+    await expect(page.getByLabel("Email", { exact: true })).toBeFocused();
     await screenshot(page, "login-light");
-    await expect(page.getByLabel("Email")).toHaveAttribute("autocomplete", "username");
+    await expect(page.getByLabel("Email", { exact: true })).toHaveAttribute("autocomplete", "username");
     await expect(page.getByLabel("Password")).toHaveAttribute("type", "password");
     await page.keyboard.press("Tab");
     await expect(page.getByLabel("Password")).toBeFocused();
     await page.keyboard.press("Tab");
     await expect(page.getByRole("button", { name: "Sign in" })).toBeFocused();
-    await page.getByLabel("Email").focus();
+    await page.getByLabel("Email", { exact: true }).focus();
     await page.emulateMedia({ colorScheme: "dark" });
     await expect(page.locator("html")).toHaveClass(/(^|\s)dark(\s|$)/);
     await screenshot(page, "login-dark");
@@ -64,7 +64,7 @@ test.describe("sign-in pages", () => {
   test("a submit before hydration never puts the password in the URL", async ({ page }) => {
     await page.route("**/_next/static/chunks/*.js", (route) => route.abort());
     await page.goto("/login");
-    await page.getByLabel("Email").fill("owner@example.com");
+    await page.getByLabel("Email", { exact: true }).fill("owner@example.com");
     await page.getByLabel("Password").fill("hunter2-secret");
     const submitted = page.waitForRequest(
       (request) => new URL(request.url()).pathname === "/login" && request.method() === "POST",

@@ -69,7 +69,7 @@ test("invite by mail, accept with a new account, make a viewer, remove: the engi
   await expect(page.getByTestId("invitations-empty")).toBeVisible();
 
   // The owner invites by email; the link is shown once, and the same link arrives by mail.
-  await page.getByLabel("Email").fill(NEWCOMER.email);
+  await page.getByLabel("Email", { exact: true }).fill(NEWCOMER.email);
   await page.getByLabel("Role", { exact: true }).selectOption("member");
   await page.getByRole("button", { name: "Invite", exact: true }).click();
   const shown = page.getByTestId("invitation-url");
@@ -87,7 +87,7 @@ test("invite by mail, accept with a new account, make a viewer, remove: the engi
   try {
     await p.goto(new URL(link).pathname);
     await expect(p.getByRole("heading", { level: 1 })).toHaveText(`Join ${OWNER.teamName}`);
-    await expect(p.getByLabel("Email")).toHaveValue(NEWCOMER.email);
+    await expect(p.getByLabel("Email", { exact: true })).toHaveValue(NEWCOMER.email);
     await axeBothThemes(p, "invite-new-account");
     await p.getByLabel("Your name").fill(NEWCOMER.name);
     await p.getByLabel("Password", { exact: true }).fill(NEWCOMER.password);

@@ -6,7 +6,7 @@ import { getCurrentUser, safeNextPath } from "../../../lib/server/auth";
 import { getMigratedDb } from "../../../lib/server/db/index";
 import { isFirstRun } from "../../../lib/server/db/setup";
 import { SsoSignIn } from "../../../components/auth/sso-sign-in";
-import { getSsoConfig } from "../../../lib/server/db/sso";
+import { anyTeamHasSso, getSsoConfig } from "../../../lib/server/db/sso";
 import { findTeamBySlug } from "../../../lib/server/db/teams";
 import { isSsoErrorCode, ssoMessage } from "../../../lib/sso-messages";
 
@@ -25,6 +25,7 @@ export default async function LoginPage({
     const next = (await searchParams).next;
     redirect(safeNextPath(typeof next === "string" ? next : null) ?? "/sandboxes");
   }
+  // "Sign in with SSO" is offered once a team has configured it (a laptop install never shows it).
   // An SSO sign-in that came back refused: the code from the callback, worded here; the issuer
   // named in it is read from the team's settings, never from the URL.
   const params = await searchParams;
@@ -43,12 +44,16 @@ export default async function LoginPage({
       </CardHeader>
       <CardContent>
         <LoginForm />
-        <div className="my-6 flex items-center gap-3 text-xs text-muted-foreground" aria-hidden="true">
-          <span className="h-px flex-1 bg-border" />
-          or
-          <span className="h-px flex-1 bg-border" />
-        </div>
-        <SsoSignIn error={ssoError} />
+        {ssoError || (await anyTeamHasSso(db)) ? (
+          <>
+            <div className="my-6 flex items-center gap-3 text-xs text-muted-foreground" aria-hidden="true">
+              <span className="h-px flex-1 bg-border" />
+              or
+              <span className="h-px flex-1 bg-border" />
+            </div>
+            <SsoSignIn error={ssoError} />
+          </>
+        ) : null}
       </CardContent>
     </Card>
   );

@@ -132,6 +132,12 @@ export async function getSsoConfig(db: Db, teamId: string): Promise<SsoConfig | 
   return config;
 }
 
+/** Whether any team on this instance has SSO configured: the login page offers "Sign in with SSO" only then. */
+export async function anyTeamHasSso(db: Db): Promise<boolean> {
+  const row = await db.selectFrom("sso_configs").select("team_id").limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** The decrypted client secret (server side only, for the token call), or null. */
 export async function getSsoClientSecret(db: Db, teamId: string): Promise<string | null> {
   const row = await configRow(db, teamId);
