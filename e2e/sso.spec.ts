@@ -44,10 +44,7 @@ async function signInAtIdpForm(page: import("@playwright/test").Page, login: str
   await page.locator('button[type="submit"]').click();
 }
 
-// Not passing yet: after "Test sign-in" the test IdP shows its own error page instead of its login
-// form (suspected: the redirect URI sent differs from the one registered for the e2e client). The
-// same flow passes against the same IdP in tests/console/sso.test.ts (handlers, SQLite and PG).
-test.fixme("an owner sets up SSO, tests it, enforces it, and a new person signs in through the IdP with JIT membership", async ({
+test("an owner sets up SSO, tests it, enforces it, and a new person signs in through the IdP with JIT membership", async ({
   signedIn: page,
   browser,
   servers,

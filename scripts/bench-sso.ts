@@ -2,7 +2,9 @@
 // (oidc-provider on loopback, tests/helpers/oidc-idp.ts) and the production console server (needs
 // `npx next build`): Baton's start (discovery, state/nonce/PKCE, redirect), the IdP's login form,
 // and Baton's callback (discovery, code exchange, ID token checks, JIT membership, session). Prints
-// p50/p95 of the whole sign-in and of Baton's two steps alone. Never asserts.
+// p50/p95 of the whole sign-in and of Baton's two steps alone, each beside its reference with the
+// ratio: a password sign-in (POST /api/auth/login, the bench owner) on the same console, measured in
+// the same run, so the figure says what SSO costs over the sign-in it replaces. Never asserts.
 //
 //   BENCH_ROUNDS=30 npm run bench -- --only sso
 import { pct } from "../engine/bench/lib";
@@ -63,11 +65,29 @@ try {
     total.push(performance.now() - t0);
     baton.push(tStart + tCallback);
   }
-  const row = (name: string, xs: number[]) => `| ${name} | ${pct(xs, 50).toFixed(1)} | ${pct(xs, 95).toFixed(1)} |`;
+  // The reference: the password sign-in it replaces, as many rounds, on the same console.
+  const password: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const t0 = performance.now();
+    const res = await fetch(`${bench.origin}/api/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: bench.origin },
+      body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery staple" }),
+    });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`password sign-in answered ${res.status}`);
+    password.push(performance.now() - t0);
+  }
+  const ref50 = pct(password, 50);
+  const ref95 = pct(password, 95);
+  const row = (name: string, xs: number[]) =>
+    `| ${name} | ${pct(xs, 50).toFixed(1)} | ${ref50.toFixed(1)} | ${(pct(xs, 50) / ref50).toFixed(2)}× | ${pct(xs, 95).toFixed(1)} | ${ref95.toFixed(1)} | ${(pct(xs, 95) / ref95).toFixed(2)}× |`;
   console.log(
     `\n### SSO sign-in (${ROUNDS} new people, JIT membership, ${process.env.DATABASE_URL ? "PostgreSQL" : "SQLite"})\n`,
   );
-  console.log("| what | p50 ms | p95 ms |\n| --- | --- | --- |");
+  console.log(
+    "| what | p50 ms | reference p50 (password sign-in) | ratio | p95 ms | reference p95 | ratio |\n| --- | --- | --- | --- | --- | --- | --- |",
+  );
   console.log(row("whole sign-in (start, IdP form, callback)", total));
   console.log(row("Baton's start + callback", baton));
   console.log(
@@ -78,6 +98,8 @@ try {
       total_p95: pct(total, 95),
       baton_p50: pct(baton, 50),
       baton_p95: pct(baton, 95),
+      password_p50: ref50,
+      password_p95: ref95,
     }),
   );
 } finally {

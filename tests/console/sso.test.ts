@@ -15,6 +15,7 @@ import { clientSecretAad, INSTANCE_OWNER_KEY } from "../../lib/server/db/sso";
 import { addMember, createTeamWithOwner, getMembership } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { createUser, findUserByEmail } from "../../lib/server/db/users";
+import { redirectUri } from "../../lib/server/sso/flow";
 import { ssoMessage } from "../../lib/sso-messages";
 import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/oidc-idp";
 import { jsonOf, noParams, ORIGIN, PASSWORD, request, sessionCookie, uniq, useConsoleDb } from "./helpers";
@@ -344,5 +345,17 @@ describe.each(testBackends)("SSO with OpenID Connect on $name", (backend) => {
       noParams,
     );
     expect(dave.status).toBe(200);
+  });
+});
+
+describe("the SSO redirect URI", () => {
+  it("comes from the request's Host (the name the browser used), not from req.url's origin, for the page, the start and the token request alike", () => {
+    // Behind the console server, req.url carries the address Next listens on; the browser (and the
+    // URI registered at the IdP) uses the Host it typed.
+    const headers = new Headers({ host: "127.0.0.1:40123" });
+    expect(redirectUri(headers)).toBe("http://127.0.0.1:40123/api/auth/sso/callback");
+    headers.set("x-forwarded-proto", "https");
+    headers.set("host", "baton.example.com");
+    expect(redirectUri(headers)).toBe("https://baton.example.com/api/auth/sso/callback");
   });
 });

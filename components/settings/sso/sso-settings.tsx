@@ -6,6 +6,7 @@ import { errorText, OrkestrError } from "../../../lib/orkestr/errors";
 import { ssoKeys, ssoMutations, ssoQueries } from "../../../lib/queries/sso";
 import { isSsoErrorCode, ssoMessage } from "../../../lib/sso-messages";
 import type { SsoSettings } from "../../../lib/validations/sso";
+import { cn } from "../../../lib/utils";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
@@ -282,7 +283,7 @@ export function SsoSettingsView({ initial, testOutcome }: { initial: SsoSettings
                   />
                   <select
                     aria-label={`Role for group ${i + 1}`}
-                    className={`${SELECT} w-32`}
+                    className={cn(SELECT, "w-32")}
                     value={row.role}
                     onChange={(e) =>
                       setRows(rows.map((r) => (r.key === row.key ? { ...r, role: e.target.value as MappedRole } : r)))

@@ -54,10 +54,25 @@ export class SsoFailure extends Error {
   }
 }
 
-/** Where the IdP sends the browser back: register this at the IdP. */
-export function redirectUri(reqUrl: string): string {
-  const base = getEnv().BATON_URL ?? new URL(reqUrl).origin;
-  return `${base}/api/auth/sso/callback`;
+/**
+ * Baton's origin as the browser sees it: BATON_URL when set, else the request's Host (which the
+ * front door and route() have checked against lib/host-policy.ts) with X-Forwarded-Proto (which the
+ * front door strips unless BATON_TRUSTED_PROXIES trusts the proxy). Never `req.url`'s origin: behind
+ * the console server that is the address Next was told to listen on, not the name the browser used.
+ */
+export function publicOrigin(headers: Headers): string {
+  const configured = getEnv().BATON_URL;
+  if (configured) return configured.replace(/\/+$/, "");
+  const proto = headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https" ? "https" : "http";
+  return `${proto}://${headers.get("host") ?? "localhost"}`;
+}
+
+/**
+ * Where the IdP sends the browser back: register this at the IdP. The one source of the redirect
+ * URI shown on /settings/sso, sent in the authorization request and sent again at the token endpoint.
+ */
+export function redirectUri(headers: Headers): string {
+  return `${publicOrigin(headers)}/api/auth/sso/callback`;
 }
 
 async function configuredClient(db: Db, config: SsoConfig) {
@@ -79,7 +94,7 @@ export async function startSsoSignIn(
   input: {
     teamId: string;
     purpose: SsoPurpose;
-    reqUrl: string;
+    headers: Headers;
     userId?: string | null;
     loginHint?: string | null;
     nextPath?: string | null;
@@ -104,7 +119,7 @@ export async function startSsoSignIn(
   const supported = client.serverMetadata().scopes_supported ?? [];
   if (config.groupClaim && supported.includes(config.groupClaim)) scopes.push(config.groupClaim);
   const params: Record<string, string> = {
-    redirect_uri: redirectUri(input.reqUrl),
+    redirect_uri: redirectUri(input.headers),
     scope: scopes.join(" "),
     state,
     nonce,
@@ -146,7 +161,7 @@ export function roleFor(config: Pick<SsoConfig, "groupRoleMap" | "defaultRole">,
  */
 export async function finishSsoSignIn(
   db: Db,
-  input: { callbackUrl: string; ip: string | null; userAgent: string | null; now?: number },
+  input: { callbackUrl: string; headers: Headers; ip: string | null; userAgent: string | null; now?: number },
 ): Promise<SsoOutcome> {
   const now = input.now ?? Date.now();
   const current = new URL(input.callbackUrl);
@@ -172,7 +187,7 @@ export async function finishSsoSignIn(
     throw err;
   }
   // The token request's redirect_uri is this URL without its query: Baton's registered one.
-  const callback = new URL(redirectUri(input.callbackUrl));
+  const callback = new URL(redirectUri(input.headers));
   callback.search = current.search;
   let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
   try {

@@ -5,7 +5,7 @@ import { getSsoConfig, instanceOwnerId, listSsoDomains } from "../db/sso";
 import { redirectUri } from "./flow";
 
 /** A team's SSO settings as the page shows them: the secret only as set / not set. */
-export async function ssoSettingsView(db: Db, teamId: string, userId: string, reqUrl: string): Promise<SsoSettings> {
+export async function ssoSettingsView(db: Db, teamId: string, userId: string, headers: Headers): Promise<SsoSettings> {
   const [config, domains, owner] = await Promise.all([
     getSsoConfig(db, teamId),
     listSsoDomains(db, { teamId }),
@@ -27,7 +27,7 @@ export async function ssoSettingsView(db: Db, teamId: string, userId: string, re
       last_test: config.lastTest,
     },
     domains: domains.map((d) => ({ domain: d.domain, approved: d.approvedAt !== null, approved_at: d.approvedAt })),
-    redirect_uri: redirectUri(reqUrl),
+    redirect_uri: redirectUri(headers),
     is_instance_owner: owner === userId,
   };
 }

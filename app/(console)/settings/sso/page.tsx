@@ -18,10 +18,12 @@ export default async function SsoSettingsPage({
 }) {
   const access = await requirePermission("team.manage");
   if (!access.ok) return <Forbidden title="Single sign-on" detail={access.detail} />;
-  const h = await headers();
-  const proto = h.get("x-forwarded-proto") === "https" ? "https" : "http";
-  const reqUrl = `${proto}://${h.get("host") ?? "localhost"}/`;
-  const initial = await ssoSettingsView(await getMigratedDb(), access.team.team.id, access.current.user.id, reqUrl);
+  const initial = await ssoSettingsView(
+    await getMigratedDb(),
+    access.team.team.id,
+    access.current.user.id,
+    await headers(),
+  );
   const test = (await searchParams).test;
   return (
     <>

@@ -19,7 +19,7 @@ export const runtime = "nodejs";
 
 // GET /api/team/sso – the acting team's SSO settings (the client secret only as set / not set).
 export const GET = route({ auth: "user", perm: "team.manage" }, async ({ req, user, team }) =>
-  ssoSettingsView(await getMigratedDb(), team!.team.id, user.id, req.url),
+  ssoSettingsView(await getMigratedDb(), team!.team.id, user.id, req.headers),
 );
 
 function invalid(field: string, message: string): AppError {
@@ -104,7 +104,7 @@ export const PUT = route({ auth: "user", perm: "team.manage", body: SsoConfigBod
       secret_changed: secretChanges,
     },
   });
-  return ssoSettingsView(db, teamId, user.id, req.url);
+  return ssoSettingsView(db, teamId, user.id, req.headers);
 });
 
 // DELETE /api/team/sso – removes the team's SSO (settings, secret and domains). Accounts made by

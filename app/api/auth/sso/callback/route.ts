@@ -12,7 +12,7 @@ export const runtime = "nodejs";
 export const GET = route({ auth: "public" }, async ({ req, ip, userAgent, secure }) => {
   const db = await getMigratedDb();
   try {
-    const outcome = await finishSsoSignIn(db, { callbackUrl: req.url, ip, userAgent });
+    const outcome = await finishSsoSignIn(db, { callbackUrl: req.url, headers: req.headers, ip, userAgent });
     if (outcome.purpose === "test" || !outcome.session) return redirectTo("/settings/sso?test=done");
     const { token, maxAgeSeconds } = outcome.session;
     return redirectTo(outcome.nextPath ?? "/sandboxes", [await ssoSessionCookie(token, maxAgeSeconds, secure)]);

@@ -38,7 +38,7 @@ export const GET = route({ auth: "public", query: Query }, async ({ req, query, 
     const url = await startSsoSignIn(db, {
       teamId,
       purpose: "sign_in",
-      reqUrl: req.url,
+      headers: req.headers,
       loginHint: query.email?.includes("@") ? query.email : null,
       nextPath: safeNextPath(query.next ?? null),
     });

@@ -12,7 +12,12 @@ export const runtime = "nodejs";
 export const POST = route({ auth: "user", perm: "team.manage" }, async ({ req, user, team }) => {
   const db = await getMigratedDb();
   try {
-    const url = await startSsoSignIn(db, { teamId: team!.team.id, purpose: "test", reqUrl: req.url, userId: user.id });
+    const url = await startSsoSignIn(db, {
+      teamId: team!.team.id,
+      purpose: "test",
+      headers: req.headers,
+      userId: user.id,
+    });
     return { url: url.href };
   } catch (err) {
     if (!(err instanceof SsoFailure)) throw err;
