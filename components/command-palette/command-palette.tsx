@@ -2,7 +2,7 @@
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Command } from "cmdk";
-import { usePathname, useRouter } from "next/navigation";
+import { usePathname } from "next/navigation";
 import { useMemo, useState } from "react";
 import { consoleNavItems } from "../../lib/config/nav";
 import type { Sandbox } from "../../lib/orkestr/schemas/sandboxes";
@@ -13,6 +13,7 @@ import { allowsAction } from "../../lib/sandbox-status";
 import { sandboxHref } from "../../lib/links";
 import { useNavPermissions } from "../layout/nav-permissions";
 import { usePermission } from "../layout/permissions";
+import { useTeamRouter } from "../layout/team-link";
 
 /** Most sandbox ids offered at once (the list cache may hold thousands). */
 const MAX_SANDBOXES = 12;
@@ -55,7 +56,7 @@ export function CommandPalette({
   onOpenChange: (open: boolean) => void;
   onShowShortcuts: () => void;
 }) {
-  const router = useRouter();
+  const router = useTeamRouter();
   const pathname = usePathname();
   const queryClient = useQueryClient();
   const [search, setSearch] = useState("");
