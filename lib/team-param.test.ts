@@ -44,3 +44,14 @@ describe("the team query parameter", () => {
       expect(validTeamSlug(bad)).toBeNull();
   });
 });
+
+describe("switching teams", () => {
+  it("keeps the page, and leaves a resource of the old team for its section's list", async () => {
+    const { switchTeamHref } = await import("./team-param");
+    expect(switchTeamHref("/sandboxes?team=a&status=running", "b")).toBe("/sandboxes?status=running&team=b");
+    expect(switchTeamHref("/sandboxes/sbx_123/files?team=a", "b")).toBe("/sandboxes?team=b");
+    expect(switchTeamHref("/sandboxes/new?team=a", "b")).toBe("/sandboxes/new?team=b");
+    expect(switchTeamHref("/settings/connections?team=a#x", "b")).toBe("/settings/connections?team=b");
+    expect(switchTeamHref("/usage", "b")).toBe("/usage?team=b");
+  });
+});

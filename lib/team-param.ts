@@ -75,3 +75,19 @@ export function withoutTeam(href: string): string {
   const rest = params.toString();
   return `${beforeHash.slice(0, q)}${rest ? `?${rest}` : ""}${hash}`;
 }
+
+/** Sections whose sub-pages name one resource of a team (`/sandboxes/<id>`): not kept across a switch. */
+const RESOURCE_SECTIONS = new Set(["sandboxes", "snapshots", "templates", "volumes", "webhooks", "events"]);
+
+/**
+ * Where switching to team `slug` goes from `here` (the tab's path and query): the same page in the
+ * other team; a page of one resource (`/sandboxes/<id>/files`) goes to its section's list, since
+ * that resource is the old team's. Query parameters other than the team are kept on the same page.
+ */
+export function switchTeamHref(here: string, slug: string): string {
+  const path = here.split(/[?#]/, 1)[0] || "/";
+  const segments = path.split("/").filter(Boolean);
+  if (segments.length > 1 && RESOURCE_SECTIONS.has(segments[0]!) && segments[1] !== "new")
+    return withTeam(`/${segments[0]}`, slug);
+  return withTeam(withoutTeam(here.split("#", 1)[0]!), slug);
+}
