@@ -15,13 +15,7 @@ import {
   type Session,
 } from "./db/sessions";
 import { LAST_TEAM_COOKIE, readTeamParam, TEAM_HEADER, withTeam } from "../team-param";
-import {
-  defaultTeamSlug,
-  resolveTeamChoice,
-  TeamNotFoundError,
-  type ActingTeam,
-  type TeamChoice,
-} from "./acting-team";
+import { defaultTeamSlug, resolveTeamChoice, TeamNotFoundError, type ActingTeam, type TeamChoice } from "./acting-team";
 import { AppError } from "./errors";
 import { listConnections, type Connection } from "./db/connections";
 import { isFirstRun } from "./db/setup";
@@ -120,7 +114,7 @@ export function teamChoiceOf(req: Request): TeamChoice {
 /** The page's team choice (server components): proxy.ts's PAGE_TEAM_HEADER, and the last-team cookie. */
 export async function pageTeamChoice(): Promise<TeamChoice> {
   const slug = (await headers()).get(PAGE_TEAM_HEADER);
-  const lastSlug = (await cookies()).get(LAST_TEAM_COOKIE)?.value ?? null;
+  const lastSlug = (await cookies()).getAll().find((c) => c.name === LAST_TEAM_COOKIE)?.value ?? null;
   return { slug: slug || null, lastSlug };
 }
 

@@ -121,7 +121,7 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
       const res = await handler(request(url, { cookie: cookieA }), { params: Promise.resolve({ id }) });
       const body = (await jsonOf(res)) as Record<string, unknown>;
       const keep = ["id", "name", "status", "url", "enabled", "size_gb", "event_types", "metadata", "base_image"];
-      return { status: res.status, ...Object.fromEntries(keep.filter((k) => k in body).map((k) => [k, body[k]])) };
+      return { http: res.status, ...Object.fromEntries(keep.filter((k) => k in body).map((k) => [k, body[k]])) };
     };
     return {
       sandbox: await read(getSandbox, `/api/v1/sandboxes/${ids.sandboxes}`, ids.sandboxes),
@@ -179,9 +179,9 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
     }
     snapshotBefore = await snapshotOfA();
     expect(snapshotBefore).toMatchObject({
-      sandbox: { status: 200 },
-      volume: { status: 200 },
-      webhook: { status: 200 },
+      sandbox: { http: 200 },
+      volume: { http: 200 },
+      webhook: { http: 200 },
     });
   }, 120_000);
 
