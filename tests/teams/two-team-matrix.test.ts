@@ -177,7 +177,16 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
       await connectLocalEngine(userId, { teamId: teamB });
       cookiesB.set(role, (await sessionCookie(ctx.db(), userId)).cookie);
     }
+    // The template builds by itself: wait until it is done, so its own progress is not a "change".
+    for (let i = 0; i < 120; i++) {
+      const res = await getTemplate(request(`/api/v1/templates/${ids.templates}`, { cookie: cookieA }), {
+        params: Promise.resolve({ id: ids.templates }),
+      });
+      if (((await jsonOf(res)) as { status?: string }).status !== "building") break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
     snapshotBefore = await snapshotOfA();
+    expect(snapshotBefore).toMatchObject({ template: { status: expect.not.stringMatching(/^building$/) } });
     expect(snapshotBefore).toMatchObject({
       sandbox: { http: 200 },
       volume: { http: 200 },
