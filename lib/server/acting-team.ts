@@ -66,7 +66,8 @@ export class TeamNotFoundError extends Error {
   constructor(slug: string) {
     super(`team not found: ${slug}`);
     this.name = "TeamNotFoundError";
-    this.detail = "This team does not exist, or you are not a member of it. Ask a team owner or admin for an invitation.";
+    this.detail =
+      "This team does not exist, or you are not a member of it. Ask a team owner or admin for an invitation.";
   }
 }
 
