@@ -51,7 +51,7 @@ test("create a team, switch from the header and from ⌘K; each tab keeps its ow
   // The URL says which team: the default one is added to a URL without it.
   await expect(page).toHaveURL(/[?&]team=[a-z0-9-]+/);
   const first = teamOf(page)!;
-  const firstName = (await switcher(page).innerText()).trim();
+  const firstName = (await switcher(page).innerText()).replace(/^Team:\s*/, "").trim();
 
   await createTeam(page, "Second Team");
   await expect(page).toHaveURL(/\/sandboxes\?team=second-team$/);
