@@ -70,9 +70,12 @@ test("create a team, switch from the header and from ⌘K; each tab keeps its ow
   await expect(page).toHaveURL(new RegExp(`/volumes\\?team=${first}$`));
 
   // ⌘K: type the team's name, Enter switches to it (the first item shown is the one selected).
-  await page.keyboard.press("ControlOrMeta+k");
+  // (After a full page load: pressed again until the page has hydrated and listens.)
   const palette = page.getByRole("dialog", { name: "Command palette" });
-  await expect(palette).toBeVisible();
+  await expect(async () => {
+    if (!(await palette.isVisible())) await page.keyboard.press("Control+k");
+    await expect(palette).toBeVisible({ timeout: 5_000 });
+  }).toPass({ timeout: 30_000 });
   await palette.getByRole("combobox").fill("second");
   await expect(palette.getByRole("option", { name: /Switch to Second Team/ })).toHaveAttribute("aria-selected", "true");
   await page.keyboard.press("Enter");
