@@ -52,7 +52,7 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /** Fills and submits the login form (the page must be on /login). */
 export async function submitLogin(page: Page, email: string, password: string): Promise<void> {
-  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Email", { exact: true }).fill(email);
   await page.getByLabel("Password", { exact: true }).fill(password);
   await page.getByRole("button", { name: "Sign in" }).click();
 }
