@@ -7,6 +7,19 @@ import tseslint from "typescript-eslint";
 const APP = ["app/**/*.{ts,tsx}", "components/**/*.{ts,tsx}", "lib/**/*.tsx", "proxy.ts"];
 
 /**
+ * Console links keep the tab's team (`?team=<slug>`): next/link and next/navigation's useRouter only
+ * through components/layout/team-link.tsx (TeamLink, useTeamRouter).
+ */
+const TEAM_LINKS = [
+  { name: "next/link", message: "Use TeamLink (components/layout/team-link.tsx): console links keep ?team=." },
+  {
+    name: "next/navigation",
+    importNames: ["useRouter"],
+    message: "Use useTeamRouter (components/layout/team-link.tsx): navigations keep ?team=.",
+  },
+];
+
+/**
  * The console's code uses bundler resolution: `./env`, not `./env.js` (Turbopack cannot map `.js`
  * to a `.ts` source). The engine (engine/, its own package) is NodeNext and keeps `.js`.
  */
@@ -47,7 +60,7 @@ export default tseslint.config(
   {
     files: ["**/*.{ts,tsx}"],
     ignores: ["engine/**"],
-    rules: { "no-restricted-imports": ["error", { patterns: [EXTENSIONLESS] }] },
+    rules: { "no-restricted-imports": ["error", { patterns: [EXTENSIONLESS], paths: TEAM_LINKS }] },
   },
   {
     // The engine imports these under NodeNext, the console under bundler resolution: with no
@@ -78,6 +91,7 @@ export default tseslint.config(
       "no-restricted-imports": [
         "error",
         {
+          paths: TEAM_LINKS,
           patterns: [
             EXTENSIONLESS,
             {

@@ -1,6 +1,14 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { HOST_NOT_ALLOWED, hostAllowed } from "./lib/host-policy";
 import { REQUEST_PATH_HEADER, contentSecurityPolicy, isHttps, newNonce, securityHeaders } from "./lib/security-headers";
+import { LAST_TEAM_COOKIE, readTeamParam, validTeamSlug } from "./lib/team-param";
+
+/**
+ * Headers only this proxy may set: a copy sent by a client is dropped before anything reads it.
+ * PAGE_TEAM_HEADER carries the page URL's `?team=` to server components (lib/server/auth.ts).
+ */
+export const PAGE_TEAM_HEADER = "x-baton-page-team";
+const INTERNAL_HEADERS = ["x-nonce", REQUEST_PATH_HEADER, PAGE_TEAM_HEADER] as const;
 
 /**
  * Next 16's network boundary (the file convention formerly called middleware.ts): a fresh CSP nonce
@@ -12,7 +20,10 @@ import { REQUEST_PATH_HEADER, contentSecurityPolicy, isHttps, newNonce, security
  * script (the pre-paint theme script).
  *
  * It also passes the requested path on (REQUEST_PATH_HEADER), so that a server component sending a
- * visitor to /login can add `?next=` — the session check itself happens there, not here.
+ * visitor to /login can add `?next=` — the session check itself happens there, not here; and the
+ * page URL's team (`?team=<slug>`, PAGE_TEAM_HEADER), which the page checks membership of. A page
+ * opened with a team is remembered in the `baton_last_team` cookie: only the default team of a URL
+ * that names none, never what another tab acts in. Internal headers a client sent are dropped.
  */
 export function proxy(request: NextRequest) {
   const nonce = newNonce();
@@ -35,13 +46,27 @@ export function proxy(request: NextRequest) {
   }
 
   const requestHeaders = new Headers(request.headers);
+  for (const name of INTERNAL_HEADERS) requestHeaders.delete(name);
   requestHeaders.set("x-nonce", nonce);
   requestHeaders.set("content-security-policy", csp);
   const path = request.nextUrl.clone();
   path.searchParams.delete("_rsc"); // the client router's cache-busting parameter is not part of the page
   requestHeaders.set(REQUEST_PATH_HEADER, `${path.pathname}${path.search}`);
+  const isApi = request.nextUrl.pathname.startsWith("/api/");
+  const pageTeam = isApi ? null : readTeamParam(request.nextUrl.searchParams);
+  if (pageTeam !== null) requestHeaders.set(PAGE_TEAM_HEADER, pageTeam);
 
   const response = NextResponse.next({ request: { headers: requestHeaders } });
+  const remembered = validTeamSlug(pageTeam);
+  if (remembered && request.cookies.get(LAST_TEAM_COOKIE)?.value !== remembered) {
+    response.cookies.set(LAST_TEAM_COOKIE, remembered, {
+      path: "/",
+      sameSite: "lax",
+      httpOnly: true,
+      secure: https,
+      maxAge: 60 * 60 * 24 * 365,
+    });
+  }
   for (const [name, value] of Object.entries(securityHeaders(csp, { https }))) response.headers.set(name, value);
   return response;
 }

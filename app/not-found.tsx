@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+// eslint-disable-next-line no-restricted-imports -- prerendered without a request (no team to keep): /sandboxes adds the default team
 import Link from "next/link";
 import { buttonVariants } from "../components/ui/button";
 

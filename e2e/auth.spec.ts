@@ -146,7 +146,7 @@ test("first-run setup creates the owner and lands in the console, signed in @db"
   await page.getByRole("button", { name: "Create owner account" }).click();
 
   // The next step of the first run: connecting an orkestr API, inside the console.
-  await expect(page).toHaveURL(/\/settings\/connections$/);
+  await expect(page).toHaveURL(/\/settings\/connections(?:[?&]team=[a-z0-9-]+)?$/);
   await expect(page.getByRole("navigation", { name: "Console" })).toBeVisible();
   await expect(accountButton(page, OWNER.name)).toBeVisible();
   await screenshot(page, "signed-in-header-light");
@@ -189,7 +189,7 @@ test("afterwards the setup page is gone @db", async ({ page }) => {
   // Signed in, /setup leads into the console.
   await signInThroughForm(page, OWNER.email, OWNER.password);
   await page.goto("/setup");
-  await expect(page).toHaveURL(/\/sandboxes$/);
+  await expect(page).toHaveURL(/\/sandboxes(?:[?&]team=[a-z0-9-]+)?$/);
 });
 
 test("a wrong password, or an unknown email, shows one clear error @db", async ({ page }) => {
@@ -223,11 +223,11 @@ test("sign in returns to the page asked for; sign out ends the session on the se
   await page.goto("/volumes");
   await expect(page).toHaveURL(/\/login\?next=%2Fvolumes$/);
   await submitLogin(page, OWNER.email, OWNER.password);
-  await expect(page).toHaveURL(/\/volumes$/);
+  await expect(page).toHaveURL(/\/volumes(?:[?&]team=[a-z0-9-]+)?$/);
   await expect(page.getByRole("heading", { level: 1, name: "Volumes" })).toBeVisible();
   // Signed in, /login is not a page to stay on.
   await page.goto("/login");
-  await expect(page).toHaveURL(/\/sandboxes$/);
+  await expect(page).toHaveURL(/\/sandboxes(?:[?&]team=[a-z0-9-]+)?$/);
   const stolen = await page.context().cookies();
 
   // Keyboard: the menu opens with Enter, the first item has focus, Escape closes it and refocuses the button.

@@ -28,7 +28,7 @@ test("empty state: no connection, the header links to Settings → Connections @
   await page.goto("/sandboxes");
   await expect(headerStatus(page)).toHaveAttribute("data-state", "none");
   await page.getByRole("link", { name: /Not connected/ }).click();
-  await expect(page).toHaveURL(/\/settings\/connections$/);
+  await expect(page).toHaveURL(/\/settings\/connections(?:[?&]team=[a-z0-9-]+)?$/);
   await expect(page.getByRole("heading", { level: 1, name: "Connections" })).toBeVisible();
   await expect(page.getByTestId("connections-empty")).toBeVisible();
   await expect(page.getByRole("button", { name: "Use the local engine" })).toBeVisible();

@@ -66,3 +66,12 @@ export async function signInThroughForm(page: Page, email: string, password: str
 
 /** The header's account menu button. */
 export const accountButton = (page: Page, name: string) => page.getByRole("button", { name: `Account: ${name}` });
+
+/**
+ * A console link's href as it is now: the path, with the tab's team (`?team=<slug>`, or `&team=`
+ * after other parameters) that every console link keeps (components/layout/team-link.tsx).
+ */
+export function teamHref(path: string): RegExp {
+  const escaped = path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`^${escaped}(?:[?&]team=[a-z0-9-]+)?$`);
+}

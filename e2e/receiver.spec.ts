@@ -4,7 +4,7 @@ import http from "node:http";
 import path from "node:path";
 import { seriousAxeViolations } from "./a11y";
 import { expect, OWNER, ROOT, test, type Servers } from "./fixtures";
-import { screenshot, watchForErrors } from "./helpers";
+import { screenshot, watchForErrors, teamHref } from "./helpers";
 
 // "Receive in Baton" against the real engine and the real console server, no mocked network: one
 // click makes a webhook on the owner's local-engine connection that delivers to the console's own
@@ -189,7 +189,7 @@ test("a sandbox's events appear in the feed, live, with a link to it and the del
   // No reload: the row arrives through the live stream.
   const row = feedRow(page, "sandbox.created", sandboxId);
   await expect(row).toBeVisible();
-  await expect(row.getByRole("link", { name: sandboxId })).toHaveAttribute("href", `/sandboxes/${sandboxId}`);
+  await expect(row.getByRole("link", { name: sandboxId })).toHaveAttribute("href", teamHref(`/sandboxes/${sandboxId}`));
   await expect(row).toContainText(/dlv_/);
   await expect(row.getByText("Verified")).toBeVisible();
   expect(problems).toEqual([]);
@@ -225,7 +225,7 @@ test("the feed filters by type and pauses; light and dark", async ({ connected: 
   await expect(feedRow(page, "sandbox.created", sandboxId)).toBeVisible();
 
   await page.getByLabel("Event type").selectOption("sandbox.paused");
-  await expect(page).toHaveURL(/\?type=sandbox\.paused$/);
+  await expect(page).toHaveURL(/\?type=sandbox\.paused(?:[?&]team=[a-z0-9-]+)?$/);
   await expect(feedRow(page, "sandbox.created", sandboxId)).toHaveCount(0);
   await expect(feedRow(page, "sandbox.paused", sandboxId)).toBeVisible();
   await page.getByLabel("Event type").selectOption("");

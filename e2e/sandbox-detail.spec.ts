@@ -1,7 +1,7 @@
 import type { Page } from "@playwright/test";
 import { seriousAxeViolations } from "./a11y";
 import { expect, test } from "./fixtures";
-import { screenshot, watchForErrors } from "./helpers";
+import { screenshot, watchForErrors, teamHref } from "./helpers";
 
 // The detail page against a real sandbox of the real engine: overview fields, live charts (a busy
 // loop makes CPU rise; a pause shows as a gap), the activity timeline, lifecycle buttons.
@@ -38,7 +38,7 @@ test("overview, live CPU chart, pause gap, resume, timeline, metadata, keep-aliv
   for (const tab of ["Terminal", "Files", "Previews", "Activity"]) {
     await expect(
       page.getByRole("navigation", { name: "Sandbox sections" }).getByRole("link", { name: tab }),
-    ).toHaveAttribute("href", `/sandboxes/${id}/${tab.toLowerCase()}`);
+    ).toHaveAttribute("href", teamHref(`/sandboxes/${id}/${tab.toLowerCase()}`));
   }
   // Every field.
   await expect(page.getByTestId("field-template")).toContainText("python-3.12");
@@ -116,7 +116,7 @@ test("overview, live CPU chart, pause gap, resume, timeline, metadata, keep-aliv
 
   // The timeline: lifecycle and exec events, newest first, and live (a new command appears by itself).
   await page.getByRole("navigation", { name: "Sandbox sections" }).getByRole("link", { name: "Activity" }).click();
-  await expect(page).toHaveURL(`/sandboxes/${id}/activity`);
+  await expect(page).toHaveURL(new RegExp(`/sandboxes/${id}/activity(?:[?&]team=[a-z0-9-]+)?$`));
   const timeline = page.getByTestId("timeline");
   await expect(page.getByTestId("timeline-mode")).toContainText("Live");
   await expect(timeline.locator('[data-event-type="sandbox.created"]')).toBeVisible();

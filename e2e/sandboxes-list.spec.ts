@@ -3,7 +3,7 @@ import path from "node:path";
 import { seedTerminatedSandboxes } from "../engine/test/helpers/seed-sandboxes";
 import { seriousAxeViolations } from "./a11y";
 import { expect, test } from "./fixtures";
-import { screenshot, watchForErrors } from "./helpers";
+import { screenshot, watchForErrors, teamHref } from "./helpers";
 
 // The sandbox list (/sandboxes), the command palette and the shortcut list, against the real engine
 // through the console's own /api/v1 proxy (no mocked network). Its own console instance: it creates
@@ -57,7 +57,10 @@ test("empty state teaches: what a sandbox is, the create button, the SDK snippet
   await page.goto("/sandboxes");
   await expect(page.getByRole("heading", { name: "No sandboxes yet" })).toBeVisible();
   await expect(page.getByText(/A sandbox is an isolated Linux machine/)).toBeVisible();
-  await expect(page.getByRole("link", { name: "Create your first sandbox" })).toHaveAttribute("href", "/sandboxes/new");
+  await expect(page.getByRole("link", { name: "Create your first sandbox" })).toHaveAttribute(
+    "href",
+    teamHref("/sandboxes/new"),
+  );
   await expect(page.getByLabel("Python SDK example")).toContainText('Sandbox.create(template="python-3.12")');
   await checkA11yLightAndDark(page, "sandboxes-empty");
   expect(problems).toEqual([]);
@@ -86,7 +89,7 @@ test("the table lists the user's sandboxes with live usage and cost; paused ones
   for (const id of Object.values(created)) await expect(row(page, id)).toBeVisible();
   await expect(count(page)).toHaveText(/3 sandboxes, all loaded/);
   const a = row(page, created.a);
-  await expect(a.getByRole("link", { name: created.a })).toHaveAttribute("href", `/sandboxes/${created.a}`);
+  await expect(a.getByRole("link", { name: created.a })).toHaveAttribute("href", teamHref(`/sandboxes/${created.a}`));
   await expect(a.getByRole("button", { name: `Copy id ${created.a}` })).toBeVisible();
   await expect(a).toContainText("running");
   await expect(a).toContainText("python-3.12");
@@ -286,7 +289,7 @@ test("command palette: Ctrl+K jumps to a sandbox by id, pauses and resumes it, c
   await expect(palette.getByRole("option", { name: new RegExp(id) })).toBeVisible();
   await checkA11yLightAndDark(page, "command-palette");
   await page.keyboard.press("Enter");
-  await expect(page).toHaveURL(new RegExp(`/sandboxes/${id}$`));
+  await expect(page).toHaveURL(new RegExp(`/sandboxes/${id}(?:[?&]team=[a-z0-9-]+)?$`));
 
   // On a sandbox's page the palette pauses and resumes that sandbox, with a toast each time.
   const badge = page.getByTestId("sandbox-status");
@@ -310,7 +313,7 @@ test("command palette: Ctrl+K jumps to a sandbox by id, pauses and resumes it, c
   await page.keyboard.press("Control+k");
   await page.getByRole("combobox", { name: "Command or sandbox id" }).fill("create");
   await page.getByRole("option", { name: /Create sandbox/ }).click();
-  await expect(page).toHaveURL(/\/sandboxes\/new$/);
+  await expect(page).toHaveURL(/\/sandboxes\/new(?:[?&]team=[a-z0-9-]+)?$/);
   await page.request.delete(`/api/v1/sandboxes/${id}`, { headers: { origin: baseURL! } });
   expect(problems).toEqual([]);
 });

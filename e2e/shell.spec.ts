@@ -82,7 +82,7 @@ test("an unknown route answers 404 with a way back", async ({ signedIn: page }) 
   await expect(page.getByRole("heading", { level: 1, name: "Page not found" })).toBeVisible();
   await screenshot(page, "not-found-light");
   await page.getByRole("link", { name: "Back to the console" }).click();
-  await expect(page).toHaveURL(/\/sandboxes$/);
+  await expect(page).toHaveURL(/\/sandboxes(?:[?&]team=[a-z0-9-]+)?$/);
 });
 
 test("/favicon.ico is an icon, not a 404 (browsers ask for it on their own, outside any page's requests)", async ({
@@ -128,14 +128,14 @@ test.describe("console shell", () => {
     const nav = page.getByRole("navigation", { name: "Console" });
     for (const [title, href, emptyState] of SECTIONS) {
       await nav.getByRole("link", { name: title }).click();
-      await expect(page).toHaveURL(new RegExp(`${href}$`));
+      await expect(page).toHaveURL(new RegExp(`${href}(?:[?&]team=[a-z0-9-]+)?$`));
       await expect(page.getByRole("heading", { level: 1, name: title })).toBeVisible();
       await expect(page.getByText(emptyState)).toBeVisible();
       await expect(nav.getByRole("link", { name: title })).toHaveAttribute("aria-current", "page");
       await expect(nav.locator("[aria-current=page]")).toHaveCount(1);
     }
     await page.getByRole("main").getByRole("link", { name: "Connections" }).click();
-    await expect(page).toHaveURL(/\/settings\/connections$/);
+    await expect(page).toHaveURL(/\/settings\/connections(?:[?&]team=[a-z0-9-]+)?$/);
     await expect(page.getByRole("heading", { level: 1, name: "Connections" })).toBeVisible();
     // Built with issue 4 (e2e/connections.spec.ts covers it).
     await expect(page.getByRole("form", { name: "Add a connection" })).toBeVisible();
@@ -169,7 +169,7 @@ test.describe("console shell", () => {
     await expect(menu).toBeFocused();
     await menu.click();
     await drawer.getByRole("link", { name: "Volumes" }).click();
-    await expect(page).toHaveURL(/\/volumes$/);
+    await expect(page).toHaveURL(/\/volumes(?:[?&]team=[a-z0-9-]+)?$/);
     await expect(drawer).toBeHidden();
     await expect(page.getByRole("heading", { level: 1, name: "Volumes" })).toBeVisible();
     expect(problems).toEqual([]);

@@ -1,6 +1,6 @@
 import { seriousAxeViolations } from "./a11y";
 import { expect, test } from "./fixtures";
-import { screenshot, watchForErrors } from "./helpers";
+import { screenshot, watchForErrors, teamHref } from "./helpers";
 
 // Snapshots and forks against the real engine: a sandbox with a file is snapshotted from its page,
 // the list shows the snapshot, two children are forked from its page, the fork tree shows both
@@ -44,7 +44,10 @@ test("snapshot from a sandbox's page → listed → fork two → the tree shows 
   const snapshots = await api<{ id: string; name: string }[]>("GET", "/snapshots");
   const snap = snapshots.body.find((s) => s.name === "e2e-warm")!;
   expect(snap).toBeTruthy();
-  await expect(dialog.getByRole("link", { name: "Open snapshot" })).toHaveAttribute("href", `/snapshots/${snap.id}`);
+  await expect(dialog.getByRole("link", { name: "Open snapshot" })).toHaveAttribute(
+    "href",
+    teamHref(`/snapshots/${snap.id}`),
+  );
   await dialog.getByRole("button", { name: "Close" }).click();
   await expect(dialog).toBeHidden();
 
@@ -53,7 +56,7 @@ test("snapshot from a sandbox's page → listed → fork two → the tree shows 
   await expect(page.getByRole("heading", { level: 1, name: "Snapshots" })).toBeVisible();
   const row = page.getByTestId("snapshot-row").filter({ hasText: "e2e-warm" });
   await expect(row).toBeVisible();
-  await expect(row.getByRole("link", { name: source })).toHaveAttribute("href", `/sandboxes/${source}`);
+  await expect(row.getByRole("link", { name: source })).toHaveAttribute("href", teamHref(`/sandboxes/${source}`));
   await expect(row).toContainText("running");
   await expect(row).toContainText("python-3.12");
   await expect(row).toContainText("fsn1");
@@ -73,7 +76,7 @@ test("snapshot from a sandbox's page → listed → fork two → the tree shows 
 
   // Fork two from the snapshot's page: progress with links, then the tree shows both running.
   await row.getByRole("link", { name: "e2e-warm", exact: true }).click();
-  await expect(page).toHaveURL(new RegExp(`/snapshots/${snap.id}$`));
+  await expect(page).toHaveURL(new RegExp(`/snapshots/${snap.id}(?:[?&]team=[a-z0-9-]+)?$`));
   await expect(page.getByRole("heading", { level: 1, name: "e2e-warm" })).toBeVisible();
   await expect(page.getByText("No sandbox has been forked from it yet.")).toBeVisible();
   await page.getByLabel("How many children").fill("2");
@@ -88,7 +91,7 @@ test("snapshot from a sandbox's page → listed → fork two → the tree shows 
   for (const kid of kids) {
     const node = tree.getByTestId("fork-child").filter({ hasText: kid });
     await expect(node).toHaveAttribute("data-status", "running");
-    await expect(node.getByRole("link", { name: kid })).toHaveAttribute("href", `/sandboxes/${kid}`);
+    await expect(node.getByRole("link", { name: kid })).toHaveAttribute("href", teamHref(`/sandboxes/${kid}`));
   }
   await expect(tree.getByTestId("fork-child")).toHaveCount(2);
   await expect(page.getByTestId("fork-count")).toHaveText("2 forks, 2 live");
@@ -122,7 +125,7 @@ test("snapshot from a sandbox's page → listed → fork two → the tree shows 
   expect((await api("GET", `/snapshots/${snap.id}`)).status).toBe(200);
   await page.getByRole("button", { name: "Delete…" }).click();
   await confirm.getByRole("button", { name: "Delete snapshot" }).click();
-  await expect(page).toHaveURL(/\/snapshots$/);
+  await expect(page).toHaveURL(/\/snapshots(?:[?&]team=[a-z0-9-]+)?$/);
   await expect(page.getByText("Deleted snapshot e2e-warm")).toBeVisible();
   await expect(page.getByText("No snapshots yet")).toBeVisible();
   expect((await api("GET", `/snapshots/${snap.id}`)).status).toBe(404);

@@ -71,7 +71,7 @@ test("a failing step 2 is highlighted with its exit code and output tail; build 
   await page.emulateMedia({ colorScheme: "light" });
 
   await page.getByRole("button", { name: "Create template" }).click();
-  await expect(page).toHaveURL(/\/templates\/tmpl_[A-Za-z0-9]+$/);
+  await expect(page).toHaveURL(/\/templates\/tmpl_[A-Za-z0-9]+(?:[?&]team=[a-z0-9-]+)?$/);
   const failure = page.getByTestId("build-failure");
   await expect(failure).toContainText("Step 2 of 3 failed with exit code 3", { timeout: 90_000 });
   await expect(page.getByTestId("template-status")).toHaveText("failed");
@@ -124,7 +124,7 @@ test("a build that succeeds streams its log, then a sandbox from it sees the ins
     "echo started; sleep 8; for i in $(seq 1 120); do echo \"line $i\"; done; printf '\\033[1;32mdone\\033[0m\\n'",
   ]);
   await page.getByRole("button", { name: "Create template" }).click();
-  await expect(page).toHaveURL(/\/templates\/tmpl_[A-Za-z0-9]+$/);
+  await expect(page).toHaveURL(/\/templates\/tmpl_[A-Za-z0-9]+(?:[?&]team=[a-z0-9-]+)?$/);
   const templateId = page.url().split("/").pop()!;
   const log = page.getByTestId("build-log");
   // Live: the running step and its first line appear while the build still runs.
@@ -161,10 +161,10 @@ test("a build that succeeds streams its log, then a sandbox from it sees the ins
 
   // "Create sandbox from this": the create form with the template chosen.
   await page.getByRole("link", { name: "Create sandbox from this" }).click();
-  await expect(page).toHaveURL(new RegExp(`/sandboxes/new\\?template=${templateId}$`));
+  await expect(page).toHaveURL(new RegExp(`/sandboxes/new\\?template=${templateId}(?:[?&]team=[a-z0-9-]+)?$`));
   await expect(page.getByLabel("Template", { exact: true })).toHaveValue(templateId);
   await page.getByRole("button", { name: "Create sandbox" }).click();
-  await expect(page).toHaveURL(/\/sandboxes\/(sbx_[A-Za-z0-9]+)$/, { timeout: 30_000 });
+  await expect(page).toHaveURL(/\/sandboxes\/(sbx_[A-Za-z0-9]+)(?:[?&]team=[a-z0-9-]+)?$/, { timeout: 30_000 });
   const sandboxId = page.url().split("/").pop()!;
   sandboxes.push(sandboxId);
   const r = await servers.engine.api("POST", `/sandboxes/${sandboxId}/exec`, { command: "cat /opt/baton/marker" });
@@ -194,7 +194,7 @@ test("a build that succeeds streams its log, then a sandbox from it sees the ins
   await expect(dialog).toBeHidden();
   await page.getByRole("button", { name: "Delete", exact: true }).click();
   await dialog.getByRole("button", { name: "Delete template" }).click();
-  await expect(page).toHaveURL(/\/templates$/);
+  await expect(page).toHaveURL(/\/templates(?:[?&]team=[a-z0-9-]+)?$/);
   await expect(page.locator(`[data-testid=template-row][data-name="${name}"]`)).toHaveCount(0);
   expect((await servers.engine.api("GET", `/templates/${templateId}`)).status).toBe(404);
   // The sandbox keeps running on it.

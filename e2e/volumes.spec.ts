@@ -2,7 +2,7 @@ import type { Page } from "@playwright/test";
 import { clearFaults, injectFault } from "../engine/test/helpers/engine";
 import { seriousAxeViolations } from "./a11y";
 import { expect, test } from "./fixtures";
-import { screenshot, watchForErrors } from "./helpers";
+import { screenshot, watchForErrors, teamHref } from "./helpers";
 
 // /volumes against the real engine and a real `next start`: a volume created from the page, attached
 // at sandbox create through the form, written through the Files tab's /persist, found again by a new
@@ -129,10 +129,13 @@ test("attached at sandbox create through the form, written in /persist, found by
 
   // The note's link opens the volumes page with this volume's row marked; it shows the holder, linked.
   await page.getByTestId("persist-note").getByRole("link", { name: NAME }).click();
-  await expect(page).toHaveURL(new RegExp(`/volumes\\?volume=${volumeId}$`));
+  await expect(page).toHaveURL(new RegExp(`/volumes\\?volume=${volumeId}(?:[?&]team=[a-z0-9-]+)?$`));
   await expect(row(page)).toHaveAttribute("aria-current", "true");
   await expect(row(page).getByTestId("volume-status")).toHaveText("attached");
-  await expect(row(page).getByRole("link", { name: firstHolder })).toHaveAttribute("href", `/sandboxes/${firstHolder}`);
+  await expect(row(page).getByRole("link", { name: firstHolder })).toHaveAttribute(
+    "href",
+    teamHref(`/sandboxes/${firstHolder}`),
+  );
 
   // Terminated through its page; the volume is free again.
   await page.goto(`/sandboxes/${firstHolder}`);
@@ -163,7 +166,7 @@ test("attached at sandbox create through the form, written in /persist, found by
   const del = page.getByRole("dialog", { name: "Delete this volume?" });
   const refusal = del.getByTestId("delete-refused");
   await expect(refusal).toContainText(`terminate ${holder} first`);
-  await expect(refusal.getByRole("link", { name: holder })).toHaveAttribute("href", `/sandboxes/${holder}`);
+  await expect(refusal.getByRole("link", { name: holder })).toHaveAttribute("href", teamHref(`/sandboxes/${holder}`));
   await expect(del.getByRole("button", { name: "Delete volume" })).toBeDisabled();
   await lookBothWays(page, "volumes-delete-refused");
   await del.getByRole("button", { name: "Cancel" }).click();

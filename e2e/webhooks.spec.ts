@@ -105,7 +105,7 @@ test("create (secret shown once), refused URL, disable/enable, test → failed a
 
   // --- the webhook's page: the secret is not shown again, not even after a reload ---
   await row.getByRole("link").click();
-  await expect(page).toHaveURL(new RegExp(`/webhooks/${id}$`));
+  await expect(page).toHaveURL(new RegExp(`/webhooks/${id}(?:[?&]team=[a-z0-9-]+)?$`));
   await expect(page.getByRole("heading", { level: 1, name: "E2E receiver" })).toBeVisible();
   await expect(page.getByText("Shown once, at create or rotate.")).toBeVisible();
   await expectSecretGone(page, secret);
@@ -215,7 +215,7 @@ test("create (secret shown once), refused URL, disable/enable, test → failed a
   await page.getByRole("button", { name: "Delete…" }).click();
   deletedId = id;
   await del.getByRole("button", { name: "Delete webhook" }).click();
-  await expect(page).toHaveURL(/\/webhooks$/);
+  await expect(page).toHaveURL(/\/webhooks(?:[?&]team=[a-z0-9-]+)?$/);
   await expect(page.getByRole("heading", { name: "No webhooks yet" })).toBeVisible();
   expect((await servers.engine.api("GET", `/webhooks/${id}`)).status).toBe(404);
 
@@ -326,7 +326,7 @@ test("a deleted webhook leaves the list at once: its row is never drawn again an
     .getByRole("dialog", { name: "Delete this webhook?" })
     .getByRole("button", { name: "Delete webhook" })
     .click();
-  await expect(page).toHaveURL(/\/webhooks$/);
+  await expect(page).toHaveURL(/\/webhooks(?:[?&]team=[a-z0-9-]+)?$/);
   await expect(page.getByRole("heading", { name: "No webhooks yet" })).toBeVisible();
   expect((await servers.engine.api("GET", `/webhooks/${id}`)).status).toBe(404);
   // Whatever was asked of the deleted webhook has been answered before judging.

@@ -3,7 +3,7 @@ import { CommandLauncher } from "../../components/command-palette/command-launch
 import { Header } from "../../components/layout/header";
 import { OutageWatch } from "../../components/layout/outage-watch";
 import { Sidebar } from "../../components/layout/sidebar";
-import { actingTeam, requireUser } from "../../lib/server/auth";
+import { requireTeam, requireUser } from "../../lib/server/auth";
 import { DATABASE_RETRY_SECONDS, isDatabaseUnavailable } from "../../lib/server/db/unavailable";
 import { DatabaseOutage } from "../../components/layout/database-outage";
 import { connectionStatus } from "../../lib/server/connections";
@@ -24,20 +24,34 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
   try {
     const current = await requireUser();
     const { user } = current;
+    // The URL says which team (`?team=<slug>`): without one, the same URL with the default team;
+    // a team the user is not a member of is "not found" (lib/server/auth.ts requireTeam).
+    const team = await requireTeam(current);
     // The connection the pages use (the acting team's) and a live check of it, server-side (the
     // token never leaves the server).
-    const team = actingTeam(current);
     const connection = await connectionStatus(team, { checkTimeoutMs: INITIAL_CHECK_TIMEOUT_MS });
+    const teams = current.memberships.map(({ team: t, membership }) => ({
+      name: t.name,
+      slug: t.slug,
+      role: membership.role,
+    }));
     // The role's permissions reach the browser once, here: controls a role may not use are not
     // offered (components/layout/permissions.tsx); the API refuses them with 403 all the same.
-    shell = { user, connection, permissions: clientPermissions(user.id, team) };
+    // They are the role in the URL's team.
+    shell = {
+      user,
+      connection,
+      teams,
+      activeSlug: team?.team.slug ?? null,
+      permissions: clientPermissions(user.id, team),
+    };
   } catch (err) {
     // The database restarting is said as such, with a page that retries in place (not a generic
     // error page); anything else (redirects to /login included) goes on as thrown.
     if (isDatabaseUnavailable(err)) return <DatabaseOutage retryAfterSeconds={DATABASE_RETRY_SECONDS} />;
     throw err;
   }
-  const { user, connection, permissions } = shell;
+  const { user, connection, teams, activeSlug, permissions } = shell;
   return (
     <PermissionsProvider value={permissions}>
       <div className="flex min-h-dvh">
@@ -49,7 +63,12 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
         </a>
         <Sidebar />
         <div className="flex min-w-0 flex-1 flex-col">
-          <Header connection={connection} user={{ name: user.name, email: user.email }} />
+          <Header
+            connection={connection}
+            user={{ name: user.name, email: user.email }}
+            teams={teams}
+            activeSlug={activeSlug}
+          />
           {/* Says when reads keep failing (orkestr API, Baton server or database down), and clears itself. */}
           <OutageWatch />
           <main
@@ -63,7 +82,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
         {/* Received webhook events update the sandbox pages as they arrive (loaded when idle). */}
         <ReceivedEventsBridge />
         {/* Ctrl/Cmd-K and `?` anywhere in the console. */}
-        <CommandLauncher />
+        <CommandLauncher teams={teams} activeSlug={activeSlug} />
       </div>
     </PermissionsProvider>
   );

@@ -2,7 +2,8 @@
 
 import { useInfiniteQuery } from "@tanstack/react-query";
 import dynamic from "next/dynamic";
-import Link from "next/link";
+import { TeamLink as Link, useTeamSlug } from "../layout/team-link";
+import { TEAM_PARAM, withTeam } from "../../lib/team-param";
 import { useSearchParams } from "next/navigation";
 import { useId, useMemo, useState, type FormEvent } from "react";
 import {
@@ -91,13 +92,16 @@ function targetHref(type: string | null, id: string | null): string | null {
 
 function setUrl(filter: AuditFilter) {
   const url = new URL(window.location.href);
-  for (const key of [...url.searchParams.keys()]) url.searchParams.delete(key);
+  // The filter's own keys are replaced; the tab's team (`?team=`) stays.
+  for (const key of [...url.searchParams.keys()]) if (key !== TEAM_PARAM) url.searchParams.delete(key);
   for (const [k, v] of Object.entries(auditFilterToParams(filter))) url.searchParams.set(k, v);
   window.history.replaceState(window.history.state, "", url);
 }
 
 export function AuditLog({ teamName, canManage }: { teamName: string; canManage: boolean }) {
   const params = useSearchParams();
+  // The export is a plain download (no X-Baton-Team header): its URL names the tab's team.
+  const team = useTeamSlug();
   const initial = useMemo(() => {
     const f = cleanAuditFilter(auditFilterFromParams(new URLSearchParams(params?.toString() ?? "")));
     return auditFilterProblem(f) ? {} : f;
@@ -256,12 +260,12 @@ export function AuditLog({ teamName, canManage }: { teamName: string; canManage:
         </p>
         <div className="flex gap-2">
           <Button size="sm" variant="outline" asChild>
-            <a href={auditExportHref(filter, "csv")} download data-testid="audit-export-csv">
+            <a href={withTeam(auditExportHref(filter, "csv"), team)} download data-testid="audit-export-csv">
               Export CSV
             </a>
           </Button>
           <Button size="sm" variant="outline" asChild>
-            <a href={auditExportHref(filter, "jsonl")} download data-testid="audit-export-jsonl">
+            <a href={withTeam(auditExportHref(filter, "jsonl"), team)} download data-testid="audit-export-jsonl">
               Export JSON lines
             </a>
           </Button>

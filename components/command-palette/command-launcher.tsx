@@ -3,6 +3,7 @@
 import dynamic from "next/dynamic";
 import { useEffect, useState } from "react";
 import { isTyping } from "./shortcuts";
+import type { TeamOption } from "../teams/team-switcher";
 
 // The palette's code (cmdk and the sandbox actions) and the `?` shortcut list load on first use:
 // only this small listener is part of every page's first load. Each stays mounted once loaded, so
@@ -11,7 +12,13 @@ const CommandPalette = dynamic(() => import("./command-palette").then((m) => m.C
 const ShortcutHelp = dynamic(() => import("./shortcut-help").then((m) => m.ShortcutHelp), { ssr: false });
 
 /** Ctrl/Cmd-K opens the command palette, `?` the shortcut list; mounted once in the console layout. */
-export function CommandLauncher() {
+export function CommandLauncher({
+  teams = [],
+  activeSlug = null,
+}: {
+  teams?: TeamOption[];
+  activeSlug?: string | null;
+}) {
   const [paletteOpen, setPaletteOpen] = useState(false);
   const [loaded, setLoaded] = useState(false);
   const [helpOpen, setHelpOpen] = useState(false);
@@ -41,6 +48,8 @@ export function CommandLauncher() {
         <CommandPalette
           open={paletteOpen}
           onOpenChange={setPaletteOpen}
+          teams={teams}
+          activeSlug={activeSlug}
           onShowShortcuts={() => {
             setPaletteOpen(false);
             setHelpLoaded(true);

@@ -2,8 +2,10 @@
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Command } from "cmdk";
-import { usePathname, useRouter } from "next/navigation";
+import { usePathname } from "next/navigation";
 import { useMemo, useState } from "react";
+import { CREATE_TEAM_EVENT, type TeamOption } from "../teams/team-switcher";
+import { switchTeam } from "../teams/team-switcher-panel";
 import { consoleNavItems } from "../../lib/config/nav";
 import type { Sandbox } from "../../lib/orkestr/schemas/sandboxes";
 import { useLifecycleAction } from "../../lib/queries/sandbox-lifecycle";
@@ -13,6 +15,7 @@ import { allowsAction } from "../../lib/sandbox-status";
 import { sandboxHref } from "../../lib/links";
 import { useNavPermissions } from "../layout/nav-permissions";
 import { usePermission } from "../layout/permissions";
+import { useTeamRouter } from "../layout/team-link";
 
 /** Most sandbox ids offered at once (the list cache may hold thousands). */
 const MAX_SANDBOXES = 12;
@@ -50,12 +53,16 @@ export function CommandPalette({
   open,
   onOpenChange,
   onShowShortcuts,
+  teams = [],
+  activeSlug = null,
 }: {
   open: boolean;
   onOpenChange: (open: boolean) => void;
   onShowShortcuts: () => void;
+  teams?: TeamOption[];
+  activeSlug?: string | null;
 }) {
-  const router = useRouter();
+  const router = useTeamRouter();
   const pathname = usePathname();
   const queryClient = useQueryClient();
   const [search, setSearch] = useState("");
@@ -117,7 +124,38 @@ export function CommandPalette({
   const pages = consoleNavItems.filter(
     (n) => (!n.perm || allowedPages.includes(n.perm)) && matches(`${n.title} go to`),
   );
-  const nothing = actions.length === 0 && pages.length === 0 && sandboxes.length === 0 && !typedId;
+  const teamItems = [
+    ...teams
+      .filter((t) => t.slug !== activeSlug)
+      .map((t) => ({
+        id: `team ${t.slug}`,
+        label: `Switch to ${t.name}`,
+        hint: t.slug,
+        run: () => (close(), switchTeam(t.slug)),
+      })),
+    {
+      id: "team-create",
+      label: "Create team",
+      hint: "new team",
+      run: () => (close(), window.dispatchEvent(new Event(CREATE_TEAM_EVENT))),
+    },
+  ].filter((t) => matches(`${t.label} ${t.hint} team`));
+  const nothing =
+    actions.length === 0 && pages.length === 0 && sandboxes.length === 0 && teamItems.length === 0 && !typedId;
+
+  // The selection follows the filtering: after each keystroke the first item shown is selected, so
+  // Enter runs what the user typed for (cmdk keeps a stale selection when it does not filter itself).
+  const firstValue = typedId
+    ? `open ${typedId}`
+    : (actions[0]?.id ??
+      teamItems[0]?.id ??
+      (sandboxes[0] ? `sandbox ${sandboxes[0].id}` : pages[0] ? `page ${pages[0].href}` : ""));
+  const [selected, setSelected] = useState(firstValue);
+  const [selectedFor, setSelectedFor] = useState(`${needle}\n${firstValue}`);
+  if (selectedFor !== `${needle}\n${firstValue}`) {
+    setSelectedFor(`${needle}\n${firstValue}`);
+    setSelected(firstValue);
+  }
 
   return (
     <Dialog
@@ -127,7 +165,14 @@ export function CommandPalette({
       hideTitle
       className="max-w-xl"
     >
-      <Command shouldFilter={false} label="Command or sandbox id" loop className="-m-6 flex flex-col">
+      <Command
+        shouldFilter={false}
+        label="Command or sandbox id"
+        loop
+        value={selected}
+        onValueChange={setSelected}
+        className="-m-6 flex flex-col"
+      >
         <div className="border-b px-3">
           <Command.Input
             value={search}
@@ -155,6 +200,16 @@ export function CommandPalette({
                 <Command.Item key={a.id} value={a.id} onSelect={a.run} className={itemClass}>
                   <span>{a.label}</span>
                   <span className="truncate font-mono text-xs text-muted-foreground">{a.hint}</span>
+                </Command.Item>
+              ))}
+            </Command.Group>
+          ) : null}
+          {teamItems.length ? (
+            <Command.Group heading="Teams" className={groupClass}>
+              {teamItems.map((t) => (
+                <Command.Item key={t.id} value={t.id} onSelect={t.run} className={itemClass}>
+                  <span className="truncate">{t.label}</span>
+                  <span className="truncate font-mono text-xs text-muted-foreground">{t.hint}</span>
                 </Command.Item>
               ))}
             </Command.Group>

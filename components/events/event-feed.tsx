@@ -1,7 +1,6 @@
 "use client";
 
 import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-query";
-import Link from "next/link";
 import { useEffect, useId, useMemo, useState } from "react";
 import { errorText } from "../../lib/orkestr/errors";
 import { WEBHOOK_EVENT_TYPES } from "../../lib/orkestr/webhook-events";
@@ -20,6 +19,7 @@ import { ReceiveInBaton } from "../webhooks/receive-in-baton";
 import { usePermission } from "../layout/permissions";
 import { EventTable } from "./event-table";
 import { ReceiverBar } from "./receiver-bar";
+import { TeamLink as Link } from "../layout/team-link";
 
 /** Puts a live event in front of a cached feed (once: `ready` re-reads may already hold it). */
 function prepend(data: ReceivedEventsData | undefined, event: ReceivedEvent): ReceivedEventsData | undefined {

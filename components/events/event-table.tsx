@@ -1,6 +1,5 @@
 "use client";
 
-import Link from "next/link";
 import { formatAgo, formatDateTime, formatUtc } from "../../lib/format";
 import { sandboxHref } from "../../lib/links";
 import type { ReceivedEvent } from "../../lib/queries/received-events";
@@ -8,6 +7,7 @@ import { useNow } from "../../lib/use-now";
 import { StatusBadge } from "../sandboxes/status-badge";
 import { Badge } from "../ui/badge";
 import { TableScroll } from "../ui/table";
+import { TeamLink as Link } from "../layout/team-link";
 
 /** The received events, newest first: when, what, which sandbox, which delivery, verified. */
 export function EventTable({ events }: { events: readonly ReceivedEvent[] }) {

@@ -1,11 +1,11 @@
 "use client";
 
-import { useRouter } from "next/navigation";
 import { useState, useTransition } from "react";
 import { useNow } from "../../lib/use-now";
 import { retryText } from "./retry-text";
 import { useCountdown } from "../sandboxes/create/use-countdown";
 import { Button } from "../ui/button";
+import { useTeamRouter } from "./team-link";
 
 /** First wait, and the cap: the server said when (Retry-After) or an engine restart takes a few seconds. */
 const FIRST_MS = 3_000;
@@ -17,7 +17,7 @@ const CAP_MS = 30_000;
  * off from `retryAfterSeconds` (or 3 s) to 30 s. When the data comes back the page simply renders it.
  */
 export function AutoRefresh({ retryAfterSeconds }: { retryAfterSeconds?: number | null }) {
-  const router = useRouter();
+  const router = useTeamRouter();
   const [attempt, setAttempt] = useState(0);
   const [deadline, setDeadline] = useState<number | null>(null);
   const [pending, startTransition] = useTransition();

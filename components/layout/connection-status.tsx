@@ -1,5 +1,5 @@
-import Link from "next/link";
 import { cn } from "../../lib/utils";
+import { TeamLink as Link } from "./team-link";
 
 export type ConnectionState = "ok" | "error" | "unknown" | "none";
 

@@ -5,17 +5,23 @@ import { ConnectionIndicator } from "./connection-indicator";
 import { MobileNav } from "./mobile-nav";
 import { ThemeToggle } from "./theme-toggle";
 import { UserMenu, type UserMenuUser } from "./user-menu";
+import { TeamSwitcher, type TeamOption } from "../teams/team-switcher";
 
 /** The console's top bar: the mobile nav button, which orkestr API is connected, the theme, and the signed-in user. */
 export function Header({
   connection,
   user,
+  teams = [],
+  activeSlug = null,
   children,
   className,
 }: {
   /** The server-rendered status of the user's active orkestr connection (then polled client-side). */
   connection: ConnectionStatusDto;
   user: UserMenuUser;
+  /** The user's teams, and the one this tab's URL names (the switcher). */
+  teams?: TeamOption[];
+  activeSlug?: string | null;
   children?: ReactNode;
   className?: string;
 }) {
@@ -27,6 +33,7 @@ export function Header({
       )}
     >
       <MobileNav />
+      {teams.length ? <TeamSwitcher teams={teams} activeSlug={activeSlug} /> : null}
       <div className="min-w-0 flex-1">{children}</div>
       <ConnectionIndicator initial={connection} />
       <ThemeToggle />

@@ -1,8 +1,7 @@
 "use client";
 
-import Link from "next/link";
-import { useRouter } from "next/navigation";
 import type { ComponentProps } from "react";
+import { TeamLink as Link, useTeamRouter } from "./team-link";
 
 /**
  * A link that prefetches its route when the user shows the intent to follow it (a pointer over it
@@ -17,7 +16,7 @@ export function IntentLink({
   onFocus,
   ...props
 }: Omit<ComponentProps<typeof Link>, "href" | "prefetch"> & { href: string }) {
-  const router = useRouter();
+  const router = useTeamRouter();
   // One wrapper per intent: it prefetches, then runs the caller's own handler. Pointer events fire
   // for touch too (pointerenter on touch-down), so a touch needs no handler of its own.
   const onIntent =

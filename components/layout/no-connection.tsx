@@ -1,7 +1,7 @@
-import Link from "next/link";
 import type { ReactNode } from "react";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Button } from "../ui/button";
+import { TeamLink as Link } from "./team-link";
 
 /**
  * A page whose data comes through an orkestr connection, shown to a user who has none yet: what

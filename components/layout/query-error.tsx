@@ -1,7 +1,7 @@
-import Link from "next/link";
 import { errorText, OrkestrError } from "../../lib/orkestr/errors";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Button } from "../ui/button";
+import { TeamLink as Link } from "./team-link";
 
 /**
  * A read that failed for good (a 4xx, an unreadable answer; transient failures get a RetryNotice

@@ -1,12 +1,12 @@
 "use client";
 
-import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { consoleNav, navItemFor } from "../../lib/config/nav";
 import { cn } from "../../lib/utils";
 import { BatonMark, NavIcon } from "./icons";
 import { IntentLink } from "./intent-link";
 import { useNavPermissions } from "./nav-permissions";
+import { TeamLink as Link } from "./team-link";
 
 /** The console's navigation, rendered from lib/config/nav.ts; the current section gets aria-current. */
 export function SidebarNav({ onNavigate }: { onNavigate?: () => void }) {

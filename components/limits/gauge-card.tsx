@@ -1,8 +1,8 @@
-import Link from "next/link";
 import { useId } from "react";
 import { cn } from "../../lib/utils";
 import { Badge } from "../ui/badge";
 import { gaugePercent, type Gauge, type GaugeState } from "./limits-model";
+import { TeamLink as Link } from "../layout/team-link";
 
 const STATE_BADGE: Record<GaugeState, { label: string; variant: "success" | "warning" | "destructive" | "neutral" }> = {
   ok: { label: "Room left", variant: "success" },

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import { TeamLink as Link } from "../layout/team-link";
 import { cn } from "../../lib/utils";
 
 // Settings' own navigation, above each settings page: the user's account, the team (admins), the

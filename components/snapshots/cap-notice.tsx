@@ -1,6 +1,5 @@
 "use client";
 
-import Link from "next/link";
 import { useState } from "react";
 import { formatDateTime, formatMebibytes } from "../../lib/format";
 import { snapshotHref } from "../../lib/resource-links";
@@ -8,6 +7,7 @@ import type { Snapshot } from "../../lib/orkestr/schemas/snapshots";
 import { Button } from "../ui/button";
 import { DeleteSnapshotDialog } from "./delete-snapshot-dialog";
 import { oldestSnapshots } from "./snapshot-facts";
+import { TeamLink as Link } from "../layout/team-link";
 
 /**
  * The plan's snapshot cap is reached: says so with the numbers, and names the oldest snapshots,

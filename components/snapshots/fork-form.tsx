@@ -1,7 +1,6 @@
 "use client";
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import Link from "next/link";
 import { useRef, useState, type FormEvent } from "react";
 import { sandboxHref } from "../../lib/links";
 import { asOrkestrError, errorText } from "../../lib/orkestr/errors";
@@ -21,6 +20,7 @@ import { Input } from "../ui/input";
 import { buildForkRequest, initialForkState, MAX_FORKS } from "./fork-request";
 import { forkCode } from "./snapshot-code";
 import { useApiBaseUrl } from "./use-base-url";
+import { TeamLink as Link } from "../layout/team-link";
 
 /** One child's progress: waiting for the server, born, or refused (with the server's sentence). */
 type ChildState =

@@ -1,7 +1,6 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import { formatDateTime, formatUtc } from "../../lib/format";
 import { sandboxHref } from "../../lib/links";
 import { snapshotHref } from "../../lib/resource-links";
@@ -15,6 +14,7 @@ import { StatusBadge } from "../sandboxes/status-badge";
 import { Skeleton } from "../ui/skeleton";
 import { SourceSandbox } from "./source-sandbox";
 import { dateTimeAttr } from "./snapshot-facts";
+import { TeamLink as Link } from "../layout/team-link";
 
 /**
  * The fork tree of one snapshot: the sandbox it was taken of, the snapshot, and every sandbox born

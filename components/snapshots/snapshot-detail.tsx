@@ -1,8 +1,6 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
-import { useRouter } from "next/navigation";
 import { useState, type ReactNode } from "react";
 import { formatDateTime, formatMebibytes, formatUtc } from "../../lib/format";
 import { asOrkestrError, errorText } from "../../lib/orkestr/errors";
@@ -25,6 +23,7 @@ import { ForkTree } from "./fork-tree";
 import { MemoryCell } from "./memory-cell";
 import { dateTimeAttr, memoryFact, snapshotCap } from "./snapshot-facts";
 import { SourceSandbox } from "./source-sandbox";
+import { TeamLink as Link, useTeamRouter } from "../layout/team-link";
 
 function Fact({ term, children, className }: { term: string; children: ReactNode; className?: string }) {
   return (
@@ -40,7 +39,7 @@ export function SnapshotDetail({ id, canFork, canDelete }: { id: string; canFork
   // Why Fork… and Delete… are not offered (forking creates sandboxes: sandboxes.write).
   const noFork = useRoleReason("sandboxes.write", "fork snapshots into sandboxes");
   const noDelete = useRoleReason("snapshots.write", "delete snapshots");
-  const router = useRouter();
+  const router = useTeamRouter();
   const snapshot = useQuery(snapshotQueries.detail(id));
   const list = useQuery(snapshotQueries.list());
   const limits = useQuery(sandboxQueries.limits());

@@ -1,7 +1,6 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import { useState } from "react";
 import { formatDateTime, formatMebibytes, formatUtc } from "../../lib/format";
 import { snapshotHref } from "../../lib/resource-links";
@@ -25,6 +24,7 @@ import { dateTimeAttr, memoryFact, snapshotCap } from "./snapshot-facts";
 import { SourceSandbox } from "./source-sandbox";
 import { useApiBaseUrl } from "./use-base-url";
 import { TableScroll } from "../ui/table";
+import { TeamLink as Link } from "../layout/team-link";
 
 const COLUMNS = ["Name", "Source sandbox", "Template, region", "Size", "Created", "Memory", ""];
 

@@ -1,12 +1,12 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import { sandboxHref } from "../../lib/links";
 import { asOrkestrError } from "../../lib/orkestr/errors";
 import { sandboxQueries } from "../../lib/queries/sandboxes";
 import { isFinished } from "../../lib/sandbox-status";
 import { StatusBadge } from "../sandboxes/status-badge";
+import { TeamLink as Link } from "../layout/team-link";
 
 /**
  * The sandbox a snapshot was taken of: a link to its page with its status while the server knows

@@ -1,7 +1,6 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import Link from "next/link";
 import { useRef, useState, type FormEvent } from "react";
 import { formatMebibytes } from "../../lib/format";
 import { snapshotHref } from "../../lib/resource-links";
@@ -21,6 +20,7 @@ import { createSnapshotCode } from "./snapshot-code";
 import { snapshotCap } from "./snapshot-facts";
 import { snapshotNameError, suggestSnapshotName } from "./snapshot-name";
 import { useApiBaseUrl } from "./use-base-url";
+import { TeamLink as Link } from "../layout/team-link";
 
 function capFromError(body: unknown): number | null {
   const n = (body as { max_named_snapshots?: unknown } | null | undefined)?.max_named_snapshots;

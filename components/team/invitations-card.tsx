@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
 import { formatDateTime } from "../../lib/format";
+import { withTeam } from "../../lib/team-param";
 import { errorText, OrkestrError } from "../../lib/orkestr/errors";
 import { teamKeys, teamMutations, teamQueries } from "../../lib/queries/team";
 import { assignableRoles, type TeamRole } from "../../lib/team-rules";
@@ -238,15 +239,18 @@ export function MyInvitations() {
   const mine = useQuery(teamQueries.mine());
   const [error, setError] = useState<string | null>(null);
   const act = useMutation({
-    mutationFn: async ({ invId, accept }: { invId: string; accept: boolean }): Promise<void> => {
-      if (accept) await teamMutations.acceptMine(invId);
-      else await teamMutations.declineMine(invId);
+    mutationFn: async ({ invId, accept }: { invId: string; accept: boolean }): Promise<string | null> => {
+      if (accept) return (await teamMutations.acceptMine(invId)).team_slug ?? null;
+      await teamMutations.declineMine(invId);
+      return null;
     },
-    onSuccess: async (_r, { accept }) => {
+    onSuccess: async (slug, { accept }) => {
       setError(null);
       if (accept) {
-        // The new membership changes the session's teams: reload so every part of the console sees it.
-        window.location.reload();
+        // The new membership changes the session's teams: a full load of the team that invited,
+        // so every part of the console sees it (its members page, ?team=<slug>).
+        if (slug) window.location.assign(withTeam("/team", slug));
+        else window.location.reload();
         return;
       }
       await queryClient.invalidateQueries({ queryKey: teamKeys.mine() });

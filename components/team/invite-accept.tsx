@@ -1,9 +1,10 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { formatDateTime } from "../../lib/format";
+import { withTeam } from "../../lib/team-param";
+import { TeamLink as Link } from "../layout/team-link";
 import { errorText, OrkestrError } from "../../lib/orkestr/errors";
 import { authMutations } from "../../lib/queries/auth";
 import { teamMutations } from "../../lib/queries/team";
@@ -55,6 +56,8 @@ export function InviteAccept({ token }: { token: string }) {
   });
   const [accepting, setAccepting] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // The team the new account joined (the accept answer's slug): the first page is in that team.
+  const joined = useRef<string | null>(null);
   const loginHref = `/login?next=${encodeURIComponent(`/invite/${token}`)}`;
 
   if (lookup.isPending)
@@ -138,8 +141,9 @@ export function InviteAccept({ token }: { token: string }) {
             setAccepting(true);
             setError(null);
             try {
-              await teamMutations.accept({ token });
-              window.location.assign("/team");
+              const accepted = await teamMutations.accept({ token });
+              // Into the inviting team, not the default one: its members page, with ?team=<slug>.
+              window.location.assign(withTeam("/team", accepted.team_slug));
             } catch (e) {
               setError(errorText(e));
               setAccepting(false);
@@ -172,7 +176,11 @@ export function InviteAccept({ token }: { token: string }) {
             password: String(form.get("password") ?? ""),
           })
         }
-        next={() => "/sandboxes"}
+        proceed={(answer) => {
+          joined.current = (answer as { team_slug?: string | null } | null)?.team_slug ?? null;
+          return true;
+        }}
+        next={() => withTeam("/sandboxes", joined.current)}
         submitLabel="Create account and join"
         pendingLabel="Creating your account…"
       >

@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import Link from "next/link";
+import { TeamLink as Link } from "../layout/team-link";
 import { useId, useState } from "react";
 import { formatAgo, formatDateTime } from "../../lib/format";
 import { errorText } from "../../lib/orkestr/errors";

@@ -1,7 +1,6 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useRouter } from "next/navigation";
 import { errorText } from "../../lib/orkestr/errors";
 import type { Template } from "../../lib/orkestr/schemas/templates";
 import { templateKeys } from "../../lib/queries/templates";
@@ -11,6 +10,7 @@ import { Button } from "../ui/button";
 import { Dialog, DialogActions } from "../ui/dialog";
 import { toast } from "../ui/toast";
 import { SandboxLinks } from "./sandbox-links";
+import { useTeamRouter } from "../layout/team-link";
 
 /**
  * Confirms a template's delete, naming it and the live sandboxes that run it. The engine lets those
@@ -18,7 +18,7 @@ import { SandboxLinks } from "./sandbox-links";
  * use answers with why, and the dialog says it, unchanged.
  */
 export function DeleteTemplateDialog({ template, onClose }: { template: Template | null; onClose: () => void }) {
-  const router = useRouter();
+  const router = useTeamRouter();
   const queryClient = useQueryClient();
   const users = useQuery({ ...templatePageQueries.users(template?.id ?? ""), enabled: template !== null });
   const remove = useMutation({

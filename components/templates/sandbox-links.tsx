@@ -1,7 +1,7 @@
-import Link from "next/link";
 import type { Sandbox } from "../../lib/orkestr/schemas/sandboxes";
 import { sandboxHref } from "../../lib/links";
 import { StatusBadge } from "../sandboxes/status-badge";
+import { TeamLink as Link } from "../layout/team-link";
 
 /** The live sandboxes running a template, as links with their status; the first `max`, then a count. */
 export function SandboxLinks({ sandboxes, max = 3 }: { sandboxes: readonly Sandbox[]; max?: number }) {

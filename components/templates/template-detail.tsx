@@ -1,7 +1,6 @@
 "use client";
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import Link from "next/link";
 import { useState } from "react";
 import { formatDateTime, formatDuration, formatMebibytes, toMs } from "../../lib/format";
 import { newSandboxFromTemplateHref, newTemplateHref } from "../../lib/resource-links";
@@ -27,6 +26,7 @@ import { DeleteTemplateDialog } from "./delete-template-dialog";
 import { SandboxLinks } from "./sandbox-links";
 import { deleteTemplateCode, followLogCode, sandboxFromTemplateCode } from "./template-code";
 import { TemplateStatusBadge } from "./template-status";
+import { TeamLink as Link } from "../layout/team-link";
 
 /** /templates/[id]: the template, its build log (live while it builds), who uses it, and its actions. */
 export function TemplateDetail({ id, baseUrl }: { id: string; baseUrl: string }) {

@@ -1,7 +1,6 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import { formatDateTime, formatMebibytes } from "../../lib/format";
 import { newTemplateHref, templateHref } from "../../lib/resource-links";
 import { errorText } from "../../lib/orkestr/errors";
@@ -28,6 +27,7 @@ import { SandboxLinks } from "./sandbox-links";
 import { listTemplatesCode } from "./template-code";
 import { TemplateStatusBadge } from "./template-status";
 import { TableScroll } from "../ui/table";
+import { TeamLink as Link } from "../layout/team-link";
 
 /** /templates: the custom templates (with the sandboxes using each), then the built-in base images. */
 export function TemplatesList({ baseUrl }: { baseUrl: string }) {

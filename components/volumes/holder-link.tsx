@@ -1,6 +1,6 @@
-import Link from "next/link";
 import { sandboxHref } from "../../lib/links";
 import { cn } from "../../lib/utils";
+import { TeamLink as Link } from "../layout/team-link";
 
 /**
  * The sandbox that holds a volume, as a link to its page. `compact` cuts a long id at its start

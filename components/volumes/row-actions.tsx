@@ -1,10 +1,10 @@
 "use client";
 
-import Link from "next/link";
 import { useEffect, useId, useRef, useState } from "react";
 import { ChevronDownIcon } from "../layout/icons";
 import { Button } from "../ui/button";
 import { cn } from "../../lib/utils";
+import { TeamLink as Link } from "../layout/team-link";
 
 export interface RowAction {
   label: string;

@@ -1,10 +1,10 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import { receivedEventQueries, type ReceiverOwner } from "../../lib/queries/received-events";
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Badge } from "../ui/badge";
+import { TeamLink as Link } from "../layout/team-link";
 
 // A webhook Baton made for "Receive in Baton" (the user's own, or a teammate's on the same team):
 // Baton holds its secret and its URL is Baton's endpoint, so the API refuses to rotate, edit or

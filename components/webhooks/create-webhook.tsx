@@ -1,7 +1,6 @@
 "use client";
 
 import { useQueryClient } from "@tanstack/react-query";
-import Link from "next/link";
 import { useRef, useState } from "react";
 import { webhookHref } from "../../lib/resource-links";
 import { asOrkestrError } from "../../lib/orkestr/errors";
@@ -12,6 +11,7 @@ import { Dialog, DialogClose } from "../ui/dialog";
 import { SecretReveal } from "./secret-reveal";
 import { createBody, createSnippets } from "./snippets";
 import { WebhookForm } from "./webhook-form";
+import { TeamLink as Link } from "../layout/team-link";
 
 /** "Create webhook": the button and its dialog (form, then the secret, once). */
 export function CreateWebhookButton({ baseUrl }: { baseUrl?: string }) {

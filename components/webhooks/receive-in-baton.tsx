@@ -1,7 +1,6 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import Link from "next/link";
 import { useId } from "react";
 import { errorText } from "../../lib/orkestr/errors";
 import {
@@ -15,6 +14,7 @@ import { Button, type ButtonProps } from "../ui/button";
 import { ReadOnlyNote } from "../ui/read-only-note";
 import { useRoleReason } from "../layout/use-role-reason";
 import { toast } from "../ui/toast";
+import { TeamLink as Link } from "../layout/team-link";
 
 /**
  * "Receive in Baton": one click makes a webhook on the user's active connection that delivers every

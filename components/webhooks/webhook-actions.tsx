@@ -1,7 +1,6 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { errorText } from "../../lib/orkestr/errors";
 import type { Webhook } from "../../lib/orkestr/schemas/webhooks";
@@ -25,6 +24,7 @@ import { SecretReveal } from "./secret-reveal";
 import { webhookPatch } from "./patch";
 import { deleteSnippets, rotateSnippets, updateSnippets } from "./snippets";
 import { WebhookForm } from "./webhook-form";
+import { useTeamRouter } from "../layout/team-link";
 
 /**
  * A webhook's actions: enable or disable, send a test, rotate the secret (confirmed; the new one is
@@ -212,7 +212,7 @@ function RotateFlow({ webhook, baseUrl, onRotated }: { webhook: Webhook; baseUrl
 
 function DeleteConfirm({ webhook, baseUrl }: { webhook: Webhook; baseUrl?: string }) {
   const queryClient = useQueryClient();
-  const router = useRouter();
+  const router = useTeamRouter();
   const remove = useMutation({
     mutationFn: () => deleteWebhook(webhook.id),
     onSuccess: () => {

@@ -1,7 +1,6 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import { useState } from "react";
 import { formatDateTime, formatUtc } from "../../lib/format";
 import type { Snippets } from "../../lib/code/snippet";
@@ -31,6 +30,7 @@ import { WebhookActions } from "./webhook-actions";
 import { ReadOnlyNote } from "../ui/read-only-note";
 import { useRoleReason } from "../layout/use-role-reason";
 import { EnabledBadge } from "./webhook-list";
+import { TeamLink as Link } from "../layout/team-link";
 
 /** One webhook: what it sends where, its actions, each action as code, and its delivery log. */
 export function WebhookDetail({ id, baseUrl, canWrite }: { id: string; baseUrl?: string; canWrite: boolean }) {

@@ -1,7 +1,6 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import { formatDateTime, formatUtc } from "../../lib/format";
 import { webhookHref } from "../../lib/resource-links";
 import type { Webhook } from "../../lib/orkestr/schemas/webhooks";
@@ -18,6 +17,7 @@ import { QueryError } from "../layout/query-error";
 import { listSnippets } from "./snippets";
 import { TableScroll } from "../ui/table";
 import { usePermission } from "../layout/permissions";
+import { TeamLink as Link } from "../layout/team-link";
 
 /** The account's webhooks: a table, live while the page is visible, with its loading, empty and error states. */
 export function WebhookList({ baseUrl }: { baseUrl?: string }) {

@@ -12,6 +12,7 @@ import { extractList, cursorOf, paginate } from "../orkestr/pagination";
 import { buildQuery, type Query } from "../orkestr/path";
 import type { Page } from "../orkestr/schemas/common";
 import type { Reader } from "./read";
+import { readTeamParam, TEAM_HEADER, withTeam } from "../team-param";
 
 /**
  * The browser's one client for Baton's own `/api` (never orkestr): every call a page makes goes
@@ -45,6 +46,23 @@ export interface ApiRequest {
 export const SERVER = "The Baton server";
 export const BASE = "the Baton server";
 
+/**
+ * The team this browser tab works in: its page URL's `?team=<slug>` (lib/team-param.ts), or null
+ * outside a browser or on a page without one. Read at each call, so each tab uses its own team and
+ * a team switch (a navigation) takes effect for the very next request.
+ */
+export function pageTeam(): string | null {
+  return typeof window === "undefined" ? null : readTeamParam(window.location.search);
+}
+
+/**
+ * `url` (a same-origin path) with the tab's team as `?team=`: for the requests that cannot carry
+ * the X-Baton-Team header (EventSource, WebSocket).
+ */
+export function withPageTeam(url: string): string {
+  return withTeam(url, pageTeam());
+}
+
 function urlOf(req: ApiRequest): string {
   return `${req.path}${buildQuery(req.query)}`;
 }
@@ -53,12 +71,15 @@ function urlOf(req: ApiRequest): string {
 export async function apiSend(req: ApiRequest, accept = "application/json"): Promise<Response> {
   const method = req.method ?? "GET";
   const url = urlOf(req);
+  const team = pageTeam();
   let response: Response;
   try {
     response = await fetch(url, {
       method,
       headers: {
         accept,
+        // Every call acts in the tab's team (lib/server/acting-team.ts checks membership).
+        ...(team ? { [TEAM_HEADER]: team } : {}),
         ...(req.body === undefined ? {} : { "content-type": "application/json" }),
         ...req.headers,
       },

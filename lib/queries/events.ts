@@ -1,4 +1,4 @@
-import { apiAll, apiPage } from "../api/core";
+import { apiAll, apiPage, withPageTeam } from "../api/core";
 import { object } from "../api/read";
 import { buildQuery, path } from "../orkestr/path";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
@@ -36,5 +36,5 @@ export function fetchExecEvents(id: string, cursor: string | null, signal?: Abor
 
 /** The URL of the live timeline (SSE through the proxy route, which resumes after `cursor`), for EventSource. */
 export function eventsFollowUrl(id: string, cursor?: string | null): string {
-  return `${eventsPath(id)}${buildQuery({ follow: true, cursor: cursor || undefined })}`;
+  return withPageTeam(`${eventsPath(id)}${buildQuery({ follow: true, cursor: cursor || undefined })}`);
 }

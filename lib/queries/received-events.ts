@@ -1,5 +1,5 @@
 import { infiniteQueryOptions, queryOptions, type InfiniteData } from "@tanstack/react-query";
-import { apiJson, apiPage, apiVoid } from "../api/core";
+import { apiJson, apiPage, apiVoid, withPageTeam } from "../api/core";
 import { object } from "../api/read";
 import { path } from "../orkestr/path";
 import type { Page } from "../orkestr/schemas/common";
@@ -166,7 +166,7 @@ function setState(next: typeof state) {
 
 function open() {
   if (source || typeof EventSource === "undefined" || document.hidden) return;
-  const es = new EventSource("/api/hooks/events/live");
+  const es = new EventSource(withPageTeam("/api/hooks/events/live"));
   source = es;
   setState("connecting");
   es.addEventListener("ready", () => {

@@ -1,3 +1,4 @@
+import { withPageTeam } from "../api/core";
 import { object } from "../api/read";
 import { path } from "../orkestr/path";
 // Types only: zod stays out of the browser bundle (lib/api/core.ts says why).
@@ -44,7 +45,7 @@ const readMetrics = object<Metrics>({}, { samples: "array" });
 const readProblem = object<LiveProblem>({ detail: "string", code: "string" });
 
 export const liveUrl = (id: string, cursor?: string | null) =>
-  `${path`/api/v1/sandboxes/${id}/live`}${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`;
+  withPageTeam(`${path`/api/v1/sandboxes/${id}/live`}${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`);
 
 class LiveConnection {
   readonly listeners = new Set<LiveListener>();

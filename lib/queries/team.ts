@@ -31,7 +31,10 @@ const readSessions = object<{ sessions: Array<SessionDto & { current: boolean }>
 const readIssued = object<IssuedInvitationDto>({ invitation: "object", link: "string", mailed: "boolean" });
 const readLookup = object<InvitationLookupDto>({ state: "string", email: "string", role: "string", team: "object" });
 const readAny = object<Record<string, unknown>>();
-const readAccepted = object<{ team_id: string; role: Role }>({ team_id: "string", role: "string" });
+const readAccepted = object<{ team_id: string; role: Role; team_slug?: string | null }>(
+  { team_id: "string", role: "string" },
+  { team_slug: "string" },
+);
 
 const member = (userId: string, rest = "") => `${path`/api/team/members/${userId}`}${rest}`;
 const invitation = (id: string, rest = "") => `${path`/api/team/invitations/${id}`}${rest}`;

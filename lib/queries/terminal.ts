@@ -1,5 +1,5 @@
 import { queryOptions } from "@tanstack/react-query";
-import { apiJson, apiVoid } from "../api/core";
+import { apiJson, apiVoid, withPageTeam } from "../api/core";
 import { apiStream } from "../api/stream";
 import { arrayOf, object } from "../api/read";
 import { path } from "../orkestr/path";
@@ -43,7 +43,7 @@ export const terminalApi = {
   close: (sandboxId: string, ptyId: string) => apiVoid({ method: "DELETE", path: sessionPath(sandboxId, ptyId) }),
   /** The relay's WebSocket URL (same origin: the session cookie authenticates it). */
   relayUrl: (sandboxId: string, ptyId: string, location: { protocol: string; host: string }) =>
-    `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${sessionPath(sandboxId, ptyId)}/ws`,
+    `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${withPageTeam(`${sessionPath(sandboxId, ptyId)}/ws`)}`,
   /**
    * POST /api/v1/sandboxes/{id}/exec/stream as exec events (output, then exit or error). Never throws:
    * a refusal before the stream starts and trouble inside it both arrive as a final `{type:"error"}`.

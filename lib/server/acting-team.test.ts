@@ -1,6 +1,14 @@
 import "server-only";
 import { describe, expect, it } from "vitest";
-import { boundTeamId, resolveActingTeam, teamOfConnection, type UserTeamsAndConnections } from "./acting-team";
+import {
+  boundTeamId,
+  defaultTeamSlug,
+  resolveActingTeam,
+  resolveTeamChoice,
+  TeamNotFoundError,
+  teamOfConnection,
+  type UserTeamsAndConnections,
+} from "./acting-team";
 import type { Connection } from "./db/connections";
 import type { Role, Team } from "./db/teams";
 
@@ -43,7 +51,7 @@ describe("the acting team", () => {
   it("is the oldest team when the active connection belongs to no team of the user's, and then uses none of it", () => {
     const left = resolveActingTeam(user(twoTeams, [conn("x", "X", { active: true })]));
     expect(left).toMatchObject({ team: { id: "B" }, role: "owner", connection: null });
-    expect(left!.noConnection).toMatch(/belongs to a team you are no longer a member of/);
+    expect(left!.noConnection).toMatch(/no orkestr connection for Team B/);
     // A connection of the oldest team is used instead of the unusable active one.
     const other = resolveActingTeam(user(twoTeams, [conn("x", "X", { active: true }), conn("b", "B")]));
     expect(other).toMatchObject({ team: { id: "B" }, connection: { id: "b" } });
@@ -83,11 +91,66 @@ describe("the acting team", () => {
     const two = user(twoTeams, [conn("n", null, { active: true })]);
     const acting = resolveActingTeam(two)!;
     expect(acting).toMatchObject({ team: { id: "B" }, connection: null });
-    expect(acting.noConnection).toMatch(/made without a team/);
+    expect(acting.noConnection).toMatch(/made without a team cannot be used/);
     expect(teamOfConnection(two, two.connections[0]!)).toBeNull();
   });
 
   it("a user in no team acts in none (every team permission is refused)", () => {
     expect(resolveActingTeam(user([], [conn("n", null, { active: true })]))).toBeNull();
+  });
+
+  describe("named by the URL (?team=<slug>, X-Baton-Team)", () => {
+    const current = user(twoTeams, [conn("a", "A"), conn("b", "B", { active: true })]);
+
+    it("acts in the named team for a member, with that team's role and connection", () => {
+      expect(resolveTeamChoice(current, { slug: "A" })).toMatchObject({
+        team: { id: "A" },
+        role: "viewer",
+        connection: { id: "a" },
+      });
+      expect(resolveTeamChoice(current, { slug: "B" })).toMatchObject({ role: "owner", connection: { id: "b" } });
+    });
+
+    it("refuses a team the user is not a member of, and one that does not exist, the same way", () => {
+      for (const slug of ["X", "nope", "../A", "A "]) {
+        let thrown: unknown;
+        try {
+          resolveTeamChoice(current, { slug });
+        } catch (err) {
+          thrown = err;
+        }
+        expect(thrown).toBeInstanceOf(TeamNotFoundError);
+        expect(thrown).toMatchObject({ code: "team_not_found", status: 404 });
+        expect((thrown as TeamNotFoundError).detail).toBe(new TeamNotFoundError("A").detail);
+      }
+      // Even a user in no team: naming one is "not found", not "no team".
+      expect(() => resolveTeamChoice(user([], []), { slug: "A" })).toThrow(TeamNotFoundError);
+      // The remembered default never rescues a wrong named team.
+      expect(() => resolveTeamChoice(current, { slug: "X", lastSlug: "A" })).toThrow(TeamNotFoundError);
+    });
+
+    it("without a named team: the last team (cookie) when still a member, else the active connection's, else the oldest", () => {
+      expect(resolveTeamChoice(current, { lastSlug: "A" })?.team.id).toBe("A");
+      expect(resolveTeamChoice(current, { lastSlug: "X" })?.team.id).toBe("B"); // left X: the active connection's
+      expect(resolveTeamChoice(current)?.team.id).toBe("B");
+      expect(resolveTeamChoice(user(twoTeams, []), {})?.team.id).toBe("B"); // oldest
+      expect(resolveTeamChoice(user([], []), { lastSlug: "A" })).toBeNull();
+      expect(defaultTeamSlug(current, "A")).toBe("A");
+      expect(defaultTeamSlug(user([], []), null)).toBeNull();
+    });
+
+    it("activating a connection picks that team's connection, never the team: each tab keeps the team its URL names", () => {
+      // The active connection is A's; a tab on team B still acts in B through B's latest connection.
+      const activeInA = user(twoTeams, [
+        conn("a", "A", { active: true }),
+        conn("b1", "B", { updated: 1 }),
+        conn("b2", "B", { updated: 9 }),
+      ]);
+      expect(resolveTeamChoice(activeInA, { slug: "B" })).toMatchObject({
+        team: { id: "B" },
+        connection: { id: "b2" },
+      });
+      expect(resolveTeamChoice(activeInA, { slug: "A" })).toMatchObject({ team: { id: "A" }, connection: { id: "a" } });
+    });
   });
 });

@@ -8,13 +8,18 @@ import type { Membership, Role, Team } from "./db/teams";
 // that goes through another team's connection (issue 20 item 2).
 //
 // The rules:
-// - A request that names its team (`requested`: the URL's team, once the console has per-tab team
-//   switching) acts in that team, and only if the user is a member of it.
-// - Otherwise it acts in the team of the user's active connection, when the user is a member of
-//   it; else in their oldest team. Choosing the active connection is how a user picks the team
-//   they work in until then.
+// - A request that names its team acts in that team, and only if the user is a member of it. The
+//   browser names it per tab: the page URL's `?team=<slug>` (lib/team-param.ts), sent by the API
+//   client as the X-Baton-Team header and passed to server components by proxy.ts. A slug the user
+//   is not a member of, or that does not exist, is the same answer: 404 team_not_found (never
+//   another team instead, and never a hint that the team exists).
+// - A request that names no team acts in the user's default team: the team last worked in (the
+//   `baton_last_team` cookie, only a default for URLs without a team) when they are still a member;
+//   else the team of their active connection; else their oldest team. There is no server-side
+//   "current team" that one tab could change behind another.
 // - The connection is one bound to that team: the active connection when it is, else the most
-//   recently changed connection of that team; else none (a 409 that says why).
+//   recently changed (activated, re-tokened) connection of that team; else none (a 409 that says
+//   why). Activating a connection never switches the team: it only picks that team's connection.
 // - A connection is bound to the team it was made in (`teamId`). One made without a team (older
 //   rows, or made by a user who had none) counts as bound to the user's team only while they belong
 //   to exactly one; with several it is ambiguous, and not used. A connection bound to a team the
@@ -40,9 +45,30 @@ export interface ActingTeam {
   noConnection: string | null;
 }
 
-/** A team asked for by the request itself (by id), instead of the active connection's. */
+/** A team asked for by the request itself (by id), instead of the default one. */
 export interface TeamRequest {
   teamId: string;
+}
+
+/** How a request names its team: the URL's slug (header or query), and the remembered default. */
+export interface TeamChoice {
+  /** The team the request names (`?team=` / X-Baton-Team), or null/undefined when it names none. */
+  slug?: string | null;
+  /** The `baton_last_team` cookie: the default for a request that names no team. */
+  lastSlug?: string | null;
+}
+
+/** The request named a team the user is not a member of (or that does not exist): 404 team_not_found. */
+export class TeamNotFoundError extends Error {
+  readonly code = "team_not_found";
+  readonly status = 404;
+  readonly detail: string;
+  constructor(slug: string) {
+    super(`team not found: ${slug}`);
+    this.name = "TeamNotFoundError";
+    this.detail =
+      "This team does not exist, or you are not a member of it. Ask a team owner or admin for an invitation.";
+  }
 }
 
 /**
@@ -61,18 +87,12 @@ function membershipIn(current: UserTeamsAndConnections, teamId: string | null) {
 const ADD_ONE = "Add one in Settings → Connections (base URL and token), or use the local engine.";
 
 function whyNoConnection(current: UserTeamsAndConnections, team: Team): string {
-  const active = current.connections.find((c) => c.isActive);
-  if (!active) return `You have no orkestr connection for ${team.name} yet. ${ADD_ONE}`;
-  const bound = boundTeamId(current, active);
-  const where =
-    bound === null
-      ? "was made without a team, and you belong to several, so Baton cannot tell whose it is"
-      : membershipIn(current, bound)
-        ? `belongs to another of your teams (${membershipIn(current, bound)!.team.name})`
-        : "belongs to a team you are no longer a member of";
+  const unbound = current.connections.some((c) => c.teamId === null) && current.memberships.length > 1;
   return (
-    `Your active connection "${active.name}" ${where}, and ${team.name} has no connection of yours. ` +
-    `Make a connection of ${team.name} active, or remove that one and add a new one in Settings → Connections.`
+    `You have no orkestr connection for ${team.name} yet. ${ADD_ONE}` +
+    (unbound
+      ? " (A connection made without a team cannot be used while you belong to several teams: remove it and add it again in the right team.)"
+      : "")
   );
 }
 
@@ -91,14 +111,43 @@ function connectionOf(current: UserTeamsAndConnections, team: Team): Connection 
  * no team (or is not a member of the requested one): then every team permission is refused.
  */
 export function resolveActingTeam(current: UserTeamsAndConnections, requested?: TeamRequest): ActingTeam | null {
-  let chosen: { team: Team; membership: Membership } | undefined;
-  if (requested) {
-    chosen = membershipIn(current, requested.teamId);
-  } else {
-    const active = current.connections.find((c) => c.isActive);
-    chosen = (active && membershipIn(current, boundTeamId(current, active))) ?? current.memberships[0];
-  }
+  const chosen = requested ? membershipIn(current, requested.teamId) : defaultMembership(current, null);
   if (!chosen) return null;
+  return actingIn(current, chosen);
+}
+
+/** The membership a request that names no team acts in: the last team, else the active connection's, else the oldest. */
+function defaultMembership(
+  current: UserTeamsAndConnections,
+  lastSlug: string | null | undefined,
+): { team: Team; membership: Membership } | undefined {
+  const last = lastSlug ? current.memberships.find((m) => m.team.slug === lastSlug) : undefined;
+  if (last) return last;
+  const active = current.connections.find((c) => c.isActive);
+  return (active && membershipIn(current, boundTeamId(current, active))) ?? current.memberships[0];
+}
+
+/**
+ * The team a request acts in from how it names it (TeamChoice): the named team for a member
+ * (TeamNotFoundError otherwise, whether it exists or not), else the default team; null for a user
+ * in no team who names none.
+ */
+export function resolveTeamChoice(current: UserTeamsAndConnections, choice: TeamChoice = {}): ActingTeam | null {
+  if (choice.slug) {
+    const named = current.memberships.find((m) => m.team.slug === choice.slug);
+    if (!named) throw new TeamNotFoundError(choice.slug);
+    return actingIn(current, named);
+  }
+  const chosen = defaultMembership(current, choice.lastSlug);
+  return chosen ? actingIn(current, chosen) : null;
+}
+
+/** The default team's slug for URLs that name none (null: the user is in no team). */
+export function defaultTeamSlug(current: UserTeamsAndConnections, lastSlug?: string | null): string | null {
+  return defaultMembership(current, lastSlug)?.team.slug ?? null;
+}
+
+function actingIn(current: UserTeamsAndConnections, chosen: { team: Team; membership: Membership }): ActingTeam {
   const connection = connectionOf(current, chosen.team);
   return {
     userId: current.user.id,

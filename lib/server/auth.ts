@@ -1,6 +1,6 @@
 import "server-only";
 import { cookies, headers } from "next/headers";
-import { redirect } from "next/navigation";
+import { notFound, redirect } from "next/navigation";
 import { cache } from "react";
 import { hostAllowed } from "../host-policy";
 import { safeNextPath } from "../safe-next-path";
@@ -14,7 +14,9 @@ import {
   touchSession,
   type Session,
 } from "./db/sessions";
-import { resolveActingTeam, type ActingTeam } from "./acting-team";
+import { LAST_TEAM_COOKIE, readTeamParam, TEAM_HEADER, withTeam } from "../team-param";
+import { defaultTeamSlug, resolveTeamChoice, TeamNotFoundError, type ActingTeam, type TeamChoice } from "./acting-team";
+import { AppError } from "./errors";
 import { listConnections, type Connection } from "./db/connections";
 import { isFirstRun } from "./db/setup";
 import { listMembershipsForUser, type Membership, type Team } from "./db/teams";
@@ -92,11 +94,70 @@ export const getCurrentUser = cache(async (): Promise<CurrentUser | null> => {
 });
 
 /**
- * The team a request or page acts in, the user's role there and the connection it goes through,
- * all from one resolution (lib/server/acting-team.ts); null for a user without a team.
+ * The header proxy.ts passes server components the page URL's `?team=` in (it strips any copy a
+ * client sent). Pages read their team from here, never from a client-sent header.
  */
-export function actingTeam(current: CurrentUser): ActingTeam | null {
-  return resolveActingTeam(current);
+export const PAGE_TEAM_HEADER = "x-baton-page-team"; // proxy.ts's own constant of the same name
+
+/**
+ * How an API request names its team: the X-Baton-Team header the browser's API client sends (the
+ * page's `?team=`), else the request URL's own `?team=` (EventSource and WebSocket URLs, which
+ * cannot carry a header); the `baton_last_team` cookie is the default for a request naming none.
+ */
+export function teamChoiceOf(req: Request): TeamChoice {
+  const header = req.headers.get(TEAM_HEADER);
+  const slug = header !== null && header !== "" ? header : readTeamParam(new URL(req.url));
+  const lastSlug = parseCookieHeader(req.headers.get("cookie")).find((c) => c.name === LAST_TEAM_COOKIE)?.value;
+  return { slug, lastSlug: lastSlug ?? null };
+}
+
+/** The page's team choice (server components): proxy.ts's PAGE_TEAM_HEADER, and the last-team cookie. */
+export async function pageTeamChoice(): Promise<TeamChoice> {
+  const slug = (await headers()).get(PAGE_TEAM_HEADER);
+  const lastSlug = (await cookies()).getAll().find((c) => c.name === LAST_TEAM_COOKIE)?.value ?? null;
+  return { slug: slug || null, lastSlug };
+}
+
+/** 404 team_not_found, as route() answers it. */
+export function teamNotFound(err: TeamNotFoundError): AppError {
+  return new AppError("team_not_found", err.detail);
+}
+
+/**
+ * The team a request or page acts in, the user's role and the connection it goes through,
+ * all from one resolution (lib/server/acting-team.ts); null for a user without a team. A choice
+ * naming a team the user is not a member of throws TeamNotFoundError.
+ */
+export function actingTeam(current: CurrentUser, choice: TeamChoice = {}): ActingTeam | null {
+  return resolveTeamChoice(current, choice);
+}
+
+/**
+ * The acting team of the page being rendered: the URL's team (the 404 page when the user is not a
+ * member of it, or it does not exist), else the default team. Memoised per request.
+ */
+export const pageActingTeam = cache(async (current: CurrentUser): Promise<ActingTeam | null> => {
+  try {
+    return actingTeam(current, await pageTeamChoice());
+  } catch (err) {
+    if (err instanceof TeamNotFoundError) notFound();
+    throw err;
+  }
+});
+
+/**
+ * For console pages: the URL must say which team. A page requested without `?team=` is sent to
+ * the same URL with the user's default team added (a user in no team stays where they are). Then
+ * the page's acting team, as pageActingTeam().
+ */
+export async function requireTeam(current: CurrentUser): Promise<ActingTeam | null> {
+  const choice = await pageTeamChoice();
+  if (!choice.slug) {
+    const slug = defaultTeamSlug(current, choice.lastSlug);
+    const here = safeNextPath((await headers()).get(REQUEST_PATH_HEADER));
+    if (slug && here) redirect(withTeam(here, slug));
+  }
+  return pageActingTeam(current);
 }
 
 /** A same-origin path to come back to after signing in, or null: the one check, lib/safe-next-path.ts. */
@@ -131,7 +192,7 @@ export type PageAccess =
  */
 export async function requirePermission(permission: Permission): Promise<PageAccess> {
   const current = await requireUser();
-  const team = actingTeam(current);
+  const team = await requireTeam(current);
   if (team && can(team.role, permission)) return { ok: true, current, team };
   return { ok: false, current, detail: refusal(team, permission) };
 }

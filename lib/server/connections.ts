@@ -1,6 +1,6 @@
 import "server-only";
 import { ConnectionDto, ConnectionListItemDto, ConnectionStatusDto, hostOf } from "../validations/connections";
-import { teamOfConnection, type ActingTeam } from "./acting-team";
+import { boundTeamId, teamOfConnection, type ActingTeam } from "./acting-team";
 import type { CurrentUser } from "./auth";
 import { authorizeConnectionAction, type ConnectionAction } from "./connection-access";
 import { localEngineStatus } from "./local-engine";
@@ -35,16 +35,25 @@ function allows(current: CurrentUser, connectionId: string, action: ConnectionAc
 }
 
 /**
- * The user's connections, each with its team and what they may do with it, plus whether "Use the
- * local engine" can work (and why not).
+ * The user's connections of the acting team (connections are per team), plus those no team of
+ * theirs can use (a team they left, or made without a team while they are in several: shown so
+ * they can be removed), each with its team and what they may do with it, plus whether "Use the
+ * local engine" can work (and why not). `is_active` says which one requests of this team use.
  */
-export async function connectionList(current: CurrentUser, opts: VaultOptions = {}) {
-  const [connections, local] = await Promise.all([listUserConnections(current.user.id, opts), localEngineStatus()]);
+export async function connectionList(current: CurrentUser, team: ActingTeam | null, opts: VaultOptions = {}) {
+  const [all, local] = await Promise.all([listUserConnections(current.user.id, opts), localEngineStatus()]);
+  const teamIds = new Set(current.memberships.map((m) => m.team.id));
+  const connections = all.filter((view) => {
+    const row = current.connections.find((c) => c.id === view.id);
+    const bound = row ? boundTeamId(current, row) : null;
+    return bound === null || !teamIds.has(bound) || bound === team?.team.id;
+  });
   return {
     connections: connections.map((view) => {
       const row = current.connections.find((c) => c.id === view.id);
       return ConnectionListItemDto.parse({
         ...toConnectionDto(view),
+        is_active: team?.connection ? view.id === team.connection.id : false,
         team_name: row ? (teamOfConnection(current, row)?.team.name ?? null) : null,
         allowed: {
           activate: allows(current, view.id, "activate"),

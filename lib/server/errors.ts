@@ -86,6 +86,10 @@ export const ERROR_CODES = {
   totp_not_enabled: 409,
   slug_taken: 409,
   confirmation_mismatch: 422,
+  // Teams (lib/server/acting-team.ts): a request naming a team the user is not a member of, or that
+  // does not exist (one answer for both); a user who already owns the most teams one may create.
+  team_not_found: 404,
+  team_limit: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

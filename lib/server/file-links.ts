@@ -19,8 +19,10 @@ import type { PresignedUrl } from "../orkestr/schemas/files";
 // as long as the user's session and role allow.
 
 /** The same-origin link to Baton's streaming files/raw route for a file. */
-export function batonRawFileUrl(sandboxId: string, filePath: string): string {
-  return path`/api/v1/sandboxes/${sandboxId}/files/raw` + buildQuery({ path: filePath });
+export function batonRawFileUrl(sandboxId: string, filePath: string, teamSlug?: string | null): string {
+  // The team rides along (`team`): a download link or an upload with progress (XMLHttpRequest)
+  // carries no X-Baton-Team header, and must act in the tab's team, not the default one.
+  return path`/api/v1/sandboxes/${sandboxId}/files/raw` + buildQuery({ path: filePath, team: teamSlug ?? undefined });
 }
 
 /** The path the upstream signed (it normalises, e.g. `/workspace/./a` → `/workspace/a`), else the one asked for. */
@@ -37,9 +39,10 @@ export function batonPresigned(
   sandboxId: string,
   requestedPath: string,
   upstream: PresignedUrl,
+  teamSlug?: string | null,
 ): { url: string; method: string; headers: Record<string, string> | null; expires_at: null } {
   return {
-    url: batonRawFileUrl(sandboxId, signedPath(upstream.url, requestedPath)),
+    url: batonRawFileUrl(sandboxId, signedPath(upstream.url, requestedPath), teamSlug),
     method: upstream.method ?? "GET",
     headers: upstream.headers ?? null,
     expires_at: null,

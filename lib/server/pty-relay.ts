@@ -16,6 +16,8 @@ import {
 } from "./access-watch";
 import type { ActingTeam } from "./acting-team";
 import { actingTeam, refusal, resolveSession } from "./auth";
+import { TeamNotFoundError } from "./acting-team";
+import { LAST_TEAM_COOKIE, readTeamParam } from "../team-param";
 import { getMigratedDb } from "./db/index";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../terminal-heartbeat";
 import { upstreamFailureDetail } from "./errors";
@@ -84,7 +86,7 @@ export interface RelayGrant {
 }
 
 export type RelayAuthResult =
-  ({ ok: true } & RelayGrant) | { ok: false; status: 401 | 403 | 421; code: string; detail: string };
+  ({ ok: true } & RelayGrant) | { ok: false; status: 401 | 403 | 404 | 421; code: string; detail: string };
 
 function header(headers: IncomingHttpHeaders, name: string): string | null {
   const v = headers[name];
@@ -103,7 +105,7 @@ export function originAllowed(headers: IncomingHttpHeaders): boolean {
 }
 
 /** The same checks route({ auth: "user", perm: "sandboxes.write" }) makes, for an upgrade request. */
-export async function authorizeRelay(headers: IncomingHttpHeaders): Promise<RelayAuthResult> {
+export async function authorizeRelay(headers: IncomingHttpHeaders, url?: string): Promise<RelayAuthResult> {
   if (!hostAllowed(header(headers, "host"))) return { ok: false, status: 421, ...HOST_NOT_ALLOWED };
   if (!originAllowed(headers)) {
     return {
@@ -123,7 +125,18 @@ export async function authorizeRelay(headers: IncomingHttpHeaders): Promise<Rela
       detail: "You are not signed in, or your session has ended. Sign in again.",
     };
   // The same resolution as route()'s: the role checked and the connection used are one team's.
-  const team = actingTeam(current);
+  // The tab's team rides in the WebSocket URL's `?team=` (a browser WebSocket sends no custom header).
+  const cookieList = parseCookieHeader(header(headers, "cookie"));
+  let team: ActingTeam | null;
+  try {
+    team = actingTeam(current, {
+      slug: readTeamParam(url ?? null),
+      lastSlug: cookieList.find((c) => c.name === LAST_TEAM_COOKIE)?.value ?? null,
+    });
+  } catch (err) {
+    if (!(err instanceof TeamNotFoundError)) throw err;
+    return { ok: false, status: 404, code: "team_not_found", detail: err.detail };
+  }
   if (!team || !can(team.role, TERMINAL_PERMISSION)) {
     return { ok: false, status: 403, code: "forbidden", detail: refusal(team, TERMINAL_PERMISSION) };
   }
@@ -192,7 +205,7 @@ function rawToBuffer(data: RawData): Buffer {
 }
 
 export interface PtyRelayOptions {
-  authorize?: (headers: IncomingHttpHeaders) => Promise<RelayAuthResult>;
+  authorize?: (headers: IncomingHttpHeaders, url?: string) => Promise<RelayAuthResult>;
   /** Where and how to reach the grant's orkestr API (default: the vault, the acting team's connection). */
   upstreamFor?: (grant: RelayGrant) => Promise<OrkestrUpgradeTarget>;
   /** Whether an open terminal may go on (default: revalidateRelay, every ACCESS_RECHECK.terminalMs). */
@@ -256,7 +269,7 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
     void (async () => {
       let auth: RelayAuthResult;
       try {
-        auth = await authorize(req.headers);
+        auth = await authorize(req.headers, req.url);
       } catch (err) {
         log("session check failed", err);
         return refuse(socket, 500, "internal_error", "Could not check your session.");

@@ -3,8 +3,8 @@ import { z } from "zod";
 import { HOST_NOT_ALLOWED, hostAllowed, originAllowed } from "../host-policy";
 import { knownBytes } from "./request-bytes";
 import { accessLost, openedWith, sessionEnded, type AccessLoss } from "./access-watch";
-import type { ActingTeam } from "./acting-team";
-import { actingTeam, getUserFromRequest, refusal, type CurrentUser } from "./auth";
+import { TeamNotFoundError, type ActingTeam } from "./acting-team";
+import { actingTeam, getUserFromRequest, refusal, teamChoiceOf, teamNotFound, type CurrentUser } from "./auth";
 import { recordAudit, type AuditEvent } from "./db/audit";
 import { getMigratedDb } from "./db/index";
 import type { User } from "./db/users";
@@ -342,7 +342,16 @@ export function route<
         current = await getUserFromRequest(req);
         if (!current && options.auth === "user")
           throw new AppError("unauthorized", "You are not signed in, or your session has ended. Sign in again.");
-        if (current) team = actingTeam(current);
+        if (current) {
+          try {
+            team = actingTeam(current, teamChoiceOf(req));
+          } catch (err) {
+            // Naming a team one is not a member of: the same 404 whether it exists or not. Only a
+            // route that requires a session refuses; an optional one goes on without a team.
+            if (!(err instanceof TeamNotFoundError)) throw err;
+            if (options.auth === "user") throw teamNotFound(err);
+          }
+        }
       }
 
       if (options.perm && !(team && can(team.role, options.perm)))

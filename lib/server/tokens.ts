@@ -29,7 +29,7 @@ import {
 } from "./db/connections";
 import { DbConflictError, DbNotFoundError } from "./db/errors";
 import { getMigratedDb, type Db } from "./db/index";
-import { getMembership, type Role } from "./db/teams";
+import { getMembership, getTeam, type Role } from "./db/teams";
 import { findUserById } from "./db/users";
 import {
   engineAccountFor,
@@ -542,11 +542,11 @@ export async function connectLocalEngine(
   userId: string,
   opts: VaultOptions & { name?: string; teamId?: string | null; label?: string } = {},
 ): Promise<SavedConnection> {
-  const name = normalizeName(opts.name ?? LOCAL_ENGINE_CONNECTION_NAME);
   const db = await dbOf(opts);
+  const teamId = opts.teamId ?? null;
+  const name = normalizeName(opts.name ?? (await localEngineConnectionName(db, userId, teamId)));
   const origin = localEngineOrigin();
   const safe = await safeUrl(origin, opts);
-  const teamId = opts.teamId ?? null;
   const minted = await mintLocalEngineToken({
     account: engineAccountFor(teamId, userId),
     label: `baton: ${opts.label ?? userId}`,
@@ -569,6 +569,22 @@ export async function connectLocalEngine(
   );
   if (before?.engineTokenId && before.engineTokenId !== minted.id) await revokeQuietly(before.engineTokenId);
   return saved;
+}
+
+/**
+ * The name of a user's local-engine connection for `teamId`: each team has its own (an engine
+ * account per team), so connecting in a second team must not replace the first one's. The name
+ * the team's one already has; else "Local engine" while no other team's connection holds it; else
+ * "Local engine (<team slug>)".
+ */
+async function localEngineConnectionName(db: Db, userId: string, teamId: string | null): Promise<string> {
+  const mine = await listConnections(db, userId);
+  const sameTeam = mine.find((c) => c.engineTokenId !== null && c.teamId === teamId);
+  if (sameTeam) return sameTeam.name;
+  const holder = mine.find((c) => c.name === LOCAL_ENGINE_CONNECTION_NAME);
+  if (!holder || holder.teamId === teamId) return LOCAL_ENGINE_CONNECTION_NAME;
+  const team = teamId ? await getTeam(db, teamId) : null;
+  return `${LOCAL_ENGINE_CONNECTION_NAME} (${team?.slug ?? "personal"})`;
 }
 
 /**

@@ -65,30 +65,55 @@ describe.each(testBackends)("connections are governed by their own team's role (
     expect((await listConnections(ctx.db(), connA.userId)).map((c) => c.name).sort()).toEqual(["A's", "B's"]);
   });
 
-  it("the list says each connection's team and offers exactly what the API accepts", async () => {
-    const { user, a, connA, connB, cookie } = await twoTeamUser();
-    const listed = async () =>
+  it("the list shows the named team's connections (and unusable ones), each with its team and what the API accepts", async () => {
+    const { user, a, b, connA, connB, cookie } = await twoTeamUser();
+    const listed = async (slug: string) =>
       (
-        (await jsonOf(await listConnectionsRoute(request("/api/connections", { cookie }), noParams))) as {
-          connections: { id: string; team_name: string | null; allowed: Record<string, boolean> }[];
+        (await jsonOf(
+          await listConnectionsRoute(
+            request("/api/connections", { cookie, headers: { "x-baton-team": slug } }),
+            noParams,
+          ),
+        )) as {
+          connections: { id: string; team_name: string | null; is_active: boolean; allowed: Record<string, boolean> }[];
         }
       ).connections;
     const byId = (list: Awaited<ReturnType<typeof listed>>, id: string) => list.find((c) => c.id === id);
-    let list = await listed();
+    let list = await listed(a.slug);
     expect(byId(list, connA.id)).toMatchObject({
       team_name: "Team A",
+      is_active: true,
       allowed: { activate: true, replace_token: false, remove: false },
     });
+    expect(byId(list, connB.id)).toBeUndefined();
+    list = await listed(b.slug);
+    expect(byId(list, connA.id)).toBeUndefined();
     expect(byId(list, connB.id)).toMatchObject({
       team_name: "Team B",
+      is_active: true,
       allowed: { activate: true, replace_token: true, remove: true },
     });
     await removeTeamMember({ teamId: a.id, userId: user.id }, { db: ctx.db() });
-    list = await listed();
+    list = await listed(b.slug);
     expect(byId(list, connA.id)).toMatchObject({
       team_name: null,
+      is_active: false,
       allowed: { activate: false, replace_token: false, remove: true },
     });
+  });
+
+  it("activating a connection never switches the team a request names", async () => {
+    const { a, b, connA, connB, cookie } = await twoTeamUser();
+    const named = async (slug: string) =>
+      (
+        (await jsonOf(await me(request("/api/me", { cookie, headers: { "x-baton-team": slug } }), noParams))) as {
+          active_team_id: string;
+        }
+      ).active_team_id;
+    expect((await patch(cookie, connA.id, { active: true })).status).toBe(200);
+    expect(await named(b.slug)).toBe(b.id);
+    expect((await patch(cookie, connB.id, { active: true })).status).toBe(200);
+    expect(await named(a.slug)).toBe(a.id);
   });
 
   it("activating a connection picks the team: a viewer may switch to their own team and back, and removes B's as its owner", async () => {

@@ -466,7 +466,10 @@ describe.each(testBackends)("the /api/v1 proxy routes on $name", (backend) => {
       expect(res.status).toBe(200);
       const link = (await jsonOf(res)) as { url: string; method: string };
       expect(link).toMatchObject({
-        url: `/api/v1/sandboxes/${id}/files/raw?path=%2Fworkspace%2Fpage.html`,
+        // The tab's team rides along: a download link or an XHR upload sends no X-Baton-Team.
+        url: expect.stringMatching(
+          new RegExp(`^/api/v1/sandboxes/${id}/files/raw\\?path=%2Fworkspace%2Fpage\\.html&team=[a-z0-9-]+$`),
+        ),
         method,
         expires_at: null,
       });

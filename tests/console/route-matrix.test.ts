@@ -77,6 +77,9 @@ const OWN_ACCOUNT: Record<string, string> = {
   "GET /api/connections": "the user's own orkestr connections (tokens are per user), hints only",
   "GET /api/connections/status": "a live check of the user's own active connection",
   "POST /api/auth/logout-everywhere": "revokes the user's own sessions",
+  "GET /api/teams": "the teams the user is a member of (names, slugs, their own roles)",
+  "POST /api/teams":
+    "creates a new team owned by the user (at most 20 owned); acts in no existing team, tests/teams/teams-api.test.ts",
   "PATCH /api/connections/[id]":
     "one of the user's own connections: the role checked is the one in the connection's own team (activating needs membership there, a new token connections.manage), tests/console/connection-access.test.ts",
   "GET /api/me/invitations": "the pending invitations sent to the user's own address",

@@ -1,6 +1,6 @@
-import Link from "next/link";
 import { EmptyState } from "../../../components/layout/empty-state";
 import { Button } from "../../../components/ui/button";
+import { TeamLink as Link } from "../../../components/layout/team-link";
 
 // An unknown sandbox id (the upstream's 404 from /sandboxes/[id]'s layout), inside the console shell.
 export default function SandboxNotFound() {

@@ -1,6 +1,5 @@
 import type { Metadata } from "next";
 import { NoConnection } from "../../../components/layout/no-connection";
-import Link from "next/link";
 import { Suspense } from "react";
 import { PageHeader } from "../../../components/layout/page-header";
 import { SandboxList } from "../../../components/sandboxes/list/sandbox-list";
@@ -15,6 +14,7 @@ import { findUserById } from "../../../lib/server/db/users";
 import type { ActingTeam } from "../../../lib/server/acting-team";
 import { ReadOnlyNote } from "../../../components/ui/read-only-note";
 import { reasonFor } from "../../../lib/server/client-permissions";
+import { TeamLink as Link } from "../../../components/layout/team-link";
 
 export const metadata: Metadata = { title: "Sandboxes" };
 

@@ -3,7 +3,7 @@ import { PageHeader } from "../../../components/layout/page-header";
 import { AccountSettings } from "../../../components/settings/account/account-settings";
 import { SettingsNav } from "../../../components/settings/settings-nav";
 import { hasPassword, ownSessions } from "../../../lib/server/account";
-import { actingTeam, requireUser } from "../../../lib/server/auth";
+import { requireTeam, requireUser } from "../../../lib/server/auth";
 import { getMigratedDb } from "../../../lib/server/db/index";
 import { listActiveSessions } from "../../../lib/server/db/sessions";
 import { can } from "../../../lib/server/rbac";
@@ -16,7 +16,7 @@ export const metadata: Metadata = { title: "Settings" };
 // (no secret) and handed to the client cards as initial data; each change goes through /api/me/*.
 export default async function SettingsPage() {
   const current = await requireUser();
-  const team = actingTeam(current);
+  const team = await requireTeam(current);
   const db = await getMigratedDb();
   const [password, totp, live, sessions] = await Promise.all([
     hasPassword(db, current),

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { PageHeader } from "../../../components/layout/page-header";
 import { InvitationsCard, MyInvitations } from "../../../components/team/invitations-card";
 import { MembersCard } from "../../../components/team/members-card";
-import { actingTeam, requireUser } from "../../../lib/server/auth";
+import { requireTeam, requireUser } from "../../../lib/server/auth";
 import { can } from "../../../lib/server/rbac";
 
 export const metadata: Metadata = { title: "Team" };
@@ -12,7 +12,7 @@ export const metadata: Metadata = { title: "Team" };
 // (to any team) are offered on top, also to a user who has no team yet.
 export default async function TeamPage() {
   const current = await requireUser();
-  const team = actingTeam(current);
+  const team = await requireTeam(current);
   const canManage = can(team?.role, "members.manage");
   return (
     <>

@@ -1,5 +1,4 @@
 import type { Metadata } from "next";
-import Link from "next/link";
 import { PageHeader } from "../../../components/layout/page-header";
 import { Forbidden } from "../../../components/layout/forbidden";
 import { TemplatesNoConnection } from "../../../components/templates/no-connection";
@@ -10,6 +9,7 @@ import { newTemplateHref } from "../../../lib/resource-links";
 import { requirePermission } from "../../../lib/server/auth";
 import { ReadOnlyNote } from "../../../components/ui/read-only-note";
 import { reasonFor } from "../../../lib/server/client-permissions";
+import { TeamLink as Link } from "../../../components/layout/team-link";
 
 export const metadata: Metadata = { title: "Templates" };
 

@@ -8,8 +8,8 @@ export const runtime = "nodejs";
 // Tokens come in here and never go out: every answer is a DTO with the hint only, and the audit
 // rows name the connection, its base URL and hint.
 
-// GET /api/connections – the user's orkestr connections (hints only) and the local engine's availability
-export const GET = route({ auth: "user" }, async ({ current }) => connectionList(current));
+// GET /api/connections – the user's orkestr connections of the acting team (hints only) and the local engine's availability
+export const GET = route({ auth: "user" }, async ({ current, team }) => connectionList(current, team));
 
 // POST /api/connections – add one: format, SSRF and a live limits check first, stored only when all pass
 export const POST = route(

@@ -1,4 +1,3 @@
-import { actingTeam } from "../../../lib/server/auth";
 import { updateProfile } from "../../../lib/server/account";
 import { getMigratedDb } from "../../../lib/server/db/index";
 import { route } from "../../../lib/server/route";
@@ -7,9 +6,8 @@ import { ProfileBody } from "../../../lib/validations/account";
 export const runtime = "nodejs";
 
 // GET /api/me – the signed-in user, their session and their teams (a DTO: no token, no hash), and
-// the team requests act in (the active connection's, lib/server/acting-team.ts).
-export const GET = route({ auth: "user" }, async ({ current }) => {
-  const active = actingTeam(current);
+// the team this request acts in (its X-Baton-Team, else the default: lib/server/acting-team.ts).
+export const GET = route({ auth: "user" }, async ({ current, team: active }) => {
   return {
     user: { id: current.user.id, name: current.user.name, email: current.user.email },
     session: {

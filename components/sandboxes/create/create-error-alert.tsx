@@ -1,10 +1,10 @@
 "use client";
 
-import Link from "next/link";
 import type { OrkestrError } from "../../../lib/orkestr/errors";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { explainCreateError, isAutoRetried } from "./explain-error";
+import { TeamLink as Link } from "../../layout/team-link";
 
 /**
  * A refused create in plain words, with the upstream's own detail under it. For a temporary failure

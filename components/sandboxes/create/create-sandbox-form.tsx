@@ -1,8 +1,6 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import Link from "next/link";
-import { useRouter } from "next/navigation";
 import { useCallback, useMemo, useRef, useState, type FormEvent } from "react";
 import { toast } from "../../ui/toast";
 import type { Limits } from "../../../lib/orkestr/schemas/limits";
@@ -37,6 +35,7 @@ import { SourceSection } from "./source-section";
 import { useCountdown } from "./use-countdown";
 import { VolumeSection } from "./volume-section";
 import { sandboxHref } from "../../../lib/links";
+import { TeamLink as Link, useTeamRouter } from "../../layout/team-link";
 
 /** Retries of a temporary failure (fleet_full, an upstream restarting) the form makes on its own before it leaves the next one to the user (like the SDK's budget). */
 const AUTO_RETRIES = 3;
@@ -92,7 +91,7 @@ function CreateSandboxFormBody({
   baseUrl?: string;
   initialTemplate?: string;
 }) {
-  const router = useRouter();
+  const router = useTeamRouter();
   const queryClient = useQueryClient();
   const volumes = useQuery(volumeQueries.list());
   const [state, setState] = useState<CreateFormState>(() => {

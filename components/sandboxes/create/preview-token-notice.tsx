@@ -1,11 +1,11 @@
 "use client";
 
-import Link from "next/link";
 import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
 import { CopyButton } from "../../ui/copy-button";
 import { sandboxHref } from "../../../lib/links";
+import { TeamLink as Link } from "../../layout/team-link";
 
 /**
  * The sandbox's preview_auth_token, which the create response carries once: shown here once, with a

@@ -1,7 +1,6 @@
 "use client";
 
 import type { UseQueryResult } from "@tanstack/react-query";
-import Link from "next/link";
 import { useSearchParams } from "next/navigation";
 import { useEffect, useRef } from "react";
 import type { Volume } from "../../../lib/orkestr/schemas/volumes";
@@ -12,6 +11,7 @@ import { volumeRefusal, type CreateFormState, type FieldErrors } from "./create-
 import { FieldGroup, FormField, NativeSelect, RadioCard } from "./form-field";
 import { errorText } from "../../../lib/orkestr/errors";
 import { formatGibibytes } from "../../../lib/format";
+import { TeamLink as Link } from "../../layout/team-link";
 
 /** A persistent volume at /persist: none, one of the list (in-use ones disabled, with why), or a new one by name. */
 export function VolumeSection({

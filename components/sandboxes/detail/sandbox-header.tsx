@@ -1,7 +1,6 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import { sandboxKeys, sandboxQueries } from "../../../lib/queries/sandboxes";
 import { CopyButton } from "../../ui/copy-button";
 import { maxTimeoutSeconds } from "../create/timeout-range";
@@ -14,6 +13,7 @@ import { formatClock } from "../../../lib/format";
 import { RetryNotice } from "../../layout/lazy-notices";
 import { ReadOnlyNote } from "../../ui/read-only-note";
 import { useSandboxAccess } from "./use-sandbox-access";
+import { TeamLink as Link } from "../../layout/team-link";
 
 /** The detail frame's header: the id (copyable), its status, a one-line summary and the lifecycle buttons. */
 export function SandboxHeader() {

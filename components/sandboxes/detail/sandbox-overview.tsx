@@ -1,6 +1,5 @@
 "use client";
 
-import Link from "next/link";
 import { useId, type ReactNode } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { Card, CardContent, CardHeader, CardTitle } from "../../ui/card";
@@ -15,6 +14,7 @@ import { creatorOf, sandboxesByCreatorHref } from "../../../lib/sandbox-creator"
 import { ReadOnlyNote } from "../../ui/read-only-note";
 import { usePermissions } from "../../layout/permissions";
 import { useSandboxAccess } from "./use-sandbox-access";
+import { TeamLink as Link } from "../../layout/team-link";
 
 function Field({ label, children, testId }: { label: string; children: ReactNode; testId?: string }) {
   return (

@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useCallback, useRef, useState, type DragEvent } from "react";
 import { toast } from "../../ui/toast";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
@@ -23,6 +23,7 @@ import { volumesHref } from "../../../lib/resource-links";
 import { useUploads } from "./use-uploads";
 import { ReadOnlyNote } from "../../ui/read-only-note";
 import { useSandboxAccess } from "../detail/use-sandbox-access";
+import { useTeamRouter } from "../../layout/team-link";
 
 export const WORKSPACE = "/workspace";
 /** Where a volume is mounted (seed 003). */
@@ -45,7 +46,7 @@ function rootOf(path: string, roots: string[]): string | null {
 export function FileBrowser({ sandbox }: { sandbox: Sandbox }) {
   const sandboxId = sandbox.id;
   const roots = rootsOf(sandbox);
-  const router = useRouter();
+  const router = useTeamRouter();
   const pathname = usePathname();
   const search = useSearchParams();
   const asked = search.get("path") ?? WORKSPACE;

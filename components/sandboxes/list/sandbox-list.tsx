@@ -3,8 +3,7 @@
 import { QueryError } from "../../layout/query-error";
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import dynamic from "next/dynamic";
-import Link from "next/link";
-import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
 import { errorText } from "../../../lib/orkestr/errors";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
@@ -30,6 +29,7 @@ import { TelemetryContext } from "./telemetry-cells";
 import { sandboxHref } from "../../../lib/links";
 import { usePermissions } from "../../layout/permissions";
 import { hasPermission } from "../../../lib/role-reason";
+import { TeamLink as Link, useTeamRouter } from "../../layout/team-link";
 
 // Split out of the page's first load (the /sandboxes budget is 180 KiB gzipped): the bulk bar only
 // matters once rows are selected, the teaching empty state only for a user with no sandboxes.
@@ -336,7 +336,7 @@ function NoMatch({
   hasMore: boolean;
   onLoadMore: () => void;
 }) {
-  const router = useRouter();
+  const router = useTeamRouter();
   const [checking, setChecking] = useState(false);
   const [notFound, setNotFound] = useState<string | null>(null);
   const looksLikeId = /^[a-z]+_[A-Za-z0-9]{6,}$/.test(search);

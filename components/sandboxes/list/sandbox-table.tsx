@@ -1,6 +1,5 @@
 "use client";
 
-import { useRouter } from "next/navigation";
 import { memo, useEffect, useMemo, useRef, type RefObject } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { cn } from "../../../lib/utils";
@@ -11,6 +10,7 @@ import { MetadataChips } from "./metadata-chips";
 import type { TelemetryStore } from "./row-telemetry";
 import { CostCell, IdleFlag, UsageCell } from "./telemetry-cells";
 import { useRowWindow } from "./use-row-window";
+import { useTeamRouter } from "../../layout/team-link";
 
 const ROW_HEIGHT = 44;
 /**
@@ -88,7 +88,7 @@ export function SandboxTable({
     const all = rows.every((r) => selected.has(r.id));
     return { allSelected: all, someSelected: !all && rows.some((r) => selected.has(r.id)) };
   }, [rows, selected]);
-  const router = useRouter();
+  const router = useTeamRouter();
 
   return (
     <div

@@ -1,8 +1,8 @@
-import Link from "next/link";
 import { Button } from "../../ui/button";
 import { NavIcon } from "../../layout/icons";
 import { ReadOnlyNote } from "../../ui/read-only-note";
 import { useSandboxAccess } from "../detail/use-sandbox-access";
+import { TeamLink as Link } from "../../layout/team-link";
 
 /** The Python SDK's quick start (seed 003), as the README shows it. */
 const SDK_SHELL = `pip install orkestr

@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useEffect, useId, useState, type FormEvent } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { AUTO_SCANS, parsePort, previewQueries, SCAN_INTERVAL_MS } from "../../../lib/queries/previews";
@@ -17,6 +17,7 @@ import { Skeleton } from "../../ui/skeleton";
 import { GlobeIcon, RefreshIcon } from "../files/icons";
 import { errorText } from "../../../lib/orkestr/errors";
 import { PreviewViewer } from "./preview-viewer";
+import { useTeamRouter } from "../../layout/team-link";
 
 /**
  * The Previews tab of a running sandbox: the ports its processes listen on (detected by a scan, see
@@ -24,7 +25,7 @@ import { PreviewViewer } from "./preview-viewer";
  * chosen port is in the URL (?port=), so a reload or a shared link shows the same preview.
  */
 export function PreviewsPanel({ sandbox }: { sandbox: Sandbox }) {
-  const router = useRouter();
+  const router = useTeamRouter();
   const pathname = usePathname();
   const search = useSearchParams();
   const port = parsePort(search.get("port") ?? "");

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { TeamLink as Link } from "../../layout/team-link";
 import { sandboxHref } from "../../../lib/links";
 import { EmptyState } from "../../layout/empty-state";
 import { ReadOnlyNote } from "../../ui/read-only-note";

@@ -1,7 +1,6 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useRouter } from "next/navigation";
 import { useId, useRef, useState, type FormEvent } from "react";
 import { templateHref } from "../../../lib/resource-links";
 import { errorText, OrkestrError } from "../../../lib/orkestr/errors";
@@ -21,6 +20,7 @@ import { toast } from "../../ui/toast";
 import { createTemplateCode } from "../template-code";
 import { StepsEditor } from "./steps-editor";
 import { buildTemplateRequest, MAX_STEPS, parseSteps, stateFrom, type TemplateFormState } from "./template-request";
+import { useTeamRouter } from "../../layout/team-link";
 
 /**
  * /templates/new: waits for the base images (and, for "Edit", the template it starts from and the
@@ -81,7 +81,7 @@ function TemplateFormBody({
   source: Template | null;
   images: { id: string; description?: string | null; available?: boolean | null }[] | null;
 }) {
-  const router = useRouter();
+  const router = useTeamRouter();
   const queryClient = useQueryClient();
   const [state, setState] = useState(initial);
   const [showErrors, setShowErrors] = useState(false);

@@ -1,5 +1,4 @@
 import type { Metadata } from "next";
-import Link from "next/link";
 import { notFound } from "next/navigation";
 import type { ReactNode } from "react";
 import { SandboxProvider } from "../../../../components/sandboxes/detail/sandbox-context";
@@ -15,6 +14,7 @@ import { describeError } from "../../../../lib/server/errors";
 import type { ActingTeam } from "../../../../lib/server/acting-team";
 import { withUpstream } from "../../../../lib/server/upstream";
 import { sandboxHref } from "../../../../lib/links";
+import { TeamLink as Link } from "../../../../components/layout/team-link";
 
 type Params = Promise<{ id: string }>;
 

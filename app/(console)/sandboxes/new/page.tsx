@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
-import Link from "next/link";
 import { PageHeader } from "../../../../components/layout/page-header";
 import { CreateSandboxForm } from "../../../../components/sandboxes/create/create-sandbox-form";
 import { Alert, AlertDescription, AlertTitle } from "../../../../components/ui/alert";
 import { requirePermission } from "../../../../lib/server/auth";
+import { TeamLink as Link } from "../../../../components/layout/team-link";
 
 export const metadata: Metadata = { title: "Create a sandbox" };
 

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { PageHeader } from "../../../../components/layout/page-header";
 import { ConnectionsManager } from "../../../../components/settings/connections/connections-manager";
 import { SettingsNav } from "../../../../components/settings/settings-nav";
-import { actingTeam, requireUser } from "../../../../lib/server/auth";
+import { requireTeam, requireUser } from "../../../../lib/server/auth";
 import { connectionList } from "../../../../lib/server/connections";
 import { can } from "../../../../lib/server/rbac";
 
@@ -12,13 +12,13 @@ export const metadata: Metadata = { title: "Connections" };
 // only, never a token) and handed to the client leaves as initial data.
 export default async function ConnectionsPage() {
   const current = await requireUser();
-  const membership = actingTeam(current);
-  const initial = await connectionList(current);
+  const membership = await requireTeam(current);
+  const initial = await connectionList(current, membership);
   return (
     <>
       <PageHeader
         title="Connections"
-        description="The orkestr APIs this console talks to for you. Tokens stay on the server, encrypted; one connection is active."
+        description="The orkestr APIs this console talks to for you. Each team has its own connections. Tokens stay on the server, encrypted; one connection per team is active."
       />
       <SettingsNav current="connections" isAdmin={can(membership?.role, "team.manage")} />
       <ConnectionsManager initial={initial} canManage={can(membership?.role, "connections.manage")} />

@@ -2,6 +2,7 @@ import { getMigratedDb } from "../../../../lib/server/db/index";
 import { AppError } from "../../../../lib/server/errors";
 import { limitInvitationCalls } from "../../../../lib/server/invitation-limits";
 import { acceptAsNewUser, acceptByToken } from "../../../../lib/server/invitations";
+import { getTeam } from "../../../../lib/server/db/teams";
 import { signInThroughNextAuth } from "../../../../lib/server/next-auth";
 import { route } from "../../../../lib/server/route";
 import { signInError } from "../../../../lib/server/sign-in";
@@ -20,7 +21,9 @@ export const POST = route({ auth: "optional", body: AcceptInvitationBody }, asyn
   await limitInvitationCalls(db, "accept", ip);
   if (user) {
     const m = await acceptByToken(db, { token: body.token, user, ip });
-    return { team_id: m.teamId, role: m.role, signed_in: true };
+    // The inviting team's slug: the browser lands in that team (/team?team=<slug>).
+    const team = await getTeam(db, m.teamId);
+    return { team_id: m.teamId, team_slug: team?.slug ?? null, role: m.role, signed_in: true };
   }
   if (body.name === undefined || body.password === undefined)
     throw new AppError(
@@ -41,7 +44,9 @@ export const POST = route({ auth: "optional", body: AcceptInvitationBody }, asyn
   if (!outcome.ok) throw signInError(outcome);
   const headers = new Headers({ "content-type": "application/json" });
   for (const cookie of setCookies) headers.append("set-cookie", cookie);
-  return new Response(JSON.stringify({ team_id: created.teamId, role: created.role, signed_in: true }), {
+  const team = await getTeam(db, created.teamId);
+  const answer = { team_id: created.teamId, team_slug: team?.slug ?? null, role: created.role, signed_in: true };
+  return new Response(JSON.stringify(answer), {
     status: 201,
     headers,
   });

@@ -15,6 +15,6 @@ export const POST = route(
     const presigned = await withUpstream(team, (orkestr) =>
       orkestr.files.presignDownload(params.id, body.path, { expiresInSeconds: body.expires_in_seconds }),
     );
-    return json(batonPresigned(params.id, body.path, presigned));
+    return json(batonPresigned(params.id, body.path, presigned, team?.team.slug));
   },
 );

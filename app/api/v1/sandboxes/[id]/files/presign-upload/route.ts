@@ -18,6 +18,6 @@ export const POST = route(
       }),
     );
     await audit("sandbox.file_presign_upload", { target: params.id, data: { path: body.path } });
-    return json(batonPresigned(params.id, body.path, presigned));
+    return json(batonPresigned(params.id, body.path, presigned, team?.team.slug));
   },
 );
