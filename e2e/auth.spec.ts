@@ -297,7 +297,7 @@ test("sign out everywhere ends the sessions in every browser @db", async ({ brow
 
     // B did nothing, and is signed out too.
     await pageB.reload();
-    await expect(pageB).toHaveURL(/\/login\?next=%2Ftemplates$/);
+    await expect(pageB).toHaveURL(/\/login\?next=%2Ftemplates(?:%3Fteam%3D[a-z0-9-]+)?$/);
     expect((await pageB.request.get("/api/me")).status()).toBe(401);
     await pageA.goto("/sandboxes");
     await expect(pageA).toHaveURL(/\/login\?next=%2Fsandboxes$/);

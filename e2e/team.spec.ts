@@ -121,7 +121,7 @@ test("invite by mail, accept with a new account, make a viewer, remove: the engi
     expect(sbx.status, sbx.text).toBe(201);
     try {
       await p.goto(`/sandboxes/${sbx.body.id}`);
-      await expect(p.getByTestId("sandbox-status")).toHaveText(/running/i);
+      await expect(p.getByTestId("sandbox-status").filter({ visible: true })).toHaveText(/running/i);
       await expect(p.getByRole("button", { name: "Terminate…", exact: true })).toHaveCount(0);
       const terminate = await p.request.delete(`/api/v1/sandboxes/${sbx.body.id}`, { headers: { origin: baseURL! } });
       expect(terminate.status()).toBe(403);

@@ -35,18 +35,16 @@ const INTROS: Record<NavItem["href"], PageIntro> = {
   },
   "/usage": {
     description: "Compute and memory metered against your plan.",
-    arrivesWith: "issue 4 or later",
+    arrivesWith: "issue 22",
   },
   "/team": {
     description: "Members, roles and invitations.",
-    arrivesWith: "issue 4 or later",
   },
   "/audit": {
     description: "Who did what in this team, when and from where, with the result.",
   },
   "/settings": {
     description: "orkestr connections and console preferences.",
-    arrivesWith: "issue 4 or later",
   },
 };
 
