@@ -2,6 +2,7 @@ import "server-only";
 import fs from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { POST as invite } from "../../app/api/team/invitations/route";
 import { GET as baseImages } from "../../app/api/v1/base-images/route";
 import { POST as snapshotSandbox } from "../../app/api/v1/sandboxes/[id]/snapshots/route";
 import { GET as getSandbox } from "../../app/api/v1/sandboxes/[id]/route";
@@ -13,10 +14,12 @@ import { GET as getVolume } from "../../app/api/v1/volumes/[id]/route";
 import { POST as createVolume } from "../../app/api/v1/volumes/route";
 import { GET as getWebhook } from "../../app/api/v1/webhooks/[id]/route";
 import { POST as createWebhook } from "../../app/api/v1/webhooks/route";
+import { hitRateLimit } from "../../lib/server/db/rate-limit";
 import { addMember, getTeam } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
-import { ROLES, type Role } from "../../lib/server/rbac";
+import { can, ROLES, type Role } from "../../lib/server/rbac";
 import { declaredRoute, type DeclaredRoute } from "../../lib/server/route";
+import { emailRateKey, SIGN_IN_LIMITS } from "../../lib/server/sign-in";
 import { connectLocalEngine } from "../../lib/server/tokens";
 import { useLocalEngine } from "../console/engine-harness";
 import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb } from "../console/helpers";
@@ -25,11 +28,15 @@ import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb 
 // disk, as tests/console/route-matrix.test.ts does, so a new route cannot escape. For each role of
 // team B and each route whose URL names a resource (`[id]`), naming a resource of team A answers
 // exactly what naming an id that never existed answers (status, code, detail with the id masked),
-// and A's resources are the same afterwards: nothing of A is read or changed from B.
+// and A's resources are the same afterwards: nothing of A is read or changed from B. A's people
+// (a member, by user id, and an invitation) are such resources too: B's owners and admins, who
+// manage B's people, get 404 not_found for A's, and A's rows in the database stay as they were.
 
 const API_DIR = path.join(path.dirname(new URL(import.meta.url).pathname), "../../app/api");
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
+/** Valid bodies, so that the answer comes from looking the resource up and not from validation. */
+const BODIES: Record<string, object> = { "PATCH /api/team/members/[userId]": { role: "viewer" } };
 
 /** Routes with a resource id that are not a team's resource, and why. */
 const NOT_TEAM_RESOURCES: Record<string, string> = {
@@ -40,17 +47,6 @@ const NOT_TEAM_RESOURCES: Record<string, string> = {
   "/api/me/invitations/[id]/accept": "the signed-in user's own invitation: joins the inviting team",
   "/api/me/invitations/[id]/decline": "the signed-in user's own invitation",
   "/api/me/sessions/[id]": "the signed-in user's own sessions (per user)",
-  // Issue 21's members and invitations (merged after this matrix): looked up inside the acting team
-  // (lib/server/members.ts allowedTarget, lib/server/invitations.ts by team id). TODO: a two-team
-  // case for them here (A's admin naming B's member or invitation answers 404).
-  "/api/team/invitations/[id]": "the acting team's invitation (TODO: two-team case)",
-  "/api/team/invitations/[id]/resend": "the acting team's invitation (TODO: two-team case)",
-  "/api/team/members/[userId]": "a member of the acting team (TODO: two-team case)",
-  "/api/team/members/[userId]/disable": "a member of the acting team (TODO: two-team case)",
-  "/api/team/members/[userId]/enable": "a member of the acting team (TODO: two-team case)",
-  "/api/team/members/[userId]/sessions": "a member of the acting team (TODO: two-team case)",
-  "/api/team/members/[userId]/sessions/[sessionId]": "a member of the acting team (TODO: two-team case)",
-  "/api/team/members/[userId]/unlock": "a member of the acting team (TODO: two-team case)",
 };
 
 interface RouteMethod {
@@ -90,12 +86,25 @@ async function discover(): Promise<RouteMethod[]> {
 }
 
 const ROUTES = await discover();
-/** Which kind of team resource a route's first `[id]` names, from its path. */
+/** Which kind of team resource a route's first `[id]` (a member's `[userId]`) names, from its path. */
 function kindOf(pattern: string): Kind | null {
-  const m = /^\/api\/(?:v1\/)?(sandboxes|snapshots|templates|volumes|webhooks|hooks\/receivers)\/\[id\]/.exec(pattern);
-  return m ? (m[1] as Kind) : null;
+  const m =
+    /^\/api\/(?:v1\/)?(sandboxes|snapshots|templates|volumes|webhooks|hooks\/receivers|team\/invitations)\/\[id\]|^\/api\/(team\/members)\/\[userId\]/.exec(
+      pattern,
+    );
+  return m ? ((m[1] ?? m[2]) as Kind) : null;
 }
-type Kind = "sandboxes" | "snapshots" | "templates" | "volumes" | "webhooks" | "hooks/receivers";
+type Kind =
+  | "sandboxes"
+  | "snapshots"
+  | "templates"
+  | "volumes"
+  | "webhooks"
+  | "hooks/receivers"
+  | "team/members"
+  | "team/invitations";
+/** Kinds managed through the console's own database (members.manage), not the engine. */
+const PEOPLE: ReadonlySet<Kind> = new Set(["team/members", "team/invitations"]);
 const WITH_ID = ROUTES.filter((r) => /\[[^\]]+\]/.test(r.pattern) && NOT_TEAM_RESOURCES[r.pattern] === undefined);
 
 describe("the two-team matrix covers every route with a resource id", () => {
@@ -128,6 +137,7 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
   const ids = {} as Record<Kind, string>;
   const cookiesB = new Map<Role, string>();
   let snapshotBefore: Record<string, unknown> = {};
+  let memberOfA = { email: "", sessionId: "" };
 
   /** What A's owner reads of each resource of A (its identity and state, not timestamps). */
   async function snapshotOfA(): Promise<Record<string, unknown>> {
@@ -143,6 +153,37 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
       volume: await read(getVolume, `/api/v1/volumes/${ids.volumes}`, ids.volumes),
       template: await read(getTemplate, `/api/v1/templates/${ids.templates}`, ids.templates),
       webhook: await read(getWebhook, `/api/v1/webhooks/${ids.webhooks}`, ids.webhooks),
+      people: await peopleOfA(),
+    };
+  }
+
+  /** A's people as the database holds them: memberships, invitations, the member's sessions and lockout. */
+  async function peopleOfA() {
+    const db = ctx.db();
+    return {
+      memberships: await db
+        .selectFrom("memberships")
+        .select(["user_id", "role", "disabled_at"])
+        .where("team_id", "=", teamAId)
+        .orderBy("user_id")
+        .execute(),
+      invitations: await db
+        .selectFrom("invitations")
+        .select(["id", "email", "role", "expires_at", "last_sent_at", "accepted_at", "revoked_at"])
+        .where("team_id", "=", teamAId)
+        .orderBy("id")
+        .execute(),
+      sessions: await db
+        .selectFrom("sessions")
+        .select(["id", "expires_at", "revoked_at"])
+        .where("user_id", "=", ids["team/members"])
+        .orderBy("id")
+        .execute(),
+      lockout: await db
+        .selectFrom("login_attempts")
+        .select(["window_start", "count"])
+        .where("key", "=", emailRateKey(memberOfA.email))
+        .execute(),
     };
   }
 
@@ -177,6 +218,20 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
     ids.templates = (await post(createTemplate, "/api/v1/templates", { name: uniq("a-tpl"), base_image: image })).id;
     ids.webhooks = (await post(createWebhook, "/api/v1/webhooks", { url: "https://hooks.example.com/a" })).id;
     ids["hooks/receivers"] = ids.webhooks;
+    // A's people: a member with a live session and a sign-in lockout (so that disable, revoking the
+    // session and unlock would each leave a trace), and a pending invitation; both of a role that
+    // B's admin could manage were the lookups not confined to the acting team.
+    const member = await makeUser(ctx.db(), null);
+    await addMember(ctx.db(), { teamId: teamAId, userId: member.user.id, role: "member" });
+    ids["team/members"] = member.user.id;
+    memberOfA = { email: member.user.email, sessionId: (await sessionCookie(ctx.db(), member.user.id)).sessionId };
+    for (let i = 0; i < SIGN_IN_LIMITS.email.limit + 1; i++)
+      await hitRateLimit(ctx.db(), emailRateKey(member.user.email), SIGN_IN_LIMITS.email);
+    const invited = (await post(invite, "/api/team/invitations", {
+      email: `${uniq("invitee")}@example.com`,
+      role: "member",
+    })) as unknown as { invitation: { id: string } };
+    ids["team/invitations"] = invited.invitation.id;
 
     // Team B: one user of each role, each connected to B's engine account.
     const ownerB = await makeUser(ctx.db(), "owner");
@@ -205,20 +260,31 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
       sandbox: { http: 200 },
       volume: { http: 200 },
       webhook: { http: 200 },
+      people: {
+        memberships: expect.arrayContaining([{ user_id: ids["team/members"], role: "member", disabled_at: null }]),
+        invitations: [{ id: ids["team/invitations"], accepted_at: null, revoked_at: null }],
+        sessions: [{ id: memberOfA.sessionId, revoked_at: null }],
+        lockout: [{ count: expect.anything() }],
+      },
     });
   }, 120_000);
 
-  async function answer(r: RouteMethod, role: Role, id: string) {
+  /** What `role` of B is answered for `id`, acting in B, or in the team `naming` names by its slug. */
+  async function answer(r: RouteMethod, role: Role, id: string, naming?: { slug: string; via: "header" | "query" }) {
     const params: Record<string, string> = {};
     for (const [, name] of r.pattern.matchAll(/\[([^\]]+)\]/g)) {
-      if (name === "id") params.id = id;
+      if (name === "id" || name === "userId") params[name] = id;
       else if (name === "port") params.port = "3000";
       else if (name === "dlv") params.dlv = "dlv_01TWOTEAMSMISSING";
+      // A's member's real session: revoking it would show in A's rows.
+      else if (name === "sessionId") params.sessionId = memberOfA.sessionId;
       else params[name!] = "pty_01TWOTEAMSMISSING";
     }
-    const url = r.pattern.replace(/\[([^\]]+)\]/g, (_m, name: string) => encodeURIComponent(params[name]!));
-    const body = SAFE.has(r.method) ? undefined : {};
-    const res = await r.handler(request(url, { method: r.method, cookie: cookiesB.get(role)!, body }), {
+    let url = r.pattern.replace(/\[([^\]]+)\]/g, (_m, name: string) => encodeURIComponent(params[name]!));
+    if (naming?.via === "query") url += `?team=${encodeURIComponent(naming.slug)}`;
+    const headers = naming?.via === "header" ? { "x-baton-team": naming.slug } : undefined;
+    const body = SAFE.has(r.method) ? undefined : (BODIES[r.key] ?? {});
+    const res = await r.handler(request(url, { method: r.method, cookie: cookiesB.get(role)!, headers, body }), {
       params: Promise.resolve(params),
     });
     const text = r.method === "HEAD" ? "" : await res.text();
@@ -246,9 +312,38 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
         const forNothing = await answer(r, role, neverExisted(real));
         expect(forA, `${r.key} as ${role} of B naming A's ${kind}`).toEqual(forNothing);
         expect(forA.status, `${r.key} as ${role} of B: never a success on A's ${kind}`).toBeGreaterThanOrEqual(400);
+        // B's owners and admins pass the permission check: the lookup in B is what must not find it
+        // (404, never 403, which would say it exists elsewhere). Members and viewers get 403 for both.
+        if (PEOPLE.has(kind) && can(role, "members.manage"))
+          expect(forA, `${r.key} as ${role} of B naming A's ${kind}`).toMatchObject({ status: 404, code: "not_found" });
       }
     },
   );
+
+  it("a member of B naming team A on the people routes gets 404 team_not_found, as for a team that does not exist", async () => {
+    const slugA = (await getTeam(ctx.db(), teamAId))!.slug;
+    const people = WITH_ID.filter((r) => PEOPLE.has(kindOf(r.pattern)!));
+    expect(people.map((r) => r.key).sort()).toEqual([
+      "DELETE /api/team/invitations/[id]",
+      "DELETE /api/team/members/[userId]",
+      "DELETE /api/team/members/[userId]/sessions/[sessionId]",
+      "GET /api/team/members/[userId]/sessions",
+      "PATCH /api/team/members/[userId]",
+      "POST /api/team/invitations/[id]/resend",
+      "POST /api/team/members/[userId]/disable",
+      "POST /api/team/members/[userId]/enable",
+      "POST /api/team/members/[userId]/unlock",
+    ]);
+    for (const r of people)
+      for (const role of ROLES)
+        for (const via of ["header", "query"] as const) {
+          const id = ids[kindOf(r.pattern)!];
+          const teamA = await answer(r, role, id, { slug: slugA, via });
+          const label = `${r.key} as ${role} of B naming team A by ${via}`;
+          expect(teamA, label).toMatchObject({ status: 404, code: "team_not_found" });
+          expect(teamA, label).toEqual(await answer(r, role, id, { slug: "no-such-team-anywhere", via }));
+        }
+  });
 
   it("nothing of A was read or changed from B", async () => {
     expect(await snapshotOfA()).toEqual(snapshotBefore);
