@@ -21,30 +21,6 @@ const BUDGET_MS = 100;
 const PAGE = 50;
 const DAY = 24 * 60 * 60_000;
 
-const ACTIONS = [
-  "sandbox.create",
-  "sandbox.pause",
-  "sandbox.resume",
-  "sandbox.terminate",
-  "snapshot.create",
-  "snapshot.delete",
-  "volume.create",
-  "volume.delete",
-  "template.create",
-  "template.delete",
-  "webhook.create",
-  "webhook.delete",
-  "auth.sign_in",
-  "auth.sign_in_failed",
-  "connection.create",
-  "connection.delete",
-  "member.role_change",
-  "invitation.create",
-  "team.update",
-  "audit.settings_update",
-];
-const TYPES = ["sandbox", "snapshot", "volume", "template", "webhook", "user"];
-
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
@@ -58,6 +34,7 @@ async function main(): Promise<void> {
   const { queryAuditEvents } = await import("../lib/server/audit/query");
   const { parseAuditQuery } = await import("../lib/audit-query");
   const { isPostgres } = await import("../lib/server/db/util");
+  const { AUDIT_ACTIONS: ACTIONS, AUDIT_TARGET_TYPES: TYPES } = await import("../lib/audit-actions");
   const { sql } = await import("kysely");
   const summary: Record<string, unknown> = {};
 

@@ -15,6 +15,7 @@ import {
   parseAuditQuery,
   type AuditFilter,
 } from "../../lib/audit-query";
+import { AUDIT_ACTIONS, AUDIT_RESULTS, AUDIT_TARGET_TYPES } from "../../lib/audit-actions";
 import { formatDateTime, formatUtc } from "../../lib/format";
 import { sandboxHref } from "../../lib/links";
 import { auditExportHref, auditKeys, auditQueries, type AuditEventRow } from "../../lib/queries/audit";
@@ -33,41 +34,6 @@ import { TableScroll } from "../ui/table";
 const AuditSettingsCard = dynamic(() => import("./audit-settings").then((m) => m.AuditSettingsCard), {
   loading: () => <Skeleton className="h-40 w-full" />,
 });
-
-const ACTIONS = [
-  "auth.sign_in",
-  "auth.sign_in_failed",
-  "sandbox.create",
-  "sandbox.pause",
-  "sandbox.resume",
-  "sandbox.terminate",
-  "snapshot.create",
-  "snapshot.delete",
-  "volume.create",
-  "volume.delete",
-  "template.create",
-  "template.delete",
-  "webhook.create",
-  "webhook.delete",
-  "connection.create",
-  "connection.delete",
-  "connection.first_use",
-  "audit.settings_update",
-  "audit.export",
-  "audit.purge",
-];
-const RESULTS = ["ok", "forbidden", "not_found", "conflict", "invalid_credentials", "rate_limited", "account_disabled"];
-const TARGET_TYPES = [
-  "sandbox",
-  "snapshot",
-  "volume",
-  "template",
-  "webhook",
-  "connection",
-  "user",
-  "team",
-  "audit_log",
-];
 
 const GONE = /\.(terminate|delete)$/;
 
@@ -198,7 +164,7 @@ export function AuditLog({ teamName, canManage }: { teamName: string; canManage:
               <Label htmlFor={`${ids}-action`}>Action</Label>
               <Input {...field("action")} list={`${ids}-actions`} placeholder="sandbox.terminate" autoComplete="off" />
               <datalist id={`${ids}-actions`}>
-                {ACTIONS.map((a) => (
+                {AUDIT_ACTIONS.map((a) => (
                   <option key={a} value={a} />
                 ))}
               </datalist>
@@ -207,7 +173,7 @@ export function AuditLog({ teamName, canManage }: { teamName: string; canManage:
               <Label htmlFor={`${ids}-targetType`}>Target type</Label>
               <Input {...field("targetType")} list={`${ids}-types`} placeholder="sandbox" autoComplete="off" />
               <datalist id={`${ids}-types`}>
-                {TARGET_TYPES.map((a) => (
+                {AUDIT_TARGET_TYPES.map((a) => (
                   <option key={a} value={a} />
                 ))}
               </datalist>
@@ -220,7 +186,7 @@ export function AuditLog({ teamName, canManage }: { teamName: string; canManage:
               <Label htmlFor={`${ids}-result`}>Result</Label>
               <Input {...field("result")} list={`${ids}-results`} placeholder="ok or a code" autoComplete="off" />
               <datalist id={`${ids}-results`}>
-                {RESULTS.map((a) => (
+                {AUDIT_RESULTS.map((a) => (
                   <option key={a} value={a} />
                 ))}
               </datalist>

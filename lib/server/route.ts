@@ -1,5 +1,6 @@
 import "server-only";
 import { z } from "zod";
+import { isAuditAction, type AuditAction } from "../audit-actions";
 import { HOST_NOT_ALLOWED, hostAllowed, originAllowed } from "../host-policy";
 import { knownBytes } from "./request-bytes";
 import { accessLost, openedWith, sessionEnded, type AccessLoss } from "./access-watch";
@@ -52,7 +53,7 @@ export interface RouteOptions<
   /** The body may be left out (contract: "the body is optional"): an empty body parses as `{}`. */
   optionalBody?: boolean;
   /** Audit action ("resource.verb") recorded after a successful (< 400) answer to a signed-in user. */
-  audit?: string;
+  audit?: AuditAction;
   /** Largest accepted body in bytes (default 1 MiB). */
   maxBodyBytes?: number;
 }
@@ -79,10 +80,21 @@ export const REQUEST_ID_HEADER = "x-request-id";
 
 const SINGULAR: Record<string, string> = { hooks: "webhook_receiver", receivers: "webhook_receiver" };
 /** Verbs a refused request is audited as when its route declares none: the same as the success's. */
-const REFUSED_ACTION: Record<string, string> = {
+const REFUSED_ACTION: Record<string, AuditAction> = {
   "DELETE sandbox": "sandbox.terminate",
   "POST sandbox snapshots": "snapshot.create",
-  "POST team members": "member.add",
+  "POST sandbox timeout": "sandbox.set_timeout",
+  "POST sandbox preview_token": "sandbox.preview_token_rotate",
+  "POST sandbox exec stream": "sandbox.exec",
+  "POST sandbox files": "sandbox.file_write",
+  "DELETE sandbox files": "sandbox.file_delete",
+  "POST sandbox files batch": "sandbox.file_write_batch",
+  "PUT sandbox files raw": "sandbox.file_upload",
+  "POST sandbox files presign_upload": "sandbox.file_presign_upload",
+  "POST sandbox files presign_download": "sandbox.file_presign_download",
+  "POST sandbox pty": "sandbox.terminal_open",
+  "DELETE sandbox pty": "sandbox.terminal_close",
+  "POST webhook deliveries redeliver": "webhook.redeliver",
   "PATCH audit": "audit.settings_update",
 };
 const SEGMENT = /^[a-z][a-z0-9_-]{0,40}$/;
@@ -90,12 +102,13 @@ const SEGMENT = /^[a-z][a-z0-9_-]{0,40}$/;
 /**
  * The action and target a refused mutation is recorded as, from its method and path:
  * `DELETE /api/v1/sandboxes/sbx_1` → sandbox.terminate on sandbox sbx_1, `POST /api/v1/sandboxes/sbx_1/pause`
- * → sandbox.pause, `POST /api/v1/volumes` → volume.create.
+ * → sandbox.pause, `POST /api/v1/volumes` → volume.create. A name that is not in the catalogue
+ * (lib/audit-actions.ts) is recorded as request.refused, with the method and path in its data.
  */
 export function refusedAction(
   method: string,
   pathname: string,
-): { action: string; targetType: string | null; targetId: string | null } {
+): { action: AuditAction; targetType: string | null; targetId: string | null } {
   const segs = pathname.split("/").filter(Boolean).map(decodeURIComponent);
   const rest = segs[0] === "api" ? segs.slice(segs[1] === "v1" ? 2 : 1) : segs;
   const [collection, id, ...sub] = rest;
@@ -108,7 +121,7 @@ export function refusedAction(
   const targetId = id ? id.slice(0, 300) : null;
   const verbs = sub.filter((s) => SEGMENT.test(s)).map((s) => s.replace(/-/g, "_"));
   const special = REFUSED_ACTION[[method, resource, ...verbs].join(" ")];
-  const verb =
+  const derived =
     special ??
     `${resource}.${
       verbs.length > 0
@@ -119,7 +132,7 @@ export function refusedAction(
             ? "create"
             : "update"
     }`;
-  return { action: verb, targetType: resource, targetId };
+  return { action: isAuditAction(derived) ? derived : "request.refused", targetType: resource, targetId };
 }
 
 /** The audited refusals: the access checks' answers (not input mistakes, not upstream state conflicts). */
@@ -156,7 +169,7 @@ export interface RouteContext<
   /** The request came over HTTPS (cookie flags). */
   secure: boolean;
   /** Records an audit event for this request (user, team, IP, user agent, request id filled in); null if it could not be written. */
-  audit(action: string, extra?: AuditExtra): Promise<AuditEvent | null>;
+  audit(action: AuditAction, extra?: AuditExtra): Promise<AuditEvent | null>;
 }
 
 /** Next's route handler signature. */
@@ -367,7 +380,7 @@ export function route<
           )
         : undefined;
 
-      const audit = (action: string, extra: AuditExtra = {}) => recordFor(action, extra);
+      const audit = (action: AuditAction, extra: AuditExtra = {}) => recordFor(action, extra);
 
       const opened = team && options.perm ? openedWith(team, options.perm, "stream") : null;
       const signedIn = current;
@@ -421,7 +434,7 @@ export function route<
       return withRequestId(response, requestId);
     }
 
-    async function recordFor(action: string, extra: AuditExtra): Promise<AuditEvent | null> {
+    async function recordFor(action: AuditAction, extra: AuditExtra): Promise<AuditEvent | null> {
       const targetId = extra.targetId !== undefined ? extra.targetId : (extra.target ?? null);
       const targetType =
         extra.targetType !== undefined ? extra.targetType : targetId !== null ? action.split(".")[0]! : null;

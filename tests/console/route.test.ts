@@ -1,6 +1,7 @@
 import "server-only";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import type { AuditAction } from "../../lib/audit-actions";
 import { createOrkestrClient } from "../../lib/orkestr/core";
 import { errorFromResponse } from "../../lib/orkestr/errors";
 import { listAuditEvents } from "../../lib/server/db/audit";
@@ -557,7 +558,8 @@ describe.each(testBackends)("route() on $name", (backend) => {
   it("records the audit action after a successful answer, with user, team and IP", async () => {
     const { user, teamId } = await makeUser(ctx.db(), "admin");
     const { cookie } = await sessionCookie(ctx.db(), user.id);
-    const action = `test.${uniq("did").replace(/-/g, "_")}`;
+    // Not in the catalogue (unique per run, so runs sharing a database do not see each other's rows).
+    const action = `test.${uniq("did").replace(/-/g, "_")}` as AuditAction;
     const ok = route({ auth: "user", perm: "team.manage", audit: action }, () => ({ ok: true }));
     const fails = route({ auth: "user", audit: action }, () => {
       throw new AppError("conflict", "No.");

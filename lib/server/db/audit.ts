@@ -1,5 +1,6 @@
 import "server-only";
 import { z } from "zod";
+import type { AuditAction } from "../../audit-actions";
 import { newId } from "../ids";
 import type { Db } from "./index";
 import { EpochDate, parseRow } from "./util";
@@ -28,8 +29,8 @@ export interface AuditEvent {
   createdAt: Date;
 }
 
-/** "sandbox.create", "connection.activate", "auth.sign_in_failed"… */
-export const AuditAction = z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/, {
+/** "sandbox.create", "connection.activate", "auth.sign_in_failed"… (the catalogue: lib/audit-actions.ts) */
+export const AuditActionFormat = z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/, {
   error: "audit action must look like resource.verb",
 });
 
@@ -121,7 +122,8 @@ export function auditEventFromRow(row: unknown): AuditEvent {
 }
 
 export interface AuditInput {
-  action: string;
+  /** One of lib/audit-actions.ts: a new action goes into that catalogue first. */
+  action: AuditAction;
   teamId?: string | null;
   userId?: string | null;
   /** Looked up from userId when left out. */
@@ -170,7 +172,7 @@ export async function recordAudit(db: Db, input: AuditInput): Promise<AuditEvent
     user_id: input.userId ?? null,
     actor_email: clip(actorEmail?.toLowerCase(), 320),
     credential: clip(input.credential, 200),
-    action: AuditAction.parse(input.action),
+    action: AuditActionFormat.parse(input.action),
     target: clip(input.target ?? input.targetId, 300),
     target_type: clip(input.targetType, 64),
     target_id: clip(input.targetId, 300),

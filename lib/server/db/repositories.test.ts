@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { AuditAction } from "../../audit-actions";
 import { decrypt, hashPassword } from "../crypto";
 import { resetEnvForTests } from "../env";
 import { listAuditEvents, recordAudit } from "./audit";
@@ -509,7 +510,7 @@ describe.each(testBackends)("repositories on $name", (backend) => {
         baseUrl: "https://x.example",
         token: "ork_xxxxxxxxxxxxxxxx",
       });
-      const ev = await recordAudit(db, { action: "user.sign_in", userId: u.id, teamId: team.id });
+      const ev = await recordAudit(db, { action: "auth.sign_in", userId: u.id, teamId: team.id });
       const inv = await createInvitation(db, { teamId: team.id, email: email(), role: "viewer", invitedBy: u.id });
 
       expect(await deleteUser(db, u.id)).toBe(true);
@@ -572,7 +573,7 @@ describe.each(testBackends)("repositories on $name", (backend) => {
       expect((await listAuditEvents(db, { userId: u.id })).length).toBeGreaterThanOrEqual(2);
       const raw = await db.selectFrom("audit_events").select("data").where("id", "=", e1.id).executeTakeFirstOrThrow();
       expect(raw.data).not.toContain("ork_leak");
-      await expect(recordAudit(db, { action: "Not An Action" })).rejects.toThrow(/resource\.verb/);
+      await expect(recordAudit(db, { action: "Not An Action" as AuditAction })).rejects.toThrow(/resource\.verb/);
     });
   });
 
