@@ -9,7 +9,7 @@ import { screenshot } from "./helpers";
 // was typed, and recovers by itself: no reload (a marker on `window` survives only without one).
 test.use({ consoleInstance: "faults" });
 
-const SANDBOX_ID = /\/sandboxes\/(sbx_[A-Za-z0-9]+)$/;
+const SANDBOX_ID = /\/sandboxes\/(sbx_[A-Za-z0-9]+)(?:\?team=[a-z0-9-]+)?$/;
 
 test.afterEach(async ({ servers }) => {
   await clearFaults(servers.engine);

@@ -42,7 +42,7 @@ let sandboxId = "";
  * so an event recorded from now on is pushed to the tab.
  */
 async function gotoListening(page: Page, path: string) {
-  const bridge = page.waitForResponse((r) => r.url().endsWith("/api/hooks/events/live"));
+  const bridge = page.waitForResponse((r) => new URL(r.url()).pathname === "/api/hooks/events/live");
   await page.goto(path);
   expect((await bridge).status()).toBe(200);
   await page.evaluate(

@@ -8,7 +8,7 @@ import { screenshot, watchForErrors } from "./helpers";
 // base images, templates, volumes and snapshots; creates go through Baton's proxy.
 test.use({ consoleInstance: "sandbox-create" });
 
-const SANDBOX_ID = /\/sandboxes\/(sbx_[A-Za-z0-9]+)$/;
+const SANDBOX_ID = /\/sandboxes\/(sbx_[A-Za-z0-9]+)(?:\?team=[a-z0-9-]+)?$/;
 
 async function openForm(page: Page) {
   await page.goto("/sandboxes/new");

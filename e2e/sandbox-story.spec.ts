@@ -9,7 +9,7 @@ import { screenshot, watchForErrors } from "./helpers";
 // A short instance name: the engine's preview relay sockets live under the console's temp dir.
 test.use({ consoleInstance: "story" });
 
-const SANDBOX_ID = /\/sandboxes\/(sbx_[A-Za-z0-9]+)$/;
+const SANDBOX_ID = /\/sandboxes\/(sbx_[A-Za-z0-9]+)(?:\?team=[a-z0-9-]+)?$/;
 
 /** Light and dark screenshots of the page as it is, attached to the report. */
 async function capture(page: Page, info: TestInfo, name: string): Promise<void> {

@@ -127,4 +127,15 @@ test("an owner sets up SSO, tests it, enforces it, and a new person signs in thr
   expect(await login.json()).toMatchObject({ code: "sso_required" });
   await other.close();
   await context.close();
+
+  // The owner finds the SSO sign-in and the configuration change in the audit log, by query.
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.goto("/audit");
+  for (const action of ["sso.sign_in", "sso.config_update"]) {
+    await page.getByLabel("Query", { exact: true }).fill(`action:${action}`);
+    await page.getByRole("button", { name: "Search" }).click();
+    const row = page.locator(`[data-testid=audit-table] tbody tr[data-action="${action}"]`).first();
+    await expect(row).toBeVisible();
+    if (action === "sso.sign_in") await expect(row).toContainText(`grace@${DOMAIN}`);
+  }
 });

@@ -125,7 +125,7 @@ test("a build that succeeds streams its log, then a sandbox from it sees the ins
   ]);
   await page.getByRole("button", { name: "Create template" }).click();
   await expect(page).toHaveURL(/\/templates\/tmpl_[A-Za-z0-9]+(?:[?&]team=[a-z0-9-]+)?$/);
-  const templateId = page.url().split("/").pop()!;
+  const templateId = new URL(page.url()).pathname.split("/").pop()!;
   const log = page.getByTestId("build-log");
   // Live: the running step and its first line appear while the build still runs.
   const running = log.locator("[data-testid=build-step][data-state=running]");
@@ -165,7 +165,7 @@ test("a build that succeeds streams its log, then a sandbox from it sees the ins
   await expect(page.getByLabel("Template", { exact: true })).toHaveValue(templateId);
   await page.getByRole("button", { name: "Create sandbox" }).click();
   await expect(page).toHaveURL(/\/sandboxes\/(sbx_[A-Za-z0-9]+)(?:[?&]team=[a-z0-9-]+)?$/, { timeout: 30_000 });
-  const sandboxId = page.url().split("/").pop()!;
+  const sandboxId = new URL(page.url()).pathname.split("/").pop()!;
   sandboxes.push(sandboxId);
   const r = await servers.engine.api("POST", `/sandboxes/${sandboxId}/exec`, { command: "cat /opt/baton/marker" });
   expect(r.status, r.text).toBe(200);

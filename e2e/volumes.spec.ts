@@ -11,7 +11,7 @@ import { screenshot, watchForErrors, teamHref } from "./helpers";
 test.use({ consoleInstance: "volumes" });
 test.describe.configure({ mode: "serial" });
 
-const SANDBOX_ID = /\/sandboxes\/(sbx_[A-Za-z0-9]+)$/;
+const SANDBOX_ID = /\/sandboxes\/(sbx_[A-Za-z0-9]+)(?:\?team=[a-z0-9-]+)?$/;
 const NAME = `e2e-data-${Date.now()}`;
 const CONTENT = `kept across sandboxes ${Date.now()}`;
 let volumeId = "";

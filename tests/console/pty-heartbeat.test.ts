@@ -40,7 +40,11 @@ describe("the terminal heartbeat", () => {
     vi.useFakeTimers();
     FakeSocket.all = [];
     vi.stubGlobal("WebSocket", FakeSocket);
-    vi.stubGlobal("window", { addEventListener: () => undefined, removeEventListener: () => undefined });
+    vi.stubGlobal("window", {
+      addEventListener: () => undefined,
+      removeEventListener: () => undefined,
+      location: { search: "?team=acme" },
+    });
     vi.stubGlobal("location", { protocol: "http:", host: "baton.test" });
     vi.stubGlobal("navigator", { onLine: true });
     states = [];
