@@ -1,9 +1,10 @@
-import type { Page } from "@playwright/test";
+import type { APIRequestContext, Page } from "@playwright/test";
 import { expect, test } from "./fixtures";
-import { screenshot, watchForErrors } from "./helpers";
+import { screenshot, teamHref, watchForErrors } from "./helpers";
 
-// The ten sections of the console, in sidebar order, and what each says to a user with no
-// connection yet: the built ones say how to connect, the others which issue builds them.
+// The sections of the console, in sidebar order (the owner sees the audit log too), and what each
+// says to a user with no connection yet: the resource pages say how to connect, the team's pages
+// show the team, and the unbuilt one names the issue that builds it.
 const SECTIONS = [
   ["Sandboxes", "/sandboxes", "No orkestr connection yet"],
   ["Volumes", "/volumes", "No orkestr connection yet"],
@@ -12,9 +13,10 @@ const SECTIONS = [
   ["Webhooks", "/webhooks", "No orkestr connection yet"],
   ["Events", "/events", "No orkestr connection yet"],
   ["Limits", "/limits", "No orkestr connection yet"],
-  ["Usage", "/usage", "Not built yet: arrives with issue 4 or later"],
-  ["Team", "/team", "Not built yet: arrives with issue 4 or later"],
-  ["Settings", "/settings", "Not built yet: arrives with issue 4 or later"],
+  ["Usage", "/usage", "Not built yet: arrives with issue 22"],
+  ["Team", "/team", "Who is in"],
+  ["Audit log", "/audit", "Who did what in this team"],
+  ["Settings", "/settings", "Your account: how you appear to your team"],
 ] as const;
 
 // Baton is set up (first run done through the API) before any test: the console needs a session
@@ -109,7 +111,7 @@ test.describe("console shell", () => {
     await expect(page.getByText("No orkestr connection yet")).toBeVisible();
     await expect(page.getByRole("main").getByRole("link", { name: "Set up a connection" })).toHaveAttribute(
       "href",
-      "/settings/connections",
+      teamHref("/settings/connections"),
     );
     const status = page.getByRole("status").filter({ hasText: "Not connected" });
     await expect(status).toBeVisible();
@@ -176,6 +178,16 @@ test.describe("console shell", () => {
   });
 });
 
+/**
+ * A console path as the console names it, with the acting team (`/sandboxes?team=<slug>`): a bare
+ * console URL answers with a redirect to that, and these checks are about the page itself.
+ */
+async function withActingTeam(request: APIRequestContext, path: string): Promise<string> {
+  const url = new URL((await request.get(path)).url());
+  expect(url.searchParams.get("team"), url.href).toBeTruthy();
+  return `${url.pathname}${url.search}`;
+}
+
 test.describe("security headers", () => {
   for (const route of ["/login", "/sandboxes", "/no/such/page"]) {
     test(`${route}: the CSP carries a fresh nonce and every script in the HTML carries it`, async ({
@@ -184,7 +196,8 @@ test.describe("security headers", () => {
     }) => {
       // Console pages need a session (without one they redirect to /login); the others are public.
       const request = route === "/sandboxes" ? signedIn.request : anonymous;
-      const response = await request.get(route, { maxRedirects: 0 });
+      const url = route === "/sandboxes" ? await withActingTeam(request, route) : route;
+      const response = await request.get(url, { maxRedirects: 0 });
       expect(response.status()).toBe(route === "/no/such/page" ? 404 : 200);
       const csp = response.headers()["content-security-policy"] ?? "";
       const nonce = /'nonce-([A-Za-z0-9+/=]+)'/.exec(csp)?.[1];
@@ -209,7 +222,7 @@ test.describe("security headers", () => {
       for (const tag of scripts) expect(tag).toContain(`nonce="${nonce}"`);
       expect(html).not.toContain("x-nonce");
 
-      const again = await request.get(route);
+      const again = await request.get(url);
       const secondNonce = /'nonce-([^']+)'/.exec(again.headers()["content-security-policy"] ?? "")?.[1];
       expect(secondNonce).not.toBe(nonce);
     });
@@ -228,7 +241,8 @@ test.describe("security headers", () => {
     signedIn,
   }) => {
     const request = signedIn.request;
-    const plain = await request.get("/sandboxes", { maxRedirects: 0 });
+    const sandboxes = await withActingTeam(request, "/sandboxes");
+    const plain = await request.get(sandboxes, { maxRedirects: 0 });
     expect(plain.status()).toBe(200);
     const h = plain.headers();
     expect(h["x-content-type-options"]).toBe("nosniff");
@@ -242,7 +256,7 @@ test.describe("security headers", () => {
     // No reverse proxy is trusted here (BATON_TRUSTED_PROXIES=0): the console server drops a client's
     // X-Forwarded-Proto, so claiming HTTPS earns no HSTS. (Behind a trusted proxy its X-Forwarded-Proto
     // is kept: tests/console/console-server.test.ts; and HSTS follows it: lib/security-headers.test.ts.)
-    const claimed = await request.get("/sandboxes", { headers: { "x-forwarded-proto": "https" }, maxRedirects: 0 });
+    const claimed = await request.get(sandboxes, { headers: { "x-forwarded-proto": "https" }, maxRedirects: 0 });
     expect(claimed.status()).toBe(200);
     expect(claimed.headers()["strict-transport-security"]).toBeUndefined();
   });
