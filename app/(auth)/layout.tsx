@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import { BatonMark } from "../../components/layout/icons";
+import { BatonMark } from "../../components/layout/nav-icons";
 import { ThemeToggle } from "../../components/layout/theme-toggle";
 
 /** Sign-in and first-run pages: one centred card, no console chrome. */

@@ -2,7 +2,7 @@ import type { ReactNode } from "react";
 import { CommandLauncher } from "../../components/command-palette/command-launcher";
 import { Header } from "../../components/layout/header";
 import { OutageWatch } from "../../components/layout/outage-watch";
-import { Sidebar } from "../../components/layout/sidebar";
+import { Sidebar, SidebarBrand, SidebarNav } from "../../components/layout/sidebar";
 import { requireTeam, requireUser } from "../../lib/server/auth";
 import { DATABASE_RETRY_SECONDS, isDatabaseUnavailable } from "../../lib/server/db/unavailable";
 import { DatabaseOutage } from "../../components/layout/database-outage";
@@ -52,6 +52,10 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
     throw err;
   }
   const { user, connection, teams, activeSlug, permissions } = shell;
+  // Rendered here, once, for the sidebar and the mobile drawer: the nav is server-rendered (only its
+  // links' current-section marking is client code), with the entries the role may open.
+  const brand = <SidebarBrand />;
+  const nav = <SidebarNav permissions={permissions.permissions} />;
   return (
     <PermissionsProvider value={permissions}>
       <div className="flex min-h-dvh">
@@ -61,13 +65,15 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
         >
           Skip to content
         </a>
-        <Sidebar />
+        <Sidebar brand={brand} nav={nav} />
         <div className="flex min-w-0 flex-1 flex-col">
           <Header
             connection={connection}
             user={{ name: user.name, email: user.email }}
             teams={teams}
             activeSlug={activeSlug}
+            brand={brand}
+            nav={nav}
           />
           {/* Says when reads keep failing (orkestr API, Baton server or database down), and clears itself. */}
           <OutageWatch />

@@ -13,6 +13,8 @@ export function Header({
   user,
   teams = [],
   activeSlug = null,
+  brand,
+  nav,
   children,
   className,
 }: {
@@ -22,6 +24,9 @@ export function Header({
   /** The user's teams, and the one this tab's URL names (the switcher). */
   teams?: TeamOption[];
   activeSlug?: string | null;
+  /** The server-rendered brand link and console nav (components/layout/sidebar.tsx), for the mobile drawer. */
+  brand: ReactNode;
+  nav: ReactNode;
   children?: ReactNode;
   className?: string;
 }) {
@@ -32,7 +37,7 @@ export function Header({
         className,
       )}
     >
-      <MobileNav />
+      <MobileNav brand={brand} nav={nav} />
       {teams.length ? <TeamSwitcher teams={teams} activeSlug={activeSlug} /> : null}
       <div className="min-w-0 flex-1">{children}</div>
       <ConnectionIndicator initial={connection} />

@@ -2,7 +2,7 @@ import type { ReactNode } from "react";
 import type { NavItem } from "../../lib/config/nav";
 import { navItem } from "../../lib/config/page-intro";
 import { EmptyState } from "./empty-state";
-import { NavIcon } from "./icons";
+import { NavIcon } from "./nav-icons";
 import { PageHeader } from "./page-header";
 
 /** A console page that is not built yet: its title from the nav data and an honest empty state. */

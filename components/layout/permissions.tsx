@@ -1,7 +1,7 @@
 "use client";
 
 import { createContext, useContext, type ReactNode } from "react";
-import { hasPermission, NO_PERMISSIONS, type ClientPermissions, type Permission } from "../../lib/role-reason";
+import { hasPermission, NO_PERMISSIONS, type ClientPermissions, type Permission } from "../../lib/permissions";
 
 // The acting team's role and permissions, given once by the console layout (server-side, from
 // lib/server/rbac.ts's data): client components ask `usePermission("sandboxes.write")` and show the

@@ -1,18 +1,19 @@
-"use client";
-
-import { usePathname } from "next/navigation";
-import { consoleNav, navItemFor } from "../../lib/config/nav";
+import type { ReactNode } from "react";
+import { consoleNav } from "../../lib/config/nav";
+import type { Permission } from "../../lib/permissions";
 import { cn } from "../../lib/utils";
-import { BatonMark, NavIcon } from "./icons";
-import { IntentLink } from "./intent-link";
-import { useNavPermissions } from "./nav-permissions";
+import { BatonMark, NavIcon } from "./nav-icons";
+import { NavLink } from "./nav-link";
 import { TeamLink as Link } from "./team-link";
 
-/** The console's navigation, rendered from lib/config/nav.ts; the current section gets aria-current. */
-export function SidebarNav({ onNavigate }: { onNavigate?: () => void }) {
-  const pathname = usePathname();
-  const current = navItemFor(pathname)?.href;
-  const allowed = useNavPermissions();
+/**
+ * The console's navigation, rendered on the server from lib/config/nav.ts: the entries a `perm` gates
+ * only for a role that has it (the acting team's permissions, as the console layout gives them to the
+ * browser; the pages and the API check the permission themselves). Only each link (./nav-link.tsx,
+ * which marks the current section with aria-current) is client code: the sections, titles and icons
+ * are not in the page's JavaScript.
+ */
+export function SidebarNav({ permissions }: { permissions: readonly Permission[] }) {
   return (
     <nav aria-label="Console" className="flex flex-col gap-5 px-3 py-4">
       {consoleNav.map((section) => {
@@ -24,27 +25,15 @@ export function SidebarNav({ onNavigate }: { onNavigate?: () => void }) {
             </h2>
             <ul aria-labelledby={headingId} className="flex flex-col gap-0.5">
               {section.items
-                .filter((item) => !item.perm || allowed.includes(item.perm))
-                .map((item) => {
-                  const active = item.href === current;
-                  return (
-                    <li key={item.href}>
-                      <IntentLink
-                        href={item.href}
-                        aria-current={active ? "page" : undefined}
-                        onClick={onNavigate}
-                        className={cn(
-                          "flex items-center gap-2.5 rounded-md px-2 py-1.5 text-sm text-muted-foreground transition-colors",
-                          "hover:bg-accent hover:text-accent-foreground",
-                          active && "bg-accent font-medium text-accent-foreground",
-                        )}
-                      >
-                        <NavIcon name={item.icon} className={cn("shrink-0", active && "text-primary")} />
-                        {item.title}
-                      </IntentLink>
-                    </li>
-                  );
-                })}
+                .filter((item) => !item.perm || permissions.includes(item.perm))
+                .map((item) => (
+                  <li key={item.href}>
+                    <NavLink href={item.href}>
+                      <NavIcon name={item.icon} className="shrink-0" />
+                      {item.title}
+                    </NavLink>
+                  </li>
+                ))}
             </ul>
           </div>
         );
@@ -65,19 +54,16 @@ export function SidebarBrand() {
 }
 
 /**
- * The persistent sidebar from the md breakpoint up; below it the header's menu opens the same nav.
+ * The persistent sidebar from the md breakpoint up; below it the header's menu opens the same nav
+ * (the layout renders `brand` and `nav` once and hands them to both).
  * The column (background, border) stretches with the page; its content sticks to the viewport.
  */
-export function Sidebar({ className }: { className?: string }) {
+export function Sidebar({ brand, nav, className }: { brand: ReactNode; nav: ReactNode; className?: string }) {
   return (
     <aside className={cn("hidden w-60 shrink-0 border-r bg-card md:block", className)}>
       <div className="sticky top-0 flex h-dvh flex-col">
-        <div className="flex h-14 items-center border-b px-3">
-          <SidebarBrand />
-        </div>
-        <div className="flex-1 overflow-y-auto">
-          <SidebarNav />
-        </div>
+        <div className="flex h-14 items-center border-b px-3">{brand}</div>
+        <div className="flex-1 overflow-y-auto">{nav}</div>
       </div>
     </aside>
   );

@@ -1,6 +1,7 @@
 "use client";
 
-import { roleReason, type Permission } from "../../lib/role-reason";
+import type { Permission } from "../../lib/permissions";
+import { roleReason } from "../../lib/role-reason";
 import { usePermissions } from "./permissions";
 
 /** Why the user may not `action` (needing `permission`), or null when they may (lib/role-reason.ts). */

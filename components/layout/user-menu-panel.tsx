@@ -6,7 +6,7 @@ import { authMutations } from "../../lib/queries/auth";
 import { Alert, AlertDescription } from "../ui/alert";
 import { Button } from "../ui/button";
 import { Dialog, DialogActions } from "../ui/dialog";
-import { DevicesIcon, SignOutIcon } from "./icons";
+import { DevicesIcon, SignOutIcon } from "./account-icons";
 import type { UserMenuControl } from "./user-menu";
 
 /**

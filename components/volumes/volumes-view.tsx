@@ -11,7 +11,7 @@ import type { Volume } from "../../lib/orkestr/schemas/volumes";
 import { sandboxQueries } from "../../lib/queries/sandboxes";
 import { volumeKeys, volumeListPollMs, volumeQueries } from "../../lib/queries/volumes";
 import { EmptyState } from "../layout/empty-state";
-import { NavIcon } from "../layout/icons";
+import { NavIcon } from "../layout/nav-icons";
 import { RetryNotice, SlowNotice } from "../layout/lazy-notices";
 
 import { Button } from "../ui/button";

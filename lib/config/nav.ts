@@ -1,7 +1,8 @@
 /**
- * The console's navigation as data: the sidebar and the command palette render this list. Only what
- * they show is here (this module is in every console page's first load); each page's one-line
- * description is in lib/config/page-intro.ts, which only server-rendered page headers read.
+ * The console's navigation as data: the sidebar (server-rendered, components/layout/sidebar.tsx) and
+ * the command palette (loaded on first use) render this list. Only what they show is here; each
+ * page's one-line description is in lib/config/page-intro.ts, which only server-rendered page headers
+ * read.
  */
 export type NavIcon =
   | "sandboxes"
@@ -20,7 +21,10 @@ export interface NavItem {
   title: string;
   href: `/${string}`;
   icon: NavIcon;
-  /** Shown only to roles with this permission in the acting team (components/layout/nav-permissions.tsx). */
+  /**
+   * Shown only to roles with this permission in the acting team (the sidebar filters on the server,
+   * the command palette with components/layout/nav-permissions.tsx).
+   */
   perm?: "audit.read";
 }
 
@@ -100,8 +104,3 @@ export const consoleNav: readonly NavSection[] = [
 ];
 
 export const consoleNavItems: readonly NavItem[] = consoleNav.flatMap((section) => section.items);
-
-/** The nav entry for a path, matching nested routes (/sandboxes/abc → Sandboxes). */
-export function navItemFor(pathname: string): NavItem | undefined {
-  return consoleNavItems.find((item) => pathname === item.href || pathname.startsWith(`${item.href}/`));
-}

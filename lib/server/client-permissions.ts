@@ -1,5 +1,6 @@
 import "server-only";
-import { roleReason, type ClientPermissions } from "../role-reason";
+import type { ClientPermissions } from "../permissions";
+import { roleReason } from "../role-reason";
 import type { ActingTeam } from "./acting-team";
 import { can, PERMISSIONS, ROLE_PERMISSIONS, ROLES, type Permission, type Role } from "./rbac";
 

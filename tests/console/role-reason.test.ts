@@ -1,6 +1,7 @@
 import "server-only";
 import { describe, expect, it } from "vitest";
-import { hasPermission, NO_PERMISSIONS, roleReason } from "../../lib/role-reason";
+import { hasPermission, NO_PERMISSIONS } from "../../lib/permissions";
+import { roleReason } from "../../lib/role-reason";
 import type { ActingTeam } from "../../lib/server/acting-team";
 import { clientPermissions, leastRoleWith, reasonFor } from "../../lib/server/client-permissions";
 import { can, PERMISSIONS, ROLE_PERMISSIONS, ROLES, type Role } from "../../lib/server/rbac";

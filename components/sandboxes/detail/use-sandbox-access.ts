@@ -1,6 +1,7 @@
 "use client";
 
-import { hasPermission, roleReason } from "../../../lib/role-reason";
+import { hasPermission } from "../../../lib/permissions";
+import { roleReason } from "../../../lib/role-reason";
 import { usePermissions } from "../../layout/permissions";
 
 /**

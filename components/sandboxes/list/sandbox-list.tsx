@@ -28,7 +28,7 @@ import { SandboxTable } from "./sandbox-table";
 import { TelemetryContext } from "./telemetry-cells";
 import { sandboxHref } from "../../../lib/links";
 import { usePermissions } from "../../layout/permissions";
-import { hasPermission } from "../../../lib/role-reason";
+import { hasPermission } from "../../../lib/permissions";
 import { TeamLink as Link, useTeamRouter } from "../../layout/team-link";
 
 // Split out of the page's first load (the /sandboxes budget is 180 KiB gzipped): the bulk bar only

@@ -1,5 +1,5 @@
 import { Button } from "../../ui/button";
-import { NavIcon } from "../../layout/icons";
+import { NavIcon } from "../../layout/nav-icons";
 import { ReadOnlyNote } from "../../ui/read-only-note";
 import { useSandboxAccess } from "../detail/use-sandbox-access";
 import { TeamLink as Link } from "../../layout/team-link";
