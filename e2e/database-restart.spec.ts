@@ -77,12 +77,21 @@ test("PostgreSQL restarted while requests run: 503 database_unavailable with a m
     let running = true;
     const load = Array.from({ length: 4 }, async () => {
       while (running) {
-        const r = await page.request.get(`${base}/api/me`, { headers, timeout: 30_000 });
-        answers.push({
-          status: r.status(),
-          body: await r.json().catch(() => ({})),
-          retryAfter: r.headers()["retry-after"] ?? null,
-        });
+        // A socket error is an answer too (status 0), reported with the others below.
+        const r = await page.request.get(`${base}/api/me`, { headers, timeout: 30_000 }).catch((e: Error) => e);
+        answers.push(
+          r instanceof Error
+            ? {
+                status: 0,
+                body: { detail: `${r.message.split("\n")[0]} at ${new Date().toISOString()}` },
+                retryAfter: null,
+              }
+            : {
+                status: r.status(),
+                body: await r.json().catch(() => ({})),
+                retryAfter: r.headers()["retry-after"] ?? null,
+              },
+        );
       }
     });
     await expect.poll(() => answers.filter((a) => a.status === 200).length).toBeGreaterThan(8);
@@ -92,7 +101,9 @@ test("PostgreSQL restarted while requests run: 503 database_unavailable with a m
 
     // What a page shows meanwhile: the console's pages need the session too. It says what is wrong
     // and asks again by itself.
-    await page.goto(`${base}/sandboxes`);
+    // The team's URL, as every console link is: a bare /sandboxes answers with a redirect to it,
+    // which the outage page's in-place refresh does not follow (a known gap: see issue 21's note).
+    await page.goto(`${base}/sandboxes?team=analytical-engines`);
     const outage = page.getByTestId("database-outage");
     await expect(outage).toContainText("The Baton database is unavailable");
     await expect(outage.getByRole("timer")).toHaveText(/Retrying in \d+ s|Retrying now/);
@@ -124,6 +135,14 @@ test("PostgreSQL restarted while requests run: 503 database_unavailable with a m
     expect(server.exitCode).toBeNull();
     await page.goto(`${base}/sandboxes`);
     await expect(page.getByRole("heading", { level: 1, name: "Sandboxes" })).toBeVisible();
+  } catch (error) {
+    console.log(`[database-restart] failed at ${new Date().toISOString()}: ${String(error).split("\n")[0]}`);
+    // What the console said is the first thing to read when this fails (a crash, an unhandled error).
+    const lines = [...new Set(log.split("\n"))].join("\n");
+    console.log(
+      `[database-restart] the console (exit ${server.exitCode}, signal ${server.signalCode}) said:\n${lines.slice(-8000)}`,
+    );
+    throw error;
   } finally {
     try {
       process.kill(-server.pid!, "SIGTERM");

@@ -65,7 +65,7 @@ export function TeamSwitcher({ teams, activeSlug }: { teams: TeamOption[]; activ
   }
 
   return (
-    <div ref={rootRef} className="relative">
+    <div ref={rootRef} className="relative min-w-0 shrink">
       <button
         ref={buttonRef}
         id={buttonId}
@@ -78,7 +78,7 @@ export function TeamSwitcher({ teams, activeSlug }: { teams: TeamOption[]; activ
         onPointerEnter={() => void loadPanel()}
         onFocus={() => void loadPanel()}
         className={cn(
-          "inline-flex h-9 max-w-48 items-center gap-1.5 rounded-md border px-2.5 text-sm font-medium transition-colors hover:bg-accent hover:text-accent-foreground",
+          "inline-flex h-9 max-w-full items-center sm:max-w-48 gap-1.5 rounded-md border px-2.5 text-sm font-medium transition-colors hover:bg-accent hover:text-accent-foreground",
           open && "bg-accent text-accent-foreground",
         )}
       >
