@@ -101,8 +101,12 @@ test("PostgreSQL restarted while requests run: 503 database_unavailable with a m
 
     // What a page shows meanwhile: the console's pages need the session too. It says what is wrong
     // and asks again by itself.
-    // The team's URL, as every console link is: a bare /sandboxes answers with a redirect to it,
-    // which the outage page's in-place refresh does not follow (a known gap: see issue 21's note).
+    // A bare URL (typed, bookmarked): once the database is back the server adds the team with a
+    // redirect, so this page asks again with a new load.
+    const bare = await page.context().newPage();
+    await bare.goto(`${base}/sandboxes`);
+    await expect(bare.getByTestId("database-outage")).toContainText("The Baton database is unavailable");
+    // The team's URL, as every console link is: this one recovers in place.
     await page.goto(`${base}/sandboxes?team=analytical-engines`);
     const outage = page.getByTestId("database-outage");
     await expect(outage).toContainText("The Baton database is unavailable");
@@ -117,6 +121,9 @@ test("PostgreSQL restarted while requests run: 503 database_unavailable with a m
     // The page recovers in place (router.refresh), no reload.
     await expect(page.getByRole("heading", { level: 1, name: "Sandboxes" })).toBeVisible({ timeout: 60_000 });
     expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
+    await expect(bare.getByRole("heading", { level: 1, name: "Sandboxes" })).toBeVisible({ timeout: 60_000 });
+    expect(new URL(bare.url()).searchParams.get("team")).toBe("analytical-engines");
+    await bare.close();
     const before = answers.length;
     await expect
       .poll(() => answers.slice(before).filter((a) => a.status === 200).length, { timeout: 60_000 })

@@ -152,6 +152,11 @@ test("invite by mail, accept with a new account, make a viewer, remove: the engi
   // The audit log finds each of these actions by query and by the filter controls (the same rows),
   // and the CSV export of a filter holds exactly the rows shown.
   await page.goto("/audit");
+  await expect(page.getByRole("heading", { level: 1, name: "Audit log" })).toBeVisible();
+  await expect(page.locator("[data-testid=audit-table]")).toBeVisible();
+  // Said here rather than only at the end: a hydration error would show as a second, client-made
+  // filter form below (seen once in CI), and the lookup by label would fail without saying why.
+  expect(problems, "the audit log's first render").toEqual([]);
   const shownIds = () =>
     page
       .locator("[data-testid=audit-table] tbody tr[data-audit-id]")

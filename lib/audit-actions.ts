@@ -51,6 +51,8 @@ export const AUDIT_ACTIONS = [
   "connection.create",
   "connection.local_engine",
   "connection.token_replace",
+  // A refused PATCH of a connection (a token replacement or an activation: the body says which)
+  "connection.update",
   "connection.activate",
   "connection.delete",
   "connection.first_use",

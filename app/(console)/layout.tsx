@@ -3,7 +3,7 @@ import { CommandLauncher } from "../../components/command-palette/command-launch
 import { Header } from "../../components/layout/header";
 import { OutageWatch } from "../../components/layout/outage-watch";
 import { Sidebar, SidebarBrand, SidebarNav } from "../../components/layout/sidebar";
-import { requireTeam, requireUser } from "../../lib/server/auth";
+import { pageTeamChoice, requireTeam, requireUser } from "../../lib/server/auth";
 import { DATABASE_RETRY_SECONDS, isDatabaseUnavailable } from "../../lib/server/db/unavailable";
 import { DatabaseOutage } from "../../components/layout/database-outage";
 import { connectionStatus } from "../../lib/server/connections";
@@ -48,7 +48,10 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
   } catch (err) {
     // The database restarting is said as such, with a page that retries in place (not a generic
     // error page); anything else (redirects to /login included) goes on as thrown.
-    if (isDatabaseUnavailable(err)) return <DatabaseOutage retryAfterSeconds={DATABASE_RETRY_SECONDS} />;
+    // A URL without `?team=` is answered with a redirect once the database is back, which only a
+    // new page load follows; one with a team recovers in place.
+    if (isDatabaseUnavailable(err))
+      return <DatabaseOutage retryAfterSeconds={DATABASE_RETRY_SECONDS} reload={!(await pageTeamChoice()).slug} />;
     throw err;
   }
   const { user, connection, teams, activeSlug, permissions } = shell;

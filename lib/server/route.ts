@@ -78,8 +78,96 @@ export interface AuditExtra {
 /** The header every answer of route() carries: the id its audit rows have too. */
 export const REQUEST_ID_HEADER = "x-request-id";
 
-const SINGULAR: Record<string, string> = { hooks: "webhook_receiver", receivers: "webhook_receiver" };
-/** Verbs a refused request is audited as when its route declares none: the same as the success's. */
+/** What a refused request is recorded as: its action, and the target as far as the request names it. */
+export interface RefusedAction {
+  action: AuditAction;
+  targetType: string | null;
+  targetId: string | null;
+  /** The target is the acting team or the signed-in user, which the path does not name. */
+  targetIs?: "team" | "user";
+}
+
+interface ConsoleRefusal {
+  action: AuditAction;
+  targetType: string;
+  /** The path parameter naming the target (`:id` in the pattern), or who it is when none does. */
+  target?: `:${string}` | "team" | "user";
+}
+
+/**
+ * The console's own routes (everything under /api that is not the v1 contract), by method and
+ * pattern: their paths do not follow the contract's collection/id/verb shape, so their refusals are
+ * named here, as their successes are, and never guessed from the path (a refused revocation of an
+ * invitation, DELETE /api/team/invitations/:id, is invitation.revoke on that invitation, not a
+ * team.delete). A console route missing here is recorded as request.refused, and
+ * tests/console/audit-catalogue.test.ts fails for it.
+ */
+const CONSOLE_REFUSALS: Record<string, ConsoleRefusal> = {
+  "POST /api/teams": { action: "team.create", targetType: "team" },
+  "PATCH /api/team": { action: "team.update", targetType: "team", target: "team" },
+  "DELETE /api/team": { action: "team.delete", targetType: "team", target: "team" },
+  "POST /api/team/transfer-ownership": { action: "team.ownership_transfer", targetType: "team", target: "team" },
+  "POST /api/team/leave": { action: "member.leave", targetType: "team", target: "team" },
+  "POST /api/team/invitations": { action: "invitation.create", targetType: "invitation" },
+  "DELETE /api/team/invitations/:id": { action: "invitation.revoke", targetType: "invitation", target: ":id" },
+  "POST /api/team/invitations/:id/resend": { action: "invitation.resend", targetType: "invitation", target: ":id" },
+  "PATCH /api/team/members/:userId": { action: "member.role_change", targetType: "member", target: ":userId" },
+  "DELETE /api/team/members/:userId": { action: "member.remove", targetType: "member", target: ":userId" },
+  "POST /api/team/members/:userId/disable": { action: "member.disable", targetType: "member", target: ":userId" },
+  "POST /api/team/members/:userId/enable": { action: "member.enable", targetType: "member", target: ":userId" },
+  "POST /api/team/members/:userId/unlock": { action: "member.unlock", targetType: "member", target: ":userId" },
+  "DELETE /api/team/members/:userId/sessions/:sessionId": {
+    action: "member.session_revoke",
+    targetType: "member",
+    target: ":userId",
+  },
+  "PUT /api/team/sso": { action: "sso.config_update", targetType: "team", target: "team" },
+  "DELETE /api/team/sso": { action: "sso.config_delete", targetType: "team", target: "team" },
+  "POST /api/team/sso/test": { action: "sso.test", targetType: "team", target: "team" },
+  "POST /api/admin/sso-domains": { action: "sso.domain_approve", targetType: "sso" },
+  "PATCH /api/audit/settings": { action: "audit.settings_update", targetType: "team", target: "team" },
+  "PATCH /api/me": { action: "user.update", targetType: "user", target: "user" },
+  "POST /api/me/password": { action: "user.password_change", targetType: "user", target: "user" },
+  "DELETE /api/me/sessions/:id": { action: "session.revoke", targetType: "user", target: "user" },
+  "POST /api/me/totp": { action: "user.totp_enable", targetType: "user", target: "user" },
+  "POST /api/me/totp/confirm": { action: "user.totp_enable", targetType: "user", target: "user" },
+  "DELETE /api/me/totp": { action: "user.totp_disable", targetType: "user", target: "user" },
+  "POST /api/me/totp/recovery-codes": { action: "user.recovery_codes_regenerate", targetType: "user", target: "user" },
+  "POST /api/me/invitations/:id/accept": { action: "invitation.accept", targetType: "invitation", target: ":id" },
+  "POST /api/me/invitations/:id/decline": { action: "invitation.decline", targetType: "invitation", target: ":id" },
+  "POST /api/invitations/accept": { action: "invitation.accept", targetType: "invitation" },
+  "POST /api/auth/logout": { action: "auth.sign_out", targetType: "user", target: "user" },
+  "POST /api/auth/logout-everywhere": { action: "auth.sign_out_everywhere", targetType: "user", target: "user" },
+  "POST /api/connections": { action: "connection.create", targetType: "connection" },
+  "PATCH /api/connections/:id": { action: "connection.update", targetType: "connection", target: ":id" },
+  "DELETE /api/connections/:id": { action: "connection.delete", targetType: "connection", target: ":id" },
+  "POST /api/connections/local-engine": { action: "connection.local_engine", targetType: "connection" },
+  "POST /api/hooks/receivers": { action: "webhook_receiver.create", targetType: "webhook_receiver" },
+  "DELETE /api/hooks/receivers/:id": {
+    action: "webhook_receiver.delete",
+    targetType: "webhook_receiver",
+    target: ":id",
+  },
+};
+
+const CONSOLE_PATTERNS = Object.entries(CONSOLE_REFUSALS).map(([key, refusal]) => {
+  const [method, pattern] = key.split(" ") as [string, string];
+  return { method, segs: pattern.split("/").filter(Boolean), refusal };
+});
+
+function consoleRefusal(method: string, segs: string[]): RefusedAction | null {
+  for (const p of CONSOLE_PATTERNS) {
+    if (p.method !== method || p.segs.length !== segs.length) continue;
+    const params: Record<string, string> = {};
+    if (!p.segs.every((s, i) => (s.startsWith(":") ? ((params[s] = segs[i]!), true) : s === segs[i]))) continue;
+    const { action, targetType, target } = p.refusal;
+    if (target === "team" || target === "user") return { action, targetType, targetId: null, targetIs: target };
+    return { action, targetType, targetId: target ? (params[target] ?? "").slice(0, 300) || null : null };
+  }
+  return null;
+}
+
+/** Verbs a refused v1 request is audited as when its route declares none: the same as the success's. */
 const REFUSED_ACTION: Record<string, AuditAction> = {
   "DELETE sandbox": "sandbox.terminate",
   "POST sandbox snapshots": "snapshot.create",
@@ -95,29 +183,34 @@ const REFUSED_ACTION: Record<string, AuditAction> = {
   "POST sandbox pty": "sandbox.terminal_open",
   "DELETE sandbox pty": "sandbox.terminal_close",
   "POST webhook deliveries redeliver": "webhook.redeliver",
-  "PATCH audit": "audit.settings_update",
 };
 const SEGMENT = /^[a-z][a-z0-9_-]{0,40}$/;
 
 /**
- * The action and target a refused mutation is recorded as, from its method and path:
+ * The action and target a refused mutation is recorded as, from its method and path. The console's
+ * own routes by their pattern (CONSOLE_REFUSALS). The v1 contract's by its shape, collection/id/verb:
  * `DELETE /api/v1/sandboxes/sbx_1` → sandbox.terminate on sandbox sbx_1, `POST /api/v1/sandboxes/sbx_1/pause`
  * → sandbox.pause, `POST /api/v1/volumes` → volume.create. A name that is not in the catalogue
- * (lib/audit-actions.ts) is recorded as request.refused, with the method and path in its data.
+ * (lib/audit-actions.ts), or a path neither knows, is recorded as request.refused, with the method and
+ * path in its data.
  */
-export function refusedAction(
-  method: string,
-  pathname: string,
-): { action: AuditAction; targetType: string | null; targetId: string | null } {
-  const segs = pathname.split("/").filter(Boolean).map(decodeURIComponent);
-  const rest = segs[0] === "api" ? segs.slice(segs[1] === "v1" ? 2 : 1) : segs;
-  const [collection, id, ...sub] = rest;
-  if (!collection || !SEGMENT.test(collection)) return { action: "request.refused", targetType: null, targetId: null };
-  const singular = collection
+export function refusedAction(method: string, pathname: string): RefusedAction {
+  let segs: string[];
+  try {
+    segs = pathname.split("/").filter(Boolean).map(decodeURIComponent);
+  } catch {
+    return { action: "request.refused", targetType: null, targetId: null };
+  }
+  const unknown: RefusedAction = { action: "request.refused", targetType: null, targetId: null };
+  if (segs[0] !== "api") return unknown;
+  if (segs[1] !== "v1") return consoleRefusal(method, segs) ?? unknown;
+  const [collection, id, ...sub] = segs.slice(2);
+  if (!collection || !SEGMENT.test(collection)) return unknown;
+  const resource = collection
     .replace(/ies$/, "y")
     .replace(/(x|ss)es$/, "$1")
-    .replace(/s$/, "");
-  const resource = (SINGULAR[collection] ?? singular).replace(/-/g, "_");
+    .replace(/s$/, "")
+    .replace(/-/g, "_");
   const targetId = id ? id.slice(0, 300) : null;
   const verbs = sub.filter((s) => SEGMENT.test(s)).map((s) => s.replace(/-/g, "_"));
   const special = REFUSED_ACTION[[method, resource, ...verbs].join(" ")];
@@ -132,7 +225,9 @@ export function refusedAction(
             ? "create"
             : "update"
     }`;
-  return { action: isAuditAction(derived) ? derived : "request.refused", targetType: resource, targetId };
+  return isAuditAction(derived)
+    ? { action: derived, targetType: resource, targetId }
+    : { action: "request.refused", targetType: resource, targetId };
 }
 
 /** The audited refusals: the access checks' answers (not input mistakes, not upstream state conflicts). */
@@ -424,9 +519,15 @@ export function route<
           .then((b: { code?: unknown }) => (typeof b.code === "string" ? b.code : String(response.status)))
           .catch(() => String(response.status));
         const refused = refusedAction(req.method, url.pathname);
+        const targetId =
+          refused.targetIs === "team"
+            ? (team?.team.id ?? null)
+            : refused.targetIs === "user"
+              ? current.user.id
+              : refused.targetId;
         await recordFor(options.audit ?? refused.action, {
           targetType: refused.targetType,
-          targetId: refused.targetId,
+          targetId,
           result: code,
           data: { method: req.method, path: url.pathname },
         });

@@ -8,8 +8,8 @@ import { refusedAction } from "../../lib/server/route";
 // lib/audit-actions.ts against what the server writes. recordAudit's `action` is typed by the
 // catalogue, so a literal missing from it already fails typecheck; this reads the sources too (a
 // cast or a string built at run time gets past the type), checks that no entry is stale, and that
-// every mutating API route's refusal, whose action refusedAction() derives from the path, is named
-// by an entry rather than falling back to request.refused.
+// every mutating API route's refusal, whose action refusedAction() finds from the method and path, is
+// named by an entry rather than falling back to request.refused.
 
 const ROOT = join(__dirname, "../..");
 
@@ -43,6 +43,8 @@ function literals(patterns: RegExp[]): Map<string, string[]> {
 }
 
 const MUTATIONS = ["POST", "PUT", "PATCH", "DELETE"] as const;
+/** POSTs that read (the token is in the body, not the URL): a refusal of one changes nothing. */
+const READS_BY_POST = new Set(["POST /api/invitations/lookup"]);
 
 /** Every mutating API route a signed-in user can be refused by, as a request path with made-up ids. */
 function mutatingRoutes(): { method: string; path: string; declared: string | undefined; file: string }[] {
@@ -90,9 +92,66 @@ describe("the audit action catalogue (lib/audit-actions.ts)", () => {
       const action = r.declared ?? refused.action;
       expect(catalogue.has(action), `${r.method} ${r.path} → ${action}`).toBe(true);
       if (refused.targetType !== null) expect(AUDIT_TARGET_TYPES).toContain(refused.targetType);
-      if (r.path.startsWith("/api/v1/") && action === "request.refused") unnamed.push(`${r.method} ${r.file}`);
+      if (action === "request.refused" && !READS_BY_POST.has(`${r.method} ${r.path}`))
+        unnamed.push(`${r.method} ${r.file}`);
     }
-    expect(unnamed, "refused as request.refused: add the action, or a REFUSED_ACTION entry in route.ts").toEqual([]);
+    expect(
+      unnamed,
+      "refused as request.refused: add the action, or a CONSOLE_REFUSALS / REFUSED_ACTION entry in route.ts",
+    ).toEqual([]);
+  });
+
+  it("names a console route's refusal by its pattern, with the target the path names", () => {
+    // Each of these was named from the path's first segments before (a refused revocation of an
+    // invitation was recorded as team.delete on a target "invitations").
+    const inv = "inv_01J0000000000000000000000";
+    const user = "usr_01J0000000000000000000000";
+    expect(refusedAction("DELETE", `/api/team/invitations/${inv}`)).toEqual({
+      action: "invitation.revoke",
+      targetType: "invitation",
+      targetId: inv,
+    });
+    expect(refusedAction("POST", `/api/team/invitations/${inv}/resend`).action).toBe("invitation.resend");
+    expect(refusedAction("POST", "/api/team/invitations").action).toBe("invitation.create");
+    expect(refusedAction("PATCH", `/api/team/members/${user}`)).toEqual({
+      action: "member.role_change",
+      targetType: "member",
+      targetId: user,
+    });
+    expect(refusedAction("DELETE", `/api/team/members/${user}`).action).toBe("member.remove");
+    expect(refusedAction("DELETE", `/api/team/members/${user}/sessions/ses_1`)).toEqual({
+      action: "member.session_revoke",
+      targetType: "member",
+      targetId: user,
+    });
+    expect(refusedAction("POST", "/api/team/leave").action).toBe("member.leave");
+    expect(refusedAction("PUT", "/api/team/sso").action).toBe("sso.config_update");
+    expect(refusedAction("DELETE", "/api/team/sso").action).toBe("sso.config_delete");
+    expect(refusedAction("POST", "/api/team/transfer-ownership").action).toBe("team.ownership_transfer");
+    // Targets the path does not name are the acting team or the signed-in user (route.ts fills them).
+    expect(refusedAction("DELETE", "/api/team")).toEqual({
+      action: "team.delete",
+      targetType: "team",
+      targetId: null,
+      targetIs: "team",
+    });
+    expect(refusedAction("POST", "/api/me/totp/confirm")).toEqual({
+      action: "user.totp_enable",
+      targetType: "user",
+      targetId: null,
+      targetIs: "user",
+    });
+    // A console path no pattern knows is not guessed.
+    expect(refusedAction("DELETE", "/api/team/gadgets/gdg_1")).toEqual({
+      action: "request.refused",
+      targetType: null,
+      targetId: null,
+    });
+    expect(refusedAction("DELETE", "/api/team/%E0%A4%A")).toEqual({
+      action: "request.refused",
+      targetType: null,
+      targetId: null,
+    });
   });
 
   it("derives refusals as their successes are named, and falls back to request.refused", () => {
@@ -103,11 +162,6 @@ describe("the audit action catalogue (lib/audit-actions.ts)", () => {
     expect(refusedAction("POST", `/api/v1/sandboxes/${id}/exec/stream`).action).toBe("sandbox.exec");
     expect(refusedAction("POST", `/api/v1/sandboxes/${id}/timeout`).action).toBe("sandbox.set_timeout");
     expect(refusedAction("POST", "/api/v1/webhooks/whk_1/rotate-secret").action).toBe("webhook.rotate_secret");
-    expect(refusedAction("POST", "/api/me/totp/confirm")).toEqual({
-      action: "request.refused",
-      targetType: "me",
-      targetId: "totp",
-    });
     expect(refusedAction("POST", "/api/v1/gadgets/gdg_1/frob").action).toBe("request.refused");
   });
 

@@ -35,8 +35,35 @@ import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb 
 const API_DIR = path.join(path.dirname(new URL(import.meta.url).pathname), "../../app/api");
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
-/** Valid bodies, so that the answer comes from looking the resource up and not from validation. */
-const BODIES: Record<string, object> = { "PATCH /api/team/members/[userId]": { role: "viewer" } };
+/**
+ * Valid bodies and queries, so that the answer comes from looking the resource up and not from
+ * validation (a 422 before the lookup would prove nothing). Were isolation broken, these would act
+ * on A's resources, and the snapshot of A afterwards would show it.
+ */
+const BODIES: Record<string, object | string> = {
+  "PATCH /api/team/members/[userId]": { role: "viewer" },
+  "POST /api/v1/sandboxes/[id]/exec": { command: "true" },
+  "POST /api/v1/sandboxes/[id]/exec/stream": { command: "true" },
+  "POST /api/v1/sandboxes/[id]/files": {
+    path: "/tmp/two-team",
+    content: Buffer.from("from team B").toString("base64"),
+  },
+  "POST /api/v1/sandboxes/[id]/files/batch": {
+    files: [{ path: "/tmp/two-team", content: Buffer.from("from team B").toString("base64") }],
+  },
+  "POST /api/v1/sandboxes/[id]/files/presign-download": { path: "/tmp/two-team" },
+  "POST /api/v1/sandboxes/[id]/files/presign-upload": { path: "/tmp/two-team" },
+  "POST /api/v1/sandboxes/[id]/snapshots": { name: "from-team-b" },
+  "POST /api/v1/sandboxes/[id]/timeout": { timeout_seconds: 600 },
+  "POST /api/v1/volumes/[id]/move": { region: "hel1" },
+  "PUT /api/v1/sandboxes/[id]/files/raw": "from team B",
+};
+const QUERIES: Record<string, string> = {
+  "GET /api/v1/sandboxes/[id]/files": "path=%2Ftmp",
+  "DELETE /api/v1/sandboxes/[id]/files": "path=%2Ftmp%2Ftwo-team",
+  "GET /api/v1/sandboxes/[id]/files/raw": "path=%2Ftmp%2Ftwo-team",
+  "PUT /api/v1/sandboxes/[id]/files/raw": "path=%2Ftmp%2Ftwo-team",
+};
 
 /** Routes with a resource id that are not a team's resource, and why. */
 const NOT_TEAM_RESOURCES: Record<string, string> = {
@@ -281,13 +308,17 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
       else params[name!] = "pty_01TWOTEAMSMISSING";
     }
     let url = r.pattern.replace(/\[([^\]]+)\]/g, (_m, name: string) => encodeURIComponent(params[name]!));
-    if (naming?.via === "query") url += `?team=${encodeURIComponent(naming.slug)}`;
+    const query = new URLSearchParams(QUERIES[r.key] ?? "");
+    if (naming?.via === "query") query.set("team", naming.slug);
+    if (query.size > 0) url += `?${query}`;
     const headers = naming?.via === "header" ? { "x-baton-team": naming.slug } : undefined;
     const body = SAFE.has(r.method) ? undefined : (BODIES[r.key] ?? {});
     const res = await r.handler(request(url, { method: r.method, cookie: cookiesB.get(role)!, headers, body }), {
       params: Promise.resolve(params),
     });
     const text = r.method === "HEAD" ? "" : await res.text();
+    // The answer must come from the lookup: a body or query this test gets wrong is its own failure.
+    expect([400, 422], `${r.key} as ${role}: ${text.slice(0, 200)}`).not.toContain(res.status);
     let json: { code?: unknown; detail?: unknown } = {};
     try {
       json = JSON.parse(text) as typeof json;
