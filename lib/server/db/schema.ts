@@ -260,6 +260,48 @@ export interface Database {
   sso_domains: SsoDomainsTable;
   sso_identities: SsoIdentitiesTable;
   sso_transactions: SsoTransactionsTable;
+  usage_meters: UsageMetersTable;
+  usage_daily: UsageDailyTable;
+  team_usage_settings: TeamUsageSettingsTable;
+}
+
+/** The last reading of one sandbox's lifetime counters (lib/server/usage/record.ts); whole milliseconds. */
+export interface UsageMetersTable {
+  team_id: string;
+  sandbox_id: string;
+  user_id: string | null;
+  template: string | null;
+  status: string | null;
+  cpu_ms: number;
+  gib_ms: number;
+  read_at: EpochMs;
+  prev_cpu_ms: number | null;
+  prev_gib_ms: number | null;
+  prev_read_at: EpochMs | null;
+  final_at: EpochMs | null;
+}
+
+/** Usage booked per (team, UTC day, sandbox): CPU milliseconds and GiB-milliseconds. */
+export interface UsageDailyTable {
+  team_id: string;
+  date: string;
+  sandbox_id: string;
+  user_id: string | null;
+  template: string | null;
+  cpu_ms: number;
+  gib_ms: number;
+}
+
+/** A team's rate card (µ€) and when its counters were last read. */
+export interface TeamUsageSettingsTable {
+  team_id: string;
+  vcpu_hour_micro: ColumnType<number, number | undefined, number>;
+  gib_hour_micro: ColumnType<number, number | undefined, number>;
+  storage_gb_month_micro: ColumnType<number, number | undefined, number>;
+  free_storage_gb: ColumnType<number, number | undefined, number>;
+  updated_at: EpochMs | null;
+  updated_by: string | null;
+  last_reading_at: EpochMs | null;
 }
 
 /** A team's OpenID Connect identity provider (lib/server/sso/). */
