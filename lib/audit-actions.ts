@@ -97,6 +97,8 @@ export const AUDIT_ACTIONS = [
   "audit.settings_update",
   "audit.export",
   "audit.purge",
+  // Usage and cost (app/api/usage): the rate card
+  "usage.rates_update",
   // A refused mutation no action above names (lib/server/route.ts refusedAction)
   "request.refused",
 ] as const;

@@ -5,6 +5,7 @@ import { purgeRateLimits } from "./db/rate-limit";
 import { purgeSessions } from "./db/sessions";
 import { applyAuditRetention } from "./audit/retention";
 import { drainAuditOutbox, startAuditStream, stopAuditStream } from "./audit/stream";
+import { startUsageReader, stopUsageReader } from "./usage/reader";
 
 // Housekeeping: sessions that ended a week ago and rate-limit windows that closed an hour ago are
 // deleted, or those tables only ever grow. Started once per process by getMigratedDb()
@@ -134,6 +135,8 @@ export function startHousekeeping(options: HousekeepingOptions): HousekeepingSch
   holder.__batonHousekeeping ??= scheduleHousekeeping(options);
   // The audit log's SIEM stream: sent by whichever process holds its lease (lib/server/audit/stream.ts).
   startAuditStream(options.db);
+  // Baton's usage record: each team's counters, read at most once per BATON_USAGE_INTERVAL_MS.
+  startUsageReader({ db: options.db, ...(options.log ? { log: options.log } : {}) });
   return holder.__batonHousekeeping;
 }
 
@@ -142,4 +145,5 @@ export function stopHousekeeping(): void {
   holder.__batonHousekeeping?.stop();
   holder.__batonHousekeeping = undefined;
   stopAuditStream();
+  stopUsageReader();
 }

@@ -126,6 +126,7 @@ const CONSOLE_REFUSALS: Record<string, ConsoleRefusal> = {
   "POST /api/team/sso/test": { action: "sso.test", targetType: "team", target: "team" },
   "POST /api/admin/sso-domains": { action: "sso.domain_approve", targetType: "sso" },
   "PATCH /api/audit/settings": { action: "audit.settings_update", targetType: "team", target: "team" },
+  "PATCH /api/usage/rates": { action: "usage.rates_update", targetType: "team", target: "team" },
   "PATCH /api/me": { action: "user.update", targetType: "user", target: "user" },
   "POST /api/me/password": { action: "user.password_change", targetType: "user", target: "user" },
   "DELETE /api/me/sessions/:id": { action: "session.revoke", targetType: "user", target: "user" },

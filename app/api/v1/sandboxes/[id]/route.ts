@@ -1,6 +1,7 @@
 import { UpdateSandboxBody } from "../../../../../lib/orkestr/schemas/sandboxes";
 import { keepStampOnPatch } from "../../../../../lib/server/creator-stamp";
 import { route } from "../../../../../lib/server/route";
+import { bookFinalReading } from "../../../../../lib/server/usage/final-reading";
 import { proxyJson } from "../../../../../lib/server/upstream";
 import { SandboxIdParams } from "../../../../../lib/validations/proxy";
 
@@ -26,11 +27,16 @@ export const PATCH = route(
   },
 );
 
-// DELETE /api/v1/sandboxes/[id] – terminate (204, idempotent)
+// DELETE /api/v1/sandboxes/[id] – terminate (204, idempotent). Then, in the background, the
+// sandbox's final usage reading (lib/server/usage/final-reading.ts).
 export const DELETE = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams },
   async ({ team, params, audit }) => {
-    const res = await proxyJson(team, (orkestr) => orkestr.sandboxes.terminate(params.id));
+    const res = await proxyJson(team, async (orkestr) => {
+      const answer = await orkestr.sandboxes.terminate(params.id);
+      bookFinalReading(orkestr, team!.team.id, params.id);
+      return answer;
+    });
     await audit("sandbox.terminate", { target: params.id });
     return res;
   },
