@@ -144,6 +144,7 @@ export const AUDIT_TARGET_TYPES = [
   "sso",
   "audit_log",
   "audit",
+  "usage",
   "me",
   "admin",
   "auth",
