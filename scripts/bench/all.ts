@@ -39,6 +39,13 @@ const PARTS: Part[] = [
     console: false,
     postgres: true,
   },
+  {
+    name: "usage",
+    script: "scripts/bench-usage.ts",
+    what: "the usage reading job's cost per team per run (1, 10, 100 teams)",
+    console: false,
+    postgres: true,
+  },
   { name: "sso", script: "scripts/bench-sso.ts", what: "an SSO sign-in against a local IdP", console: true },
 ];
 
