@@ -195,9 +195,10 @@ export async function runUsageReader(
   intervalMs: number,
   holder: string = processHolder(),
   now = Date.now(),
+  options: Pick<ReadOptions, "clientFor"> = {},
 ): Promise<TeamRun[] | null> {
   if (!(await acquireLease(db, { name: LEASE, holder, now, ttlMs: intervalMs, renew: false }))) return null;
-  return readUsageOnce(db);
+  return readUsageOnce(db, options);
 }
 
 /** When the job next reads (for the report): the lease's end, or one interval after the last reading. */
