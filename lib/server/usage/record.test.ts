@@ -115,3 +115,40 @@ describe.each(testBackends)("usage booking on $name", (backend) => {
     );
   });
 });
+
+describe.each(testBackends)("window spending on $name", (backend) => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await backend.open();
+    await migrateToLatest(t.db);
+    await t.db
+      .insertInto("teams")
+      .values({ id: "team_spend", name: "S", slug: "s", created_at: 0, spend_cap_eur: null })
+      .execute();
+  });
+  afterAll(async () => t.close());
+
+  it("sums whole micro-euros per (sandbox, day) for the team and each creator, within [start, end)", async () => {
+    const { windowSpend } = await import("./spend");
+    const book = (sandboxId: string, userId: string | null, cpu: number, at: number) =>
+      bookReading(t.db, {
+        teamId: "team_spend",
+        sandboxId,
+        cpuSeconds: cpu,
+        gibSeconds: 0,
+        at,
+        userId,
+        template: null,
+        status: "running",
+      });
+    // 3600 CPU-seconds = one vCPU-hour = 45,000 µ€ at the seed's rate.
+    await book("sbx_a", "usr_1", 3600, Date.UTC(2031, 0, 31, 23));
+    await book("sbx_a", "usr_1", 7200, Date.UTC(2031, 1, 1, 1));
+    await book("sbx_b", null, 1800, Date.UTC(2031, 1, 2));
+    const feb = await windowSpend(t.db, "team_spend", { start: Date.UTC(2031, 1, 1), end: Date.UTC(2031, 2, 1) });
+    expect(feb.team).toBe(45_000 + 22_500);
+    expect([...feb.byUser]).toEqual([["usr_1", 45_000]]);
+    const jan31 = await windowSpend(t.db, "team_spend", { start: Date.UTC(2031, 0, 31), end: Date.UTC(2031, 1, 1) });
+    expect(jan31.team).toBe(45_000);
+  });
+});
