@@ -11,7 +11,7 @@ import { getMigratedDb } from "./db/index";
 import type { User } from "./db/users";
 import { AppError, errorResponse, validationError } from "./errors";
 import { newId } from "./ids";
-import { can, type Permission } from "./rbac";
+import { actingCan, type Permission } from "./rbac";
 import { clientIp, isSecureRequest, userAgent } from "./request-info";
 
 // The one wrapper every API route handler is:
@@ -462,8 +462,7 @@ export function route<
         }
       }
 
-      if (options.perm && !(team && can(team.role, options.perm)))
-        throw new AppError("forbidden", refusal(team, options.perm));
+      if (options.perm && !actingCan(team, options.perm)) throw new AppError("forbidden", refusal(team, options.perm));
 
       const params = options.params ? parseWith(options.params, (await nextCtx?.params) ?? {}, "the URL") : undefined;
       const query = options.query ? parseWith(options.query, queryObject(url), "the query string") : undefined;

@@ -47,6 +47,8 @@ export interface TeamsTable {
   slug: string;
   created_at: EpochMs;
   spend_cap_eur: number | null;
+  /** 1 when the owners let the team's admins set spend caps and prices (migration 0010). */
+  admins_manage_billing: ColumnType<number, number | undefined, number>;
 }
 
 export interface MembershipsTable {
