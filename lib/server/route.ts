@@ -143,6 +143,8 @@ const CONSOLE_REFUSALS: Record<string, ConsoleRefusal> = {
   "DELETE /api/connections/:id": { action: "connection.delete", targetType: "connection", target: ":id" },
   "POST /api/connections/local-engine": { action: "connection.local_engine", targetType: "connection" },
   "POST /api/hooks/receivers": { action: "webhook_receiver.create", targetType: "webhook_receiver" },
+  "PUT /api/usage/caps": { action: "spend_cap.set", targetType: "spend_cap" },
+  "DELETE /api/usage/caps/:id": { action: "spend_cap.delete", targetType: "spend_cap", target: ":id" },
   "DELETE /api/hooks/receivers/:id": {
     action: "webhook_receiver.delete",
     targetType: "webhook_receiver",
@@ -230,8 +232,11 @@ export function refusedAction(method: string, pathname: string): RefusedAction {
     : { action: "request.refused", targetType: resource, targetId };
 }
 
-/** The audited refusals: the access checks' answers (not input mistakes, not upstream state conflicts). */
-const AUDITED_REFUSALS = new Set([401, 403, 404]);
+/**
+ * The audited refusals: the access checks' answers and a spend cap's block (not input mistakes, not
+ * upstream state conflicts).
+ */
+const AUDITED_REFUSALS = new Set([401, 402, 403, 404]);
 
 export interface RouteContext<
   A extends AuthMode,
