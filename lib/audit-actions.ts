@@ -101,6 +101,7 @@ export const AUDIT_ACTIONS = [
   "spend_cap.reached",
   "spend_cap.pause",
   "spend_cap.pause_failed",
+  "spend_alert.settings_update",
   // The audit log itself (app/api/audit, lib/server/audit/retention.ts)
   "audit.settings_update",
   "audit.export",
@@ -154,6 +155,7 @@ export const AUDIT_TARGET_TYPES = [
   "audit_log",
   "audit",
   "spend_cap",
+  "spend_alert",
   "me",
   "admin",
   "auth",

@@ -143,6 +143,7 @@ const CONSOLE_REFUSALS: Record<string, ConsoleRefusal> = {
   "DELETE /api/connections/:id": { action: "connection.delete", targetType: "connection", target: ":id" },
   "POST /api/connections/local-engine": { action: "connection.local_engine", targetType: "connection" },
   "POST /api/hooks/receivers": { action: "webhook_receiver.create", targetType: "webhook_receiver" },
+  "PATCH /api/usage/alerts": { action: "spend_alert.settings_update", targetType: "team", target: "team" },
   "PUT /api/usage/caps": { action: "spend_cap.set", targetType: "spend_cap" },
   "DELETE /api/usage/caps/:id": { action: "spend_cap.delete", targetType: "spend_cap", target: ":id" },
   "DELETE /api/hooks/receivers/:id": {
