@@ -14,6 +14,7 @@ import { addMember, getTeam, updateTeam } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
 import type { ActingTeam } from "../../lib/server/acting-team";
 import { assertUnderCaps, reachedCap } from "../../lib/server/usage/cap-check";
+import { capMeterFor } from "../../lib/server/usage/cap-meter";
 import { enforceTeamCaps, type CapAlert, type CapsJobDeps } from "../../lib/server/usage/caps-job";
 import { setCap } from "../../lib/server/usage/caps-store";
 import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
@@ -277,6 +278,40 @@ describe.each(testBackends)("spend caps on $name", (backend) => {
       code: "spend_cap_reached",
       detail: expect.stringContaining("Its running sandboxes were paused"),
     });
+  });
+
+  it("the header's meter shows the caller's closest cap once past 50 %, and whether it is reached", async () => {
+    const t = await team();
+    await setCap(ctx.db(), {
+      teamId: t.teamId,
+      userId: null,
+      window: "month",
+      limitMicro: 10_000_000,
+      action: "block",
+      by: t.owner.id,
+    });
+    await setCap(ctx.db(), {
+      teamId: t.teamId,
+      userId: t.member.id,
+      window: "day",
+      limitMicro: 1_000_000,
+      action: "pause",
+      by: t.owner.id,
+    });
+    const member = await t.acting(t.member.id, "member");
+    const other = await t.acting(t.other.id, "member");
+    await enforceTeamCaps(ctx.db(), t.teamId, deps({ team: 4_000_000, byUser: { [t.member.id]: 400_000 } }).d, NOW);
+    expect(await capMeterFor(ctx.db(), member, NOW)).toBeNull();
+    await enforceTeamCaps(ctx.db(), t.teamId, deps({ team: 6_000_000, byUser: { [t.member.id]: 700_000 } }).d, NOW);
+    expect(await capMeterFor(ctx.db(), member, NOW)).toMatchObject({
+      cap: { userId: t.member.id },
+      percent: 70,
+      reached: false,
+    });
+    expect(await capMeterFor(ctx.db(), other, NOW)).toMatchObject({ cap: { userId: null }, percent: 60 });
+    await enforceTeamCaps(ctx.db(), t.teamId, deps({ team: 6_000_000, byUser: { [t.member.id]: 1_000_000 } }).d, NOW);
+    expect(await capMeterFor(ctx.db(), member, NOW)).toMatchObject({ percent: 100, reached: true });
+    expect(await capMeterFor(ctx.db(), null, NOW)).toBeNull();
   });
 
   it("removes a cap of the team; another team's cap id is not found", async () => {
