@@ -3,7 +3,7 @@ import { seriousAxeViolations } from "./a11y";
 import { expect, test } from "./fixtures";
 import { screenshot, watchForErrors } from "./helpers";
 
-// The list's "Created by" column and its "Only sandboxes I created" toggle (issue 22), against the
+// The list's "Created · by" column (when, and by whom) and its "Only sandboxes I created" toggle (issue 22), against the
 // real engine: one sandbox made through the console (stamped baton.user by its proxy), one made
 // straight on the engine with the account's token (no stamp: "outside Baton"), and one made on the
 // engine with a stamp naming a user who is not in the team ("Former member"). Its own console
@@ -54,7 +54,7 @@ test("the list names each sandbox's creator; 'Only sandboxes I created' hides th
   const formerId = former.body.id as string;
 
   await page.goto("/sandboxes");
-  await expect(table(page).getByRole("columnheader", { name: "Created by" })).toBeVisible();
+  await expect(table(page).getByRole("columnheader", { name: "Created · by" })).toBeVisible();
   await expect(createdBy(page, made.id)).toHaveText("You");
   await expect(createdBy(page, outsideId)).toHaveText("outside Baton");
   await expect(createdBy(page, formerId)).toHaveText("Former member");

@@ -28,7 +28,7 @@ export default async function SandboxesPage() {
   const access = await requirePermission("sandboxes.read");
   if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
   const connection = access.team.connection;
-  // The "Created by" column and the `?creator=` chip name the team's members from this map: one
+  // The "Created · by" column and the `?creator=` chip name the team's members from this map: one
   // query here, none per row (no one outside the team is named).
   const members = connection ? await memberNames(access.team) : {};
   // Create sandbox needs sandboxes.write: a role without it is told why instead.

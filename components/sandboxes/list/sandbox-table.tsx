@@ -19,14 +19,14 @@ const ROW_HEIGHT = 44;
  * The cost's holds a fresh sandbox's "€0.000012" and "< €0.000001" (lib/format.ts formatEur).
  */
 const GRID =
-  "grid grid-cols-[2rem_11.5rem_6.5rem_8.5rem_minmax(6rem,1fr)_7rem_4.5rem_5rem_7.5rem_6rem] items-center gap-x-2 px-2";
+  "grid grid-cols-[2rem_11.5rem_6.5rem_8.5rem_minmax(6rem,1fr)_7rem_5rem_7.5rem_6rem] items-center gap-x-2 px-2";
 const COLUMNS = [
   "Id",
   "Status",
   "Template · size · network · region",
   "Metadata",
-  "Created by",
-  "Created",
+  // When, and by whom (a second line, not a column of its own: the live cost stays in view at 1280 px).
+  "Created · by",
   "Expires",
   "CPU · memory",
   "Cost so far",
@@ -47,7 +47,7 @@ interface Props {
   scrollRef?: RefObject<HTMLDivElement | null>;
   /** Rows can be selected for the bulk actions (false for a role that may not change sandboxes). */
   selectable?: boolean;
-  /** The "Created by" column's names: the viewer's user id, and the team's members (id → name) from the server. */
+  /** The "Created · by" column's names: the viewer's user id, and the team's members (id → name) from the server. */
   viewerId?: string | null;
   members?: Readonly<Record<string, string>>;
 }
@@ -227,28 +227,27 @@ const SandboxRow = memo(function SandboxRow({
         </span>
       </div>
       <div role="cell" className="min-w-0">
-        {/* Baton's stamp is the "Created by" column, not a chip. */}
+        {/* Baton's stamp is shown as "Created · by", not as a chip. */}
         <MetadataChips metadata={userMetadata(row.metadata)} />
       </div>
-      <div role="cell" className="min-w-0 text-xs" data-testid="created-by">
+      <div role="cell" className="flex min-w-0 flex-col text-xs leading-tight">
+        <span>{live ? <CreatedCell createdAt={row.created_at} /> : pending}</span>
         <span
+          data-testid="created-by"
           className={cn(
-            "block truncate",
-            creator.kind !== "member" && creator.kind !== "you" && "text-muted-foreground",
+            "truncate",
+            (creator.kind === "outside" || creator.kind === "former") && "text-muted-foreground",
           )}
           title={
             creator.kind === "outside"
               ? "Made outside Baton (an SDK or the API with a token): it carries no creator stamp."
               : creator.kind === "former"
                 ? "Made by someone who is no longer a member of this team."
-                : creator.text
+                : `Created by ${creator.text}`
           }
         >
           {creator.text}
         </span>
-      </div>
-      <div role="cell" className="text-xs">
-        {live ? <CreatedCell createdAt={row.created_at} /> : pending}
       </div>
       <div role="cell" className="text-xs tabular-nums">
         {live ? <ExpiresCell status={row.status} expiresAt={row.expires_at} /> : pending}
