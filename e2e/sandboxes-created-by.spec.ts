@@ -88,6 +88,12 @@ test("the list names each sandbox's creator; 'Only sandboxes I created' hides th
   await expect(row(page, outsideId)).toBeVisible();
   await expect(page).not.toHaveURL(/[?&]creator=/);
 
+  // On a 390 px phone the page does not scroll sideways (the table scrolls in its own box).
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect(createdBy(page, outsideId)).toHaveText("outside Baton");
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await screenshot(page, "sandboxes-created-by-390-light");
+
   for (const id of [made.id, outsideId, formerId])
     expect((await servers.engine.api("DELETE", `/sandboxes/${id}`)).status).toBe(204);
   expect(problems).toEqual([]);
