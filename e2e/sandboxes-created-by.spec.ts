@@ -3,11 +3,11 @@ import { seriousAxeViolations } from "./a11y";
 import { expect, test } from "./fixtures";
 import { screenshot, watchForErrors } from "./helpers";
 
-// The list's "Created · by" column (when, and by whom) and its "Only sandboxes I created" toggle (issue 22), against the
-// real engine: one sandbox made through the console (stamped baton.user by its proxy), one made
-// straight on the engine with the account's token (no stamp: "outside Baton"), and one made on the
-// engine with a stamp naming a user who is not in the team ("Former member"). Its own console
-// instance, so no other spec's sandboxes are in the list.
+// The list's "Created · by" column (when, and by whom) and its "Only sandboxes I created" toggle
+// (issue 22), against the real engine: one sandbox made through the console (stamped baton.user by
+// its proxy), one made straight on the engine with the account's token (no stamp: "outside
+// Baton"), and one made on the engine with a stamp naming a user who is not in the team ("Former
+// member"). Its own console instance, so no other spec's sandboxes are in the list.
 test.use({ consoleInstance: "sandboxes-created-by" });
 
 const table = (page: Page) => page.getByRole("table", { name: "Sandboxes" });

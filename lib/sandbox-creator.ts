@@ -72,7 +72,7 @@ export function reservedMetadataProblem(metadata: Readonly<Record<string, unknow
 
 /** Who the list's "Created · by" column names, and how it came to that answer. */
 export interface CreatorName {
-  /** "you" (the viewer), a current "member", a "former" member (the id is no longer in the team), or "outside" Baton. */
+  /** "you" (the viewer), a current "member", a "former" one (no longer in the team), or "outside" Baton. */
   kind: "you" | "member" | "former" | "outside";
   text: string;
 }

@@ -52,7 +52,7 @@ const SEARCH_URL_DELAY_MS = 300;
 export function SandboxList({
   members = {},
 }: {
-  /** The team's members (user id → name), from the server: the "Created · by" column's and the creator chip's names. */
+  /** The team's members (user id → name), from the server: the names in "Created · by" and the creator chip. */
   members?: Readonly<Record<string, string>>;
 } = {}) {
   const searchParams = useSearchParams();
