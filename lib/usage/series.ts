@@ -76,8 +76,8 @@ export function dayRows(days: readonly UsageDay[], grouping: Grouping, keys: rea
     const values: Record<string, number> = {};
     for (const k of keys) values[k.key] = 0;
     for (const [key, micro] of Object.entries(byGroup(day, grouping))) {
-      if (own.has(key)) values[key] += micro;
-      else if (hasOthers) values[OTHERS_KEY] += micro;
+      if (own.has(key)) values[key] = (values[key] ?? 0) + micro;
+      else if (hasOthers) values[OTHERS_KEY] = (values[OTHERS_KEY] ?? 0) + micro;
     }
     return { date: day.date, values, total_micro: day.cost_micro };
   });

@@ -66,16 +66,16 @@ describe("stacked series", () => {
     ]);
     const rows = dayRows(days, "member", keys);
     for (const r of rows) expect(Object.values(r.values).reduce((s, v) => s + v, 0)).toBe(r.total_micro);
-    expect(rows[2].values).toEqual({ u2: 0, u1: 0, "": 0 });
+    expect(rows[2]!.values).toEqual({ u2: 0, u1: 0, "": 0 });
   });
   it("sums the long tail as Others", () => {
     const by = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`t${i}`, 100 - i]));
     const days = [day("2026-12-01", { u1: 1 }, by)];
-    days[0].cost_micro = Object.values(by).reduce((s, v) => s + v, 0);
+    days[0]!.cost_micro = Object.values(by).reduce((s, v) => s + v, 0);
     const keys = seriesKeys(days, "template", []);
     expect(keys).toHaveLength(MAX_SERIES);
     expect(keys.at(-1)).toMatchObject({ key: OTHERS_KEY, label: "Others (4)", total_micro: 95 + 94 + 93 + 92 });
-    const [row] = dayRows(days, "template", keys);
+    const row = dayRows(days, "template", keys)[0]!;
     expect(Object.values(row.values).reduce((s, v) => s + v, 0)).toBe(row.total_micro);
   });
 });
@@ -101,7 +101,7 @@ describe("tables and CSV", () => {
     expect(parsed[0]).toEqual(table.columns);
     expect(parsed.slice(1)).toEqual(table.rows.map((r) => r.cells.map((c) => c.value)));
     expect(parsed[1]).toEqual(["2026-12-01", "1.500000", "0.000002", "1.500002"]);
-    expect(table.rows[0].cells[1].text).toBe("€1.50");
+    expect(table.rows[0]!.cells[1]!.text).toBe("€1.50");
     const m = membersTable([member("u1", "Ana", 7), member(null, null, 9)]);
     expect(parseCsv(tableCsv(m)).map((r) => r[0])).toEqual(["Member", "outside Baton", "Ana"]);
   });
@@ -137,5 +137,28 @@ describe("live figures", () => {
   });
   it("counts the hours left in the month", () => {
     expect(hoursLeft({ ends_at: "2027-01-01T00:00:00.000Z" }, new Date(NOW).toISOString())).toBe(26 * 24 - 1);
+  });
+});
+
+describe("rate card form", () => {
+  it("reads EUR text into whole micro-euros without floats, and back", async () => {
+    const { parseEurToMicro, microToEurText, readRatesDraft, ratesSentence } = await import("./rates-form");
+    const { SEED_RATES } = await import("./report");
+    expect(parseEurToMicro("0.045")).toBe(45_000);
+    expect(parseEurToMicro("0,015")).toBe(15_000);
+    expect(parseEurToMicro("1.1")).toBe(1_100_000);
+    expect(parseEurToMicro("-1")).toBeNull();
+    expect(parseEurToMicro("0.0000001")).toBeNull();
+    expect(microToEurText(100_000)).toBe("0.1");
+    expect(ratesSentence(SEED_RATES)).toMatch(
+      /^EUR 0.045 per vCPU-hour.*EUR 0.015 per GiB-hour.*EUR 0.1 per GB-month.*10 GB free$/,
+    );
+    const bad = readRatesDraft({ vcpu: "x", gib: "0.015", storage: "0.1", free: "-2" });
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && Object.keys(bad.errors)).toEqual(["vcpu", "free"]);
+    expect(readRatesDraft({ vcpu: "0.05", gib: "0.02", storage: "0.2", free: "5" })).toEqual({
+      ok: true,
+      rates: { vcpu_hour_micro: 50_000, gib_hour_micro: 20_000, storage_gb_month_micro: 200_000, free_storage_gb: 5 },
+    });
   });
 });
