@@ -93,6 +93,15 @@ export const AUDIT_ACTIONS = [
   "webhook.redeliver",
   "webhook_receiver.create",
   "webhook_receiver.delete",
+  // Spend caps (app/api/usage/caps, lib/server/usage/caps-job.ts): set and removed by people; the
+  // job's decisions, with the figures behind them
+  "spend_cap.set",
+  "spend_cap.delete",
+  "spend_cap.alert",
+  "spend_cap.reached",
+  "spend_cap.pause",
+  "spend_cap.pause_failed",
+  "spend_alert.settings_update",
   // The audit log itself (app/api/audit, lib/server/audit/retention.ts)
   "audit.settings_update",
   "audit.export",
@@ -123,6 +132,9 @@ export const AUDIT_RESULTS = [
   "account_disabled",
   "sso_required",
   "rate_limited",
+  // A spend cap blocked a request (402), or the upstream refused to pause for one
+  "spend_cap_reached",
+  "upstream_refused",
 ] as const;
 
 /** target_type: set by the writer, or the action's resource when only a target id is given. */
@@ -142,6 +154,8 @@ export const AUDIT_TARGET_TYPES = [
   "sso",
   "audit_log",
   "audit",
+  "spend_cap",
+  "spend_alert",
   "me",
   "admin",
   "auth",

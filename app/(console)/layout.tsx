@@ -10,6 +10,9 @@ import { connectionStatus } from "../../lib/server/connections";
 import { ReceivedEventsBridge } from "../../components/events/received-events-bridge";
 import { PermissionsProvider } from "../../components/layout/permissions";
 import { clientPermissions } from "../../lib/server/client-permissions";
+import { getMigratedDb } from "../../lib/server/db/index";
+import { capMeterFor } from "../../lib/server/usage/cap-meter";
+import { SpendCapBanner, SpendMeter } from "../../components/layout/spend-meter";
 
 /** The header's first render must not wait on a slow upstream for long: the poll catches up. */
 const INITIAL_CHECK_TIMEOUT_MS = 2_500;
@@ -38,8 +41,12 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
     // The role's permissions reach the browser once, here: controls a role may not use are not
     // offered (components/layout/permissions.tsx); the API refuses them with 403 all the same.
     // They are the role in the URL's team.
+    // The caller's closest spend cap once past 50 % (the caps job's last figure): a header meter,
+    // and a banner when reached.
+    const meter = await capMeterFor(await getMigratedDb(), team);
     shell = {
       user,
+      meter,
       connection,
       teams,
       activeSlug: team?.team.slug ?? null,
@@ -54,7 +61,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
       return <DatabaseOutage retryAfterSeconds={DATABASE_RETRY_SECONDS} reload={!(await pageTeamChoice()).slug} />;
     throw err;
   }
-  const { user, connection, teams, activeSlug, permissions } = shell;
+  const { user, meter, connection, teams, activeSlug, permissions } = shell;
   // Rendered here, once, for the sidebar and the mobile drawer: the nav is server-rendered (only its
   // links' current-section marking is client code), with the entries the role may open.
   const brand = <SidebarBrand />;
@@ -77,7 +84,9 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
             activeSlug={activeSlug}
             brand={brand}
             nav={nav}
+            meter={meter ? <SpendMeter meter={meter} /> : null}
           />
+          {meter ? <SpendCapBanner meter={meter} /> : null}
           {/* Says when reads keep failing (orkestr API, Baton server or database down), and clears itself. */}
           <OutageWatch />
           <main

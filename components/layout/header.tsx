@@ -16,6 +16,7 @@ export function Header({
   brand,
   nav,
   children,
+  meter,
   className,
 }: {
   /** The server-rendered status of the user's active orkestr connection (then polled client-side). */
@@ -28,6 +29,8 @@ export function Header({
   brand: ReactNode;
   nav: ReactNode;
   children?: ReactNode;
+  /** The caller's closest spend cap, once past 50 % (components/layout/spend-meter.tsx). */
+  meter?: ReactNode;
   className?: string;
 }) {
   return (
@@ -40,6 +43,7 @@ export function Header({
       <MobileNav brand={brand} nav={nav} />
       {teams.length ? <TeamSwitcher teams={teams} activeSlug={activeSlug} /> : null}
       <div className="min-w-0 flex-1">{children}</div>
+      {meter}
       <ConnectionIndicator initial={connection} />
       <ThemeToggle />
       <UserMenu user={user} />

@@ -54,7 +54,8 @@ export const accountMutations = {
 };
 
 export const teamMutations = {
-  update: (body: { name?: string; slug?: string }) => apiJson({ method: "PATCH", path: "/api/team", body }, readTeam),
+  update: (body: { name?: string; slug?: string; admins_manage_billing?: boolean }) =>
+    apiJson({ method: "PATCH", path: "/api/team", body }, readTeam),
   remove: (body: { confirm: string; sandboxes: "terminate" | "leave" }) =>
     apiJson({ method: "DELETE", path: "/api/team", body }, object<{ terminated: number; tokens_revoked: number }>()),
 };

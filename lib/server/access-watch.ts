@@ -3,7 +3,7 @@ import { boundTeamId, resolveActingTeam, type ActingTeam, type UserTeamsAndConne
 import type { Connection } from "./db/connections";
 import type { Db } from "./db/index";
 import { findUserById } from "./db/users";
-import { can, type Permission } from "./rbac";
+import { actingCan, type Permission } from "./rbac";
 
 // Long-lived answers (a terminal relayed by the console, a proxied event stream, the live sandbox
 // stream) are authorized once, when they open; this is how they learn that what allowed them is
@@ -60,7 +60,7 @@ export function accessLost(current: UserTeamsAndConnections, opened: OpenedWith)
   // The same team as at open time, by id: never whichever team the user acts in now.
   const team = resolveActingTeam(current, { teamId: opened.team.id });
   if (!team) return { code: "removed_from_team", detail: `You were removed from the team ${opened.team.name}.` };
-  if (!can(team.role, opened.permission)) {
+  if (!actingCan(team, opened.permission)) {
     return {
       code: "role_changed",
       detail: `Your role in ${team.team.name} is now ${team.role}, which does not allow this ${opened.what} (${opened.permission}).`,

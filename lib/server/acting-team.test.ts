@@ -15,7 +15,14 @@ import type { Role, Team } from "./db/teams";
 // The one decision of which team a request acts in, and so whose role is checked and which
 // connection is used (issue 20 item 2): always the same team for both.
 
-const team = (id: string): Team => ({ id, name: `Team ${id}`, slug: id, createdAt: new Date(0), spendCapEur: null });
+const team = (id: string): Team => ({
+  id,
+  name: `Team ${id}`,
+  slug: id,
+  createdAt: new Date(0),
+  spendCapEur: null,
+  adminsManageBilling: false,
+});
 const member = (id: string, role: Role, at: number) => ({
   team: team(id),
   membership: { teamId: id, userId: "usr_1", role, createdAt: new Date(at) },

@@ -21,7 +21,7 @@ import { listConnections, type Connection } from "./db/connections";
 import { isFirstRun } from "./db/setup";
 import { listMembershipsForUser, type Membership, type Team } from "./db/teams";
 import type { User } from "./db/users";
-import { can, type Permission } from "./rbac";
+import { actingCan, type Permission } from "./rbac";
 import { cachedSession } from "./session-cache";
 import { parseCookieHeader, readSessionId, type CookieEntry } from "./session-cookie";
 
@@ -193,7 +193,7 @@ export type PageAccess =
 export async function requirePermission(permission: Permission): Promise<PageAccess> {
   const current = await requireUser();
   const team = await requireTeam(current);
-  if (team && can(team.role, permission)) return { ok: true, current, team };
+  if (team && actingCan(team, permission)) return { ok: true, current, team };
   return { ok: false, current, detail: refusal(team, permission) };
 }
 

@@ -2,7 +2,7 @@ import "server-only";
 import type { ClientPermissions } from "../permissions";
 import { roleReason } from "../role-reason";
 import type { ActingTeam } from "./acting-team";
-import { can, PERMISSIONS, ROLE_PERMISSIONS, ROLES, type Permission, type Role } from "./rbac";
+import { actingPermissions, can, PERMISSIONS, ROLES, type Permission, type Role } from "./rbac";
 
 // The acting team's role and permissions as the browser gets them once per page (the console
 // layout hands them to components/layout/permissions.tsx): rbac.ts's data, not a copy of its rules.
@@ -39,7 +39,7 @@ export function clientPermissions(userId: string, team: ActingTeam | null): Clie
     userId,
     team: team ? { id: team.team.id, name: team.team.name } : null,
     role: team?.role ?? null,
-    permissions: team ? [...ROLE_PERMISSIONS[team.role]] : [],
+    permissions: team ? actingPermissions(team) : [],
     grantedFrom: GRANTED_FROM,
     grantedBy: GRANTED_BY,
   };

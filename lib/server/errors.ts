@@ -37,6 +37,10 @@ export const ERROR_CODES = {
   validation_error: 422,
   // `baton.*` metadata keys are Baton's creator stamp (lib/server/creator-stamp.ts).
   reserved_metadata: 422,
+  // A spend cap that contradicts another (a member's above the team's): lib/server/usage/caps-store.ts.
+  cap_conflict: 422,
+  // A spend cap is reached and blocks what would start or prolong spending (issue 22).
+  spend_cap_reached: 402,
   rate_limited: 429,
   internal_error: 500,
   bad_gateway: 502,

@@ -21,7 +21,7 @@ import { LAST_TEAM_COOKIE, readTeamParam } from "../team-param";
 import { getMigratedDb } from "./db/index";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../terminal-heartbeat";
 import { upstreamFailureDetail } from "./errors";
-import { can } from "./rbac";
+import { actingCan } from "./rbac";
 import { parseCookieHeader, readSessionId } from "./session-cookie";
 import { classifyDestination, guardedLookupFor } from "./ssrf";
 import { orkestrUpgradeFor, VaultError, type OrkestrUpgradeTarget } from "./tokens";
@@ -137,7 +137,7 @@ export async function authorizeRelay(headers: IncomingHttpHeaders, url?: string)
     if (!(err instanceof TeamNotFoundError)) throw err;
     return { ok: false, status: 404, code: "team_not_found", detail: err.detail };
   }
-  if (!team || !can(team.role, TERMINAL_PERMISSION)) {
+  if (!team || !actingCan(team, TERMINAL_PERMISSION)) {
     return { ok: false, status: 403, code: "forbidden", detail: refusal(team, TERMINAL_PERMISSION) };
   }
   return { ok: true, userId: current.user.id, sid, team };

@@ -1,7 +1,16 @@
 import "server-only";
 import { describe, expect, it } from "vitest";
 import { ROLES } from "./db/schema";
-import { can, engineScopesFor, isPermission, PERMISSIONS, ROLE_PERMISSIONS, type Permission } from "./rbac";
+import {
+  actingCan,
+  actingPermissions,
+  can,
+  engineScopesFor,
+  isPermission,
+  PERMISSIONS,
+  ROLE_PERMISSIONS,
+  type Permission,
+} from "./rbac";
 
 // The whole role × permission matrix, written out: a change to what a role may do shows up here.
 const EXPECTED: Record<Permission, Record<(typeof ROLES)[number], boolean>> = {
@@ -22,6 +31,7 @@ const EXPECTED: Record<Permission, Record<(typeof ROLES)[number], boolean>> = {
   "team.delete": { owner: true, admin: false, member: false, viewer: false },
   "members.manage": { owner: true, admin: true, member: false, viewer: false },
   "billing.manage": { owner: true, admin: false, member: false, viewer: false },
+  "billing.delegate": { owner: true, admin: false, member: false, viewer: false },
   "audit.read": { owner: true, admin: true, member: false, viewer: false },
   "audit.manage": { owner: true, admin: false, member: false, viewer: false },
   "ownership.transfer": { owner: true, admin: false, member: false, viewer: false },
@@ -40,6 +50,21 @@ describe("rbac", () => {
       });
     }
   }
+
+  it("an owner's delegation adds billing.manage to admins, and nothing else to anyone", () => {
+    for (const adminsManageBilling of [false, true])
+      for (const role of ROLES)
+        for (const permission of PERMISSIONS) {
+          const delegated = adminsManageBilling && role === "admin" && permission === "billing.manage";
+          expect(actingCan({ role, team: { adminsManageBilling } }, permission), `${role} ${permission}`).toBe(
+            EXPECTED[permission][role] || delegated,
+          );
+        }
+    expect(actingPermissions({ role: "admin", team: { adminsManageBilling: true } })).toContain("billing.manage");
+    expect(actingPermissions({ role: "admin", team: { adminsManageBilling: true } })).not.toContain("billing.delegate");
+    expect(actingPermissions({ role: "admin", team: { adminsManageBilling: false } })).not.toContain("billing.manage");
+    expect(actingCan(null, "sandboxes.read")).toBe(false);
+  });
 
   it("roles are ordered: each one grants everything the one below it does", () => {
     const ladder = ["viewer", "member", "admin", "owner"] as const;

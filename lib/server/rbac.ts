@@ -23,7 +23,10 @@ export const PERMISSIONS = [
   /** Deleting the team (owner only). */
   "team.delete",
   "members.manage",
+  /** Spend caps and the rate card (issue 22): owners, and admins when the owners allow it (billing.delegate). */
   "billing.manage",
+  /** Letting the team's admins manage billing: owners only, never delegated. */
+  "billing.delegate",
   "audit.read",
   // The audit log's retention and SIEM stream: owners only.
   "audit.manage",
@@ -69,6 +72,31 @@ const lookup = new Map<Role, ReadonlySet<Permission>>(ROLES.map((role) => [role,
 export function can(role: Role | null | undefined, permission: Permission): boolean {
   if (!role) return false;
   return lookup.get(role)?.has(permission) ?? false;
+}
+
+/** Permissions an owner may extend to the team's admins, each by a setting of the team. */
+export const DELEGABLE_TO_ADMINS = ["billing.manage"] as const satisfies readonly Permission[];
+
+/** What the acting team's settings add to its role (lib/server/db/teams.ts Team). */
+export interface TeamGrants {
+  role: Role;
+  team: { adminsManageBilling: boolean };
+}
+
+/**
+ * Whether the acting team grants a permission: its role's, plus what the owners delegated to admins.
+ * Every check of a request or page against its acting team goes through here (route(), pages, the
+ * terminal relay), so a delegation shows everywhere at once.
+ */
+export function actingCan(acting: TeamGrants | null | undefined, permission: Permission): boolean {
+  if (!acting) return false;
+  if (can(acting.role, permission)) return true;
+  return acting.role === "admin" && permission === "billing.manage" && acting.team.adminsManageBilling;
+}
+
+/** Every permission the acting team grants, for the browser (lib/server/client-permissions.ts). */
+export function actingPermissions(acting: TeamGrants): Permission[] {
+  return PERMISSIONS.filter((p) => actingCan(acting, p));
 }
 
 export function isPermission(value: string): value is Permission {

@@ -11,7 +11,7 @@ import { getMigratedDb } from "./db/index";
 import type { User } from "./db/users";
 import { AppError, errorResponse, validationError } from "./errors";
 import { newId } from "./ids";
-import { can, type Permission } from "./rbac";
+import { actingCan, type Permission } from "./rbac";
 import { clientIp, isSecureRequest, userAgent } from "./request-info";
 
 // The one wrapper every API route handler is:
@@ -143,6 +143,9 @@ const CONSOLE_REFUSALS: Record<string, ConsoleRefusal> = {
   "DELETE /api/connections/:id": { action: "connection.delete", targetType: "connection", target: ":id" },
   "POST /api/connections/local-engine": { action: "connection.local_engine", targetType: "connection" },
   "POST /api/hooks/receivers": { action: "webhook_receiver.create", targetType: "webhook_receiver" },
+  "PATCH /api/usage/alerts": { action: "spend_alert.settings_update", targetType: "team", target: "team" },
+  "PUT /api/usage/caps": { action: "spend_cap.set", targetType: "spend_cap" },
+  "DELETE /api/usage/caps/:id": { action: "spend_cap.delete", targetType: "spend_cap", target: ":id" },
   "DELETE /api/hooks/receivers/:id": {
     action: "webhook_receiver.delete",
     targetType: "webhook_receiver",
@@ -230,8 +233,11 @@ export function refusedAction(method: string, pathname: string): RefusedAction {
     : { action: "request.refused", targetType: resource, targetId };
 }
 
-/** The audited refusals: the access checks' answers (not input mistakes, not upstream state conflicts). */
-const AUDITED_REFUSALS = new Set([401, 403, 404]);
+/**
+ * The audited refusals: the access checks' answers and a spend cap's block (not input mistakes, not
+ * upstream state conflicts).
+ */
+const AUDITED_REFUSALS = new Set([401, 402, 403, 404]);
 
 export interface RouteContext<
   A extends AuthMode,
@@ -462,8 +468,7 @@ export function route<
         }
       }
 
-      if (options.perm && !(team && can(team.role, options.perm)))
-        throw new AppError("forbidden", refusal(team, options.perm));
+      if (options.perm && !actingCan(team, options.perm)) throw new AppError("forbidden", refusal(team, options.perm));
 
       const params = options.params ? parseWith(options.params, (await nextCtx?.params) ?? {}, "the URL") : undefined;
       const query = options.query ? parseWith(options.query, queryObject(url), "the query string") : undefined;

@@ -50,9 +50,13 @@ export const TeamPatchBody = z
     slug: z.string().trim().toLowerCase().regex(TEAM_SLUG_PATTERN, {
       error: "must be 1 to 48 lowercase letters, digits and dashes, starting and ending with a letter or digit",
     }),
+    /** Whether the team's admins may set spend caps and prices (owners only). */
+    admins_manage_billing: z.boolean({ error: "must be true or false" }),
   })
   .partial()
-  .refine((b) => b.name !== undefined || b.slug !== undefined, { error: "Give a new name or slug." });
+  .refine((b) => b.name !== undefined || b.slug !== undefined || b.admins_manage_billing !== undefined, {
+    error: "Give a new name or slug, or say whether admins manage billing.",
+  });
 
 export const TEAM_DELETE_SANDBOXES = ["terminate", "leave"] as const;
 export const TeamDeleteBody = z.object({
@@ -92,4 +96,10 @@ export interface TeamDto {
   role: string;
   can_manage: boolean;
   can_delete: boolean;
+  /** The owners let admins set spend caps and prices. */
+  admins_manage_billing: boolean;
+  /** This user may set spend caps and prices (billing.manage, delegation included). */
+  can_manage_billing: boolean;
+  /** This user may change admins_manage_billing (owners). */
+  can_delegate_billing: boolean;
 }

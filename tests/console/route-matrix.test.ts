@@ -6,12 +6,12 @@ import { POST as execInSandbox } from "../../app/api/v1/sandboxes/[id]/exec/rout
 import { POST as openTerminal } from "../../app/api/v1/sandboxes/[id]/pty/route";
 import { GET as getSandbox } from "../../app/api/v1/sandboxes/[id]/route";
 import { POST as createSandbox } from "../../app/api/v1/sandboxes/route";
-import { addMember, createTeamWithOwner, slugify } from "../../lib/server/db/teams";
+import { addMember, createTeamWithOwner, slugify, updateTeam } from "../../lib/server/db/teams";
 import { setSetting } from "../../lib/server/db/settings";
 import { INSTANCE_OWNER_KEY } from "../../lib/server/db/sso";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { createUser } from "../../lib/server/db/users";
-import { can, ROLES, type Role } from "../../lib/server/rbac";
+import { actingCan, can, ROLES, type Role } from "../../lib/server/rbac";
 import { declaredRoute, type DeclaredRoute } from "../../lib/server/route";
 import { connectLocalEngine } from "../../lib/server/tokens";
 import { useLocalEngine } from "./engine-harness";
@@ -201,7 +201,7 @@ describe("every API route declares its access", () => {
   });
 });
 
-type Principal = Role | "no team" | CrossTeam;
+type Principal = Role | "no team" | CrossTeam | typeof DELEGATED_ADMIN;
 const PRINCIPALS: Principal[] = [...ROLES, "no team"];
 
 /**
@@ -220,6 +220,12 @@ const CROSS_TEAM = {
 type CrossTeam = keyof typeof CROSS_TEAM;
 const CROSS_PRINCIPALS = Object.keys(CROSS_TEAM) as CrossTeam[];
 const TEAM_B_NAME = "Team B of a two-team user";
+/**
+ * An admin of a team whose owners let admins manage billing (teams.admins_manage_billing): gets
+ * what an admin gets plus billing.manage (lib/server/rbac.ts actingCan), and never billing.delegate.
+ */
+const DELEGATED_ADMIN = "admin with billing delegated";
+const DELEGATED = { role: "admin", team: { adminsManageBilling: true } } as const;
 
 describe.each(testBackends)("the route × role matrix on $name", (backend) => {
   const ctx = useLocalEngine(() => useConsoleDb(backend));
@@ -256,6 +262,19 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
       expect(actsAs).toBe(connectedTo === "A" ? "viewer" : "owner");
       await connectLocalEngine(user.id, { teamId: connectedTo === "A" ? teamA : teamB.id });
       users.set(principal, user.id);
+    }
+    {
+      const owner = await createUser(ctx.db(), { email: `${uniq("delegating")}@example.com`, passwordHash: null });
+      const { team } = await createTeamWithOwner(ctx.db(), {
+        name: "A team that delegates billing",
+        slug: slugify(uniq("delegates")),
+        ownerId: owner.id,
+      });
+      await updateTeam(ctx.db(), team.id, { adminsManageBilling: true });
+      const admin = await createUser(ctx.db(), { email: `${uniq("billing-admin")}@example.com`, passwordHash: null });
+      await addMember(ctx.db(), { teamId: team.id, userId: admin.id, role: "admin" });
+      await connectLocalEngine(admin.id, { teamId: team.id });
+      users.set(DELEGATED_ADMIN, admin.id);
     }
     const { cookie } = await sessionCookie(ctx.db(), users.get("owner")!);
     const res = await createSandbox(
@@ -321,6 +340,17 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
         } else {
           expect(res.status, `${r.key} as ${principal} (lacks ${perm})`).toBe(403);
           expect(await jsonOf(res)).toMatchObject({ code: "forbidden", detail: expect.stringContaining(perm!) });
+        }
+        await stream(res);
+      }
+      {
+        const allowed = !instanceOwnerOnly && (perm ? actingCan(DELEGATED, perm) : true);
+        const res = await send(r, DELEGATED_ADMIN);
+        if (allowed) {
+          expect(await refusal(res), `${r.key} as ${DELEGATED_ADMIN}: ${res.status}`).toBeNull();
+        } else {
+          expect(res.status, `${r.key} as ${DELEGATED_ADMIN} (lacks ${perm ?? "instance ownership"})`).toBe(403);
+          expect(await jsonOf(res)).toMatchObject({ code: "forbidden" });
         }
         await stream(res);
       }

@@ -2,7 +2,7 @@ import "server-only";
 import { describe, expect, it } from "vitest";
 import { DELETE as deleteTeam, GET as getTeam, PATCH as patchTeam } from "../../app/api/team/route";
 import { listAuditEvents } from "../../lib/server/db/audit";
-import { createTeamWithOwner, getTeam as readTeam, slugify } from "../../lib/server/db/teams";
+import { addMember, createTeamWithOwner, getTeam as readTeam, slugify } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb } from "./helpers";
 
@@ -64,6 +64,62 @@ describe.each(testBackends)("team settings on $name", (backend) => {
     }
     expect((await patch(admin.cookie, {})).status).toBe(422);
     expect((await readTeam(ctx.db(), admin.teamId))!.slug).not.toBe(taken);
+  });
+
+  it("only an owner lets admins manage billing; the admin then holds billing.manage, audited both ways", async () => {
+    const owner = await as("owner");
+    const adminUser = await makeUser(ctx.db(), null);
+    await addMember(ctx.db(), { teamId: owner.teamId, userId: adminUser.user.id, role: "admin" });
+    const { cookie: adminCookie } = await sessionCookie(ctx.db(), adminUser.user.id);
+    const team = { "x-baton-team": (await readTeam(ctx.db(), owner.teamId))!.slug };
+    const read = async (cookie: string) =>
+      jsonOf(await getTeam(request("/api/team", { cookie, headers: team }), noParams));
+    expect(await read(adminCookie)).toMatchObject({
+      admins_manage_billing: false,
+      can_manage_billing: false,
+      can_delegate_billing: false,
+    });
+
+    // An admin may rename the team but not delegate billing to themselves.
+    const refused = await patchTeam(
+      request("/api/team", {
+        method: "PATCH",
+        cookie: adminCookie,
+        headers: team,
+        body: { admins_manage_billing: true },
+      }),
+      noParams,
+    );
+    expect(refused.status).toBe(403);
+    expect(await jsonOf(refused)).toMatchObject({
+      code: "forbidden",
+      detail: expect.stringContaining("Only the owners"),
+    });
+    expect((await readTeam(ctx.db(), owner.teamId))!.adminsManageBilling).toBe(false);
+    expect((await patch(owner.cookie, { admins_manage_billing: "yes" })).status).toBe(422);
+
+    const on = await patch(owner.cookie, { admins_manage_billing: true });
+    expect(on.status).toBe(200);
+    expect(await jsonOf(on)).toMatchObject({ admins_manage_billing: true, can_delegate_billing: true });
+    expect(await read(adminCookie)).toMatchObject({
+      admins_manage_billing: true,
+      can_manage_billing: true,
+      can_delegate_billing: false,
+    });
+    const off = await patch(owner.cookie, { admins_manage_billing: false });
+    expect(await jsonOf(off)).toMatchObject({ admins_manage_billing: false });
+    expect(await read(adminCookie)).toMatchObject({ can_manage_billing: false });
+
+    const events = (await listAuditEvents(ctx.db(), { teamId: owner.teamId })).filter(
+      (e) => e.action === "team.update" && e.userId === owner.user.id,
+    );
+    expect(
+      events.map((e) => (e.data as { after: { admins_manage_billing: boolean } }).after.admins_manage_billing).sort(),
+    ).toEqual([false, true]);
+    const refusal = (await listAuditEvents(ctx.db(), { teamId: owner.teamId })).find(
+      (e) => e.action === "team.update" && e.userId === adminUser.user.id,
+    );
+    expect(refusal).toMatchObject({ result: "forbidden", targetId: owner.teamId });
   });
 
   it("members and viewers may not change the team; only the owner may delete it", async () => {

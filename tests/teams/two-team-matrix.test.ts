@@ -17,7 +17,8 @@ import { POST as createWebhook } from "../../app/api/v1/webhooks/route";
 import { hitRateLimit } from "../../lib/server/db/rate-limit";
 import { addMember, getTeam } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
-import { can, ROLES, type Role } from "../../lib/server/rbac";
+import { can, ROLES, type Permission, type Role } from "../../lib/server/rbac";
+import { setCap } from "../../lib/server/usage/caps-store";
 import { declaredRoute, type DeclaredRoute } from "../../lib/server/route";
 import { emailRateKey, SIGN_IN_LIMITS } from "../../lib/server/sign-in";
 import { connectLocalEngine } from "../../lib/server/tokens";
@@ -116,7 +117,7 @@ const ROUTES = await discover();
 /** Which kind of team resource a route's first `[id]` (a member's `[userId]`) names, from its path. */
 function kindOf(pattern: string): Kind | null {
   const m =
-    /^\/api\/(?:v1\/)?(sandboxes|snapshots|templates|volumes|webhooks|hooks\/receivers|team\/invitations)\/\[id\]|^\/api\/(team\/members)\/\[userId\]/.exec(
+    /^\/api\/(?:v1\/)?(sandboxes|snapshots|templates|volumes|webhooks|hooks\/receivers|team\/invitations|usage\/caps)\/\[id\]|^\/api\/(team\/members)\/\[userId\]/.exec(
       pattern,
     );
   return m ? ((m[1] ?? m[2]) as Kind) : null;
@@ -129,9 +130,16 @@ type Kind =
   | "webhooks"
   | "hooks/receivers"
   | "team/members"
-  | "team/invitations";
+  | "team/invitations"
+  | "usage/caps";
 /** Kinds managed through the console's own database (members.manage), not the engine. */
 const PEOPLE: ReadonlySet<Kind> = new Set(["team/members", "team/invitations"]);
+/** Console-database kinds, and the permission under which B's own lookup runs (then 404, never 403). */
+const CONSOLE_KINDS: ReadonlyMap<Kind, Permission> = new Map([
+  ["team/members", "members.manage"],
+  ["team/invitations", "members.manage"],
+  ["usage/caps", "billing.manage"],
+]);
 const WITH_ID = ROUTES.filter((r) => /\[[^\]]+\]/.test(r.pattern) && NOT_TEAM_RESOURCES[r.pattern] === undefined);
 
 describe("the two-team matrix covers every route with a resource id", () => {
@@ -206,6 +214,11 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
         .where("user_id", "=", ids["team/members"])
         .orderBy("id")
         .execute(),
+      caps: await db
+        .selectFrom("spend_caps")
+        .select(["id", "subject", "window", "limit_micro", "action"])
+        .where("team_id", "=", teamAId)
+        .execute(),
       lockout: await db
         .selectFrom("login_attempts")
         .select(["window_start", "count"])
@@ -259,6 +272,18 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
       role: "member",
     })) as unknown as { invitation: { id: string } };
     ids["team/invitations"] = invited.invitation.id;
+    // A's spend cap on its member (a console-database row that B's owners could remove were the
+    // lookup not confined to the acting team).
+    ids["usage/caps"] = (
+      await setCap(ctx.db(), {
+        teamId: teamAId,
+        userId: member.user.id,
+        window: "month",
+        limitMicro: 5_000_000,
+        action: "block",
+        by: a.user.id,
+      })
+    ).after.id;
 
     // Team B: one user of each role, each connected to B's engine account.
     const ownerB = await makeUser(ctx.db(), "owner");
@@ -292,6 +317,7 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
         invitations: [{ id: ids["team/invitations"], accepted_at: null, revoked_at: null }],
         sessions: [{ id: memberOfA.sessionId, revoked_at: null }],
         lockout: [{ count: expect.anything() }],
+        caps: [{ id: ids["usage/caps"], window: "month", limit_micro: 5_000_000, action: "block" }],
       },
     });
   }, 120_000);
@@ -345,7 +371,8 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
         expect(forA.status, `${r.key} as ${role} of B: never a success on A's ${kind}`).toBeGreaterThanOrEqual(400);
         // B's owners and admins pass the permission check: the lookup in B is what must not find it
         // (404, never 403, which would say it exists elsewhere). Members and viewers get 403 for both.
-        if (PEOPLE.has(kind) && can(role, "members.manage"))
+        const lookupPerm = CONSOLE_KINDS.get(kind);
+        if (lookupPerm && can(role, lookupPerm))
           expect(forA, `${r.key} as ${role} of B naming A's ${kind}`).toMatchObject({ status: 404, code: "not_found" });
       }
     },

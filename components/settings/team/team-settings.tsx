@@ -14,15 +14,17 @@ import { toast } from "../../ui/toast";
 
 type Choice = "terminate" | "leave";
 
-/** Settings → Team: name and slug (admins), and the danger zone (owners). */
+/** Settings → Team: name and slug (admins), who sets spend caps (owners decide), the danger zone (owners). */
 export function TeamSettings({
   team,
   canDelete,
   hasConnection,
+  billing,
 }: {
   team: { id: string; name: string; slug: string };
   canDelete: boolean;
   hasConnection: boolean;
+  billing: { adminsManage: boolean; canDelegate: boolean };
 }) {
   const [saved, setSaved] = useState({ name: team.name, slug: team.slug });
   const [name, setName] = useState(team.name);
@@ -109,8 +111,68 @@ export function TeamSettings({
         </CardContent>
       </Card>
 
+      <BillingDelegation initial={billing.adminsManage} canDelegate={billing.canDelegate} />
+
       <DangerZone team={{ ...team, ...saved }} canDelete={canDelete} hasConnection={hasConnection} />
     </div>
+  );
+}
+
+/** Whether the team's admins may set spend caps and prices: the owners' choice (billing.delegate). */
+function BillingDelegation({ initial, canDelegate }: { initial: boolean; canDelegate: boolean }) {
+  const [on, setOn] = useState(initial);
+  const hintId = useId();
+  const save = useMutation({
+    mutationFn: (next: boolean) => teamMutations.update({ admins_manage_billing: next }),
+    onSuccess: (res) => {
+      setOn(res.admins_manage_billing);
+      toast.success(
+        res.admins_manage_billing
+          ? "Admins can now set spend caps and prices"
+          : "Only owners can set spend caps and prices now",
+      );
+    },
+  });
+  return (
+    <Card>
+      <CardHeader>
+        <CardTitle>Spend caps and prices</CardTitle>
+        <CardDescription>
+          Owners set the team&apos;s spend caps and the prices Baton estimates costs with, on the Usage page.
+        </CardDescription>
+      </CardHeader>
+      <CardContent className="flex flex-col gap-2">
+        {canDelegate ? (
+          <label className="flex items-start gap-2 text-sm">
+            <input
+              type="checkbox"
+              checked={on}
+              disabled={save.isPending}
+              onChange={(e) => save.mutate(e.target.checked)}
+              aria-describedby={hintId}
+              className="mt-0.5 size-4"
+            />
+            <span>
+              Admins may set spend caps and prices too
+              <span id={hintId} className="block text-muted-foreground">
+                Takes effect at once; the change is in the audit log.
+              </span>
+            </span>
+          </label>
+        ) : (
+          <p className="text-sm text-muted-foreground">
+            {on
+              ? "The owners let admins set spend caps and prices: you can, on the Usage page."
+              : "Only the team's owners set spend caps and prices; they can let admins do it here."}
+          </p>
+        )}
+        {save.isError ? (
+          <p role="alert" className="text-sm text-destructive">
+            {errorText(save.error)}
+          </p>
+        ) : null}
+      </CardContent>
+    </Card>
   );
 }
 

@@ -68,20 +68,36 @@ export function streamAllowList(env: NodeJS.ProcessEnv = process.env): string[] 
     .filter(Boolean);
 }
 
-function refuse(detail: string): AppError {
-  return new AppError("validation_error", detail, { errors: { siem_url: detail } });
+function refuse(detail: string, field = "siem_url"): AppError {
+  return new AppError("validation_error", detail, { errors: { [field]: detail } });
 }
 
-/** Checks a SIEM URL before it is saved and before each send; returns it normalised. */
-export async function assertSafeStreamUrl(
-  raw: string,
-  opts: { resolver?: Resolver; allow?: readonly string[] } = {},
-): Promise<URL> {
+const refuseField = refuse;
+
+export interface OutgoingUrlOptions {
+  resolver?: Resolver;
+  /** Origins the operator allowed to be internal (default: BATON_AUDIT_STREAM_ALLOW). */
+  allow?: readonly string[];
+  /** The body field the URL came in, for the 422's `errors` (default siem_url). */
+  field?: string;
+  /** What sends to it, for the refusal's words (default "The audit stream"). */
+  sender?: string;
+  /** An example of a full URL (default the SIEM's). */
+  example?: string;
+}
+
+/**
+ * Checks a URL Baton will POST to (the SIEM stream, spend-cap alerts) before it is saved and before
+ * each send; returns it normalised.
+ */
+export async function assertSafeStreamUrl(raw: string, opts: OutgoingUrlOptions = {}): Promise<URL> {
+  const field = opts.field ?? "siem_url";
+  const refuse = (detail: string) => refuseField(detail, field);
   let url: URL;
   try {
     url = new URL(raw.trim());
   } catch {
-    throw refuse("Enter the SIEM's full URL, e.g. https://siem.example.com/ingest.");
+    throw refuse(`Enter the full URL, e.g. ${opts.example ?? "https://siem.example.com/ingest"}.`);
   }
   if (raw.length > 2048) throw refuse("The URL is too long (at most 2048 characters).");
   if (url.protocol !== "https:" && url.protocol !== "http:") throw refuse("The URL must start with https://.");
@@ -103,7 +119,7 @@ export async function assertSafeStreamUrl(
   if (bad) {
     const cls = classifyDestination(bad, own);
     throw refuse(
-      `${url.hostname}${bad === host ? " is" : ` resolves to ${bad},`} ${cls.label}. The audit stream may only go to public addresses, so that it cannot reach services inside this network.`,
+      `${url.hostname}${bad === host ? " is" : ` resolves to ${bad},`} ${cls.label}. ${opts.sender ?? "The audit stream"} may only go to public addresses, so that it cannot reach services inside this network.`,
     );
   }
   return url;
@@ -224,7 +240,25 @@ export interface DrainResult {
 let guardedFetch: FetchLike | undefined;
 let plainFetch: FetchLike | undefined;
 
-async function post(url: URL, allow: readonly string[], init: RequestInit, opts: DrainOptions): Promise<Response> {
+/**
+ * POSTs to a URL that passed assertSafeStreamUrl: through the SSRF-guarded fetch (the address is
+ * checked again at connect time), or a plain one for an origin the operator allowed.
+ */
+export async function postOutgoing(
+  url: URL,
+  allow: readonly string[],
+  init: RequestInit,
+  opts: Pick<DrainOptions, "fetch" | "resolver">,
+): Promise<Response> {
+  return post(url, allow, init, opts);
+}
+
+async function post(
+  url: URL,
+  allow: readonly string[],
+  init: RequestInit,
+  opts: Pick<DrainOptions, "fetch" | "resolver">,
+): Promise<Response> {
   const f =
     opts.fetch ??
     (allow.includes(url.origin)

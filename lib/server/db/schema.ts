@@ -47,6 +47,8 @@ export interface TeamsTable {
   slug: string;
   created_at: EpochMs;
   spend_cap_eur: number | null;
+  /** 1 when the owners let the team's admins set spend caps and prices (migration 0010). */
+  admins_manage_billing: ColumnType<number, number | undefined, number>;
 }
 
 export interface MembershipsTable {
@@ -260,6 +262,64 @@ export interface Database {
   sso_domains: SsoDomainsTable;
   sso_identities: SsoIdentitiesTable;
   sso_transactions: SsoTransactionsTable;
+  spend_caps: SpendCapsTable;
+  spend_cap_state: SpendCapStateTable;
+  spend_cap_alerts: SpendCapAlertsTable;
+  spend_alert_settings: SpendAlertSettingsTable;
+}
+
+/** A team's or a member's spend cap per UTC window (migration 0011; lib/usage/caps.ts). */
+export interface SpendCapsTable {
+  id: string;
+  team_id: string;
+  /** "team", or the member's user id (then also in user_id). */
+  subject: string;
+  user_id: string | null;
+  /** "month" or "day". */
+  window: string;
+  /** Whole micro-euros. */
+  limit_micro: number;
+  /** "alert", "block" or "pause". */
+  action: string;
+  created_by: string | null;
+  created_at: EpochMs;
+  updated_by: string | null;
+  updated_at: EpochMs;
+}
+
+/** What the caps job last computed for a cap, in the window `window_key` names. */
+export interface SpendCapStateTable {
+  cap_id: string;
+  window_key: string;
+  spent_micro: number;
+  evaluated_at: EpochMs;
+  reached_at: EpochMs | null;
+  acted_at: EpochMs | null;
+  /** JSON: what acting did (sandboxes paused, pauses the upstream refused). */
+  last_result: string | null;
+}
+
+/** An alert sent: its row is its claim (one per cap, window and threshold). */
+export interface SpendCapAlertsTable {
+  cap_id: string;
+  window_key: string;
+  threshold: number;
+  spent_micro: number;
+  sent_at: EpochMs;
+  /** JSON: how each channel went. */
+  channels: string | null;
+}
+
+/** Where a team's spend alerts go besides the console and the audit log. */
+export interface SpendAlertSettingsTable {
+  team_id: string;
+  webhook_url: string | null;
+  /** encrypt(secret, { aad: `spend_alert_settings:<team>:webhook_secret` }). */
+  webhook_secret_ciphertext: string | null;
+  /** 1: email the team's owners and admins (when SMTP is configured). */
+  email: ColumnType<number, number | undefined, number>;
+  updated_by: string | null;
+  updated_at: EpochMs;
 }
 
 /** A team's OpenID Connect identity provider (lib/server/sso/). */

@@ -26,6 +26,8 @@ export interface Team {
   slug: string;
   createdAt: Date;
   spendCapEur: number | null;
+  /** The owners let the team's admins set spend caps and prices (billing.manage). */
+  adminsManageBilling: boolean;
 }
 
 export interface Membership {
@@ -53,6 +55,8 @@ const TeamRow = z
     slug: z.string().regex(SLUG_PATTERN),
     created_at: EpochDate,
     spend_cap_eur: z.number().finite().nullable(),
+    // PostgreSQL answers an integer column as a number; absent on rows written before 0010.
+    admins_manage_billing: z.coerce.number().int().optional(),
   })
   .transform((r): Team => ({
     id: r.id,
@@ -60,6 +64,7 @@ const TeamRow = z
     slug: r.slug,
     createdAt: r.created_at,
     spendCapEur: r.spend_cap_eur,
+    adminsManageBilling: r.admins_manage_billing === 1,
   }));
 
 const MembershipRow = z
@@ -93,7 +98,14 @@ const InvitationRow = z
     acceptedAt: r.accepted_at,
   }));
 
-const TEAM_COLUMNS = ["teams.id", "teams.name", "teams.slug", "teams.created_at", "teams.spend_cap_eur"] as const;
+const TEAM_COLUMNS = [
+  "teams.id",
+  "teams.name",
+  "teams.slug",
+  "teams.created_at",
+  "teams.spend_cap_eur",
+  "teams.admins_manage_billing",
+] as const;
 const INVITATION_COLUMNS = [
   "id",
   "team_id",
@@ -172,12 +184,13 @@ export async function findTeamBySlug(db: Db, slug: string): Promise<Team | null>
 export async function updateTeam(
   db: Db,
   teamId: string,
-  patch: { name?: string; slug?: string; spendCapEur?: number | null },
+  patch: { name?: string; slug?: string; spendCapEur?: number | null; adminsManageBilling?: boolean },
 ): Promise<Team> {
   const set = {
     ...(patch.name !== undefined ? { name: TeamNameInput.parse(patch.name) } : {}),
     ...(patch.slug !== undefined ? { slug: SlugInput.parse(patch.slug) } : {}),
     ...(patch.spendCapEur !== undefined ? { spend_cap_eur: SpendCapInput.parse(patch.spendCapEur) } : {}),
+    ...(patch.adminsManageBilling !== undefined ? { admins_manage_billing: patch.adminsManageBilling ? 1 : 0 } : {}),
   };
   if (Object.keys(set).length > 0) {
     try {

@@ -4,11 +4,12 @@ import { PageHeader } from "../../../../components/layout/page-header";
 import { SettingsNav } from "../../../../components/settings/settings-nav";
 import { TeamSettings } from "../../../../components/settings/team/team-settings";
 import { requirePermission } from "../../../../lib/server/auth";
-import { can } from "../../../../lib/server/rbac";
+import { actingCan, can } from "../../../../lib/server/rbac";
 
 export const metadata: Metadata = { title: "Team settings" };
 
-// Settings → Team (admins and owners): the team's name and slug; deleting the team (owners only).
+// Settings → Team (admins and owners): the team's name and slug; whether admins set spend caps and
+// prices (owners decide); deleting the team (owners only).
 // The same permissions as PATCH and DELETE /api/team: a page never offers what its API refuses.
 export default async function TeamSettingsPage() {
   const access = await requirePermission("team.manage");
@@ -22,6 +23,7 @@ export default async function TeamSettingsPage() {
         team={{ id: team.id, name: team.name, slug: team.slug }}
         canDelete={can(role, "team.delete")}
         hasConnection={access.team.connection !== null}
+        billing={{ adminsManage: team.adminsManageBilling, canDelegate: actingCan(access.team, "billing.delegate") }}
       />
     </>
   );

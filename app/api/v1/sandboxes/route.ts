@@ -1,7 +1,9 @@
 import { CreateSandboxBody } from "../../../../lib/orkestr/schemas/sandboxes";
 import { stampCreate } from "../../../../lib/server/creator-stamp";
 import { jsonResponse } from "../../../../lib/server/json-response";
+import { getMigratedDb } from "../../../../lib/server/db/index";
 import { route } from "../../../../lib/server/route";
+import { underCaps } from "../../../../lib/server/usage/cap-check";
 import { idempotencyFrom, proxyPage, withUpstream } from "../../../../lib/server/upstream";
 import { ProxyListSandboxesQuery } from "../../../../lib/validations/proxy";
 
@@ -24,7 +26,14 @@ export const POST = route(
   { auth: "user", perm: "sandboxes.write", body: CreateSandboxBody },
   async ({ req, team, body, audit }) => {
     const stamped = stampCreate(body, team!);
-    const sandbox = await withUpstream(team, (orkestr) => orkestr.sandboxes.create(stamped, idempotencyFrom(req)));
+    // A reached spend cap (block or pause) refuses it: 402 spend_cap_reached, checked under the
+    // team's cap lock so parallel creates are checked one at a time.
+    const sandbox = await underCaps(
+      await getMigratedDb(),
+      team!,
+      body.snapshot ? "fork a sandbox" : "create a sandbox",
+      () => withUpstream(team, (orkestr) => orkestr.sandboxes.create(stamped, idempotencyFrom(req))),
+    );
     await audit("sandbox.create", {
       targetType: "sandbox",
       targetId: sandbox.id,

@@ -8,6 +8,8 @@ import * as m0005 from "./0005_audit_log";
 import * as m0006 from "./0006_members";
 import * as m0007 from "./0007_account_security";
 import * as m0008 from "./0008_sso";
+import * as m0010 from "./0010_billing_delegation";
+import * as m0011 from "./0011_spend_caps";
 
 // Every migration, imported statically: bundlers (Next.js) cannot glob a folder at runtime.
 // Names sort lexically; append new ones as "0002_<what>" and never edit a released migration.
@@ -20,6 +22,9 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0006_members": m0006,
   "0007_account_security": m0007,
   "0008_sso": m0008,
+  // 0009 is the usage record (issue 22), landing from its branch.
+  "0010_billing_delegation": m0010,
+  "0011_spend_caps": m0011,
 };
 
 export const migrationProvider: MigrationProvider = {

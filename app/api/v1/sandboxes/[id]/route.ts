@@ -1,6 +1,8 @@
 import { UpdateSandboxBody } from "../../../../../lib/orkestr/schemas/sandboxes";
 import { keepStampOnPatch } from "../../../../../lib/server/creator-stamp";
+import { getMigratedDb } from "../../../../../lib/server/db/index";
 import { route } from "../../../../../lib/server/route";
+import { assertUnderCaps } from "../../../../../lib/server/usage/cap-check";
 import { proxyJson } from "../../../../../lib/server/upstream";
 import { SandboxIdParams } from "../../../../../lib/validations/proxy";
 
@@ -19,6 +21,13 @@ export const GET = route({ auth: "user", perm: "sandboxes.read", params: Sandbox
 export const PATCH = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: UpdateSandboxBody },
   async ({ team, params, body, audit }) => {
+    // Keep-alive (timeout_seconds) and auto-resume would prolong spending: refused while a spend cap is reached.
+    if (body.timeout_seconds !== undefined || body.auto_resume === true)
+      await assertUnderCaps(
+        await getMigratedDb(),
+        team!,
+        body.timeout_seconds !== undefined ? "extend a sandbox's time" : "turn on auto-resume",
+      );
     const patch = await keepStampOnPatch(body, team!, params.id);
     const res = await proxyJson(team, (orkestr) => orkestr.sandboxes.update(params.id, patch));
     await audit("sandbox.update", { target: params.id, data: { fields: Object.keys(body) } });

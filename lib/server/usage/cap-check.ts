@@ -1,0 +1,63 @@
+import "server-only";
+import { capReached, capReachedDetail, windowKey, type SpendCap } from "../../usage/caps";
+import type { ActingTeam } from "../acting-team";
+import type { Db } from "../db/index";
+import { AppError } from "../errors";
+import { actingCan } from "../rbac";
+import { withTeamCapLock } from "./cap-lock";
+import { capStates, capsFor } from "./caps-store";
+
+// The request-time side of "block" (and of "pause", which blocks too): Baton's proxy refuses what
+// would start or prolong spending (create, fork, resume, keep-alive, template builds) with 402
+// spend_cap_reached while a cap that applies to the caller is reached. It reads the figure the caps
+// job last computed (no usage read per request), compared with the cap as it is now: a cap lowered
+// below what is already spent acts at once, before the job's next run.
+
+/** The first blocking cap of the caller's that is reached, with what was spent; null when none. */
+export async function reachedCap(
+  db: Db,
+  teamId: string,
+  userId: string,
+  now = Date.now(),
+): Promise<{ cap: SpendCap; spentMicro: number } | null> {
+  const caps = (await capsFor(db, teamId, userId)).filter((c) => c.action !== "alert");
+  if (caps.length === 0) return null;
+  const states = await capStates(
+    db,
+    caps.map((c) => c.id),
+  );
+  for (const cap of caps) {
+    const state = states.get(cap.id);
+    if (!state || state.windowKey !== windowKey(cap.window, now)) continue;
+    if (capReached(cap, state.spentMicro)) return { cap, spentMicro: state.spentMicro };
+  }
+  return null;
+}
+
+/** Who may raise a cap, in words: the owners, and the admins when the owners allow it. */
+function raisers(team: ActingTeam): string {
+  return actingCan({ role: "admin", team: team.team }, "billing.manage")
+    ? "the team's owners and admins"
+    : "the team's owners";
+}
+
+/** 402 spend_cap_reached when a cap that applies to this request's user is reached. */
+export async function assertUnderCaps(db: Db, team: ActingTeam, refused: string, now = Date.now()): Promise<void> {
+  const hit = await reachedCap(db, team.team.id, team.userId, now);
+  if (!hit) return;
+  throw new AppError(
+    "spend_cap_reached",
+    capReachedDetail({ ...hit, teamName: team.team.name, raisers: raisers(team), refused }),
+  );
+}
+
+/**
+ * Runs `start` (a create, a fork) after the check, under the team's cap lock: parallel creates are
+ * checked one at a time, and not while the job writes the team's caps' state.
+ */
+export async function underCaps<T>(db: Db, team: ActingTeam, refused: string, start: () => Promise<T>): Promise<T> {
+  return withTeamCapLock(team.team.id, async () => {
+    await assertUnderCaps(db, team, refused);
+    return start();
+  });
+}

@@ -1,0 +1,94 @@
+import "server-only";
+import { z } from "zod";
+import { CAP_ACTIONS, CAP_WINDOWS, capPercent, capReached, windowKey, type SpendCap } from "../../usage/caps";
+import type { ActingTeam } from "../acting-team";
+import type { Db } from "../db/index";
+import { listMembers } from "../members";
+import { actingCan } from "../rbac";
+import { capStates, listCaps } from "./caps-store";
+
+// What GET /api/usage/caps answers, and PUT's body. Caps are set in whole cents (limit_micro is a
+// multiple of 10,000 µ€), up to EUR 1,000,000.
+
+export const MAX_CAP_MICRO = 1_000_000 * 1_000_000;
+
+export const CapBody = z.object({
+  /** null or absent: the team's cap; else a member's user id. */
+  user_id: z.string().min(1).max(100).nullable().default(null),
+  window: z.enum(CAP_WINDOWS, { error: "must be month or day" }),
+  limit_micro: z
+    .number({ error: "must be a whole number of micro-euros" })
+    .int({ error: "must be a whole number of micro-euros" })
+    .min(0, { error: "must be 0 or more" })
+    .max(MAX_CAP_MICRO, { error: "must be at most EUR 1,000,000" })
+    .refine((n) => n % 10_000 === 0, { error: "must be whole cents (a multiple of 10,000 micro-euros)" }),
+  action: z.enum(CAP_ACTIONS, { error: "must be alert, block or pause" }),
+});
+
+export interface CapView {
+  id: string;
+  /** null: the team's cap. */
+  user_id: string | null;
+  user: { name: string | null; email: string } | null;
+  window: SpendCap["window"];
+  limit_micro: number;
+  action: SpendCap["action"];
+  /** From the job's last run in the current window; null before its first. */
+  spent_micro: number | null;
+  percent: number | null;
+  reached: boolean;
+  evaluated_at: string | null;
+  window_key: string;
+  /** The last pause the cap made, and what the upstream refused. */
+  last_result: unknown;
+}
+
+export interface CapsView {
+  caps: CapView[];
+  /** Everyone's caps (billing.manage, or admins and owners), or only the team's and the caller's own. */
+  scope: "team" | "self";
+  can_manage: boolean;
+  /** Who may raise a cap, in words. */
+  raisers: string;
+}
+
+/** Admins and owners see every cap and everyone's distance to it; others the team's and their own. */
+export function seesAllCaps(team: ActingTeam): boolean {
+  return actingCan(team, "billing.manage") || actingCan(team, "members.manage");
+}
+
+export async function capsView(db: Db, team: ActingTeam, now = Date.now()): Promise<CapsView> {
+  const all = seesAllCaps(team);
+  const caps = (await listCaps(db, team.team.id)).filter((c) => all || c.userId === null || c.userId === team.userId);
+  const states = await capStates(
+    db,
+    caps.map((c) => c.id),
+  );
+  const members = new Map((await listMembers(db, team.team.id, now)).map((m) => [m.userId, m]));
+  const delegated = actingCan({ role: "admin", team: team.team }, "billing.manage");
+  return {
+    scope: all ? "team" : "self",
+    can_manage: actingCan(team, "billing.manage"),
+    raisers: delegated ? "the team's owners and admins" : "the team's owners",
+    caps: caps.map((c) => {
+      const key = windowKey(c.window, now);
+      const s = states.get(c.id);
+      const current = s && s.windowKey === key ? s : null;
+      const m = c.userId ? members.get(c.userId) : undefined;
+      return {
+        id: c.id,
+        user_id: c.userId,
+        user: c.userId ? { name: m?.name ?? null, email: m?.email ?? "former member" } : null,
+        window: c.window,
+        limit_micro: c.limitMicro,
+        action: c.action,
+        spent_micro: current?.spentMicro ?? null,
+        percent: current ? capPercent(current.spentMicro, c.limitMicro) : null,
+        reached: current ? capReached(c, current.spentMicro) : false,
+        evaluated_at: current ? new Date(current.evaluatedAt).toISOString() : null,
+        window_key: key,
+        last_result: current?.lastResult ?? null,
+      };
+    }),
+  };
+}
