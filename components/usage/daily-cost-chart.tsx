@@ -46,11 +46,20 @@ function TooltipBox({
   );
 }
 
-export default function DailyCostChart({ rows, keys }: { rows: readonly DayRow[]; keys: readonly SeriesKey[] }) {
+export default function DailyCostChart({
+  rows,
+  keys,
+  title,
+}: {
+  rows: readonly DayRow[];
+  keys: readonly SeriesKey[];
+  /** The chart's accessible name (its <title>): what it shows, in words. */
+  title: string;
+}) {
   const data = rows.map((row) => ({ date: row.date, row, ...row.values }));
   return (
     <ResponsiveContainer width="100%" height={260}>
-      <BarChart data={data} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
+      <BarChart data={data} title={title} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
         <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" vertical={false} />
         <XAxis
           dataKey="date"
