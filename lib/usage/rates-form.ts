@@ -4,6 +4,9 @@
 import type { UsageRates } from "./report";
 import { eurValue } from "./tables";
 
+/** The server's bounds (PATCH /api/usage/rates): µ€ per hour, µ€ per GB-month, whole GB. */
+const MAX = { hour: 100_000_000, month: 1_000_000_000, free: 1_000_000 };
+
 /** "0.045" → 45_000; null when it is not a non-negative amount with at most six decimals. */
 export function parseEurToMicro(text: string): number | null {
   const m = /^\s*(\d{1,7})(?:[.,](\d{1,6}))?\s*$/.exec(text);
@@ -40,13 +43,15 @@ export function readRatesDraft(
   const vcpu = parseEurToMicro(d.vcpu);
   const gib = parseEurToMicro(d.gib);
   const storage = parseEurToMicro(d.storage);
-  const free = /^\s*\d{1,6}(\.\d{1,3})?\s*$/.test(d.free) ? Number(d.free) : null;
-  const money = "An amount in EUR, 0 or more, at most six decimals (0.045).";
-  if (vcpu === null) errors.vcpu = money;
-  if (gib === null) errors.gib = money;
-  if (storage === null) errors.storage = money;
-  if (free === null) errors.free = "A number of GB, 0 or more.";
-  if (vcpu === null || gib === null || storage === null || free === null) return { ok: false, errors };
+  const free = /^\s*\d{1,7}\s*$/.test(d.free) && Number(d.free) <= MAX.free ? Number(d.free) : null;
+  const money = (max: number) =>
+    `An amount in EUR, 0 or more, at most six decimals (0.045), at most ${microToEurText(max)}.`;
+  if (vcpu === null || vcpu > MAX.hour) errors.vcpu = money(MAX.hour);
+  if (gib === null || gib > MAX.hour) errors.gib = money(MAX.hour);
+  if (storage === null || storage > MAX.month) errors.storage = money(MAX.month);
+  if (free === null) errors.free = `A whole number of GB, 0 to ${MAX.free}.`;
+  if (vcpu === null || gib === null || storage === null || free === null || Object.keys(errors).length)
+    return { ok: false, errors };
   return {
     ok: true,
     rates: { vcpu_hour_micro: vcpu, gib_hour_micro: gib, storage_gb_month_micro: storage, free_storage_gb: free },

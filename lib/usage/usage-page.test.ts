@@ -156,6 +156,11 @@ describe("rate card form", () => {
     const bad = readRatesDraft({ vcpu: "x", gib: "0.015", storage: "0.1", free: "-2" });
     expect(bad.ok).toBe(false);
     expect(!bad.ok && Object.keys(bad.errors)).toEqual(["vcpu", "free"]);
+    const big = readRatesDraft({ vcpu: "100.000001", gib: "0.015", storage: "0.1", free: "10.5" });
+    expect(!big.ok && big.errors).toEqual({
+      vcpu: "An amount in EUR, 0 or more, at most six decimals (0.045), at most 100.",
+      free: "A whole number of GB, 0 to 1000000.",
+    });
     expect(readRatesDraft({ vcpu: "0.05", gib: "0.02", storage: "0.2", free: "5" })).toEqual({
       ok: true,
       rates: { vcpu_hour_micro: 50_000, gib_hour_micro: 20_000, storage_gb_month_micro: 200_000, free_storage_gb: 5 },
