@@ -306,6 +306,10 @@ test("a member is offered the write controls; the list filters by creator @db", 
     await expect(owner.getByTestId("creator-filter")).toHaveText(/Created by member/);
     await expect(owner.getByRole("link", { name: mine.id })).toBeVisible();
     await expect(owner.getByRole("link", { name: r.id })).toHaveCount(0);
+    // The list names the member as its creator (their name from the team's members, not the id).
+    const createdBy = (p: typeof owner, id: string) =>
+      p.locator(`[role=row][data-sandbox-id="${id}"]`).getByTestId("created-by");
+    await expect(createdBy(owner, mine.id)).toHaveText("member");
     await screenshot(owner, "roles-creator-filter-light");
     expect(await seriousAxeViolations(owner)).toEqual([]);
     await owner.getByRole("button", { name: "Remove the filter: created by member" }).click();
@@ -314,6 +318,11 @@ test("a member is offered the write controls; the list filters by creator @db", 
     // The member's own filter says "you".
     await page.goto(`/sandboxes?creator=${memberId}`);
     await expect(page.getByTestId("creator-filter")).toHaveText(/Created by you/);
+    await expect(page.getByRole("button", { name: "Only sandboxes I created" })).toHaveAttribute(
+      "aria-pressed",
+      "true",
+    );
+    await expect(createdBy(page, mine.id)).toHaveText("You");
     await page.goto(`/sandboxes/${mine.id}`);
     await expect(page.getByTestId("field-creator")).toHaveText("You");
   } finally {

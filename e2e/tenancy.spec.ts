@@ -168,6 +168,12 @@ test("a viewer sees the team's sandbox and snapshot, offered nothing the role ma
     for (const name of ["Pause", "Keep alive…", "Snapshot…", "Terminate…"])
       await expect(p.getByRole("button", { name, exact: true })).toHaveCount(0);
 
+    // A viewer's list names creators too: this one was made on the engine, outside Baton.
+    await p.goto("/sandboxes");
+    await expect(p.locator(`[role=row][data-sandbox-id="${sbx.body.id}"]`).getByTestId("created-by")).toHaveText(
+      "outside Baton",
+    );
+
     await p.goto("/snapshots");
     await expect(p.getByRole("link", { name: snap.body.id }).or(p.getByText(snap.body.id))).not.toHaveCount(0);
     await expect(p.getByRole("link", { name: /^Fork / })).toHaveCount(0);

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   CREATOR_STAMP_KEYS,
   creatorFilter,
+  creatorName,
   creatorOf,
   reservedKeysIn,
   reservedMetadataProblem,
@@ -44,5 +45,19 @@ describe("the creator stamp", () => {
   it("filters and links the list by creator", () => {
     expect(creatorFilter("usr_a")).toEqual(["baton.user", "usr_a"]);
     expect(sandboxesByCreatorHref("usr_a b")).toBe("/sandboxes?creator=usr_a+b");
+  });
+
+  it("names the creator for the list: you, a member, a former member, or outside Baton", () => {
+    const members = { usr_a: "Ada", usr_b: "Bo" };
+    const by = (id: string) => ({ "baton.user": id, "baton.team": "team_t" });
+    expect(creatorName(by("usr_a"), "usr_a", members)).toEqual({ kind: "you", text: "You" });
+    expect(creatorName(by("usr_b"), "usr_a", members)).toEqual({ kind: "member", text: "Bo" });
+    expect(creatorName(by("usr_gone"), "usr_a", members)).toEqual({ kind: "former", text: "Former member" });
+    // A prototype key is not a member.
+    expect(creatorName(by("constructor"), "usr_a", members).kind).toBe("former");
+    for (const metadata of [{ env: "prod" }, null, { "baton.team": "team_t" }, { "baton.user": "" }])
+      expect(creatorName(metadata, "usr_a", members)).toEqual({ kind: "outside", text: "outside Baton" });
+    // Without a known viewer, their own sandbox is named like anyone's.
+    expect(creatorName(by("usr_a"), null, members)).toEqual({ kind: "member", text: "Ada" });
   });
 });

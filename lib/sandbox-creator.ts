@@ -69,3 +69,26 @@ export function reservedMetadataProblem(metadata: Readonly<Record<string, unknow
     `there): remove ${list}.`
   );
 }
+
+/** Who the list's "Created · by" column names, and how it came to that answer. */
+export interface CreatorName {
+  /** "you" (the viewer), a current "member", a "former" one (no longer in the team), or "outside" Baton. */
+  kind: "you" | "member" | "former" | "outside";
+  text: string;
+}
+
+/**
+ * The "Created by" of a sandbox for the viewer `viewerId`, given the team's members (user id →
+ * name, from the server). No stamp: made outside Baton (SDK, curl) or before the stamp existed.
+ */
+export function creatorName(
+  metadata: Readonly<Record<string, unknown>> | null | undefined,
+  viewerId: string | null | undefined,
+  members: Readonly<Record<string, string>>,
+): CreatorName {
+  const id = creatorOf(metadata);
+  if (id === null) return { kind: "outside", text: "outside Baton" };
+  if (viewerId && id === viewerId) return { kind: "you", text: "You" };
+  const name = Object.hasOwn(members, id) ? members[id] : undefined;
+  return name ? { kind: "member", text: name } : { kind: "former", text: "Former member" };
+}

@@ -78,6 +78,13 @@ describe.each(testBackends)("the creator stamp on $name", (backend) => {
     expect(fork.metadata).toMatchObject({ "baton.user": member.id, "baton.team": teamId });
     expect(fork.metadata).not.toHaveProperty("agent_run");
 
+    // Nor can a fork name another creator: the same 422, and no sandbox is made from the snapshot.
+    for (const metadata of [{ "baton.user": owner.id }, { "BATON.team": "team_other", ok: "1" }]) {
+      const refused = await create(member.cookie, { snapshot: snapshotId, metadata });
+      expect(refused.status).toBe(422);
+      expect((await jsonOf(refused)).code).toBe("reserved_metadata");
+    }
+
     // The engine keeps the stamp (read back through the list, not from the create answer).
     expect((await stored(owner.cookie, fork.id)).metadata["baton.user"]).toBe(member.id);
 

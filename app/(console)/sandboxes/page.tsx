@@ -9,8 +9,7 @@ import { navItem } from "../../../lib/config/page-intro";
 import { Forbidden } from "../../../components/layout/forbidden";
 import { requirePermission } from "../../../lib/server/auth";
 import { getMigratedDb } from "../../../lib/server/db";
-import { getMembership } from "../../../lib/server/db/teams";
-import { findUserById } from "../../../lib/server/db/users";
+import { listTeamMembers } from "../../../lib/server/db/teams";
 import type { ActingTeam } from "../../../lib/server/acting-team";
 import { ReadOnlyNote } from "../../../components/ui/read-only-note";
 import { reasonFor } from "../../../lib/server/client-permissions";
@@ -23,16 +22,15 @@ export const metadata: Metadata = { title: "Sandboxes" };
  * Without a connection there is nothing to list: the page says so and where to add one, rather
  * than letting the list's queries fail one after another.
  */
-export default async function SandboxesPage({
-  searchParams,
-}: { searchParams?: Promise<{ creator?: string | string[] }> } = {}) {
+export default async function SandboxesPage() {
   const item = navItem("/sandboxes");
   // The permission GET /api/v1/sandboxes requires.
   const access = await requirePermission("sandboxes.read");
   if (!access.ok) return <Forbidden title={item.title} detail={access.detail} />;
   const connection = access.team.connection;
-  const asked = (await searchParams)?.creator;
-  const creator = typeof asked === "string" && asked ? await memberName(access.team, asked) : null;
+  // The "Created · by" column and the `?creator=` chip name the team's members from this map: one
+  // query here, none per row (no one outside the team is named).
+  const members = connection ? await memberNames(access.team) : {};
   // Create sandbox needs sandboxes.write: a role without it is told why instead.
   const readOnly = reasonFor(access.team, "sandboxes.write", "create sandboxes");
   return (
@@ -53,7 +51,7 @@ export default async function SandboxesPage({
       {connection ? (
         // useSearchParams() reads the URL on the client; the fallback shows until it has.
         <Suspense fallback={<Skeleton className="h-96 w-full" />}>
-          <SandboxList creator={creator} />
+          <SandboxList members={members} />
         </Suspense>
       ) : (
         <NoConnection>
@@ -65,10 +63,10 @@ export default async function SandboxesPage({
   );
 }
 
-/** The `?creator=` user's name, when they are a member of the acting team (no one else's name is told). */
-async function memberName(team: ActingTeam, userId: string): Promise<{ id: string; name: string } | null> {
+/** The acting team's members, user id → name (the email when no name is set). */
+async function memberNames(team: ActingTeam): Promise<Record<string, string>> {
   const db = await getMigratedDb();
-  if (!(await getMembership(db, team.team.id, userId))) return null;
-  const user = await findUserById(db, userId);
-  return user ? { id: user.id, name: user.name || user.email } : null;
+  const out: Record<string, string> = {};
+  for (const { user } of await listTeamMembers(db, team.team.id)) out[user.id] = user.name || user.email;
+  return out;
 }

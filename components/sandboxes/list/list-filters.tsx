@@ -20,10 +20,22 @@ interface Props {
   regions: readonly string[];
   /** How the `?creator=` chip names its user ("you", a member's name); the id when unknown. */
   creatorLabel: string | null;
+  /** The signed-in user's id: the "only mine" toggle is `?creator=<this id>`. */
+  viewerId: string | null;
 }
 
 /** Search by id, and the server-side filters: status, template, region, metadata key=value. */
-export function ListFilters({ state, onChange, search, onSearch, searchRef, templates, regions, creatorLabel }: Props) {
+export function ListFilters({
+  state,
+  onChange,
+  search,
+  onSearch,
+  searchRef,
+  templates,
+  regions,
+  creatorLabel,
+  viewerId,
+}: Props) {
   const ids = { search: useId(), template: useId(), region: useId(), meta: useId(), metaError: useId() };
   const [metaText, setMetaText] = useState("");
   const [metaError, setMetaError] = useState<string | null>(null);
@@ -149,6 +161,23 @@ export function ListFilters({ state, onChange, search, onSearch, searchRef, temp
         </div>
         {state.status.length === 0 ? (
           <span className="text-xs text-muted-foreground">(none chosen: all but terminated and expired)</span>
+        ) : null}
+        {viewerId ? (
+          // "Mine" is the creator filter set to the viewer (?creator=<own id>): one filter, one URL form.
+          <button
+            type="button"
+            aria-pressed={state.creator === viewerId}
+            onClick={() => set({ creator: state.creator === viewerId ? "" : viewerId })}
+            className={cn(
+              "h-7 rounded-full border px-3 text-xs font-medium transition-colors sm:ml-auto",
+              state.creator === viewerId
+                ? "border-primary bg-primary text-primary-foreground"
+                : "border-input bg-background hover:bg-accent",
+            )}
+            data-testid="mine-filter"
+          >
+            Only sandboxes I created
+          </button>
         ) : null}
       </div>
 

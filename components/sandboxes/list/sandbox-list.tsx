@@ -49,7 +49,12 @@ const SEARCH_URL_DELAY_MS = 300;
  * The sandbox list: URL-driven filters, pages loaded as the table scrolls, live refresh, live
  * telemetry for the rows on screen, bulk actions, and the empty, loading and error states.
  */
-export function SandboxList({ creator }: { creator?: { id: string; name: string } | null } = {}) {
+export function SandboxList({
+  members = {},
+}: {
+  /** The team's members (user id → name), from the server: the names in "Created · by" and the creator chip. */
+  members?: Readonly<Record<string, string>>;
+} = {}) {
   const searchParams = useSearchParams();
   const access = usePermissions();
   const userId = access.userId;
@@ -205,10 +210,11 @@ export function SandboxList({ creator }: { creator?: { id: string; name: string 
                 ? null
                 : state.creator === userId
                   ? "you"
-                  : creator?.id === state.creator
-                    ? creator.name
+                  : Object.hasOwn(members, state.creator)
+                    ? members[state.creator]!
                     : null
             }
+            viewerId={userId ?? null}
           />
         )}
 
@@ -277,6 +283,8 @@ export function SandboxList({ creator }: { creator?: { id: string; name: string 
               telemetry={telemetry}
               canLoadMore={!!hasNextPage && !list.isPlaceholderData}
               onLoadMore={loadMore}
+              viewerId={userId ?? null}
+              members={members}
             />
           </div>
         )}

@@ -2,6 +2,7 @@
 
 import { memo, useEffect, useMemo, useRef, type RefObject } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
+import { creatorName, userMetadata } from "../../../lib/sandbox-creator";
 import { cn } from "../../../lib/utils";
 import { StatusBadge } from "../status-badge";
 import { SandboxIdCell } from "./copy-id";
@@ -18,13 +19,14 @@ const ROW_HEIGHT = 44;
  * The cost's holds a fresh sandbox's "€0.000012" and "< €0.000001" (lib/format.ts formatEur).
  */
 const GRID =
-  "grid grid-cols-[2rem_11.5rem_6.5rem_8.5rem_minmax(6rem,1fr)_4.5rem_5rem_7.5rem_6rem] items-center gap-x-2 px-2";
+  "grid grid-cols-[2rem_11.5rem_6.5rem_8.5rem_minmax(6rem,1fr)_7rem_5rem_7.5rem_6rem] items-center gap-x-2 px-2";
 const COLUMNS = [
   "Id",
   "Status",
   "Template · size · network · region",
   "Metadata",
-  "Created",
+  // When, and by whom (a second line, not a column of its own: the live cost stays in view at 1280 px).
+  "Created · by",
   "Expires",
   "CPU · memory",
   "Cost so far",
@@ -45,7 +47,12 @@ interface Props {
   scrollRef?: RefObject<HTMLDivElement | null>;
   /** Rows can be selected for the bulk actions (false for a role that may not change sandboxes). */
   selectable?: boolean;
+  /** The "Created · by" column's names: the viewer's user id, and the team's members (id → name) from the server. */
+  viewerId?: string | null;
+  members?: Readonly<Record<string, string>>;
 }
+
+const NO_MEMBERS: Readonly<Record<string, string>> = {};
 
 /**
  * The virtualized table: only the rows in view (plus a few) are in the DOM, so 10,000 rows scroll
@@ -62,6 +69,8 @@ export function SandboxTable({
   onLoadMore,
   scrollRef,
   selectable = true,
+  viewerId = null,
+  members = NO_MEMBERS,
 }: Props) {
   const ownRef = useRef<HTMLDivElement>(null);
   const parentRef = scrollRef ?? ownRef;
@@ -144,6 +153,8 @@ export function SandboxTable({
               selected={selected.has(row.id)}
               onToggle={selectable ? onToggle : null}
               live={!scrolling}
+              viewerId={viewerId}
+              members={members}
             />
           ))}
         </div>
@@ -161,11 +172,23 @@ interface RowProps {
   onToggle: ((id: string, on: boolean) => void) | null;
   /** False while scrolling: the live cells wait until the table comes to rest. */
   live: boolean;
+  viewerId: string | null;
+  members: Readonly<Record<string, string>>;
 }
 
 const pending = <span className="text-muted-foreground">…</span>;
 
-const SandboxRow = memo(function SandboxRow({ row, index, top, selected, onToggle, live }: RowProps) {
+const SandboxRow = memo(function SandboxRow({
+  row,
+  index,
+  top,
+  selected,
+  onToggle,
+  live,
+  viewerId,
+  members,
+}: RowProps) {
+  const creator = creatorName(row.metadata, viewerId, members);
   return (
     <div
       role="row"
@@ -204,10 +227,27 @@ const SandboxRow = memo(function SandboxRow({ row, index, top, selected, onToggl
         </span>
       </div>
       <div role="cell" className="min-w-0">
-        <MetadataChips metadata={row.metadata} />
+        {/* Baton's stamp is shown as "Created · by", not as a chip. */}
+        <MetadataChips metadata={userMetadata(row.metadata)} />
       </div>
-      <div role="cell" className="text-xs">
-        {live ? <CreatedCell createdAt={row.created_at} /> : pending}
+      <div role="cell" className="flex min-w-0 flex-col text-xs leading-tight">
+        <span>{live ? <CreatedCell createdAt={row.created_at} /> : pending}</span>
+        <span
+          data-testid="created-by"
+          className={cn(
+            "truncate",
+            (creator.kind === "outside" || creator.kind === "former") && "text-muted-foreground",
+          )}
+          title={
+            creator.kind === "outside"
+              ? "Made outside Baton (an SDK or the API with a token): it carries no creator stamp."
+              : creator.kind === "former"
+                ? "Made by someone who is no longer a member of this team."
+                : `Created by ${creator.text}`
+          }
+        >
+          {creator.text}
+        </span>
       </div>
       <div role="cell" className="text-xs tabular-nums">
         {live ? <ExpiresCell status={row.status} expiresAt={row.expires_at} /> : pending}

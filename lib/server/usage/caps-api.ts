@@ -6,6 +6,7 @@ import type { Db } from "../db/index";
 import { listMembers } from "../members";
 import { actingCan } from "../rbac";
 import { capStates, listCaps } from "./caps-store";
+import type { CapsView } from "../../usage/caps-view";
 
 // What GET /api/usage/caps answers, and PUT's body. Caps are set in whole cents (limit_micro is a
 // multiple of 10,000 µ€), up to EUR 1,000,000.
@@ -24,33 +25,6 @@ export const CapBody = z.object({
     .refine((n) => n % 10_000 === 0, { error: "must be whole cents (a multiple of 10,000 micro-euros)" }),
   action: z.enum(CAP_ACTIONS, { error: "must be alert, block or pause" }),
 });
-
-export interface CapView {
-  id: string;
-  /** null: the team's cap. */
-  user_id: string | null;
-  user: { name: string | null; email: string } | null;
-  window: SpendCap["window"];
-  limit_micro: number;
-  action: SpendCap["action"];
-  /** From the job's last run in the current window; null before its first. */
-  spent_micro: number | null;
-  percent: number | null;
-  reached: boolean;
-  evaluated_at: string | null;
-  window_key: string;
-  /** The last pause the cap made, and what the upstream refused. */
-  last_result: unknown;
-}
-
-export interface CapsView {
-  caps: CapView[];
-  /** Everyone's caps (billing.manage, or admins and owners), or only the team's and the caller's own. */
-  scope: "team" | "self";
-  can_manage: boolean;
-  /** Who may raise a cap, in words. */
-  raisers: string;
-}
 
 /** Admins and owners see every cap and everyone's distance to it; others the team's and their own. */
 export function seesAllCaps(team: ActingTeam): boolean {
