@@ -4,7 +4,7 @@ import { screenshot, teamHref, watchForErrors } from "./helpers";
 
 // The sections of the console, in sidebar order (the owner sees the audit log too), and what each
 // says to a user with no connection yet: the resource pages say how to connect, the team's pages
-// show the team, and the unbuilt one names the issue that builds it.
+// show the team.
 const SECTIONS = [
   ["Sandboxes", "/sandboxes", "No orkestr connection yet"],
   ["Volumes", "/volumes", "No orkestr connection yet"],
@@ -13,7 +13,7 @@ const SECTIONS = [
   ["Webhooks", "/webhooks", "No orkestr connection yet"],
   ["Events", "/events", "No orkestr connection yet"],
   ["Limits", "/limits", "No orkestr connection yet"],
-  ["Usage", "/usage", "Not built yet: arrives with issue 22"],
+  ["Usage", "/usage", "No orkestr connection yet"],
   ["Team", "/team", "Who is in"],
   ["Audit log", "/audit", "Who did what in this team"],
   ["Settings", "/settings", "Your account: how you appear to your team"],

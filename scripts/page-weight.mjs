@@ -51,6 +51,7 @@ const BUDGETS = [
   { route: "/audit", kib: 200, note: "audit log (issue 21)" },
   { route: "/invite/[token]", kib: 200, note: "invitation page (issue 21)" },
   { route: "/limits", kib: 200, note: "limits page (issue 14: each new page at most 200 KiB)" },
+  { route: "/usage", kib: 200, note: "usage and cost (issue 22; recharts loads with its chart, after)" },
   { route: "/volumes", kib: 200, note: "volumes page (issue 14 budget)" },
   { route: "/templates", kib: 200, note: "templates (issue 14)" },
   { route: "/templates/new", kib: 200, note: "template create, CodeMirror loads on demand (issue 14)" },

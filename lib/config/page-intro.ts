@@ -34,8 +34,8 @@ const INTROS: Record<NavItem["href"], PageIntro> = {
     description: "Your plan's sizes, caps and budgets, and what is used of each.",
   },
   "/usage": {
-    description: "Compute and memory metered against your plan.",
-    arrivesWith: "issue 22",
+    description:
+      "What your sandboxes cost per day, member and sandbox, with the month's run-rate and forecast (days in UTC).",
   },
   "/team": {
     description: "Members, roles and invitations.",
