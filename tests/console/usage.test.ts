@@ -7,6 +7,9 @@ import { DELETE as terminate } from "../../app/api/v1/sandboxes/[id]/route";
 import { POST as execIn } from "../../app/api/v1/sandboxes/[id]/exec/route";
 import { GET as metricsOf } from "../../app/api/v1/sandboxes/[id]/metrics/route";
 import { POST as createSandbox } from "../../app/api/v1/sandboxes/route";
+import { GET as getSandbox } from "../../app/api/v1/sandboxes/[id]/route";
+import { listAuditEvents } from "../../lib/server/db/audit";
+import { setCap } from "../../lib/server/usage/caps-store";
 import { GET as engineUsage } from "../../app/api/v1/sandboxes/usage/route";
 import { addMember } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
@@ -195,6 +198,62 @@ describe.each(testBackends.slice(0, 1))("Baton's usage record on $name, against 
     const ownerB = await report(other.owner.cookie, `?from=${day}&to=${day}`);
     expect(ownerB.body.sandboxes).toEqual([]);
   }, 120_000);
+
+  it("a member's tiny pause cap, crossed by real work, pauses their sandbox at the job's run and refuses their next create; others go on", async () => {
+    const t = await team();
+    const made = async (cookie: string) => {
+      const res = await createSandbox(
+        request("/api/v1/sandboxes", { method: "POST", cookie, body: { template: "python-3.12" } }),
+        noParams,
+      );
+      return { status: res.status, body: (await jsonOf(res)) as { id: string; code?: string; detail?: string } };
+    };
+    const mine = (await made(t.member.cookie)).body.id;
+    const theirs = (await made(t.admin.cookie)).body.id;
+    await setCap(ctx.db(), {
+      teamId: t.teamId,
+      userId: t.member.id,
+      window: "day",
+      limitMicro: 0,
+      action: "pause",
+      by: t.owner.id,
+    });
+    const ran = await execIn(
+      request(`/api/v1/sandboxes/${mine}/exec`, {
+        method: "POST",
+        cookie: t.member.cookie,
+        body: { command: "timeout 1 sh -c 'yes > /dev/null'; true", timeout_seconds: 20 },
+      }),
+      params({ id: mine }),
+    );
+    expect(ran.status).toBe(200);
+    await readUsageOnce(ctx.db(), { teams: [t.teamId] });
+    const status = async (id: string, cookie: string) =>
+      (
+        (await jsonOf(await getSandbox(request(`/api/v1/sandboxes/${id}`, { cookie }), params({ id })))) as {
+          status: string;
+        }
+      ).status;
+    expect(await status(mine, t.member.cookie)).toBe("paused");
+    expect(await status(theirs, t.admin.cookie)).toBe("running");
+    const refused = await made(t.member.cookie);
+    expect(refused.status).toBe(402);
+    expect(refused.body).toMatchObject({
+      code: "spend_cap_reached",
+      detail: expect.stringContaining("Your daily spend cap"),
+    });
+    const allowed = await made(t.admin.cookie);
+    expect(allowed.status).toBe(201);
+    const events = await listAuditEvents(ctx.db(), { teamId: t.teamId });
+    expect(events.find((e) => e.action === "spend_cap.pause")).toMatchObject({ data: { paused: [mine] } });
+    for (const [id, cookie] of [
+      [mine, t.member.cookie],
+      [theirs, t.admin.cookie],
+      [allowed.body.id, t.admin.cookie],
+    ] as const)
+      await terminate(request(`/api/v1/sandboxes/${id}`, { method: "DELETE", cookie }), params({ id }));
+    await settleFinalReadings();
+  }, 60_000);
 
   it("validates the range with clear 422s; defaults to this UTC month", async () => {
     const t = await team();

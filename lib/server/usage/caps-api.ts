@@ -1,6 +1,6 @@
 import "server-only";
 import { z } from "zod";
-import { CAP_ACTIONS, CAP_WINDOWS, capPercent, capReached, windowKey, type SpendCap } from "../../usage/caps";
+import { CAP_ACTIONS, CAP_WINDOWS, capPercent, capReached, windowKey } from "../../usage/caps";
 import type { ActingTeam } from "../acting-team";
 import type { Db } from "../db/index";
 import { listMembers } from "../members";

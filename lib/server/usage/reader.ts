@@ -7,6 +7,7 @@ import type { Db } from "../db/index";
 import { acquireLease, processHolder } from "../db/leases";
 import type { TimerApi } from "../housekeeping";
 import { orkestrFor } from "../tokens";
+import { runTeamCaps } from "./caps-run";
 import { bookReading, finishMeter, openMeters } from "./record";
 
 // The reading job (issue 22): for each team with a working connection, the lifetime counters of its
@@ -168,6 +169,8 @@ async function readTeam(db: Db, teamId: string, options: ReadOptions): Promise<T
     }
   });
   await markRead(db, teamId, at());
+  // The team's spend caps, from the figures just booked (lib/server/usage/caps-run.ts).
+  await runTeamCaps(db, teamId, client, at());
   return { ...run, error: errors.length ? errors.slice(0, 3).join("; ") : null };
 }
 
