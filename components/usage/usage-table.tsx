@@ -52,7 +52,8 @@ export function UsageTableView({
   firstColumnIsHeader?: boolean;
 }) {
   return (
-    <TableScroll className="rounded-lg border">
+    // Focusable and named: on a phone the table scrolls sideways inside this box, by keyboard too.
+    <TableScroll className="rounded-lg border" tabIndex={0} role="region" aria-label={table.caption}>
       <table className="w-full text-sm" data-testid={`usage-table-${table.name}`}>
         <caption className="sr-only">{table.caption}</caption>
         <thead className="bg-muted/50 text-left text-xs text-muted-foreground">
