@@ -55,7 +55,12 @@ export const siemSecretAad = (teamId: string) => `audit_settings:${teamId}:siem_
 
 /** Origins allowed to be internal (operator setting), e.g. "http://127.0.0.1:9000". */
 export function streamAllowList(env: NodeJS.ProcessEnv = process.env): string[] {
-  return (env.BATON_AUDIT_STREAM_ALLOW ?? "")
+  return originList(env.BATON_AUDIT_STREAM_ALLOW);
+}
+
+/** The origins of a comma- or space-separated list of URLs (an operator's allow list); the rest dropped. */
+export function originList(value: string | undefined): string[] {
+  return (value ?? "")
     .split(/[\s,]+/)
     .filter(Boolean)
     .map((o) => {

@@ -1,7 +1,7 @@
 import "server-only";
 import { z } from "zod";
 import { formatMicro, type SpendCap } from "../../usage/caps";
-import { assertSafeStreamUrl, postOutgoing, signStreamBody } from "../audit/stream";
+import { assertSafeStreamUrl, originList, postOutgoing, signStreamBody } from "../audit/stream";
 import { decrypt, encrypt, randomToken } from "../crypto";
 import type { Db } from "../db/index";
 import { getTeam } from "../db/teams";
@@ -24,16 +24,7 @@ const ATTEMPTS = 3;
 const RETRY_MS = [1_000, 3_000];
 
 export function alertAllowList(env: NodeJS.ProcessEnv = process.env): string[] {
-  return (env.BATON_ALERT_WEBHOOK_ALLOW ?? "")
-    .split(/[\s,]+/)
-    .filter(Boolean)
-    .flatMap((o) => {
-      try {
-        return [new URL(o).origin];
-      } catch {
-        return [];
-      }
-    });
+  return originList(env.BATON_ALERT_WEBHOOK_ALLOW);
 }
 
 export interface AlertSettings {

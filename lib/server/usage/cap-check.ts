@@ -35,7 +35,7 @@ export async function reachedCap(
 }
 
 /** Who may raise a cap, in words: the owners, and the admins when the owners allow it. */
-function raisers(team: ActingTeam): string {
+export function capRaisers(team: Pick<ActingTeam, "team">): string {
   return actingCan({ role: "admin", team: team.team }, "billing.manage")
     ? "the team's owners and admins"
     : "the team's owners";
@@ -47,7 +47,7 @@ export async function assertUnderCaps(db: Db, team: ActingTeam, refused: string,
   if (!hit) return;
   throw new AppError(
     "spend_cap_reached",
-    capReachedDetail({ ...hit, teamName: team.team.name, raisers: raisers(team), refused }),
+    capReachedDetail({ ...hit, teamName: team.team.name, raisers: capRaisers(team), refused }),
   );
 }
 

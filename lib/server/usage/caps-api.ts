@@ -5,6 +5,7 @@ import type { ActingTeam } from "../acting-team";
 import type { Db } from "../db/index";
 import { listMembers } from "../members";
 import { actingCan } from "../rbac";
+import { capRaisers } from "./cap-check";
 import { capStates, listCaps } from "./caps-store";
 import type { CapsView } from "../../usage/caps-view";
 
@@ -39,11 +40,10 @@ export async function capsView(db: Db, team: ActingTeam, now = Date.now()): Prom
     caps.map((c) => c.id),
   );
   const members = new Map((await listMembers(db, team.team.id, now)).map((m) => [m.userId, m]));
-  const delegated = actingCan({ role: "admin", team: team.team }, "billing.manage");
   return {
     scope: all ? "team" : "self",
     can_manage: actingCan(team, "billing.manage"),
-    raisers: delegated ? "the team's owners and admins" : "the team's owners",
+    raisers: capRaisers(team),
     caps: caps.map((c) => {
       const key = windowKey(c.window, now);
       const s = states.get(c.id);
