@@ -108,6 +108,8 @@ export const AUDIT_ACTIONS = [
   "audit.purge",
   // Usage and cost (app/api/usage): the rate card
   "usage.rates_update",
+  // Agents over MCP (app/api/mcp): each tool call, with the tool's name and its sandbox
+  "mcp.tool_call",
   // A refused mutation no action above names (lib/server/route.ts refusedAction)
   "request.refused",
 ] as const;
