@@ -55,7 +55,7 @@ describe.each(testBackends)("personal API tokens on $name", (backend) => {
   const v1 = (
     path: string,
     token: string,
-    init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+    init: { method?: string; body?: object; headers?: Record<string, string> } = {},
   ) => request(path, { method: init.method, body: init.body, headers: { ...bearer(token), ...init.headers } });
 
   it("makes a token shown once, lists it without the secret, and audits it", async () => {

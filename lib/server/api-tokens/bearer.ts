@@ -1,5 +1,5 @@
 import "server-only";
-import { effectiveRole, scopeAllowed } from "../../api-tokens/scope";
+import { effectiveRole } from "../../api-tokens/scope";
 import { resolveTeamChoice, type ActingTeam } from "../acting-team";
 import { teamChoiceOf, type CurrentUser } from "../auth";
 import { safeEqual } from "../crypto";
@@ -97,7 +97,9 @@ export async function resolveBearer(
     listConnections(db, row.userId),
   ]);
   const mine = memberships.find((m) => m.team.id === row.teamId);
-  if (!user || user.disabledAt !== null || !mine || !scopeAllowed(mine.membership.role, row.scope)) return fail();
+  // A write token whose owner is now a viewer is revoked by the role change (lib/server/access.ts);
+  // should one survive (a change made outside Baton's paths), it still acts only as a viewer.
+  if (!user || user.disabledAt !== null || !mine) return fail();
 
   // The principal as route() sees it: a member of the token's team only, with the narrowed role,
   // and only connections bound to that team (one made without a team only if it is the user's one team).

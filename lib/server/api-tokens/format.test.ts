@@ -33,7 +33,14 @@ describe("personal API token format", () => {
 
   it("refuses other shapes", () => {
     const { token } = newApiToken();
-    for (const bad of ["", "bat_", token.slice(0, -1), `${token}x`, token.replace("bat_", "ork_"), `bat_${"-".repeat(38)}`])
+    for (const bad of [
+      "",
+      "bat_",
+      token.slice(0, -1),
+      `${token}x`,
+      token.replace("bat_", "ork_"),
+      `bat_${"-".repeat(38)}`,
+    ])
       expect(isWellFormedApiToken(bad), bad).toBe(false);
   });
 
