@@ -23,7 +23,10 @@ import { clientIp, isSecureRequest, userAgent } from "./request-info";
 //
 // In order, it: refuses Host names Baton does not serve (421 host_not_allowed); refuses cross-site
 // mutations (403 bad_origin); resolves the session (401 when required and missing) and the team the
-// request acts in, with the connection it goes through (lib/server/acting-team.ts); checks the
+// request acts in, with the connection it goes through (lib/server/acting-team.ts) — on /api/v1 an
+// `Authorization: Bearer bat_…` API token instead (lib/server/api-tokens/bearer.ts: no cookie read,
+// so no Origin check; its team fixed, its role narrowed by its scope; 401 invalid_token with
+// WWW-Authenticate); checks the
 // permission in that team (403 forbidden); awaits and zod-parses params, query and the
 // JSON body, counted as it arrives (413 past maxBodyBytes, 400 bad_request for unreadable JSON, 422
 // validation_error); runs the handler; records the audit event; and turns anything thrown into
