@@ -216,7 +216,7 @@ function TokenTable({ view, onRevoke }: { view: ApiTokensView; onRevoke: (t: Api
         <caption className="sr-only">
           {view.manages_all ? "Every API token of the team, newest first" : "Your API tokens, newest first"}
         </caption>
-        <thead className="border-b bg-muted/40 text-left text-xs text-muted-foreground">
+        <thead className="border-b bg-muted/40 text-left text-xs whitespace-nowrap text-muted-foreground">
           <tr>
             <th scope="col" className="px-3 py-2 font-medium">
               Name
@@ -251,12 +251,12 @@ function TokenTable({ view, onRevoke }: { view: ApiTokensView; onRevoke: (t: Api
             const s = status(t, now);
             return (
               <tr key={t.id} className="border-b last:border-0" data-testid="api-token-row" data-name={t.name}>
-                <td className="px-3 py-2">
-                  <div className="font-medium">{t.name}</div>
-                  <code className="font-mono text-xs text-muted-foreground">{t.hint}</code>
+                <td className="min-w-40 px-3 py-2">
+                  <div className="font-medium break-words">{t.name}</div>
+                  <code className="font-mono text-xs whitespace-nowrap text-muted-foreground">{t.hint}</code>
                 </td>
                 {view.manages_all ? (
-                  <td className="px-3 py-2">
+                  <td className="min-w-32 px-3 py-2">
                     {t.owner.name || t.owner.email}
                     {t.mine ? <span className="text-muted-foreground"> (you)</span> : null}
                   </td>
@@ -337,7 +337,7 @@ export function ApiTokensManager({ initial, teamName }: { initial: ApiTokensView
           <CardTitle>{view.manages_all ? "The team's tokens" : "Your tokens"}</CardTitle>
           <CardDescription>
             {view.manages_all
-              ? `Every member's tokens in ${teamName}: as an admin you can revoke any of them.`
+              ? `Every member's tokens in ${teamName}: as an admin or owner you can revoke any of them.`
               : `Your tokens in ${teamName}.`}{" "}
             Last use is recorded at most once a minute. Times are in your time zone (hover for UTC).
           </CardDescription>
