@@ -193,7 +193,9 @@ describe.each(testBackends)("personal API tokens on $name", (backend) => {
       .where("id", "=", expired.api_token.id)
       .execute();
     await expectInvalid(expired.token);
-    // Revoked by hand (a member, their own), audited; a second revocation changes nothing.
+    // Used once (so this process remembers it for a moment), then revoked by hand (a member, their
+    // own): refused on the very next request. A second revocation changes nothing.
+    expect((await listSandboxes(v1("/api/v1/sandboxes", token), noParams)).status).toBe(200);
     const del = await revokeRoute(request(`/api/tokens/${api_token.id}`, { method: "DELETE", cookie }), {
       params: Promise.resolve({ id: api_token.id }),
     });

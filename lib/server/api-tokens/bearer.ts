@@ -8,9 +8,10 @@ import { recordAudit } from "../db/audit";
 import { listConnections } from "../db/connections";
 import type { Db } from "../db/index";
 import { hitRateLimit } from "../db/rate-limit";
-import { listMembershipsForUser } from "../db/teams";
+import { listMembershipsForUser, type Team } from "../db/teams";
 import { findUserById } from "../db/users";
 import { AppError } from "../errors";
+import { remembered } from "../session-cache";
 import { apiTokenHash, API_TOKEN_PREFIX } from "./format";
 
 // A request made with a personal API token (`Authorization: Bearer bat_…`, only on /api/v1: see
@@ -86,33 +87,20 @@ export async function resolveBearer(
 
   const hash = apiTokenHash(token);
   if (!hash) return fail();
-  const row = await findApiTokenByHash(db, hash);
+  // Like a session, from the short-lived in-process memory (lib/server/session-cache.ts), which a
+  // revocation, a membership or a user change in this process empties at once.
+  const found = await remembered(
+    "api-token",
+    db,
+    hash,
+    () => loadToken(db, hash),
+    (f) => f.row.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY,
+    now,
+  );
   // The database found the row by its hash; the comparison that decides is constant-time.
-  if (!row || !safeEqual(row.tokenHash, hash)) return fail();
-  if (row.revokedAt !== null || (row.expiresAt !== null && row.expiresAt.getTime() <= now)) return fail();
-
-  const [user, memberships, connections] = await Promise.all([
-    findUserById(db, row.userId),
-    listMembershipsForUser(db, row.userId),
-    listConnections(db, row.userId),
-  ]);
-  const mine = memberships.find((m) => m.team.id === row.teamId);
-  // A write token whose owner is now a viewer is revoked by the role change (lib/server/access.ts);
-  // should one survive (a change made outside Baton's paths), it still acts only as a viewer.
-  if (!user || user.disabledAt !== null || !mine) return fail();
-
-  // The principal as route() sees it: a member of the token's team only, with the narrowed role,
-  // and only connections bound to that team (one made without a team only if it is the user's one team).
-  const single = memberships.length === 1;
-  const current: CurrentUser = {
-    user,
-    session: null,
-    via: { kind: "token", tokenId: row.id, tokenName: row.name, scope: row.scope },
-    memberships: [
-      { team: mine.team, membership: { ...mine.membership, role: effectiveRole(mine.membership.role, row.scope) } },
-    ],
-    connections: connections.filter((c) => c.teamId === row.teamId || (c.teamId === null && single)),
-  };
+  if (!found || !safeEqual(found.row.tokenHash, hash)) return fail();
+  const { row, current, mine } = found;
+  if (row.expiresAt !== null && row.expiresAt.getTime() <= now) return fail();
 
   const named = teamChoiceOf(req).slug;
   if (named && named !== mine.team.slug) {
@@ -127,19 +115,68 @@ export async function resolveBearer(
   return { current, team };
 }
 
+type TokenRow = NonNullable<Awaited<ReturnType<typeof findApiTokenByHash>>>;
+
+/**
+ * A live token's row and the principal it makes (see above), or null: unknown, revoked, its owner
+ * disabled or no longer in its team. Expiry is checked by the caller against the request's time.
+ */
+async function loadToken(
+  db: Db,
+  hash: string,
+): Promise<{ row: TokenRow; current: CurrentUser; mine: { team: Team } } | null> {
+  const row = await findApiTokenByHash(db, hash);
+  if (!row || row.revokedAt !== null) return null;
+  const [user, memberships, connections] = await Promise.all([
+    findUserById(db, row.userId),
+    listMembershipsForUser(db, row.userId),
+    listConnections(db, row.userId),
+  ]);
+  const mine = memberships.find((m) => m.team.id === row.teamId);
+  // A write token whose owner is now a viewer is revoked by the role change (lib/server/access.ts);
+  // should one survive (a change made outside Baton's paths), it still acts only as a viewer.
+  if (!user || user.disabledAt !== null || !mine) return null;
+  // The principal as route() sees it: a member of the token's team only, with the narrowed role,
+  // and only connections bound to that team (one made without a team only if it is the user's one team).
+  const single = memberships.length === 1;
+  const current: CurrentUser = {
+    user,
+    session: null,
+    via: { kind: "token", tokenId: row.id, tokenName: row.name, scope: row.scope },
+    memberships: [
+      { team: mine.team, membership: { ...mine.membership, role: effectiveRole(mine.membership.role, row.scope) } },
+    ],
+    connections: connections.filter((c) => c.teamId === row.teamId || (c.teamId === null && single)),
+  };
+  return { row, current, mine };
+}
+
+/** When this process last wrote each token's use: the remembered row's last_used_at lags behind it. */
+const lastWritten = new Map<string, number>();
+
 async function noteUse(
   db: Db,
   row: { id: string; name: string; scope: string; lastUsedAt: Date | null },
   at: { ip: string | null; now: number; teamId: string; userId: string },
 ): Promise<void> {
+  const written = lastWritten.get(row.id);
+  if (written !== undefined && at.now - written < LAST_USED_INTERVAL_MS) return;
+  const lastUsedAt =
+    written !== undefined && (row.lastUsedAt === null || written > row.lastUsedAt.getTime())
+      ? new Date(written)
+      : row.lastUsedAt;
   try {
     const touched = await touchApiToken(db, {
       id: row.id,
-      lastUsedAt: row.lastUsedAt,
+      lastUsedAt,
       ip: at.ip,
       now: at.now,
       minIntervalMs: LAST_USED_INTERVAL_MS,
     });
+    if (touched !== "skipped") {
+      if (lastWritten.size >= 10_000) lastWritten.delete(lastWritten.keys().next().value!);
+      lastWritten.set(row.id, at.now);
+    }
     if (touched !== "first") return;
     await recordAudit(db, {
       action: "api_token.first_use",

@@ -1,6 +1,7 @@
 import "server-only";
 import type { TokenScope } from "../../api-tokens/scope";
 import { newId } from "../ids";
+import { forgetRemembered } from "../session-cache";
 import type { Db } from "./index";
 
 // The api_tokens table (migration 0012): a member's personal API tokens, by hash. The rules (who may
@@ -165,6 +166,7 @@ export async function revokeApiToken(
     .where("team_id", "=", input.teamId)
     .where("revoked_at", "is", null)
     .executeTakeFirst();
+  forgetRemembered(); // lib/server/session-cache.ts: the bearer check reads the token again
   return Number(res.numUpdatedRows) === 1;
 }
 
@@ -193,6 +195,7 @@ export async function revokeApiTokensOf(
   if (input.scope) q = q.where("scope", "=", input.scope);
   if (input.neverExpiring) q = q.where("expires_at", "is", null);
   const rows = await q.returning(["id", "team_id", "name"]).execute();
+  if (rows.length > 0) forgetRemembered();
   return rows.map((r) => ({ id: r.id, teamId: r.team_id, name: r.name }));
 }
 
