@@ -57,9 +57,11 @@ function status(t: ApiTokenDto, now: number | null): { label: string; tone: "suc
 
 function When({ at }: { at: string | null }) {
   if (!at) return <span className="text-muted-foreground">—</span>;
+  // Date and time each unbroken, so a narrow column wraps between them and never inside a date.
+  const [date, time] = formatDateTime(at).split(" ");
   return (
     <time dateTime={at} title={formatUtc(at)}>
-      {formatDateTime(at)}
+      <span className="whitespace-nowrap">{date}</span> <span className="whitespace-nowrap">{time}</span>
     </time>
   );
 }
@@ -251,33 +253,33 @@ function TokenTable({ view, onRevoke }: { view: ApiTokensView; onRevoke: (t: Api
             const s = status(t, now);
             return (
               <tr key={t.id} className="border-b last:border-0" data-testid="api-token-row" data-name={t.name}>
-                <td className="min-w-40 px-3 py-2">
+                <td className="min-w-32 px-3 py-2">
                   <div className="font-medium break-words">{t.name}</div>
                   <code className="font-mono text-xs whitespace-nowrap text-muted-foreground">{t.hint}</code>
                 </td>
                 {view.manages_all ? (
-                  <td className="min-w-32 px-3 py-2">
+                  <td className="min-w-28 px-3 py-2">
                     {t.owner.name || t.owner.email}
                     {t.mine ? <span className="text-muted-foreground"> (you)</span> : null}
                   </td>
                 ) : null}
                 <td className="px-3 py-2 whitespace-nowrap">{SCOPE_LABELS[t.scope]}</td>
-                <td className="px-3 py-2 whitespace-nowrap">
+                <td className="px-3 py-2">
                   <When at={t.created_at} />
                 </td>
-                <td className="px-3 py-2 whitespace-nowrap" data-testid="api-token-last-used">
+                <td className="px-3 py-2" data-testid="api-token-last-used">
                   {t.last_used_at ? (
                     <>
                       <When at={t.last_used_at} />
                       {t.last_used_ip ? (
-                        <div className="font-mono text-xs text-muted-foreground">from {t.last_used_ip}</div>
+                        <div className="font-mono text-xs whitespace-nowrap text-muted-foreground">from {t.last_used_ip}</div>
                       ) : null}
                     </>
                   ) : (
                     <span className="text-muted-foreground">Never</span>
                   )}
                 </td>
-                <td className="px-3 py-2 whitespace-nowrap">{t.expires_at ? <When at={t.expires_at} /> : "Never"}</td>
+                <td className="px-3 py-2">{t.expires_at ? <When at={t.expires_at} /> : "Never"}</td>
                 <td className="px-3 py-2">
                   <Badge variant={s.tone}>{s.label}</Badge>
                 </td>
