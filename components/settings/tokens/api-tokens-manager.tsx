@@ -272,7 +272,9 @@ function TokenTable({ view, onRevoke }: { view: ApiTokensView; onRevoke: (t: Api
                     <>
                       <When at={t.last_used_at} />
                       {t.last_used_ip ? (
-                        <div className="font-mono text-xs whitespace-nowrap text-muted-foreground">from {t.last_used_ip}</div>
+                        <div className="font-mono text-xs whitespace-nowrap text-muted-foreground">
+                          from {t.last_used_ip}
+                        </div>
                       ) : null}
                     </>
                   ) : (
