@@ -94,7 +94,10 @@ async function main(): Promise<void> {
         const clients = new Map(
           teams.map((id) => [id, createOrkestrClient({ baseUrl: upstream.origin, token: id, maxRetries: 0 })]),
         );
-        const clientFor = async (_db: unknown, teamId: string) => clients.get(teamId) ?? null;
+        const clientFor = async (_db: unknown, teamId: string) => {
+          const client = clients.get(teamId);
+          return client ? { client, pauser: client, pauserUserId: null, noPauser: null } : null;
+        };
 
         console.log(
           `\n### ${backend.name}: ${SANDBOXES} running sandboxes per team, loopback upstream; best of ${RUNS} runs\n`,
