@@ -289,6 +289,9 @@ export interface UsageReaderOptions {
   timers?: TimerApi;
   intervalMs?: number;
   log?: (message: string, err?: unknown) => void;
+  /** This process's name in the lease (default processHolder(); tests play several instances). */
+  holder?: string;
+  clientFor?: TeamClientFor;
 }
 
 export type UsageReaderSchedule = LeasedJobSchedule<TeamRun[]>;
@@ -300,7 +303,9 @@ export function scheduleUsageReader(options: UsageReaderOptions): UsageReaderSch
   return scheduleLeasedJob({
     db: options.db,
     run: async (db) => {
-      const runs = await runUsageReader(db, intervalMs);
+      const runs = await runUsageReader(db, intervalMs, options.holder, Date.now(), {
+        ...(options.clientFor ? { clientFor: options.clientFor } : {}),
+      });
       for (const r of runs ?? []) if (r.error && r.error !== "no connection") log(`team ${r.teamId}: ${r.error}`);
       return runs;
     },
