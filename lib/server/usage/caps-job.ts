@@ -178,7 +178,11 @@ export async function enforceTeamCaps(
               now,
             );
           }
-          if (pauseFailed.length > 0) {
+          // The same failure as the last run's in this window (the same sandboxes, the same reasons) was
+          // said then: it is not audited and sent again every interval, or one email a minute buries it.
+          const before = sameWindow ? (previous?.lastResult as { failed?: unknown } | null | undefined) : null;
+          const repeated = JSON.stringify(before?.failed ?? []) === JSON.stringify(pauseFailed);
+          if (pauseFailed.length > 0 && !repeated) {
             await audit(
               db,
               teamId,
