@@ -8,6 +8,7 @@ import { testBackends, type TestDatabase } from "../db/test-backends";
 import { FORMER_MEMBER, buildUsageReport } from "./report";
 import { listAuditEvents } from "../db/audit";
 import { upsertConnection } from "../db/connections";
+import { alertText } from "./cap-alerts";
 import { setCap } from "./caps-store";
 import { runTeamCaps } from "./caps-run";
 import {
@@ -279,6 +280,24 @@ describe.each(testBackends)("the usage reader on $name", (backend) => {
     const failed = (await listAuditEvents(t.db, { teamId: team })).find((e) => e.action === "spend_cap.pause_failed");
     expect(failed).toMatchObject({ result: "no_pause_connection" });
     expect(JSON.stringify(failed!.data)).toContain("only viewers' connections");
+    // The alert says Baton could not pause, not that the orkestr API refused.
+    const text = alertText(
+      "C",
+      {
+        teamId: team,
+        cap: { id: "cap", teamId: team, userId: null, window: "day", limitMicro: 0, action: "pause" },
+        kind: "pause_failed",
+        threshold: null,
+        spentMicro: 0,
+        windowKey: "2031-07-03",
+        failed: decision!.pauseFailed,
+        cause: "no_pause_connection",
+      },
+      null,
+    );
+    expect(text).toMatch(/^C: the team's daily spend cap of €0\.00 is reached, but Baton could not pause/);
+    expect(text).toContain("only viewers' connections");
+    expect(text).not.toContain("orkestr API refused");
     void viewers;
   });
 
