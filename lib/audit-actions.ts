@@ -172,4 +172,5 @@ export const AUDIT_TARGET_TYPES = [
   "me",
   "admin",
   "auth",
+  "mcp",
 ] as const;

@@ -60,6 +60,12 @@ export interface RouteOptions<
   audit?: AuditAction;
   /** Largest accepted body in bytes (default 1 MiB). */
   maxBodyBytes?: number;
+  /**
+   * API tokens outside /api/v1: "only" for an endpoint that agents, not browsers, call (the MCP
+   * endpoint): a Bearer token is required, the cookie is never read. `challenge` is then the 401's
+   * WWW-Authenticate (e.g. with the endpoint's resource metadata).
+   */
+  tokens?: { only: true; challenge: (req: Request, presented: boolean) => string };
 }
 
 type Principal<A extends AuthMode> = A extends "user" ? CurrentUser : A extends "optional" ? CurrentUser | null : null;
@@ -152,6 +158,8 @@ const CONSOLE_REFUSALS: Record<string, ConsoleRefusal> = {
   "PUT /api/usage/caps": { action: "spend_cap.set", targetType: "spend_cap" },
   "DELETE /api/usage/caps/:id": { action: "spend_cap.delete", targetType: "spend_cap", target: ":id" },
   "POST /api/tokens": { action: "api_token.create", targetType: "api_token" },
+  // An MCP request refused before any tool ran (a token of the wrong scope, a revoked token…).
+  "POST /api/mcp": { action: "mcp.tool_call", targetType: "team", target: "team" },
   "DELETE /api/tokens/:id": { action: "api_token.revoke", targetType: "api_token", target: ":id" },
   "DELETE /api/hooks/receivers/:id": {
     action: "webhook_receiver.delete",
@@ -427,6 +435,8 @@ function withRequestId(response: Response, requestId: string): Response {
 export interface DeclaredRoute {
   auth: AuthMode;
   perm: Permission | undefined;
+  /** Bearer API tokens only (no session cookie is read). */
+  tokensOnly: boolean;
 }
 const declarations = new WeakMap<RouteHandler, DeclaredRoute>();
 
@@ -456,7 +466,8 @@ export function route<
     // A personal API token, on the v1 contract only (the console's own routes stay cookie-only):
     // then it alone says who is asking, the cookie is not read, and so no CSRF check is needed.
     const v1 = url.pathname === "/api/v1" || url.pathname.startsWith("/api/v1/");
-    const bearer = options.auth !== "public" && v1 ? bearerOf(req) : null;
+    const tokenOnly = options.tokens?.only === true;
+    const bearer = options.auth !== "public" && (v1 || tokenOnly) ? bearerOf(req) : null;
     try {
       const hostError = checkHost(req);
       if (hostError) throw hostError;
@@ -465,6 +476,11 @@ export function route<
 
       if (bearer !== null) {
         ({ current, team } = await resolveBearer(await getMigratedDb(), req, bearer, ip));
+      } else if (tokenOnly) {
+        throw new AppError(
+          "unauthorized",
+          "This endpoint needs a Baton API token: Authorization: Bearer bat_… (make one in Settings → API tokens).",
+        );
       } else if (options.auth !== "public") {
         current = await getUserFromRequest(req);
         if (!current && options.auth === "user")
@@ -562,11 +578,15 @@ export function route<
           data: { method: req.method, path: url.pathname },
         });
       }
-      if (response.status === 401 && v1) {
+      if (response.status === 401 && (v1 || tokenOnly)) {
         // RFC 6750: a 401 names the scheme; for a token that was presented, why it failed.
         response.headers.set(
           "www-authenticate",
-          bearer !== null ? 'Bearer realm="baton", error="invalid_token"' : 'Bearer realm="baton"',
+          options.tokens
+            ? options.tokens.challenge(req, bearer !== null)
+            : bearer !== null
+              ? 'Bearer realm="baton", error="invalid_token"'
+              : 'Bearer realm="baton"',
         );
       }
       return withRequestId(response, requestId);
@@ -605,7 +625,7 @@ export function route<
       }
     }
   };
-  declarations.set(handle, { auth: options.auth, perm: options.perm });
+  declarations.set(handle, { auth: options.auth, perm: options.perm, tokensOnly: options.tokens?.only === true });
   return handle;
 }
 

@@ -107,6 +107,8 @@ const INSTANCE_OWNER: Record<string, string> = {
 const READING_MUTATIONS: Record<string, string> = {
   "POST /api/v1/sandboxes/[id]/files/presign-download":
     "answers a download link (Baton's files/raw route, itself sandboxes.read); changes nothing",
+  "POST /api/mcp":
+    "JSON-RPC over POST: a read token may list and read; each tool's v1 call is checked by its own route",
 };
 
 interface RouteMethod {
@@ -383,7 +385,15 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
     const { auth, perm } = r.declared!;
     const stream = async (res: Response) => void (await res.body?.cancel().catch(() => undefined));
 
-    if (auth === "user") {
+    if (auth === "user" && r.declared!.tokensOnly) {
+      // An endpoint for agents (the MCP endpoint): a session cookie is never read, whoever's it is.
+      for (const principal of [null, ...PRINCIPALS]) {
+        const res = await send(r, principal);
+        expect(res.status, `${r.key} as ${principal ?? "nobody"} with a session cookie`).toBe(401);
+        expect(res.headers.get("www-authenticate"), r.key).toMatch(/^Bearer /);
+        expect(await jsonOf(res)).toMatchObject({ code: "unauthorized" });
+      }
+    } else if (auth === "user") {
       const anonymous = await send(r, null);
       expect(anonymous.status, `${r.key} without a session`).toBe(401);
       expect(await jsonOf(anonymous)).toMatchObject({ code: "unauthorized" });
@@ -453,7 +463,7 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
       const withToken = (key: string, headers: Record<string, string> = {}) =>
         send(r, null, { authorization: `Bearer ${tokens.get(key)!.token}`, ...headers });
 
-      if (!r.pattern.startsWith("/api/v1/")) {
+      if (!r.pattern.startsWith("/api/v1/") && !r.declared!.tokensOnly) {
         // The console's own routes are cookie-only: a token is not a session there.
         const res = await withToken("owner write");
         expect(res.status, `${r.key} with a token`).toBe(401);

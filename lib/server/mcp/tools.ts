@@ -11,7 +11,13 @@ import { callV1, type V1Call, type V1Route } from "./v1-call";
 // described for an agent, with the hints an MCP client uses to decide what to ask a person about.
 
 /** Told after each tool call: which tool, on which sandbox, and how it went (the audit entry). */
-export type ToolCallRecorder = (call: { tool: string; sandboxId: string | null; status: number }) => Promise<void>;
+export type ToolCallRecorder = (call: {
+  tool: string;
+  sandboxId: string | null;
+  status: number;
+  /** The refusal's code (spend_cap_reached, forbidden…), or null when it went through. */
+  code: string | null;
+}) => Promise<void>;
 
 const sandboxId = z
   .string()
@@ -54,9 +60,15 @@ export function registerTools(server: McpServer, from: Request, record: ToolCall
     sandbox: string | null,
   ): Promise<{ ok: true; body: unknown } | { ok: false; result: CallToolResult }> {
     const answer = await callV1(from, which, args);
-    await record({ tool, sandboxId: sandbox ?? createdId(answer.body), status: answer.status });
-    if (answer.status < 400) return { ok: true, body: answer.body };
-    return { ok: false, result: failed(refusalText(action, refusalOf(answer.status, answer.body))) };
+    const refusal = answer.status < 400 ? null : refusalOf(answer.status, answer.body);
+    await record({
+      tool,
+      sandboxId: sandbox ?? createdId(answer.body),
+      status: answer.status,
+      code: refusal ? (refusal.code ?? String(answer.status)) : null,
+    });
+    if (!refusal) return { ok: true, body: answer.body };
+    return { ok: false, result: failed(refusalText(action, refusal)) };
   }
 
   server.registerTool(
