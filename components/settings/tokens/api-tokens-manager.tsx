@@ -17,6 +17,7 @@ import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
+import { AgentSetup } from "./agent-setup";
 import { CopyButton } from "../../ui/copy-button";
 import { Dialog, DialogActions } from "../../ui/dialog";
 import { Input } from "../../ui/input";
@@ -103,6 +104,10 @@ function IssuedToken({ issued, onDone }: { issued: CreatedApiTokenDto; onDone: (
           <code className="min-w-0 break-all rounded bg-muted px-2 py-1 font-mono text-xs">{curl}</code>
           <CopyButton text={curl} label="Copy command" size="sm" variant="outline" />
         </div>
+        <p className="text-xs text-muted-foreground">
+          Or give it to a coding agent over MCP (<code className="font-mono">/api/mcp</code>), or to the orkestr SDK:
+        </p>
+        <AgentSetup token={issued.token} />
         <div>
           <Button size="sm" variant="ghost" onClick={onDone}>
             Done
@@ -335,6 +340,22 @@ export function ApiTokensManager({ initial, teamName }: { initial: ApiTokensView
           {issued ? <IssuedToken issued={issued} onDone={() => setIssued(null)} /> : null}
         </CardContent>
       </Card>
+
+      {issued ? null : (
+        <Card>
+          <CardHeader>
+            <CardTitle>Agents and the SDK</CardTitle>
+            <CardDescription>
+              Coding agents reach Baton over MCP at <code>/api/mcp</code>, scripts through the orkestr SDK at{" "}
+              <code>/api</code>, both with a token: what they do is under its role, the team&apos;s spend caps and the
+              audit log. Make a token above to get these with it filled in.
+            </CardDescription>
+          </CardHeader>
+          <CardContent>
+            <AgentSetup token="bat_YOUR_TOKEN" />
+          </CardContent>
+        </Card>
+      )}
 
       <Card>
         <CardHeader>
