@@ -47,6 +47,7 @@ const PARTS: Part[] = [
     postgres: true,
   },
   { name: "sso", script: "scripts/bench-sso.ts", what: "an SSO sign-in against a local IdP", console: true },
+  { name: "mcp", script: "scripts/bench-mcp.ts", what: "an MCP exec over a warm session vs /api/v1", console: true },
 ];
 
 function selected(argv: string[]): Part[] {
