@@ -56,6 +56,11 @@ export const AUDIT_ACTIONS = [
   "connection.activate",
   "connection.delete",
   "connection.first_use",
+  // Personal API tokens (app/api/tokens, lib/server/api-tokens/): made, first used, revoked (by a
+  // person, or by Baton when the owner leaves, is removed or disabled, or loses the role it needs)
+  "api_token.create",
+  "api_token.first_use",
+  "api_token.revoke",
   // Sandboxes (app/api/v1/sandboxes); exec, presign-download and terminal close are recorded when refused
   "sandbox.create",
   "sandbox.update",
@@ -134,6 +139,8 @@ export const AUDIT_RESULTS = [
   "account_disabled",
   "sso_required",
   "rate_limited",
+  "invalid_token",
+  "token_team_mismatch",
   // A spend cap blocked a request (402), or the upstream refused to pause for one
   "spend_cap_reached",
   "upstream_refused",
@@ -148,6 +155,7 @@ export const AUDIT_TARGET_TYPES = [
   "webhook",
   "webhook_receiver",
   "connection",
+  "api_token",
   "team",
   "member",
   "invitation",

@@ -2,15 +2,16 @@ import { TeamLink as Link } from "../layout/team-link";
 import { cn } from "../../lib/utils";
 
 // Settings' own navigation, above each settings page: the user's account, the team (admins), the
-// connections, and single sign-on (admins). A server component: the current page is marked with
+// connections, personal API tokens, and single sign-on (admins). A server component: the current page is marked with
 // aria-current, and links a role cannot use are not offered.
 
-export type SettingsSection = "account" | "team" | "connections" | "sso";
+export type SettingsSection = "account" | "team" | "connections" | "tokens" | "sso";
 
 const ITEMS: ReadonlyArray<{ id: SettingsSection; href: string; label: string; admin: boolean; prefetch?: false }> = [
   { id: "account", href: "/settings", label: "Account", admin: false },
   { id: "team", href: "/settings/team", label: "Team", admin: true },
   { id: "connections", href: "/settings/connections", label: "Connections", admin: false },
+  { id: "tokens", href: "/settings/tokens", label: "API tokens", admin: false },
   // Rarely visited, and its configuration is read on the server: loaded when clicked, not on every settings page.
   { id: "sso", href: "/settings/sso", label: "Single sign-on", admin: true, prefetch: false },
 ];

@@ -1,5 +1,5 @@
 import "server-only";
-import type { CurrentUser } from "./auth";
+import { sessionOf, type CurrentUser } from "./auth";
 import { hashPassword, verifyPassword } from "./crypto";
 import type { Db } from "./db/index";
 import { hitRateLimit, resetRateLimit } from "./db/rate-limit";
@@ -86,7 +86,7 @@ export async function changePassword(
   await setPasswordHash(db, current.user.id, await hashPassword(input.newPassword), now);
   await clearPendingLogins(db, current.user.id);
   const sessionsRevoked = await revokeAllSessionsForUser(db, current.user.id, {
-    exceptSessionId: current.session.id,
+    exceptSessionId: sessionOf(current).id,
     now,
   });
   return { sessionsRevoked };
@@ -96,7 +96,7 @@ export async function ownSessions(db: Db, current: CurrentUser): Promise<Session
   const sessions = await listActiveSessions(db, current.user.id);
   return sessions.map((s) => ({
     id: s.id,
-    current: s.id === current.session.id,
+    current: s.id === sessionOf(current).id,
     created_at: s.createdAt.toISOString(),
     last_seen_at: s.lastSeenAt.toISOString(),
     expires_at: s.expiresAt.toISOString(),

@@ -29,9 +29,18 @@ import { parseCookieHeader, readSessionId, type CookieEntry } from "./session-co
 // next-auth's JWT (lib/server/next-auth.ts); it only names a session (`sid`), and the session row
 // decides: revoked, expired, or a disabled user → no session, whatever the cookie says.
 
+/**
+ * How a request proved who it is: the session cookie, or a personal API token (only on /api/v1,
+ * lib/server/api-tokens/bearer.ts), which then also fixes the team and narrows the role. Audit rows
+ * name it (`credential`), and the SDK and MCP paths build on it.
+ */
+export type Via = { kind: "session" } | { kind: "token"; tokenId: string; tokenName: string; scope: "read" | "write" };
+
 export interface CurrentUser {
   user: User;
-  session: Session;
+  /** The session row; null for a request made with an API token (then `via` names the token). */
+  session: Session | null;
+  via: Via;
   /** The user's teams and roles, oldest membership first. */
   memberships: Array<{ team: Team; membership: Membership }>;
   /**
@@ -45,7 +54,11 @@ export interface CurrentUser {
 export const TOUCH_INTERVAL_MS = 60_000;
 
 /** The live session behind a `sid` with its user, memberships and connections, or null. Records activity once a minute. */
-export async function resolveSession(db: Db, sid: string, now = Date.now()): Promise<CurrentUser | null> {
+export async function resolveSession(
+  db: Db,
+  sid: string,
+  now = Date.now(),
+): Promise<(CurrentUser & { session: Session }) | null> {
   const found = await findValidSession(db, sid, { now });
   if (!found) return null;
   let session = found.session;
@@ -57,7 +70,7 @@ export async function resolveSession(db: Db, sid: string, now = Date.now()): Pro
     listMembershipsForUser(db, found.user.id),
     listConnections(db, found.user.id),
   ]);
-  return { user: found.user, session, memberships, connections };
+  return { user: found.user, session, via: { kind: "session" }, memberships, connections };
 }
 
 /**
@@ -72,8 +85,23 @@ async function currentFromCookies(list: CookieEntry[]): Promise<CurrentUser | nu
     db,
     sid,
     () => resolveSession(db, sid),
-    (current) => current.session.expiresAt.getTime(),
+    (current) => current.session?.expiresAt.getTime() ?? 0,
   );
+}
+
+/**
+ * The session of a signed-in request. The console's own routes (everything outside /api/v1) are
+ * reached only with the session cookie, so there it is always set; a request made with an API token
+ * has none and is refused as not signed in.
+ */
+export function sessionOf(current: CurrentUser): Session {
+  if (current.session) return current.session;
+  throw new AppError("unauthorized", "This needs a signed-in session; an API token cannot do it.");
+}
+
+/** One key per credential (the session, or the API token): what per-credential counters count by. */
+export function credentialKey(current: CurrentUser): string {
+  return current.via.kind === "token" ? `token:${current.via.tokenId}` : (current.session?.id ?? "none");
 }
 
 /** The signed-in user of a route handler's request (API routes go through lib/server/route.ts). */
@@ -215,7 +243,7 @@ async function audit(db: Db, input: Parameters<typeof recordAudit>[1]): Promise<
 /** Sign out: revokes this session server-side (the cookie is then worthless, even if kept). */
 export async function signOut(current: CurrentUser, info: { ip: string | null }): Promise<void> {
   const db = await getMigratedDb();
-  await revokeSessionById(db, current.session.id, current.user.id);
+  await revokeSessionById(db, sessionOf(current).id, current.user.id);
   await audit(db, { action: "auth.sign_out", userId: current.user.id, ip: info.ip });
 }
 

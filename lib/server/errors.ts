@@ -94,6 +94,11 @@ export const ERROR_CODES = {
   // does not exist (one answer for both); a user who already owns the most teams one may create.
   team_not_found: 404,
   team_limit: 409,
+  // Personal API tokens (issue 23, lib/server/api-tokens/): a bearer token that is not one, or
+  // revoked, or expired (401 with WWW-Authenticate: Bearer); one naming another team than its own.
+  invalid_token: 401,
+  token_team_mismatch: 403,
+  token_limit: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

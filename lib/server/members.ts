@@ -1,5 +1,5 @@
 import "server-only";
-import { changeMemberRole, removeTeamMember } from "./access";
+import { changeMemberRole, removeTeamMember, revokeApiTokensOfDisabledMember } from "./access";
 import type { Db } from "./db/index";
 import { resetRateLimit } from "./db/rate-limit";
 import { listActiveSessions, revokeAllSessionsForUser, revokeSessionById, type Session } from "./db/sessions";
@@ -243,7 +243,7 @@ export async function removeMemberFromTeam(
 export async function leaveTeam(db: Db, actor: Actor): Promise<{ before: MemberSnapshot; revokedTokens: number }> {
   const row = await target(db, actor.teamId, actor.userId);
   throwRefusal(canLeave(row.role as Role, { activeOwners: await activeOwners(db, actor.teamId) }));
-  const { revoked } = await removeTeamMember({ teamId: actor.teamId, userId: actor.userId }, { db });
+  const { revoked } = await removeTeamMember({ teamId: actor.teamId, userId: actor.userId, left: true }, { db });
   return { before: snapshot(row), revokedTokens: revoked };
 }
 
@@ -278,6 +278,7 @@ export async function disableMember(
   }
   const revokedSessions = await revokeAllSessionsForUser(db, userId, { now });
   const revokedTokens = await revokeEngineAccess(userId, { db, teamId: actor.teamId });
+  await revokeApiTokensOfDisabledMember({ teamId: actor.teamId, userId }, { db });
   return {
     before: snapshot(row),
     after: snapshot(await target(db, actor.teamId, userId)),

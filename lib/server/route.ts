@@ -5,6 +5,7 @@ import { HOST_NOT_ALLOWED, hostAllowed, originAllowed } from "../host-policy";
 import { knownBytes } from "./request-bytes";
 import { accessLost, openedWith, sessionEnded, type AccessLoss } from "./access-watch";
 import { TeamNotFoundError, type ActingTeam } from "./acting-team";
+import { bearerOf, resolveBearer, tokenCredential } from "./api-tokens/bearer";
 import { actingTeam, getUserFromRequest, refusal, teamChoiceOf, teamNotFound, type CurrentUser } from "./auth";
 import { recordAudit, type AuditEvent } from "./db/audit";
 import { getMigratedDb } from "./db/index";
@@ -22,7 +23,10 @@ import { clientIp, isSecureRequest, userAgent } from "./request-info";
 //
 // In order, it: refuses Host names Baton does not serve (421 host_not_allowed); refuses cross-site
 // mutations (403 bad_origin); resolves the session (401 when required and missing) and the team the
-// request acts in, with the connection it goes through (lib/server/acting-team.ts); checks the
+// request acts in, with the connection it goes through (lib/server/acting-team.ts) — on /api/v1 an
+// `Authorization: Bearer bat_…` API token instead (lib/server/api-tokens/bearer.ts: no cookie read,
+// so no Origin check; its team fixed, its role narrowed by its scope; 401 invalid_token with
+// WWW-Authenticate); checks the
 // permission in that team (403 forbidden); awaits and zod-parses params, query and the
 // JSON body, counted as it arrives (413 past maxBodyBytes, 400 bad_request for unreadable JSON, 422
 // validation_error); runs the handler; records the audit event; and turns anything thrown into
@@ -147,6 +151,8 @@ const CONSOLE_REFUSALS: Record<string, ConsoleRefusal> = {
   "PATCH /api/usage/alerts": { action: "spend_alert.settings_update", targetType: "team", target: "team" },
   "PUT /api/usage/caps": { action: "spend_cap.set", targetType: "spend_cap" },
   "DELETE /api/usage/caps/:id": { action: "spend_cap.delete", targetType: "spend_cap", target: ":id" },
+  "POST /api/tokens": { action: "api_token.create", targetType: "api_token" },
+  "DELETE /api/tokens/:id": { action: "api_token.revoke", targetType: "api_token", target: ":id" },
   "DELETE /api/hooks/receivers/:id": {
     action: "webhook_receiver.delete",
     targetType: "webhook_receiver",
@@ -447,16 +453,27 @@ export function route<
     const ua = userAgent(req.headers);
     let current: CurrentUser | null = null;
     let team: ActingTeam | null = null;
+    // A personal API token, on the v1 contract only (the console's own routes stay cookie-only):
+    // then it alone says who is asking, the cookie is not read, and so no CSRF check is needed.
+    const v1 = url.pathname === "/api/v1" || url.pathname.startsWith("/api/v1/");
+    const bearer = options.auth !== "public" && v1 ? bearerOf(req) : null;
     try {
       const hostError = checkHost(req);
       if (hostError) throw hostError;
-      const originError = checkOrigin(req);
+      const originError = bearer === null ? checkOrigin(req) : null;
       if (originError) throw originError;
 
-      if (options.auth !== "public") {
+      if (bearer !== null) {
+        ({ current, team } = await resolveBearer(await getMigratedDb(), req, bearer, ip));
+      } else if (options.auth !== "public") {
         current = await getUserFromRequest(req);
         if (!current && options.auth === "user")
-          throw new AppError("unauthorized", "You are not signed in, or your session has ended. Sign in again.");
+          throw new AppError(
+            "unauthorized",
+            !v1 && bearerOf(req) !== null
+              ? "API tokens are accepted only by /api/v1; this route needs a signed-in session."
+              : "You are not signed in, or your session has ended. Sign in again.",
+          );
         if (current) {
           try {
             team = actingTeam(current, teamChoiceOf(req));
@@ -469,7 +486,8 @@ export function route<
         }
       }
 
-      if (options.perm && !actingCan(team, options.perm)) throw new AppError("forbidden", refusal(team, options.perm));
+      if (options.perm && !actingCan(team, options.perm))
+        throw new AppError("forbidden", refusalFor(current, team, options.perm));
 
       const params = options.params ? parseWith(options.params, (await nextCtx?.params) ?? {}, "the URL") : undefined;
       const query = options.query ? parseWith(options.query, queryObject(url), "the query string") : undefined;
@@ -487,7 +505,13 @@ export function route<
       const signedIn = current;
       const recheck = async (): Promise<AccessLoss | null> => {
         if (!signedIn) return null;
-        const now = await getUserFromRequest(req);
+        const now =
+          bearer !== null
+            ? await resolveBearer(await getMigratedDb(), req, bearer, ip, { recheck: true }).then(
+                (p) => p.current,
+                () => null,
+              )
+            : await getUserFromRequest(req);
         if (!now || now.user.id !== signedIn.user.id) return sessionEnded(await getMigratedDb(), signedIn.user.id);
         return opened ? accessLost(now, opened) : null;
       };
@@ -538,6 +562,13 @@ export function route<
           data: { method: req.method, path: url.pathname },
         });
       }
+      if (response.status === 401 && v1) {
+        // RFC 6750: a 401 names the scheme; for a token that was presented, why it failed.
+        response.headers.set(
+          "www-authenticate",
+          bearer !== null ? 'Bearer realm="baton", error="invalid_token"' : 'Bearer realm="baton"',
+        );
+      }
       return withRequestId(response, requestId);
     }
 
@@ -551,7 +582,14 @@ export function route<
           userId: extra.userId !== undefined ? extra.userId : (current?.user.id ?? null),
           teamId: extra.teamId !== undefined ? extra.teamId : (team?.team.id ?? null),
           actorEmail: extra.actorEmail !== undefined ? extra.actorEmail : (current?.user.email ?? undefined),
-          credential: extra.credential !== undefined ? extra.credential : current ? "session" : null,
+          credential:
+            extra.credential !== undefined
+              ? extra.credential
+              : current?.via.kind === "token"
+                ? tokenCredential({ id: current.via.tokenId, name: current.via.tokenName })
+                : current
+                  ? "session"
+                  : null,
           target: extra.target ?? targetId,
           targetType,
           targetId,
@@ -569,6 +607,13 @@ export function route<
   };
   declarations.set(handle, { auth: options.auth, perm: options.perm });
   return handle;
+}
+
+/** Why the acting team does not grant `permission`; for a token, that its scope is what narrows it. */
+function refusalFor(current: CurrentUser | null, team: ActingTeam | null, permission: Permission): string {
+  if (current?.via.kind !== "token" || !team) return refusal(team, permission);
+  const scope = current.via.scope === "read" ? "read only" : "read and write, never the team's administration";
+  return `This API token (${scope}) acts as ${team.role} in ${team.team.name}, which does not allow this (${permission}).`;
 }
 
 /** A JSON response with a status (for handlers that answer something else than 200). */

@@ -1,7 +1,8 @@
 import "server-only";
 
 // A short-lived, in-process memory of who is asking and with what: resolved sessions (sid → user,
-// session row, memberships, connections without their tokens) and users' orkestr clients (user and
+// session row, memberships, connections without their tokens), resolved API tokens (hash → the same,
+// lib/server/api-tokens/bearer.ts) and users' orkestr clients (user and
 // connection → a client holding the decrypted token), so the checks behind every API call are not
 // four database reads and a decryption each time.
 //
@@ -33,7 +34,7 @@ interface Entry<T> {
 }
 
 /** What is remembered: kept apart, so a user id and a sid can never meet. */
-export type Kind = "session" | "connection";
+export type Kind = "session" | "connection" | "api-token";
 
 interface Store {
   epoch: number;

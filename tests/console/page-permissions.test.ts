@@ -159,6 +159,7 @@ const PAGE_PERMISSIONS: Record<string, string | null> = {
   "settings/page.tsx": null,
   "settings/sso/page.tsx": "team.manage", // GET /api/team/sso
   "settings/team/page.tsx": "team.manage", // GET /api/team
+  "settings/tokens/page.tsx": "team.read", // GET /api/tokens
   "audit/page.tsx": "audit.read", // GET /api/audit
   "layout.tsx": null,
 };

@@ -13,6 +13,9 @@ import { testBackends } from "../../lib/server/db/test-backends";
 import { createUser } from "../../lib/server/db/users";
 import { actingCan, can, ROLES, type Role } from "../../lib/server/rbac";
 import { declaredRoute, type DeclaredRoute } from "../../lib/server/route";
+import { effectiveRole, type TokenScope } from "../../lib/api-tokens/scope";
+import { newApiToken } from "../../lib/server/api-tokens/format";
+import { insertApiToken } from "../../lib/server/db/api-tokens";
 import { connectLocalEngine } from "../../lib/server/tokens";
 import { useLocalEngine } from "./engine-harness";
 import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb } from "./helpers";
@@ -285,6 +288,62 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
     sandboxId = ((await jsonOf(res)) as { id: string }).id;
   }, 60_000);
 
+  /**
+   * Personal API tokens (issue 23), on the owner's team: a read and a write token of the owner, a
+   * write token of the viewer (one Baton would not make, as if it survived a role change), and a
+   * revoked and an expired one. Keyed "<role> <scope>", or "revoked" / "expired".
+   */
+  const tokens = new Map<string, { token: string; role: Role; scope: TokenScope }>();
+
+  beforeAll(async () => {
+    const teamId = (
+      await ctx
+        .db()
+        .selectFrom("memberships")
+        .select("team_id")
+        .where("user_id", "=", users.get("owner")!)
+        .executeTakeFirstOrThrow()
+    ).team_id;
+    const viewerTeam = (
+      await ctx
+        .db()
+        .selectFrom("memberships")
+        .select("team_id")
+        .where("user_id", "=", users.get("viewer")!)
+        .executeTakeFirstOrThrow()
+    ).team_id;
+    const make = async (
+      key: string,
+      role: Role,
+      scope: TokenScope,
+      extra: { expiresAt?: number; revoke?: boolean } = {},
+    ) => {
+      const t = newApiToken();
+      const row = await insertApiToken(ctx.db(), {
+        teamId: role === "viewer" ? viewerTeam : teamId,
+        userId: users.get(role)!,
+        name: key,
+        hash: t.hash,
+        hint: t.hint,
+        scope,
+        expiresAt: extra.expiresAt ?? Date.now() + 3_600_000,
+      });
+      if (extra.revoke)
+        await ctx
+          .db()
+          .updateTable("api_tokens")
+          .set({ revoked_at: Date.now(), revoked_reason: "revoked" })
+          .where("id", "=", row.id)
+          .execute();
+      tokens.set(key, { token: t.token, role, scope });
+    };
+    await make("owner read", "owner", "read");
+    await make("owner write", "owner", "write");
+    await make("viewer write", "viewer", "write");
+    await make("revoked", "owner", "write", { revoke: true });
+    await make("expired", "owner", "write", { expiresAt: Date.now() - 1 });
+  });
+
   /** The route's params: the live sandbox for reads, unknown ids for mutations (so nothing is changed). */
   function paramsFor(r: RouteMethod): Record<string, string> {
     const params: Record<string, string> = {};
@@ -303,7 +362,11 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
   ): Promise<Response> {
     const params = paramsFor(r);
     const url = r.pattern.replace(/\[([^\]]+)\]/g, (_m, name: string) => encodeURIComponent(params[name]!));
-    const cookie = principal === null ? undefined : (await sessionCookie(ctx.db(), users.get(principal)!)).cookie;
+    // A bearer request carries no cookie at all.
+    const cookie =
+      principal === null || headers.authorization
+        ? undefined
+        : (await sessionCookie(ctx.db(), users.get(principal)!)).cookie;
     const body = SAFE.has(r.method) ? undefined : {};
     return r.handler(request(url, { method: r.method, cookie, body, headers }), { params: Promise.resolve(params) });
   }
@@ -381,6 +444,60 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
       expect(noFetchMetadata.status, `${r.key} with a foreign Origin`).toBe(403);
     }
   });
+
+  it.each(WRAPPED.filter((r) => r.declared!.auth === "user").map((r) => [r.key, r] as const))(
+    "%s with API tokens",
+    async (_key, r) => {
+      const { perm } = r.declared!;
+      const stream = async (res: Response) => void (await res.body?.cancel().catch(() => undefined));
+      const withToken = (key: string, headers: Record<string, string> = {}) =>
+        send(r, null, { authorization: `Bearer ${tokens.get(key)!.token}`, ...headers });
+
+      if (!r.pattern.startsWith("/api/v1/")) {
+        // The console's own routes are cookie-only: a token is not a session there.
+        const res = await withToken("owner write");
+        expect(res.status, `${r.key} with a token`).toBe(401);
+        expect(await jsonOf(res)).toMatchObject({ code: "unauthorized" });
+        return;
+      }
+      for (const key of ["owner read", "owner write", "viewer write"]) {
+        const { role, scope } = tokens.get(key)!;
+        const actsAs = effectiveRole(role, scope);
+        const allowed = perm ? can(actsAs, perm) : true;
+        const res = await withToken(key);
+        if (allowed) {
+          expect(await refusal(res), `${r.key} with a ${key} token (acts as ${actsAs}): ${res.status}`).toBeNull();
+        } else {
+          expect(res.status, `${r.key} with a ${key} token (acts as ${actsAs}, lacks ${perm})`).toBe(403);
+          expect(await jsonOf(res)).toMatchObject({ code: "forbidden", detail: expect.stringContaining(perm!) });
+        }
+        await stream(res);
+      }
+      // A read token is refused every mutation but the reading ones.
+      if (!SAFE.has(r.method) && READING_MUTATIONS[r.key] === undefined) {
+        const res = await withToken("owner read");
+        expect(res.status, `${r.key} with a read token`).toBe(403);
+      }
+      // Every route's two failures count against the one test address: the limiter is its own test
+      // (tests/tokens/api-tokens.test.ts), so start each route with a clean count.
+      await ctx.db().deleteFrom("login_attempts").where("key", "like", "api-token:%").execute();
+      for (const key of ["revoked", "expired"]) {
+        const res = await withToken(key);
+        expect(res.status, `${r.key} with a ${key} token`).toBe(401);
+        expect(res.headers.get("www-authenticate")).toContain('error="invalid_token"');
+        expect(await jsonOf(res)).toMatchObject({ code: "invalid_token" });
+      }
+      if (!SAFE.has(r.method)) {
+        // No cookie is read with a token, so another site's Origin is not a CSRF refusal.
+        const cross = await withToken("owner write", {
+          origin: "https://evil.example",
+          "sec-fetch-site": "cross-site",
+        });
+        expect(await refusal(cross), `${r.key} with a token from another site`).not.toBe("bad_origin");
+        await stream(cross);
+      }
+    },
+  );
 
   it("the viewer of A who owns B reads A's sandbox, and is refused exec and a terminal in it", async () => {
     const { cookie } = await sessionCookie(ctx.db(), users.get("viewer of A, owner of B")!);

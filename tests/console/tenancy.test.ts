@@ -159,6 +159,7 @@ describe.each(testBackends)("teams on the local engine ($name)", (backend) => {
     const third = await connect(member.id);
     expect(await removeTeamMember({ teamId: owner.teamId!, userId: member.id }, { db: ctx.db() })).toEqual({
       revoked: 1,
+      apiTokensRevoked: 0,
     });
     expect((await engineToken(third.conn.engineTokenId!)).revoked_at).not.toBeNull();
     expect(await listConnections(ctx.db(), member.id)).toEqual([]);

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { POST as invite } from "../../app/api/team/invitations/route";
+import { POST as createToken } from "../../app/api/tokens/route";
 import { GET as baseImages } from "../../app/api/v1/base-images/route";
 import { POST as snapshotSandbox } from "../../app/api/v1/sandboxes/[id]/snapshots/route";
 import { GET as getSandbox } from "../../app/api/v1/sandboxes/[id]/route";
@@ -17,6 +18,7 @@ import { POST as createWebhook } from "../../app/api/v1/webhooks/route";
 import { hitRateLimit } from "../../lib/server/db/rate-limit";
 import { addMember, getTeam } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
+import { scopesFor, type TokenScope } from "../../lib/api-tokens/scope";
 import { can, ROLES, type Permission, type Role } from "../../lib/server/rbac";
 import { setCap } from "../../lib/server/usage/caps-store";
 import { declaredRoute, type DeclaredRoute } from "../../lib/server/route";
@@ -117,7 +119,7 @@ const ROUTES = await discover();
 /** Which kind of team resource a route's first `[id]` (a member's `[userId]`) names, from its path. */
 function kindOf(pattern: string): Kind | null {
   const m =
-    /^\/api\/(?:v1\/)?(sandboxes|snapshots|templates|volumes|webhooks|hooks\/receivers|team\/invitations|usage\/caps)\/\[id\]|^\/api\/(team\/members)\/\[userId\]/.exec(
+    /^\/api\/(?:v1\/)?(sandboxes|snapshots|templates|volumes|webhooks|hooks\/receivers|team\/invitations|usage\/caps|tokens)\/\[id\]|^\/api\/(team\/members)\/\[userId\]/.exec(
       pattern,
     );
   return m ? ((m[1] ?? m[2]) as Kind) : null;
@@ -131,7 +133,8 @@ type Kind =
   | "hooks/receivers"
   | "team/members"
   | "team/invitations"
-  | "usage/caps";
+  | "usage/caps"
+  | "tokens";
 /** Kinds managed through the console's own database (members.manage), not the engine. */
 const PEOPLE: ReadonlySet<Kind> = new Set(["team/members", "team/invitations"]);
 /** Console-database kinds, and the permission under which B's own lookup runs (then 404, never 403). */
@@ -139,6 +142,8 @@ const CONSOLE_KINDS: ReadonlyMap<Kind, Permission> = new Map([
   ["team/members", "members.manage"],
   ["team/invitations", "members.manage"],
   ["usage/caps", "billing.manage"],
+  // A personal API token: every member manages their own (admins the team's), so every role's lookup runs.
+  ["tokens", "team.read"],
 ]);
 const WITH_ID = ROUTES.filter((r) => /\[[^\]]+\]/.test(r.pattern) && NOT_TEAM_RESOURCES[r.pattern] === undefined);
 
@@ -171,6 +176,8 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
   let teamAId = "";
   const ids = {} as Record<Kind, string>;
   const cookiesB = new Map<Role, string>();
+  /** B's people's API tokens: each role with each scope it may hold. */
+  const tokensB: Array<{ role: Role; scope: TokenScope; token: string }> = [];
   let snapshotBefore: Record<string, unknown> = {};
   let memberOfA = { email: "", sessionId: "" };
 
@@ -218,6 +225,12 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
         .selectFrom("spend_caps")
         .select(["id", "subject", "window", "limit_micro", "action"])
         .where("team_id", "=", teamAId)
+        .execute(),
+      apiTokens: await db
+        .selectFrom("api_tokens")
+        .select(["id", "name", "scope", "expires_at", "revoked_at"])
+        .where("team_id", "=", teamAId)
+        .orderBy("id")
         .execute(),
       lockout: await db
         .selectFrom("login_attempts")
@@ -285,7 +298,15 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
       })
     ).after.id;
 
-    // Team B: one user of each role, each connected to B's engine account.
+    // A's owner's personal API token (a console-database row B must neither see nor revoke).
+    ids.tokens = (
+      (await post(createToken, "/api/tokens", { name: "a-token", scope: "write" })) as unknown as {
+        api_token: { id: string };
+      }
+    ).api_token.id;
+
+    // Team B: one user of each role, each connected to B's engine account, with an API token of
+    // each scope the role may hold.
     const ownerB = await makeUser(ctx.db(), "owner");
     const teamB = ownerB.teamId!;
     for (const role of ROLES) {
@@ -297,6 +318,14 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
       }
       await connectLocalEngine(userId, { teamId: teamB });
       cookiesB.set(role, (await sessionCookie(ctx.db(), userId)).cookie);
+      for (const scope of scopesFor(role)) {
+        const res = await createToken(
+          request("/api/tokens", { method: "POST", cookie: cookiesB.get(role)!, body: { name: "b", scope } }),
+          noParams,
+        );
+        expect(res.status).toBe(201);
+        tokensB.push({ role, scope, token: ((await res.json()) as { token: string }).token });
+      }
     }
     // The template builds by itself: wait until it is done, so its own progress is not a "change".
     for (let i = 0; i < 120; i++) {
@@ -318,12 +347,19 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
         sessions: [{ id: memberOfA.sessionId, revoked_at: null }],
         lockout: [{ count: expect.anything() }],
         caps: [{ id: ids["usage/caps"], window: "month", limit_micro: 5_000_000, action: "block" }],
+        apiTokens: [{ id: ids.tokens, revoked_at: null }],
       },
     });
   }, 120_000);
 
   /** What `role` of B is answered for `id`, acting in B, or in the team `naming` names by its slug. */
-  async function answer(r: RouteMethod, role: Role, id: string, naming?: { slug: string; via: "header" | "query" }) {
+  async function answer(
+    r: RouteMethod,
+    role: Role,
+    id: string,
+    naming?: { slug: string; via: "header" | "query" },
+    bearer?: string,
+  ) {
     const params: Record<string, string> = {};
     for (const [, name] of r.pattern.matchAll(/\[([^\]]+)\]/g)) {
       if (name === "id" || name === "userId") params[name] = id;
@@ -337,9 +373,11 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
     const query = new URLSearchParams(QUERIES[r.key] ?? "");
     if (naming?.via === "query") query.set("team", naming.slug);
     if (query.size > 0) url += `?${query}`;
-    const headers = naming?.via === "header" ? { "x-baton-team": naming.slug } : undefined;
+    const headers: Record<string, string> = naming?.via === "header" ? { "x-baton-team": naming.slug } : {};
+    if (bearer) headers.authorization = `Bearer ${bearer}`;
     const body = SAFE.has(r.method) ? undefined : (BODIES[r.key] ?? {});
-    const res = await r.handler(request(url, { method: r.method, cookie: cookiesB.get(role)!, headers, body }), {
+    const cookie = bearer ? undefined : cookiesB.get(role)!;
+    const res = await r.handler(request(url, { method: r.method, cookie, headers, body }), {
       params: Promise.resolve(params),
     });
     const text = r.method === "HEAD" ? "" : await res.text();
@@ -377,6 +415,34 @@ describe.each(testBackends)("two teams × four roles on $name", (backend) => {
       }
     },
   );
+
+  it.each(WITH_ID.filter((r) => r.pattern.startsWith("/api/v1/")).map((r) => [r.key, r] as const))(
+    "%s with team B's API tokens: A's resource answers as one that never existed",
+    async (_k, r) => {
+      const real = ids[kindOf(r.pattern)!];
+      for (const { role, scope, token } of tokensB) {
+        const label = `${r.key} with a ${scope} token of B's ${role}`;
+        const forA = await answer(r, role, real, undefined, token);
+        expect(forA, label).toEqual(await answer(r, role, neverExisted(real), undefined, token));
+        expect(forA.status, label).toBeGreaterThanOrEqual(400);
+        expect(forA.status, label).not.toBe(401);
+      }
+    },
+  );
+
+  it("a team-B token naming team A is refused (the token fixes its team), whatever the role", async () => {
+    const slugA = (await getTeam(ctx.db(), teamAId))!.slug;
+    const get = WITH_ID.find((r) => r.key === "GET /api/v1/sandboxes/[id]")!;
+    for (const { role, scope, token } of tokensB)
+      for (const via of ["header", "query"] as const)
+        expect(
+          await answer(get, role, ids.sandboxes, { slug: slugA, via }, token),
+          `${role} ${scope} ${via}`,
+        ).toMatchObject({
+          status: 403,
+          code: "token_team_mismatch",
+        });
+  });
 
   it("a member of B naming team A on the people routes gets 404 team_not_found, as for a team that does not exist", async () => {
     const slugA = (await getTeam(ctx.db(), teamAId))!.slug;

@@ -1,3 +1,4 @@
+import { sessionOf } from "../../../lib/server/auth";
 import { updateProfile } from "../../../lib/server/account";
 import { getMigratedDb } from "../../../lib/server/db/index";
 import { route } from "../../../lib/server/route";
@@ -11,9 +12,9 @@ export const GET = route({ auth: "user" }, async ({ current, team: active }) => 
   return {
     user: { id: current.user.id, name: current.user.name, email: current.user.email },
     session: {
-      id: current.session.id,
-      created_at: current.session.createdAt.toISOString(),
-      expires_at: current.session.expiresAt.toISOString(),
+      id: sessionOf(current).id,
+      created_at: sessionOf(current).createdAt.toISOString(),
+      expires_at: sessionOf(current).expiresAt.toISOString(),
     },
     memberships: current.memberships.map(({ team, membership }) => ({
       team: { id: team.id, name: team.name, slug: team.slug },

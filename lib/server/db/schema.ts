@@ -269,6 +269,7 @@ export interface Database {
   spend_cap_state: SpendCapStateTable;
   spend_cap_alerts: SpendCapAlertsTable;
   spend_alert_settings: SpendAlertSettingsTable;
+  api_tokens: ApiTokensTable;
 }
 
 /** The last reading of one sandbox's lifetime counters (lib/server/usage/record.ts); whole milliseconds. */
@@ -422,4 +423,27 @@ export interface SsoTransactionsTable {
   created_at: EpochMs;
   expires_at: EpochMs;
   used_at: EpochMs | null;
+}
+
+/** A member's personal API token for one team (migration 0012; lib/server/api-tokens/). */
+export interface ApiTokensTable {
+  id: string;
+  team_id: string;
+  user_id: string;
+  name: string;
+  /** SHA-256 (hex) of the whole token: the token itself is never stored. */
+  token_hash: string;
+  /** "bat_…abcd", for lists. */
+  hint: string;
+  /** "read" or "write" (lib/server/api-tokens/scope.ts). */
+  scope: string;
+  created_at: EpochMs;
+  /** Null: never expires (admins and owners only). */
+  expires_at: EpochMs | null;
+  last_used_at: EpochMs | null;
+  last_used_ip: string | null;
+  revoked_at: EpochMs | null;
+  /** Who revoked it (a user id), or null when Baton did (the owner left, was disabled, lost the role). */
+  revoked_by: string | null;
+  revoked_reason: string | null;
 }

@@ -1,5 +1,6 @@
 import "server-only";
 import { ssoMessage, type SsoErrorCode } from "../../sso-messages";
+import { revokeTokensBeyondRole, revokeTokensOfUser } from "../api-tokens/manage";
 import { recordAudit } from "../db/audit";
 import type { Db } from "../db/index";
 import { createSession, SESSION_TTL_MS } from "../db/sessions";
@@ -294,6 +295,7 @@ export async function finishSsoSignIn(
   if (gateFailure) {
     if (membership && membership.role !== "owner") {
       await removeMember(db, { teamId: tx.teamId, userId: user!.id });
+      await revokeTokensOfUser(db, { userId: user!.id, teamId: tx.teamId, reason: "member_removed" });
       await recordAudit(db, {
         action: "member.remove",
         teamId: tx.teamId,
@@ -313,6 +315,7 @@ export async function finishSsoSignIn(
     jit = true;
   } else if (config.groupSync && membership.role !== "owner" && membership.role !== role) {
     await setMemberRole(db, { teamId: tx.teamId, userId: user!.id, role });
+    await revokeTokensBeyondRole(db, { userId: user!.id, teamId: tx.teamId, role });
     await recordAudit(db, {
       action: "member.role_change",
       teamId: tx.teamId,

@@ -11,6 +11,7 @@ import * as m0008 from "./0008_sso";
 import * as m0009 from "./0009_usage";
 import * as m0010 from "./0010_billing_delegation";
 import * as m0011 from "./0011_spend_caps";
+import * as m0012 from "./0012_api_tokens";
 
 // Every migration, imported statically: bundlers (Next.js) cannot glob a folder at runtime.
 // Names sort lexically; append new ones as "0002_<what>" and never edit a released migration.
@@ -26,6 +27,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0009_usage": m0009,
   "0010_billing_delegation": m0010,
   "0011_spend_caps": m0011,
+  "0012_api_tokens": m0012,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,3 +1,4 @@
+import { sessionOf } from "../../../../../lib/server/auth";
 import { getMigratedDb } from "../../../../../lib/server/db/index";
 import { feedResponse } from "../../../../../lib/server/hooks/feed-response";
 import { currentReceiver } from "../../../../../lib/server/hooks/setup";
@@ -13,7 +14,7 @@ export const GET = route({ auth: "user", perm: "webhooks.read" }, async ({ req, 
   const db = await getMigratedDb();
   const receiver = await currentReceiver(db, team);
   if (!receiver) return new Response(null, { status: 204 });
-  return feedResponse(current.session.id, new Set([receiver.id]), req.signal, async () => {
+  return feedResponse(sessionOf(current).id, new Set([receiver.id]), req.signal, async () => {
     // What route() checked (session, team, role, the same connection), and the receiver still there.
     const loss = await recheck();
     if (loss) return loss;

@@ -1,3 +1,4 @@
+import { sessionOf } from "../../../../../lib/server/auth";
 import { revokeOwnSession } from "../../../../../lib/server/account";
 import { getMigratedDb } from "../../../../../lib/server/db/index";
 import { AppError } from "../../../../../lib/server/errors";
@@ -11,6 +12,6 @@ export const runtime = "nodejs";
 export const DELETE = route({ auth: "user", params: SessionParams }, async ({ current, params, audit }) => {
   if (!(await revokeOwnSession(await getMigratedDb(), current, params.id)))
     throw new AppError("not_found", "No such session: it has ended already, or it is not yours.");
-  await audit("session.revoke", { target: current.user.id, data: { current: params.id === current.session.id } });
-  return { revoked: true, current: params.id === current.session.id };
+  await audit("session.revoke", { target: current.user.id, data: { current: params.id === sessionOf(current).id } });
+  return { revoked: true, current: params.id === sessionOf(current).id };
 });

@@ -1,3 +1,4 @@
+import { sessionOf } from "../../../../../../lib/server/auth";
 import { getMigratedDb } from "../../../../../../lib/server/db/index";
 import { memberSessions } from "../../../../../../lib/server/members";
 import { route } from "../../../../../../lib/server/route";
@@ -11,6 +12,6 @@ export const GET = route(
   { auth: "user", perm: "members.manage", params: MemberParams },
   async ({ team, params, current }) => {
     const sessions = await memberSessions(await getMigratedDb(), actorOf(team), params.userId);
-    return { sessions: sessions.map((s) => ({ ...toSessionDto(s), current: s.id === current.session.id })) };
+    return { sessions: sessions.map((s) => ({ ...toSessionDto(s), current: s.id === sessionOf(current).id })) };
   },
 );

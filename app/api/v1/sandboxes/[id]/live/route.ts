@@ -1,3 +1,4 @@
+import { credentialKey } from "../../../../../../lib/server/auth";
 import { liveResponse } from "../../../../../../lib/server/live/live-response";
 import { route } from "../../../../../../lib/server/route";
 import { LiveQuery } from "../../../../../../lib/validations/live";
@@ -15,7 +16,8 @@ export const GET = route(
   async ({ req, team, current, recheck, params, query }) =>
     liveResponse(
       team,
-      current!.session.id,
+      // Open streams are counted per credential: the session, or the API token.
+      credentialKey(current!),
       params.id,
       query.cursor ?? req.headers.get("last-event-id") ?? undefined,
       req.signal,
