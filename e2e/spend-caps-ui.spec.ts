@@ -102,11 +102,7 @@ async function checkA11y(page: Page, name: string, widths = [1280, 390]) {
 let maxId = "";
 let ninaId = "";
 
-test("the owner sets, edits and removes caps and chooses where alerts go", async ({
-  connected: page,
-  servers,
-  baseURL,
-}) => {
+test("the owner sets, edits and removes caps and chooses where alerts go", async ({ connected: page, servers }) => {
   test.setTimeout(240_000);
   maxId = addMember(servers, MAX, "member");
   ninaId = addMember(servers, NINA, "member");
