@@ -173,7 +173,7 @@ function CapsTable({
 }) {
   return (
     <TableScroll tabIndex={0} role="region" aria-label="Spend caps table">
-      <table className="w-full text-sm" data-testid="spend-caps-table">
+      <table className="w-full min-w-[52rem] text-sm" data-testid="spend-caps-table">
         <thead>
           <tr className="border-b text-left text-xs text-muted-foreground">
             <th scope="col" className="py-2 pr-4 font-medium">
