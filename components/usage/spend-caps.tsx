@@ -58,7 +58,12 @@ function windowText(cap: CapView): string {
 export function SpendCaps() {
   const caps = useQuery(capsQueries.list());
   return (
-    <section aria-labelledby="spend-caps-title" className="flex flex-col gap-3" data-testid="spend-caps">
+    <section
+      id="spend-caps"
+      aria-labelledby="spend-caps-title"
+      className="flex scroll-mt-20 flex-col gap-3"
+      data-testid="spend-caps"
+    >
       <h2 id="spend-caps-title" className="text-lg font-semibold">
         Spend caps
       </h2>
