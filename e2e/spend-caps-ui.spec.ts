@@ -268,6 +268,7 @@ test("a member sees the team's cap and their own, how close each is, and no cont
   await expect(section.getByTestId("spend-cap-row")).toHaveCount(2);
   await expect(row(page, null, "month")).toContainText("€25.00");
   await expect(row(page, maxId, "month")).toContainText("€10.50");
+  await expect(row(page, maxId, "month").getByRole("rowheader")).toContainText("You");
   await expect(row(page, ninaId, "month")).toHaveCount(0);
   await expectRowsMatchApi(page);
   await expect(section.getByRole("button", { name: "Set a cap" })).toHaveCount(0);

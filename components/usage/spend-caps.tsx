@@ -146,6 +146,7 @@ function CapsBody({ view }: { view: CapsView }) {
           <CardContent className="flex flex-col gap-3">
             <CapsTable
               caps={caps}
+              self={view.scope === "self"}
               canManage={view.can_manage}
               onEdit={(cap) => setEditing({ cap })}
               onRemove={setRemoving}
@@ -167,11 +168,14 @@ function CapsBody({ view }: { view: CapsView }) {
 
 function CapsTable({
   caps,
+  self,
   canManage,
   onEdit,
   onRemove,
 }: {
   caps: CapView[];
+  /** Only the team's cap and the caller's own: a member's cap is "You". */
+  self: boolean;
   canManage: boolean;
   onEdit: (cap: CapView) => void;
   onRemove: (cap: CapView) => void;
@@ -208,7 +212,7 @@ function CapsTable({
         </thead>
         <tbody>
           {caps.map((cap) => (
-            <CapRow key={cap.id} cap={cap} canManage={canManage} onEdit={onEdit} onRemove={onRemove} />
+            <CapRow key={cap.id} cap={cap} self={self} canManage={canManage} onEdit={onEdit} onRemove={onRemove} />
           ))}
         </tbody>
       </table>
@@ -218,17 +222,19 @@ function CapsTable({
 
 function CapRow({
   cap,
+  self,
   canManage,
   onEdit,
   onRemove,
 }: {
   cap: CapView;
+  self: boolean;
   canManage: boolean;
   onEdit: (cap: CapView) => void;
   onRemove: (cap: CapView) => void;
 }) {
   const status = capStatus(cap);
-  const subject = capSubject(cap);
+  const subject = self && cap.user_id ? "You" : capSubject(cap);
   const spent = cap.spent_micro === null ? "Not read yet" : eur(cap.spent_micro);
   return (
     <tr
@@ -240,7 +246,7 @@ function CapRow({
     >
       <th scope="row" className="py-3 pr-4 text-left font-medium">
         {subject}
-        {cap.user_id && cap.user?.name ? (
+        {cap.user && (self || cap.user.name) ? (
           <span className="block text-xs font-normal text-muted-foreground">{cap.user.email}</span>
         ) : null}
       </th>
