@@ -31,6 +31,8 @@ export default function AlertSettingsCard() {
   const [failure, setFailure] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
   const [confirmRotate, setConfirmRotate] = useState(false);
+  // The box shows the choice at once; the saved value again once the change is answered.
+  const [emailShown, setEmailShown] = useState<boolean | null>(null);
 
   if (settings.isPending) return <Skeleton className="h-40 w-full" />;
   if (settings.isError)
@@ -80,9 +82,13 @@ export default function AlertSettingsCard() {
             <input
               type="checkbox"
               className="size-4 accent-primary"
-              checked={s.email}
+              checked={emailShown ?? s.email}
               disabled={pending}
-              onChange={(e) => void save({ email: e.target.checked })}
+              onChange={(e) => {
+                const email = e.target.checked;
+                setEmailShown(email);
+                void save({ email }).finally(() => setEmailShown(null));
+              }}
               aria-describedby={`${ids}-email-hint`}
             />
             E-mail the team&apos;s owners and admins
