@@ -185,10 +185,10 @@ function CapsTable({
       <table className="w-full min-w-[52rem] text-sm" data-testid="spend-caps-table">
         <thead>
           <tr className="border-b text-left text-xs text-muted-foreground">
-            <th scope="col" className="py-2 pr-4 font-medium">
+            <th scope="col" className="min-w-40 py-2 pr-4 font-medium">
               For
             </th>
-            <th scope="col" className="py-2 pr-4 font-medium">
+            <th scope="col" className="min-w-44 py-2 pr-4 font-medium">
               Window
             </th>
             <th scope="col" className="min-w-48 py-2 pr-4 font-medium">
