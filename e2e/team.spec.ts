@@ -64,6 +64,9 @@ test("invite by mail, accept with a new account, make a viewer, remove: the engi
 }) => {
   test.setTimeout(180_000);
   const problems = watchForErrors(page);
+  const consoleLines: string[] = [];
+  page.on("console", (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
+  page.on("framenavigated", (f) => void (f === page.mainFrame() && consoleLines.push(`navigated: ${f.url()}`)));
   await page.goto("/team");
   await expect(page.getByRole("heading", { level: 1 })).toContainText(OWNER.teamName);
   await expect(page.getByTestId("member-row")).toHaveCount(1);
@@ -157,6 +160,14 @@ test("invite by mail, accept with a new account, make a viewer, remove: the engi
   // Said here rather than only at the end: a hydration error would show as a second, client-made
   // filter form below (seen once in CI), and the lookup by label would fail without saying why.
   expect(problems, "the audit log's first render").toEqual([]);
+  // One search form, and it stays one: a second, client-made copy of the page's form has appeared
+  // twice in CI (never locally, 46 runs), right after the table showed. A transient copy (a render
+  // being swapped in) settles here; a lasting one fails with the page's console, to find its cause.
+  await expect(page.getByRole("search", { name: "Audit log search" }))
+    .toHaveCount(1)
+    .catch((err: Error) => {
+      throw new Error(`${err.message}\nThe page's console since the test began:\n${consoleLines.join("\n")}`);
+    });
   const shownIds = () =>
     page
       .locator("[data-testid=audit-table] tbody tr[data-audit-id]")

@@ -6,6 +6,12 @@
 // SANDBOXES running sandboxes. The reference is the job's interval (60 s): each figure is printed
 // as ms per team and as the share of the interval one run takes. SQLite, and PostgreSQL when
 // DATABASE_URL or TEST_DATABASE_URL names one.
+//
+// The spend caps are part of every run (the job runs each team's caps right after booking its
+// readings: lib/server/usage/caps-run.ts), and so of the figure: each team has CAPS_PER_TEAM caps
+// (a monthly team cap that blocks and a daily member cap that pauses, neither reached, as on most
+// runs: spending per window from the record, the caps' state read and written). The caps' share is
+// printed beside the run (runTeamCaps alone, the same call the job makes, for the same teams).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { register } from "node:module";
@@ -21,6 +27,7 @@ const TEAM_COUNTS = [1, 10, 100];
 const SANDBOXES = 5;
 const RUNS = 3;
 const INTERVAL_MS = 60_000;
+const CAPS_PER_TEAM = 2;
 
 /** A loopback upstream: every token's account holds SANDBOXES running sandboxes whose counters grow per call. */
 function fakeUpstream(): Promise<{ origin: string; close(): Promise<void> }> {
@@ -74,6 +81,8 @@ async function main(): Promise<void> {
   const { testBackends } = await import("../lib/server/db/test-backends");
   const { migrateToLatest } = await import("../lib/server/db/index");
   const { readUsageOnce } = await import("../lib/server/usage/reader");
+  const { runTeamCaps } = await import("../lib/server/usage/caps-run");
+  const { setCap } = await import("../lib/server/usage/caps-store");
   const { createOrkestrClient } = await import("../lib/orkestr/core");
   const upstream = await fakeUpstream();
   const summary: Record<string, unknown> = {};
@@ -90,18 +99,54 @@ async function main(): Promise<void> {
             teams.map((id) => ({ id, name: id, slug: id.replace(/_/g, "-"), created_at: 0, spend_cap_eur: null })),
           )
           .execute();
+        // Each team's member (the sandboxes' creator) and its caps: large enough never to be reached.
+        await t.db
+          .insertInto("users")
+          .values(
+            teams.map((id) => ({
+              id: `usr_${id}`,
+              email: `${id}@example.com`,
+              email_normalized: `${id}@example.com`,
+              name: id,
+              password_hash: null,
+              created_at: 0,
+              updated_at: 0,
+              disabled_at: null,
+            })),
+          )
+          .execute();
+        await t.db
+          .insertInto("memberships")
+          .values(teams.map((id) => ({ team_id: id, user_id: `usr_${id}`, role: "member", created_at: 0 })))
+          .execute();
+        for (const teamId of teams) {
+          const by = `usr_${teamId}`;
+          await setCap(t.db, { teamId, userId: null, window: "month", limitMicro: 1e12, action: "block", by });
+          await setCap(t.db, { teamId, userId: by, window: "day", limitMicro: 1e11, action: "pause", by });
+        }
         // One client per team, as teamClient() gives one per team's connection.
         const clients = new Map(
           teams.map((id) => [id, createOrkestrClient({ baseUrl: upstream.origin, token: id, maxRetries: 0 })]),
         );
-        const clientFor = async (_db: unknown, teamId: string) => clients.get(teamId) ?? null;
+        const clientFor = async (_db: unknown, teamId: string) => {
+          const client = clients.get(teamId);
+          return client ? { client, pauser: client, pauserUserId: null, noPauser: null } : null;
+        };
 
         console.log(
           `\n### ${backend.name}: ${SANDBOXES} running sandboxes per team, loopback upstream; best of ${RUNS} runs\n`,
         );
-        console.log("| Teams | run | ms per team | reference (interval) | run ÷ interval | verdict |");
-        console.log("|---:|---:|---:|---:|---:|---|");
-        const results: Record<string, { run_ms: number; ms_per_team: number; share: number }> = {};
+        console.log(
+          `Each run reads and books every team, then runs its ${CAPS_PER_TEAM} spend caps (included in "run").\n`,
+        );
+        console.log(
+          "| Teams | run (reading + caps) | ms per team | of which caps, per team | reference (interval) | run ÷ interval | verdict |",
+        );
+        console.log("|---:|---:|---:|---:|---:|---:|---|");
+        const results: Record<
+          string,
+          { run_ms: number; ms_per_team: number; caps_ms_per_team: number; share: number }
+        > = {};
         for (const count of TEAM_COUNTS) {
           const subset = teams.slice(0, count);
           await readUsageOnce(t.db, { teams: subset, clientFor }); // warm: first readings
@@ -113,15 +158,29 @@ async function main(): Promise<void> {
             const failed = runs.filter((r) => r.error);
             if (failed.length) throw new Error(`${failed.length} teams failed: ${failed[0]!.error}`);
           }
+          // The caps' part: the job's own call for each team, as it makes it after the readings.
+          const caps: number[] = [];
+          for (let i = 0; i < RUNS; i++) {
+            const s = performance.now();
+            for (const teamId of subset) {
+              const client = clients.get(teamId)!;
+              const decisions = await runTeamCaps(t.db, teamId, { pauser: client, pauserUserId: null, noPauser: null });
+              if (decisions.length !== CAPS_PER_TEAM) throw new Error(`team ${teamId}: ${decisions.length} caps ran`);
+              if (decisions.some((d) => d.reached)) throw new Error(`team ${teamId}: a cap was reached`);
+            }
+            caps.push(performance.now() - s);
+          }
+          const capsBest = Math.min(...caps);
           const best = Math.min(...xs);
           const share = best / INTERVAL_MS;
           results[String(count)] = {
             run_ms: Number(best.toFixed(1)),
             ms_per_team: Number((best / count).toFixed(2)),
+            caps_ms_per_team: Number((capsBest / count).toFixed(2)),
             share: Number(share.toFixed(4)),
           };
           console.log(
-            `| ${count} | ${best.toFixed(1)} ms | ${(best / count).toFixed(2)} ms | ${INTERVAL_MS / 1000} s | ${(share * 100).toFixed(2)} % | ${best < INTERVAL_MS ? "fits the interval" : "OVER THE INTERVAL"} |`,
+            `| ${count} | ${best.toFixed(1)} ms | ${(best / count).toFixed(2)} ms | ${(capsBest / count).toFixed(2)} ms | ${INTERVAL_MS / 1000} s | ${(share * 100).toFixed(2)} % | ${best < INTERVAL_MS ? "fits the interval" : "OVER THE INTERVAL"} |`,
           );
         }
         summary[backend.name] = results;
@@ -133,7 +192,14 @@ async function main(): Promise<void> {
     await upstream.close();
   }
   console.log(
-    `\n${JSON.stringify({ bench: "usage-reader", sandboxes_per_team: SANDBOXES, interval_ms: INTERVAL_MS, ...summary })}`,
+    `\n${JSON.stringify({
+      bench: "usage-reader",
+      includes: "reading, booking and the spend caps job",
+      sandboxes_per_team: SANDBOXES,
+      caps_per_team: CAPS_PER_TEAM,
+      interval_ms: INTERVAL_MS,
+      ...summary,
+    })}`,
   );
 }
 

@@ -18,7 +18,9 @@ const whose = (m: SpendMeterData) =>
 
 export function SpendMeter({ meter }: { meter: SpendMeterData }) {
   const pct = Math.min(100, Math.floor(meter.percent));
-  const label = `${whose(meter)}: ${formatMicro(meter.spentMicro)} of ${formatMicro(meter.cap.limitMicro)} (${pct} %)`;
+  // The name starts with what the meter shows ("57 %"), as speech input expects (WCAG 2.5.3).
+  const cap = whose(meter);
+  const label = `${pct} % of ${cap[0]!.toLowerCase()}${cap.slice(1)} (${formatMicro(meter.spentMicro)} of ${formatMicro(meter.cap.limitMicro)})`;
   return (
     <Link
       href="/usage"

@@ -1,6 +1,7 @@
 import "server-only";
 import type { Db } from "./db/index";
 import { acquireLease, processHolder } from "./db/leases";
+import { scheduleLeasedJob, type LeasedJobSchedule, type TimerApi } from "./leased-job";
 import { purgeRateLimits } from "./db/rate-limit";
 import { purgeSessions } from "./db/sessions";
 import { applyAuditRetention } from "./audit/retention";
@@ -57,12 +58,7 @@ export async function runHousekeeping(
   return { sessions, rateLimits, auditPurged: purged.reduce((n, p) => n + p.deleted, 0) };
 }
 
-export interface TimerApi {
-  setTimeout(fn: () => void, ms: number): { unref?: () => unknown };
-  setInterval(fn: () => void, ms: number): { unref?: () => unknown };
-  clearTimeout(handle: unknown): void;
-  clearInterval(handle: unknown): void;
-}
+export type { TimerApi };
 
 export interface HousekeepingOptions {
   /** The database to clean, or null while there is none open (then the pass is skipped). */
@@ -76,56 +72,21 @@ export interface HousekeepingOptions {
   log?: (message: string, err?: unknown) => void;
 }
 
-export interface HousekeepingSchedule {
-  /** The pass the timers run; exposed for tests and shutdown hooks. */
-  tick(): Promise<HousekeepingResult | null>;
-  stop(): void;
-}
+export type HousekeepingSchedule = LeasedJobSchedule<HousekeepingResult>;
 
 /** Schedules housekeeping: a first pass after `firstDelayMs`, then one every `intervalMs`. */
 export function scheduleHousekeeping(options: HousekeepingOptions): HousekeepingSchedule {
-  const timers = options.timers ?? (globalThis as unknown as TimerApi);
   const now = options.now ?? Date.now;
   const intervalMs = options.intervalMs ?? HOUSEKEEPING.intervalMs;
-  const log = options.log ?? ((m: string, err?: unknown) => console.error(`[baton] housekeeping: ${m}`, err ?? ""));
-  let running: Promise<HousekeepingResult | null> | null = null;
-
-  const tick = (): Promise<HousekeepingResult | null> => {
-    // A slow pass is not overlapped by the next one.
-    if (running) return running;
-    const pass = (async () => {
-      try {
-        const pending = options.db();
-        if (!pending) return null;
-        return await runHousekeeping(await pending, now(), intervalMs, options.holder);
-      } catch (err) {
-        log("a pass failed (the next one will try again)", err);
-        return null;
-      }
-    })();
-    running = pass;
-    void pass.finally(() => {
-      if (running === pass) running = null;
-    });
-    return pass;
-  };
-
-  let interval: unknown = null;
-  const first = timers.setTimeout(() => {
-    void tick();
-    const handle = timers.setInterval(() => void tick(), intervalMs);
-    handle.unref?.();
-    interval = handle;
-  }, options.firstDelayMs ?? HOUSEKEEPING.firstDelayMs);
-  first.unref?.();
-
-  return {
-    tick,
-    stop() {
-      timers.clearTimeout(first);
-      if (interval !== null) timers.clearInterval(interval);
-    },
-  };
+  return scheduleLeasedJob({
+    db: options.db,
+    run: (db) => runHousekeeping(db, now(), intervalMs, options.holder),
+    intervalMs,
+    firstDelayMs: options.firstDelayMs ?? HOUSEKEEPING.firstDelayMs,
+    timers: options.timers,
+    log: options.log ?? ((m: string, err?: unknown) => console.error(`[baton] housekeeping: ${m}`, err ?? "")),
+    failure: "a pass failed (the next one will try again)",
+  });
 }
 
 const holder = globalThis as typeof globalThis & { __batonHousekeeping?: HousekeepingSchedule };

@@ -42,7 +42,7 @@ const PARTS: Part[] = [
   {
     name: "usage",
     script: "scripts/bench-usage.ts",
-    what: "the usage reading job's cost per team per run (1, 10, 100 teams)",
+    what: "the usage reading job's cost per team per run, its spend caps included (1, 10, 100 teams)",
     console: false,
     postgres: true,
   },

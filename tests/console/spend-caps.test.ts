@@ -320,6 +320,16 @@ describe.each(testBackends)("spend caps on $name", (backend) => {
     const [d2] = await enforceTeamCaps(ctx.db(), t.teamId, refusing.d, NOW + 60_000);
     expect(d2).toMatchObject({ reached: true, alerts: [], pauseFailed: [{ id: "sbx_x" }] });
     expect(refusing.alerts).toMatchObject([{ kind: "pause_failed", failed: [{ id: "sbx_x" }] }]);
+    // The same refusal on the next run is not said again (audit or alert); a different one is.
+    const [d3] = await enforceTeamCaps(ctx.db(), t.teamId, refusing.d, NOW + 120_000);
+    expect(d3).toMatchObject({ pauseFailed: [{ id: "sbx_x" }] });
+    expect(refusing.alerts).toHaveLength(1);
+    refusing.d.pause = async () => ({ paused: [], failed: [{ id: "sbx_y", detail: "paused-sandbox limit reached" }] });
+    await enforceTeamCaps(ctx.db(), t.teamId, refusing.d, NOW + 180_000);
+    expect(refusing.alerts.map((a) => a.failed?.[0]?.id)).toEqual(["sbx_x", "sbx_y"]);
+    expect(
+      (await listAuditEvents(ctx.db(), { teamId: t.teamId })).filter((e) => e.action === "spend_cap.pause_failed"),
+    ).toHaveLength(2);
     const events = await listAuditEvents(ctx.db(), { teamId: t.teamId });
     expect(events.filter((e) => e.action === "spend_cap.reached")).toHaveLength(1);
     expect(events.find((e) => e.action === "spend_cap.pause")).toMatchObject({

@@ -118,6 +118,13 @@ export function explainCreateError(error: OrkestrError): ExplainedError {
         advice: "Replace the token in Settings → Connections.",
         link: { href: "/settings/connections", label: "Open Connections" },
       };
+    case "spend_cap_reached":
+      return {
+        title: "A spend cap is reached",
+        advice:
+          "Nothing was created. The text below names the cap and who can raise it; its spending starts from zero again with its next UTC day or month.",
+        link: { href: "/usage", label: "See usage and caps" },
+      };
     case "insufficient_scope":
     case "forbidden":
       return {

@@ -124,6 +124,12 @@ export function alertText(teamName: string, alert: CapAlert, memberEmail: string
   const { cap } = alert;
   const whose = cap.userId ? `${memberEmail ?? "a member"}'s` : `the team's`;
   const window = cap.window === "month" ? "monthly" : "daily";
+  if (alert.kind === "pause_failed" && alert.cause === "no_pause_connection")
+    return (
+      `${teamName}: ${whose} ${window} spend cap of ${formatMicro(cap.limitMicro)} is reached, but Baton could not ` +
+      `pause the running sandboxes: ${alert.failed?.[0]?.detail ?? "no connection may pause them"} They keep ` +
+      `running and spending; pause or terminate them yourself.`
+    );
   if (alert.kind === "pause_failed")
     return (
       `${teamName}: ${whose} ${window} spend cap of ${formatMicro(cap.limitMicro)} is reached and Baton paused what ` +

@@ -42,6 +42,10 @@ export interface PauseOutcome {
   paused: string[];
   /** Pauses the upstream refused (e.g. its paused-sandbox limit), with why. */
   failed: { id: string; detail: string }[];
+  /** Why the pauses failed, as the audit's result: the upstream refused (default), or Baton had no connection that may pause. */
+  cause?: "upstream_refused" | "no_pause_connection";
+  /** The user whose connection paused (audited), when known. */
+  via?: string | null;
 }
 
 export interface CapAlert {
@@ -52,6 +56,7 @@ export interface CapAlert {
   spentMicro: number;
   windowKey: string;
   failed?: PauseOutcome["failed"];
+  cause?: PauseOutcome["cause"];
 }
 
 export interface CapsJobDeps {
@@ -156,7 +161,7 @@ export async function enforceTeamCaps(
         if (state.reachedAt === now)
           await audit(db, teamId, "spend_cap.reached", cap, { ...figures, blocks: true }, now);
         if (cap.action === "pause") {
-          const outcome = await deps.pause(teamId, cap.userId).catch((err: unknown) => ({
+          const outcome: PauseOutcome = await deps.pause(teamId, cap.userId).catch((err: unknown) => ({
             paused: [],
             failed: [{ id: "*", detail: err instanceof Error ? err.message : String(err) }],
           }));
@@ -164,9 +169,20 @@ export async function enforceTeamCaps(
           pauseFailed = outcome.failed;
           if (paused.length > 0) {
             state.actedAt = now;
-            await audit(db, teamId, "spend_cap.pause", cap, { ...figures, paused }, now);
+            await audit(
+              db,
+              teamId,
+              "spend_cap.pause",
+              cap,
+              { ...figures, paused, ...(outcome.via ? { via_user: outcome.via } : {}) },
+              now,
+            );
           }
-          if (pauseFailed.length > 0) {
+          // The same failure as the last run's in this window (the same sandboxes, the same reasons) was
+          // said then: it is not audited and sent again every interval, or one email a minute buries it.
+          const before = sameWindow ? (previous?.lastResult as { failed?: unknown } | null | undefined) : null;
+          const repeated = JSON.stringify(before?.failed ?? []) === JSON.stringify(pauseFailed);
+          if (pauseFailed.length > 0 && !repeated) {
             await audit(
               db,
               teamId,
@@ -174,7 +190,7 @@ export async function enforceTeamCaps(
               cap,
               { ...figures, failed: pauseFailed },
               now,
-              "upstream_refused",
+              outcome.cause ?? "upstream_refused",
             );
             await deps
               .notify({
@@ -185,6 +201,7 @@ export async function enforceTeamCaps(
                 spentMicro,
                 windowKey: key,
                 failed: pauseFailed,
+                ...(outcome.cause ? { cause: outcome.cause } : {}),
               })
               .catch(() => null);
           }

@@ -2,14 +2,16 @@ import "server-only";
 import type { OrkestrClient } from "../../orkestr/core";
 import { CREATOR_TEAM_KEY, CREATOR_USER_KEY } from "../../sandbox-creator";
 import type { Db } from "../db/index";
+import type { TeamConnection } from "./reader";
 import { notifyCapAlert } from "./cap-alerts";
 import { enforceTeamCaps, type CapDecision, type PauseOutcome } from "./caps-job";
 import { windowSpend } from "./spend";
 
 // The caps job as the usage reader runs it, right after it booked a team's readings (same lease,
 // same interval): spending from Baton's usage record (windowSpend), alerts by the team's channels,
-// and pauses through the same team connection the reader used. A pause first clears auto_resume,
-// or a preview request would wake the sandbox and spending would resume.
+// and pauses through a connection of a member whose role may pause (TeamConnection.pauser; when
+// there is none, the cap's pause fails, audited with why). A pause first clears auto_resume, or a
+// preview request would wake the sandbox and spending would resume.
 
 /** Pauses the team's running sandboxes (only `userId`'s when set), clearing auto_resume first. */
 export async function pauseRunning(
@@ -37,7 +39,7 @@ export async function pauseRunning(
 export async function runTeamCaps(
   db: Db,
   teamId: string,
-  client: OrkestrClient,
+  connection: Pick<TeamConnection, "pauser" | "pauserUserId" | "noPauser">,
   now = Date.now(),
 ): Promise<CapDecision[]> {
   try {
@@ -46,7 +48,14 @@ export async function runTeamCaps(
       teamId,
       {
         spend: (id, window) => windowSpend(db, id, window),
-        pause: (id, userId) => pauseRunning(client, id, userId),
+        pause: async (id, userId) =>
+          connection.pauser
+            ? { ...(await pauseRunning(connection.pauser, id, userId)), via: connection.pauserUserId }
+            : {
+                paused: [],
+                failed: [{ id: "*", detail: connection.noPauser ?? "No connection that may pause." }],
+                cause: "no_pause_connection" as const,
+              },
         notify: (alert) => notifyCapAlert(db, alert),
       },
       now,

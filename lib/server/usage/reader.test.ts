@@ -6,7 +6,19 @@ import { createOrkestrClient } from "../../orkestr/core";
 import { migrateToLatest } from "../db/index";
 import { testBackends, type TestDatabase } from "../db/test-backends";
 import { FORMER_MEMBER, buildUsageReport } from "./report";
-import { readUsageOnce, runUsageReader, usageIntervalMs } from "./reader";
+import { listAuditEvents } from "../db/audit";
+import { upsertConnection } from "../db/connections";
+import { alertText } from "./cap-alerts";
+import { setCap } from "./caps-store";
+import { runTeamCaps } from "./caps-run";
+import {
+  rankConnections,
+  readUsageOnce,
+  runUsageReader,
+  teamClient,
+  usageIntervalMs,
+  type TeamClientFor,
+} from "./reader";
 
 // The reading job against a loopback upstream that answers like the engine (a real HTTP server):
 // live sandboxes are read and booked for their creator, a terminated one gets its final reading, a
@@ -48,7 +60,7 @@ describe.each(testBackends)("the usage reader on $name", (backend) => {
   let server: http.Server;
   const sandboxes = new Map<string, FakeSandbox>();
   const teamId = "team_reader";
-  let clientFor: (db: unknown, id: string) => Promise<ReturnType<typeof createOrkestrClient> | null>;
+  let clientFor: TeamClientFor;
 
   beforeAll(async () => {
     t = await backend.open();
@@ -78,7 +90,8 @@ describe.each(testBackends)("the usage reader on $name", (backend) => {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const client = createOrkestrClient({ baseUrl: origin, token: "ork_test_token", maxRetries: 0 });
-    clientFor = async (_db, id) => (id === teamId ? client : null);
+    clientFor = async (_db, id) =>
+      id === teamId ? { client, pauser: client, pauserUserId: "usr_a", noPauser: null } : null;
   });
   afterAll(async () => {
     await new Promise<void>((r) => server.close(() => r()));
@@ -189,6 +202,103 @@ describe.each(testBackends)("the usage reader on $name", (backend) => {
     expect([a, b].filter((r) => r !== null)).toHaveLength(1);
     expect(await runUsageReader(t.db, 60_000, "instance-a", now + 59_999, { clientFor })).toBeNull();
     expect(await runUsageReader(t.db, 60_000, "instance-b", now + 60_000, { clientFor })).not.toBeNull();
+  });
+
+  it("pauses through a connection of a member whose role may pause; with only viewers', the pause fails, audited with why", async () => {
+    const team = "team_conn";
+    await t.db
+      .insertInto("teams")
+      .values({ id: team, name: "C", slug: "c", created_at: 0, spend_cap_eur: null })
+      .execute();
+    const person = async (id: string, role: string) => {
+      await t.db
+        .insertInto("users")
+        .values({
+          id,
+          email: `${id}@example.com`,
+          email_normalized: `${id}@example.com`,
+          name: id,
+          password_hash: null,
+          created_at: 0,
+          updated_at: 0,
+          disabled_at: null,
+        })
+        .execute();
+      await t.db.insertInto("memberships").values({ team_id: team, user_id: id, role, created_at: 0 }).execute();
+    };
+    const connect = (userId: string, now: number) =>
+      upsertConnection(t.db, {
+        userId,
+        teamId: team,
+        name: "Hosted",
+        baseUrl: "https://api.orkestr.example",
+        token: `ork_${userId}_token_0123456789`,
+        now,
+      });
+    // The viewer's connection is the newest and healthy: the reader reads through it, but it may not pause.
+    await person("usr_viewer", "viewer");
+    const viewers = await connect("usr_viewer", 3_000);
+    const only = await teamClient(t.db, team);
+    expect(only).toMatchObject({ pauser: null, pauserUserId: null });
+    expect(only!.client).toBeTruthy();
+    expect(only!.noPauser).toMatch(/No member whose role may pause sandboxes .* only viewers' connections/);
+
+    // A member's connection, older and last checked with an error, is still the one that pauses.
+    await person("usr_member", "member");
+    const members = await connect("usr_member", 1_000);
+    await t.db.updateTable("orkestr_connections").set({ last_error: "timeout" }).where("id", "=", members.id).execute();
+    await person("usr_gone", "admin");
+    await connect("usr_gone", 5_000);
+    await t.db.updateTable("memberships").set({ disabled_at: 1 }).where("user_id", "=", "usr_gone").execute();
+    expect(await teamClient(t.db, team)).toMatchObject({ pauserUserId: "usr_member", noPauser: null });
+
+    // The order, pure: healthy before failing, newer before older; pausing only by roles that may.
+    const ranked = rankConnections([
+      { id: "c1", userId: "usr_viewer", role: "viewer", lastError: null, updatedAt: 3 },
+      { id: "c2", userId: "usr_member", role: "member", lastError: "timeout", updatedAt: 1 },
+      { id: "c3", userId: "usr_owner", role: "owner", lastError: null, updatedAt: 2 },
+      { id: "c4", userId: "usr_odd", role: "auditor", lastError: null, updatedAt: 9 },
+    ]);
+    expect(ranked.read.map((c) => c.id)).toEqual(["c4", "c1", "c3", "c2"]);
+    expect(ranked.pause.map((c) => c.id)).toEqual(["c3", "c2"]);
+
+    // The caps job with only the viewer's connection: a reached pause cap fails to pause, and says why.
+    const now = Date.UTC(2031, 6, 3, 12);
+    await t.db.deleteFrom("orkestr_connections").where("id", "=", members.id).execute();
+    await setCap(t.db, {
+      teamId: team,
+      userId: null,
+      window: "day",
+      limitMicro: 0,
+      action: "pause",
+      by: "usr_viewer",
+      now,
+    });
+    const viewerOnly = await teamClient(t.db, team);
+    const [decision] = await runTeamCaps(t.db, team, viewerOnly!, now);
+    expect(decision).toMatchObject({ reached: true, paused: [], pauseFailed: [{ id: "*" }] });
+    const failed = (await listAuditEvents(t.db, { teamId: team })).find((e) => e.action === "spend_cap.pause_failed");
+    expect(failed).toMatchObject({ result: "no_pause_connection" });
+    expect(JSON.stringify(failed!.data)).toContain("only viewers' connections");
+    // The alert says Baton could not pause, not that the orkestr API refused.
+    const text = alertText(
+      "C",
+      {
+        teamId: team,
+        cap: { id: "cap", teamId: team, userId: null, window: "day", limitMicro: 0, action: "pause" },
+        kind: "pause_failed",
+        threshold: null,
+        spentMicro: 0,
+        windowKey: "2031-07-03",
+        failed: decision!.pauseFailed,
+        cause: "no_pause_connection",
+      },
+      null,
+    );
+    expect(text).toMatch(/^C: the team's daily spend cap of €0\.00 is reached, but Baton could not pause/);
+    expect(text).toContain("only viewers' connections");
+    expect(text).not.toContain("orkestr API refused");
+    void viewers;
   });
 
   it("the interval: BATON_USAGE_INTERVAL_MS, one minute by default, at least one second", () => {

@@ -4,8 +4,10 @@ import { OrkestrError } from "../../orkestr/errors";
 import type { Sandbox } from "../../orkestr/schemas/sandboxes";
 import { CREATOR_TEAM_KEY, CREATOR_USER_KEY } from "../../sandbox-creator";
 import type { Db } from "../db/index";
+import type { Role } from "../db/schema";
 import { acquireLease, processHolder } from "../db/leases";
-import type { TimerApi } from "../housekeeping";
+import { scheduleLeasedJob, type LeasedJobSchedule, type TimerApi } from "../leased-job";
+import { can } from "../rbac";
 import { orkestrFor } from "../tokens";
 import { runTeamCaps } from "./caps-run";
 import { bookReading, finishMeter, openMeters } from "./record";
@@ -39,36 +41,105 @@ export function usageIntervalMs(env: Record<string, string | undefined> = proces
   return Math.max(USAGE_READER.minIntervalMs, Math.round(raw));
 }
 
-/** An orkestr client of a team, or null when it has no connection Baton can use. */
-export type TeamClientFor = (db: Db, teamId: string) => Promise<OrkestrClient | null>;
+/**
+ * The connections the job uses for a team: one to read its sandboxes' counters, and one to pause
+ * them for a spend cap. Pausing is a change, so it goes through a connection of a member whose role
+ * may change sandboxes (sandboxes.write: owner, admin, member); a viewer's connection only reads.
+ */
+export interface TeamConnection {
+  /** Reads the team's sandboxes (any enabled member's working connection). */
+  client: OrkestrClient;
+  /** Pauses them, or null when no member whose role may pause has a usable connection. */
+  pauser: OrkestrClient | null;
+  /** Whose connection the pauser is (the audit names it), or null. */
+  pauserUserId: string | null;
+  /** Why there is no pauser (said in the audited spend_cap.pause_failed), or null. */
+  noPauser: string | null;
+}
+
+/** A team's connections for the job, or null when it has no connection Baton can use. */
+export type TeamClientFor = (db: Db, teamId: string) => Promise<TeamConnection | null>;
+
+export interface ConnectionCandidate {
+  id: string;
+  userId: string;
+  /** The member's role (a string as stored; an unknown one grants nothing). */
+  role: string;
+  lastError: string | null;
+  updatedAt: number;
+}
+
+const mayPause = (c: ConnectionCandidate) => can(c.role as Role, "sandboxes.write");
 
 /**
- * The connection the job reads a team through: a connection bound to the team (orkestr_connections
- * .team_id) of an enabled member, the last checked without error first, then the most recently
- * changed. On the local engine every member's token reaches the same account (one per team).
+ * The order the job tries a team's connections in: the last checked without error first, then the
+ * most recently changed; for pausing, only those whose member's role may change sandboxes.
+ */
+export function rankConnections(candidates: readonly ConnectionCandidate[]): {
+  read: ConnectionCandidate[];
+  pause: ConnectionCandidate[];
+} {
+  const read = [...candidates].sort(
+    (a, b) => Number(a.lastError !== null) - Number(b.lastError !== null) || b.updatedAt - a.updatedAt,
+  );
+  return { read, pause: read.filter((c) => mayPause(c)) };
+}
+
+/** Why no connection can pause, in the audit's words. */
+export function noPauserReason(candidates: readonly ConnectionCandidate[], unusable: number): string {
+  const writers = candidates.filter((c) => mayPause(c)).length;
+  if (writers === 0)
+    return (
+      "No member whose role may pause sandboxes (owner, admin or member) has an orkestr connection in this team; " +
+      "only viewers' connections, which Baton uses to read usage but not to pause."
+    );
+  return `The connections of the members who may pause sandboxes cannot be used (${unusable} unreadable token(s)); reconnect one.`;
+}
+
+/**
+ * The connections the job reads and pauses a team through: connections bound to the team
+ * (orkestr_connections.team_id) of enabled members. On the local engine every member's token
+ * reaches the same account (one per team).
  */
 export const teamClient: TeamClientFor = async (db, teamId) => {
   const rows = await db
     .selectFrom("orkestr_connections as c")
     .innerJoin("memberships as m", (j) => j.onRef("m.team_id", "=", "c.team_id").onRef("m.user_id", "=", "c.user_id"))
     .innerJoin("users as u", "u.id", "c.user_id")
-    .select(["c.id", "c.user_id", "c.last_error", "c.updated_at"])
+    .select(["c.id", "c.user_id", "c.last_error", "c.updated_at", "m.role"])
     .where("c.team_id", "=", teamId)
     .where("m.disabled_at", "is", null)
     .where("u.disabled_at", "is", null)
     .execute();
-  rows.sort(
-    (a, b) =>
-      Number(a.last_error !== null) - Number(b.last_error !== null) || Number(b.updated_at) - Number(a.updated_at),
-  );
-  for (const row of rows) {
-    try {
-      return await orkestrFor(row.user_id, { db, connectionId: row.id, client: { maxRetries: 0, timeoutMs: 15_000 } });
-    } catch {
-      // An unreadable token (vault key changed, plain-http URL): the next connection.
-    }
+  const candidates: ConnectionCandidate[] = rows.map((r) => ({
+    id: r.id,
+    userId: r.user_id,
+    role: r.role,
+    lastError: r.last_error,
+    updatedAt: Number(r.updated_at),
+  }));
+  const ranked = rankConnections(candidates);
+  const opened = new Map<string, OrkestrClient | null>();
+  const open = async (c: ConnectionCandidate): Promise<OrkestrClient | null> => {
+    if (!opened.has(c.id))
+      opened.set(
+        c.id,
+        await orkestrFor(c.userId, { db, connectionId: c.id, client: { maxRetries: 0, timeoutMs: 15_000 } }).catch(
+          // An unreadable token (vault key changed, plain-http URL): the next connection.
+          () => null,
+        ),
+      );
+    return opened.get(c.id)!;
+  };
+  let client: OrkestrClient | null = null;
+  for (const c of ranked.read) if ((client = await open(c))) break;
+  if (!client) return null;
+  for (const c of ranked.pause) {
+    const pauser = await open(c);
+    if (pauser) return { client, pauser, pauserUserId: c.userId, noPauser: null };
   }
-  return null;
+  const unusable = ranked.pause.filter((c) => opened.get(c.id) === null).length;
+  return { client, pauser: null, pauserUserId: null, noPauser: noPauserReason(candidates, unusable) };
 };
 
 export interface TeamRun {
@@ -139,8 +210,9 @@ export async function readSandbox(
 async function readTeam(db: Db, teamId: string, options: ReadOptions): Promise<TeamRun> {
   const run: TeamRun = { teamId, read: 0, finished: 0, error: null };
   const at = () => options.now ?? Date.now();
-  const client = await (options.clientFor ?? teamClient)(db, teamId);
-  if (!client) return { ...run, error: "no connection" };
+  const connection = await (options.clientFor ?? teamClient)(db, teamId);
+  if (!connection) return { ...run, error: "no connection" };
+  const { client } = connection;
   const targets = new Map<
     string,
     { id: string; userId: string | null; template: string | null; status: string | null }
@@ -170,7 +242,7 @@ async function readTeam(db: Db, teamId: string, options: ReadOptions): Promise<T
   });
   await markRead(db, teamId, at());
   // The team's spend caps, from the figures just booked (lib/server/usage/caps-run.ts).
-  await runTeamCaps(db, teamId, client, at());
+  await runTeamCaps(db, teamId, connection, at());
   return { ...run, error: errors.length ? errors.slice(0, 3).join("; ") : null };
 }
 
@@ -217,57 +289,32 @@ export interface UsageReaderOptions {
   timers?: TimerApi;
   intervalMs?: number;
   log?: (message: string, err?: unknown) => void;
+  /** This process's name in the lease (default processHolder(); tests play several instances). */
+  holder?: string;
+  clientFor?: TeamClientFor;
 }
 
-export interface UsageReaderSchedule {
-  tick(): Promise<TeamRun[] | null>;
-  stop(): void;
-}
+export type UsageReaderSchedule = LeasedJobSchedule<TeamRun[]>;
 
 /** Schedules the job: a first run after a few seconds, then one per interval (timers unref'd). */
 export function scheduleUsageReader(options: UsageReaderOptions): UsageReaderSchedule {
-  const timers = options.timers ?? (globalThis as unknown as TimerApi);
   const intervalMs = options.intervalMs ?? usageIntervalMs();
   const log = options.log ?? ((m: string, err?: unknown) => console.error(`[baton] usage reader: ${m}`, err ?? ""));
-  let running: Promise<TeamRun[] | null> | null = null;
-  const tick = (): Promise<TeamRun[] | null> => {
-    if (running) return running;
-    const pass = (async () => {
-      try {
-        const pending = options.db();
-        if (!pending) return null;
-        const runs = await runUsageReader(await pending, intervalMs);
-        for (const r of runs ?? []) if (r.error && r.error !== "no connection") log(`team ${r.teamId}: ${r.error}`);
-        return runs;
-      } catch (err) {
-        log("a run failed (the next one will try again)", err);
-        return null;
-      }
-    })();
-    running = pass;
-    void pass.finally(() => {
-      if (running === pass) running = null;
-    });
-    return pass;
-  };
-  let interval: unknown = null;
-  const first = timers.setTimeout(
-    () => {
-      void tick();
-      const handle = timers.setInterval(() => void tick(), intervalMs);
-      handle.unref?.();
-      interval = handle;
+  return scheduleLeasedJob({
+    db: options.db,
+    run: async (db) => {
+      const runs = await runUsageReader(db, intervalMs, options.holder, Date.now(), {
+        ...(options.clientFor ? { clientFor: options.clientFor } : {}),
+      });
+      for (const r of runs ?? []) if (r.error && r.error !== "no connection") log(`team ${r.teamId}: ${r.error}`);
+      return runs;
     },
-    Math.min(USAGE_READER.firstDelayMs, intervalMs),
-  );
-  first.unref?.();
-  return {
-    tick,
-    stop() {
-      timers.clearTimeout(first);
-      if (interval !== null) timers.clearInterval(interval);
-    },
-  };
+    intervalMs,
+    firstDelayMs: Math.min(USAGE_READER.firstDelayMs, intervalMs),
+    timers: options.timers,
+    log,
+    failure: "a run failed (the next one will try again)",
+  });
 }
 
 const holder = globalThis as typeof globalThis & { __batonUsageReader?: UsageReaderSchedule };

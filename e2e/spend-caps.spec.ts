@@ -1,0 +1,478 @@
+import type { APIRequestContext, Page } from "@playwright/test";
+import { execFileSync } from "node:child_process";
+import { createHmac, timingSafeEqual } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import type { CapsView } from "../lib/usage/caps-view";
+import { startSmtpServer, type TestSmtpServer } from "../tests/helpers/smtp-server";
+import { seriousAxeViolations } from "./a11y";
+import { expect, OWNER, ROOT, test as base } from "./fixtures";
+import { screenshot, watchForErrors } from "./helpers";
+
+// Spend caps acting end to end against the real engine (issue 22), seen from the owner's and a
+// member's browsers: real work (`yes > /dev/null` in a sandbox) crosses a tiny cap; Baton's usage
+// job (every 2 s here) books it, alerts by email (a real SMTP server this spec starts) and by a
+// signed webhook (a loopback receiver this spec starts, allowed by BATON_ALERT_WEBHOOK_ALLOW), and
+// acts: a "pause" cap pauses the running sandbox with auto_resume cleared and refuses creates and
+// resumes with a 402 that names the cap, the amount and who can raise it; a member's "block" cap
+// stops that member only. Caps are set through the API (the /usage UI for them is another spec's).
+//
+// The team's rate card is raised to EUR 3.60 per vCPU-hour (1,000 µ€ per CPU-second) so that a
+// cap of one cent is ten CPU-seconds of work: real spending, in seconds instead of hours.
+
+const INTERVAL_MS = 2000;
+const MICRO_PER_CPU_SECOND = 1000;
+const MEMBER = { email: "grace@example.com", password: "a long and correct horse battery" };
+
+interface Delivery {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+interface Receiver {
+  url: string;
+  deliveries: Delivery[];
+  close(): Promise<void>;
+}
+
+/** A webhook receiver on loopback: answers 204 and keeps every request as it arrived. */
+async function startReceiver(): Promise<Receiver> {
+  const deliveries: Delivery[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      deliveries.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/baton-alerts`;
+  return { url, deliveries, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** What a receiver does with `X-Orkestr-Signature: sha256=<hex>`: recompute over the raw body, compare in constant time. */
+function signatureValid(secret: string, delivery: Delivery): boolean {
+  const given = String(delivery.headers["x-orkestr-signature"] ?? "");
+  const expected = `sha256=${createHmac("sha256", secret).update(delivery.body, "utf8").digest("hex")}`;
+  return given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
+}
+
+interface Member {
+  email: string;
+  password: string;
+  userId: string;
+}
+
+const test = base.extend<object, { smtp: TestSmtpServer; receiver: Receiver; member: Member }>({
+  // A member of the owner's team, connected to its engine account (e2e/seed/add-member.ts).
+  member: [
+    async ({ servers, owner }, use) => {
+      const out = execFileSync(
+        process.execPath,
+        [
+          "--conditions=react-server",
+          "--import",
+          "tsx",
+          path.join(ROOT, "e2e/seed/add-member.ts"),
+          MEMBER.email,
+          MEMBER.password,
+          owner.email,
+          "member",
+        ],
+        { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
+      );
+      const { userId } = JSON.parse(out.toString().trim().split("\n").at(-1)!) as { userId: string };
+      await use({ ...MEMBER, userId });
+    },
+    { scope: "worker" },
+  ],
+  smtp: [
+    // eslint-disable-next-line no-empty-pattern -- Playwright reads a fixture's dependencies from this pattern
+    async ({}, use) => {
+      const smtp = await startSmtpServer();
+      await use(smtp);
+      await smtp.close();
+    },
+    { scope: "worker" },
+  ],
+  receiver: [
+    // eslint-disable-next-line no-empty-pattern -- as above
+    async ({}, use) => {
+      const receiver = await startReceiver();
+      await use(receiver);
+      await receiver.close();
+    },
+    { scope: "worker" },
+  ],
+  consoleEnv: [
+    async ({ smtp, receiver }, use) => {
+      await use({
+        BATON_USAGE_INTERVAL_MS: String(INTERVAL_MS),
+        BATON_SMTP_URL: smtp.url,
+        BATON_MAIL_FROM: "Baton <baton@example.test>",
+        BATON_ALERT_WEBHOOK_ALLOW: new URL(receiver.url).origin,
+      });
+    },
+    { scope: "worker" },
+  ],
+});
+test.use({ consoleInstance: "spend-caps" });
+test.describe.configure({ mode: "serial" });
+
+const origin = (baseURL: string) => ({ origin: baseURL });
+
+/** The member's browser context, signed in. */
+async function memberContext(browser: import("@playwright/test").Browser, baseURL: string, member: Member) {
+  const context = await browser.newContext({ baseURL });
+  const login = await context.request.post("/api/auth/login", {
+    data: { email: member.email, password: member.password },
+    headers: origin(baseURL),
+  });
+  expect(login.status()).toBe(200);
+  return { context, userId: member.userId };
+}
+
+async function capsOf(api: APIRequestContext): Promise<CapsView> {
+  const res = await api.get("/api/usage/caps");
+  expect(res.status(), await res.text()).toBe(200);
+  return (await res.json()) as CapsView;
+}
+
+async function putCap(
+  api: APIRequestContext,
+  baseURL: string,
+  cap: { user_id?: string | null; window: "day" | "month"; limit_micro: number; action: "alert" | "block" | "pause" },
+): Promise<CapsView> {
+  const res = await api.put("/api/usage/caps", { data: cap, headers: origin(baseURL) });
+  expect(res.status(), await res.text()).toBe(200);
+  return (await res.json()) as CapsView;
+}
+
+/** The cap's state once the job has evaluated it after `since` (epoch ms). */
+async function evaluatedAfter(api: APIRequestContext, capId: string, since: number) {
+  let found: CapsView["caps"][number] | undefined;
+  await expect
+    .poll(
+      async () => {
+        found = (await capsOf(api)).caps.find((c) => c.id === capId);
+        return found?.evaluated_at ? Date.parse(found.evaluated_at) > since : false;
+      },
+      { timeout: 5 * INTERVAL_MS + 5_000, message: `the caps job evaluates cap ${capId}` },
+    )
+    .toBe(true);
+  return found!;
+}
+
+async function exec(api: APIRequestContext, baseURL: string, id: string, command: string, timeoutSeconds = 30) {
+  return api.post(`/api/v1/sandboxes/${id}/exec`, {
+    data: { command, timeout_seconds: timeoutSeconds },
+    headers: origin(baseURL),
+  });
+}
+
+async function checkA11yLightAndDark(page: Page, name: string) {
+  for (const scheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await expect(page.locator("html")).toHaveClass(scheme === "dark" ? /(^|\s)dark(\s|$)/ : /^(?!.*\bdark\b)/);
+    expect(await seriousAxeViolations(page), `axe on ${name} (${scheme})`).toEqual([]);
+    await screenshot(page, `${name}-${scheme}`);
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+}
+
+interface AuditItem {
+  action: string;
+  created_at: string;
+  result: string;
+  data: Record<string, unknown>;
+}
+
+async function auditOf(api: APIRequestContext, action: string): Promise<AuditItem[]> {
+  const res = await api.get(`/api/audit?action=${encodeURIComponent(action)}&limit=100`);
+  expect(res.status(), await res.text()).toBe(200);
+  return ((await res.json()) as { items: AuditItem[] }).items.filter((e) => e.action === action);
+}
+
+test("a tiny team cap (pause), crossed by real work: alerts by mail and signed webhook, the sandbox paused, creates and resumes refused until the cap is raised @db", async ({
+  connected: page,
+  servers,
+  smtp,
+  receiver,
+  browser,
+  baseURL,
+  member: seeded,
+}) => {
+  test.setTimeout(150_000);
+  const refusedIsExpected = (status: number, url: string) =>
+    status === 402 && /\/api\/v1\/sandboxes(\/[^/]+\/resume)?$/.test(new URL(url).pathname);
+  const problems = watchForErrors(page, { allowStatus: refusedIsExpected });
+  const api = page.request;
+  const member = await memberContext(browser, baseURL!, seeded);
+  const mp = await member.context.newPage();
+  const memberProblems = watchForErrors(mp, { allowStatus: refusedIsExpected });
+  const made: string[] = [];
+  let capId: string | null = null;
+  try {
+    // The owner's setup, through the API: the rate card, the alert webhook (its secret is answered once).
+    const rates = await api.patch("/api/usage/rates", {
+      data: { vcpu_hour_micro: MICRO_PER_CPU_SECOND * 3600 },
+      headers: origin(baseURL!),
+    });
+    expect(rates.status(), await rates.text()).toBe(200);
+    const alerts = await api.patch("/api/usage/alerts", {
+      data: { webhook_url: receiver.url, email: true },
+      headers: origin(baseURL!),
+    });
+    expect(alerts.status(), await alerts.text()).toBe(200);
+    const alertSettings = (await alerts.json()) as { webhook_secret: string; email_configured: boolean };
+    expect(alertSettings.email_configured).toBe(true);
+    const secret = alertSettings.webhook_secret;
+    expect(secret).toMatch(/^whsec_/);
+
+    // A sandbox that would wake on traffic (auto_resume), made through Baton.
+    const created = await api.post("/api/v1/sandboxes", {
+      data: { template: "python-3.12", auto_resume: true, timeout_seconds: 600 },
+      headers: origin(baseURL!),
+    });
+    expect(created.status(), await created.text()).toBe(201);
+    const id = ((await created.json()) as { id: string; auto_resume?: boolean }).id;
+    made.push(id);
+    expect(((await (await api.get(`/api/v1/sandboxes/${id}`)).json()) as { auto_resume: boolean }).auto_resume).toBe(
+      true,
+    );
+
+    // The team's daily cap: one cent, pause.
+    const limitMicro = 10_000;
+    const set = await putCap(api, baseURL!, { user_id: null, window: "day", limit_micro: limitMicro, action: "pause" });
+    capId = set.caps.find((c) => c.user_id === null && c.window === "day")!.id;
+
+    // Work in steps of at most two CPU-seconds (≤ 20 % of the cap each) until the job's figure is past 50 %.
+    let cap = await evaluatedAfter(api, capId, Date.now());
+    for (let step = 0; (cap.percent ?? 0) < 50; step++) {
+      expect(step, "a few seconds of work reach half the cap").toBeLessThan(15);
+      const ran = await exec(api, baseURL!, id, "timeout 2 sh -c 'yes > /dev/null'; true");
+      expect(ran.status(), await ran.text()).toBe(200);
+      cap = await evaluatedAfter(api, capId, Date.now() + 100);
+    }
+    expect(cap.reached).toBe(false);
+    expect(cap.percent).toBeLessThan(100);
+
+    // Past 50 %: the header meter, in the owner's and the member's browsers, light and dark.
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto("/sandboxes");
+    const meter = page.getByTestId("spend-meter");
+    await expect(meter).toBeVisible();
+    await expect(meter).toHaveAccessibleName(/^\d+ % of the team's daily spend cap \(€0\.\d\d of €0\.01\)$/);
+    await expect(page.getByTestId("spend-cap-banner")).toHaveCount(0);
+    await checkA11yLightAndDark(page, "spend-meter-owner");
+    await mp.setViewportSize({ width: 1280, height: 800 });
+    await mp.goto("/sandboxes");
+    await expect(mp.getByTestId("spend-meter")).toBeVisible();
+    await checkA11yLightAndDark(mp, "spend-meter-member");
+
+    // The 50 % alert went out: by mail to the owner, and to the webhook, signed.
+    const mailAt = async (threshold: number) => {
+      await expect
+        .poll(() => smtp.messages.filter((m) => m.subject.includes(`${threshold} %`)).length, {
+          timeout: 10_000,
+          message: `the ${threshold} % mail arrives`,
+        })
+        .toBeGreaterThan(0);
+      const mails = smtp.messages.filter((m) => m.subject.includes(`${threshold} %`));
+      // Owners and admins only: the member gets none.
+      expect(mails.map((m) => m.to).flat()).toEqual([OWNER.email]);
+      return mails[0]!;
+    };
+    const hookAt = async (threshold: number) => {
+      const of = () =>
+        receiver.deliveries.filter(
+          (d) => (JSON.parse(d.body) as { data: { threshold: number } }).data.threshold === threshold,
+        );
+      await expect.poll(() => of().length, { timeout: 10_000, message: `the ${threshold} % webhook arrives` }).toBe(1);
+      return of()[0]!;
+    };
+    const half = await mailAt(50);
+    expect(half.subject).toBe(`[Baton] ${OWNER.teamName}: 50 % of a spend cap`);
+    expect(half.text).toContain(`${OWNER.teamName}: 50 % of the team's daily spend cap reached`);
+    expect(half.text).toMatch(/\(€0\.\d\d of €0\.01, UTC \d{4}-\d{2}-\d{2}\)/);
+    const halfHook = await hookAt(50);
+    expect(signatureValid(secret, halfHook), "the webhook's signature checks out").toBe(true);
+    expect(signatureValid("whsec_not_the_secret", halfHook)).toBe(false);
+    expect(halfHook.headers["x-orkestr-event"]).toBe("spend_cap.alert");
+    expect(JSON.parse(halfHook.body)).toMatchObject({
+      type: "spend_cap.alert",
+      data: {
+        team: { name: OWNER.teamName },
+        cap: { id: capId, subject: "team", window: "day", limit_micro: limitMicro, action: "pause" },
+        threshold: 50,
+      },
+    });
+
+    // Now `yes` until the cap stops it: the job pauses the sandbox at its first reading past the cap.
+    const crossing = Date.now();
+    const spinning = exec(api, baseURL!, id, "timeout 60 sh -c 'yes > /dev/null'; true", 90).catch(() => null);
+    await expect
+      .poll(
+        async () => ((await (await api.get(`/api/v1/sandboxes/${id}`)).json()) as { status: string }).status,
+        // What is left of the cap (≤ 5 CPU-seconds) plus one interval, and a margin for this busy machine.
+        { timeout: 5_000 + INTERVAL_MS + 10_000, intervals: [250] },
+      )
+      .toBe("paused");
+    const pausedAfterMs = Date.now() - crossing;
+    console.log(`[spend-caps] paused ${pausedAfterMs} ms after the final busy loop started`);
+    void spinning;
+
+    // The audit: reached and paused in the same run (the first reading past the cap), auto_resume first cleared.
+    const [reached] = await auditOf(api, "spend_cap.reached");
+    const [paused] = await auditOf(api, "spend_cap.pause");
+    expect(reached).toBeTruthy();
+    expect(paused).toMatchObject({ data: { paused: [id], window: "day", limit_micro: limitMicro } });
+    expect(paused!.created_at).toBe(reached!.created_at);
+    const spentAtPause = paused!.data.spent_micro as number;
+    // Overspend is bounded by one interval's run-rate (one CPU at 1,000 µ€/s), with a reading's slack.
+    expect(spentAtPause).toBeGreaterThanOrEqual(limitMicro);
+    expect(spentAtPause).toBeLessThan(limitMicro + (2 * INTERVAL_MS * MICRO_PER_CPU_SECOND) / 1000 + 1000);
+
+    // The owner's sandbox page: paused, auto-resume off.
+    await page.goto(`/sandboxes/${id}`);
+    await expect(page.getByTestId("sandbox-status").filter({ visible: true })).toHaveText("paused");
+    await expect(page.getByText("Auto-resume", { exact: true }).locator("..")).toContainText("off");
+    expect(((await (await api.get(`/api/v1/sandboxes/${id}`)).json()) as { auto_resume: boolean }).auto_resume).toBe(
+      false,
+    );
+    await expect(page.getByTestId("spend-cap-banner")).toBeVisible();
+    await checkA11yLightAndDark(page, "spend-cap-paused-sandbox");
+
+    // The 100 % alert: mail and signed webhook, naming team, cap and threshold.
+    const full = await mailAt(100);
+    expect(full.subject).toBe(`[Baton] ${OWNER.teamName}: 100 % of a spend cap`);
+    expect(full.text).toContain(`${OWNER.teamName}: 100 % of the team's daily spend cap reached`);
+    expect(full.text).toContain("Baton pauses its running sandboxes and refuses new ones until the cap is raised.");
+    const fullHook = await hookAt(100);
+    expect(signatureValid(secret, fullHook)).toBe(true);
+    expect(JSON.parse(fullHook.body)).toMatchObject({ data: { threshold: 100, cap: { id: capId } } });
+    // 80 % was crossed on the way (in the same reading or before): it went out once too.
+    await hookAt(80);
+
+    // The member's browser: the banner, then the create form refused with the cap's sentence.
+    await mp.goto("/sandboxes");
+    const banner = mp.getByTestId("spend-cap-banner");
+    await expect(banner).toContainText("The team's daily spend cap is reached");
+    await expect(banner).toContainText("Baton paused the running sandboxes it covers");
+    await checkA11yLightAndDark(mp, "spend-cap-banner-member");
+
+    await mp.goto("/sandboxes/new");
+    await expect(mp.getByRole("button", { name: "Create sandbox" })).toBeVisible();
+    await mp.getByRole("button", { name: "Create sandbox" }).click();
+    const refusal = mp.getByTestId("create-error");
+    await expect(refusal).toContainText(`${OWNER.teamName}'s daily spend cap of €0.01 is reached`);
+    await expect(refusal).toContainText("so Baton does not create a sandbox");
+    await expect(refusal).toContainText("The team's owners can raise the cap on the Usage page.");
+    await expect(refusal).toContainText("spend_cap_reached");
+    await checkA11yLightAndDark(mp, "spend-cap-create-refused");
+
+    // Resuming is refused likewise (the page says why; the sandbox stays paused).
+    await mp.goto(`/sandboxes/${id}`);
+    await mp.getByRole("button", { name: "Resume" }).click();
+    await expect(
+      mp.getByText(/daily spend cap of €0\.01 is reached .* so Baton does not resume this sandbox/),
+    ).toBeVisible();
+    await expect(mp.getByTestId("sandbox-status").filter({ visible: true })).toHaveText("paused");
+    expect(((await (await api.get(`/api/v1/sandboxes/${id}`)).json()) as { status: string }).status).toBe("paused");
+
+    // The owner raises the cap (API): the member's create goes through at once.
+    await putCap(api, baseURL!, { user_id: null, window: "day", limit_micro: 1_000_000, action: "pause" });
+    await mp.goto("/sandboxes/new");
+    await mp.getByRole("button", { name: "Create sandbox" }).click();
+    await expect(mp).toHaveURL(/\/sandboxes\/sbx_[A-Za-z0-9]+(\?team=[a-z0-9-]+)?$/, { timeout: 20_000 });
+    made.push(/\/sandboxes\/(sbx_[A-Za-z0-9]+)/.exec(mp.url())![1]!);
+    await expect(mp.getByTestId("spend-cap-banner")).toHaveCount(0);
+
+    expect(problems).toEqual([]);
+    expect(memberProblems).toEqual([]);
+  } finally {
+    for (const id of made) await servers.engine.api("DELETE", `/sandboxes/${id}`).catch(() => null);
+    if (capId) await api.delete(`/api/usage/caps/${capId}`, { headers: origin(baseURL!) });
+    await member.context.close();
+  }
+});
+
+test("a member's cap (block) stops that member only: their create is refused, the owner's goes through @db", async ({
+  connected: page,
+  servers,
+  browser,
+  baseURL,
+  member: seeded,
+}) => {
+  test.setTimeout(90_000);
+  const problems = watchForErrors(page);
+  const api = page.request;
+  const member = await memberContext(browser, baseURL!, seeded);
+  const mp = await member.context.newPage();
+  const memberProblems = watchForErrors(mp, {
+    allowStatus: (status, url) => status === 402 && new URL(url).pathname === "/api/v1/sandboxes",
+  });
+  const made: string[] = [];
+  let capId: string | null = null;
+  try {
+    const rates = await api.patch("/api/usage/rates", {
+      data: { vcpu_hour_micro: MICRO_PER_CPU_SECOND * 3600 },
+      headers: origin(baseURL!),
+    });
+    expect(rates.status()).toBe(200);
+    // The member's own sandbox, busy for more than their cap's worth (one cent: ten CPU-seconds).
+    const created = await member.context.request.post("/api/v1/sandboxes", {
+      data: { template: "python-3.12", timeout_seconds: 600 },
+      headers: origin(baseURL!),
+    });
+    expect(created.status(), await created.text()).toBe(201);
+    const id = ((await created.json()) as { id: string }).id;
+    made.push(id);
+    const set = await putCap(api, baseURL!, {
+      user_id: member.userId,
+      window: "day",
+      limit_micro: 10_000,
+      action: "block",
+    });
+    capId = set.caps.find((c) => c.user_id === member.userId)!.id;
+    const ran = await exec(member.context.request, baseURL!, id, "timeout 14 sh -c 'yes > /dev/null'; true");
+    expect(ran.status(), await ran.text()).toBe(200);
+    await expect
+      .poll(async () => (await capsOf(api)).caps.find((c) => c.id === capId)?.reached, {
+        timeout: 4 * INTERVAL_MS + 5_000,
+      })
+      .toBe(true);
+
+    // The member: banner, and the form's create refused with "Your" cap; their running sandbox is not paused (block).
+    await mp.goto("/sandboxes/new");
+    await expect(mp.getByTestId("spend-cap-banner")).toContainText("Your daily spend cap is reached");
+    await mp.getByRole("button", { name: "Create sandbox" }).click();
+    const refusal = mp.getByTestId("create-error");
+    await expect(refusal).toContainText("Your daily spend cap of €0.01 is reached");
+    await expect(refusal).toContainText("Running sandboxes keep running.");
+    await expect(refusal).toContainText("can raise the cap on the Usage page.");
+    await checkA11yLightAndDark(mp, "spend-cap-member-block");
+    expect(((await (await api.get(`/api/v1/sandboxes/${id}`)).json()) as { status: string }).status).toBe("running");
+
+    // The owner: no banner (their caps are not reached), and the same form creates.
+    await page.goto("/sandboxes/new");
+    await expect(page.getByTestId("spend-cap-banner")).toHaveCount(0);
+    await page.getByRole("button", { name: "Create sandbox" }).click();
+    await expect(page).toHaveURL(/\/sandboxes\/sbx_[A-Za-z0-9]+(\?team=[a-z0-9-]+)?$/, { timeout: 20_000 });
+    made.push(/\/sandboxes\/(sbx_[A-Za-z0-9]+)/.exec(page.url())![1]!);
+
+    // The audit: reached once for the member's cap, no pause (block never pauses).
+    const reached = (await auditOf(api, "spend_cap.reached")).filter((e) => e.data.subject === member.userId);
+    expect(reached).toHaveLength(1);
+    expect((await auditOf(api, "spend_cap.pause")).filter((e) => e.data.subject === member.userId)).toEqual([]);
+
+    expect(problems).toEqual([]);
+    expect(memberProblems).toEqual([]);
+  } finally {
+    for (const id of made) await servers.engine.api("DELETE", `/sandboxes/${id}`).catch(() => null);
+    if (capId) await api.delete(`/api/usage/caps/${capId}`, { headers: origin(baseURL!) });
+    await member.context.close();
+  }
+});
