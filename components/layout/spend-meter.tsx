@@ -23,7 +23,7 @@ export function SpendMeter({ meter }: { meter: SpendMeterData }) {
   const label = `${pct} % of ${cap[0]!.toLowerCase()}${cap.slice(1)} (${formatMicro(meter.spentMicro)} of ${formatMicro(meter.cap.limitMicro)})`;
   return (
     <Link
-      href="/usage"
+      href="/usage#spend-caps"
       title={label}
       aria-label={label}
       data-testid="spend-meter"
@@ -56,7 +56,7 @@ export function SpendCapBanner({ meter }: { meter: SpendMeterData }) {
     >
       <strong>{whose(meter)} is reached</strong> ({formatMicro(meter.spentMicro)} of {formatMicro(meter.cap.limitMicro)}
       , UTC). {what}{" "}
-      <Link href="/usage" className="font-medium underline underline-offset-4">
+      <Link href="/usage#spend-caps" className="font-medium underline underline-offset-4">
         See usage and caps
       </Link>
     </div>

@@ -17,6 +17,12 @@ export interface CapView {
   reached: boolean;
   evaluated_at: string | null;
   window_key: string;
+  /** When the window ends and the cap starts again from zero (ISO, UTC). */
+  resets_at: string;
+  /** What the cap's running sandboxes spend per hour now, from their last two readings. */
+  run_rate_micro_per_hour: number;
+  /** What more could be spent before the job's next run sees it: the run-rate until next_run_at. */
+  possible_overshoot_micro: number;
   /** The last pause the cap made, and what the upstream refused. */
   last_result: unknown;
 }
@@ -28,4 +34,6 @@ export interface CapsView {
   can_manage: boolean;
   /** Who may raise a cap, in words. */
   raisers: string;
+  /** When the job next reads usage and applies the caps: a change takes effect then (ISO). */
+  next_run_at: string;
 }

@@ -17,6 +17,8 @@ import { assertUnderCaps, reachedCap } from "../../lib/server/usage/cap-check";
 import { capMeterFor } from "../../lib/server/usage/cap-meter";
 import { enforceTeamCaps, type CapAlert, type CapsJobDeps } from "../../lib/server/usage/caps-job";
 import { setCap } from "../../lib/server/usage/caps-store";
+import { SEED_RATES } from "../../lib/usage/report";
+import { possibleOvershootMicro, windowBounds } from "../../lib/usage/caps";
 import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
 
 // Spend caps without an engine: the caps job reads spending through an injected source (the usage
@@ -158,6 +160,58 @@ describe.each(testBackends)("spend caps on $name", (backend) => {
     const all = await t.list(t.admin.id);
     expect(all).toMatchObject({ scope: "team", can_manage: false });
     expect((all.caps as unknown[]).length).toBe(3);
+  });
+
+  it("each cap says its run-rate, what could be spent before the job's next run, and when its window resets", async () => {
+    const t = await team();
+    await t.put(t.owner.id, { window: "day", limit_micro: 10_000_000, action: "block" });
+    await t.put(t.owner.id, { user_id: t.member.id, window: "month", limit_micro: 5_000_000, action: "pause" });
+    const now = Date.now();
+    // Two running sandboxes (the member's and another's), each read twice a minute apart: one
+    // vCPU-second per second is the seed's vCPU-hour price per hour; a paused one costs nothing.
+    const meter = (sandbox_id: string, user_id: string, status: string) => ({
+      team_id: t.teamId,
+      sandbox_id,
+      user_id,
+      template: null,
+      status,
+      cpu_ms: 120_000,
+      gib_ms: 0,
+      read_at: now - 1000,
+      prev_cpu_ms: 60_000,
+      prev_gib_ms: 0,
+      prev_read_at: now - 61_000,
+      final_at: null,
+    });
+    await ctx
+      .db()
+      .insertInto("usage_meters")
+      .values([
+        meter("sbx_a", t.member.id, "running"),
+        meter("sbx_b", t.other.id, "running"),
+        meter("sbx_c", t.member.id, "paused"),
+      ])
+      .execute();
+    const view = await t.list(t.owner.id);
+    const nextRun = Date.parse(view.next_run_at as string);
+    expect(nextRun).toBeGreaterThanOrEqual(now);
+    const caps = view.caps as {
+      user_id: string | null;
+      run_rate_micro_per_hour: number;
+      possible_overshoot_micro: number;
+      resets_at: string;
+      window: string;
+    }[];
+    const teamCap = caps.find((c) => c.user_id === null)!;
+    const memberCap = caps.find((c) => c.user_id === t.member.id)!;
+    const perSandbox = SEED_RATES.vcpu_hour_micro;
+    expect(teamCap.run_rate_micro_per_hour).toBe(2 * perSandbox);
+    expect(memberCap.run_rate_micro_per_hour).toBe(perSandbox);
+    // The run-rate over the time to the next run (from the server's moment, a little after `now`).
+    expect(memberCap.possible_overshoot_micro).toBeGreaterThan(0);
+    expect(memberCap.possible_overshoot_micro).toBeLessThanOrEqual(possibleOvershootMicro(perSandbox, nextRun - now));
+    expect(teamCap.resets_at).toBe(new Date(windowBounds("day", now).end).toISOString());
+    expect(memberCap.resets_at).toBe(new Date(windowBounds("month", now).end).toISOString());
   });
 
   it("alerts each threshold once per window, however many instances run the job at once", async () => {

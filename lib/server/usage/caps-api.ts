@@ -1,12 +1,23 @@
 import "server-only";
 import { z } from "zod";
-import { CAP_ACTIONS, CAP_WINDOWS, capPercent, capReached, windowKey } from "../../usage/caps";
+import {
+  CAP_ACTIONS,
+  CAP_WINDOWS,
+  capPercent,
+  capReached,
+  possibleOvershootMicro,
+  windowBounds,
+  windowKey,
+} from "../../usage/caps";
 import type { ActingTeam } from "../acting-team";
 import type { Db } from "../db/index";
 import { listMembers } from "../members";
 import { actingCan } from "../rbac";
 import { capRaisers } from "./cap-check";
 import { capStates, listCaps } from "./caps-store";
+import { getUsageRates } from "./rates";
+import { nextReadingAt } from "./reader";
+import { runningRates } from "./report";
 import type { CapsView } from "../../usage/caps-view";
 
 // What GET /api/usage/caps answers, and PUT's body. Caps are set in whole cents (limit_micro is a
@@ -40,15 +51,21 @@ export async function capsView(db: Db, team: ActingTeam, now = Date.now()): Prom
     caps.map((c) => c.id),
   );
   const members = new Map((await listMembers(db, team.team.id, now)).map((m) => [m.userId, m]));
+  const nextRun = await nextRunAt(db, team.team.id, now);
+  const running = caps.length ? await runningOf(db, team.team.id) : [];
+  const rateOf = (userId: string | null) =>
+    running.filter((r) => userId === null || r.user_id === userId).reduce((n, r) => n + r.micro_per_hour, 0);
   return {
     scope: all ? "team" : "self",
     can_manage: actingCan(team, "billing.manage"),
     raisers: capRaisers(team),
+    next_run_at: new Date(nextRun).toISOString(),
     caps: caps.map((c) => {
       const key = windowKey(c.window, now);
       const s = states.get(c.id);
       const current = s && s.windowKey === key ? s : null;
       const m = c.userId ? members.get(c.userId) : undefined;
+      const rate = rateOf(c.userId);
       return {
         id: c.id,
         user_id: c.userId,
@@ -61,8 +78,34 @@ export async function capsView(db: Db, team: ActingTeam, now = Date.now()): Prom
         reached: current ? capReached(c, current.spentMicro) : false,
         evaluated_at: current ? new Date(current.evaluatedAt).toISOString() : null,
         window_key: key,
+        resets_at: new Date(windowBounds(c.window, now).end).toISOString(),
+        run_rate_micro_per_hour: rate,
+        possible_overshoot_micro: possibleOvershootMicro(rate, nextRun - now),
         last_result: current?.lastResult ?? null,
       };
     }),
   };
+}
+
+/** When the usage reader (which runs the caps) reads this team next. */
+async function nextRunAt(db: Db, teamId: string, now: number): Promise<number> {
+  const settings = await db
+    .selectFrom("team_usage_settings")
+    .select("last_reading_at")
+    .where("team_id", "=", teamId)
+    .executeTakeFirst();
+  const last = settings?.last_reading_at != null ? Number(settings.last_reading_at) : null;
+  return nextReadingAt(db, last, now);
+}
+
+/** The team's running sandboxes with what each spends per hour (the caps' run-rates). */
+async function runningOf(db: Db, teamId: string) {
+  const meters = await db
+    .selectFrom("usage_meters")
+    .selectAll()
+    .where("team_id", "=", teamId)
+    .where("final_at", "is", null)
+    .where("status", "=", "running")
+    .execute();
+  return runningRates(meters, await getUsageRates(db, teamId));
 }

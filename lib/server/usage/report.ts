@@ -208,24 +208,48 @@ export async function buildUsageReport(db: Db, input: ReportInput): Promise<Usag
   };
 }
 
+/** A sandbox's last two readings (usage_meters): what its run-rate is computed from. */
+export interface MeterRow {
+  sandbox_id: string;
+  user_id: string | null;
+  template: string | null;
+  status: string | null;
+  cpu_ms: number;
+  gib_ms: number;
+  read_at: number;
+  prev_cpu_ms: number | null;
+  prev_gib_ms: number | null;
+  prev_read_at: number | null;
+  final_at: number | null;
+}
+
+/**
+ * What each running sandbox spends per hour, from its last two readings, most first: the month's
+ * run-rate on /usage and the spend caps' possible overshoot (lib/server/usage/caps-api.ts).
+ */
+export function runningRates(meters: readonly MeterRow[], rates: UsageRates): UsageRunning[] {
+  const running: UsageRunning[] = [];
+  for (const m of meters) {
+    if (m.final_at !== null || m.status !== "running" || m.prev_read_at === null) continue;
+    const dt = Number(m.read_at) - Number(m.prev_read_at);
+    if (dt <= 0) continue;
+    const dCpu = Math.max(0, Number(m.cpu_ms) - Number(m.prev_cpu_ms ?? 0));
+    const dGib = Math.max(0, Number(m.gib_ms) - Number(m.prev_gib_ms ?? 0));
+    // µ€ per hour between the last two readings: the cost of the interval scaled to an hour, in
+    // whole micro-euros (the scaling is done on the interval's exact quantities, rounded once).
+    const micro_per_hour = costMicro((dCpu * 3600) / dt, (dGib * 3600) / dt, rates);
+    running.push({ id: m.sandbox_id, user_id: m.user_id, template: m.template, micro_per_hour });
+  }
+  running.sort((a, b) => b.micro_per_hour - a.micro_per_hour || a.id.localeCompare(b.id));
+  return running;
+}
+
 async function monthFigures(
   db: Db,
   input: ReportInput,
   rates: UsageRates,
   now: number,
-  meters: Array<{
-    sandbox_id: string;
-    user_id: string | null;
-    template: string | null;
-    status: string | null;
-    cpu_ms: number;
-    gib_ms: number;
-    read_at: number;
-    prev_cpu_ms: number | null;
-    prev_gib_ms: number | null;
-    prev_read_at: number | null;
-    final_at: number | null;
-  }>,
+  meters: MeterRow[],
   inScope: (userId: string | null) => boolean,
 ): Promise<UsageReport["month"]> {
   const d = new Date(now);
@@ -239,19 +263,10 @@ async function monthFigures(
     rates,
   );
   const so_far_micro = rows.filter((r) => inScope(r.user_id)).reduce((n, r) => n + r.cost, 0);
-  const running: UsageRunning[] = [];
-  for (const m of meters) {
-    if (m.final_at !== null || m.status !== "running" || m.prev_read_at === null || !inScope(m.user_id)) continue;
-    const dt = Number(m.read_at) - Number(m.prev_read_at);
-    if (dt <= 0) continue;
-    const dCpu = Math.max(0, Number(m.cpu_ms) - Number(m.prev_cpu_ms ?? 0));
-    const dGib = Math.max(0, Number(m.gib_ms) - Number(m.prev_gib_ms ?? 0));
-    // µ€ per hour between the last two readings: the cost of the interval scaled to an hour, in
-    // whole micro-euros (the scaling is done on the interval's exact quantities, rounded once).
-    const micro_per_hour = costMicro((dCpu * 3600) / dt, (dGib * 3600) / dt, rates);
-    running.push({ id: m.sandbox_id, user_id: m.user_id, template: m.template, micro_per_hour });
-  }
-  running.sort((a, b) => b.micro_per_hour - a.micro_per_hour || a.id.localeCompare(b.id));
+  const running = runningRates(
+    meters.filter((m) => inScope(m.user_id)),
+    rates,
+  );
   const run_rate_micro_per_hour = running.reduce((n, r) => n + r.micro_per_hour, 0);
   const hoursLeft = Math.max(0, end - now) / 3_600_000;
   return {
