@@ -19,7 +19,9 @@ const BUDGET_RATIO = 1.3;
 const log = (s: string) => process.stderr.write(`[bench:mcp] ${s}\n`);
 
 async function main() {
-  const bench = await startConsoleBench("mcp");
+  // BENCH_CPU_PROF=DIR: the console runs with --cpu-prof, its profile written to DIR at exit.
+  const prof = process.env.BENCH_CPU_PROF;
+  const bench = await startConsoleBench("mcp", prof ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${prof}`] } : {});
   try {
     const issued = (await bench.api("POST", "/api/tokens", { name: "bench agent", scope: "write" })) as {
       token: string;
