@@ -10,6 +10,8 @@ export const RESERVED_METADATA_PREFIX = "baton.";
 export const CREATOR_USER_KEY = "baton.user";
 /** The team the sandbox was created in. */
 export const CREATOR_TEAM_KEY = "baton.team";
+/** The personal API token it was created with (its id), when it was (lib/server/api-tokens/limits.ts). */
+export const CREATOR_TOKEN_KEY = "baton.token";
 /** How many of a sandbox's metadata keys (the API allows 50) the stamp takes. */
 export const CREATOR_STAMP_KEYS = 2;
 
@@ -38,9 +40,10 @@ export function userMetadata<T>(metadata: Readonly<Record<string, T>> | null | u
 /** The metadata a sandbox created by `userId` in `teamId` is stored with: the client's plus the stamp. */
 export function withCreatorStamp(
   metadata: Readonly<Record<string, string>> | null | undefined,
-  creator: { userId: string; teamId: string },
+  creator: { userId: string; teamId: string; tokenId?: string | null },
 ): Record<string, string> {
-  return { ...userMetadata(metadata), [CREATOR_USER_KEY]: creator.userId, [CREATOR_TEAM_KEY]: creator.teamId };
+  const stamp = { ...userMetadata(metadata), [CREATOR_USER_KEY]: creator.userId, [CREATOR_TEAM_KEY]: creator.teamId };
+  return creator.tokenId ? { ...stamp, [CREATOR_TOKEN_KEY]: creator.tokenId } : stamp;
 }
 
 /** The user id that created a sandbox through Baton, or null (created elsewhere, or before the stamp). */

@@ -20,7 +20,14 @@ export function refuseReservedMetadata(metadata: Readonly<Record<string, unknown
 /** The create (or fork) body as sent upstream: the client's metadata plus the stamp. */
 export function stampCreate<B extends Pick<CreateSandboxBody, "metadata">>(body: B, team: ActingTeam): B {
   refuseReservedMetadata(body.metadata);
-  return { ...body, metadata: withCreatorStamp(body.metadata, { userId: team.userId, teamId: team.team.id }) };
+  return {
+    ...body,
+    metadata: withCreatorStamp(body.metadata, {
+      userId: team.userId,
+      teamId: team.team.id,
+      tokenId: team.apiToken?.id,
+    }),
+  };
 }
 
 /**

@@ -5,7 +5,7 @@ import { HOST_NOT_ALLOWED, hostAllowed, originAllowed } from "../host-policy";
 import { knownBytes } from "./request-bytes";
 import { accessLost, openedWith, sessionEnded, type AccessLoss } from "./access-watch";
 import { TeamNotFoundError, type ActingTeam } from "./acting-team";
-import { bearerOf, resolveBearer, tokenCredential } from "./api-tokens/bearer";
+import { bearerOf, resolveBearer, tokenCredential, TokenTeamMismatchError } from "./api-tokens/bearer";
 import { actingTeam, getUserFromRequest, refusal, teamChoiceOf, teamNotFound, type CurrentUser } from "./auth";
 import { recordAudit, type AuditEvent } from "./db/audit";
 import { getMigratedDb } from "./db/index";
@@ -542,24 +542,31 @@ export function route<
       return withRequestId(withNoStore(response), requestId);
     } catch (err) {
       const response = errorResponse(err, label);
-      if (current && !SAFE_METHODS.has(req.method) && AUDITED_REFUSALS.has(response.status)) {
-        const code = await response
-          .clone()
-          .json()
-          .then((b: { code?: unknown }) => (typeof b.code === "string" ? b.code : String(response.status)))
-          .catch(() => String(response.status));
+      const code =
+        !SAFE_METHODS.has(req.method) && (AUDITED_REFUSALS.has(response.status) || response.status === 429)
+          ? await response
+              .clone()
+              .json()
+              .then((b: { code?: unknown }) => (typeof b.code === "string" ? b.code : String(response.status)))
+              .catch(() => String(response.status))
+          : null;
+      // A token presented in the wrong team has no principal yet: audited as its holder's.
+      const holder = err instanceof TokenTeamMismatchError ? err.holder : null;
+      // Of the 429s, only an API token's concurrency limit is a decision worth the audit log.
+      if ((current || holder) && code !== null && (response.status !== 429 || code === "concurrency_limit")) {
         const refused = refusedAction(req.method, url.pathname);
         const targetId =
           refused.targetIs === "team"
-            ? (team?.team.id ?? null)
+            ? (team?.team.id ?? holder?.teamId ?? null)
             : refused.targetIs === "user"
-              ? current.user.id
+              ? (current?.user.id ?? holder!.userId)
               : refused.targetId;
         await recordFor(options.audit ?? refused.action, {
           targetType: refused.targetType,
           targetId,
           result: code,
           data: { method: req.method, path: url.pathname },
+          ...(holder && !current ? holder : {}),
         });
       }
       if (response.status === 401 && v1) {
