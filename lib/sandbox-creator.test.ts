@@ -4,6 +4,8 @@ import {
   creatorFilter,
   creatorName,
   creatorOf,
+  creatorViaOf,
+  creatorViaText,
   reservedKeysIn,
   reservedMetadataProblem,
   sandboxesByCreatorHref,
@@ -16,7 +18,7 @@ describe("the creator stamp", () => {
   it("adds baton.user and baton.team to the client's metadata", () => {
     const stamped = withCreatorStamp({ agent_run: "r_1" }, { userId: "usr_a", teamId: "team_t" });
     expect(stamped).toEqual({ agent_run: "r_1", "baton.user": "usr_a", "baton.team": "team_t" });
-    expect(Object.keys(stampOf(stamped))).toHaveLength(CREATOR_STAMP_KEYS);
+    expect(Object.keys(stampOf(stamped))).toHaveLength(2);
     expect(withCreatorStamp(undefined, { userId: "u", teamId: "t" })).toEqual({ "baton.user": "u", "baton.team": "t" });
   });
 
@@ -59,5 +61,32 @@ describe("the creator stamp", () => {
       expect(creatorName(metadata, "usr_a", members)).toEqual({ kind: "outside", text: "outside Baton" });
     // Without a known viewer, their own sandbox is named like anyone's.
     expect(creatorName(by("usr_a"), null, members)).toEqual({ kind: "member", text: "Ada" });
+  });
+});
+
+describe("the stamp's via (issue 23: made with an API token, or over MCP)", () => {
+  it("adds baton.via and baton.token for a token or MCP, nothing for the browser", () => {
+    const browser = withCreatorStamp({ a: "1" }, { userId: "usr_a", teamId: "team_t" });
+    expect(creatorViaOf(browser)).toBeNull();
+    expect(browser).not.toHaveProperty("baton.via");
+    const token = withCreatorStamp(
+      { a: "1" },
+      { userId: "usr_a", teamId: "team_t", via: { channel: "token", tokenId: "tok_1" } },
+    );
+    expect(token).toMatchObject({ a: "1", "baton.via": "token", "baton.token": "tok_1", "baton.user": "usr_a" });
+    expect(Object.keys(stampOf(token)).length).toBeLessThanOrEqual(CREATOR_STAMP_KEYS);
+    expect(creatorViaOf(token)).toEqual({ channel: "token", tokenId: "tok_1" });
+    const mcp = withCreatorStamp(undefined, { userId: "u", teamId: "t", via: { channel: "mcp", tokenId: "tok_2" } });
+    expect(creatorViaOf(mcp)).toEqual({ channel: "mcp", tokenId: "tok_2" });
+  });
+
+  it("a client's own baton.via is never kept, and an unknown channel is not a via", () => {
+    expect(withCreatorStamp({ "baton.via": "mcp" }, { userId: "u", teamId: "t" })).not.toHaveProperty("baton.via");
+    expect(creatorViaOf({ "baton.via": "carrier-pigeon", "baton.token": "tok_1" })).toBeNull();
+  });
+
+  it("reads as the console's Created by says it", () => {
+    expect(creatorViaText({ channel: "token", tokenId: "tok_1" }, "ci bot")).toBe("via API token ci bot");
+    expect(creatorViaText({ channel: "mcp", tokenId: "tok_1" }, "claude")).toBe("via MCP (claude)");
   });
 });
