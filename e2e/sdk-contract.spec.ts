@@ -1,0 +1,72 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { expect, ROOT, test } from "./fixtures";
+
+// The orkestr v1 contract through Baton (issue 23): the engine's own contract suites
+// (`npm run contract`, engine/test/contract*.test.ts) run against Baton's /api with a Baton API token,
+// as the orkestr SDK pointed at Baton would (ORKESTR_API_URL=<baton>/api, ORKESTR_API_KEY=bat_…).
+// Then every sandbox they made shows its creator and how it was made: baton.user (the token's
+// owner), baton.via=token and baton.token (the token's id).
+
+interface Sandbox {
+  id: string;
+  created_at: string;
+  metadata: Record<string, string>;
+}
+
+test("the engine's contract suites pass through Baton's /api with a Baton token, and stamp every sandbox", async ({
+  servers,
+  ownerState,
+  localEngine,
+  playwright,
+  baseURL,
+}) => {
+  void localEngine;
+  // The suites take about a minute on 2 cores; the metrics and countdown tests wait on purpose.
+  test.setTimeout(8 * 60_000);
+  const owner = await playwright.request.newContext({ baseURL, storageState: ownerState });
+  const made = await owner.post("/api/tokens", {
+    headers: { origin: baseURL! },
+    data: { name: "contract suites", scope: "write", expires_in_days: 7 },
+  });
+  expect(made.status(), await made.text()).toBe(201);
+  const { token, api_token } = (await made.json()) as { token: string; api_token: { id: string } };
+  const me = (await (await owner.get("/api/me")).json()) as { user: { id: string } };
+  await owner.dispose();
+  const started = new Date(Date.now() - 1000).toISOString();
+
+  const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, "scripts/check-contract.mjs"), "--reporter=dot"], {
+      cwd: ROOT,
+      env: { ...process.env, ORKESTR_API_URL: `${baseURL}/api`, ORKESTR_API_KEY: token },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    child.once("exit", (c) => resolve({ code: c, output: out }));
+  });
+  expect(code, `npm run contract through Baton:\n${output}\n${servers.log().slice(-4000)}`).toBe(0);
+  expect(output).toMatch(/Tests\s.*\d+ passed/);
+
+  // Every sandbox the suites made, in every state, read back through Baton with the same token.
+  const api = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${token}` } });
+  const seen: Sandbox[] = [];
+  for (const status of ["running", "paused", "terminated", "expired"]) {
+    let cursor: string | null = null;
+    do {
+      const r = await api.get(`/api/v1/sandboxes?status=${status}&limit=100${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(r.status(), await r.text()).toBe(200);
+      seen.push(...((await r.json()) as Sandbox[]).filter((s) => s.created_at >= started));
+      cursor = r.headers()["x-next-cursor"] ?? null;
+    } while (cursor);
+  }
+  await api.dispose();
+  expect(seen.length).toBeGreaterThan(20);
+  for (const s of seen) {
+    expect({ id: s.id, stamp: s.metadata }).toEqual({
+      id: s.id,
+      stamp: expect.objectContaining({ "baton.user": me.user.id, "baton.via": "token", "baton.token": api_token.id }),
+    });
+  }
+});
