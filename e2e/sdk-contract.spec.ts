@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
+import type { APIResponse } from "@playwright/test";
 import { expect, ROOT, test } from "./fixtures";
 
 // The orkestr v1 contract through Baton (issue 23): the engine's own contract suites
@@ -55,7 +56,9 @@ test("the engine's contract suites pass through Baton's /api with a Baton token,
   for (const status of ["running", "paused", "terminated", "expired"]) {
     let cursor: string | null = null;
     do {
-      const r = await api.get(`/api/v1/sandboxes?status=${status}&limit=100${cursor ? `&cursor=${cursor}` : ""}`);
+      const r: APIResponse = await api.get(
+        `/api/v1/sandboxes?status=${status}&limit=100${cursor ? `&cursor=${cursor}` : ""}`,
+      );
       expect(r.status(), await r.text()).toBe(200);
       seen.push(...((await r.json()) as Sandbox[]).filter((s) => s.created_at >= started));
       cursor = r.headers()["x-next-cursor"] ?? null;
