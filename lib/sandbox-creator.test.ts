@@ -52,15 +52,15 @@ describe("the creator stamp", () => {
   it("names the creator for the list: you, a member, a former member, or outside Baton", () => {
     const members = { usr_a: "Ada", usr_b: "Bo" };
     const by = (id: string) => ({ "baton.user": id, "baton.team": "team_t" });
-    expect(creatorName(by("usr_a"), "usr_a", members)).toEqual({ kind: "you", text: "You" });
-    expect(creatorName(by("usr_b"), "usr_a", members)).toEqual({ kind: "member", text: "Bo" });
-    expect(creatorName(by("usr_gone"), "usr_a", members)).toEqual({ kind: "former", text: "Former member" });
+    expect(creatorName(by("usr_a"), "usr_a", members)).toEqual({ kind: "you", text: "You", via: null });
+    expect(creatorName(by("usr_b"), "usr_a", members)).toEqual({ kind: "member", text: "Bo", via: null });
+    expect(creatorName(by("usr_gone"), "usr_a", members)).toEqual({ kind: "former", text: "Former member", via: null });
     // A prototype key is not a member.
     expect(creatorName(by("constructor"), "usr_a", members).kind).toBe("former");
     for (const metadata of [{ env: "prod" }, null, { "baton.team": "team_t" }, { "baton.user": "" }])
-      expect(creatorName(metadata, "usr_a", members)).toEqual({ kind: "outside", text: "outside Baton" });
+      expect(creatorName(metadata, "usr_a", members)).toEqual({ kind: "outside", text: "outside Baton", via: null });
     // Without a known viewer, their own sandbox is named like anyone's.
-    expect(creatorName(by("usr_a"), null, members)).toEqual({ kind: "member", text: "Ada" });
+    expect(creatorName(by("usr_a"), null, members)).toEqual({ kind: "member", text: "Ada", via: null });
   });
 });
 
@@ -83,6 +83,21 @@ describe("the stamp's via (issue 23: made with an API token, or over MCP)", () =
   it("a client's own baton.via is never kept, and an unknown channel is not a via", () => {
     expect(withCreatorStamp({ "baton.via": "mcp" }, { userId: "u", teamId: "t" })).not.toHaveProperty("baton.via");
     expect(creatorViaOf({ "baton.via": "carrier-pigeon", "baton.token": "tok_1" })).toBeNull();
+  });
+
+  it("names the token from the team's tokens in the list's Created by", () => {
+    const md = withCreatorStamp(undefined, {
+      userId: "usr_b",
+      teamId: "t",
+      via: { channel: "token", tokenId: "tok_1" },
+    });
+    expect(creatorName(md, "usr_a", { usr_b: "Bo" }, { tok_1: "ci bot" })).toEqual({
+      kind: "member",
+      text: "Bo",
+      via: "via API token ci bot",
+    });
+    // A token id the team does not have (another team's, or a deleted row) names nothing.
+    expect(creatorName(md, "usr_a", { usr_b: "Bo" }, {}).via).toBe("via API token an unknown token");
   });
 
   it("reads as the console's Created by says it", () => {

@@ -70,7 +70,7 @@ export function creatorViaOf(metadata: Readonly<Record<string, unknown>> | null 
 
 /** "via API token <name>" / "via MCP (<name>)"; `tokenName` null when the team has no such token. */
 export function creatorViaText(via: CreatorVia, tokenName: string | null): string {
-  const name = tokenName ?? "a deleted token";
+  const name = tokenName ?? "an unknown token";
   return via.channel === "mcp" ? `via MCP (${name})` : `via API token ${name}`;
 }
 
@@ -106,6 +106,8 @@ export interface CreatorName {
   /** "you" (the viewer), a current "member", a "former" one (no longer in the team), or "outside" Baton. */
   kind: "you" | "member" | "former" | "outside";
   text: string;
+  /** How it was made when not in the browser: "via API token <name>" or "via MCP (<name>)"; else null. */
+  via: string | null;
 }
 
 /**
@@ -116,10 +118,13 @@ export function creatorName(
   metadata: Readonly<Record<string, unknown>> | null | undefined,
   viewerId: string | null | undefined,
   members: Readonly<Record<string, string>>,
+  tokens: Readonly<Record<string, string>> = {},
 ): CreatorName {
   const id = creatorOf(metadata);
-  if (id === null) return { kind: "outside", text: "outside Baton" };
-  if (viewerId && id === viewerId) return { kind: "you", text: "You" };
+  if (id === null) return { kind: "outside", text: "outside Baton", via: null };
+  const made = creatorViaOf(metadata);
+  const via = made ? creatorViaText(made, Object.hasOwn(tokens, made.tokenId) ? tokens[made.tokenId]! : null) : null;
+  if (viewerId && id === viewerId) return { kind: "you", text: "You", via };
   const name = Object.hasOwn(members, id) ? members[id] : undefined;
-  return name ? { kind: "member", text: name } : { kind: "former", text: "Former member" };
+  return name ? { kind: "member", text: name, via } : { kind: "former", text: "Former member", via };
 }
