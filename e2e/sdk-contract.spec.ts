@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import type { APIResponse } from "@playwright/test";
+import { seriousAxeViolations } from "./a11y";
 import { expect, ROOT, test } from "./fixtures";
+import { screenshot, watchForErrors } from "./helpers";
 
 // The orkestr v1 contract through Baton (issue 23): the engine's own contract suites
 // (`npm run contract`, engine/test/contract*.test.ts) run against Baton's /api with a Baton API token,
@@ -15,14 +17,17 @@ interface Sandbox {
   metadata: Record<string, string>;
 }
 
-test("the engine's contract suites pass through Baton's /api with a Baton token, and stamp every sandbox", async ({
+// Its own console instance: the suites' sandboxes are the only ones its team lists. Tagged
+// @sdk-contract: `npm test` runs it as its own phase (scripts/test.mjs), so its time shows apart.
+test.use({ consoleInstance: "sdk-contract" });
+
+test("the engine's contract suites pass through Baton's /api with a Baton token, and stamp every sandbox @sdk-contract", async ({
   servers,
   ownerState,
-  localEngine,
+  connected: page,
   playwright,
   baseURL,
 }) => {
-  void localEngine;
   // The suites take about a minute on 2 cores; the metrics and countdown tests wait on purpose.
   test.setTimeout(8 * 60_000);
   const owner = await playwright.request.newContext({ baseURL, storageState: ownerState });
@@ -64,7 +69,6 @@ test("the engine's contract suites pass through Baton's /api with a Baton token,
       cursor = r.headers()["x-next-cursor"] ?? null;
     } while (cursor);
   }
-  await api.dispose();
   expect(seen.length).toBeGreaterThan(20);
   for (const s of seen) {
     expect({ id: s.id, stamp: s.metadata }).toEqual({
@@ -72,4 +76,20 @@ test("the engine's contract suites pass through Baton's /api with a Baton token,
       stamp: expect.objectContaining({ "baton.user": me.user.id, "baton.via": "token", "baton.token": api_token.id }),
     });
   }
+
+  // The console says how it was made: "via API token <name>", in the list and on the detail page.
+  const mine = await api.post("/api/v1/sandboxes", { data: { template: "python-3.12" } });
+  expect(mine.status(), await mine.text()).toBe(201);
+  const { id } = (await mine.json()) as { id: string };
+  await api.dispose();
+  const problems = watchForErrors(page);
+  await page.goto("/sandboxes");
+  const row = page.getByRole("table", { name: "Sandboxes" }).locator(`[role=row][data-sandbox-id="${id}"]`);
+  await expect(row.getByTestId("created-by")).toHaveText("You via API token contract suites");
+  await screenshot(page, "sandboxes-created-via-token");
+  await page.goto(`/sandboxes/${id}`);
+  await expect(page.getByTestId("field-creator")).toContainText("via API token contract suites");
+  expect(await seriousAxeViolations(page), "axe on the detail page").toEqual([]);
+  await page.request.delete(`/api/v1/sandboxes/${id}`, { headers: { origin: baseURL! } });
+  expect(problems).toEqual([]);
 });
