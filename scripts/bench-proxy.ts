@@ -87,6 +87,30 @@ interface Target {
   bare: Map<string, number[]>;
 }
 
+/**
+ * What a browser tab's fetch() through the console's API client carries besides the cookie (issue
+ * 23's finding: a client that behaves like a browser saw more overhead than this bench reported,
+ * which sent the cookie, Origin and Sec-Fetch-Site only). Above all `Accept-Encoding`: with it, the
+ * console's server compresses its answers (Next's `compress`), which a bare client never asked for;
+ * and the team header the API client sends on every call.
+ */
+const BROWSER_HEADERS: Record<string, string> = {
+  accept: "*/*",
+  "accept-encoding": "gzip, deflate, br, zstd",
+  "accept-language": "en-GB,en;q=0.9",
+  "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+  "sec-fetch-mode": "cors",
+  "sec-fetch-dest": "empty",
+};
+/** What the orkestr SDK's HTTP client (httpx) sends besides its token. */
+const SDK_HEADERS: Record<string, string> = {
+  accept: "application/json",
+  "accept-encoding": "gzip, deflate",
+  "user-agent": "orkestr-python/bench",
+};
+/** BENCH_BARE_CLIENT=1: the old bare client (cookie, Origin, Sec-Fetch-Site only), to compare. */
+const BARE_CLIENT = process.env.BENCH_BARE_CLIENT === "1";
+
 const BARE = [
   { name: "404 under /api", path: "/api/v1/no-such-route", status: 404 },
   { name: "GET /api/me", path: "/api/me", status: 200 },
@@ -111,13 +135,22 @@ async function target(label: string, bench: ConsoleBench): Promise<Target> {
   });
   if (made.status !== 201) throw new Error(`token: ${made.status} ${await made.text()}`);
   const { token } = (await made.json()) as { token: string };
+  const me = (await (await fetch(`${bench.origin}/api/me`, { headers: { cookie: bench.cookie } })).json()) as {
+    memberships: { team: { slug: string } }[];
+  };
+  const team = me.memberships[0]!.team.slug;
   return {
     label,
     bench,
     direct: client(bench.engine.origin, { authorization: `Bearer ${bench.engine.token}` }),
-    token: client(bench.origin, { authorization: `Bearer ${token}` }),
+    token: client(bench.origin, { ...(BARE_CLIENT ? {} : SDK_HEADERS), authorization: `Bearer ${token}` }),
     // A browser's same-origin fetch: the session cookie, Origin and Sec-Fetch-Site.
-    through: client(bench.origin, { cookie: bench.cookie, origin: bench.origin, "sec-fetch-site": "same-origin" }),
+    through: client(bench.origin, {
+      ...(BARE_CLIENT ? {} : { ...BROWSER_HEADERS, "x-baton-team": team }),
+      cookie: bench.cookie,
+      origin: bench.origin,
+      "sec-fetch-site": "same-origin",
+    }),
     ops,
     samples: new Map(ops.map((o) => [o.name, { direct: [], through: [], token: [] }])),
     bare: new Map(BARE.map((b) => [b.name, []])),
@@ -288,7 +321,7 @@ async function main(): Promise<void> {
     console.log("");
     for (const n of notes) console.log(`- ${n}`);
     console.log(
-      `- ${ROUNDS} rounds after ${WARMUP} warm-up; keep-alive, one socket per target; "added" is p(through) − p(direct) on the same engine.`,
+      `- ${ROUNDS} rounds after ${WARMUP} warm-up; keep-alive, one socket per target; "added" is p(through) − p(direct) on the same engine; ${BARE_CLIENT ? "bare clients (BENCH_BARE_CLIENT=1)" : "the cookie path sends a browser's headers (Accept-Encoding, X-Baton-Team, …), the token path the SDK's"}.`,
     );
     console.log(JSON.stringify({ bench: "proxy", rounds: ROUNDS, results: json }));
   } finally {
