@@ -81,6 +81,30 @@ test("the engine's contract suites pass through Baton's /api with a Baton token,
   const mine = await api.post("/api/v1/sandboxes", { data: { template: "python-3.12" } });
   expect(mine.status(), await mine.text()).toBe(201);
   const { id } = (await mine.json()) as { id: string };
+
+  // e2e/no-token-leak.spec.ts for the token path: no answer a token's client gets holds an engine
+  // or orkestr token, or the engine's address (presigned links and PTY paths are Baton's).
+  const ANY_TOKEN = /(?<![A-Za-z0-9_-])(ork|sp_live)_[A-Za-z0-9_-]{16,}/;
+  const engineHost = new URL(servers.engine.origin).host;
+  const answers = [
+    await api.get(`/api/v1/sandboxes/${id}`),
+    await api.get("/api/v1/sandboxes"),
+    await api.get("/api/v1/limits"),
+    await api.get(`/api/v1/sandboxes/${id}/events`),
+    await api.post(`/api/v1/sandboxes/${id}/files/presign-download`, { data: { path: "/workspace/x" } }),
+    await api.post(`/api/v1/sandboxes/${id}/files/presign-upload`, { data: { path: "/workspace/x" } }),
+    await api.post(`/api/v1/sandboxes/${id}/pty`, { data: {} }),
+    await api.get("/api/v1/templates"),
+    await api.get("/api/v1/volumes"),
+    await api.get("/api/v1/webhooks"),
+    await api.get("/api/v1/usage"),
+  ];
+  for (const r of answers) {
+    const text = `${JSON.stringify(r.headers())}\n${await r.text()}`;
+    expect(r.status(), `${r.url()}: ${text}`).toBeLessThan(300);
+    expect(text, r.url()).not.toMatch(ANY_TOKEN);
+    expect(text, r.url()).not.toContain(engineHost);
+  }
   await api.dispose();
   const problems = watchForErrors(page);
   await page.goto("/sandboxes");
