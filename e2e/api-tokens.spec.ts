@@ -83,7 +83,7 @@ test("a token made in Settings drives /api/v1 without a cookie, shows its last u
   const after = await client.get(`/api/v1/sandboxes/${sandbox.id}`, { headers: auth });
   expect(after.status()).toBe(401);
   expect(after.headers()["www-authenticate"]).toContain('error="invalid_token"');
-  expect(await after.json()).toMatchObject({ code: "invalid_token" });
+  expect(await after.json()).toMatchObject({ code: "unauthorized", reason: "invalid_token" });
   await client.dispose();
 
   // Clean up the sandbox with the owner's session.

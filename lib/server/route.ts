@@ -6,6 +6,7 @@ import { knownBytes } from "./request-bytes";
 import { accessLost, openedWith, sessionEnded, type AccessLoss } from "./access-watch";
 import { TeamNotFoundError, type ActingTeam } from "./acting-team";
 import { bearerOf, resolveBearer, tokenCredential, TokenTeamMismatchError } from "./api-tokens/bearer";
+import { contractErrorResponse, markInputPlace } from "./v1-contract-errors";
 import { actingTeam, getUserFromRequest, refusal, teamChoiceOf, teamNotFound, type CurrentUser } from "./auth";
 import { recordAudit, type AuditEvent } from "./db/audit";
 import { getMigratedDb } from "./db/index";
@@ -401,7 +402,11 @@ async function readJsonBody(req: Request, maxBytes: number, optional = false): P
 
 function parseWith<S extends Schema>(schema: S, value: unknown, where: string): z.output<S> {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw validationError(parsed.error, where);
+  if (!parsed.success)
+    throw markInputPlace(
+      validationError(parsed.error, where),
+      where === "the URL" ? "path" : where === "the query string" ? "query" : "body",
+    );
   return parsed.data;
 }
 
@@ -541,7 +546,8 @@ export function route<
       if (options.audit && current && response.status < 400) await audit(options.audit);
       return withRequestId(withNoStore(response), requestId);
     } catch (err) {
-      const response = errorResponse(err, label);
+      let response = errorResponse(err, label);
+      if (v1) response = await contractErrorResponse(response, err, { bearer: bearer !== null });
       const code =
         !SAFE_METHODS.has(req.method) && (AUDITED_REFUSALS.has(response.status) || response.status === 429)
           ? await response

@@ -1,6 +1,6 @@
 import { CreateSandboxBody } from "../../../../lib/orkestr/schemas/sandboxes";
 import { recordTokenSandbox } from "../../../../lib/server/api-tokens/limits";
-import { stampCreate } from "../../../../lib/server/creator-stamp";
+import { creatorVia, stampCreate } from "../../../../lib/server/creator-stamp";
 import { jsonResponse } from "../../../../lib/server/json-response";
 import { getMigratedDb } from "../../../../lib/server/db/index";
 import { route } from "../../../../lib/server/route";
@@ -25,8 +25,8 @@ export const GET = route(
 // own baton.* keys are a 422 reserved_metadata. Audited with the new sandbox's id as its target.
 export const POST = route(
   { auth: "user", perm: "sandboxes.write", body: CreateSandboxBody },
-  async ({ req, team, body, audit }) => {
-    const stamped = stampCreate(body, team!);
+  async ({ req, current, team, body, audit }) => {
+    const stamped = stampCreate(body, team!, creatorVia(current));
     // A reached spend cap (block or pause) refuses it: 402 spend_cap_reached, checked under the
     // team's cap lock so parallel creates are checked one at a time.
     const db = await getMigratedDb();
