@@ -83,11 +83,51 @@ test("a token made in Settings drives /api/v1 without a cookie, shows its last u
   const after = await client.get(`/api/v1/sandboxes/${sandbox.id}`, { headers: auth });
   expect(after.status()).toBe(401);
   expect(after.headers()["www-authenticate"]).toContain('error="invalid_token"');
-  expect(await after.json()).toMatchObject({ code: "invalid_token" });
+  expect(await after.json()).toMatchObject({ code: "unauthorized", reason: "invalid_token" });
   await client.dispose();
 
   // Clean up the sandbox with the owner's session.
   const end = await page.request.delete(`/api/v1/sandboxes/${sandbox.id}`, { headers: { origin: baseURL! } });
   expect(end.status()).toBeLessThan(300);
+  expect(problems).toEqual([]);
+});
+
+test("a token's own limits are set in the form, shown in the list, and its concurrency is enforced @db", async ({
+  connected: page,
+  playwright,
+  baseURL,
+}) => {
+  test.setTimeout(120_000);
+  const problems = watchForErrors(page);
+  await page.goto("/settings/tokens");
+  await expect(page.getByRole("heading", { level: 1, name: "API tokens" })).toBeVisible();
+  await page.getByLabel("Name").fill("bounded agent");
+  // Whole cents only, said before anything is sent.
+  await page.getByLabel("Monthly spend cap (EUR)").fill("1.005");
+  await page.getByRole("button", { name: "Make token" }).click();
+  await expect(page.getByRole("alert").filter({ hasText: "whole cents" })).toBeVisible();
+  await page.getByLabel("Monthly spend cap (EUR)").fill("2.50");
+  await page.getByLabel("Concurrent sandboxes at most").fill("1");
+  await page.getByRole("button", { name: "Make token" }).click();
+  await expect(page.getByTestId("api-token-issued")).toBeVisible();
+  const token = (await page.getByTestId("api-token-value").textContent())!.trim();
+  const row = page.getByTestId("api-token-row").filter({ hasText: "bounded agent" });
+  await expect(row.getByTestId("api-token-limits")).toHaveText("€2.50 a month (UTC)1 sandbox at once");
+  await lookBothWays(page, "api-tokens-limits");
+
+  const client = await playwright.request.newContext({ baseURL });
+  const auth = { authorization: `Bearer ${token}` };
+  const first = await client.post("/api/v1/sandboxes", { headers: auth, data: { template: "python-3.12" } });
+  expect(first.status(), await first.text()).toBe(201);
+  const { id } = (await first.json()) as { id: string };
+  const second = await client.post("/api/v1/sandboxes", { headers: auth, data: { template: "python-3.12" } });
+  expect(second.status()).toBe(429);
+  expect(await second.json()).toMatchObject({
+    code: "concurrency_limit",
+    detail: expect.stringContaining("at most 1 sandbox at once"),
+  });
+  const end = await client.delete(`/api/v1/sandboxes/${id}`, { headers: auth });
+  expect(end.status()).toBeLessThan(300);
+  await client.dispose();
   expect(problems).toEqual([]);
 });

@@ -10,8 +10,20 @@ export const RESERVED_METADATA_PREFIX = "baton.";
 export const CREATOR_USER_KEY = "baton.user";
 /** The team the sandbox was created in. */
 export const CREATOR_TEAM_KEY = "baton.team";
-/** How many of a sandbox's metadata keys (the API allows 50) the stamp takes. */
-export const CREATOR_STAMP_KEYS = 2;
+/** How a sandbox not made in the browser was made: "token" (an API token: the SDK, curl) or "mcp". */
+export const CREATOR_VIA_KEY = "baton.via";
+/** The id of the API token it was made with (its name is looked up in the team's tokens: it may change hands, never ids). */
+export const CREATOR_TOKEN_KEY = "baton.token";
+/** How many of a sandbox's metadata keys (the API allows 50) the stamp takes at most. */
+export const CREATOR_STAMP_KEYS = 4;
+
+/** The channel a sandbox was made through when not the browser's session. */
+export type CreatorChannel = "token" | "mcp";
+/** A stamp's `via`: the channel and the token that was used (MCP is authenticated with a token too). */
+export interface CreatorVia {
+  channel: CreatorChannel;
+  tokenId: string;
+}
 
 export function isReservedMetadataKey(key: string): boolean {
   return key.toLowerCase().startsWith(RESERVED_METADATA_PREFIX);
@@ -38,9 +50,28 @@ export function userMetadata<T>(metadata: Readonly<Record<string, T>> | null | u
 /** The metadata a sandbox created by `userId` in `teamId` is stored with: the client's plus the stamp. */
 export function withCreatorStamp(
   metadata: Readonly<Record<string, string>> | null | undefined,
-  creator: { userId: string; teamId: string },
+  creator: { userId: string; teamId: string; via?: CreatorVia | null },
 ): Record<string, string> {
-  return { ...userMetadata(metadata), [CREATOR_USER_KEY]: creator.userId, [CREATOR_TEAM_KEY]: creator.teamId };
+  const stamp: Record<string, string> = { [CREATOR_USER_KEY]: creator.userId, [CREATOR_TEAM_KEY]: creator.teamId };
+  if (creator.via) {
+    stamp[CREATOR_VIA_KEY] = creator.via.channel;
+    stamp[CREATOR_TOKEN_KEY] = creator.via.tokenId;
+  }
+  return { ...userMetadata(metadata), ...stamp };
+}
+
+/** How a sandbox was made, from its stamp: null for the browser (or no stamp). */
+export function creatorViaOf(metadata: Readonly<Record<string, unknown>> | null | undefined): CreatorVia | null {
+  const channel = metadata?.[CREATOR_VIA_KEY];
+  const tokenId = metadata?.[CREATOR_TOKEN_KEY];
+  if ((channel !== "token" && channel !== "mcp") || typeof tokenId !== "string" || !tokenId) return null;
+  return { channel, tokenId };
+}
+
+/** "via API token <name>" / "via MCP (<name>)"; `tokenName` null when the team has no such token. */
+export function creatorViaText(via: CreatorVia, tokenName: string | null): string {
+  const name = tokenName ?? "an unknown token";
+  return via.channel === "mcp" ? `via MCP (${name})` : `via API token ${name}`;
 }
 
 /** The user id that created a sandbox through Baton, or null (created elsewhere, or before the stamp). */
@@ -75,6 +106,8 @@ export interface CreatorName {
   /** "you" (the viewer), a current "member", a "former" one (no longer in the team), or "outside" Baton. */
   kind: "you" | "member" | "former" | "outside";
   text: string;
+  /** How it was made when not in the browser: "via API token <name>" or "via MCP (<name>)"; else null. */
+  via: string | null;
 }
 
 /**
@@ -85,10 +118,13 @@ export function creatorName(
   metadata: Readonly<Record<string, unknown>> | null | undefined,
   viewerId: string | null | undefined,
   members: Readonly<Record<string, string>>,
+  tokens: Readonly<Record<string, string>> = {},
 ): CreatorName {
   const id = creatorOf(metadata);
-  if (id === null) return { kind: "outside", text: "outside Baton" };
-  if (viewerId && id === viewerId) return { kind: "you", text: "You" };
+  if (id === null) return { kind: "outside", text: "outside Baton", via: null };
+  const made = creatorViaOf(metadata);
+  const via = made ? creatorViaText(made, Object.hasOwn(tokens, made.tokenId) ? tokens[made.tokenId]! : null) : null;
+  if (viewerId && id === viewerId) return { kind: "you", text: "You", via };
   const name = Object.hasOwn(members, id) ? members[id] : undefined;
-  return name ? { kind: "member", text: name } : { kind: "former", text: "Former member" };
+  return name ? { kind: "member", text: name, via } : { kind: "former", text: "Former member", via };
 }

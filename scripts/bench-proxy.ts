@@ -11,6 +11,12 @@
 // their own, a 404 under /api, /api/me and /favicon.ico: what is spent before any handler talks to
 // the engine. Prints a markdown table (engine/bench/lib.ts) and one JSON line; never asserts.
 //
+// Two ways through the console, side by side (issue 23: "through Baton with a token, exec adds at
+// most what the browser path adds"): the browser's (session cookie, Origin, Sec-Fetch-Site) and an
+// API token's (`Authorization: Bearer bat_…`, as the orkestr SDK sends it), each on its own
+// keep-alive socket, in the same rounds; the token's figures are shown beside the cookie's, with
+// the ratio.
+//
 // --against DIR: a second checkout (its own `.next`, node_modules linked) runs its own engine and
 // console beside this one, measured in the same rounds, call by call: on a shared machine the only
 // fair A/B. --cpu-prof DIR: the console(s) run with `--cpu-prof`, profiles written to DIR at exit.
@@ -73,11 +79,37 @@ interface Target {
   bench: ConsoleBench;
   direct: Call;
   through: Call;
+  /** The same calls with an API token instead of the session cookie. */
+  token: Call;
   ops: Op[];
-  samples: Map<string, { direct: number[]; through: number[] }>;
+  samples: Map<string, { direct: number[]; through: number[]; token: number[] }>;
   /** Console-only paths: what is spent before a handler talks to the engine. */
   bare: Map<string, number[]>;
 }
+
+/**
+ * What a browser tab's fetch() through the console's API client carries besides the cookie (issue
+ * 23's finding: a client that behaves like a browser saw more overhead than this bench reported,
+ * which sent the cookie, Origin and Sec-Fetch-Site only). Above all `Accept-Encoding`: with it, the
+ * console's server compresses its answers (Next's `compress`), which a bare client never asked for;
+ * and the team header the API client sends on every call.
+ */
+const BROWSER_HEADERS: Record<string, string> = {
+  accept: "*/*",
+  "accept-encoding": "gzip, deflate, br, zstd",
+  "accept-language": "en-GB,en;q=0.9",
+  "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+  "sec-fetch-mode": "cors",
+  "sec-fetch-dest": "empty",
+};
+/** What the orkestr SDK's HTTP client (httpx) sends besides its token. */
+const SDK_HEADERS: Record<string, string> = {
+  accept: "application/json",
+  "accept-encoding": "gzip, deflate",
+  "user-agent": "orkestr-python/bench",
+};
+/** BENCH_BARE_CLIENT=1: the old bare client (cookie, Origin, Sec-Fetch-Site only), to compare. */
+const BARE_CLIENT = process.env.BENCH_BARE_CLIENT === "1";
 
 const BARE = [
   { name: "404 under /api", path: "/api/v1/no-such-route", status: 404 },
@@ -95,14 +127,32 @@ async function target(label: string, bench: ConsoleBench): Promise<Target> {
     { name: "metrics", method: "GET", path: `/sandboxes/${id}/metrics` },
     { name: "exec `true`", method: "POST", path: `/sandboxes/${id}/exec`, body: { command: "true" }, ratio: true },
   ];
+  // A personal API token of the owner (Settings → API tokens), as the SDK pointed at Baton uses it.
+  const made = await fetch(`${bench.origin}/api/tokens`, {
+    method: "POST",
+    headers: { cookie: bench.cookie, origin: bench.origin, "content-type": "application/json" },
+    body: JSON.stringify({ name: "bench", scope: "write", expires_in_days: 7 }),
+  });
+  if (made.status !== 201) throw new Error(`token: ${made.status} ${await made.text()}`);
+  const { token } = (await made.json()) as { token: string };
+  const me = (await (await fetch(`${bench.origin}/api/me`, { headers: { cookie: bench.cookie } })).json()) as {
+    memberships: { team: { slug: string } }[];
+  };
+  const team = me.memberships[0]!.team.slug;
   return {
     label,
     bench,
     direct: client(bench.engine.origin, { authorization: `Bearer ${bench.engine.token}` }),
+    token: client(bench.origin, { ...(BARE_CLIENT ? {} : SDK_HEADERS), authorization: `Bearer ${token}` }),
     // A browser's same-origin fetch: the session cookie, Origin and Sec-Fetch-Site.
-    through: client(bench.origin, { cookie: bench.cookie, origin: bench.origin, "sec-fetch-site": "same-origin" }),
+    through: client(bench.origin, {
+      ...(BARE_CLIENT ? {} : { ...BROWSER_HEADERS, "x-baton-team": team }),
+      cookie: bench.cookie,
+      origin: bench.origin,
+      "sec-fetch-site": "same-origin",
+    }),
     ops,
-    samples: new Map(ops.map((o) => [o.name, { direct: [], through: [] }])),
+    samples: new Map(ops.map((o) => [o.name, { direct: [], through: [], token: [] }])),
     bare: new Map(BARE.map((b) => [b.name, []])),
   };
 }
@@ -128,11 +178,17 @@ async function round(t: Target, record: boolean, directFirst: boolean): Promise<
       );
       if (record) s.through.push(ms);
     };
+    const runToken = async () => {
+      const ms = expectStatus(`${op.name} with a token`, await t.token(op.method, `/api/v1${op.path}`, op.body), want);
+      if (record) s.token.push(ms);
+    };
+    // Direct first or last, and the two console paths in turn, so drift hits all three alike.
+    const consolePaths = directFirst === (op.name.length % 2 === 0) ? [runThrough, runToken] : [runToken, runThrough];
     if (directFirst) {
       await runDirect();
-      await runThrough();
+      for (const run of consolePaths) await run();
     } else {
-      await runThrough();
+      for (const run of consolePaths) await run();
       await runDirect();
     }
   }
@@ -152,15 +208,43 @@ function rows(t: Target, prefix: string): { rows: Row[]; notes: string[]; json: 
   const json: Record<string, unknown> = {};
   const src = "issue 13 budget";
   for (const op of t.ops) {
-    const { direct, through } = t.samples.get(op.name)!;
+    const { direct, through, token } = t.samples.get(op.name)!;
     const d50 = pct(direct, 50);
     const d99 = pct(direct, 99);
     const t50 = pct(through, 50);
     const t99 = pct(through, 99);
-    json[op.name] = { direct: [d50, d99], through: [t50, t99] };
+    const k50 = pct(token, 50);
+    const k99 = pct(token, 99);
+    json[op.name] = { direct: [d50, d99], through: [t50, t99], token: [k50, k99] };
     notes.push(
-      `${prefix}${op.name}: direct ${d50.toFixed(2)} / ${d99.toFixed(2)} ms, through /api ${t50.toFixed(2)} / ${t99.toFixed(2)} ms (p50 / p99, n=${direct.length})`,
+      `${prefix}${op.name}: direct ${d50.toFixed(2)} / ${d99.toFixed(2)} ms, through /api with the cookie ${t50.toFixed(2)} / ${t99.toFixed(2)} ms, with a token ${k50.toFixed(2)} / ${k99.toFixed(2)} ms (p50 / p99, n=${direct.length})`,
     );
+    // The token path beside the cookie path (its reference): issue 23 wants it to add no more.
+    const cookieRef = "the cookie path (issue 23)";
+    if (op.ratio) {
+      out.push({
+        metric: `${prefix}${op.name} with a token ÷ direct, p50`,
+        ours: k50 / d50,
+        unit: "×",
+        ref: t50 / d50,
+        source: cookieRef,
+      });
+    } else {
+      out.push({
+        metric: `${prefix}${op.name} with a token added, p50`,
+        ours: k50 - d50,
+        unit: "ms",
+        ref: t50 - d50,
+        source: cookieRef,
+      });
+      out.push({
+        metric: `${prefix}${op.name} with a token added, p99`,
+        ours: k99 - d99,
+        unit: "ms",
+        ref: t99 - d99,
+        source: cookieRef,
+      });
+    }
     if (op.ratio) {
       out.push({
         metric: `${prefix}${op.name} through ÷ direct, p50`,
@@ -237,7 +321,7 @@ async function main(): Promise<void> {
     console.log("");
     for (const n of notes) console.log(`- ${n}`);
     console.log(
-      `- ${ROUNDS} rounds after ${WARMUP} warm-up; keep-alive, one socket per target; "added" is p(through) − p(direct) on the same engine.`,
+      `- ${ROUNDS} rounds after ${WARMUP} warm-up; keep-alive, one socket per target; "added" is p(through) − p(direct) on the same engine; ${BARE_CLIENT ? "bare clients (BENCH_BARE_CLIENT=1)" : "the cookie path sends a browser's headers (Accept-Encoding, X-Baton-Team, …), the token path the SDK's"}.`,
     );
     console.log(JSON.stringify({ bench: "proxy", rounds: ROUNDS, results: json }));
   } finally {

@@ -7,6 +7,7 @@
 // may cost money; engine-only checks (admin faults, restarts, local previews) are skipped there.
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -31,7 +32,8 @@ if (url) {
   console.log("check-contract: running the contract suites against a fresh local engine");
 }
 
-const vitest = createRequire(import.meta.url).resolve("vitest/vitest.mjs");
+// vitest's package exports do not include its CLI file: find it beside its package.json.
+const vitest = path.join(path.dirname(createRequire(import.meta.url).resolve("vitest/package.json")), "vitest.mjs");
 const result = spawnSync(
   process.execPath,
   [vitest, "run", "--project", "engine", "engine/test/contract", ...process.argv.slice(2)],

@@ -46,3 +46,8 @@ export function managesTeamTokens(role: TeamRole): boolean {
 export const EXPIRY_DAYS = [7, 30, 90, 365, null] as const;
 export const DEFAULT_EXPIRY_DAYS = 90;
 export const MAX_TOKEN_NAME = 80;
+
+/** A token's own limit of concurrent sandboxes (lib/server/api-tokens/limits.ts). */
+export const TOKEN_CONCURRENCY = { min: 1, max: 100 } as const;
+/** A token's own monthly spend cap: whole cents (as the spend caps), from EUR 0.01 up to EUR 1,000,000. */
+export const TOKEN_CAP_MICRO = { min: 10_000, max: 1_000_000 * 1_000_000, step: 10_000 } as const;

@@ -28,7 +28,12 @@ export const apiTokenQueries = {
 };
 
 export const apiTokenMutations = {
-  create: (body: { name: string; scope: TokenScope; expires_in_days: number | null }) =>
-    apiJson({ method: "POST", path: "/api/tokens", body }, readCreated),
+  create: (body: {
+    name: string;
+    scope: TokenScope;
+    expires_in_days: number | null;
+    spend_cap_micro?: number | null;
+    max_concurrent_sandboxes?: number | null;
+  }) => apiJson({ method: "POST", path: "/api/tokens", body }, readCreated),
   revoke: (id: string) => apiJson({ method: "DELETE", path: path`/api/tokens/${id}` }, readRevoked),
 };

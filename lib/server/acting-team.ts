@@ -43,6 +43,17 @@ export interface ActingTeam {
   connection: Connection | null;
   /** Why there is no connection, said to the user (what to do included); null when there is one. */
   noConnection: string | null;
+  /** The personal API token the request was made with (lib/server/api-tokens/bearer.ts), and its own limits. */
+  apiToken?: ActingApiToken;
+}
+
+export interface ActingApiToken {
+  id: string;
+  name: string;
+  /** Its monthly spend cap in whole micro-euros; null: none. */
+  spendCapMicro: number | null;
+  /** The most sandboxes made with it that may exist at once; null: no limit. */
+  maxConcurrent: number | null;
 }
 
 /** A team asked for by the request itself (by id), instead of the default one. */

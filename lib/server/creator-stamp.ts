@@ -1,7 +1,14 @@
 import "server-only";
 import type { CreateSandboxBody, UpdateSandboxBody } from "../orkestr/schemas/sandboxes";
-import { reservedMetadataProblem, stampOf, withCreatorStamp } from "../sandbox-creator";
+import {
+  reservedMetadataProblem,
+  stampOf,
+  withCreatorStamp,
+  type CreatorChannel,
+  type CreatorVia,
+} from "../sandbox-creator";
 import type { ActingTeam } from "./acting-team";
+import type { CurrentUser } from "./auth";
 import { AppError } from "./errors";
 import { withUpstream } from "./upstream";
 
@@ -17,10 +24,24 @@ export function refuseReservedMetadata(metadata: Readonly<Record<string, unknown
   if (problem) throw new AppError("reserved_metadata", problem);
 }
 
+/**
+ * How a request makes a sandbox, for its stamp: null with a session (the browser); with an API token,
+ * the token and the channel, "token" unless the request was marked otherwise (the MCP endpoint
+ * passes `viaOf(req)`, "mcp", so its sandboxes say `baton.via=mcp`).
+ */
+export function creatorVia(current: CurrentUser | null, mark: CreatorChannel | null = null): CreatorVia | null {
+  if (current?.via.kind !== "token") return null;
+  return { channel: mark ?? "token", tokenId: current.via.tokenId };
+}
+
 /** The create (or fork) body as sent upstream: the client's metadata plus the stamp. */
-export function stampCreate<B extends Pick<CreateSandboxBody, "metadata">>(body: B, team: ActingTeam): B {
+export function stampCreate<B extends Pick<CreateSandboxBody, "metadata">>(
+  body: B,
+  team: ActingTeam,
+  via: CreatorVia | null = null,
+): B {
   refuseReservedMetadata(body.metadata);
-  return { ...body, metadata: withCreatorStamp(body.metadata, { userId: team.userId, teamId: team.team.id }) };
+  return { ...body, metadata: withCreatorStamp(body.metadata, { userId: team.userId, teamId: team.team.id, via }) };
 }
 
 /**

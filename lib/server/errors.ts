@@ -42,6 +42,8 @@ export const ERROR_CODES = {
   // A spend cap is reached and blocks what would start or prolong spending (issue 22).
   spend_cap_reached: 402,
   rate_limited: 429,
+  // An API token's own limit of concurrent sandboxes is reached (lib/server/api-tokens/limits.ts).
+  concurrency_limit: 429,
   internal_error: 500,
   bad_gateway: 502,
   // The upstream answered a redirect or 304 (never followed: lib/orkestr/core.ts); see describeError().

@@ -34,15 +34,21 @@ function signedPath(upstreamUrl: string, requested: string): string {
   }
 }
 
-/** The upstream's presigned answer, its URL replaced by Baton's own route (no signature, no upstream host). */
+/**
+ * The upstream's presigned answer, its URL replaced by Baton's own route (no signature, no upstream
+ * host). `origin` makes it absolute: for an API token's client (the orkestr SDK), which resolves a
+ * URL against its own base (`…/api`), not against Baton's pages; it authorizes the link with the same
+ * `Authorization: Bearer` header (Baton never puts a token into a URL or an answer).
+ */
 export function batonPresigned(
   sandboxId: string,
   requestedPath: string,
   upstream: PresignedUrl,
   teamSlug?: string | null,
+  origin?: string | null,
 ): { url: string; method: string; headers: Record<string, string> | null; expires_at: null } {
   return {
-    url: batonRawFileUrl(sandboxId, signedPath(upstream.url, requestedPath), teamSlug),
+    url: (origin ?? "") + batonRawFileUrl(sandboxId, signedPath(upstream.url, requestedPath), teamSlug),
     method: upstream.method ?? "GET",
     headers: upstream.headers ?? null,
     expires_at: null,

@@ -22,6 +22,9 @@ import { getMigratedDb } from "./db/index";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../terminal-heartbeat";
 import { upstreamFailureDetail } from "./errors";
 import { actingCan } from "./rbac";
+import { bearerOf, resolveBearer } from "./api-tokens/bearer";
+import { AppError } from "./errors";
+import { clientIp } from "./request-info";
 import { parseCookieHeader, readSessionId } from "./session-cookie";
 import { classifyDestination, guardedLookupFor } from "./ssrf";
 import { orkestrUpgradeFor, VaultError, type OrkestrUpgradeTarget } from "./tokens";
@@ -81,12 +84,51 @@ export function matchPtyRelayPath(url: string | undefined): PtyRelayTarget | nul
 export interface RelayGrant {
   userId: string;
   /** The session cookie's token: the relay reads the session with it again while the terminal is open. */
-  sid: string;
+  sid: string | null;
+  /**
+   * Or the API token (`Authorization: Bearer bat_…`, the orkestr SDK's terminal): resolved again
+   * while the terminal is open, as route() does for a stream, so a revocation ends it.
+   */
+  bearer?: { token: string; request: Request } | null;
   team: ActingTeam;
 }
 
 export type RelayAuthResult =
-  ({ ok: true } & RelayGrant) | { ok: false; status: 401 | 403 | 404 | 421; code: string; detail: string };
+  ({ ok: true } & RelayGrant) | { ok: false; status: 401 | 403 | 404 | 421 | 429; code: string; detail: string };
+
+/** The upgrade as a Request, for what route() reads of one (the token, X-Baton-Team, `?team=`). */
+function upgradeRequest(headers: IncomingHttpHeaders, url: string | undefined): Request {
+  const h = new Headers();
+  for (const name of ["authorization", "x-baton-team"]) {
+    const v = header(headers, name);
+    if (v !== null) h.set(name, v);
+  }
+  return new Request(new URL(url ?? "/", "http://relay.invalid"), { headers: h });
+}
+
+/**
+ * An upgrade with `Authorization: Bearer …` (the SDK; a browser cannot put a header on a WebSocket):
+ * the same resolution as route()'s for /api/v1 (lib/server/api-tokens/bearer.ts): the token's team
+ * only, its role narrowed by its scope, no cookie read and so no Origin check.
+ */
+async function authorizeBearer(
+  headers: IncomingHttpHeaders,
+  url: string | undefined,
+  token: string,
+): Promise<RelayAuthResult> {
+  const request = upgradeRequest(headers, url);
+  try {
+    const { current, team } = await resolveBearer(await getMigratedDb(), request, token, clientIp(headers));
+    if (!actingCan(team, TERMINAL_PERMISSION))
+      return { ok: false, status: 403, code: "forbidden", detail: refusal(team, TERMINAL_PERMISSION) };
+    return { ok: true, userId: current.user.id, sid: null, bearer: { token, request }, team };
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    const status = err.status === 429 ? 429 : err.status === 403 ? 403 : 401;
+    // The v1 contract's code for a refused credential (lib/server/v1-contract-errors.ts).
+    return { ok: false, status, code: err.code === "invalid_token" ? "unauthorized" : err.code, detail: err.message };
+  }
+}
 
 function header(headers: IncomingHttpHeaders, name: string): string | null {
   const v = headers[name];
@@ -107,6 +149,8 @@ export function originAllowed(headers: IncomingHttpHeaders): boolean {
 /** The same checks route({ auth: "user", perm: "sandboxes.write" }) makes, for an upgrade request. */
 export async function authorizeRelay(headers: IncomingHttpHeaders, url?: string): Promise<RelayAuthResult> {
   if (!hostAllowed(header(headers, "host"))) return { ok: false, status: 421, ...HOST_NOT_ALLOWED };
+  const bearer = bearerOf(upgradeRequest(headers, url));
+  if (bearer !== null) return authorizeBearer(headers, url, bearer);
   if (!originAllowed(headers)) {
     return {
       ok: false,
@@ -152,7 +196,14 @@ const TERMINAL_PERMISSION = "sandboxes.write" as const;
  */
 export async function revalidateRelay(grant: RelayGrant, opened: OpenedWith): Promise<AccessLoss | null> {
   const db = await getMigratedDb();
-  const current = await resolveSession(db, grant.sid);
+  const current = grant.bearer
+    ? await resolveBearer(db, grant.bearer.request, grant.bearer.token, null, { recheck: true }).then(
+        (p) => p.current,
+        () => null,
+      )
+    : grant.sid
+      ? await resolveSession(db, grant.sid)
+      : null;
   if (!current || current.user.id !== grant.userId) return sessionEnded(db, grant.userId);
   return accessLost(current, opened);
 }
@@ -174,13 +225,15 @@ function refuse(socket: Duplex, status: number, code: string, detail: string): v
   const reason =
     status === 401
       ? "Unauthorized"
-      : status === 403
-        ? "Forbidden"
-        : status === 404
-          ? "Not Found"
-          : status === 421
-            ? "Misdirected Request"
-            : "Error";
+      : status === 429
+        ? "Too Many Requests"
+        : status === 403
+          ? "Forbidden"
+          : status === 404
+            ? "Not Found"
+            : status === 421
+              ? "Misdirected Request"
+              : "Error";
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );

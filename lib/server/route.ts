@@ -5,7 +5,8 @@ import { HOST_NOT_ALLOWED, hostAllowed, originAllowed } from "../host-policy";
 import { knownBytes } from "./request-bytes";
 import { accessLost, openedWith, sessionEnded, type AccessLoss } from "./access-watch";
 import { TeamNotFoundError, type ActingTeam } from "./acting-team";
-import { bearerOf, resolveBearer, tokenCredential } from "./api-tokens/bearer";
+import { bearerOf, resolveBearer, tokenCredential, TokenTeamMismatchError } from "./api-tokens/bearer";
+import { contractErrorResponse, markInputPlace } from "./v1-contract-errors";
 import { actingTeam, getUserFromRequest, refusal, teamChoiceOf, teamNotFound, type CurrentUser } from "./auth";
 import { recordAudit, type AuditEvent } from "./db/audit";
 import { getMigratedDb } from "./db/index";
@@ -409,7 +410,11 @@ async function readJsonBody(req: Request, maxBytes: number, optional = false): P
 
 function parseWith<S extends Schema>(schema: S, value: unknown, where: string): z.output<S> {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw validationError(parsed.error, where);
+  if (!parsed.success)
+    throw markInputPlace(
+      validationError(parsed.error, where),
+      where === "the URL" ? "path" : where === "the query string" ? "query" : "body",
+    );
   return parsed.data;
 }
 
@@ -557,25 +562,33 @@ export function route<
       if (options.audit && current && response.status < 400) await audit(options.audit);
       return withRequestId(withNoStore(response), requestId);
     } catch (err) {
-      const response = errorResponse(err, label);
-      if (current && !SAFE_METHODS.has(req.method) && AUDITED_REFUSALS.has(response.status)) {
-        const code = await response
-          .clone()
-          .json()
-          .then((b: { code?: unknown }) => (typeof b.code === "string" ? b.code : String(response.status)))
-          .catch(() => String(response.status));
+      let response = errorResponse(err, label);
+      if (v1) response = await contractErrorResponse(response, err, { bearer: bearer !== null });
+      const code =
+        !SAFE_METHODS.has(req.method) && (AUDITED_REFUSALS.has(response.status) || response.status === 429)
+          ? await response
+              .clone()
+              .json()
+              .then((b: { code?: unknown }) => (typeof b.code === "string" ? b.code : String(response.status)))
+              .catch(() => String(response.status))
+          : null;
+      // A token presented in the wrong team has no principal yet: audited as its holder's.
+      const holder = err instanceof TokenTeamMismatchError ? err.holder : null;
+      // Of the 429s, only an API token's concurrency limit is a decision worth the audit log.
+      if ((current || holder) && code !== null && (response.status !== 429 || code === "concurrency_limit")) {
         const refused = refusedAction(req.method, url.pathname);
         const targetId =
           refused.targetIs === "team"
-            ? (team?.team.id ?? null)
+            ? (team?.team.id ?? holder?.teamId ?? null)
             : refused.targetIs === "user"
-              ? current.user.id
+              ? (current?.user.id ?? holder!.userId)
               : refused.targetId;
         await recordFor(options.audit ?? refused.action, {
           targetType: refused.targetType,
           targetId,
           result: code,
           data: { method: req.method, path: url.pathname },
+          ...(holder && !current ? holder : {}),
         });
       }
       if (response.status === 401 && (v1 || tokenOnly)) {

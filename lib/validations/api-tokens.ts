@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { EXPIRY_DAYS, MAX_TOKEN_NAME, TOKEN_SCOPES, type TokenScope } from "../api-tokens/scope";
+import {
+  EXPIRY_DAYS,
+  MAX_TOKEN_NAME,
+  TOKEN_CAP_MICRO,
+  TOKEN_CONCURRENCY,
+  TOKEN_SCOPES,
+  type TokenScope,
+} from "../api-tokens/scope";
 
 // /api/tokens (personal API tokens, issue 23): the inputs, shared by the route handlers, and the
 // DTOs the browser gets.
@@ -16,6 +23,23 @@ export const CreateApiTokenBody = z.object({
     .union(EXPIRY_DAYS.map((d) => z.literal(d)) as unknown as [z.ZodLiteral<number>, z.ZodLiteral<null>], {
       error: `must be one of ${EXPIRY_DAYS.map((d) => d ?? "null").join(", ")}`,
     })
+    .optional(),
+  /** The token's own monthly spend cap, whole micro-euros in whole cents (as the spend caps); null or absent: none. */
+  spend_cap_micro: z
+    .number({ error: "must be a whole number of micro-euros" })
+    .int({ error: "must be a whole number of micro-euros" })
+    .min(TOKEN_CAP_MICRO.min, { error: "must be at least EUR 0.01" })
+    .max(TOKEN_CAP_MICRO.max, { error: "must be at most EUR 1,000,000" })
+    .refine((n) => n % TOKEN_CAP_MICRO.step === 0, { error: "must be whole cents (a multiple of 10,000 micro-euros)" })
+    .nullable()
+    .optional(),
+  /** The most sandboxes made with the token that may exist at once (1–100); null or absent: no limit. */
+  max_concurrent_sandboxes: z
+    .number({ error: "must be a whole number" })
+    .int({ error: "must be a whole number" })
+    .min(TOKEN_CONCURRENCY.min, { error: `must be at least ${TOKEN_CONCURRENCY.min}` })
+    .max(TOKEN_CONCURRENCY.max, { error: `must be at most ${TOKEN_CONCURRENCY.max}` })
+    .nullable()
     .optional(),
 });
 
@@ -35,6 +59,10 @@ export interface ApiTokenDto {
   revoked_at: string | null;
   /** "revoked" (by a person), "member_removed", "member_left", "member_disabled", "account_disabled", "role_changed". */
   revoked_reason: string | null;
+  /** Its own monthly spend cap, whole micro-euros; null: none. */
+  spend_cap_micro: number | null;
+  /** The most sandboxes made with it that may exist at once; null: no limit. */
+  max_concurrent_sandboxes: number | null;
   owner: { id: string; name: string; email: string };
   /** The token is the signed-in user's own. */
   mine: boolean;

@@ -4,6 +4,8 @@ import type { AddressInfo } from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { POST as logoutEverywhere } from "../../app/api/auth/logout-everywhere/route";
+import { DELETE as revokeTokenRoute } from "../../app/api/tokens/[id]/route";
+import { POST as createTokenRoute } from "../../app/api/tokens/route";
 import { changeMemberRole, disableUser, removeTeamMember } from "../../lib/server/access";
 import { ACCESS_RECHECK } from "../../lib/server/access-watch";
 import { getActiveConnection } from "../../lib/server/db/connections";
@@ -55,7 +57,7 @@ describe.each(testBackends)("an open terminal on $name", (backend) => {
     const upstreamUrl = `http://127.0.0.1:${(upstreamServer.address() as AddressInfo).port}/v1`;
     relay = createPtyRelay({
       upstreamFor: async (grant) => {
-        grants.set(grant.sid, grant);
+        grants.set(grant.sid!, grant);
         return { baseUrl: upstreamUrl, isLocalEngine: true, headers: { Authorization: "Bearer ork_stand_in" } };
       },
       log: () => undefined,
@@ -82,6 +84,27 @@ describe.each(testBackends)("an open terminal on $name", (backend) => {
     await connectLocalEngine(user.id, { db: ctx.db(), teamId: owner.teamId!, label: "pty-revocation" });
     const session = await sessionCookie(ctx.db(), user.id);
     return { userId: user.id, teamId: owner.teamId!, ...session };
+  }
+
+  /** An API token of `cookie`'s user (POST /api/tokens, as Settings makes it). */
+  async function apiToken(cookie: string, scope: "read" | "write"): Promise<{ token: string; id: string }> {
+    const res = await createTokenRoute(
+      request("/api/tokens", { method: "POST", cookie, body: { name: `relay ${scope}`, scope } }),
+      noParams,
+    );
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as { token: string; api_token: { id: string } };
+    return { token: body.token, id: body.api_token.id };
+  }
+
+  /** The orkestr SDK's terminal: `Authorization: Bearer bat_…`, no cookie, no Origin. */
+  function openWithToken(pty: string, token: string): Promise<WebSocket> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(`${url}/${pty}/ws`, { headers: { host: HOST, authorization: `Bearer ${token}` } });
+      ws.on("message", (data) => String(data) === "ready" && resolve(ws));
+      ws.on("unexpected-response", (_req, res) => reject(new Error(`refused with ${res.statusCode}`)));
+      ws.on("error", reject);
+    });
   }
 
   function open(pty: string, cookie: string): Promise<WebSocket> {
@@ -128,6 +151,27 @@ describe.each(testBackends)("an open terminal on $name", (backend) => {
     expect(r.closedAfterMs).toBeLessThanOrEqual(LIMIT_MS);
     expect(r.lastInputAfterMs).toBeLessThanOrEqual(r.closedAfterMs);
   }
+
+  it("an API token opens a terminal (Bearer on the upgrade, no cookie), a read token is refused, and revoking it closes the terminal", async () => {
+    const user = await member();
+    const write = await apiToken(user.cookie, "write");
+    const read = await apiToken(user.cookie, "read");
+    await expect(openWithToken(uniq("pty"), read.token)).rejects.toThrow("refused with 403");
+    await expect(openWithToken(uniq("pty"), "bat_not-a-token")).rejects.toThrow("refused with 401");
+    const pty = uniq("pty");
+    const ws = await openWithToken(pty, write.token);
+    ws.send(Buffer.from("x"), { binary: true });
+    await expect.poll(() => received.get(pty)?.length ?? 0).toBe(1);
+    const closed = new Promise<number>((resolve) => ws.on("close", (code) => resolve(code)));
+    const t0 = Date.now();
+    const res = await revokeTokenRoute(request(`/api/tokens/${write.id}`, { method: "DELETE", cookie: user.cookie }), {
+      params: Promise.resolve({ id: write.id }),
+    });
+    expect(res.status).toBeLessThan(300);
+    expect(await closed).toBe(4401);
+    expect(Date.now() - t0).toBeLessThanOrEqual(LIMIT_MS);
+    await expect(openWithToken(uniq("pty"), write.token)).rejects.toThrow("refused with 401");
+  });
 
   it("uses the real re-check interval (well inside the 5 s)", () => {
     expect(ACCESS_RECHECK.terminalMs).toBeLessThanOrEqual(2_000);

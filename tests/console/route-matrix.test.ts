@@ -495,7 +495,7 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
         const res = await withToken(key);
         expect(res.status, `${r.key} with a ${key} token`).toBe(401);
         expect(res.headers.get("www-authenticate")).toContain('error="invalid_token"');
-        expect(await jsonOf(res)).toMatchObject({ code: "invalid_token" });
+        expect(await jsonOf(res)).toMatchObject({ code: "unauthorized", reason: "invalid_token" });
       }
       if (!SAFE.has(r.method)) {
         // No cookie is read with a token, so another site's Origin is not a CSRF refusal.

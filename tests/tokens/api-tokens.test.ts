@@ -180,7 +180,11 @@ describe.each(testBackends)("personal API tokens on $name", (backend) => {
       );
       expect(res.status, t).toBe(401);
       expect(res.headers.get("www-authenticate")).toBe('Bearer realm="baton", error="invalid_token"');
-      expect(await jsonOf(res)).toMatchObject({ code: "invalid_token", detail: expect.any(String) });
+      expect(await jsonOf(res)).toMatchObject({
+        code: "unauthorized",
+        reason: "invalid_token",
+        detail: expect.any(String),
+      });
     };
     await expectInvalid(newApiToken().token); // well-formed, unknown
     await expectInvalid("bat_nope");

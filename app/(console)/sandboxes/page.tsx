@@ -10,6 +10,7 @@ import { Forbidden } from "../../../components/layout/forbidden";
 import { requirePermission } from "../../../lib/server/auth";
 import { getMigratedDb } from "../../../lib/server/db";
 import { listTeamMembers } from "../../../lib/server/db/teams";
+import { teamTokenNames } from "../../../lib/server/creator-via-names";
 import type { ActingTeam } from "../../../lib/server/acting-team";
 import { ReadOnlyNote } from "../../../components/ui/read-only-note";
 import { reasonFor } from "../../../lib/server/client-permissions";
@@ -31,6 +32,8 @@ export default async function SandboxesPage() {
   // The "Created · by" column and the `?creator=` chip name the team's members from this map: one
   // query here, none per row (no one outside the team is named).
   const members = connection ? await memberNames(access.team) : {};
+  // "via API token <name>" for sandboxes made with a token: the team's tokens, revoked ones too.
+  const tokens = connection ? await teamTokenNames(await getMigratedDb(), access.team.team.id) : {};
   // Create sandbox needs sandboxes.write: a role without it is told why instead.
   const readOnly = reasonFor(access.team, "sandboxes.write", "create sandboxes");
   return (
@@ -51,7 +54,7 @@ export default async function SandboxesPage() {
       {connection ? (
         // useSearchParams() reads the URL on the client; the fallback shows until it has.
         <Suspense fallback={<Skeleton className="h-96 w-full" />}>
-          <SandboxList members={members} />
+          <SandboxList members={members} tokens={tokens} />
         </Suspense>
       ) : (
         <NoConnection>

@@ -14,7 +14,7 @@ export const GET = route({ auth: "user", perm: "team.read" }, async ({ team }) =
   apiTokensView(await getMigratedDb(), team!),
 );
 
-// POST /api/tokens – makes a token: {name, scope, expires_in_days}; the token is in this answer only.
+// POST /api/tokens – makes a token: {name, scope, expires_in_days, spend_cap_micro?, max_concurrent_sandboxes?}; the token is in this answer only.
 export const POST = route(
   { auth: "user", perm: "team.read", body: CreateApiTokenBody },
   async ({ team, user, body, audit }) => {
@@ -22,6 +22,8 @@ export const POST = route(
       name: body.name,
       scope: body.scope,
       expiresInDays: body.expires_in_days,
+      spendCapMicro: body.spend_cap_micro,
+      maxConcurrent: body.max_concurrent_sandboxes,
     });
     await audit("api_token.create", {
       targetType: "api_token",
@@ -31,6 +33,8 @@ export const POST = route(
         scope: apiToken.scope,
         hint: apiToken.hint,
         expires_at: apiToken.expiresAt?.toISOString() ?? null,
+        spend_cap_micro: apiToken.spendCapMicro,
+        max_concurrent_sandboxes: apiToken.maxConcurrent,
       },
     });
     const answer: CreatedApiTokenDto = {

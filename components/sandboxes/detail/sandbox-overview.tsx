@@ -1,5 +1,6 @@
 "use client";
 
+import { useCreatedVia } from "./created-via";
 import { useId, type ReactNode } from "react";
 import type { Sandbox } from "../../../lib/orkestr/schemas/sandboxes";
 import { Card, CardContent, CardHeader, CardTitle } from "../../ui/card";
@@ -82,12 +83,16 @@ function AfterCreateSettings({
 /** Who created the sandbox through Baton (its creator stamp), linking to all they created. */
 function CreatedBy({ sandbox }: { sandbox: Sandbox }) {
   const { userId } = usePermissions();
+  const via = useCreatedVia();
   const creator = creatorOf(sandbox.metadata);
   if (!creator) return <>Not recorded (made outside Baton)</>;
   return (
-    <Link href={sandboxesByCreatorHref(creator)} className="underline underline-offset-4">
-      {creator === userId ? "You" : <span className="font-mono">{creator}</span>}
-    </Link>
+    <>
+      <Link href={sandboxesByCreatorHref(creator)} className="underline underline-offset-4">
+        {creator === userId ? "You" : <span className="font-mono">{creator}</span>}
+      </Link>
+      {via ? <span data-testid="created-via"> {via}</span> : null}
+    </>
   );
 }
 

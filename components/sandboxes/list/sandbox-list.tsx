@@ -51,9 +51,12 @@ const SEARCH_URL_DELAY_MS = 300;
  */
 export function SandboxList({
   members = {},
+  tokens = {},
 }: {
   /** The team's members (user id → name), from the server: the names in "Created · by" and the creator chip. */
   members?: Readonly<Record<string, string>>;
+  /** The team's API tokens (id → name), from the server: "via API token <name>" in "Created · by". */
+  tokens?: Readonly<Record<string, string>>;
 } = {}) {
   const searchParams = useSearchParams();
   const access = usePermissions();
@@ -285,6 +288,7 @@ export function SandboxList({
               onLoadMore={loadMore}
               viewerId={userId ?? null}
               members={members}
+              tokens={tokens}
             />
           </div>
         )}

@@ -50,6 +50,8 @@ interface Props {
   /** The "Created · by" column's names: the viewer's user id, and the team's members (id → name) from the server. */
   viewerId?: string | null;
   members?: Readonly<Record<string, string>>;
+  /** The team's API tokens (id → name), for "via API token <name>". */
+  tokens?: Readonly<Record<string, string>>;
 }
 
 const NO_MEMBERS: Readonly<Record<string, string>> = {};
@@ -71,6 +73,7 @@ export function SandboxTable({
   selectable = true,
   viewerId = null,
   members = NO_MEMBERS,
+  tokens = NO_MEMBERS,
 }: Props) {
   const ownRef = useRef<HTMLDivElement>(null);
   const parentRef = scrollRef ?? ownRef;
@@ -155,6 +158,7 @@ export function SandboxTable({
               live={!scrolling}
               viewerId={viewerId}
               members={members}
+              tokens={tokens}
             />
           ))}
         </div>
@@ -174,6 +178,7 @@ interface RowProps {
   live: boolean;
   viewerId: string | null;
   members: Readonly<Record<string, string>>;
+  tokens: Readonly<Record<string, string>>;
 }
 
 const pending = <span className="text-muted-foreground">…</span>;
@@ -187,8 +192,9 @@ const SandboxRow = memo(function SandboxRow({
   live,
   viewerId,
   members,
+  tokens,
 }: RowProps) {
-  const creator = creatorName(row.metadata, viewerId, members);
+  const creator = creatorName(row.metadata, viewerId, members, tokens);
   return (
     <div
       role="row"
@@ -243,10 +249,11 @@ const SandboxRow = memo(function SandboxRow({
               ? "Made outside Baton (an SDK or the API with a token): it carries no creator stamp."
               : creator.kind === "former"
                 ? "Made by someone who is no longer a member of this team."
-                : `Created by ${creator.text}`
+                : `Created by ${creator.text}${creator.via ? ` ${creator.via}` : ""}`
           }
         >
           {creator.text}
+          {creator.via ? <span className="text-muted-foreground"> {creator.via}</span> : null}
         </span>
       </div>
       <div role="cell" className="text-xs tabular-nums">

@@ -9,6 +9,7 @@ import {
   SCOPE_LABELS,
   type TokenScope,
 } from "../../../lib/api-tokens/scope";
+import { parseTokenCap, parseTokenConcurrency, tokenLimitsText } from "../../../lib/api-tokens/limits-form";
 import { formatDateTime, formatUtc } from "../../../lib/format";
 import { errorText, OrkestrError } from "../../../lib/orkestr/errors";
 import { apiTokenKeys, apiTokenMutations, apiTokenQueries } from "../../../lib/queries/api-tokens";
@@ -25,8 +26,9 @@ import { Label } from "../../ui/label";
 import { useNow } from "../../../lib/use-now";
 import { TableScroll } from "../../ui/table";
 
-// Settings → API tokens (issue 23): make a personal token for the team (name, scope, expiry), see
-// it once with a copy button, and the list with revoke. Admins and owners see every member's.
+// Settings → API tokens (issue 23): make a personal token for the team (name, scope, expiry, and
+// optionally its own monthly spend cap and maximum of concurrent sandboxes), see it once with a copy
+// button, and the list with revoke. Admins and owners see every member's.
 
 const SELECT =
   "h-9 rounded-md border border-input bg-background px-2 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring";
@@ -137,11 +139,19 @@ function CreateTokenForm({ view, onIssued }: { view: ApiTokensView; onIssued: (c
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const expiry = String(form.get("expiry"));
+    const cap = parseTokenCap(String(form.get("spend_cap") ?? ""));
+    const concurrency = parseTokenConcurrency(String(form.get("max_concurrent") ?? ""));
+    if (!cap.ok || !concurrency.ok) {
+      setError(!cap.ok ? cap.error : !concurrency.ok ? concurrency.error : null);
+      return;
+    }
     create.mutate(
       {
         name: String(form.get("name") ?? ""),
         scope: String(form.get("scope")) as TokenScope,
         expires_in_days: expiry === "never" ? null : Number(expiry),
+        spend_cap_micro: cap.value,
+        max_concurrent_sandboxes: concurrency.value,
       },
       { onSuccess: () => (event.target as HTMLFormElement).reset() },
     );
@@ -190,6 +200,43 @@ function CreateTokenForm({ view, onIssued }: { view: ApiTokensView; onIssued: (c
           </select>
         </div>
       </div>
+      <fieldset className="grid gap-3 sm:grid-cols-2">
+        <legend className="mb-1.5 text-sm font-medium">
+          Limits of this token <span className="font-normal text-muted-foreground">(optional)</span>
+        </legend>
+        <div className="flex min-w-0 flex-col gap-1.5">
+          <Label htmlFor={`${id}-cap`}>Monthly spend cap (EUR)</Label>
+          <Input
+            id={`${id}-cap`}
+            name="spend_cap"
+            inputMode="decimal"
+            autoComplete="off"
+            placeholder="No cap"
+            aria-describedby={`${id}-limits-help`}
+          />
+        </div>
+        <div className="flex min-w-0 flex-col gap-1.5">
+          <Label htmlFor={`${id}-concurrent`}>Concurrent sandboxes at most</Label>
+          <Input
+            id={`${id}-concurrent`}
+            name="max_concurrent"
+            type="number"
+            min={1}
+            max={100}
+            step={1}
+            inputMode="numeric"
+            autoComplete="off"
+            placeholder="No limit"
+            aria-describedby={`${id}-limits-help`}
+          />
+        </div>
+        <p id={`${id}-limits-help`} className="text-xs text-muted-foreground sm:col-span-2">
+          A leaked or looping agent then costs at most this. The cap counts what the sandboxes made with this token cost
+          in the calendar month (UTC), as Baton&apos;s usage record last read it: once reached, the token can no longer
+          create, fork, resume or keep sandboxes alive, and its running sandboxes are paused. Concurrent counts its
+          sandboxes that are not terminated (paused ones included). Limits cannot be raised later: make a new token.
+        </p>
+      </fieldset>
       <ul id={`${id}-scope-help`} className="flex flex-col gap-0.5 text-xs text-muted-foreground">
         {view.scopes.map((s) => (
           <li key={s}>
@@ -234,7 +281,7 @@ function TokenTable({ view, onRevoke }: { view: ApiTokensView; onRevoke: (t: Api
               </th>
             ) : null}
             <th scope="col" className="px-3 py-2 font-medium">
-              Scope
+              Scope and limits
             </th>
             <th scope="col" className="px-3 py-2 font-medium">
               Created
@@ -268,7 +315,17 @@ function TokenTable({ view, onRevoke }: { view: ApiTokensView; onRevoke: (t: Api
                     {t.mine ? <span className="text-muted-foreground"> (you)</span> : null}
                   </td>
                 ) : null}
-                <td className="px-3 py-2 whitespace-nowrap">{SCOPE_LABELS[t.scope]}</td>
+                <td className="px-3 py-2 whitespace-nowrap">
+                  {SCOPE_LABELS[t.scope]}
+                  {/* The token's own limits under its scope: one more column would not fit at 1280 px. */}
+                  {tokenLimitsText(t).length > 0 ? (
+                    <div className="text-xs text-muted-foreground" data-testid="api-token-limits">
+                      {tokenLimitsText(t).map((line) => (
+                        <div key={line}>{line}</div>
+                      ))}
+                    </div>
+                  ) : null}
+                </td>
                 <td className="px-3 py-2">
                   <When at={t.created_at} />
                 </td>

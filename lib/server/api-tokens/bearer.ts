@@ -45,6 +45,19 @@ export function tokenCredential(token: { id: string; name: string }): string {
   return `token:${token.name} (${token.id})`;
 }
 
+/**
+ * 403 token_team_mismatch, with whose token it was: raised before route() has a principal, so the
+ * refusal is audited with the token's user and team from here (route.ts).
+ */
+export class TokenTeamMismatchError extends AppError {
+  constructor(
+    detail: string,
+    readonly holder: { userId: string; teamId: string; credential: string },
+  ) {
+    super("token_team_mismatch", detail);
+  }
+}
+
 /** The principal, team and token of a request made with an API token. */
 export interface TokenPrincipal {
   current: CurrentUser;
@@ -104,12 +117,15 @@ export async function resolveBearer(
 
   const named = teamChoiceOf(req).slug;
   if (named && named !== mine.team.slug) {
-    throw new AppError(
-      "token_team_mismatch",
+    throw new TokenTeamMismatchError(
       `This API token belongs to the team ${mine.team.name} (${mine.team.slug}); it cannot act in another team. Leave out X-Baton-Team, or make a token in that team.`,
+      { userId: row.userId, teamId: row.teamId, credential: tokenCredential(row) },
     );
   }
-  const team = resolveTeamChoice(current, { slug: mine.team.slug })!;
+  const team: ActingTeam = {
+    ...resolveTeamChoice(current, { slug: mine.team.slug })!,
+    apiToken: { id: row.id, name: row.name, spendCapMicro: row.spendCapMicro, maxConcurrent: row.maxConcurrent },
+  };
 
   if (!opts.recheck) await noteUse(db, row, { ip, now, teamId: row.teamId, userId: row.userId });
   return { current, team };

@@ -44,6 +44,8 @@ export function toApiTokenDto(t: ApiTokenWithOwner, viewerId: string): ApiTokenD
     last_used_ip: t.lastUsedIp,
     revoked_at: t.revokedAt?.toISOString() ?? null,
     revoked_reason: t.revokedReason,
+    spend_cap_micro: t.spendCapMicro,
+    max_concurrent_sandboxes: t.maxConcurrent,
     owner: t.owner,
     mine: t.userId === viewerId,
   };
@@ -65,7 +67,13 @@ export async function apiTokensView(db: Db, team: ActingTeam): Promise<ApiTokens
 export async function createApiToken(
   db: Db,
   team: ActingTeam,
-  input: { name: string; scope: TokenScope; expiresInDays?: number | null },
+  input: {
+    name: string;
+    scope: TokenScope;
+    expiresInDays?: number | null;
+    spendCapMicro?: number | null;
+    maxConcurrent?: number | null;
+  },
   now = Date.now(),
 ): Promise<{ token: string; apiToken: ApiToken }> {
   if (!scopeAllowed(team.role, input.scope)) {
@@ -99,6 +107,8 @@ export async function createApiToken(
     hint: made.hint,
     scope: input.scope,
     expiresAt: days === null ? null : now + days * DAY_MS,
+    spendCapMicro: input.spendCapMicro ?? null,
+    maxConcurrent: input.maxConcurrent ?? null,
     now,
   });
   return { token: made.token, apiToken };

@@ -21,6 +21,10 @@ export interface ApiToken {
   revokedAt: Date | null;
   revokedBy: string | null;
   revokedReason: string | null;
+  /** The token's own monthly spend cap, whole micro-euros; null: none. */
+  spendCapMicro: number | null;
+  /** The most sandboxes made with it that may exist at once; null: no limit. */
+  maxConcurrent: number | null;
 }
 
 export interface ApiTokenWithOwner extends ApiToken {
@@ -41,6 +45,8 @@ const COLUMNS = [
   "api_tokens.revoked_at",
   "api_tokens.revoked_by",
   "api_tokens.revoked_reason",
+  "api_tokens.spend_cap_micro",
+  "api_tokens.max_concurrent",
 ] as const;
 
 type Row = {
@@ -57,6 +63,8 @@ type Row = {
   revoked_at: number | string | null;
   revoked_by: string | null;
   revoked_reason: string | null;
+  spend_cap_micro: number | string | null;
+  max_concurrent: number | string | null;
 };
 
 const date = (v: number | string | null) => (v === null ? null : new Date(Number(v)));
@@ -77,6 +85,8 @@ function toApiToken(r: Row): ApiToken {
     revokedAt: date(r.revoked_at),
     revokedBy: r.revoked_by,
     revokedReason: r.revoked_reason,
+    spendCapMicro: r.spend_cap_micro === null ? null : Number(r.spend_cap_micro),
+    maxConcurrent: r.max_concurrent === null ? null : Number(r.max_concurrent),
   };
 }
 
@@ -90,6 +100,8 @@ export async function insertApiToken(
     hint: string;
     scope: TokenScope;
     expiresAt: number | null;
+    spendCapMicro?: number | null;
+    maxConcurrent?: number | null;
     now?: number;
   },
 ): Promise<ApiToken> {
@@ -109,6 +121,9 @@ export async function insertApiToken(
     revoked_at: null,
     revoked_by: null,
     revoked_reason: null,
+    spend_cap_micro: input.spendCapMicro ?? null,
+    max_concurrent: input.maxConcurrent ?? null,
+    cap_alerted_window: null,
   };
   await db.insertInto("api_tokens").values(row).execute();
   return toApiToken(row);

@@ -270,6 +270,7 @@ export interface Database {
   spend_cap_alerts: SpendCapAlertsTable;
   spend_alert_settings: SpendAlertSettingsTable;
   api_tokens: ApiTokensTable;
+  api_token_sandboxes: ApiTokenSandboxesTable;
 }
 
 /** The last reading of one sandbox's lifetime counters (lib/server/usage/record.ts); whole milliseconds. */
@@ -446,4 +447,18 @@ export interface ApiTokensTable {
   /** Who revoked it (a user id), or null when Baton did (the owner left, was disabled, lost the role). */
   revoked_by: string | null;
   revoked_reason: string | null;
+  /** The token's own monthly spend cap in whole micro-euros; null: none (migration 0013). */
+  spend_cap_micro: number | null;
+  /** The most sandboxes made with the token that may exist at once; null: no limit. */
+  max_concurrent: number | null;
+  /** The UTC month ("YYYY-MM") for which the caps job last audited the cap as reached. */
+  cap_alerted_window: string | null;
+}
+
+/** Which sandbox Baton created with which API token (migration 0013). */
+export interface ApiTokenSandboxesTable {
+  team_id: string;
+  sandbox_id: string;
+  token_id: string;
+  created_at: EpochMs;
 }

@@ -1,6 +1,6 @@
 import "server-only";
 import { ssoMessage, type SsoErrorCode } from "../../sso-messages";
-import { revokeTokensBeyondRole, revokeTokensOfUser } from "../api-tokens/manage";
+import { changeMemberRole, removeTeamMember } from "../access";
 import { recordAudit } from "../db/audit";
 import type { Db } from "../db/index";
 import { createSession, SESSION_TTL_MS } from "../db/sessions";
@@ -19,7 +19,7 @@ import {
   type SsoConfig,
   type SsoPurpose,
 } from "../db/sso";
-import { addMember, getMembership, getTeam, removeMember, setMemberRole, type Role } from "../db/teams";
+import { addMember, getMembership, getTeam, type Role } from "../db/teams";
 import { createUser, findUserByEmail, findUserById, normalizeEmail, type User } from "../db/users";
 import { getEnv } from "../env";
 import { idpConfiguration, IdpUnreachableError, oidc } from "./client";
@@ -294,8 +294,8 @@ export async function finishSsoSignIn(
         : "group_not_allowed";
   if (gateFailure) {
     if (membership && membership.role !== "owner") {
-      await removeMember(db, { teamId: tx.teamId, userId: user!.id });
-      await revokeTokensOfUser(db, { userId: user!.id, teamId: tx.teamId, reason: "member_removed" });
+      // Through access.ts like a removal on /team: the engine tokens and API tokens go with the membership.
+      await removeTeamMember({ teamId: tx.teamId, userId: user!.id }, { db });
       await recordAudit(db, {
         action: "member.remove",
         teamId: tx.teamId,
@@ -314,8 +314,8 @@ export async function finishSsoSignIn(
     finalRole = role;
     jit = true;
   } else if (config.groupSync && membership.role !== "owner" && membership.role !== role) {
-    await setMemberRole(db, { teamId: tx.teamId, userId: user!.id, role });
-    await revokeTokensBeyondRole(db, { userId: user!.id, teamId: tx.teamId, role });
+    // Through access.ts like a role change on /team: engine tokens rescoped, API tokens beyond the role revoked.
+    await changeMemberRole({ teamId: tx.teamId, userId: user!.id, role }, { db });
     await recordAudit(db, {
       action: "member.role_change",
       teamId: tx.teamId,

@@ -1,6 +1,7 @@
 import "server-only";
 import { capReached, capReachedDetail, windowKey, type SpendCap } from "../../usage/caps";
 import type { ActingTeam } from "../acting-team";
+import { assertUnderTokenCap, assertUnderTokenConcurrency } from "../api-tokens/limits";
 import type { Db } from "../db/index";
 import { AppError } from "../errors";
 import { actingCan } from "../rbac";
@@ -41,10 +42,13 @@ export function capRaisers(team: Pick<ActingTeam, "team">): string {
     : "the team's owners";
 }
 
-/** 402 spend_cap_reached when a cap that applies to this request's user is reached. */
+/**
+ * 402 spend_cap_reached when a cap that applies to this request's user is reached, or the request's
+ * API token's own monthly cap (lib/server/api-tokens/limits.ts).
+ */
 export async function assertUnderCaps(db: Db, team: ActingTeam, refused: string, now = Date.now()): Promise<void> {
   const hit = await reachedCap(db, team.team.id, team.userId, now);
-  if (!hit) return;
+  if (!hit) return assertUnderTokenCap(db, team, refused, now);
   throw new AppError(
     "spend_cap_reached",
     capReachedDetail({ ...hit, teamName: team.team.name, raisers: capRaisers(team), refused }),
@@ -53,11 +57,13 @@ export async function assertUnderCaps(db: Db, team: ActingTeam, refused: string,
 
 /**
  * Runs `start` (a create, a fork) after the check, under the team's cap lock: parallel creates are
- * checked one at a time, and not while the job writes the team's caps' state.
+ * checked one at a time, and not while the job writes the team's caps' state. With an API token,
+ * its limit of concurrent sandboxes too (429 concurrency_limit).
  */
 export async function underCaps<T>(db: Db, team: ActingTeam, refused: string, start: () => Promise<T>): Promise<T> {
   return withTeamCapLock(team.team.id, async () => {
     await assertUnderCaps(db, team, refused);
+    await assertUnderTokenConcurrency(team, refused);
     return start();
   });
 }

@@ -1,6 +1,7 @@
 import "server-only";
 import type { OrkestrClient } from "../../orkestr/core";
 import { CREATOR_TEAM_KEY, CREATOR_USER_KEY } from "../../sandbox-creator";
+import { enforceTokenCaps } from "../api-tokens/caps-job";
 import type { Db } from "../db/index";
 import type { TeamConnection } from "./reader";
 import { notifyCapAlert } from "./cap-alerts";
@@ -43,6 +44,10 @@ export async function runTeamCaps(
   now = Date.now(),
 ): Promise<CapDecision[]> {
   try {
+    // API tokens' own monthly caps too (lib/server/api-tokens/caps-job.ts): alert and pause, once a month.
+    await enforceTokenCaps(db, teamId, connection.pauser, now).catch((err: unknown) =>
+      console.error(`[baton] API token caps of team ${teamId}:`, err),
+    );
     return await enforceTeamCaps(
       db,
       teamId,

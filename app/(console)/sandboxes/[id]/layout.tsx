@@ -2,6 +2,10 @@ import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import type { ReactNode } from "react";
 import { SandboxProvider } from "../../../../components/sandboxes/detail/sandbox-context";
+import { CreatedViaProvider } from "../../../../components/sandboxes/detail/created-via";
+import { creatorViaOf, creatorViaText } from "../../../../lib/sandbox-creator";
+import { teamTokenName } from "../../../../lib/server/creator-via-names";
+import { getMigratedDb } from "../../../../lib/server/db";
 import { SandboxHeader } from "../../../../components/sandboxes/detail/sandbox-header";
 import { SandboxTabs } from "../../../../components/sandboxes/detail/sandbox-tabs";
 import { Alert, AlertDescription, AlertTitle } from "../../../../components/ui/alert";
@@ -95,12 +99,19 @@ export default async function SandboxLayout({ children, params }: { children: Re
       </div>
     );
   }
+  // "Created by … via API token <name>": the token's name from this team's tokens (revoked ones too).
+  const made = creatorViaOf(result.sandbox.metadata);
+  const via = made
+    ? creatorViaText(made, await teamTokenName(await getMigratedDb(), access.team.team.id, made.tokenId))
+    : null;
   return (
     <SandboxProvider initial={result.sandbox}>
-      {/* The buttons a role may use come from the console layout's permissions (use-sandbox-access.ts). */}
-      <SandboxHeader />
-      <SandboxTabs id={result.sandbox.id} />
-      {children}
+      <CreatedViaProvider via={via}>
+        {/* The buttons a role may use come from the console layout's permissions (use-sandbox-access.ts). */}
+        <SandboxHeader />
+        <SandboxTabs id={result.sandbox.id} />
+        {children}
+      </CreatedViaProvider>
     </SandboxProvider>
   );
 }

@@ -1,5 +1,6 @@
 import { CreateSandboxBody } from "../../../../lib/orkestr/schemas/sandboxes";
-import { stampCreate } from "../../../../lib/server/creator-stamp";
+import { recordTokenSandbox } from "../../../../lib/server/api-tokens/limits";
+import { creatorVia, stampCreate } from "../../../../lib/server/creator-stamp";
 import { jsonResponse } from "../../../../lib/server/json-response";
 import { getMigratedDb } from "../../../../lib/server/db/index";
 import { route } from "../../../../lib/server/route";
@@ -24,16 +25,17 @@ export const GET = route(
 // own baton.* keys are a 422 reserved_metadata. Audited with the new sandbox's id as its target.
 export const POST = route(
   { auth: "user", perm: "sandboxes.write", body: CreateSandboxBody },
-  async ({ req, team, body, audit }) => {
-    const stamped = stampCreate(body, team!);
+  async ({ req, current, team, body, audit }) => {
+    const stamped = stampCreate(body, team!, creatorVia(current));
     // A reached spend cap (block or pause) refuses it: 402 spend_cap_reached, checked under the
     // team's cap lock so parallel creates are checked one at a time.
-    const sandbox = await underCaps(
-      await getMigratedDb(),
-      team!,
-      body.snapshot ? "fork a sandbox" : "create a sandbox",
-      () => withUpstream(team, (orkestr) => orkestr.sandboxes.create(stamped, idempotencyFrom(req))),
+    const db = await getMigratedDb();
+    const sandbox = await underCaps(db, team!, body.snapshot ? "fork a sandbox" : "create a sandbox", () =>
+      withUpstream(team, (orkestr) => orkestr.sandboxes.create(stamped, idempotencyFrom(req))),
     );
+    // Made with an API token: its spend counts against the token's own cap (api-tokens/limits.ts).
+    if (team!.apiToken)
+      await recordTokenSandbox(db, { teamId: team!.team.id, sandboxId: sandbox.id, tokenId: team!.apiToken.id });
     await audit("sandbox.create", {
       targetType: "sandbox",
       targetId: sandbox.id,

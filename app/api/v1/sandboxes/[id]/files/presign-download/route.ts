@@ -1,5 +1,6 @@
 import { PresignBody } from "../../../../../../../lib/orkestr/schemas/files";
 import { batonPresigned } from "../../../../../../../lib/server/file-links";
+import { linkOrigin } from "../../../../../../../lib/server/team-api";
 import { json, route } from "../../../../../../../lib/server/route";
 import { withUpstream } from "../../../../../../../lib/server/upstream";
 import { SandboxIdParams } from "../../../../../../../lib/validations/proxy";
@@ -11,10 +12,12 @@ export const runtime = "nodejs";
 // A POST that only reads, so it needs sandboxes.read, like GET files/raw itself.
 export const POST = route(
   { auth: "user", perm: "sandboxes.read", params: SandboxIdParams, body: PresignBody },
-  async ({ team, params, body }) => {
+  async ({ req, current, team, params, body }) => {
     const presigned = await withUpstream(team, (orkestr) =>
       orkestr.files.presignDownload(params.id, body.path, { expiresInSeconds: body.expires_in_seconds }),
     );
-    return json(batonPresigned(params.id, body.path, presigned, team?.team.slug));
+    // An API token's client gets it absolute, on Baton's origin (file-links.ts).
+    const origin = current?.via.kind === "token" ? linkOrigin(req) : null;
+    return json(batonPresigned(params.id, body.path, presigned, team?.team.slug, origin));
   },
 );

@@ -1,5 +1,6 @@
 import { PresignBody } from "../../../../../../../lib/orkestr/schemas/files";
 import { batonPresigned } from "../../../../../../../lib/server/file-links";
+import { linkOrigin } from "../../../../../../../lib/server/team-api";
 import { json, route } from "../../../../../../../lib/server/route";
 import { withUpstream } from "../../../../../../../lib/server/upstream";
 import { SandboxIdParams } from "../../../../../../../lib/validations/proxy";
@@ -10,7 +11,7 @@ export const runtime = "nodejs";
 // the answer points at Baton's own files/raw route, never at the upstream (see file-links.ts).
 export const POST = route(
   { auth: "user", perm: "sandboxes.write", params: SandboxIdParams, body: PresignBody },
-  async ({ team, params, body, audit }) => {
+  async ({ req, current, team, params, body, audit }) => {
     const presigned = await withUpstream(team, (orkestr) =>
       orkestr.files.presignUpload(params.id, body.path, {
         expiresInSeconds: body.expires_in_seconds,
@@ -18,6 +19,8 @@ export const POST = route(
       }),
     );
     await audit("sandbox.file_presign_upload", { target: params.id, data: { path: body.path } });
-    return json(batonPresigned(params.id, body.path, presigned, team?.team.slug));
+    // An API token's client gets it absolute, on Baton's origin (file-links.ts).
+    const origin = current?.via.kind === "token" ? linkOrigin(req) : null;
+    return json(batonPresigned(params.id, body.path, presigned, team?.team.slug, origin));
   },
 );
