@@ -1,5 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { bearerChallenge } from "../../../lib/server/mcp/metadata";
 import { registerTools } from "../../../lib/server/mcp/tools";
 import { route } from "../../../lib/server/route";
@@ -8,6 +9,12 @@ export const runtime = "nodejs";
 
 const INSTRUCTIONS =
   "Baton gives you orkestr sandboxes (VM-isolated Linux machines) of your team, under your Baton token's role, the team's spend caps and its audit log. Create a sandbox, run commands and move files in it, snapshot and fork it, and terminate it when you are done: running sandboxes cost money. When a tool says a person must act, stop and tell the person.";
+
+/**
+ * One JSON Schema validator for every request's server: the SDK makes a new Ajv (with its formats)
+ * per server otherwise, several milliseconds of each stateless request, for elicitation Baton never uses.
+ */
+const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 
 /** The MCP messages of one request: a tool call's file write is the largest (10 MiB as base64, plus JSON). */
 const MAX_MCP_BODY = 15 * 1024 * 1024;
@@ -26,7 +33,10 @@ const mcp = route(
     },
   },
   async ({ req, audit }) => {
-    const server = new McpServer({ name: "baton", version: "0.1.0" }, { instructions: INSTRUCTIONS });
+    const server = new McpServer(
+      { name: "baton", version: "0.1.0" },
+      { instructions: INSTRUCTIONS, jsonSchemaValidator: SCHEMA_VALIDATOR },
+    );
     registerTools(server, req, async ({ tool, sandboxId, status, code }) => {
       await audit("mcp.tool_call", {
         targetType: sandboxId ? "sandbox" : null,

@@ -1,6 +1,7 @@
 import { CreateSandboxBody } from "../../../../lib/orkestr/schemas/sandboxes";
 import { recordTokenSandbox } from "../../../../lib/server/api-tokens/limits";
 import { creatorVia, stampCreate } from "../../../../lib/server/creator-stamp";
+import { viaOf } from "../../../../lib/server/request-via";
 import { jsonResponse } from "../../../../lib/server/json-response";
 import { getMigratedDb } from "../../../../lib/server/db/index";
 import { route } from "../../../../lib/server/route";
@@ -26,7 +27,7 @@ export const GET = route(
 export const POST = route(
   { auth: "user", perm: "sandboxes.write", body: CreateSandboxBody },
   async ({ req, current, team, body, audit }) => {
-    const stamped = stampCreate(body, team!, creatorVia(current));
+    const stamped = stampCreate(body, team!, creatorVia(current, viaOf(req)));
     // A reached spend cap (block or pause) refuses it: 402 spend_cap_reached, checked under the
     // team's cap lock so parallel creates are checked one at a time.
     const db = await getMigratedDb();
