@@ -37,6 +37,7 @@ export function AgentSetup({ token }: { token: string }) {
       <div className="flex flex-col gap-2 sm:flex-row sm:items-start">
         <pre
           tabIndex={0}
+          role="region"
           aria-label={`${snippet.label}: configuration`}
           className="min-w-0 flex-1 overflow-x-auto rounded bg-muted px-2 py-1 font-mono text-xs"
           data-testid="agent-snippet"
