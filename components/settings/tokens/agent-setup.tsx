@@ -1,6 +1,6 @@
 "use client";
 
-import { useId, useState } from "react";
+import { useId, useState, useSyncExternalStore } from "react";
 import { agentSnippets } from "../../../lib/api-tokens/agent-config";
 import { CopyButton } from "../../ui/copy-button";
 
@@ -8,8 +8,16 @@ import { CopyButton } from "../../ui/copy-button";
  * How to point an agent (over MCP) or the orkestr SDK at Baton, with this Baton's address and the
  * token filled in: a choice of client, then the config or command to copy.
  */
+const noSubscribe = () => () => undefined;
+
 export function AgentSetup({ token }: { token: string }) {
-  const origin = typeof window === "undefined" ? "" : window.location.origin;
+  // The page's origin once in the browser; "" in the server's render and while hydrating (a
+  // different text then would be a hydration mismatch).
+  const origin = useSyncExternalStore(
+    noSubscribe,
+    () => window.location.origin,
+    () => "",
+  );
   const snippets = agentSnippets(origin, token);
   const [chosen, setChosen] = useState(snippets[0]!.id);
   const id = useId();
