@@ -55,18 +55,46 @@ async function main() {
       return performance.now() - t0;
     };
 
+    // The same tool call as a bare JSON-RPC POST: the endpoint's own cost, without the SDK client's.
+    const rawBody = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "exec", arguments: { sandbox_id: id, command: "true" } },
+    });
+    const viaRaw = async () => {
+      const t0 = performance.now();
+      const res = await fetch(`${bench.origin}/api/mcp`, {
+        method: "POST",
+        headers: {
+          ...auth,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-06-18",
+        },
+        body: rawBody,
+      });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`raw MCP exec: ${res.status}`);
+      return performance.now() - t0;
+    };
+
     log(`warm-up (${WARMUP} rounds), then ${ROUNDS} rounds`);
     for (let i = 0; i < WARMUP; i++) {
       await viaV1();
       await viaMcp();
+      await viaRaw();
     }
     const v1: number[] = [];
     const mcp: number[] = [];
+    const raw: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       if (i % 2 === 0) {
         v1.push(await viaV1());
         mcp.push(await viaMcp());
+        raw.push(await viaRaw());
       } else {
+        raw.push(await viaRaw());
         mcp.push(await viaMcp());
         v1.push(await viaV1());
       }
@@ -77,6 +105,13 @@ async function main() {
     const rows: Row[] = [
       { metric: "exec `true` through /api/v1 (token), p50", ours: pct(v1, 50), unit: "ms", ref: null, source: "—" },
       { metric: "exec `true` over MCP (warm session), p50", ours: pct(mcp, 50), unit: "ms", ref: null, source: "—" },
+      {
+        metric: "exec `true` as a bare JSON-RPC POST to /api/mcp, p50",
+        ours: pct(raw, 50),
+        unit: "ms",
+        ref: null,
+        source: "the endpoint without the SDK client",
+      },
       {
         metric: "MCP ÷ /api/v1, p50",
         ours: pct(mcp, 50) / pct(v1, 50),
