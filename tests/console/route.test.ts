@@ -115,8 +115,17 @@ describe("declaredRoute", () => {
     expect(declaredRoute(route({ auth: "user", perm: "volumes.write" }, () => null))).toEqual({
       auth: "user",
       perm: "volumes.write",
+      tokensOnly: false,
     });
-    expect(declaredRoute(route({ auth: "public" }, () => null))).toEqual({ auth: "public", perm: undefined });
+    expect(declaredRoute(route({ auth: "public" }, () => null))).toEqual({
+      auth: "public",
+      perm: undefined,
+      tokensOnly: false,
+    });
+    const challenge = () => 'Bearer realm="baton"';
+    expect(
+      declaredRoute(route({ auth: "user", perm: "sandboxes.read", tokens: { only: true, challenge } }, () => null)),
+    ).toEqual({ auth: "user", perm: "sandboxes.read", tokensOnly: true });
     expect(declaredRoute(async () => new Response(null))).toBeUndefined();
     expect(declaredRoute("GET")).toBeUndefined();
   });
