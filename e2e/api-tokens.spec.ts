@@ -3,6 +3,9 @@ import { seriousAxeViolations } from "./a11y";
 import { expect, test } from "./fixtures";
 import { screenshot, watchForErrors } from "./helpers";
 
+// Its own console: these tests connect the local engine, and shell.spec needs the shared one unconnected.
+test.use({ consoleInstance: "api-tokens" });
+
 // @db: Settings → API tokens against a real `next start` and the real engine (issue 23). The owner
 // makes a token, sees it once, and a client with no cookie at all uses it as a Bearer token to make
 // a sandbox through /api/v1; the list shows when and from where it was last used; revoked, it gets

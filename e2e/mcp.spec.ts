@@ -6,6 +6,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect, OWNER, ROOT, test, type Servers } from "./fixtures";
 
+// Its own console: these tests connect the local engine, and shell.spec needs the shared one unconnected.
+test.use({ consoleInstance: "mcp" });
+
 // @db: Baton's MCP endpoint (issue 23) driven by the MCP SDK's own client (Streamable HTTP) against
 // a real `next start` and the real engine, authenticated with Baton API tokens made through
 // /api/tokens: the owner's agent lists tools, creates a sandbox, runs python, writes and reads a
