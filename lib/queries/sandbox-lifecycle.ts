@@ -19,7 +19,9 @@ const nowIso = () => new Date().toISOString();
 
 const LIFECYCLE: Record<LifecycleAction, { optimistic: () => Partial<Sandbox>; done: string; failed: string }> = {
   pause: { optimistic: () => ({ status: "paused", paused_at: nowIso() }), done: "Paused", failed: "pause" },
-  resume: { optimistic: () => ({ status: "running", paused_at: null }), done: "Resumed", failed: "resume" },
+  // "resuming", not "running": what waits for a running sandbox (the Files and Previews tabs) must
+  // not read before the server says it runs, or it reads a paused one and gets 409 sandbox_paused.
+  resume: { optimistic: () => ({ status: "resuming" }), done: "Resumed", failed: "resume" },
   terminate: {
     optimistic: () => ({ status: "terminated", terminated_at: nowIso(), expires_at: null }),
     done: "Terminated",
