@@ -88,7 +88,7 @@ try {
   );
 }
 
-// The `/api/v1/**` route handlers, called straight from this server (lib/server/api-fast-path.ts):
+// The `/api/v1/**` route handlers (and /api/mcp), called straight from this server (lib/server/api-fast-path.ts):
 // the same route files Next serves, loaded through tsx, without Next's request pipeline in front of
 // every proxy call. In dev Next serves them (its reloads); BATON_API_FAST_PATH=0 leaves them to
 // Next in production too (to compare, or to rule the fast path out).
@@ -96,7 +96,12 @@ let api;
 if (!dev && process.env.BATON_API_FAST_PATH !== "0") {
   const { createApiFastPath, findApiRoutes } = await tsx.import("../lib/server/api-fast-path.ts", import.meta.url);
   const fastPath = createApiFastPath({
-    routes: findApiRoutes(new URL("../app/api/v1", import.meta.url).pathname, "/api/v1"),
+    // And the MCP endpoint (app/api/mcp): each tool call is one /api/v1 call made in-process, so
+    // through Next's pipeline an MCP exec would pay that pipeline on top of the v1 call's cost.
+    routes: [
+      ...findApiRoutes(new URL("../app/api/v1", import.meta.url).pathname, "/api/v1"),
+      ...findApiRoutes(new URL("../app/api/mcp", import.meta.url).pathname, "/api/mcp"),
+    ],
     load: (file) => tsx.import(pathToFileURL(file).href, import.meta.url),
   });
   api = (req, res) => fastPath.handle(req, res);

@@ -153,6 +153,12 @@ export function createFrontDoor(options: FrontDoorOptions = {}): FrontDoor {
   };
 }
 
+/** The paths lib/server/api-fast-path.ts may answer: the v1 contract and the MCP endpoint. */
+function onFastPath(url: string | undefined): boolean {
+  if (!url) return false;
+  return url.startsWith("/api/v1/") || url === "/api/mcp" || url.startsWith("/api/mcp?");
+}
+
 export interface ConsoleServerParts {
   frontDoor: FrontDoor;
   /** Next's request handler (`app.getRequestHandler()`), or a stand-in in tests. */
@@ -162,7 +168,7 @@ export interface ConsoleServerParts {
   /** Dev only: Next's own upgrades (HMR under /_next/); Next would leave any other socket hanging. */
   nextUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   /**
-   * The `/api/v1/**` route handlers called without Next in between (lib/server/api-fast-path.ts):
+   * The `/api/v1/**` and `/api/mcp` route handlers called without Next in between (lib/server/api-fast-path.ts):
    * resolves true when it answered, false to hand the request to Next.
    */
   api?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
@@ -176,7 +182,7 @@ export interface ConsoleServerParts {
 export function createConsoleServer(parts: ConsoleServerParts): http.Server {
   const server = http.createServer((req, res) => {
     if (parts.frontDoor.request(req, res)) return;
-    if (parts.api && req.url?.startsWith("/api/v1/")) {
+    if (parts.api && onFastPath(req.url)) {
       parts.api(req, res).then(
         (answered) => {
           if (!answered) void parts.handle(req, res);

@@ -79,6 +79,15 @@ describe("the API route table", () => {
     expect(match("/api/v1/sandboxes/%E0%A4%A/metrics")).toBeNull();
   });
 
+  it("has the MCP endpoint too, at /api/mcp and nowhere else", () => {
+    const mcp = findApiRoutes(path.resolve(__dirname, "../../app/api/mcp"), "/api/mcp");
+    expect(mcp.map((r) => r.pattern)).toEqual(["/api/mcp"]);
+    const match = matcher([...routes, ...mcp]);
+    expect(match("/api/mcp")?.route.file).toBe(path.resolve(__dirname, "../../app/api/mcp/route.ts"));
+    expect(match("/api/mcp/")).toBeNull();
+    expect(match("/api/mcpx")).toBeNull();
+  });
+
   it("has handlers that read request bodies only as the fast path keeps them (route(), requestBody())", () => {
     // A body the fast path read whole is beside the Request, not in it (lib/server/request-bytes.ts):
     // a handler reading req.body, req.json() or the like would see none.
@@ -111,6 +120,36 @@ async function serveOne(name: string, handler: (req: Request) => Promise<Respons
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return server;
 }
+
+describe("the console server", () => {
+  it("offers the fast path /api/v1/** and /api/mcp, and leaves every other path to Next", async () => {
+    const offered: string[] = [];
+    const server = createConsoleServer({
+      frontDoor: openDoor,
+      handle: (_req, res) => res.writeHead(299).end(),
+      upgrade: () => false,
+      api: async (req, res) => {
+        offered.push(req.url ?? "");
+        res.writeHead(298).end();
+        return true;
+      },
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const statusOf = async (p: string) => (await send(port, "GET", p)).status;
+      expect(await statusOf("/api/v1/sandboxes")).toBe(298);
+      expect(await statusOf("/api/mcp")).toBe(298);
+      expect(await statusOf("/api/mcp?x=1")).toBe(298);
+      expect(await statusOf("/api/mcpx")).toBe(299);
+      expect(await statusOf("/api/me")).toBe(299);
+      expect(await statusOf("/api/v1")).toBe(299);
+      expect(offered).toEqual(["/api/v1/sandboxes", "/api/mcp", "/api/mcp?x=1"]);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
 
 describe("the fast path's answers", () => {
   it("add the console's security headers, but never over the handler's own", async () => {

@@ -2,6 +2,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { bearerChallenge } from "../../../lib/server/mcp/metadata";
+import { knownBytes } from "../../../lib/server/request-bytes";
 import { registerTools } from "../../../lib/server/mcp/tools";
 import { route } from "../../../lib/server/route";
 
@@ -18,6 +19,21 @@ const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 
 /** The MCP messages of one request: a tool call's file write is the largest (10 MiB as base64, plus JSON). */
 const MAX_MCP_BODY = 15 * 1024 * 1024;
+
+/**
+ * The request for the transport, and its JSON-RPC messages when the console server's fast path read
+ * the body already (lib/server/request-bytes.ts: then the Request itself carries none). Bytes that
+ * are not JSON go to the transport in a Request of their own, so it answers its own parse error.
+ */
+function messagesOf(req: Request): [Request, { parsedBody: unknown }?] {
+  const bytes = knownBytes(req);
+  if (bytes === undefined) return [req];
+  try {
+    return [req, { parsedBody: JSON.parse(new TextDecoder().decode(bytes)) as unknown }];
+  } catch {
+    return [new Request(req.url, { method: req.method, headers: req.headers, body: Buffer.from(bytes) })];
+  }
+}
 
 // POST /api/mcp – Baton's MCP server (Streamable HTTP, stateless: any Baton instance answers any
 // request). Bearer Baton tokens only (a
@@ -52,7 +68,7 @@ const mcp = route(
     });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(req);
+      return await transport.handleRequest(...messagesOf(req));
     } finally {
       await server.close();
     }
