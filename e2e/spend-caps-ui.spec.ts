@@ -194,7 +194,7 @@ test("the owner sets, edits and removes caps and chooses where alerts go", async
   await alerts.getByRole("button", { name: "Save URL" }).click();
   const secret = alerts.getByTestId("spend-alert-secret");
   await expect(secret).toHaveText(/^whsec_/);
-  await expect(alerts.getByRole("button", { name: "Copy" })).toBeVisible();
+  await expect(alerts.getByRole("button", { name: "Copy secret" })).toBeVisible();
   await expect(alerts.getByText("Signing secret: shown once")).toBeVisible();
   const first = await secret.textContent();
   await screenshot(page, "spend-caps-secret");
