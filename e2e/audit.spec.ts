@@ -7,8 +7,10 @@ import { screenshot, watchForErrors } from "./helpers";
 // /audit against the real engine and the production console: a failed sign-in and a sandbox created
 // and terminated are found by the filter controls and by the query box (kept in sync, and in the
 // URL); the CSV export holds exactly the rows shown; free words are refused with a sentence; the
-// page is axe clean in light and dark at 1280 and 390 px.
-test.use({ consoleInstance: "audit" });
+// page is axe clean in light and dark at 1280 and 390 px. A SIEM URL the operator allowed (nothing
+// listens there: the stream stays off) gets its signing secret shown once.
+const SIEM = "http://127.0.0.1:45997";
+test.use({ consoleInstance: "audit", consoleEnv: { BATON_AUDIT_STREAM_ALLOW: SIEM } });
 test.describe.configure({ mode: "serial" });
 
 async function lookBothWays(page: Page, name: string) {
@@ -160,4 +162,31 @@ test("the owner sets the retention and a SIEM URL (refused when internal); the c
   await row.getByText("Details").click();
   await expect(row.getByRole("table", { name: "Changed fields" })).toContainText("retention_days");
   await lookBothWays(page, "audit-settings");
+});
+
+test("a SIEM URL's signing secret is shown once, copied with feedback, and gone after Done", async ({
+  connected: page,
+}) => {
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.goto("/audit");
+  await page.getByLabel("SIEM stream URL", { exact: true }).fill(`${SIEM}/ingest`);
+  await page.getByRole("button", { name: "Save URL" }).click();
+  const secret = page.getByTestId("siem-secret");
+  await expect(secret).toHaveText(/^whsec_/);
+  const shown = (await secret.textContent())!;
+  await expect(page.getByText("Signing secret: shown once")).toBeVisible();
+  await lookBothWays(page, "audit-siem-secret");
+
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+  const block = page.getByRole("status").filter({ has: secret });
+  await block.getByRole("button", { name: "Copy secret" }).click();
+  await expect(block.getByRole("button", { name: "Copied" })).toBeVisible();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(shown);
+
+  await block.getByRole("button", { name: "Done" }).click();
+  await expect(secret).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByLabel("SIEM stream URL", { exact: true })).toHaveValue(`${SIEM}/ingest`);
+  await expect(page.getByText(/^Stream is off/)).toBeVisible();
+  expect(await page.content()).not.toContain(shown);
 });

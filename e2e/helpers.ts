@@ -1,7 +1,8 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import type { Page } from "@playwright/test";
-import { SCREENS_DIR, expect } from "./fixtures";
+import type { Browser, BrowserContext, Page } from "@playwright/test";
+import { OWNER, ROOT, SCREENS_DIR, expect, type Servers } from "./fixtures";
 
 /** Collects uncaught page errors, console errors (hydration mismatches included), HTTP ≥ 400 and CSP violations. */
 export function watchForErrors(
@@ -74,4 +75,45 @@ export const accountButton = (page: Page, name: string) => page.getByRole("butto
 export function teamHref(path: string): RegExp {
   const escaped = path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   return new RegExp(`^${escaped}(?:[?&]team=[a-z0-9-]+)?$`);
+}
+
+/** Someone who signs in with an email and a password. */
+export interface Person {
+  email: string;
+  password: string;
+}
+
+/**
+ * Runs a script of e2e/seed in the console's environment (its database and data dir), under the
+ * react-server condition where `server-only` is the empty module it is inside Next. Each script
+ * prints one JSON line when it is done: that line, parsed.
+ */
+export function runSeed<T = unknown>(servers: Servers, script: string, args: string[]): T {
+  const out = execFileSync(
+    process.execPath,
+    ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "e2e/seed", script), ...args],
+    { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  return JSON.parse(out.toString().trim().split("\n").at(-1)!) as T;
+}
+
+/** e2e/seed/add-member.ts: `who` joins the owner's team with `role`, connected to the local engine in its account. */
+export function addMember(servers: Servers, who: Person, role: string): { userId: string; teamId: string } {
+  return runSeed(servers, "add-member.ts", [who.email, who.password, OWNER.email, role]);
+}
+
+/** e2e/seed/add-team-user.ts: a user who owns a team of their own named `team` (without it, in no team). */
+export function addTeamUser(servers: Servers, who: Person, team?: string): { userId: string; teamId: string | null } {
+  return runSeed(servers, "add-team-user.ts", [who.email, who.password, ...(team ? [team] : [])]);
+}
+
+/** A new browser context signed in as `user` through the sign-in API (POST /api/auth/login). */
+export async function signedInContext(browser: Browser, baseURL: string, user: Person): Promise<BrowserContext> {
+  const context = await browser.newContext({ baseURL });
+  const login = await context.request.post("/api/auth/login", {
+    data: { email: user.email, password: user.password },
+    headers: { origin: baseURL },
+  });
+  expect(login.status()).toBe(200);
+  return context;
 }

@@ -1,10 +1,9 @@
-import { execFileSync } from "node:child_process";
-import path from "node:path";
-import type { APIRequestContext, Browser } from "@playwright/test";
+import type { APIRequestContext } from "@playwright/test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { expect, OWNER, ROOT, test, type Servers } from "./fixtures";
+import { expect, test } from "./fixtures";
+import { addMember, addTeamUser, signedInContext } from "./helpers";
 
 // Its own console: these tests connect the local engine, and shell.spec needs the shared one unconnected.
 test.use({ consoleInstance: "mcp" });
@@ -19,28 +18,10 @@ test.use({ consoleInstance: "mcp" });
 const VIEWER = { email: "mcp-viewer@example.com", password: "a viewer's correct horse battery" };
 const OTHER = { email: "mcp-other@example.com", password: "another team's correct horse battery", team: "Elsewhere" };
 
-function seed(servers: Servers, script: string, args: string[]): void {
-  execFileSync(
-    process.execPath,
-    ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "e2e/seed", script), ...args],
-    { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
-  );
-}
-
 async function tokenFor(request: APIRequestContext, baseURL: string, name: string, scope: "read" | "write") {
   const res = await request.post("/api/tokens", { data: { name, scope }, headers: { origin: baseURL } });
   expect(res.status(), await res.text()).toBe(201);
   return ((await res.json()) as { token: string; api_token: { id: string } }).token;
-}
-
-async function signedIn(browser: Browser, baseURL: string, user: { email: string; password: string }) {
-  const context = await browser.newContext({ baseURL });
-  const login = await context.request.post("/api/auth/login", {
-    data: { email: user.email, password: user.password },
-    headers: { origin: baseURL },
-  });
-  expect(login.status()).toBe(200);
-  return context;
 }
 
 async function connect(baseURL: string, token: string): Promise<Client> {
@@ -191,10 +172,10 @@ test("a viewer's agent is refused a create with what to do; another team's agent
   });
   expect(sbx.status()).toBe(201);
   const sandboxId = ((await sbx.json()) as { id: string }).id;
-  seed(servers, "add-member.ts", [VIEWER.email, VIEWER.password, OWNER.email, "viewer"]);
-  seed(servers, "add-team-user.ts", [OTHER.email, OTHER.password, OTHER.team]);
-  const viewer = await signedIn(browser, baseURL!, VIEWER);
-  const other = await signedIn(browser, baseURL!, OTHER);
+  addMember(servers, VIEWER, "viewer");
+  addTeamUser(servers, OTHER, OTHER.team);
+  const viewer = await signedInContext(browser, baseURL!, VIEWER);
+  const other = await signedInContext(browser, baseURL!, OTHER);
   const viewerClient = await connect(baseURL!, await tokenFor(viewer.request, baseURL!, "viewer agent", "read"));
   const otherClient = await connect(baseURL!, await tokenFor(other.request, baseURL!, "other agent", "write"));
   try {

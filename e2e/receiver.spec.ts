@@ -1,10 +1,8 @@
 import type { Browser, Page, Route } from "@playwright/test";
-import { execFileSync } from "node:child_process";
 import http from "node:http";
-import path from "node:path";
 import { seriousAxeViolations } from "./a11y";
-import { expect, OWNER, ROOT, test, type Servers } from "./fixtures";
-import { screenshot, watchForErrors, teamHref } from "./helpers";
+import { expect, test, type Servers } from "./fixtures";
+import { addMember, screenshot, signedInContext, watchForErrors, teamHref } from "./helpers";
 
 // "Receive in Baton" against the real engine and the real console server, no mocked network: one
 // click makes a webhook on the owner's local-engine connection that delivers to the console's own
@@ -75,27 +73,8 @@ async function holdRequests(page: Page, pattern: RegExp) {
 /** A teammate of the owner (e2e/seed/add-member.ts: same team, the local engine in its account), signed in. */
 async function teammate(servers: Servers, browser: Browser, baseURL: string) {
   const mate = { email: "grace@example.com", password: "another long enough password" };
-  execFileSync(
-    process.execPath,
-    [
-      "--conditions=react-server",
-      "--import",
-      "tsx",
-      path.join(ROOT, "e2e/seed/add-member.ts"),
-      mate.email,
-      mate.password,
-      OWNER.email,
-      "member",
-    ],
-    { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const context = await browser.newContext({ baseURL });
-  const login = await context.request.post("/api/auth/login", {
-    data: mate,
-    headers: { origin: baseURL },
-  });
-  expect(login.status()).toBe(200);
-  return context;
+  addMember(servers, mate, "member");
+  return signedInContext(browser, baseURL, mate);
 }
 
 interface DeliveryRecord {

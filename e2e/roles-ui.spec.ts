@@ -1,9 +1,7 @@
-import { execFileSync } from "node:child_process";
-import path from "node:path";
-import type { Browser, BrowserContext, Page } from "@playwright/test";
+import type { BrowserContext, Page } from "@playwright/test";
 import { seriousAxeViolations } from "./a11y";
-import { expect, OWNER, ROOT, test, type Servers } from "./fixtures";
-import { screenshot } from "./helpers";
+import { expect, test, type Servers } from "./fixtures";
+import { addMember, screenshot, signedInContext } from "./helpers";
 
 // Roles in the UI (issue 21): what a role may not do is not offered, and the page says why where
 // the control would be. A viewer and a member of the owner's team, each on the team's local-engine
@@ -14,35 +12,6 @@ test.use({ consoleInstance: "roles-ui" });
 const VIEWER = { email: "vera-viewer@example.com", password: "a viewer's correct horse battery" };
 const MEMBER = { email: "max-member@example.com", password: "a member's correct horse battery" };
 const VIEWER_REASON = "ask an admin for the member role";
-
-/** e2e/seed/add-member.ts: a user of the owner's team with `role`, connected to its engine account. */
-function addMember(servers: Servers, who: { email: string; password: string }, role: string): { userId: string } {
-  const out = execFileSync(
-    process.execPath,
-    [
-      "--conditions=react-server",
-      "--import",
-      "tsx",
-      path.join(ROOT, "e2e/seed/add-member.ts"),
-      who.email,
-      who.password,
-      OWNER.email,
-      role,
-    ],
-    { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  return JSON.parse(out.toString().trim().split("\n").pop()!) as { userId: string };
-}
-
-async function signedIn(browser: Browser, baseURL: string, who: { email: string; password: string }) {
-  const context = await browser.newContext({ baseURL });
-  const login = await context.request.post("/api/auth/login", {
-    data: { email: who.email, password: who.password },
-    headers: { origin: baseURL },
-  });
-  expect(login.status()).toBe(200);
-  return context;
-}
 
 /** Axe-clean at 1280 and 390 px, light and dark; one screenshot per width and scheme. */
 async function checkA11y(page: Page, name: string): Promise<void> {
@@ -123,8 +92,8 @@ test.beforeAll(async ({ browser, servers, localEngine }) => {
   made = await resources(servers);
   addMember(servers, VIEWER, "viewer");
   memberId = addMember(servers, MEMBER, "member").userId;
-  viewerContext = await signedIn(browser, servers.baseURL, VIEWER);
-  memberContext = await signedIn(browser, servers.baseURL, MEMBER);
+  viewerContext = await signedInContext(browser, servers.baseURL, VIEWER);
+  memberContext = await signedInContext(browser, servers.baseURL, MEMBER);
 });
 
 test.afterAll(async ({ servers }) => {

@@ -1,10 +1,8 @@
-import { execFileSync } from "node:child_process";
-import path from "node:path";
-import type { Browser, Locator, Page } from "@playwright/test";
+import type { Locator, Page } from "@playwright/test";
 import type { CapsView } from "../lib/usage/caps-view";
 import { seriousAxeViolations } from "./a11y";
-import { expect, OWNER, ROOT, test, type Servers } from "./fixtures";
-import { screenshot, watchForErrors } from "./helpers";
+import { expect, test } from "./fixtures";
+import { addMember, screenshot, signedInContext, watchForErrors } from "./helpers";
 
 // The spend caps on /usage (issue 22), through the UI: the owner (a billing manager) sets a team cap
 // and member caps, sees them with the API's figures, edits one, meets the server's cap_conflict in
@@ -21,35 +19,6 @@ test.describe.configure({ mode: "serial" });
 
 const MAX = { email: "max-caps@example.com", password: "a member's correct horse battery" };
 const NINA = { email: "nina-caps@example.com", password: "another member's correct horse battery" };
-
-/** e2e/seed/add-member.ts: a user of the owner's team with `role` (their name), on its engine account. */
-function addMember(servers: Servers, who: { email: string; password: string }, role: string): string {
-  const out = execFileSync(
-    process.execPath,
-    [
-      "--conditions=react-server",
-      "--import",
-      "tsx",
-      path.join(ROOT, "e2e/seed/add-member.ts"),
-      who.email,
-      who.password,
-      OWNER.email,
-      role,
-    ],
-    { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  return (JSON.parse(out.toString().trim().split("\n").pop()!) as { userId: string }).userId;
-}
-
-async function signedIn(browser: Browser, baseURL: string, who: { email: string; password: string }) {
-  const context = await browser.newContext({ baseURL });
-  const login = await context.request.post("/api/auth/login", {
-    data: { email: who.email, password: who.password },
-    headers: { origin: baseURL },
-  });
-  expect(login.status()).toBe(200);
-  return context;
-}
 
 async function capsFromApi(page: Page): Promise<CapsView> {
   const res = await page.request.get("/api/usage/caps");
@@ -104,8 +73,8 @@ let ninaId = "";
 
 test("the owner sets, edits and removes caps and chooses where alerts go", async ({ connected: page, servers }) => {
   test.setTimeout(240_000);
-  maxId = addMember(servers, MAX, "member");
-  ninaId = addMember(servers, NINA, "member");
+  maxId = addMember(servers, MAX, "member").userId;
+  ninaId = addMember(servers, NINA, "member").userId;
   // The form's refusals are answers the page expects (422, and the SSRF guard's).
   const problems = watchForErrors(page, { allowStatus: (s, url) => s === 422 && /\/api\/usage\//.test(url) });
   await page.setViewportSize({ width: 1280, height: 900 });
@@ -225,7 +194,7 @@ test("the owner sets, edits and removes caps and chooses where alerts go", async
   await alerts.getByRole("button", { name: "Save URL" }).click();
   const secret = alerts.getByTestId("spend-alert-secret");
   await expect(secret).toHaveText(/^whsec_/);
-  await expect(alerts.getByRole("button", { name: "Copy" })).toBeVisible();
+  await expect(alerts.getByRole("button", { name: "Copy secret" })).toBeVisible();
   await expect(alerts.getByText("Signing secret: shown once")).toBeVisible();
   const first = await secret.textContent();
   await screenshot(page, "spend-caps-secret");
@@ -256,7 +225,7 @@ test("the owner sets, edits and removes caps and chooses where alerts go", async
 
 test("a member sees the team's cap and their own, how close each is, and no controls", async ({ browser, baseURL }) => {
   expect(maxId, "the first test made the members").not.toBe("");
-  const context = await signedIn(browser, baseURL!, MAX);
+  const context = await signedInContext(browser, baseURL!, MAX);
   const page = await context.newPage();
   const problems = watchForErrors(page);
   await page.setViewportSize({ width: 1280, height: 900 });

@@ -1,14 +1,12 @@
-import type { APIRequestContext, Page } from "@playwright/test";
-import { execFileSync } from "node:child_process";
+import type { APIRequestContext, Browser, Page } from "@playwright/test";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import type { CapsView } from "../lib/usage/caps-view";
 import { startSmtpServer, type TestSmtpServer } from "../tests/helpers/smtp-server";
 import { seriousAxeViolations } from "./a11y";
-import { expect, OWNER, ROOT, test as base } from "./fixtures";
-import { screenshot, watchForErrors } from "./helpers";
+import { expect, OWNER, test as base } from "./fixtures";
+import { addMember, screenshot, signedInContext, watchForErrors } from "./helpers";
 
 // Spend caps acting end to end against the real engine (issue 22), seen from the owner's and a
 // member's browsers: real work (`yes > /dev/null` in a sandbox) crosses a tiny cap; Baton's usage
@@ -69,21 +67,8 @@ const test = base.extend<object, { smtp: TestSmtpServer; receiver: Receiver; mem
   // A member of the owner's team, connected to its engine account (e2e/seed/add-member.ts).
   member: [
     async ({ servers, owner }, use) => {
-      const out = execFileSync(
-        process.execPath,
-        [
-          "--conditions=react-server",
-          "--import",
-          "tsx",
-          path.join(ROOT, "e2e/seed/add-member.ts"),
-          MEMBER.email,
-          MEMBER.password,
-          owner.email,
-          "member",
-        ],
-        { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
-      );
-      const { userId } = JSON.parse(out.toString().trim().split("\n").at(-1)!) as { userId: string };
+      void owner; // the owner's team, which the member joins, is set up first
+      const { userId } = addMember(servers, MEMBER, "member");
       await use({ ...MEMBER, userId });
     },
     { scope: "worker" },
@@ -124,14 +109,8 @@ test.describe.configure({ mode: "serial" });
 const origin = (baseURL: string) => ({ origin: baseURL });
 
 /** The member's browser context, signed in. */
-async function memberContext(browser: import("@playwright/test").Browser, baseURL: string, member: Member) {
-  const context = await browser.newContext({ baseURL });
-  const login = await context.request.post("/api/auth/login", {
-    data: { email: member.email, password: member.password },
-    headers: origin(baseURL),
-  });
-  expect(login.status()).toBe(200);
-  return { context, userId: member.userId };
+async function memberContext(browser: Browser, baseURL: string, member: Member) {
+  return { context: await signedInContext(browser, baseURL, member), userId: member.userId };
 }
 
 async function capsOf(api: APIRequestContext): Promise<CapsView> {

@@ -1,9 +1,7 @@
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import path from "node:path";
 import { seriousAxeViolations } from "./a11y";
-import { expect, OWNER, ROOT, test as base, type Servers } from "./fixtures";
-import { screenshot, watchForErrors } from "./helpers";
+import { expect, OWNER, test as base, type Servers } from "./fixtures";
+import { runSeed, screenshot, watchForErrors } from "./helpers";
 import { invitationLinkIn, startSmtpServer, type TestSmtpServer } from "../tests/helpers/smtp-server";
 
 // @db: members, invitations and roles are rows of the console database.
@@ -34,12 +32,7 @@ test.use({ consoleInstance: "team" });
 const NEWCOMER = { name: "Grace Hopper", email: "grace@example.com", password: "a long and correct horse battery" };
 
 function engineTokenOf(servers: Servers, email: string): string {
-  const out = execFileSync(
-    process.execPath,
-    ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "e2e/seed/engine-token-of.ts"), email],
-    { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  return (JSON.parse(out.toString().trim().split("\n").at(-1)!) as { token: string }).token;
+  return runSeed<{ token: string }>(servers, "engine-token-of.ts", [email]).token;
 }
 
 async function axeBothThemes(page: import("@playwright/test").Page, name: string) {

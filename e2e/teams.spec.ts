@@ -1,9 +1,7 @@
-import { execFileSync } from "node:child_process";
-import path from "node:path";
 import type { Page } from "@playwright/test";
 import { seriousAxeViolations } from "./a11y";
-import { expect, ROOT, test, type Servers } from "./fixtures";
-import { screenshot, watchForErrors } from "./helpers";
+import { expect, test } from "./fixtures";
+import { addTeamUser, screenshot, signedInContext, watchForErrors } from "./helpers";
 
 // Several teams per user (issue 21): create a team, switch from the header and from ⌘K, each tab
 // keeps the team its URL names (?team=<slug>), and a member of team B who pastes team A's sandbox
@@ -11,22 +9,6 @@ import { screenshot, watchForErrors } from "./helpers";
 test.use({ consoleInstance: "teams" });
 
 const OTHER = { email: "bea@example.com", password: "yet another correct horse battery", team: "Bea Labs" };
-
-function addUser(servers: Servers, email: string, password: string, team: string): void {
-  execFileSync(
-    process.execPath,
-    [
-      "--conditions=react-server",
-      "--import",
-      "tsx",
-      path.join(ROOT, "e2e/seed/add-team-user.ts"),
-      email,
-      password,
-      team,
-    ],
-    { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
-  );
-}
 
 const teamOf = (page: Page) => new URL(page.url()).searchParams.get("team");
 const switcher = (page: Page) => page.getByRole("button", { name: /^Team: / });
@@ -118,13 +100,8 @@ test("a member of team B who pastes team A's sandbox URL sees not found", async 
   await expect(page).toHaveURL(/[?&]team=/);
   const pasted = new URL(page.url()).pathname + new URL(page.url()).search;
 
-  addUser(servers, OTHER.email, OTHER.password, OTHER.team);
-  const other = await browser.newContext({ baseURL });
-  const login = await other.request.post("/api/auth/login", {
-    data: { email: OTHER.email, password: OTHER.password },
-    headers: { origin: baseURL! },
-  });
-  expect(login.status()).toBe(200);
+  addTeamUser(servers, OTHER, OTHER.team);
+  const other = await signedInContext(browser, baseURL!, OTHER);
   const otherPage = await other.newPage();
   const res = await otherPage.goto(pasted);
   expect(res?.status()).toBe(404);

@@ -1,9 +1,6 @@
-import { execFileSync } from "node:child_process";
-import type { Browser, BrowserContext } from "@playwright/test";
-import path from "node:path";
 import { seriousAxeViolations } from "./a11y";
-import { expect, OWNER, ROOT, test, type Servers } from "./fixtures";
-import { screenshot } from "./helpers";
+import { expect, OWNER, test } from "./fixtures";
+import { addMember, addTeamUser, runSeed, screenshot, signedInContext } from "./helpers";
 
 // @db: teams, memberships and roles are rows of the console database, and scope every query.
 // Two Baton teams on one local engine, through the pages: each team's members connect with
@@ -14,35 +11,6 @@ test.use({ consoleInstance: "tenancy" });
 const OTHER = { email: "grace@example.com", password: "another correct horse battery", team: "Compilers" };
 const TEAMLESS = { email: "nobody@example.com", password: "a third correct horse battery" };
 const VIEWER = { email: "viewer@example.com", password: "a fourth correct horse battery" };
-
-/** Runs a seed script of e2e/seed in the console's environment (its database), as the console would. */
-function seed(servers: Servers, script: string, args: string[]): void {
-  execFileSync(
-    process.execPath,
-    ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "e2e/seed", script), ...args],
-    { cwd: ROOT, env: servers.env, stdio: ["ignore", "pipe", "inherit"] },
-  );
-}
-
-/** A user written straight into the console's database (e2e/seed/add-team-user.ts). */
-function addUser(servers: Servers, email: string, password: string, team?: string): void {
-  seed(servers, "add-team-user.ts", [email, password, ...(team ? [team] : [])]);
-}
-
-/** A new browser context signed in as `user` through the sign-in API. */
-async function signedInContext(
-  browser: Browser,
-  baseURL: string,
-  user: { email: string; password: string },
-): Promise<BrowserContext> {
-  const context = await browser.newContext({ baseURL });
-  const login = await context.request.post("/api/auth/login", {
-    data: { email: user.email, password: user.password },
-    headers: { origin: baseURL },
-  });
-  expect(login.status()).toBe(200);
-  return context;
-}
 
 test("two teams see only their own sandboxes, in the list and on every sandbox page @db", async ({
   connected: page,
@@ -59,7 +27,7 @@ test("two teams see only their own sandboxes, in the list and on every sandbox p
   expect(a.status, a.text).toBe(201);
 
   // The other team (B): its owner is written into the console's database, signs in, connects.
-  addUser(servers, OTHER.email, OTHER.password, OTHER.team);
+  addTeamUser(servers, OTHER, OTHER.team);
   const other = await signedInContext(browser, baseURL!, OTHER);
   const otherPage = await other.newPage();
   const connect = await other.request.post("/api/connections/local-engine", { headers: { origin: baseURL! } });
@@ -120,7 +88,7 @@ test("a user whose role cannot read sandboxes is told so on the sandbox pages, a
   });
   expect(a.status, a.text).toBe(201);
   void page;
-  addUser(servers, TEAMLESS.email, TEAMLESS.password);
+  addTeamUser(servers, TEAMLESS);
   const context = await signedInContext(browser, baseURL!, TEAMLESS);
   const p = await context.newPage();
   // In the page's main landmark: while the page streams in after loading.tsx, React's hidden copy
@@ -156,7 +124,7 @@ test("a viewer sees the team's sandbox and snapshot, offered nothing the role ma
     name: `viewer-${Date.now()}`,
   });
   expect(snap.status, snap.text).toBe(201);
-  seed(servers, "add-member.ts", [VIEWER.email, VIEWER.password, OWNER.email, "viewer"]);
+  addMember(servers, VIEWER, "viewer");
   const context = await signedInContext(browser, baseURL!, VIEWER);
   const p = await context.newPage();
   try {
@@ -210,8 +178,8 @@ test("a viewer of the owner's team who owns a team of their own is a viewer on t
   expect(sbx.status, sbx.text).toBe(201);
   // Their own team first (their oldest membership, where they are owner), then the owner's, as a
   // viewer, connected to its engine account: the team whose data they reach is the owner's.
-  addUser(servers, TWO_TEAMS.email, TWO_TEAMS.password, TWO_TEAMS.team);
-  seed(servers, "join-team.ts", [TWO_TEAMS.email, OWNER.email, "viewer"]);
+  addTeamUser(servers, TWO_TEAMS, TWO_TEAMS.team);
+  runSeed(servers, "join-team.ts", [TWO_TEAMS.email, OWNER.email, "viewer"]);
   const context = await signedInContext(browser, baseURL!, TWO_TEAMS);
   const p = await context.newPage();
   try {
@@ -243,7 +211,7 @@ test("an open terminal stops taking input and says why within 5 s of a sign-out 
 }) => {
   test.setTimeout(120_000);
   void page;
-  seed(servers, "add-member.ts", [MEMBER.email, MEMBER.password, OWNER.email, "member"]);
+  addMember(servers, MEMBER, "member");
   const context = await signedInContext(browser, baseURL!, MEMBER);
   const elsewhere = await signedInContext(browser, baseURL!, MEMBER);
   const sbx = await servers.engine.api<{ id: string }>("POST", "/sandboxes", { template: "python-3.12" });

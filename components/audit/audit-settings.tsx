@@ -11,13 +11,12 @@ import {
   type AuditSettingsChange,
 } from "../../lib/queries/audit";
 import { QueryError } from "../layout/query-error";
-import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Button } from "../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../ui/card";
-import { CopyButton } from "../ui/copy-button";
 import { Dialog } from "../ui/dialog";
 import { Input } from "../ui/input";
 import { Label } from "../ui/label";
+import { SecretOnce } from "../ui/secret-once";
 import { Skeleton } from "../ui/skeleton";
 
 /**
@@ -158,20 +157,14 @@ export function AuditSettingsCard() {
         </form>
 
         {secret ? (
-          <Alert variant="default" role="status">
-            <AlertTitle>Signing secret: shown once</AlertTitle>
-            <AlertDescription className="flex flex-col gap-2">
-              <code className="font-mono text-xs break-all" data-testid="siem-secret">
-                {secret}
-              </code>
-              <div className="flex gap-2">
-                <CopyButton text={secret} size="sm" variant="outline" />
-                <Button size="sm" variant="ghost" onClick={() => setSecret(null)}>
-                  Done
-                </Button>
-              </div>
-            </AlertDescription>
-          </Alert>
+          <SecretOnce
+            title="Signing secret: shown once"
+            notice="Give it to the SIEM now: Baton does not show it again."
+            value={secret}
+            copyLabel="Copy secret"
+            valueTestId="siem-secret"
+            onDone={() => setSecret(null)}
+          />
         ) : null}
       </CardContent>
 

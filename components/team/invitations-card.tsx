@@ -11,10 +11,10 @@ import type { InvitationDto, IssuedInvitationDto } from "../../lib/validations/t
 import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Button } from "../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../ui/card";
-import { CopyButton } from "../ui/copy-button";
 import { Dialog, DialogActions } from "../ui/dialog";
 import { Input } from "../ui/input";
 import { Label } from "../ui/label";
+import { SecretOnce } from "../ui/secret-once";
 import { Skeleton } from "../ui/skeleton";
 
 const SELECT =
@@ -23,33 +23,26 @@ const SELECT =
 /** The link of a new invitation, shown once, with a copy button and whether it was mailed. */
 function IssuedLink({ issued, onDone }: { issued: IssuedInvitationDto; onDone: () => void }) {
   return (
-    <Alert variant={issued.mailed ? "success" : "warning"} role="status" data-testid="invitation-link">
-      <AlertTitle>
-        {issued.mailed
-          ? `Invitation mailed to ${issued.invitation.email}`
-          : `Invitation for ${issued.invitation.email}`}
-      </AlertTitle>
-      <AlertDescription className="flex flex-col gap-2 text-foreground">
-        <p>
+    <SecretOnce
+      variant={issued.mailed ? "success" : "warning"}
+      data-testid="invitation-link"
+      title={
+        issued.mailed ? `Invitation mailed to ${issued.invitation.email}` : `Invitation for ${issued.invitation.email}`
+      }
+      notice={
+        <>
           {issued.mailed
             ? "The link below is the one in the mail."
             : (issued.mail_error ?? "It was not mailed: pass the link on yourself.")}{" "}
           It is shown only now, works once, and expires on {formatDateTime(issued.invitation.expires_at)}.
           {issued.replaced.length ? " The earlier invitation to this address no longer works." : ""}
-        </p>
-        <div className="flex flex-col gap-2 sm:flex-row sm:items-center">
-          <code className="min-w-0 break-all rounded bg-muted px-2 py-1 font-mono text-xs" data-testid="invitation-url">
-            {issued.link}
-          </code>
-          <CopyButton text={issued.link} label="Copy link" size="sm" variant="outline" />
-        </div>
-        <div>
-          <Button size="sm" variant="ghost" onClick={onDone}>
-            Done
-          </Button>
-        </div>
-      </AlertDescription>
-    </Alert>
+        </>
+      }
+      value={issued.link}
+      copyLabel="Copy link"
+      valueTestId="invitation-url"
+      onDone={onDone}
+    />
   );
 }
 

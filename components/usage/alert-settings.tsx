@@ -5,13 +5,12 @@ import { useId, useState, type FormEvent } from "react";
 import { errorText } from "../../lib/orkestr/errors";
 import { capsKeys, capsMutations, capsQueries, type AlertSettingsView } from "../../lib/queries/caps";
 import { QueryError } from "../layout/query-error";
-import { Alert, AlertDescription, AlertTitle } from "../ui/alert";
 import { Button } from "../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../ui/card";
-import { CopyButton } from "../ui/copy-button";
 import { Dialog, DialogActions } from "../ui/dialog";
 import { Input } from "../ui/input";
 import { Label } from "../ui/label";
+import { SecretOnce } from "../ui/secret-once";
 import { Skeleton } from "../ui/skeleton";
 
 type Change = Parameters<typeof capsMutations.alerts>[0];
@@ -146,21 +145,15 @@ export default function AlertSettingsCard() {
         ) : null}
 
         {secret ? (
-          <Alert variant="default" role="status">
-            <AlertTitle>Signing secret: shown once</AlertTitle>
-            <AlertDescription className="flex flex-col gap-2">
-              <p>Give it to the receiver now: Baton does not show it again.</p>
-              <code className="font-mono text-xs break-all text-foreground" data-testid="spend-alert-secret">
-                {secret}
-              </code>
-              <div className="flex gap-2">
-                <CopyButton text={secret} announce={{ title: "Signing secret copied" }} />
-                <Button size="sm" variant="ghost" onClick={() => setSecret(null)}>
-                  Done
-                </Button>
-              </div>
-            </AlertDescription>
-          </Alert>
+          <SecretOnce
+            title="Signing secret: shown once"
+            notice="Give it to the receiver now: Baton does not show it again."
+            value={secret}
+            copyLabel="Copy secret"
+            announce={{ title: "Signing secret copied" }}
+            valueTestId="spend-alert-secret"
+            onDone={() => setSecret(null)}
+          />
         ) : null}
       </CardContent>
 

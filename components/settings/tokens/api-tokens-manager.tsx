@@ -14,15 +14,14 @@ import { formatDateTime, formatUtc } from "../../../lib/format";
 import { errorText, OrkestrError } from "../../../lib/orkestr/errors";
 import { apiTokenKeys, apiTokenMutations, apiTokenQueries } from "../../../lib/queries/api-tokens";
 import type { ApiTokenDto, ApiTokensView, CreatedApiTokenDto } from "../../../lib/validations/api-tokens";
-import { Alert, AlertDescription, AlertTitle } from "../../ui/alert";
 import { Badge } from "../../ui/badge";
 import { Button } from "../../ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
 import { AgentSetup } from "./agent-setup";
-import { CopyButton } from "../../ui/copy-button";
 import { Dialog, DialogActions } from "../../ui/dialog";
 import { Input } from "../../ui/input";
 import { Label } from "../../ui/label";
+import { CopyableValue, SecretOnce } from "../../ui/secret-once";
 import { useNow } from "../../../lib/use-now";
 import { TableScroll } from "../../ui/table";
 
@@ -74,49 +73,34 @@ function IssuedToken({ issued, onDone }: { issued: CreatedApiTokenDto; onDone: (
   const origin = typeof window === "undefined" ? "" : window.location.origin;
   const curl = `curl -H "Authorization: Bearer ${issued.token}" ${origin}/api/v1/sandboxes`;
   return (
-    <Alert variant="success" role="status" data-testid="api-token-issued">
-      <AlertTitle>Token “{issued.api_token.name}” made</AlertTitle>
-      <AlertDescription className="flex flex-col gap-2 text-foreground">
-        <p>
+    <SecretOnce
+      variant="success"
+      data-testid="api-token-issued"
+      title={<>Token “{issued.api_token.name}” made</>}
+      notice={
+        <>
           Copy it now: it is shown only this once, and Baton keeps only a hash of it.{" "}
           {issued.api_token.expires_at
             ? `It expires on ${formatDateTime(issued.api_token.expires_at)}.`
             : "It never expires: revoke it when it is no longer needed."}
-        </p>
-        <div className="flex flex-col gap-2 sm:flex-row sm:items-center">
-          <code
-            className="min-w-0 break-all rounded bg-muted px-2 py-1 font-mono text-xs"
-            data-testid="api-token-value"
-          >
-            {issued.token}
-          </code>
-          <CopyButton
-            text={issued.token}
-            label="Copy token"
-            size="sm"
-            variant="outline"
-            announce={{ title: "Token copied", description: "Keep it in a secret store, never in code." }}
-          />
-        </div>
-        <p className="text-xs text-muted-foreground">
-          Send it as <code className="font-mono">Authorization: Bearer …</code> to Baton&apos;s{" "}
-          <code className="font-mono">/api/v1</code>, for example:
-        </p>
-        <div className="flex flex-col gap-2 sm:flex-row sm:items-center">
-          <code className="min-w-0 break-all rounded bg-muted px-2 py-1 font-mono text-xs">{curl}</code>
-          <CopyButton text={curl} label="Copy command" size="sm" variant="outline" />
-        </div>
-        <p className="text-xs text-muted-foreground">
-          Or give it to a coding agent over MCP (<code className="font-mono">/api/mcp</code>), or to the orkestr SDK:
-        </p>
-        <AgentSetup token={issued.token} />
-        <div>
-          <Button size="sm" variant="ghost" onClick={onDone}>
-            Done
-          </Button>
-        </div>
-      </AlertDescription>
-    </Alert>
+        </>
+      }
+      value={issued.token}
+      copyLabel="Copy token"
+      announce={{ title: "Token copied", description: "Keep it in a secret store, never in code." }}
+      valueTestId="api-token-value"
+      onDone={onDone}
+    >
+      <p className="text-xs text-muted-foreground">
+        Send it as <code className="font-mono">Authorization: Bearer …</code> to Baton&apos;s{" "}
+        <code className="font-mono">/api/v1</code>, for example:
+      </p>
+      <CopyableValue value={curl} copyLabel="Copy command" />
+      <p className="text-xs text-muted-foreground">
+        Or give it to a coding agent over MCP (<code className="font-mono">/api/mcp</code>), or to the orkestr SDK:
+      </p>
+      <AgentSetup token={issued.token} />
+    </SecretOnce>
   );
 }
 
