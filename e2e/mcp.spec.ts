@@ -203,3 +203,31 @@ test("a viewer's agent is refused a create with what to do; another team's agent
     await servers.engine.api("DELETE", `/sandboxes/${sandboxId}`);
   }
 });
+
+test("the endpoint's own answers on the console server: a body that is not JSON is the transport's parse error, a tools/list POST answers JSON, GET is 405", async ({
+  connected: page,
+  baseURL,
+}) => {
+  // /api/mcp is served by the console server's fast path, which reads small bodies before the
+  // handler runs (lib/server/request-bytes.ts): the transport must still see every message.
+  const token = await tokenFor(page.request, baseURL!, "raw agent", "read");
+  const headers = {
+    authorization: `Bearer ${token}`,
+    accept: "application/json, text/event-stream",
+    "content-type": "application/json",
+  };
+  const broken = await page.request.post("/api/mcp", { headers, data: Buffer.from("{not json") });
+  expect(broken.status()).toBe(400);
+  expect(((await broken.json()) as { error: { code: number } }).error.code).toBe(-32700);
+
+  const listed = await page.request.post("/api/mcp", {
+    headers,
+    data: { jsonrpc: "2.0", id: 7, method: "tools/list", params: {} },
+  });
+  expect(listed.status(), await listed.text()).toBe(200);
+  const tools = ((await listed.json()) as { id: number; result: { tools: { name: string }[] } }).result.tools;
+  expect(tools.map((t) => t.name)).toContain("exec");
+
+  const get = await page.request.get("/api/mcp", { headers });
+  expect(get.status()).toBe(405);
+});
