@@ -101,6 +101,11 @@ export const ERROR_CODES = {
   invalid_token: 401,
   token_team_mismatch: 403,
   token_limit: 409,
+  // Baton-signed file links (lib/server/file-link-signature.ts, lib/server/api-tokens/signed-link.ts):
+  // the contract's codes for a presigned URL, and a link whose API token no longer allows it.
+  invalid_signature: 403,
+  url_expired: 410,
+  link_revoked: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,6 +1,7 @@
 import "server-only";
 import { buildQuery, path } from "../orkestr/path";
 import type { PresignedUrl } from "../orkestr/schemas/files";
+import { fileLinkExpiry, fileLinkQuery, type FileLinkClaims, type FileLinkMethod } from "./file-link-signature";
 
 // Presigned file URLs through the console. The upstream builds them on its own host
 // (`https://api.orkestr.eu/v1/sandboxes/…/files/raw?path=&exp=&sig=`; for the local engine a
@@ -12,11 +13,16 @@ import type { PresignedUrl } from "../orkestr/schemas/files";
 //   show the engine's internal address;
 // - Baton's CSP allows connections to its own origin only.
 // So presign-download and presign-upload answer a link to Baton's own streaming route
-// /api/v1/sandboxes/{id}/files/raw?path=, which the session authorizes (sandboxes.read for GET,
-// sandboxes.write for PUT, same-origin check on PUT) and which adds the token server-side. The
-// upstream presign call is still made: it validates the path and the sandbox's state, and its
-// errors come back as usual. The link has no expiry of its own (`expires_at: null`): it works for
-// as long as the user's session and role allow.
+// /api/v1/sandboxes/{id}/files/raw?path=, and the upstream presign call is still made: it validates
+// the path and the sandbox's state, and its errors come back as usual. Which link depends on who asks:
+// - the browser (session) gets a same-origin link that the session authorizes (sandboxes.read for
+//   GET, sandboxes.write for PUT, same-origin check on PUT), with no expiry of its own
+//   (`expires_at: null`): it works for as long as the user's session and role allow;
+// - an API token's client (the orkestr SDK, whose README promises "plain HTTP, no auth header …
+//   hand to a browser, curl, or another service") gets an absolute Baton-signed link
+//   (file-link-signature.ts): a bearer capability after all, but Baton's: at most an hour, bound to
+//   one method, team, sandbox and path (and a PUT's max_bytes), and only as good as the token that
+//   made it, checked on every use (api-tokens/signed-link.ts), with the token named in the audit log.
 
 /** The same-origin link to Baton's streaming files/raw route for a file. */
 export function batonRawFileUrl(sandboxId: string, filePath: string, teamSlug?: string | null): string {
@@ -35,23 +41,57 @@ function signedPath(upstreamUrl: string, requested: string): string {
 }
 
 /**
- * The upstream's presigned answer, its URL replaced by Baton's own route (no signature, no upstream
- * host). `origin` makes it absolute: for an API token's client (the orkestr SDK), which resolves a
- * URL against its own base (`…/api`), not against Baton's pages; it authorizes the link with the same
- * `Authorization: Bearer` header (Baton never puts a token into a URL or an answer).
+ * The upstream's presigned answer for the browser, its URL replaced by Baton's own route (no
+ * signature, no upstream host), which the session authorizes.
  */
 export function batonPresigned(
   sandboxId: string,
   requestedPath: string,
   upstream: PresignedUrl,
   teamSlug?: string | null,
-  origin?: string | null,
 ): { url: string; method: string; headers: Record<string, string> | null; expires_at: null } {
   return {
-    url: (origin ?? "") + batonRawFileUrl(sandboxId, signedPath(upstream.url, requestedPath), teamSlug),
+    url: batonRawFileUrl(sandboxId, signedPath(upstream.url, requestedPath), teamSlug),
     method: upstream.method ?? "GET",
     headers: upstream.headers ?? null,
     expires_at: null,
+  };
+}
+
+/**
+ * The upstream's presigned answer for an API token's client: a Baton-signed link, absolute on
+ * Baton's origin (the SDK resolves a URL against its own base, `…/api`), expiring at most
+ * FILE_LINK_MAX_SECONDS from now whatever was asked (`expires_at` says when). No upstream host, no
+ * engine or Baton token in it.
+ */
+export function signedPresigned(
+  input: {
+    method: FileLinkMethod;
+    sandboxId: string;
+    requestedPath: string;
+    teamSlug: string;
+    tokenId: string;
+    origin: string;
+    expiresInSeconds?: number;
+    maxBytes?: number;
+  },
+  upstream: PresignedUrl,
+  nowMs = Date.now(),
+): { url: string; method: FileLinkMethod; headers: Record<string, string> | null; expires_at: string } {
+  const claims: FileLinkClaims = {
+    method: input.method,
+    team: input.teamSlug,
+    sandboxId: input.sandboxId,
+    path: signedPath(upstream.url, input.requestedPath),
+    exp: fileLinkExpiry(input.expiresInSeconds, nowMs),
+    tokenId: input.tokenId,
+    maxBytes: input.method === "PUT" ? (input.maxBytes ?? null) : null,
+  };
+  return {
+    url: input.origin + path`/api/v1/sandboxes/${input.sandboxId}/files/raw` + "?" + fileLinkQuery(claims),
+    method: input.method,
+    headers: upstream.headers ?? null,
+    expires_at: new Date(claims.exp * 1000).toISOString(),
   };
 }
 

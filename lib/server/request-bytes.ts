@@ -23,3 +23,38 @@ export function knownBytes(req: Request): Uint8Array | undefined {
 export function requestBody(req: Request): Uint8Array | ReadableStream<Uint8Array> | null {
   return bytesOf.get(req) ?? req.body;
 }
+
+/**
+ * requestBody() for a PUT whose link allows at most `maxBytes` (a signed upload link's max_bytes):
+ * a declared Content-Length over it is refused before anything is sent on (`tooLarge()` true at
+ * once); a chunked body is cut off the moment it passes the limit (its stream errors, so the
+ * upstream write fails and is not completed), and `tooLarge()` then says why.
+ */
+export function requestBodyAtMost(
+  req: Request,
+  maxBytes: number,
+): { body: Uint8Array | ReadableStream<Uint8Array> | null; tooLarge: () => boolean } {
+  const declared = Number(req.headers.get("content-length") ?? "");
+  if (Number.isFinite(declared) && declared > maxBytes) return { body: null, tooLarge: () => true };
+  const body = requestBody(req);
+  if (body === null || body instanceof Uint8Array) {
+    const over = (body?.byteLength ?? 0) > maxBytes;
+    return { body: over ? null : body, tooLarge: () => over };
+  }
+  let total = 0;
+  let over = false;
+  const counted = body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        total += chunk.byteLength;
+        if (total > maxBytes) {
+          over = true;
+          controller.error(new Error(`the upload passed its link's max_bytes (${maxBytes})`));
+          return;
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  return { body: counted, tooLarge: () => over };
+}

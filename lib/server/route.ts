@@ -6,6 +6,8 @@ import { knownBytes } from "./request-bytes";
 import { accessLost, openedWith, sessionEnded, type AccessLoss } from "./access-watch";
 import { TeamNotFoundError, type ActingTeam } from "./acting-team";
 import { bearerOf, resolveBearer, tokenCredential, TokenTeamMismatchError } from "./api-tokens/bearer";
+import { resolveSignedLink } from "./api-tokens/signed-link";
+import type { FileLinkClaims } from "./file-link-signature";
 import { contractErrorResponse, markInputPlace } from "./v1-contract-errors";
 import { actingTeam, getUserFromRequest, refusal, teamChoiceOf, teamNotFound, type CurrentUser } from "./auth";
 import { recordAudit, type AuditEvent } from "./db/audit";
@@ -27,7 +29,8 @@ import { clientIp, isSecureRequest, userAgent } from "./request-info";
 // request acts in, with the connection it goes through (lib/server/acting-team.ts) — on /api/v1 an
 // `Authorization: Bearer bat_…` API token instead (lib/server/api-tokens/bearer.ts: no cookie read,
 // so no Origin check; its team fixed, its role narrowed by its scope; 401 invalid_token with
-// WWW-Authenticate); checks the
+// WWW-Authenticate); or, on a route declared `signedLink` (files/raw), a Baton-signed file link in
+// the query, which acts as the API token that made it (lib/server/api-tokens/signed-link.ts); checks the
 // permission in that team (403 forbidden); awaits and zod-parses params, query and the
 // JSON body, counted as it arrives (413 past maxBodyBytes, 400 bad_request for unreadable JSON, 422
 // validation_error); runs the handler; records the audit event; and turns anything thrown into
@@ -67,6 +70,15 @@ export interface RouteOptions<
    * WWW-Authenticate (e.g. with the endpoint's resource metadata).
    */
   tokens?: { only: true; challenge: (req: Request, presented: boolean) => string };
+  /**
+   * The route also serves Baton-signed file links (lib/server/file-link-signature.ts): a request
+   * whose query carries `sig` is authorized by the link alone, no cookie and no Authorization read,
+   * and acts as the API token that made it (lib/server/api-tokens/signed-link.ts: 403
+   * invalid_signature, 410 url_expired, 403 link_revoked). Only files/raw declares it; the route ×
+   * role matrix (tests/console/route-matrix.test.ts SIGNED_LINKS) fails for any other route that does.
+   * Needs auth "user", a permission, and an `id` route param (the sandbox the link is signed for).
+   */
+  signedLink?: true;
 }
 
 type Principal<A extends AuthMode> = A extends "user" ? CurrentUser : A extends "optional" ? CurrentUser | null : null;
@@ -285,6 +297,8 @@ export interface RouteContext<
   userAgent: string | null;
   /** The request came over HTTPS (cookie flags). */
   secure: boolean;
+  /** The signed file link that authorized this request (route option `signedLink`), else null. */
+  signedLink: FileLinkClaims | null;
   /** Records an audit event for this request (user, team, IP, user agent, request id filled in); null if it could not be written. */
   audit(action: AuditAction, extra?: AuditExtra): Promise<AuditEvent | null>;
 }
@@ -442,6 +456,8 @@ export interface DeclaredRoute {
   perm: Permission | undefined;
   /** Bearer API tokens only (no session cookie is read). */
   tokensOnly: boolean;
+  /** Also answers Baton-signed file links, without a session or a Bearer token (option `signedLink`). */
+  signedLink: boolean;
 }
 const declarations = new WeakMap<RouteHandler, DeclaredRoute>();
 
@@ -460,6 +476,8 @@ export function route<
   B extends Schema | undefined = undefined,
 >(options: RouteOptions<A, P, Q, B>, handler: (ctx: RouteContext<A, P, Q, B>) => unknown): RouteHandler {
   if (options.perm && options.auth !== "user") throw new Error('route(): a permission needs auth: "user"');
+  if (options.signedLink && !(options.auth === "user" && options.perm))
+    throw new Error('route(): signedLink needs auth: "user" and a permission');
   const handle: RouteHandler = async (req, nextCtx) => {
     const url = new URL(req.url);
     const label = `${req.method} ${url.pathname}`;
@@ -472,14 +490,27 @@ export function route<
     // then it alone says who is asking, the cookie is not read, and so no CSRF check is needed.
     const v1 = url.pathname === "/api/v1" || url.pathname.startsWith("/api/v1/");
     const tokenOnly = options.tokens?.only === true;
-    const bearer = options.auth !== "public" && (v1 || tokenOnly) ? bearerOf(req) : null;
+    // A signed file link is its own credential: the cookie and any Authorization header are not read.
+    const signed = options.signedLink === true && url.searchParams.has("sig");
+    const bearer = !signed && options.auth !== "public" && (v1 || tokenOnly) ? bearerOf(req) : null;
+    let link: FileLinkClaims | null = null;
+    let linkSandbox = "";
     try {
       const hostError = checkHost(req);
       if (hostError) throw hostError;
-      const originError = bearer === null ? checkOrigin(req) : null;
+      // No ambient credential (cookie) on a bearer or signed-link request: nothing to forge cross-site.
+      const originError = bearer === null && !signed ? checkOrigin(req) : null;
       if (originError) throw originError;
 
-      if (bearer !== null) {
+      if (signed) {
+        const raw = (await nextCtx?.params)?.id;
+        linkSandbox = typeof raw === "string" ? raw : "";
+        ({ current, team, link } = await resolveSignedLink(await getMigratedDb(), req, {
+          sandboxId: linkSandbox,
+          perm: options.perm!,
+          ip,
+        }));
+      } else if (bearer !== null) {
         ({ current, team } = await resolveBearer(await getMigratedDb(), req, bearer, ip));
       } else if (tokenOnly) {
         throw new AppError(
@@ -524,15 +555,27 @@ export function route<
 
       const opened = team && options.perm ? openedWith(team, options.perm, "stream") : null;
       const signedIn = current;
+      const startedAt = Date.now();
       const recheck = async (): Promise<AccessLoss | null> => {
         if (!signedIn) return null;
         const now =
-          bearer !== null
-            ? await resolveBearer(await getMigratedDb(), req, bearer, ip, { recheck: true }).then(
+          link !== null
+            ? await resolveSignedLink(await getMigratedDb(), req, {
+                sandboxId: linkSandbox,
+                perm: options.perm!,
+                ip,
+                now: startedAt,
+                recheck: true,
+              }).then(
                 (p) => p.current,
                 () => null,
               )
-            : await getUserFromRequest(req);
+            : bearer !== null
+              ? await resolveBearer(await getMigratedDb(), req, bearer, ip, { recheck: true }).then(
+                  (p) => p.current,
+                  () => null,
+                )
+              : await getUserFromRequest(req);
         if (!now || now.user.id !== signedIn.user.id) return sessionEnded(await getMigratedDb(), signedIn.user.id);
         return opened ? accessLost(now, opened) : null;
       };
@@ -549,6 +592,7 @@ export function route<
         ip,
         userAgent: ua,
         secure: isSecureRequest(req),
+        signedLink: link,
         audit,
       } as RouteContext<A, P, Q, B>;
 
@@ -638,7 +682,12 @@ export function route<
       }
     }
   };
-  declarations.set(handle, { auth: options.auth, perm: options.perm, tokensOnly: options.tokens?.only === true });
+  declarations.set(handle, {
+    auth: options.auth,
+    perm: options.perm,
+    tokensOnly: options.tokens?.only === true,
+    signedLink: options.signedLink === true,
+  });
   return handle;
 }
 

@@ -3,7 +3,7 @@ import { effectiveRole } from "../../api-tokens/scope";
 import { resolveTeamChoice, type ActingTeam } from "../acting-team";
 import { teamChoiceOf, type CurrentUser } from "../auth";
 import { safeEqual } from "../crypto";
-import { findApiTokenByHash, touchApiToken } from "../db/api-tokens";
+import { findApiTokenByHash, touchApiToken, type ApiToken } from "../db/api-tokens";
 import { recordAudit } from "../db/audit";
 import { listConnections } from "../db/connections";
 import type { Db } from "../db/index";
@@ -142,7 +142,20 @@ async function loadToken(
   hash: string,
 ): Promise<{ row: TokenRow; current: CurrentUser; mine: { team: Team } } | null> {
   const row = await findApiTokenByHash(db, hash);
-  if (!row || row.revokedAt !== null) return null;
+  if (!row) return null;
+  const made = await tokenPrincipal(db, row);
+  return made ? { row, ...made } : null;
+}
+
+/**
+ * The principal a live token makes (see above), or null: revoked, its owner disabled or no longer in
+ * its team. Also what a signed file link made by the token acts as (./signed-link.ts).
+ */
+export async function tokenPrincipal<R extends ApiToken>(
+  db: Db,
+  row: R,
+): Promise<{ current: CurrentUser; mine: { team: Team } } | null> {
+  if (row.revokedAt !== null) return null;
   const [user, memberships, connections] = await Promise.all([
     findUserById(db, row.userId),
     listMembershipsForUser(db, row.userId),
@@ -164,13 +177,14 @@ async function loadToken(
     ],
     connections: connections.filter((c) => c.teamId === row.teamId || (c.teamId === null && single)),
   };
-  return { row, current, mine };
+  return { current, mine };
 }
 
 /** When this process last wrote each token's use: the remembered row's last_used_at lags behind it. */
 const lastWritten = new Map<string, number>();
 
-async function noteUse(
+/** Records a token's use (at most once a minute per token) and audits its first. */
+export async function noteUse(
   db: Db,
   row: { id: string; name: string; scope: string; lastUsedAt: Date | null },
   at: { ip: string | null; now: number; teamId: string; userId: string },

@@ -139,6 +139,12 @@ export async function findApiTokenByHash(db: Db, hash: string): Promise<(ApiToke
   return row ? { ...toApiToken(row), tokenHash: row.token_hash } : null;
 }
 
+/** A token by its id, whatever its team (a signed file link names its token by id). */
+export async function findApiTokenById(db: Db, id: string): Promise<ApiToken | null> {
+  const row = await db.selectFrom("api_tokens").select(COLUMNS).where("id", "=", id).executeTakeFirst();
+  return row ? toApiToken(row) : null;
+}
+
 export async function getApiToken(db: Db, teamId: string, id: string): Promise<ApiToken | null> {
   const row = await db
     .selectFrom("api_tokens")

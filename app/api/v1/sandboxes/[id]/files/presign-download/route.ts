@@ -1,5 +1,5 @@
 import { PresignBody } from "../../../../../../../lib/orkestr/schemas/files";
-import { batonPresigned } from "../../../../../../../lib/server/file-links";
+import { batonPresigned, signedPresigned } from "../../../../../../../lib/server/file-links";
 import { linkOrigin } from "../../../../../../../lib/server/team-api";
 import { json, route } from "../../../../../../../lib/server/route";
 import { withUpstream } from "../../../../../../../lib/server/upstream";
@@ -16,8 +16,22 @@ export const POST = route(
     const presigned = await withUpstream(team, (orkestr) =>
       orkestr.files.presignDownload(params.id, body.path, { expiresInSeconds: body.expires_in_seconds }),
     );
-    // An API token's client gets it absolute, on Baton's origin (file-links.ts).
-    const origin = current?.via.kind === "token" ? linkOrigin(req) : null;
-    return json(batonPresigned(params.id, body.path, presigned, team?.team.slug, origin));
+    // An API token's client gets a Baton-signed link it can use without a header (file-links.ts).
+    if (current?.via.kind === "token" && team)
+      return json(
+        signedPresigned(
+          {
+            method: "GET",
+            sandboxId: params.id,
+            requestedPath: body.path,
+            teamSlug: team.team.slug,
+            tokenId: current.via.tokenId,
+            origin: linkOrigin(req),
+            expiresInSeconds: body.expires_in_seconds,
+          },
+          presigned,
+        ),
+      );
+    return json(batonPresigned(params.id, body.path, presigned, team?.team.slug));
   },
 );
