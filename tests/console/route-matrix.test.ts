@@ -16,6 +16,7 @@ import { declaredRoute, type DeclaredRoute } from "../../lib/server/route";
 import { effectiveRole, type TokenScope } from "../../lib/api-tokens/scope";
 import { newApiToken } from "../../lib/server/api-tokens/format";
 import { insertApiToken } from "../../lib/server/db/api-tokens";
+import { fileLinkQuery } from "../../lib/server/file-link-signature";
 import { connectLocalEngine } from "../../lib/server/tokens";
 import { useLocalEngine } from "./engine-harness";
 import { jsonOf, makeUser, noParams, request, sessionCookie, uniq, useConsoleDb } from "./helpers";
@@ -111,6 +112,18 @@ const READING_MUTATIONS: Record<string, string> = {
     "JSON-RPC over POST: a read token may list and read; each tool's v1 call is checked by its own route",
 };
 
+/**
+ * Routes that also answer a Baton-signed file link, with no session and no token (route option
+ * `signedLink`, lib/server/api-tokens/signed-link.ts). Any other route declaring it fails below, and
+ * every other route answers a request carrying a link (even a validly signed one) 401.
+ */
+const SIGNED_LINKS: Record<string, string> = {
+  "GET /api/v1/sandboxes/[id]/files/raw":
+    "a presign-download link handed to an API token's client: the orkestr SDK's presigned URLs need no auth header",
+  "PUT /api/v1/sandboxes/[id]/files/raw":
+    "a presign-upload link handed to an API token's client (its max_bytes enforced)",
+};
+
 interface RouteMethod {
   key: string;
   method: (typeof METHODS)[number];
@@ -170,6 +183,9 @@ describe("every API route declares its access", () => {
       return;
     }
     const { auth, perm } = r.declared;
+    expect(r.declared.signedLink, `${r.key} declares signedLink but is not in SIGNED_LINKS (or the reverse)`).toBe(
+      SIGNED_LINKS[r.key] !== undefined,
+    );
     if (auth !== "user") {
       expect(PUBLIC[r.key], `${r.key} declares auth "${auth}" but is not listed as public`).toBeDefined();
       return;
@@ -201,6 +217,7 @@ describe("every API route declares its access", () => {
       ...Object.keys(OWN_ACCOUNT),
       ...Object.keys(READING_MUTATIONS),
       ...Object.keys(INSTANCE_OWNER),
+      ...Object.keys(SIGNED_LINKS),
     ])
       expect(keys.has(key), key).toBe(true);
   });
@@ -295,7 +312,7 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
    * write token of the viewer (one Baton would not make, as if it survived a role change), and a
    * revoked and an expired one. Keyed "<role> <scope>", or "revoked" / "expired".
    */
-  const tokens = new Map<string, { token: string; role: Role; scope: TokenScope }>();
+  const tokens = new Map<string, { token: string; id: string; role: Role; scope: TokenScope }>();
 
   beforeAll(async () => {
     const teamId = (
@@ -337,7 +354,7 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
           .set({ revoked_at: Date.now(), revoked_reason: "revoked" })
           .where("id", "=", row.id)
           .execute();
-      tokens.set(key, { token: t.token, role, scope });
+      tokens.set(key, { token: t.token, id: row.id, role, scope });
     };
     await make("owner read", "owner", "read");
     await make("owner write", "owner", "write");
@@ -511,6 +528,49 @@ describe.each(testBackends)("the route × role matrix on $name", (backend) => {
         expect(await refusal(cross), `${r.key} with a token from another site`).not.toBe("bad_origin");
         await stream(cross);
       }
+    },
+  );
+
+  it.each(WRAPPED.filter((r) => r.declared!.auth === "user").map((r) => [r.key, r] as const))(
+    "%s with a signed file link and no other credential",
+    async (_key, r) => {
+      const params = paramsFor(r);
+      const base = r.pattern.replace(/\[([^\]]+)\]/g, (_m, name: string) => encodeURIComponent(params[name]!));
+      const teamSlug = (
+        await ctx
+          .db()
+          .selectFrom("teams")
+          .innerJoin("api_tokens", "api_tokens.team_id", "teams.id")
+          .select("teams.slug")
+          .where("api_tokens.id", "=", tokens.get("owner write")!.id)
+          .executeTakeFirstOrThrow()
+      ).slug;
+      // A link Baton really signed, for this method and sandbox, by a live write token of the owner.
+      const link = fileLinkQuery({
+        method: r.method === "PUT" ? "PUT" : "GET",
+        team: teamSlug,
+        sandboxId: params.id ?? "",
+        path: "/tmp/matrix",
+        exp: Math.floor(Date.now() / 1000) + 60,
+        tokenId: tokens.get("owner write")!.id,
+      });
+      const call = (query: string) =>
+        r.handler(request(`${base}?${query}`, { method: r.method, body: SAFE.has(r.method) ? undefined : {} }), {
+          params: Promise.resolve(params),
+        });
+      const res = await call(link);
+      if (SIGNED_LINKS[r.key] === undefined) {
+        // No other route lets a link stand in for a session or a token.
+        expect(res.status, `${r.key} with a signed link`).toBe(401);
+        expect(await jsonOf(res)).toMatchObject({ code: "unauthorized" });
+        return;
+      }
+      // Past every access check (the file does not exist: the upstream's 404).
+      expect([401, 403, 410], `${r.key} with its signed link: ${res.status}`).not.toContain(res.status);
+      await res.body?.cancel().catch(() => undefined);
+      const forged = await call(link.replace(/sig=[0-9a-f]+/, `sig=${"0".repeat(64)}`));
+      expect(forged.status, `${r.key} with a forged signature`).toBe(403);
+      expect(await jsonOf(forged)).toMatchObject({ code: "invalid_signature" });
     },
   );
 
