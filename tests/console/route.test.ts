@@ -116,16 +116,27 @@ describe("declaredRoute", () => {
       auth: "user",
       perm: "volumes.write",
       tokensOnly: false,
+      signedLink: false,
     });
     expect(declaredRoute(route({ auth: "public" }, () => null))).toEqual({
       auth: "public",
       perm: undefined,
       tokensOnly: false,
+      signedLink: false,
     });
     const challenge = () => 'Bearer realm="baton"';
     expect(
       declaredRoute(route({ auth: "user", perm: "sandboxes.read", tokens: { only: true, challenge } }, () => null)),
-    ).toEqual({ auth: "user", perm: "sandboxes.read", tokensOnly: true });
+    ).toEqual({ auth: "user", perm: "sandboxes.read", tokensOnly: true, signedLink: false });
+    expect(declaredRoute(route({ auth: "user", perm: "sandboxes.read", signedLink: true }, () => null))).toEqual({
+      auth: "user",
+      perm: "sandboxes.read",
+      tokensOnly: false,
+      signedLink: true,
+    });
+    // A link exempts a route from the session only where a permission still decides.
+    expect(() => route({ auth: "user", signedLink: true }, () => null)).toThrow(/signedLink/);
+    expect(() => route({ auth: "public", signedLink: true }, () => null)).toThrow(/signedLink/);
     expect(declaredRoute(async () => new Response(null))).toBeUndefined();
     expect(declaredRoute("GET")).toBeUndefined();
   });
