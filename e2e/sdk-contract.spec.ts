@@ -106,6 +106,57 @@ test("the engine's contract suites pass through Baton's /api with a Baton token,
     expect(text, r.url()).not.toContain(engineHost);
   }
   await api.dispose();
+
+  // Presigned file URLs as the SDK's README has them: "plain HTTP, no auth header ... hand to a
+  // browser, curl, or another service". A token of its own, revoked at the end: its links die with it.
+  const console_ = await playwright.request.newContext({ baseURL, storageState: ownerState });
+  const linkMade = await console_.post("/api/tokens", {
+    headers: { origin: baseURL! },
+    data: { name: "file links", scope: "write", expires_in_days: 7 },
+  });
+  expect(linkMade.status(), await linkMade.text()).toBe(201);
+  const linkToken = (await linkMade.json()) as { token: string; api_token: { id: string } };
+  const sdk = await playwright.request.newContext({
+    baseURL,
+    extraHTTPHeaders: { authorization: `Bearer ${linkToken.token}` },
+  });
+  // No cookie, no Authorization: what curl or another service sends.
+  const bare = await playwright.request.newContext();
+  const presign = async (kind: "download" | "upload", data: object) => {
+    const r = await sdk.post(`/api/v1/sandboxes/${id}/files/presign-${kind}`, { data });
+    expect(r.status(), await r.text()).toBe(200);
+    return (await r.json()) as { url: string; method: string; expires_at: string };
+  };
+  const up = await presign("upload", { path: "/workspace/linked.txt", max_bytes: 64, expires_in_seconds: 86_400 });
+  expect(up.method).toBe("PUT");
+  expect(new URL(up.url).origin).toBe(new URL(baseURL!).origin);
+  expect(up.url).toMatch(/[?&]sig=[0-9a-f]{64}$/);
+  expect(up.url).not.toContain(engineHost);
+  // Capped at an hour, and the answer says so.
+  expect(Date.parse(up.expires_at)).toBeLessThanOrEqual(Date.now() + 3600_000 + 5_000);
+  const put = await bare.put(up.url, { data: Buffer.from("through a signed link\n") });
+  expect(put.status(), await put.text()).toBe(201);
+  const tooBig = await bare.put(up.url, { data: Buffer.alloc(65, 120) });
+  expect(tooBig.status()).toBe(413);
+  expect(await tooBig.json()).toMatchObject({ code: "payload_too_large" });
+  const down = await presign("download", { path: "/workspace/linked.txt" });
+  expect(down.method).toBe("GET");
+  const got = await bare.get(down.url);
+  expect(got.status(), await got.text()).toBe(200);
+  expect(await got.text()).toBe("through a signed link\n");
+  // Changed, it is refused; a download link never uploads.
+  const changed = new URL(down.url);
+  changed.searchParams.set("path", "/workspace/other.txt");
+  expect((await bare.get(changed.toString())).status()).toBe(403);
+  expect(await (await bare.put(down.url, { data: "x" })).json()).toMatchObject({ code: "invalid_signature" });
+  // Revoked, every link the token made stops at once.
+  const revoked = await console_.delete(`/api/tokens/${linkToken.api_token.id}`, { headers: { origin: baseURL! } });
+  expect(revoked.status(), await revoked.text()).toBe(200);
+  const after = await bare.get(down.url);
+  expect(after.status()).toBe(403);
+  expect(await after.json()).toMatchObject({ code: "link_revoked" });
+  await Promise.all([console_.dispose(), sdk.dispose(), bare.dispose()]);
+
   const problems = watchForErrors(page);
   await page.goto("/sandboxes");
   const row = page.getByRole("table", { name: "Sandboxes" }).locator(`[role=row][data-sandbox-id="${id}"]`);
