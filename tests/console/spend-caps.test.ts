@@ -297,8 +297,78 @@ describe.each(testBackends)("spend caps on $name", (backend) => {
       cap: { id: cap.after.id },
       spentMicro: 1_000_000,
     });
-    // Next month the figure is stale (another window): nothing blocks until the job has computed it.
+    // Next month the job's figure is last month's: the month's own from the usage record (none yet) counts.
     expect(await reachedCap(ctx.db(), t.teamId, t.member.id, Date.parse("2027-01-01T00:00:01Z"))).toBeNull();
+  });
+
+  it("a new cap set below what is already spent blocks at once, before the job has computed it", async () => {
+    const t = await team();
+    // The usage record holds this month's spending (EUR 4.50 of the member's, 100 vCPU-hours at the
+    // seed rates) and the team has no cap yet: the caps job has nothing to have computed.
+    await ctx
+      .db()
+      .insertInto("usage_daily")
+      .values({
+        team_id: t.teamId,
+        date: "2026-12-14",
+        sandbox_id: "sbx_spent",
+        user_id: t.member.id,
+        template: "python-3.12",
+        cpu_ms: 100 * 3_600_000,
+        gib_ms: 0,
+      })
+      .execute();
+    const member = await t.acting(t.member.id, "member");
+    await expect(assertUnderCaps(ctx.db(), member, "create a sandbox", NOW)).resolves.toBeUndefined();
+    const cap = await setCap(ctx.db(), {
+      teamId: t.teamId,
+      userId: null,
+      window: "month",
+      limitMicro: 1_000_000,
+      action: "block",
+      by: t.owner.id,
+    });
+    expect(await reachedCap(ctx.db(), t.teamId, t.member.id, NOW)).toEqual({ cap: cap.after, spentMicro: 4_500_000 });
+    await expect(assertUnderCaps(ctx.db(), member, "create a sandbox", NOW)).rejects.toMatchObject({
+      code: "spend_cap_reached",
+      status: 402,
+      detail: expect.stringContaining("monthly spend cap of €1.00 is reached (€4.50 spent this month, UTC)"),
+    });
+    // Raised above it: through at once. A member's new daily cap counts that member's spending of
+    // the day only: none yet (the record's row is yesterday's), then one vCPU-hour today.
+    const by = t.owner.id;
+    await setCap(ctx.db(), {
+      teamId: t.teamId,
+      userId: null,
+      window: "month",
+      limitMicro: 5_000_000,
+      action: "block",
+      by,
+    });
+    const daily = await setCap(ctx.db(), {
+      teamId: t.teamId,
+      userId: t.member.id,
+      window: "day",
+      limitMicro: 10_000,
+      action: "block",
+      by,
+    });
+    expect(await reachedCap(ctx.db(), t.teamId, t.member.id, NOW)).toBeNull();
+    await ctx
+      .db()
+      .insertInto("usage_daily")
+      .values({
+        team_id: t.teamId,
+        date: "2026-12-15",
+        sandbox_id: "sbx_today",
+        user_id: t.member.id,
+        template: "python-3.12",
+        cpu_ms: 3_600_000,
+        gib_ms: 0,
+      })
+      .execute();
+    expect(await reachedCap(ctx.db(), t.teamId, t.member.id, NOW)).toEqual({ cap: daily.after, spentMicro: 45_000 });
+    expect(await reachedCap(ctx.db(), t.teamId, t.other.id, NOW)).toBeNull();
   });
 
   it("a reached pause cap pauses on every run while reached, audits it, and reports refused pauses", async () => {

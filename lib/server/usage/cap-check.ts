@@ -1,5 +1,5 @@
 import "server-only";
-import { capReached, capReachedDetail, windowKey, type SpendCap } from "../../usage/caps";
+import { capReached, capReachedDetail, windowBounds, windowKey, type CapWindow, type SpendCap } from "../../usage/caps";
 import type { ActingTeam } from "../acting-team";
 import { assertUnderTokenCap, assertUnderTokenConcurrency } from "../api-tokens/limits";
 import type { Db } from "../db/index";
@@ -7,12 +7,16 @@ import { AppError } from "../errors";
 import { actingCan } from "../rbac";
 import { withTeamCapLock } from "./cap-lock";
 import { capStates, capsFor } from "./caps-store";
+import { windowSpend, type WindowSpend } from "./spend";
 
 // The request-time side of "block" (and of "pause", which blocks too): Baton's proxy refuses what
 // would start or prolong spending (create, fork, resume, keep-alive, template builds) with 402
 // spend_cap_reached while a cap that applies to the caller is reached. It reads the figure the caps
 // job last computed (no usage read per request), compared with the cap as it is now: a cap lowered
-// below what is already spent acts at once, before the job's next run.
+// below what is already spent acts at once, before the job's next run. A cap the job has not
+// computed in this window (just set, or a new day or month has begun) is compared with the usage
+// record's own figure for the window (the query the job runs), so a new cap set below what is
+// already spent acts at once too (issue 22), not at the job's next run.
 
 /** The first blocking cap of the caller's that is reached, with what was spent; null when none. */
 export async function reachedCap(
@@ -27,10 +31,17 @@ export async function reachedCap(
     db,
     caps.map((c) => c.id),
   );
+  const recorded = new Map<CapWindow, WindowSpend>();
   for (const cap of caps) {
     const state = states.get(cap.id);
-    if (!state || state.windowKey !== windowKey(cap.window, now)) continue;
-    if (capReached(cap, state.spentMicro)) return { cap, spentMicro: state.spentMicro };
+    let spentMicro: number;
+    if (state && state.windowKey === windowKey(cap.window, now)) spentMicro = state.spentMicro;
+    else {
+      let spend = recorded.get(cap.window);
+      if (!spend) recorded.set(cap.window, (spend = await windowSpend(db, teamId, windowBounds(cap.window, now))));
+      spentMicro = cap.userId === null ? spend.team : (spend.byUser.get(cap.userId) ?? 0);
+    }
+    if (capReached(cap, spentMicro)) return { cap, spentMicro };
   }
   return null;
 }
