@@ -67,13 +67,14 @@ export async function assertUnderCaps(db: Db, team: ActingTeam, refused: string,
 }
 
 /**
- * Runs `start` (a create, a fork) after the check, under the team's cap lock: parallel creates are
- * checked one at a time, and not while the job writes the team's caps' state. With an API token,
- * its limit of concurrent sandboxes too (429 concurrency_limit).
+ * Runs `start` (a create, a fork) after the check, under the team's cap lock (across Baton instances
+ * on PostgreSQL: cap-lock.ts): parallel creates are checked one at a time, each after the previous
+ * one's upstream create returned, and not while the job evaluates the team's caps. With an API
+ * token, its limit of concurrent sandboxes too (429 concurrency_limit).
  */
 export async function underCaps<T>(db: Db, team: ActingTeam, refused: string, start: () => Promise<T>): Promise<T> {
-  return withTeamCapLock(team.team.id, async () => {
-    await assertUnderCaps(db, team, refused);
+  return withTeamCapLock(db, team.team.id, async (locked) => {
+    await assertUnderCaps(locked, team, refused);
     await assertUnderTokenConcurrency(team, refused);
     return start();
   });

@@ -118,7 +118,9 @@ export async function enforceTeamCaps(
 ): Promise<CapDecision[]> {
   const caps = await listCaps(db, teamId);
   if (caps.length === 0) return [];
-  return withTeamCapLock(teamId, async () => {
+  // Under the team's cap lock (across instances on PostgreSQL); the writes below go through `db`
+  // and commit as they are made, not with the lock's transaction.
+  return withTeamCapLock(db, teamId, async () => {
     const spendBy = new Map<CapWindow, WindowSpend>();
     for (const w of new Set(caps.map((c) => c.window))) spendBy.set(w, await deps.spend(teamId, windowBounds(w, now)));
     const states = await capStates(
