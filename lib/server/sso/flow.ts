@@ -30,16 +30,19 @@ import { idpConfiguration, IdpUnreachableError, oidc } from "./client";
 // 2. openid-client exchanges the code with the PKCE verifier and verifies the ID token (signature,
 //    iss, aud, exp, nonce): any failure is `token_rejected`;
 // 3. the person is the IdP's (issuer, subject); an email is required and `email_verified` must be true;
-// 4. the email's domain is one of the team's SSO domains;
+// 4. the email's domain is one of the team's SSO domains, and the instance owner has approved it
+//    for this team: until then nobody signs in through it (no account, link or membership), so a
+//    team cannot claim someone else's domain and mint accounts for its addresses with its own IdP;
 // 5. the allowed-groups gate: with allowed groups set, a missing group claim or no allowed group
 //    refuses (and removes an existing non-owner membership: removed at the IdP, removed here);
 // 6. the role: the highest role a group maps to, else the default role (member or viewer). Without
 //    a group claim and without a gate, the default role. An existing member's role follows the
 //    groups only while group sync is on, and an owner is never changed by the IdP;
 // 7. a new (issuer, subject) becomes a new account, or is linked to the existing account with that
-//    email only when the domain is approved for this team by the instance owner (else refused:
-//    a team's IdP must not take over someone else's account);
-// 8. the session lasts min(30 days, the team's SSO session maximum).
+//    email (the domain is approved for this team, rule 4);
+// 8. the session lasts min(30 days, the team's SSO session maximum), and the identity's
+//    last_sign_in_at (which keeps the person's API tokens of this team working,
+//    lib/server/api-tokens/bearer.ts) is set only now that the sign-in succeeded.
 
 export class SsoFailure extends Error {
   override name = "SsoFailure";
@@ -234,6 +237,8 @@ export async function finishSsoSignIn(
     if (!verified) problems.push("email_unverified");
     const domain = await findSsoDomain(db, emailDomain(email));
     if (!domain || domain.teamId !== tx.teamId) problems.push("domain_not_allowed");
+    // The round trip is worth testing before the approval; real sign-ins wait for it.
+    else if (domain.approvedAt === null) problems.push("sso_domain_unapproved");
     if (config.allowedGroups.length && groups === null) problems.push("missing_group_claim");
     else if (config.allowedGroups.length && !groups!.some((g) => config.allowedGroups.includes(g)))
       problems.push("group_not_allowed");
@@ -261,6 +266,8 @@ export async function finishSsoSignIn(
   if (!verified) fail("email_unverified");
   const domain = await findSsoDomain(db, emailDomain(email));
   if (!domain || domain.teamId !== tx.teamId) fail("domain_not_allowed");
+  // Before anything is created, linked or granted: an unapproved claim on a domain proves nothing.
+  if (domain!.approvedAt === null) fail("sso_domain_unapproved", `sso_domain_unapproved:${domain!.domain}`);
 
   // Who this is: the IdP's (issuer, subject), never the email alone.
   const identity = await findSsoIdentity(db, issuer, subject);
@@ -269,8 +276,7 @@ export async function finishSsoSignIn(
   if (!user) {
     const existing = await findUserByEmail(db, normalizeEmail(email));
     if (existing) {
-      // Linking an existing account by email only where the instance owner vouched for this team's domain.
-      if (domain!.approvedAt === null) fail("account_exists");
+      // Linking an existing account by email: the instance owner vouched for this team's domain (above).
       user = existing;
     } else {
       const name = typeof claims.name === "string" ? claims.name.slice(0, 100) : "";
@@ -278,8 +284,6 @@ export async function finishSsoSignIn(
       jit = true;
     }
     await linkSsoIdentity(db, { issuer, subject, userId: user.id, teamId: tx.teamId, email, now });
-  } else {
-    await touchSsoIdentity(db, identity!.id, email, now);
   }
   if (user!.disabledAt !== null) fail("account_disabled");
 
@@ -329,6 +333,8 @@ export async function finishSsoSignIn(
     finalRole = membership.role;
   }
 
+  // A successful sign-in: what re-activates the person's API tokens of this team (bearer.ts).
+  if (identity) await touchSsoIdentity(db, identity.id, email, now);
   const ttlMs = Math.min(SESSION_TTL_MS, config.sessionMaxHours * 3_600_000);
   const { token } = await createSession(db, { userId: user!.id, ttlMs, ip: input.ip, userAgent: input.userAgent, now });
   await recordAudit(db, {
