@@ -269,25 +269,15 @@ export async function finishSsoSignIn(
   // Before anything is created, linked or granted: an unapproved claim on a domain proves nothing.
   if (domain!.approvedAt === null) fail("sso_domain_unapproved", `sso_domain_unapproved:${domain!.domain}`);
 
-  // Who this is: the IdP's (issuer, subject), never the email alone.
+  // Who this is: the IdP's (issuer, subject), never the email alone; else the existing account with
+  // that email (the instance owner vouched for this team's domain, above), else nobody yet.
   const identity = await findSsoIdentity(db, issuer, subject);
   let user: User | null = identity ? await findUserById(db, identity.userId) : null;
-  let jit = false;
-  if (!user) {
-    const existing = await findUserByEmail(db, normalizeEmail(email));
-    if (existing) {
-      // Linking an existing account by email: the instance owner vouched for this team's domain (above).
-      user = existing;
-    } else {
-      const name = typeof claims.name === "string" ? claims.name.slice(0, 100) : "";
-      user = await createUser(db, { email, name, passwordHash: null, now });
-      jit = true;
-    }
-    await linkSsoIdentity(db, { issuer, subject, userId: user.id, teamId: tx.teamId, email, now });
-  }
-  if (user!.disabledAt !== null) fail("account_disabled");
+  user ??= await findUserByEmail(db, normalizeEmail(email));
+  if (user && user.disabledAt !== null) fail("account_disabled");
 
-  const membership = await getMembership(db, tx.teamId, user!.id);
+  // The gate comes before anything is created or linked: a refused person leaves no account behind.
+  const membership = user ? await getMembership(db, tx.teamId, user.id) : null;
   const gate = config.allowedGroups.length > 0;
   const gateFailure: SsoErrorCode | null = !gate
     ? null
@@ -297,13 +287,13 @@ export async function finishSsoSignIn(
         ? null
         : "group_not_allowed";
   if (gateFailure) {
-    if (membership && membership.role !== "owner") {
+    if (user && membership && membership.role !== "owner") {
       // Through access.ts like a removal on /team: the engine tokens and API tokens go with the membership.
-      await removeTeamMember({ teamId: tx.teamId, userId: user!.id }, { db });
+      await removeTeamMember({ teamId: tx.teamId, userId: user.id }, { db });
       await recordAudit(db, {
         action: "member.remove",
         teamId: tx.teamId,
-        target: user!.id,
+        target: user.id,
         data: { by: "sso", reason: gateFailure, before: { role: membership.role }, after: null },
         ip: input.ip,
         now,
@@ -312,18 +302,26 @@ export async function finishSsoSignIn(
     fail(gateFailure);
   }
 
+  let jit = false;
+  if (!user) {
+    const name = typeof claims.name === "string" ? claims.name.slice(0, 100) : "";
+    user = await createUser(db, { email, name, passwordHash: null, now });
+    jit = true;
+  }
+  if (!identity) await linkSsoIdentity(db, { issuer, subject, userId: user.id, teamId: tx.teamId, email, now });
+
   let finalRole: Role;
   if (!membership) {
-    await addMember(db, { teamId: tx.teamId, userId: user!.id, role, now });
+    await addMember(db, { teamId: tx.teamId, userId: user.id, role, now });
     finalRole = role;
     jit = true;
   } else if (config.groupSync && membership.role !== "owner" && membership.role !== role) {
     // Through access.ts like a role change on /team: engine tokens rescoped, API tokens beyond the role revoked.
-    await changeMemberRole({ teamId: tx.teamId, userId: user!.id, role }, { db });
+    await changeMemberRole({ teamId: tx.teamId, userId: user.id, role }, { db });
     await recordAudit(db, {
       action: "member.role_change",
       teamId: tx.teamId,
-      target: user!.id,
+      target: user.id,
       data: { by: "sso_group_sync", before: { role: membership.role }, after: { role }, groups },
       ip: input.ip,
       now,
@@ -336,11 +334,11 @@ export async function finishSsoSignIn(
   // A successful sign-in: what re-activates the person's API tokens of this team (bearer.ts).
   if (identity) await touchSsoIdentity(db, identity.id, email, now);
   const ttlMs = Math.min(SESSION_TTL_MS, config.sessionMaxHours * 3_600_000);
-  const { token } = await createSession(db, { userId: user!.id, ttlMs, ip: input.ip, userAgent: input.userAgent, now });
+  const { token } = await createSession(db, { userId: user.id, ttlMs, ip: input.ip, userAgent: input.userAgent, now });
   await recordAudit(db, {
     action: "sso.sign_in",
     teamId: tx.teamId,
-    userId: user!.id,
+    userId: user.id,
     ip: input.ip,
     data: { issuer, subject, email, role: finalRole, groups, jit, session_max_hours: config.sessionMaxHours },
     now,
@@ -349,7 +347,7 @@ export async function finishSsoSignIn(
     purpose: "sign_in",
     teamId: tx.teamId,
     nextPath: tx.nextPath,
-    session: { token, maxAgeSeconds: Math.floor(ttlMs / 1000), user: user! },
+    session: { token, maxAgeSeconds: Math.floor(ttlMs / 1000), user },
   };
 }
 
