@@ -11,9 +11,9 @@ export const SSO_ERROR_CODES = [
   "email_missing",
   "email_unverified",
   "domain_not_allowed",
+  "sso_domain_unapproved",
   "missing_group_claim",
   "group_not_allowed",
-  "account_exists",
   "account_disabled",
   "sso_required",
 ] as const;
@@ -44,12 +44,12 @@ export function ssoMessage(code: SsoErrorCode, ctx: { issuer?: string | null; de
       return `${idp} says your email address is not verified. Verify it there, then sign in again.`;
     case "domain_not_allowed":
       return "Your email domain is not one of this team's SSO domains. Ask your admin to add it, or sign in with your password.";
+    case "sso_domain_unapproved":
+      return "Your email domain is waiting for the approval of this Baton's instance owner (who set Baton up), so nobody can sign in with it through SSO yet. Ask your admin to have the instance owner approve the domain; until then, sign in with your password if you have one.";
     case "missing_group_claim":
       return `${idp} did not send your groups, and this team only admits members of certain groups. Ask your admin.`;
     case "group_not_allowed":
       return "You are not in a group this team admits. Ask your admin to add you to an allowed group at the identity provider.";
-    case "account_exists":
-      return "A Baton account with this email already exists and its domain is not yet approved for this team's SSO. Sign in with your password, or ask the instance owner to approve the domain.";
     case "account_disabled":
       return "This account is disabled. Ask an owner or admin of your team to enable it again.";
     case "sso_required":

@@ -7,7 +7,7 @@ import { PUT as ssoPut } from "../../app/api/team/sso/route";
 import { decrypt } from "../../lib/server/crypto";
 import { getActiveConnection, getConnectionSecret } from "../../lib/server/db/connections";
 import { setSetting } from "../../lib/server/db/settings";
-import { INSTANCE_OWNER_KEY } from "../../lib/server/db/sso";
+import { approveSsoDomain, INSTANCE_OWNER_KEY } from "../../lib/server/db/sso";
 import { createTeamWithOwner, getMembership } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { createUser, findUserByEmail } from "../../lib/server/db/users";
@@ -97,6 +97,8 @@ describe.each(testBackends)("SSO demotion and removal revoke engine tokens ($nam
     await setSetting(db, INSTANCE_OWNER_KEY, owner.id);
     ownerCookie = (await sessionCookie(db, owner.id)).cookie;
     expect((await put(config())).status).toBe(200);
+    // SSO sign-ins go through only on a domain the instance owner approved.
+    await approveSsoDomain(db, domain, owner.id);
   }, 60_000);
   afterAll(async () => {
     await idp.close();

@@ -149,9 +149,65 @@ describe.each(testBackends)("SSO with OpenID Connect on $name", (backend) => {
     );
     expect(result).toMatchObject({
       tested_at: expect.any(Number),
-      last_test: { ok: true, email: `alice@${domain}`, role: "member", groups: ["baton-devs"] },
+      last_test: {
+        ok: true,
+        email: `alice@${domain}`,
+        role: "member",
+        groups: ["baton-devs"],
+        // The round trip works before the approval; the result says real sign-ins wait for it.
+        code: "sso_domain_unapproved",
+      },
     });
     expect(await findUserByEmail(ctx.db(), `alice@${domain}`)).toBeNull();
+  });
+
+  it("before the instance owner approves the domain, nobody signs in through it: no account, no link, no membership, and the refusal is audited", async () => {
+    const db = ctx.db();
+    // A new person: refused before an account exists.
+    const alice = await ssoSignIn("alice");
+    expect(errorOf(alice.location)).toBe("sso_domain_unapproved");
+    expect(alice.res.headers.getSetCookie()).toEqual([]);
+    expect(await findUserByEmail(db, `alice@${domain}`)).toBeNull();
+    // An existing account with that address: not linked, not made a member.
+    const erin = await createUser(db, { email: `erin@${domain}`, passwordHash: await hashPassword(PASSWORD) });
+    expect(errorOf((await ssoSignIn("erin")).location)).toBe("sso_domain_unapproved");
+    expect(await getMembership(db, teamId, erin.id)).toBeNull();
+    const links = await db.selectFrom("sso_identities").select("id").where("user_id", "=", erin.id).execute();
+    expect(links).toEqual([]);
+    const failed = (await listAuditEvents(db, { teamId })).find((e) => e.action === "sso.sign_in_failed");
+    expect(failed?.data).toMatchObject({ code: "sso_domain_unapproved" });
+    expect(ssoMessage("sso_domain_unapproved")).toMatch(/instance owner/);
+    // Nor does an unapproved claim steer the domain's people to the claiming team's IdP.
+    const byEmail = await ssoStart(
+      request(`/api/auth/sso/start?email=${encodeURIComponent(`alice@${domain}`)}`),
+      noParams,
+    );
+    expect(errorOf(byEmail.headers.get("location")!)).toBe("sso_domain_unapproved");
+
+    // Only the instance owner approves it.
+    const member = await createUser(db, { email: `dave@${domain}`, passwordHash: await hashPassword(PASSWORD) });
+    await addMember(db, { teamId, userId: member.id, role: "admin" });
+    const memberCookie = (await sessionCookie(db, member.id)).cookie;
+    const refused = await adminDomainsPost(
+      request("/api/admin/sso-domains", { method: "POST", cookie: memberCookie, body: { domain } }),
+      noParams,
+    );
+    expect(refused.status).toBe(403);
+    expect((await adminDomainsGet(request("/api/admin/sso-domains", { cookie: memberCookie }), noParams)).status).toBe(
+      403,
+    );
+    const pending = await jsonOf(
+      await adminDomainsGet(request("/api/admin/sso-domains", { cookie: ownerCookie }), noParams),
+    );
+    expect(pending.domains).toEqual([
+      expect.objectContaining({ domain, approved: false, team: expect.objectContaining({ slug }) }),
+    ]);
+    const approved = await adminDomainsPost(
+      request("/api/admin/sso-domains", { method: "POST", cookie: ownerCookie, body: { domain } }),
+      noParams,
+    );
+    expect(approved.status).toBe(200);
+    expect((await listAuditEvents(db, { teamId })).some((e) => e.action === "sso.domain_approve")).toBe(true);
   });
 
   it("signs a new person in with just-in-time membership, their role from the group map, and a capped session", async () => {
@@ -218,12 +274,10 @@ describe.each(testBackends)("SSO with OpenID Connect on $name", (backend) => {
     expect(failed?.data).toMatchObject({ code: "token_rejected" });
   });
 
-  it("refuses a domain the team does not hold, an unverified email, and linking an existing account before the domain is approved", async () => {
+  it("refuses a domain the team does not hold and an unverified email", async () => {
     expect(errorOf((await ssoSignIn("bob")).location)).toBe("domain_not_allowed");
     expect(await findUserByEmail(ctx.db(), "bob@elsewhere.test")).toBeNull();
     expect(errorOf((await ssoSignIn("carol")).location)).toBe("email_unverified");
-    await createUser(ctx.db(), { email: `erin@${domain}`, passwordHash: await hashPassword(PASSWORD) });
-    expect(errorOf((await ssoSignIn("erin")).location)).toBe("account_exists");
   });
 
   it("a group change at the IdP promotes and demotes at the next sign-in, and a missing group claim means the default role", async () => {
@@ -256,32 +310,8 @@ describe.each(testBackends)("SSO with OpenID Connect on $name", (backend) => {
     expect(await getMembership(ctx.db(), teamId, alice.id)).toMatchObject({ role: "member" });
   });
 
-  it("only the instance owner approves domains; once approved and enforced, members must use SSO and the owner's password is the audited break-glass", async () => {
+  it("once the domain is approved and SSO enforced, members must use SSO and the owner's password is the audited break-glass", async () => {
     const db = ctx.db();
-    const member = await createUser(db, { email: `dave@${domain}`, passwordHash: await hashPassword(PASSWORD) });
-    await addMember(db, { teamId, userId: member.id, role: "admin" });
-    const memberCookie = (await sessionCookie(db, member.id)).cookie;
-    const refused = await adminDomainsPost(
-      request("/api/admin/sso-domains", { method: "POST", cookie: memberCookie, body: { domain } }),
-      noParams,
-    );
-    expect(refused.status).toBe(403);
-    expect((await adminDomainsGet(request("/api/admin/sso-domains", { cookie: memberCookie }), noParams)).status).toBe(
-      403,
-    );
-    const pending = await jsonOf(
-      await adminDomainsGet(request("/api/admin/sso-domains", { cookie: ownerCookie }), noParams),
-    );
-    expect(pending.domains).toEqual([
-      expect.objectContaining({ domain, approved: false, team: expect.objectContaining({ slug }) }),
-    ]);
-    const approved = await adminDomainsPost(
-      request("/api/admin/sso-domains", { method: "POST", cookie: ownerCookie, body: { domain } }),
-      noParams,
-    );
-    expect(approved.status).toBe(200);
-    expect((await listAuditEvents(db, { teamId })).some((e) => e.action === "sso.domain_approve")).toBe(true);
-
     // Not yet enforced: the member's password still works.
     const before = await login(
       request("/api/auth/login", { method: "POST", body: { email: `dave@${domain}`, password: PASSWORD } }),

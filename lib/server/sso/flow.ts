@@ -30,16 +30,19 @@ import { idpConfiguration, IdpUnreachableError, oidc } from "./client";
 // 2. openid-client exchanges the code with the PKCE verifier and verifies the ID token (signature,
 //    iss, aud, exp, nonce): any failure is `token_rejected`;
 // 3. the person is the IdP's (issuer, subject); an email is required and `email_verified` must be true;
-// 4. the email's domain is one of the team's SSO domains;
+// 4. the email's domain is one of the team's SSO domains, and the instance owner has approved it
+//    for this team: until then nobody signs in through it (no account, link or membership), so a
+//    team cannot claim someone else's domain and mint accounts for its addresses with its own IdP;
 // 5. the allowed-groups gate: with allowed groups set, a missing group claim or no allowed group
 //    refuses (and removes an existing non-owner membership: removed at the IdP, removed here);
 // 6. the role: the highest role a group maps to, else the default role (member or viewer). Without
 //    a group claim and without a gate, the default role. An existing member's role follows the
 //    groups only while group sync is on, and an owner is never changed by the IdP;
 // 7. a new (issuer, subject) becomes a new account, or is linked to the existing account with that
-//    email only when the domain is approved for this team by the instance owner (else refused:
-//    a team's IdP must not take over someone else's account);
-// 8. the session lasts min(30 days, the team's SSO session maximum).
+//    email (the domain is approved for this team, rule 4);
+// 8. the session lasts min(30 days, the team's SSO session maximum), and the identity's
+//    last_sign_in_at (which keeps the person's API tokens of this team working,
+//    lib/server/api-tokens/bearer.ts) is set only now that the sign-in succeeded.
 
 export class SsoFailure extends Error {
   override name = "SsoFailure";
@@ -234,6 +237,8 @@ export async function finishSsoSignIn(
     if (!verified) problems.push("email_unverified");
     const domain = await findSsoDomain(db, emailDomain(email));
     if (!domain || domain.teamId !== tx.teamId) problems.push("domain_not_allowed");
+    // The round trip is worth testing before the approval; real sign-ins wait for it.
+    else if (domain.approvedAt === null) problems.push("sso_domain_unapproved");
     if (config.allowedGroups.length && groups === null) problems.push("missing_group_claim");
     else if (config.allowedGroups.length && !groups!.some((g) => config.allowedGroups.includes(g)))
       problems.push("group_not_allowed");
@@ -261,29 +266,18 @@ export async function finishSsoSignIn(
   if (!verified) fail("email_unverified");
   const domain = await findSsoDomain(db, emailDomain(email));
   if (!domain || domain.teamId !== tx.teamId) fail("domain_not_allowed");
+  // Before anything is created, linked or granted: an unapproved claim on a domain proves nothing.
+  if (domain!.approvedAt === null) fail("sso_domain_unapproved", `sso_domain_unapproved:${domain!.domain}`);
 
-  // Who this is: the IdP's (issuer, subject), never the email alone.
+  // Who this is: the IdP's (issuer, subject), never the email alone; else the existing account with
+  // that email (the instance owner vouched for this team's domain, above), else nobody yet.
   const identity = await findSsoIdentity(db, issuer, subject);
   let user: User | null = identity ? await findUserById(db, identity.userId) : null;
-  let jit = false;
-  if (!user) {
-    const existing = await findUserByEmail(db, normalizeEmail(email));
-    if (existing) {
-      // Linking an existing account by email only where the instance owner vouched for this team's domain.
-      if (domain!.approvedAt === null) fail("account_exists");
-      user = existing;
-    } else {
-      const name = typeof claims.name === "string" ? claims.name.slice(0, 100) : "";
-      user = await createUser(db, { email, name, passwordHash: null, now });
-      jit = true;
-    }
-    await linkSsoIdentity(db, { issuer, subject, userId: user.id, teamId: tx.teamId, email, now });
-  } else {
-    await touchSsoIdentity(db, identity!.id, email, now);
-  }
-  if (user!.disabledAt !== null) fail("account_disabled");
+  user ??= await findUserByEmail(db, normalizeEmail(email));
+  if (user && user.disabledAt !== null) fail("account_disabled");
 
-  const membership = await getMembership(db, tx.teamId, user!.id);
+  // The gate comes before anything is created or linked: a refused person leaves no account behind.
+  const membership = user ? await getMembership(db, tx.teamId, user.id) : null;
   const gate = config.allowedGroups.length > 0;
   const gateFailure: SsoErrorCode | null = !gate
     ? null
@@ -293,13 +287,13 @@ export async function finishSsoSignIn(
         ? null
         : "group_not_allowed";
   if (gateFailure) {
-    if (membership && membership.role !== "owner") {
+    if (user && membership && membership.role !== "owner") {
       // Through access.ts like a removal on /team: the engine tokens and API tokens go with the membership.
-      await removeTeamMember({ teamId: tx.teamId, userId: user!.id }, { db });
+      await removeTeamMember({ teamId: tx.teamId, userId: user.id }, { db });
       await recordAudit(db, {
         action: "member.remove",
         teamId: tx.teamId,
-        target: user!.id,
+        target: user.id,
         data: { by: "sso", reason: gateFailure, before: { role: membership.role }, after: null },
         ip: input.ip,
         now,
@@ -308,18 +302,26 @@ export async function finishSsoSignIn(
     fail(gateFailure);
   }
 
+  let jit = false;
+  if (!user) {
+    const name = typeof claims.name === "string" ? claims.name.slice(0, 100) : "";
+    user = await createUser(db, { email, name, passwordHash: null, now });
+    jit = true;
+  }
+  if (!identity) await linkSsoIdentity(db, { issuer, subject, userId: user.id, teamId: tx.teamId, email, now });
+
   let finalRole: Role;
   if (!membership) {
-    await addMember(db, { teamId: tx.teamId, userId: user!.id, role, now });
+    await addMember(db, { teamId: tx.teamId, userId: user.id, role, now });
     finalRole = role;
     jit = true;
   } else if (config.groupSync && membership.role !== "owner" && membership.role !== role) {
     // Through access.ts like a role change on /team: engine tokens rescoped, API tokens beyond the role revoked.
-    await changeMemberRole({ teamId: tx.teamId, userId: user!.id, role }, { db });
+    await changeMemberRole({ teamId: tx.teamId, userId: user.id, role }, { db });
     await recordAudit(db, {
       action: "member.role_change",
       teamId: tx.teamId,
-      target: user!.id,
+      target: user.id,
       data: { by: "sso_group_sync", before: { role: membership.role }, after: { role }, groups },
       ip: input.ip,
       now,
@@ -329,12 +331,14 @@ export async function finishSsoSignIn(
     finalRole = membership.role;
   }
 
+  // A successful sign-in: what re-activates the person's API tokens of this team (bearer.ts).
+  if (identity) await touchSsoIdentity(db, identity.id, email, now);
   const ttlMs = Math.min(SESSION_TTL_MS, config.sessionMaxHours * 3_600_000);
-  const { token } = await createSession(db, { userId: user!.id, ttlMs, ip: input.ip, userAgent: input.userAgent, now });
+  const { token } = await createSession(db, { userId: user.id, ttlMs, ip: input.ip, userAgent: input.userAgent, now });
   await recordAudit(db, {
     action: "sso.sign_in",
     teamId: tx.teamId,
-    userId: user!.id,
+    userId: user.id,
     ip: input.ip,
     data: { issuer, subject, email, role: finalRole, groups, jit, session_max_hours: config.sessionMaxHours },
     now,
@@ -343,7 +347,7 @@ export async function finishSsoSignIn(
     purpose: "sign_in",
     teamId: tx.teamId,
     nextPath: tx.nextPath,
-    session: { token, maxAgeSeconds: Math.floor(ttlMs / 1000), user: user! },
+    session: { token, maxAgeSeconds: Math.floor(ttlMs / 1000), user },
   };
 }
 

@@ -28,6 +28,8 @@ export const GET = route({ auth: "public", query: Query }, async ({ req, query, 
     slug = team?.slug ?? null;
   } else if (query.email && query.email.includes("@")) {
     const domain = await findSsoDomain(db, emailDomain(query.email));
+    // An unapproved claim does not send the domain's people to the claiming team's IdP.
+    if (domain && domain.approvedAt === null) return redirectTo(loginWithError("sso_domain_unapproved"));
     if (domain) {
       teamId = domain.teamId;
       slug = (await getTeam(db, domain.teamId))?.slug ?? null;
