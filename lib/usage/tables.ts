@@ -3,7 +3,7 @@
 // and columns, so the file is exactly what is shown; money exports exact (EUR to the micro-euro,
 // from integers), quantities as the report gives them. Pure and client-safe.
 
-import { formatEur } from "../format";
+import { formatMicro } from "../format";
 import {
   microToEur,
   MICRO_PER_EUR,
@@ -48,7 +48,7 @@ export function eurValue(micro: number): string {
 }
 
 export function money(micro: number): UsageCell {
-  return { text: formatEur(microToEur(micro)), value: eurValue(micro), numeric: true };
+  return { text: formatMicro(micro), value: eurValue(micro), numeric: true };
 }
 
 /** Seconds or GiB-seconds: whole from 100 on (grouped), else up to three decimals. */
