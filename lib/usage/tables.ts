@@ -4,14 +4,7 @@
 // from integers), quantities as the report gives them. Pure and client-safe.
 
 import { formatMicro } from "../format";
-import {
-  microToEur,
-  MICRO_PER_EUR,
-  type UsageMember,
-  type UsageRunning,
-  type UsageSandbox,
-  type UsageStorage,
-} from "./report";
+import { MICRO_PER_EUR, type UsageMember, type UsageRunning, type UsageSandbox, type UsageStorage } from "./report";
 import { memberLabel, templateLabel, type DayRow, type Grouping, type SeriesKey } from "./series";
 
 export interface UsageCell {
