@@ -113,7 +113,7 @@ test("a sandbox made with an API token or over MCP says so, readably, in the lis
   const name = "nightly deploy pipeline (staging)";
   const made = await page.request.post("/api/tokens", {
     headers: { origin: baseURL! },
-    data: { name, scope: "write", expires_in_days: 1 },
+    data: { name, scope: "write", expires_in_days: 7 },
   });
   expect(made.status(), await made.text()).toBe(201);
   const { token } = (await made.json()) as { token: string };
