@@ -98,3 +98,66 @@ test("the list names each sandbox's creator; 'Only sandboxes I created' hides th
     expect((await servers.engine.api("DELETE", `/sandboxes/${id}`)).status).toBe(204);
   expect(problems).toEqual([]);
 });
+
+// "via API token <name>" and "via MCP (<name>)" once truncated to "You via API t…" in a column a
+// few words wide: now a short badge ("API token", "MCP") that is never cut, with the full text as
+// the tooltip and as what the cell reads (its text and accessible name), at 1280 and 390 px, light
+// and dark.
+test("a sandbox made with an API token or over MCP says so, readably, in the list", async ({
+  connected: page,
+  baseURL,
+  playwright,
+  servers,
+}) => {
+  const problems = watchForErrors(page);
+  const name = "nightly deploy pipeline (staging)";
+  const made = await page.request.post("/api/tokens", {
+    headers: { origin: baseURL! },
+    data: { name, scope: "write", expires_in_days: 7 },
+  });
+  expect(made.status(), await made.text()).toBe(201);
+  const { token } = (await made.json()) as { token: string };
+  const api = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${token}` } });
+  const viaToken = await api.post("/api/v1/sandboxes", { data: { template: "python-3.12", timeout_seconds: 600 } });
+  expect(viaToken.status(), await viaToken.text()).toBe(201);
+  const tokenSbx = (await viaToken.json()) as { id: string; metadata: Record<string, string> };
+  await api.dispose();
+  // The MCP endpoint stamps the same way with "mcp" (lib/sandbox-creator.ts): made on the engine here.
+  const viaMcp = await servers.engine.api("POST", "/sandboxes", {
+    template: "python-3.12",
+    timeout_seconds: 600,
+    metadata: { ...tokenSbx.metadata, "baton.via": "mcp" },
+  });
+  expect(viaMcp.status).toBe(201);
+  const mcpId = viaMcp.body.id as string;
+
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto("/sandboxes");
+  const cases = [
+    { id: tokenSbx.id, text: `You via API token ${name}`, badge: "API token" },
+    { id: mcpId, text: `You via MCP (${name})`, badge: "MCP" },
+  ];
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    for (const c of cases) {
+      const cell = createdBy(page, c.id);
+      await cell.scrollIntoViewIfNeeded();
+      await expect(cell).toHaveText(c.text);
+      await expect(cell).toHaveAttribute("title", `Created by ${c.text}`);
+      const badge = cell.locator(".via-badge");
+      await expect(badge).toBeVisible();
+      await expect(badge).toHaveAttribute("title", c.text.replace(/^You /, ""));
+      // The badge's words are on screen and not cut: it ends inside the cell.
+      expect(await badge.evaluate((el) => getComputedStyle(el, "::before").content)).toContain(c.badge);
+      const [b, box] = [await badge.boundingBox(), await cell.boundingBox()];
+      expect(b!.width).toBeGreaterThan(8);
+      expect(b!.x + b!.width).toBeLessThanOrEqual(box!.x + box!.width + 0.5);
+    }
+    if (width === 390) expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await checkA11yLightAndDark(page, `sandboxes-created-via-${width}`);
+  }
+
+  for (const id of [tokenSbx.id, mcpId])
+    expect((await servers.engine.api("DELETE", `/sandboxes/${id}`)).status).toBe(204);
+  expect(problems).toEqual([]);
+});

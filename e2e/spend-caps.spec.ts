@@ -243,7 +243,8 @@ test("a tiny team cap (pause), crossed by real work: alerts by mail and signed w
     await page.goto("/sandboxes");
     const meter = page.getByTestId("spend-meter");
     await expect(meter).toBeVisible();
-    await expect(meter).toHaveAccessibleName(/^\d+ % of the team's daily spend cap \(€0\.\d\d of €0\.01\)$/);
+    // Between half and the whole of one cent: the sub-cent figure as it is (€0.0062), not €0.01 of €0.01.
+    await expect(meter).toHaveAccessibleName(/^\d+ % of the team's daily spend cap \(€0\.00[1-9]\d{0,3} of €0\.01\)$/);
     await expect(page.getByTestId("spend-cap-banner")).toHaveCount(0);
     await checkA11yLightAndDark(page, "spend-meter-owner");
     await mp.setViewportSize({ width: 1280, height: 800 });
@@ -275,7 +276,7 @@ test("a tiny team cap (pause), crossed by real work: alerts by mail and signed w
     const half = await mailAt(50);
     expect(half.subject).toBe(`[Baton] ${OWNER.teamName}: 50 % of a spend cap`);
     expect(half.text).toContain(`${OWNER.teamName}: 50 % of the team's daily spend cap reached`);
-    expect(half.text).toMatch(/\(€0\.\d\d of €0\.01, UTC \d{4}-\d{2}-\d{2}\)/);
+    expect(half.text).toMatch(/\(€0\.00[1-9]\d{0,3} of €0\.01, UTC \d{4}-\d{2}-\d{2}\)/);
     const halfHook = await hookAt(50);
     expect(signatureValid(secret, halfHook), "the webhook's signature checks out").toBe(true);
     expect(signatureValid("whsec_not_the_secret", halfHook)).toBe(false);

@@ -1,8 +1,10 @@
 import type { Page } from "@playwright/test";
 import fs from "node:fs";
+import { formatEur } from "../lib/format";
+import { computeCostEur } from "../lib/pricing";
 import { parseCsv } from "../lib/usage/csv";
 import { thisMonth } from "../lib/usage/range";
-import type { UsageReport } from "../lib/usage/report";
+import { SEED_RATES, type UsageReport } from "../lib/usage/report";
 import { seriousAxeViolations } from "./a11y";
 import { expect, test } from "./fixtures";
 import { screenshot, teamHref, watchForErrors } from "./helpers";
@@ -172,4 +174,63 @@ test("a range with no usage says so and what counts; a bad range in the URL is n
   await page.goto("/usage?from=2026-02-30&to=2026-03-01");
   await expect(page.getByText("The dates in the address were not used")).toBeVisible();
   expect(await seriousAxeViolations(page)).toEqual([]);
+});
+
+// A sandbox's "Cost so far" (its page and its row in the list) is priced at the team's rate card,
+// as /usage is: it once used the seed's prices whatever the card said. Raise the card, and the
+// sandbox's figure follows.
+test("a sandbox's cost so far follows the team's rate card, on its page and in the list", async ({
+  connected: page,
+  baseURL,
+}) => {
+  test.setTimeout(120_000);
+  const problems = watchForErrors(page);
+  const created = await page.request.post("/api/v1/sandboxes", {
+    data: { template: "python-3.12", metadata: { suite: "usage-rates" } },
+    headers: origin(baseURL!),
+  });
+  expect(created.status(), await created.text()).toBe(201);
+  const id = ((await created.json()) as { id: string }).id;
+  try {
+    const busy = await page.request.post(`/api/v1/sandboxes/${id}/exec`, {
+      data: { command: "timeout 2 yes > /dev/null; true", timeout_seconds: 30 },
+      headers: origin(baseURL!),
+    });
+    expect(busy.status(), await busy.text()).toBe(200);
+    // Paused: the lifetime CPU-seconds hold still while the pages are compared.
+    const paused = await page.request.post(`/api/v1/sandboxes/${id}/pause`, { headers: origin(baseURL!) });
+    expect(paused.ok(), await paused.text()).toBe(true);
+    const metrics = await page.request.get(`/api/v1/sandboxes/${id}/metrics`);
+    expect(metrics.ok()).toBe(true);
+    const lifetime = ((await metrics.json()) as { lifetime: { cpu_seconds: number; gb_seconds: number } }).lifetime;
+    expect(lifetime.cpu_seconds).toBeGreaterThan(0.5);
+
+    await page.goto(`/sandboxes/${id}`);
+    const cost = page.getByTestId("cost-so-far");
+    await expect(cost).toContainText("€");
+    const atSeed = (await cost.textContent()) ?? "";
+    await expect(page.getByText("estimate at the team's rate card")).toBeVisible();
+
+    // EUR 3.60 per vCPU-hour (1,000 µ€ a CPU-second), memory free: the cost is the CPU-seconds in mEUR.
+    const raised = { vcpu_hour_micro: 3_600_000, gib_hour_micro: 0 };
+    const patched = await page.request.patch("/api/usage/rates", { data: raised, headers: origin(baseURL!) });
+    expect(patched.status(), await patched.text()).toBe(200);
+    const expected = formatEur(computeCostEur(lifetime.cpu_seconds, lifetime.gb_seconds, raised));
+    expect(expected).not.toBe(atSeed);
+    await page.reload();
+    await expect(cost).toContainText(expected);
+    await expect(cost).not.toContainText(atSeed);
+
+    await page.goto("/sandboxes");
+    const row = page.getByRole("table", { name: "Sandboxes" }).locator(`[role=row][data-sandbox-id="${id}"]`);
+    await expect(row.getByRole("cell").last()).toHaveText(expected);
+    expect(problems).toEqual([]);
+  } finally {
+    // Back to the seed's card (the page's first test reads EUR 0.045 per vCPU-hour on a rerun).
+    await page.request.patch("/api/usage/rates", {
+      data: { vcpu_hour_micro: SEED_RATES.vcpu_hour_micro, gib_hour_micro: SEED_RATES.gib_hour_micro },
+      headers: origin(baseURL!),
+    });
+    await page.request.delete(`/api/v1/sandboxes/${id}`, { headers: origin(baseURL!) });
+  }
 });

@@ -6,6 +6,7 @@ import {
   formatDateTime,
   formatDuration,
   formatEur,
+  formatMicro,
   formatGibibytes,
   formatMebibytes,
   formatPercent,
@@ -102,6 +103,47 @@ describe("formatEur", () => {
 
   it("says — for nothing", () => {
     for (const n of [null, undefined, Number.NaN, Number.POSITIVE_INFINITY]) expect(formatEur(n)).toBe("—");
+  });
+});
+
+describe("formatMicro (whole micro-euros: caps, the header meter, usage tables)", () => {
+  it.each([
+    [0, "€0.00"],
+    [1, "€0.000001"],
+    [42, "€0.000042"],
+    [3_100, "€0.0031"],
+    [5_000, "€0.005"],
+    // Just under a cent reads as under a cent, not as the cent (a one-cent cap is not reached).
+    [9_950, "€0.00995"],
+    [9_999, "€0.009999"],
+    [10_000, "€0.01"],
+    [10_001, "€0.01"],
+    [125_000, "€0.13"],
+    [2_500_000, "€2.50"],
+    [12_345_678, "€12.35"],
+    [1_000_000_000_000, "€1,000,000.00"],
+    [1_234_567_890_123, "€1,234,567.89"],
+    [-1, "-€0.000001"],
+    [-3_100, "-€0.0031"],
+    [-2_500_000, "-€2.50"],
+  ])("%d µ€ reads %s", (micro, text) => expect(formatMicro(micro)).toBe(text));
+
+  it("says — for nothing", () => {
+    expect(formatMicro(null)).toBe("—");
+    expect(formatMicro(undefined)).toBe("—");
+    expect(formatMicro(Number.NaN)).toBe("—");
+  });
+
+  it("shows a tiny cap's figures as they are (was €0.01 of €0.01 for €0.0031 of €0.0050)", () => {
+    expect(`${formatMicro(3_100)} of ${formatMicro(5_000)}`).toBe("€0.0031 of €0.005");
+  });
+
+  it("never shows a non-zero amount under a cent as €0.00 or as a whole cent", () => {
+    for (let micro = 1; micro < 10_000; micro++) {
+      const shown = Number(formatMicro(micro).replace("€", ""));
+      expect(shown, `${micro} µ€ read ${formatMicro(micro)}`).toBeGreaterThan(0);
+      expect(shown, `${micro} µ€ read ${formatMicro(micro)}`).toBeLessThan(0.01);
+    }
   });
 });
 

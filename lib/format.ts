@@ -40,20 +40,33 @@ export function formatGibibytes(gib: number | null | undefined): string {
 }
 
 /**
- * Euros. From €1 on, cents: "€12.35", "€1,234.50". Below, two significant digits and at least two
- * decimals, so a real amount never reads as zero: "€0.42", "€0.0042", "€0.000003" (a minute of a
- * small sandbox costs a fraction of a cent, and "€0.00 used" would hide that the credit is being
- * drawn), down to the API's millionths: a cost under one is "< €0.000001". "—" for null,
- * undefined or not a number. Small on purpose: every page loads this file.
+ * Euros, the one money formatter (caps, the header meter, usage tables, costs; lib/usage/caps.ts
+ * formatMicro is this on micro-euros). From €1 on, cents: "€12.35", "€1,234.50". Below, two
+ * significant digits and at least two decimals, so a real amount never reads as zero: "€0.42",
+ * "€0.0042", "€0.000003" (a minute of a small sandbox costs a fraction of a cent, and "€0.00 used"
+ * would hide that the credit is being drawn), down to the API's millionths: a cost under one is
+ * "< €0.000001". An amount under a cent never reads as a cent: 9,999 µ€ is "€0.009999", not
+ * "€0.01", so a spend just under a one-cent cap does not read as the cap ("€0.01 of €0.01").
+ * "—" for null, undefined or not a number. Small on purpose: every page loads this file.
  */
 export function formatEur(eur: number | null | undefined): string {
   if (eur === null || eur === undefined || !Number.isFinite(eur)) return "—";
   const abs = Math.abs(eur);
   // Below 1 €: the first significant digit's place and one more, at most six decimals.
-  const text = abs.toFixed(abs >= 1 || !abs ? 2 : Math.min(6, Math.max(2, 1 - Math.floor(Math.log10(abs)))));
+  let text = abs.toFixed(abs >= 1 || !abs ? 2 : Math.min(6, Math.max(2, 1 - Math.floor(Math.log10(abs)))));
   if (abs && !+text) return "< €0.000001";
+  // Rounded up to a whole cent from below it: the millionths instead (never "€0.01" for 9,999 µ€).
+  if (abs < 0.01 && +text >= 0.01) text = abs.toFixed(6);
   // Trailing zeros past the cents go ("0.0040" → "0.004"); thousands are grouped.
   return `${eur < 0 ? "-" : ""}€${text.replace(/(\.\d\d\d*?)0+$/, "$1").replace(/\B(?=(\d{3})+\.)/g, ",")}`;
+}
+
+/**
+ * Whole micro-euros (1 EUR = 1,000,000 µ€, how usage, caps and the rate card count money) through
+ * formatEur: "€12.34", and a spend under a cent as itself ("€0.0031"), never "€0.01" or "€0.00".
+ */
+export function formatMicro(micro: number | null | undefined): string {
+  return micro === null || micro === undefined ? "—" : formatEur(micro / 1_000_000);
 }
 
 /** "42.0 %" (one decimal by default); "—" for null, undefined or not a number. */

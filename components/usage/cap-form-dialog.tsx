@@ -2,7 +2,7 @@
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
-import { formatEur } from "../../lib/format";
+import { formatMicro } from "../../lib/format";
 import { errorText } from "../../lib/orkestr/errors";
 import { capsKeys, capsMutations } from "../../lib/queries/caps";
 import { teamQueries } from "../../lib/queries/team";
@@ -16,14 +16,11 @@ import {
   type CapDraft,
 } from "../../lib/usage/caps-form";
 import type { CapView } from "../../lib/usage/caps-view";
-import { microToEur } from "../../lib/usage/report";
 import { cn } from "../../lib/utils";
 import { Button } from "../ui/button";
 import { Dialog, DialogActions } from "../ui/dialog";
 import { Input } from "../ui/input";
 import { Label } from "../ui/label";
-
-const eur = (micro: number) => formatEur(microToEur(micro));
 
 /**
  * Sets a spend cap (PUT /api/usage/caps): for the team or a member, per UTC month or day, an amount
@@ -156,7 +153,7 @@ export default function CapFormDialog({
           />
           <p id={`${ids}-amount-hint`} className="text-xs text-muted-foreground">
             In whole cents, per {draft.window === "month" ? "calendar month" : "day"} (UTC).
-            {draft.subject !== "" && teamCap ? ` The team's is ${eur(teamCap.limit_micro)}.` : ""}
+            {draft.subject !== "" && teamCap ? ` The team's is ${formatMicro(teamCap.limit_micro)}.` : ""}
           </p>
           {amountProblem ? (
             <p id={`${ids}-amount-error`} className="text-xs text-destructive">
@@ -197,7 +194,7 @@ export default function CapFormDialog({
         {existing ? (
           <p className="text-sm text-muted-foreground" role="status">
             {capSubject(existing)} has a {existing.window === "month" ? "monthly" : "daily"} cap of{" "}
-            {eur(existing.limit_micro)} already: saving replaces it.
+            {formatMicro(existing.limit_micro)} already: saving replaces it.
           </p>
         ) : null}
         {failure ? (

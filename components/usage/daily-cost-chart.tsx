@@ -4,8 +4,7 @@
 // stays off /usage's first load (200 KiB budget) and off every other page.
 
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import { formatEur } from "../../lib/format";
-import { microToEur } from "../../lib/usage/report";
+import { formatMicro } from "../../lib/format";
 import type { DayRow, SeriesKey } from "../../lib/usage/series";
 import { SERIES_COLOURS } from "./series-colours";
 
@@ -34,12 +33,12 @@ function TooltipBox({
               <span aria-hidden="true" className="size-2 rounded-sm" style={{ background: SERIES_COLOURS[i] }} />
               {k.label}
             </span>
-            <span className="tabular-nums">{formatEur(microToEur(row.values[k.key] ?? 0))}</span>
+            <span className="tabular-nums">{formatMicro(row.values[k.key] ?? 0)}</span>
           </li>
         ))}
         <li className="mt-1 flex justify-between gap-4 border-t pt-1 font-medium">
           <span>Total</span>
-          <span className="tabular-nums">{formatEur(microToEur(row.total_micro))}</span>
+          <span className="tabular-nums">{formatMicro(row.total_micro)}</span>
         </li>
       </ul>
     </div>
@@ -68,7 +67,7 @@ export default function DailyCostChart({
           tickFormatter={(d: string) => d.slice(5)}
           minTickGap={12}
         />
-        <YAxis tick={AXIS} stroke="var(--border)" width={64} tickFormatter={(v: number) => formatEur(microToEur(v))} />
+        <YAxis tick={AXIS} stroke="var(--border)" width={64} tickFormatter={(v: number) => formatMicro(v)} />
         <Tooltip cursor={{ fill: "var(--muted)", opacity: 0.5 }} content={(p) => <TooltipBox {...p} keys={keys} />} />
         {keys.map((k, i) => (
           <Bar

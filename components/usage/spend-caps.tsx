@@ -3,12 +3,11 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import dynamic from "next/dynamic";
 import { useState } from "react";
-import { formatEur, formatPercent, formatUtc } from "../../lib/format";
+import { formatMicro, formatPercent, formatUtc } from "../../lib/format";
 import { errorText } from "../../lib/orkestr/errors";
 import { capsKeys, capsMutations, capsQueries } from "../../lib/queries/caps";
 import { CAP_ACTION_TEXT, barWidth, capStatus, capSubject, sortCaps, type CapStatus } from "../../lib/usage/caps-form";
 import type { CapView, CapsView } from "../../lib/usage/caps-view";
-import { microToEur } from "../../lib/usage/report";
 import { cn } from "../../lib/utils";
 import { EmptyState } from "../layout/empty-state";
 import { QueryError } from "../layout/query-error";
@@ -28,8 +27,6 @@ const AlertSettingsCard = dynamic(() => import("./alert-settings"), {
   ssr: false,
   loading: () => <Skeleton className="h-40 w-full" />,
 });
-
-const eur = (micro: number) => formatEur(microToEur(micro));
 
 const STATUS_TONE: Record<CapStatus["kind"], Tone> = {
   unread: "neutral",
@@ -235,7 +232,7 @@ function CapRow({
 }) {
   const status = capStatus(cap);
   const subject = self && cap.user_id ? "You" : capSubject(cap);
-  const spent = cap.spent_micro === null ? "Not read yet" : eur(cap.spent_micro);
+  const spent = cap.spent_micro === null ? "Not read yet" : formatMicro(cap.spent_micro);
   return (
     <tr
       className="border-b align-top last:border-0"
@@ -263,7 +260,7 @@ function CapRow({
           data-spent={cap.spent_micro ?? ""}
           data-limit={cap.limit_micro}
         >
-          {spent} of {eur(cap.limit_micro)}
+          {spent} of {formatMicro(cap.limit_micro)}
           {cap.percent !== null ? ` (${formatPercent(Number.isFinite(cap.percent) ? cap.percent : 100, 0)})` : ""}
         </span>
         <div className="mt-1.5 h-2 w-full overflow-hidden rounded-full bg-muted" aria-hidden="true">
@@ -287,10 +284,10 @@ function CapRow({
         data-testid="spend-cap-overshoot"
         data-micro={cap.possible_overshoot_micro}
       >
-        {cap.possible_overshoot_micro > 0 ? `up to ${eur(cap.possible_overshoot_micro)}` : "None"}
+        {cap.possible_overshoot_micro > 0 ? `up to ${formatMicro(cap.possible_overshoot_micro)}` : "None"}
         <span className="block text-xs text-muted-foreground">
           {cap.run_rate_micro_per_hour > 0
-            ? `at ${eur(cap.run_rate_micro_per_hour)}/h`
+            ? `at ${formatMicro(cap.run_rate_micro_per_hour)}/h`
             : "nothing running in its scope"}
         </span>
       </td>
@@ -350,7 +347,7 @@ function RemoveCapDialog({ cap, onClose }: { cap: CapView | null; onClose: () =>
       title="Remove this spend cap?"
       description={
         cap
-          ? `${capSubject(cap)}'s ${cap.window === "month" ? "monthly" : "daily"} cap of ${eur(cap.limit_micro)} goes at once: nothing is blocked or paused by it from then on. Alerts already sent stay in the audit log.`
+          ? `${capSubject(cap)}'s ${cap.window === "month" ? "monthly" : "daily"} cap of ${formatMicro(cap.limit_micro)} goes at once: nothing is blocked or paused by it from then on. Alerts already sent stay in the audit log.`
           : undefined
       }
     >

@@ -4,13 +4,13 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import dynamic from "next/dynamic";
 import { useSearchParams } from "next/navigation";
 import { useId, useMemo, useState, type FormEvent, type ReactNode } from "react";
-import { formatEur, formatUtc } from "../../lib/format";
+import { formatMicro, formatUtc } from "../../lib/format";
 import { sandboxHref } from "../../lib/links";
 import { usageKeys, usageQueries } from "../../lib/queries/usage";
 import { TEAM_PARAM } from "../../lib/team-param";
 import { formatHoursLeft, hoursLeft, nextPollMs } from "../../lib/usage/live";
 import { rangeFromParams, rangePresets, rangeProblem, sameRange, type DayRange } from "../../lib/usage/range";
-import { microToEur, type UsageReport } from "../../lib/usage/report";
+import { type UsageReport } from "../../lib/usage/report";
 import { dayRows, seriesKeys, type Grouping } from "../../lib/usage/series";
 import {
   daysTable,
@@ -179,8 +179,6 @@ function RangeForm({ range, onApply }: { range: DayRange; onApply: (r: DayRange)
   );
 }
 
-const eur = (micro: number) => formatEur(microToEur(micro));
-
 function Figure({
   term,
   value,
@@ -228,7 +226,7 @@ function UsageBody({ report: r, range, stale }: { report: UsageReport; range: Da
         <dl className="grid grid-cols-1 gap-4 sm:grid-cols-2 xl:grid-cols-4">
           <Figure
             term={self ? "Your month so far" : "This month so far"}
-            value={eur(r.month.so_far_micro)}
+            value={formatMicro(r.month.so_far_micro)}
             micro={r.month.so_far_micro}
             testId="usage-month-so-far"
           >
@@ -236,7 +234,7 @@ function UsageBody({ report: r, range, stale }: { report: UsageReport; range: Da
           </Figure>
           <Figure
             term="Run-rate (EUR per hour)"
-            value={`${eur(r.month.run_rate_micro_per_hour)}/h`}
+            value={`${formatMicro(r.month.run_rate_micro_per_hour)}/h`}
             micro={r.month.run_rate_micro_per_hour}
             testId="usage-run-rate"
           >
@@ -245,23 +243,27 @@ function UsageBody({ report: r, range, stale }: { report: UsageReport; range: Da
           </Figure>
           <Figure
             term="Forecast to the month's end"
-            value={eur(r.month.forecast_micro)}
+            value={formatMicro(r.month.forecast_micro)}
             micro={r.month.forecast_micro}
             testId="usage-forecast"
           >
             Forecast: a straight line from the run-rate. The month so far plus {formatHoursLeft(left)} at{" "}
-            {eur(r.month.run_rate_micro_per_hour)}/h.
+            {formatMicro(r.month.run_rate_micro_per_hour)}/h.
           </Figure>
           <Figure
             term={self ? "In these dates: yours / the team's" : "In these dates"}
-            value={self ? `${eur(r.totals.cost_micro)} / ${eur(r.team_totals.cost_micro)}` : eur(r.totals.cost_micro)}
+            value={
+              self
+                ? `${formatMicro(r.totals.cost_micro)} / ${formatMicro(r.team_totals.cost_micro)}`
+                : formatMicro(r.totals.cost_micro)
+            }
             micro={r.totals.cost_micro}
             testId="usage-range-total"
           >
             {r.from} to {r.to} (UTC), {r.totals.sandboxes} sandbox{r.totals.sandboxes === 1 ? "" : "es"}
             {self ? (
               <span data-testid="usage-team-total" data-micro={r.team_totals.cost_micro}>
-                ; the team: {eur(r.team_totals.cost_micro)}
+                ; the team: {formatMicro(r.team_totals.cost_micro)}
               </span>
             ) : null}
           </Figure>
@@ -375,8 +377,8 @@ function DailyCost({ report: r, range }: { report: UsageReport; range: DayRange 
   const rows = useMemo(() => dayRows(r.days, grouping, keys), [r.days, grouping, keys]);
   const table = daysTable(rows, keys, grouping);
   const label = `Cost per day from ${r.from} to ${r.to} (UTC), stacked by ${grouping}: ${keys
-    .map((k) => `${k.label} ${eur(k.total_micro)}`)
-    .join(", ")}; total ${eur(r.totals.cost_micro)}. The table view has every day's figures.`;
+    .map((k) => `${k.label} ${formatMicro(k.total_micro)}`)
+    .join(", ")}; total ${formatMicro(r.totals.cost_micro)}. The table view has every day's figures.`;
   return (
     <Card data-testid="usage-days">
       <CardHeader className="flex flex-col gap-3 sm:flex-row sm:items-start sm:justify-between">
@@ -421,7 +423,7 @@ function DailyCost({ report: r, range }: { report: UsageReport; range: DayRange 
                       className="size-2.5 rounded-sm"
                       style={{ background: SERIES_COLOURS[i] }}
                     />
-                    {k.label}: {eur(k.total_micro)}
+                    {k.label}: {formatMicro(k.total_micro)}
                   </li>
                 ))}
               </ul>

@@ -7,7 +7,7 @@
 // proxy refuses what would start or prolong spending: create, fork, resume, keep-alive, template
 // builds) or "pause" (the running sandboxes in its scope are paused, then blocked as above).
 
-import { microToEur } from "./report";
+import { formatMicro } from "../format";
 
 export const CAP_WINDOWS = ["month", "day"] as const;
 export type CapWindow = (typeof CAP_WINDOWS)[number];
@@ -95,10 +95,8 @@ export function memberCapProblem(
   );
 }
 
-/** "€12.34": a cap's amount, to the cent (caps are set in whole cents). */
-export function formatMicro(micro: number): string {
-  return `€${microToEur(micro).toFixed(2)}`;
-}
+// Money reads through the one formatter (lib/format.ts); re-exported for the cap messages' callers.
+export { formatMicro };
 
 /** The sentence a refusal by a reached cap (402 spend_cap_reached) says. */
 export function capReachedDetail(input: {

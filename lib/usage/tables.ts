@@ -3,15 +3,8 @@
 // and columns, so the file is exactly what is shown; money exports exact (EUR to the micro-euro,
 // from integers), quantities as the report gives them. Pure and client-safe.
 
-import { formatEur } from "../format";
-import {
-  microToEur,
-  MICRO_PER_EUR,
-  type UsageMember,
-  type UsageRunning,
-  type UsageSandbox,
-  type UsageStorage,
-} from "./report";
+import { formatMicro } from "../format";
+import { MICRO_PER_EUR, type UsageMember, type UsageRunning, type UsageSandbox, type UsageStorage } from "./report";
 import { memberLabel, templateLabel, type DayRow, type Grouping, type SeriesKey } from "./series";
 
 export interface UsageCell {
@@ -48,7 +41,7 @@ export function eurValue(micro: number): string {
 }
 
 export function money(micro: number): UsageCell {
-  return { text: formatEur(microToEur(micro)), value: eurValue(micro), numeric: true };
+  return { text: formatMicro(micro), value: eurValue(micro), numeric: true };
 }
 
 /** Seconds or GiB-seconds: whole from 100 on (grouped), else up to three decimals. */

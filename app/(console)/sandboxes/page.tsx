@@ -11,6 +11,8 @@ import { requirePermission } from "../../../lib/server/auth";
 import { getMigratedDb } from "../../../lib/server/db";
 import { listTeamMembers } from "../../../lib/server/db/teams";
 import { teamTokenNames } from "../../../lib/server/creator-via-names";
+import { sandboxCostRates } from "../../../lib/server/usage/rates";
+import { UsageRatesProvider } from "../../../components/usage/rates-context";
 import type { ActingTeam } from "../../../lib/server/acting-team";
 import { ReadOnlyNote } from "../../../components/ui/read-only-note";
 import { reasonFor } from "../../../lib/server/client-permissions";
@@ -34,6 +36,8 @@ export default async function SandboxesPage() {
   const members = connection ? await memberNames(access.team) : {};
   // "via API token <name>" for sandboxes made with a token: the team's tokens, revoked ones too.
   const tokens = connection ? await teamTokenNames(await getMigratedDb(), access.team.team.id) : {};
+  // "Cost so far" per row at the team's rate card, as /usage prices it (null: the role may not read usage).
+  const rates = connection ? await sandboxCostRates(await getMigratedDb(), access.team) : null;
   // Create sandbox needs sandboxes.write: a role without it is told why instead.
   const readOnly = reasonFor(access.team, "sandboxes.write", "create sandboxes");
   return (
@@ -54,7 +58,9 @@ export default async function SandboxesPage() {
       {connection ? (
         // useSearchParams() reads the URL on the client; the fallback shows until it has.
         <Suspense fallback={<Skeleton className="h-96 w-full" />}>
-          <SandboxList members={members} tokens={tokens} />
+          <UsageRatesProvider rates={rates}>
+            <SandboxList members={members} tokens={tokens} />
+          </UsageRatesProvider>
         </Suspense>
       ) : (
         <NoConnection>

@@ -3,6 +3,7 @@
 import dynamic from "next/dynamic";
 import { memo, useRef, type ReactNode } from "react";
 import { computeCostEur } from "../../../lib/pricing";
+import { useUsageRates } from "../../usage/rates-context";
 import { Alert, AlertDescription } from "../../ui/alert";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "../../ui/card";
 import { Skeleton } from "../../ui/skeleton";
@@ -103,7 +104,9 @@ export function LiveMetrics({ id, status }: { id: string; status: string }) {
   const running = m?.sandbox_status === "running";
   const cpuSeconds = Number(m?.lifetime?.cpu_seconds ?? 0);
   const gbSeconds = Number(m?.lifetime?.gb_seconds ?? 0);
-  const cost = computeCostEur(cpuSeconds, gbSeconds);
+  // The team's rate card (an estimate, as on /usage); null when the role may not read usage.
+  const rates = useUsageRates();
+  const cost = rates ? computeCostEur(cpuSeconds, gbSeconds, rates) : null;
   const cores = m?.cpu?.cores ?? null;
   const chartData = {
     points: history.points,
@@ -167,7 +170,12 @@ export function LiveMetrics({ id, status }: { id: string; status: string }) {
             value={m ? `${gbSeconds.toFixed(1)} GiB·s` : "—"}
             sub={m ? `${(gbSeconds / 3600).toFixed(4)} GiB·h` : undefined}
           />
-          <Stat label="Cost so far" testId="cost-so-far" value={m ? formatEur(cost) : "—"} sub="pay-as-you-go rates" />
+          <Stat
+            label="Cost so far"
+            testId="cost-so-far"
+            value={m && cost !== null ? formatEur(cost) : "—"}
+            sub={cost === null ? "no access to the rate card" : "estimate at the team's rate card"}
+          />
         </dl>
         {notRunningNote ? (
           <p role="status" data-testid="metrics-not-running" className="text-sm text-muted-foreground">

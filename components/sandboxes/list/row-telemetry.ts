@@ -1,4 +1,3 @@
-import { computeCostEur } from "../../../lib/pricing";
 import { errorText } from "../../../lib/orkestr/errors";
 import { toMs } from "../../../lib/orkestr/timestamp";
 import { fetchExecEvents } from "../../../lib/queries/events";
@@ -37,8 +36,12 @@ export interface RowTelemetry {
   cpuPercent: number | null;
   memBytes: number | null;
   memPercent: number | null;
-  /** Cost so far from the lifetime totals (on-CPU seconds, GiB-seconds), EUR. */
-  costEur: number | null;
+  /**
+   * Lifetime totals: on-CPU seconds and GiB-seconds of working set, null while not reported. The
+   * cost is priced from them where it is shown (CostCell), at the team's rate card.
+   */
+  cpuSeconds: number | null;
+  gbSeconds: number | null;
   /** Newest exec time (ms), null for none, undefined until checked. */
   lastExecAt: number | null | undefined;
   error: string | null;
@@ -204,7 +207,8 @@ export class TelemetryStore {
       cpuPercent: num(m.cpu?.usage_percent),
       memBytes: num(m.memory?.usage_bytes),
       memPercent: num(m.memory?.usage_percent),
-      costEur: cpuSeconds === null && gbSeconds === null ? null : computeCostEur(cpuSeconds ?? 0, gbSeconds ?? 0),
+      cpuSeconds,
+      gbSeconds,
       lastExecAt: entry.data?.lastExecAt,
       error: null,
       updatedAt: now,
@@ -243,7 +247,8 @@ function emptyTelemetry(): RowTelemetry {
     cpuPercent: null,
     memBytes: null,
     memPercent: null,
-    costEur: null,
+    cpuSeconds: null,
+    gbSeconds: null,
     lastExecAt: undefined,
     error: null,
     updatedAt: 0,

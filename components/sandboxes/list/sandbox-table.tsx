@@ -183,6 +183,26 @@ interface RowProps {
 
 const pending = <span className="text-muted-foreground">…</span>;
 
+/**
+ * "via API token <name>" / "via MCP (<name>)" in a column a few words wide: a short badge that
+ * always shows ("API token", "MCP") beside the creator's name, which truncates first; the full text
+ * is its tooltip (the row's title above) and what a screen reader reads (sr-only), and the detail
+ * page's Created by field shows it whole. The badge's words are CSS content with empty alt text
+ * (globals.css .via-badge), so the cell's text and accessible name are the one sentence
+ * "You via API token <name>", not "You API token via API token <name>".
+ */
+function ViaBadge({ via }: { via: string }) {
+  return (
+    <span
+      className="via-badge shrink-0 rounded border border-border px-1 text-[10px] leading-[14px] text-muted-foreground"
+      data-short={via.startsWith("via MCP") ? "MCP" : "API token"}
+      title={via}
+    >
+      <span className="sr-only"> {via}</span>
+    </span>
+  );
+}
+
 const SandboxRow = memo(function SandboxRow({
   row,
   index,
@@ -241,19 +261,19 @@ const SandboxRow = memo(function SandboxRow({
         <span
           data-testid="created-by"
           className={cn(
-            "truncate",
+            "flex min-w-0 items-center gap-1",
             (creator.kind === "outside" || creator.kind === "former") && "text-muted-foreground",
           )}
           title={
             creator.kind === "outside"
               ? "Made outside Baton (an SDK or the API with a token): it carries no creator stamp."
               : creator.kind === "former"
-                ? "Made by someone who is no longer a member of this team."
+                ? `Made by someone who is no longer a member of this team${creator.via ? `, ${creator.via}` : ""}.`
                 : `Created by ${creator.text}${creator.via ? ` ${creator.via}` : ""}`
           }
         >
-          {creator.text}
-          {creator.via ? <span className="text-muted-foreground"> {creator.via}</span> : null}
+          <span className="min-w-0 truncate">{creator.text}</span>
+          {creator.via ? <ViaBadge via={creator.via} /> : null}
         </span>
       </div>
       <div role="cell" className="text-xs tabular-nums">

@@ -2,6 +2,8 @@
 
 import { createContext, useCallback, useContext, useSyncExternalStore } from "react";
 import { formatEur } from "../../../lib/format";
+import { computeCostEur } from "../../../lib/pricing";
+import { useUsageRates } from "../../usage/rates-context";
 import { IDLE_RULE_TEXT, IDLE_WINDOW_MS, isIdle } from "./idle";
 import type { RowTelemetry, TelemetryStore } from "./row-telemetry";
 import { Sparkline } from "./sparkline";
@@ -53,17 +55,18 @@ export function UsageCell({ id, status }: { id: string; status: string }) {
   );
 }
 
-/** Cost so far at the seed's prices, from the lifetime totals. */
+/** Cost so far from the lifetime totals, at the team's rate card (an estimate, as on /usage). */
 export function CostCell({ id }: { id: string }) {
   const t = useRowTelemetry(id);
+  const rates = useUsageRates();
   if (!t) return <span className="text-muted-foreground">…</span>;
-  if (t.costEur === null)
+  if ((t.cpuSeconds === null && t.gbSeconds === null) || !rates)
     return (
-      <span className="text-muted-foreground" title={t.error ?? undefined}>
+      <span className="text-muted-foreground" title={t.error ?? (rates ? undefined : "No access to the rate card")}>
         —
       </span>
     );
-  return <span className="tabular-nums">{formatEur(t.costEur)}</span>;
+  return <span className="tabular-nums">{formatEur(computeCostEur(t.cpuSeconds ?? 0, t.gbSeconds ?? 0, rates))}</span>;
 }
 
 /** The idle flag, with the rule as its tooltip and accessible description. */

@@ -1,6 +1,9 @@
 import "server-only";
 import { SEED_RATES, type UsageRates } from "../../usage/report";
+import type { ComputeRates } from "../../pricing";
+import type { ActingTeam } from "../acting-team";
 import type { Db } from "../db/index";
+import { actingCan } from "../rbac";
 
 // A team's rate card (issue 22): an estimate in whole micro-euros, the seed's prices until an owner
 // changes it (PATCH /api/usage/rates, billing.manage). One row per team in team_usage_settings,
@@ -19,6 +22,17 @@ export async function getUsageRates(db: Db, teamId: string): Promise<UsageRates>
     storage_gb_month_micro: Number(row.storage_gb_month_micro),
     free_storage_gb: Number(row.free_storage_gb),
   };
+}
+
+/**
+ * The CPU and memory rates a page prices a sandbox's "Cost so far" with (the list, the detail
+ * layout): the team's card, as /usage and GET /api/usage use it. Null when the acting role may not
+ * read usage (usage.read, what GET /api/usage/rates requires): the page then shows no cost.
+ */
+export async function sandboxCostRates(db: Db, team: ActingTeam): Promise<ComputeRates | null> {
+  if (!actingCan(team, "usage.read")) return null;
+  const { vcpu_hour_micro, gib_hour_micro } = await getUsageRates(db, team.team.id);
+  return { vcpu_hour_micro, gib_hour_micro };
 }
 
 export interface RatesView extends UsageRates {

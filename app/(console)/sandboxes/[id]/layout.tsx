@@ -6,6 +6,8 @@ import { CreatedViaProvider } from "../../../../components/sandboxes/detail/crea
 import { creatorViaOf, creatorViaText } from "../../../../lib/sandbox-creator";
 import { teamTokenName } from "../../../../lib/server/creator-via-names";
 import { getMigratedDb } from "../../../../lib/server/db";
+import { sandboxCostRates } from "../../../../lib/server/usage/rates";
+import { UsageRatesProvider } from "../../../../components/usage/rates-context";
 import { SandboxHeader } from "../../../../components/sandboxes/detail/sandbox-header";
 import { SandboxTabs } from "../../../../components/sandboxes/detail/sandbox-tabs";
 import { Alert, AlertDescription, AlertTitle } from "../../../../components/ui/alert";
@@ -104,13 +106,18 @@ export default async function SandboxLayout({ children, params }: { children: Re
   const via = made
     ? creatorViaText(made, await teamTokenName(await getMigratedDb(), access.team.team.id, made.tokenId))
     : null;
+  // "Cost so far" (Overview) at the team's rate card, as /usage prices it; read on each request, so
+  // a changed card shows on the next visit.
+  const rates = await sandboxCostRates(await getMigratedDb(), access.team);
   return (
     <SandboxProvider initial={result.sandbox}>
       <CreatedViaProvider via={via}>
-        {/* The buttons a role may use come from the console layout's permissions (use-sandbox-access.ts). */}
-        <SandboxHeader />
-        <SandboxTabs id={result.sandbox.id} />
-        {children}
+        <UsageRatesProvider rates={rates}>
+          {/* The buttons a role may use come from the console layout's permissions (use-sandbox-access.ts). */}
+          <SandboxHeader />
+          <SandboxTabs id={result.sandbox.id} />
+          {children}
+        </UsageRatesProvider>
       </CreatedViaProvider>
     </SandboxProvider>
   );
