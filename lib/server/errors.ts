@@ -99,6 +99,9 @@ export const ERROR_CODES = {
   // Personal API tokens (issue 23, lib/server/api-tokens/): a bearer token that is not one, or
   // revoked, or expired (401 with WWW-Authenticate: Bearer); one naming another team than its own.
   invalid_token: 401,
+  // A right token of an SSO person whose last SSO sign-in is older than the team's session maximum
+  // (lib/server/api-tokens/sso-bound.ts): signing in through SSO again renews it.
+  sso_reauth_required: 401,
   token_team_mismatch: 403,
   token_limit: 409,
   // Baton-signed file links (lib/server/file-link-signature.ts, lib/server/api-tokens/signed-link.ts):

@@ -24,6 +24,7 @@ import { upstreamFailureDetail } from "./errors";
 import { actingCan } from "./rbac";
 import { bearerOf, resolveBearer } from "./api-tokens/bearer";
 import { AppError } from "./errors";
+import { contractReason } from "./v1-contract-errors";
 import { clientIp } from "./request-info";
 import { parseCookieHeader, readSessionId } from "./session-cookie";
 import { classifyDestination, guardedLookupFor } from "./ssrf";
@@ -94,7 +95,8 @@ export interface RelayGrant {
 }
 
 export type RelayAuthResult =
-  ({ ok: true } & RelayGrant) | { ok: false; status: 401 | 403 | 404 | 421 | 429; code: string; detail: string };
+  | ({ ok: true } & RelayGrant)
+  | { ok: false; status: 401 | 403 | 404 | 421 | 429; code: string; detail: string; reason?: string };
 
 /** The upgrade as a Request, for what route() reads of one (the token, X-Baton-Team, `?team=`). */
 function upgradeRequest(headers: IncomingHttpHeaders, url: string | undefined): Request {
@@ -125,8 +127,11 @@ async function authorizeBearer(
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     const status = err.status === 429 ? 429 : err.status === 403 ? 403 : 401;
-    // The v1 contract's code for a refused credential (lib/server/v1-contract-errors.ts).
-    return { ok: false, status, code: err.code === "invalid_token" ? "unauthorized" : err.code, detail: err.message };
+    // The v1 contract's code for a refused credential, with its reason (lib/server/v1-contract-errors.ts).
+    const reason = contractReason(err.code);
+    return reason
+      ? { ok: false, status, code: "unauthorized", reason, detail: err.message }
+      : { ok: false, status, code: err.code, detail: err.message };
   }
 }
 
@@ -220,8 +225,8 @@ function upstreamOf(grant: RelayGrant): Promise<OrkestrUpgradeTarget> {
 }
 
 /** Answers an upgrade request with a plain HTTP error (before any WebSocket exists). */
-function refuse(socket: Duplex, status: number, code: string, detail: string): void {
-  const body = JSON.stringify({ detail, code });
+function refuse(socket: Duplex, status: number, code: string, detail: string, why?: string): void {
+  const body = JSON.stringify(why ? { detail, code, reason: why } : { detail, code });
   const reason =
     status === 401
       ? "Unauthorized"
@@ -327,7 +332,7 @@ export function createPtyRelay(options: PtyRelayOptions = {}): PtyRelay {
         log("session check failed", err);
         return refuse(socket, 500, "internal_error", "Could not check your session.");
       }
-      if (!auth.ok) return refuse(socket, auth.status, auth.code, auth.detail);
+      if (!auth.ok) return refuse(socket, auth.status, auth.code, auth.detail, auth.reason);
       const { ok: _ok, ...grant } = auth;
       wss.handleUpgrade(req, socket, head, (browser) => relay(browser, grant, target));
     })();

@@ -4,8 +4,8 @@ import { AppError } from "./errors";
 // The orkestr v1 contract's error shapes, for the clients of that contract (the orkestr SDK, curl)
 // that reach /api/v1 with an API token (README "The orkestr SDK through Baton"):
 // - a refused credential is 401 `unauthorized` (the contract's code; the SDK raises its
-//   authentication error on it), with `reason: "invalid_token"` and RFC 6750's
-//   `WWW-Authenticate: … error="invalid_token"` saying which;
+//   authentication error on it), with `reason: "invalid_token"` (or "sso_reauth_required": a right
+//   token whose SSO sign-in must be renewed) and RFC 6750's `WWW-Authenticate: … error="invalid_token"`;
 // - a 422 `validation_error` to a token request carries FastAPI's `detail: [{loc, msg, type}]`
 //   (what the SDK parses), with Baton's readable line kept in `message` and `errors` by field.
 // The browser (cookie requests) keeps Baton's one-line `detail`, which the console shows as is.
@@ -19,6 +19,14 @@ const places = new WeakMap<AppError, InputPlace>();
 export function markInputPlace(err: AppError, place: InputPlace): AppError {
   places.set(err, place);
   return err;
+}
+
+/** The 401 codes of a refused API token, which the contract answers as `unauthorized` with this `reason`. */
+const TOKEN_REFUSALS = new Set<unknown>(["invalid_token", "sso_reauth_required"]);
+
+/** The contract's `reason` for a Baton refusal code, when the contract calls it `unauthorized` (else null). */
+export function contractReason(code: unknown): string | null {
+  return TOKEN_REFUSALS.has(code) ? (code as string) : null;
 }
 
 interface ErrorBody {
@@ -41,7 +49,8 @@ export async function contractErrorResponse(
     .catch(() => null)) as ErrorBody | null;
   if (!body) return response;
   let next: ErrorBody | null = null;
-  if (body.code === "invalid_token") next = { ...body, code: "unauthorized", reason: "invalid_token" };
+  const reason = contractReason(body.code);
+  if (reason) next = { ...body, code: "unauthorized", reason };
   else if (opts.bearer && body.code === "validation_error" && body.errors) {
     const root = err instanceof AppError ? (places.get(err) ?? "body") : "body";
     next = {

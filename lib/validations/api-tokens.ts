@@ -76,6 +76,11 @@ export interface ApiTokensView {
   scopes: TokenScope[];
   /** The user may make a token that never expires. */
   may_never_expire: boolean;
+  /**
+   * The team's SSO session maximum when it limits the user's tokens: they stop working this many
+   * hours after the user's last SSO sign-in into the team (a new one renews them). Null: no such limit.
+   */
+  sso_session_max_hours: number | null;
 }
 
 export interface CreatedApiTokenDto {

@@ -10,8 +10,8 @@ export const runtime = "nodejs";
 // the scopes their role allows; admins and owners see everyone's.
 
 // GET /api/tokens – the member's tokens in the team (admins and owners: the whole team's, with owners).
-export const GET = route({ auth: "user", perm: "team.read" }, async ({ team }) =>
-  apiTokensView(await getMigratedDb(), team!),
+export const GET = route({ auth: "user", perm: "team.read" }, async ({ team, user }) =>
+  apiTokensView(await getMigratedDb(), team!, user),
 );
 
 // POST /api/tokens – makes a token: {name, scope, expires_in_days, spend_cap_micro?, max_concurrent_sandboxes?}; the token is in this answer only.

@@ -230,6 +230,12 @@ function CreateTokenForm({ view, onIssued }: { view: ApiTokensView; onIssued: (c
         {view.scopes.includes("write") ? null : (
           <li>Your role changes nothing in this team, so your tokens only read.</li>
         )}
+        {view.sso_session_max_hours === null ? null : (
+          <li>
+            Your tokens stop working {view.sso_session_max_hours} hours after your last SSO sign-in; sign in again to
+            renew them.
+          </li>
+        )}
       </ul>
       {error ? (
         <p id={`${id}-error`} role="alert" className="text-sm text-destructive">

@@ -13,6 +13,7 @@ import { findUserById } from "../db/users";
 import { AppError } from "../errors";
 import { remembered } from "../session-cache";
 import { apiTokenHash, API_TOKEN_PREFIX } from "./format";
+import { ssoReauthDetail, ssoTokenBound, type SsoTokenBound } from "./sso-bound";
 
 // A request made with a personal API token (`Authorization: Bearer bat_…`, only on /api/v1: see
 // route.ts). It becomes the same principal a session gives route(), but narrowed:
@@ -23,8 +24,11 @@ import { apiTokenHash, API_TOKEN_PREFIX } from "./format";
 //   connection is used;
 // - the role in it narrowed by the scope (lib/api-tokens/scope.ts effectiveRole), so route()'s
 //   permission check, the spend caps and the audit apply to it as to anyone with that role.
-// Every failure is the same 401 invalid_token (which one is not said to the sender), and counts
-// against the client address like a failed sign-in.
+// - of an SSO person of the team (not its owner), only until their last SSO sign-in + the team's
+//   session maximum (./sso-bound.ts): past it, 401 sso_reauth_required, until they sign in again.
+// Every other failure is the same 401 invalid_token (which one is not said to the sender), and
+// counts against the client address like a failed sign-in. sso_reauth_required is said, and not
+// counted: only a right token reaches it, and its holder must learn how to renew it.
 
 /** Failed token lookups per client address, as sign-in's per-IP limit. */
 export const TOKEN_FAILURE_LIMIT = { limit: 30, windowMs: 15 * 60_000 };
@@ -69,7 +73,7 @@ const INVALID =
 
 /**
  * Resolves `token` for `req`, or throws: 401 invalid_token (after counting the failure against
- * `ip`; past the limit 429 rate_limited), 403 token_team_mismatch. Records the token's use (at most
+ * `ip`; past the limit 429 rate_limited), 401 sso_reauth_required, 403 token_team_mismatch. Records the token's use (at most
  * once a minute) and audits its first.
  */
 export async function resolveBearer(
@@ -101,19 +105,22 @@ export async function resolveBearer(
   const hash = apiTokenHash(token);
   if (!hash) return fail();
   // Like a session, from the short-lived in-process memory (lib/server/session-cache.ts), which a
-  // revocation, a membership or a user change in this process empties at once.
+  // revocation, a membership or a user change in this process empties at once. Never past the
+  // token's expiry or its SSO deadline: a renewing SSO sign-in is seen at the next request.
   const found = await remembered(
     "api-token",
     db,
     hash,
     () => loadToken(db, hash),
-    (f) => f.row.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY,
+    (f) =>
+      Math.min(f.row.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY, f.sso?.deadline ?? Number.POSITIVE_INFINITY),
     now,
   );
   // The database found the row by its hash; the comparison that decides is constant-time.
   if (!found || !safeEqual(found.row.tokenHash, hash)) return fail();
-  const { row, current, mine } = found;
+  const { row, current, mine, sso } = found;
   if (row.expiresAt !== null && row.expiresAt.getTime() <= now) return fail();
+  if (sso && sso.deadline <= now) throw new AppError("sso_reauth_required", ssoReauthDetail(sso, mine.team));
 
   const named = teamChoiceOf(req).slug;
   if (named && named !== mine.team.slug) {
@@ -140,7 +147,7 @@ type TokenRow = NonNullable<Awaited<ReturnType<typeof findApiTokenByHash>>>;
 async function loadToken(
   db: Db,
   hash: string,
-): Promise<{ row: TokenRow; current: CurrentUser; mine: { team: Team } } | null> {
+): Promise<{ row: TokenRow; current: CurrentUser; mine: { team: Team }; sso: SsoTokenBound | null } | null> {
   const row = await findApiTokenByHash(db, hash);
   if (!row) return null;
   const made = await tokenPrincipal(db, row);
@@ -149,12 +156,13 @@ async function loadToken(
 
 /**
  * The principal a live token makes (see above), or null: revoked, its owner disabled or no longer in
- * its team. Also what a signed file link made by the token acts as (./signed-link.ts).
+ * its team. Also what a signed file link made by the token acts as (./signed-link.ts). `sso`: until
+ * when SSO lets it work (the caller compares with the request's time), null when SSO does not bind it.
  */
 export async function tokenPrincipal<R extends ApiToken>(
   db: Db,
   row: R,
-): Promise<{ current: CurrentUser; mine: { team: Team } } | null> {
+): Promise<{ current: CurrentUser; mine: { team: Team }; sso: SsoTokenBound | null } | null> {
   if (row.revokedAt !== null) return null;
   const [user, memberships, connections] = await Promise.all([
     findUserById(db, row.userId),
@@ -165,6 +173,7 @@ export async function tokenPrincipal<R extends ApiToken>(
   // A write token whose owner is now a viewer is revoked by the role change (lib/server/access.ts);
   // should one survive (a change made outside Baton's paths), it still acts only as a viewer.
   if (!user || user.disabledAt !== null || !mine) return null;
+  const sso = await ssoTokenBound(db, row.teamId, user, mine.membership.role);
   // The principal as route() sees it: a member of the token's team only, with the narrowed role,
   // and only connections bound to that team (one made without a team only if it is the user's one team).
   const single = memberships.length === 1;
@@ -177,7 +186,7 @@ export async function tokenPrincipal<R extends ApiToken>(
     ],
     connections: connections.filter((c) => c.teamId === row.teamId || (c.teamId === null && single)),
   };
-  return { current, mine };
+  return { current, mine, sso };
 }
 
 /** When this process last wrote each token's use: the remembered row's last_used_at lags behind it. */

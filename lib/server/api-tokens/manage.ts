@@ -23,6 +23,7 @@ import type { Db } from "../db/index";
 import type { Role } from "../db/teams";
 import { AppError } from "../errors";
 import { newApiToken } from "./format";
+import { ssoTokenBound } from "./sso-bound";
 
 // Making, listing and revoking personal API tokens (issue 23), for the signed-in member of the
 // acting team (app/api/tokens: cookie-only, so a token never makes or revokes a token), and the
@@ -51,15 +52,26 @@ export function toApiTokenDto(t: ApiTokenWithOwner, viewerId: string): ApiTokenD
   };
 }
 
-/** The tokens the member sees: their own, or the whole team's for admins and owners. */
-export async function apiTokensView(db: Db, team: ActingTeam): Promise<ApiTokensView> {
+/**
+ * The tokens the member (`user`, signed in to `team`) sees: their own, or the whole team's for
+ * admins and owners; and whether SSO limits their own (./sso-bound.ts).
+ */
+export async function apiTokensView(
+  db: Db,
+  team: ActingTeam,
+  user: { id: string; email: string },
+): Promise<ApiTokensView> {
   const all = managesTeamTokens(team.role);
-  const tokens = await listApiTokens(db, { teamId: team.team.id, userId: all ? undefined : team.userId });
+  const [tokens, sso] = await Promise.all([
+    listApiTokens(db, { teamId: team.team.id, userId: all ? undefined : team.userId }),
+    ssoTokenBound(db, team.team.id, user, team.role),
+  ]);
   return {
     tokens: tokens.map((t) => toApiTokenDto(t, team.userId)),
     manages_all: all,
     scopes: scopesFor(team.role),
     may_never_expire: mayMakeNonExpiring(team.role),
+    sso_session_max_hours: sso?.sessionMaxHours ?? null,
   };
 }
 

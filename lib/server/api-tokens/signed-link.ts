@@ -12,7 +12,8 @@ import { noteUse, tokenPrincipal, type TokenPrincipal } from "./bearer";
 // the Bearer header. The link is then the credential, and it is only ever as good as the API token
 // that made it: it acts as that token (its user, its team, its role narrowed by its scope), so a
 // revoked or expired token, a user disabled or removed from the team, or a role that no longer
-// grants the route's permission ends every link the token made (403 link_revoked), before expiry.
+// grants the route's permission ends every link the token made (403 link_revoked), before expiry;
+// so does the token's SSO deadline passing (./sso-bound.ts).
 
 export interface SignedLinkPrincipal extends TokenPrincipal {
   link: FileLinkClaims;
@@ -46,7 +47,8 @@ export async function resolveSignedLink(
   const row = await findApiTokenById(db, claims.tokenId);
   const made = row && (row.expiresAt === null || row.expiresAt.getTime() > now) ? await tokenPrincipal(db, row) : null;
   // The team the link was signed for must still be the token's (a slug handed to another team is not it).
-  if (!row || !made || made.mine.team.slug !== claims.team) throw new AppError("link_revoked", REVOKED);
+  if (!row || !made || made.mine.team.slug !== claims.team || (made.sso && made.sso.deadline <= now))
+    throw new AppError("link_revoked", REVOKED);
   const team: ActingTeam = {
     ...resolveTeamChoice(made.current, { slug: made.mine.team.slug })!,
     apiToken: { id: row.id, name: row.name, spendCapMicro: row.spendCapMicro, maxConcurrent: row.maxConcurrent },

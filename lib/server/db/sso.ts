@@ -364,6 +364,48 @@ export async function touchSsoIdentity(db: Db, id: string, email: string, now = 
   await db.updateTable("sso_identities").set({ last_sign_in_at: now, email }).where("id", "=", id).execute();
 }
 
+/**
+ * What ties a member's API tokens of a team to the team's SSO (lib/server/api-tokens/sso-bound.ts):
+ * the team's session maximum, the member's latest SSO sign-in into the team (null: never), and
+ * whether SSO is enforced for their address's domain in this team. Null when the team has no SSO.
+ */
+export async function ssoTokenBinding(
+  db: Db,
+  teamId: string,
+  user: { id: string; email: string },
+): Promise<{ sessionMaxHours: number; lastSignInAt: number | null; enforcedForEmail: boolean } | null> {
+  const config = await db
+    .selectFrom("sso_configs")
+    .select(["session_max_hours", "enforced"])
+    .where("team_id", "=", teamId)
+    .executeTakeFirst();
+  if (!config) return null;
+  const [identity, domain] = await Promise.all([
+    db
+      .selectFrom("sso_identities")
+      .select("last_sign_in_at")
+      .where("user_id", "=", user.id)
+      .where("team_id", "=", teamId)
+      .orderBy("last_sign_in_at", "desc")
+      .limit(1)
+      .executeTakeFirst(),
+    Number(config.enforced) === 1
+      ? db
+          .selectFrom("sso_domains")
+          .select("domain")
+          .where("domain", "=", emailDomain(user.email))
+          .where("team_id", "=", teamId)
+          .where("approved_at", "is not", null)
+          .executeTakeFirst()
+      : undefined,
+  ]);
+  return {
+    sessionMaxHours: Number(config.session_max_hours),
+    lastSignInAt: identity ? Number(identity.last_sign_in_at) : null,
+    enforcedForEmail: domain !== undefined,
+  };
+}
+
 /** User ids that sign in through SSO (for "how they sign in" in member lists). */
 export async function ssoUserIds(db: Db, teamId: string): Promise<Set<string>> {
   const rows = await db.selectFrom("sso_identities").select("user_id").where("team_id", "=", teamId).execute();

@@ -19,8 +19,8 @@ export default async function ApiTokensPage() {
   // The permission GET /api/tokens requires: every member of the team has it.
   const access = await requirePermission("team.read");
   if (!access.ok) return <Forbidden title={TITLE} detail={access.detail} />;
-  const { team } = access;
-  const initial = await apiTokensView(await getMigratedDb(), team);
+  const { team, current } = access;
+  const initial = await apiTokensView(await getMigratedDb(), team, current.user);
   return (
     <>
       <PageHeader
