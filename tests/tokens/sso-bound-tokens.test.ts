@@ -7,6 +7,7 @@ import { PUT as ssoPut } from "../../app/api/team/sso/route";
 import { GET as listTokens, POST as createToken } from "../../app/api/tokens/route";
 import { GET as listSandboxes } from "../../app/api/v1/sandboxes/route";
 import { resolveBearer } from "../../lib/server/api-tokens/bearer";
+import { resolveSignedLink } from "../../lib/server/api-tokens/signed-link";
 import { hashPassword } from "../../lib/server/crypto";
 import { setSetting } from "../../lib/server/db/settings";
 import { approveSsoDomain, INSTANCE_OWNER_KEY, linkSsoIdentity } from "../../lib/server/db/sso";
@@ -14,6 +15,7 @@ import { addMember, createTeamWithOwner } from "../../lib/server/db/teams";
 import { testBackends } from "../../lib/server/db/test-backends";
 import { createUser, findUserByEmail } from "../../lib/server/db/users";
 import { AppError } from "../../lib/server/errors";
+import { fileLinkQuery } from "../../lib/server/file-link-signature";
 import { authorizeRelay } from "../../lib/server/pty-relay";
 import { forgetRemembered } from "../../lib/server/session-cache";
 import { connectLocalEngine } from "../../lib/server/tokens";
@@ -52,13 +54,30 @@ describe.each(testBackends)("API tokens of SSO people follow the SSO session max
       .map((c) => c.split(";", 1)[0])
       .join("; ");
   }
-  async function tokenOf(cookie: string): Promise<string> {
+  async function madeToken(cookie: string): Promise<CreatedApiTokenDto> {
     const res = await createToken(
       request("/api/tokens", { method: "POST", cookie, body: { name: "ci", scope: "read" } }),
       noParams,
     );
     expect(res.status).toBe(201);
-    return ((await res.json()) as CreatedApiTokenDto).token;
+    return (await res.json()) as CreatedApiTokenDto;
+  }
+  const tokenOf = async (cookie: string) => (await madeToken(cookie)).token;
+  /** What a download link the token signed answers: the principal's user id, or the refusal's code. */
+  async function signedLinkBy(tokenId: string): Promise<string> {
+    const claims = {
+      method: "GET",
+      team: slug,
+      sandboxId: "sb1",
+      path: "/a.txt",
+      exp: Math.floor(Date.now() / 1000) + 300,
+      tokenId,
+    } as const;
+    const req = request(`/api/v1/sandboxes/sb1/files/raw?${fileLinkQuery(claims)}`);
+    return resolveSignedLink(ctx.db(), req, { sandboxId: "sb1", perm: "sandboxes.read", ip: null }).then(
+      (p) => p.current.user.id,
+      (e: AppError) => e.code,
+    );
   }
   const v1List = (token: string) =>
     listSandboxes(request("/api/v1/sandboxes", { headers: { authorization: `Bearer ${token}` } }), noParams);
@@ -131,8 +150,9 @@ describe.each(testBackends)("API tokens of SSO people follow the SSO session max
     const cookie = await ssoSignIn("dana");
     const dana = (await findUserByEmail(ctx.db(), `dana@${domain}`))!;
     await connectLocalEngine(dana.id, { teamId });
-    const token = await tokenOf(cookie);
+    const { token, api_token } = await madeToken(cookie);
     expect((await v1List(token)).status).toBe(200);
+    expect(await signedLinkBy(api_token.id)).toBe(dana.id);
 
     // Still inside: signed in 7 hours ago.
     await lastSignIn(dana.id, Date.now() - (MAX_HOURS - 1) * HOUR);
@@ -165,10 +185,13 @@ describe.each(testBackends)("API tokens of SSO people follow the SSO session max
     expect(
       await authorizeRelay({ host: "baton.test", authorization: `Bearer ${token}` }, "/api/v1/sandboxes/sb1/pty/p1/ws"),
     ).toMatchObject({ ok: false, status: 401, code: "unauthorized", reason: "sso_reauth_required" });
+    // A file link the token signed is only as good as the token.
+    expect(await signedLinkBy(api_token.id)).toBe("link_revoked");
 
     // Signing in through the IdP again proves the membership again: the same token works at once.
     await ssoSignIn("dana");
     expect((await v1List(token)).status).toBe(200);
+    expect(await signedLinkBy(api_token.id)).toBe(dana.id);
     // Settings → API tokens says so when a token is made.
     expect(await ssoHoursShown(cookie)).toBe(MAX_HOURS);
   });
