@@ -50,6 +50,7 @@ const BUDGETS = [
   { route: "/settings/sso", kib: 200, note: "single sign-on (issue 21)" },
   { route: "/audit", kib: 200, note: "audit log (issue 21)" },
   { route: "/invite/[token]", kib: 200, note: "invitation page (issue 21)" },
+  { route: "/settings/tokens", kib: 200, note: "personal API tokens and agent set-up (issue 23)" },
   { route: "/limits", kib: 200, note: "limits page (issue 14: each new page at most 200 KiB)" },
   { route: "/usage", kib: 200, note: "usage and cost (issue 22; recharts loads with its chart, after)" },
   { route: "/volumes", kib: 200, note: "volumes page (issue 14 budget)" },
