@@ -250,7 +250,7 @@ test("a tiny team cap (pause), crossed by real work: alerts by mail and signed w
     // And the amber warning under the header, at every width (the meter hides below `sm`).
     const warning = page.getByTestId("spend-alert-banner");
     await expect(warning).toContainText(
-      /^Team spend is at [5-9]\d % of its €0\.01 daily cap \(€0\.00[1-9]\d{0,3} spent today, UTC\)\./,
+      /^Team spend is at [5-9]\d\s% of its €0\.01 daily cap \(€0\.00[1-9]\d{0,3} spent today, UTC\)\./,
     );
     await expect(warning).toContainText("At 100 %, Baton pauses the team's running sandboxes and refuses new ones.");
     await checkA11yLightAndDark(page, "spend-meter-owner");
@@ -258,7 +258,7 @@ test("a tiny team cap (pause), crossed by real work: alerts by mail and signed w
     await mp.goto("/sandboxes");
     await expect(mp.getByTestId("spend-meter")).toBeVisible();
     await expect(mp.getByTestId("spend-alert-banner")).toContainText(
-      /^Team spend is at [5-9]\d % of its €0\.01 daily cap/,
+      /^Team spend is at [5-9]\d\s% of its €0\.01 daily cap/,
     );
     await checkA11yLightAndDark(mp, "spend-meter-member");
 
@@ -532,6 +532,8 @@ test("the amber warning past each alert threshold, at every width: dismissed for
     const cents = (micro: number) => Math.ceil(micro / 10_000) * 10_000;
     const warning = page.getByTestId("spend-alert-banner");
     const expectWarning = async (limit: number, percent: number) => {
+      // The list has loaded (the screenshots show the page, not its skeleton).
+      await expect(page.getByText(/^No sandboxes yet$|, all loaded$/).first()).toBeVisible();
       await expect(warning).toBeVisible();
       await expect(warning).toHaveRole("status");
       await expect(warning).toContainText(
@@ -575,8 +577,9 @@ test("the amber warning past each alert threshold, at every width: dismissed for
     await other.close();
 
     // Past 80 %: a new threshold, so the warning is back in the tab that dismissed the first one.
-    // The next whole cent above what is spent: over 85 % with six cents or more, under 100 %.
-    const most = await capAt(cents(spent + 1));
+    // 95 % rounded up to a whole cent: over 82 % with six cents or more spent, and far enough under
+    // 100 % that spent and cap do not read as the same amount.
+    const most = await capAt(cents(spent / 0.95));
     expect(most.percent).toBeGreaterThanOrEqual(80);
     expect(most.percent).toBeLessThan(100);
     await page.goto(sandboxes);

@@ -56,12 +56,13 @@ export function SpendAlertBanner({ meter }: { meter: SpendMeterData }) {
   // Floored, like the meter: 99.6 % is not "100 %" while the cap does not act yet.
   const pct = Math.floor(meter.percent);
   const window = meter.cap.window === "month" ? "monthly" : "daily";
+  // "100 %" with a no-break space: at 390 px the number and its sign must not part at a line end.
   const then =
     meter.cap.action === "block"
-      ? "New sandboxes will be refused at 100 %."
+      ? "New sandboxes will be refused at 100\u00a0%."
       : meter.cap.action === "pause"
-        ? `At 100 %, Baton pauses ${own ? "your" : "the team's"} running sandboxes and refuses new ones.`
-        : "Nothing is stopped at 100 %: this cap only alerts.";
+        ? `At 100\u00a0%, Baton pauses ${own ? "your" : "the team's"} running sandboxes and refuses new ones.`
+        : "Nothing is stopped at 100\u00a0%: this cap only alerts.";
   return (
     <DismissibleBanner
       id={`spend-alert:${meter.cap.id}:${meter.windowKey}:${threshold}`}
@@ -69,8 +70,8 @@ export function SpendAlertBanner({ meter }: { meter: SpendMeterData }) {
       className="flex items-start gap-3 border-b border-warning/60 bg-warning/15 px-4 py-2 text-sm text-foreground md:px-6"
     >
       <strong>
-        {own ? "Your spend" : "Team spend"} is at {pct} % of {own ? "your" : "its"} {formatMicro(meter.cap.limitMicro)}{" "}
-        {window} cap
+        {own ? "Your spend" : "Team spend"} is at {pct}&nbsp;% of {own ? "your" : "its"}{" "}
+        {formatMicro(meter.cap.limitMicro)} {window} cap
       </strong>{" "}
       ({formatMicro(meter.spentMicro)} spent {meter.cap.window === "month" ? "this month" : "today"}, UTC). {then}{" "}
       <Link href="/usage#spend-caps" className="font-medium underline underline-offset-4">
