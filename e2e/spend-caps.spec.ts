@@ -2,6 +2,7 @@ import type { APIRequestContext, Browser, Page } from "@playwright/test";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { formatMicro as eur } from "../lib/format";
 import type { CapsView } from "../lib/usage/caps-view";
 import { startSmtpServer, type TestSmtpServer } from "../tests/helpers/smtp-server";
 import { seriousAxeViolations } from "./a11y";
@@ -246,10 +247,19 @@ test("a tiny team cap (pause), crossed by real work: alerts by mail and signed w
     // Between half and the whole of one cent: the sub-cent figure as it is (€0.0062), not €0.01 of €0.01.
     await expect(meter).toHaveAccessibleName(/^\d+ % of the team's daily spend cap \(€0\.00[1-9]\d{0,3} of €0\.01\)$/);
     await expect(page.getByTestId("spend-cap-banner")).toHaveCount(0);
+    // And the amber warning under the header, at every width (the meter hides below `sm`).
+    const warning = page.getByTestId("spend-alert-banner");
+    await expect(warning).toContainText(
+      /^Team spend is at [5-9]\d\s% of its €0\.01 daily cap \(€0\.00[1-9]\d{0,3} spent today, UTC\)\./,
+    );
+    await expect(warning).toContainText("At 100 %, Baton pauses the team's running sandboxes and refuses new ones.");
     await checkA11yLightAndDark(page, "spend-meter-owner");
     await mp.setViewportSize({ width: 1280, height: 800 });
     await mp.goto("/sandboxes");
     await expect(mp.getByTestId("spend-meter")).toBeVisible();
+    await expect(mp.getByTestId("spend-alert-banner")).toContainText(
+      /^Team spend is at [5-9]\d\s% of its €0\.01 daily cap/,
+    );
     await checkA11yLightAndDark(mp, "spend-meter-member");
 
     // The 50 % alert went out: by mail to the owner, and to the webhook, signed.
@@ -341,6 +351,8 @@ test("a tiny team cap (pause), crossed by real work: alerts by mail and signed w
     const banner = mp.getByTestId("spend-cap-banner");
     await expect(banner).toContainText("The team's daily spend cap is reached");
     await expect(banner).toContainText("Baton paused the running sandboxes it covers");
+    // Reached: the red banner only, not the warning as well.
+    await expect(mp.getByTestId("spend-alert-banner")).toHaveCount(0);
     await checkA11yLightAndDark(mp, "spend-cap-banner-member");
 
     await mp.goto("/sandboxes/new");
@@ -454,5 +466,143 @@ test("a member's cap (block) stops that member only: their create is refused, th
     for (const id of made) await servers.engine.api("DELETE", `/sandboxes/${id}`).catch(() => null);
     if (capId) await api.delete(`/api/usage/caps/${capId}`, { headers: origin(baseURL!) });
     await member.context.close();
+  }
+});
+
+test("the amber warning past each alert threshold, at every width: dismissed for the tab, back at the next threshold; red at 100 % @db", async ({
+  connected: page,
+  baseURL,
+}) => {
+  test.setTimeout(150_000);
+  const problems = watchForErrors(page);
+  const api = page.request;
+  const made: string[] = [];
+  let capId: string | null = null;
+  // The team's URL, as a pasted link has it: the banner's link keeps it.
+  const SLUG = "analytical-engines";
+  const sandboxes = `/sandboxes?team=${SLUG}`;
+  try {
+    // Ten times the first test's price (10,000 µ€ per CPU-second): a few seconds of work are cents,
+    // so whole-cent caps can put the figure at a chosen percentage.
+    const rates = await api.patch("/api/usage/rates", {
+      data: { vcpu_hour_micro: 10 * MICRO_PER_CPU_SECOND * 3600 },
+      headers: origin(baseURL!),
+    });
+    expect(rates.status(), await rates.text()).toBe(200);
+    // The team's monthly cap, high for now: the job's figure of the month so far.
+    const set = await putCap(api, baseURL!, {
+      user_id: null,
+      window: "month",
+      limit_micro: 100_000_000,
+      action: "block",
+    });
+    capId = set.caps.find((c) => c.user_id === null && c.window === "month")!.id;
+    const created = await api.post("/api/v1/sandboxes", {
+      data: { template: "python-3.12", timeout_seconds: 600 },
+      headers: origin(baseURL!),
+    });
+    expect(created.status(), await created.text()).toBe(201);
+    const id = ((await created.json()) as { id: string }).id;
+    made.push(id);
+    let cap = await evaluatedAfter(api, capId, Date.now());
+    for (let step = 0; (cap.spent_micro ?? 0) < 60_000; step++) {
+      expect(step, "a few seconds of work spend six cents").toBeLessThan(10);
+      const ran = await exec(api, baseURL!, id, "timeout 3 sh -c 'yes > /dev/null'; true");
+      expect(ran.status(), await ran.text()).toBe(200);
+      cap = await evaluatedAfter(api, capId, Date.now() + 100);
+    }
+    // Gone (its final reading booked): the month's figure stands still from here.
+    const gone = await api.delete(`/api/v1/sandboxes/${id}`, { headers: origin(baseURL!) });
+    expect(gone.status(), await gone.text()).toBeLessThan(300);
+    made.pop();
+    let spent = -1;
+    for (let step = 0; cap.spent_micro !== spent; step++) {
+      expect(step, "the month's figure settles").toBeLessThan(10);
+      spent = cap.spent_micro!;
+      cap = await evaluatedAfter(api, capId, Date.now() + 100);
+    }
+
+    /** The team's monthly cap at `limit` (whole cents), once the job has applied it. */
+    const capAt = async (limit: number) => {
+      await putCap(api, baseURL!, { user_id: null, window: "month", limit_micro: limit, action: "block" });
+      const now = await evaluatedAfter(api, capId!, Date.now() + 100);
+      expect(now.limit_micro).toBe(limit);
+      return { limit, percent: now.percent! };
+    };
+    const cents = (micro: number) => Math.ceil(micro / 10_000) * 10_000;
+    const warning = page.getByTestId("spend-alert-banner");
+    const expectWarning = async (limit: number, percent: number) => {
+      // The list has loaded (the screenshots show the page, not its skeleton).
+      await expect(page.getByText(/^No sandboxes yet$|, all loaded$/).first()).toBeVisible();
+      await expect(warning).toBeVisible();
+      await expect(warning).toHaveRole("status");
+      await expect(warning).toContainText(
+        `Team spend is at ${Math.floor(percent)} % of its ${eur(limit)} monthly cap (${eur(spent)} spent this month, UTC). ` +
+          "New sandboxes will be refused at 100 %.",
+      );
+      await expect(warning.getByRole("link", { name: "See usage and caps" })).toHaveAttribute(
+        "href",
+        `/usage?team=${SLUG}#spend-caps`,
+      );
+    };
+
+    // Past 50 %: the warning at 390 px, where the header's meter is hidden, and at 1280 px.
+    // At most 60 % of a whole-cent limit, and over 54 % with six cents or more spent.
+    const half = await capAt(cents(spent / 0.6));
+    expect(half.percent).toBeGreaterThanOrEqual(50);
+    expect(half.percent).toBeLessThan(80);
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.goto(sandboxes);
+    await expectWarning(half.limit, half.percent);
+    await expect(page.getByTestId("spend-meter")).toBeHidden();
+    await checkA11yLightAndDark(page, "spend-alert-50-390");
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await expect(page.getByTestId("spend-meter")).toBeVisible();
+    await checkA11yLightAndDark(page, "spend-alert-50-1280");
+
+    // Dismissed: gone, focus where reading goes on, and still gone after a reload and on another page.
+    await warning.getByRole("button", { name: "Dismiss" }).click();
+    await expect(warning).toHaveCount(0);
+    await expect(page.locator("#main")).toBeFocused();
+    await page.reload();
+    await expect(page.getByRole("heading", { level: 1, name: "Sandboxes" })).toBeVisible();
+    await expect(warning).toHaveCount(0);
+    await page.goto(`/usage?team=${SLUG}`);
+    await expect(page.getByTestId("spend-caps")).toBeVisible();
+    await expect(warning).toHaveCount(0);
+    // For this tab only: another tab of the same browser shows it.
+    const other = await page.context().newPage();
+    await other.goto(sandboxes);
+    await expect(other.getByTestId("spend-alert-banner")).toBeVisible();
+    await other.close();
+
+    // Past 80 %: a new threshold, so the warning is back in the tab that dismissed the first one.
+    // 95 % rounded up to a whole cent: over 82 % with six cents or more spent, and far enough under
+    // 100 % that spent and cap do not read as the same amount.
+    const most = await capAt(cents(spent / 0.95));
+    expect(most.percent).toBeGreaterThanOrEqual(80);
+    expect(most.percent).toBeLessThan(100);
+    await page.goto(sandboxes);
+    await expectWarning(most.limit, most.percent);
+    await page.setViewportSize({ width: 390, height: 800 });
+    await checkA11yLightAndDark(page, "spend-alert-80-390");
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await checkA11yLightAndDark(page, "spend-alert-80-1280");
+
+    // At 100 % (a cap set below what is spent acts at once): the red banner, not the warning.
+    const limit = Math.floor(spent / 10_000) * 10_000;
+    await putCap(api, baseURL!, { user_id: null, window: "month", limit_micro: limit, action: "block" });
+    expect((await evaluatedAfter(api, capId, Date.now() + 100)).reached).toBe(true);
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.goto(sandboxes);
+      await expect(page.getByTestId("spend-cap-banner")).toContainText("The team's monthly spend cap is reached");
+      await expect(warning).toHaveCount(0);
+      await checkA11yLightAndDark(page, `spend-cap-reached-${width}`);
+    }
+    expect(problems).toEqual([]);
+  } finally {
+    for (const id of made) await api.delete(`/api/v1/sandboxes/${id}`, { headers: origin(baseURL!) }).catch(() => null);
+    if (capId) await api.delete(`/api/usage/caps/${capId}`, { headers: origin(baseURL!) });
   }
 });

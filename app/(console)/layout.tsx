@@ -12,7 +12,7 @@ import { PermissionsProvider } from "../../components/layout/permissions";
 import { clientPermissions } from "../../lib/server/client-permissions";
 import { getMigratedDb } from "../../lib/server/db/index";
 import { capMeterFor } from "../../lib/server/usage/cap-meter";
-import { SpendCapBanner, SpendMeter } from "../../components/layout/spend-meter";
+import { SpendAlertBanner, SpendCapBanner, SpendMeter } from "../../components/layout/spend-meter";
 
 /** The header's first render must not wait on a slow upstream for long: the poll catches up. */
 const INITIAL_CHECK_TIMEOUT_MS = 2_500;
@@ -42,7 +42,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
     // offered (components/layout/permissions.tsx); the API refuses them with 403 all the same.
     // They are the role in the URL's team.
     // The caller's closest spend cap once past 50 % (the caps job's last figure): a header meter,
-    // and a banner when reached.
+    // and a banner at every width (amber past an alert threshold, red when reached).
     const meter = await capMeterFor(await getMigratedDb(), team);
     shell = {
       user,
@@ -86,6 +86,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
             nav={nav}
             meter={meter ? <SpendMeter meter={meter} /> : null}
           />
+          {meter ? <SpendAlertBanner meter={meter} /> : null}
           {meter ? <SpendCapBanner meter={meter} /> : null}
           {/* Says when reads keep failing (orkestr API, Baton server or database down), and clears itself. */}
           <OutageWatch />

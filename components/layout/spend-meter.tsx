@@ -1,13 +1,17 @@
-import { formatMicro, type CapAction, type CapWindow } from "../../lib/usage/caps";
+import { alertThresholdCrossed, formatMicro, type CapAction, type CapWindow } from "../../lib/usage/caps";
 import { cn } from "../../lib/utils";
+import { DismissibleBanner } from "./dismissible-banner";
 import { TeamLink as Link } from "./team-link";
 
-// The caller's closest spend cap, once past 50 %: a small meter in the header (server-rendered, so
-// no code of its own reaches the browser), and a banner under it once the cap is reached. Both
-// link to /usage, where the caps are.
+// The caller's closest spend cap, once past 50 % (the first alert threshold): a small meter in the
+// header (server-rendered, so no code of its own reaches the browser; hidden below `sm`), and a
+// banner under it at every width: amber from each alert threshold on, dismissible for the tab, and
+// red once the cap is reached. All link to /usage, where the caps are.
 
 export interface SpendMeterData {
-  cap: { userId: string | null; window: CapWindow; limitMicro: number; action: CapAction };
+  cap: { id: string; userId: string | null; window: CapWindow; limitMicro: number; action: CapAction };
+  /** The window the figure is for: a dismissed warning is dismissed for it (and its threshold) only. */
+  windowKey: string;
   spentMicro: number;
   percent: number;
   reached: boolean;
@@ -37,6 +41,43 @@ export function SpendMeter({ meter }: { meter: SpendMeterData }) {
         />
       </span>
     </Link>
+  );
+}
+
+/**
+ * Past an alert threshold and short of the cap: how close it is, and what happens at 100 %. A
+ * dismissal holds for this tab, this cap, this window and this threshold: crossing the next one
+ * shows it again.
+ */
+export function SpendAlertBanner({ meter }: { meter: SpendMeterData }) {
+  const threshold = alertThresholdCrossed(meter.percent);
+  if (meter.reached || threshold === null || threshold >= 100) return null;
+  const own = meter.cap.userId !== null;
+  // Floored, like the meter: 99.6 % is not "100 %" while the cap does not act yet.
+  const pct = Math.floor(meter.percent);
+  const window = meter.cap.window === "month" ? "monthly" : "daily";
+  // "100 %" with a no-break space: at 390 px the number and its sign must not part at a line end.
+  const then =
+    meter.cap.action === "block"
+      ? "New sandboxes will be refused at 100\u00a0%."
+      : meter.cap.action === "pause"
+        ? `At 100\u00a0%, Baton pauses ${own ? "your" : "the team's"} running sandboxes and refuses new ones.`
+        : "Nothing is stopped at 100\u00a0%: this cap only alerts.";
+  return (
+    <DismissibleBanner
+      id={`spend-alert:${meter.cap.id}:${meter.windowKey}:${threshold}`}
+      testId="spend-alert-banner"
+      className="flex items-start gap-3 border-b border-warning/60 bg-warning/15 px-4 py-2 text-sm text-foreground md:px-6"
+    >
+      <strong>
+        {own ? "Your spend" : "Team spend"} is at {pct}&nbsp;% of {own ? "your" : "its"}{" "}
+        {formatMicro(meter.cap.limitMicro)} {window} cap
+      </strong>{" "}
+      ({formatMicro(meter.spentMicro)} spent {meter.cap.window === "month" ? "this month" : "today"}, UTC). {then}{" "}
+      <Link href="/usage#spend-caps" className="font-medium underline underline-offset-4">
+        See usage and caps
+      </Link>
+    </DismissibleBanner>
   );
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  alertThresholdCrossed,
   alertsDue,
   capPercent,
   capReached,
@@ -35,6 +36,19 @@ describe("spend cap rules", () => {
     expect(alertsDue(cap, 850_000, new Set([50, 80]))).toEqual([]);
     expect(alertsDue(cap, 2_000_000, new Set())).toEqual([50, 80, 100]);
     expect(alertsDue({ limitMicro: 0 }, 1, new Set())).toEqual([50, 80, 100]);
+  });
+
+  it("names the highest alert threshold crossed, for the console's warning and its dismissal", () => {
+    expect(alertThresholdCrossed(0)).toBeNull();
+    expect(alertThresholdCrossed(49.99)).toBeNull();
+    expect(alertThresholdCrossed(50)).toBe(50);
+    expect(alertThresholdCrossed(79.9)).toBe(50);
+    expect(alertThresholdCrossed(80)).toBe(80);
+    expect(alertThresholdCrossed(99.99)).toBe(80);
+    expect(alertThresholdCrossed(100)).toBe(100);
+    // A cap of 0 with anything spent (capPercent's Infinity), and no figure at all.
+    expect(alertThresholdCrossed(capPercent(1, 0))).toBe(100);
+    expect(alertThresholdCrossed(Number.NaN)).toBeNull();
   });
 
   it("is reached at the limit, and a zero cap by anything", () => {

@@ -73,6 +73,17 @@ export function alertsDue(
 }
 
 /**
+ * The highest alert threshold `percent` has crossed, or null below the first: what the console's
+ * warning banner says, and what its dismissal is keyed on, so that dismissing the 50 % warning does
+ * not hide the 80 % one when spending gets there.
+ */
+export function alertThresholdCrossed(percent: number): AlertThreshold | null {
+  let crossed: AlertThreshold | null = null;
+  for (const t of ALERT_THRESHOLDS) if (percent >= t) crossed = t;
+  return crossed;
+}
+
+/**
  * What more could be spent before the job's next run sees the cap reached: the run-rate over the
  * time to that run. The page shows it beside each cap, since the job reads usage at intervals and
  * a sandbox already running spends until it is paused.

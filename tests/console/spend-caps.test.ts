@@ -18,7 +18,7 @@ import { capMeterFor } from "../../lib/server/usage/cap-meter";
 import { enforceTeamCaps, type CapAlert, type CapsJobDeps } from "../../lib/server/usage/caps-job";
 import { setCap } from "../../lib/server/usage/caps-store";
 import { SEED_RATES } from "../../lib/usage/report";
-import { possibleOvershootMicro, windowBounds } from "../../lib/usage/caps";
+import { possibleOvershootMicro, windowBounds, windowKey } from "../../lib/usage/caps";
 import { jsonOf, makeUser, noParams, request, sessionCookie, useConsoleDb } from "./helpers";
 
 // Spend caps without an engine: the caps job reads spending through an injected source (the usage
@@ -437,11 +437,15 @@ describe.each(testBackends)("spend caps on $name", (backend) => {
     await enforceTeamCaps(ctx.db(), t.teamId, deps({ team: 4_000_000, byUser: { [t.member.id]: 400_000 } }).d, NOW);
     expect(await capMeterFor(ctx.db(), member, NOW)).toBeNull();
     await enforceTeamCaps(ctx.db(), t.teamId, deps({ team: 6_000_000, byUser: { [t.member.id]: 700_000 } }).d, NOW);
-    expect(await capMeterFor(ctx.db(), member, NOW)).toMatchObject({
-      cap: { userId: t.member.id },
+    const meter = await capMeterFor(ctx.db(), member, NOW);
+    expect(meter).toMatchObject({
+      cap: { userId: t.member.id, window: "day" },
+      // The window the figure is for: the console's warning is dismissed for it (and its threshold) only.
+      windowKey: windowKey("day", NOW),
       percent: 70,
       reached: false,
     });
+    expect(meter!.cap.id).toMatch(/\S/);
     expect(await capMeterFor(ctx.db(), other, NOW)).toMatchObject({ cap: { userId: null }, percent: 60 });
     await enforceTeamCaps(ctx.db(), t.teamId, deps({ team: 6_000_000, byUser: { [t.member.id]: 1_000_000 } }).d, NOW);
     expect(await capMeterFor(ctx.db(), member, NOW)).toMatchObject({ percent: 100, reached: true });

@@ -9,7 +9,9 @@ import { capStates, capsFor } from "./caps-store";
 // threshold (50 %), from the caps job's last figure. Nothing below that: the header stays quiet.
 
 export interface CapMeter {
-  cap: Pick<SpendCap, "userId" | "window" | "limitMicro" | "action">;
+  cap: Pick<SpendCap, "id" | "userId" | "window" | "limitMicro" | "action">;
+  /** The window the figure is for (`YYYY-MM` or `YYYY-MM-DD`): a dismissed warning is for it only. */
+  windowKey: string;
   spentMicro: number;
   percent: number;
   reached: boolean;
@@ -30,7 +32,13 @@ export async function capMeterFor(db: Db, team: ActingTeam | null, now = Date.no
     const percent = capPercent(s.spentMicro, cap.limitMicro);
     if (percent < ALERT_THRESHOLDS[0]) continue;
     if (!worst || percent > worst.percent)
-      worst = { cap, spentMicro: s.spentMicro, percent, reached: s.spentMicro >= cap.limitMicro };
+      worst = {
+        cap,
+        windowKey: s.windowKey,
+        spentMicro: s.spentMicro,
+        percent,
+        reached: s.spentMicro >= cap.limitMicro,
+      };
   }
   return worst;
 }
