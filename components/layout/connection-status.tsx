@@ -43,7 +43,12 @@ export function ConnectionStatus({ label, baseUrl, state, detail, className, hre
   const tooltip = [baseUrl || null, detail ?? null].filter(Boolean).join(" · ");
   const words = (
     <>
-      <span className="font-medium whitespace-nowrap">{CONNECTION_STATE_TEXT[state]}</span>{" "}
+      {/* On a phone the header has no room for "Connected": the green dot says it (the words stay for
+          screen readers and the tooltip), while any other state keeps its words, so trouble is never
+          told by colour alone. */}
+      <span className={cn("font-medium whitespace-nowrap", state === "ok" && "max-sm:sr-only")}>
+        {CONNECTION_STATE_TEXT[state]}
+      </span>{" "}
       <span aria-hidden={href ? undefined : true} className="hidden min-w-0 truncate text-muted-foreground sm:inline">
         {label}
       </span>
