@@ -172,6 +172,34 @@ describe("the fast path's answers", () => {
     }
   });
 
+  it("give the handler the request's headers, URL and method as Next would, and a live abort signal", async () => {
+    let seen: { url: string; method: string; headers: [string, string][]; signal: AbortSignal } | null = null;
+    const server = await serveOne("echo", async (req) => {
+      seen = { url: req.url, method: req.method, headers: [...req.headers], signal: req.signal };
+      return new Response(null, { status: 204 });
+    });
+    try {
+      const res = await send((server.address() as AddressInfo).port, "GET", "/api/v1/echo?a=1", {
+        // A repeated header arrives joined; a Latin-1 byte (obs-text) passes as Next passes it.
+        headers: { "x-one": "1", "x-latin": "caf\u00e9", cookie: "a=1; b=2" },
+      });
+      expect(res.status).toBe(204);
+      expect(seen).not.toBeNull();
+      const got = seen!;
+      expect(got.url).toBe("http://baton.test/api/v1/echo?a=1");
+      expect(got.method).toBe("GET");
+      const headers = new Map(got.headers);
+      expect(headers.get("host")).toBe("baton.test");
+      expect(headers.get("x-one")).toBe("1");
+      expect(headers.get("x-latin")).toBe("caf\u00e9");
+      expect(headers.get("cookie")).toBe("a=1; b=2");
+      expect(got.signal).toBeInstanceOf(AbortSignal);
+      expect(got.signal.aborted).toBe(false);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it("abort the handler's request and cancel its stream when the client leaves before the answer begins", async () => {
     let aborted = false;
     let cancelled = false;
