@@ -181,33 +181,73 @@ function smallBody(req: IncomingMessage): Promise<Buffer> | null {
   });
 }
 
-async function toRequest(req: IncomingMessage, method: string, signal: AbortSignal): Promise<Request> {
-  // req.headers as the front door left them (its client-address header written, a client's own
-  // forwarding headers deleted): what Next builds its request from too.
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
+/**
+ * req.headers as the front door left them (its client-address header written, a client's own
+ * forwarding headers deleted), as name/value pairs: what Next builds its request from too. Given
+ * to the Request constructor as they are, they are validated and copied once; filled into a Headers
+ * first, the constructor would copy that Headers a second time.
+ */
+function headerPairs(req: IncomingMessage): [string, string][] {
+  const pairs: [string, string][] = [];
+  const headers = req.headers;
+  for (const name in headers) {
+    const value = headers[name];
     if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) pairs.push([name, v]);
+    else pairs.push([name, value]);
+  }
+  return pairs;
+}
+
+/**
+ * The headers for the Request constructor: req.headers itself when every value is a string (every
+ * request but one repeating Set-Cookie), which the constructor copies fastest; else headerPairs().
+ */
+function headersInit(req: IncomingMessage): Record<string, string> | [string, string][] {
+  const headers = req.headers;
+  for (const name in headers) if (typeof headers[name] !== "string") return headerPairs(req);
+  return headers as Record<string, string>;
+}
+
+/** The same headers one at a time, a value Headers refuses dropped (as Next does). */
+function lenientHeaders(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of headerPairs(req)) {
     try {
-      if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-      else headers.set(name, value);
+      headers.append(name, value);
     } catch {
-      // a value Headers refuses: dropped, as Next does
+      // a value Headers refuses: dropped
     }
   }
+  return headers;
+}
+
+async function toRequest(req: IncomingMessage, method: string, signal: AbortSignal): Promise<Request> {
   const hasBody = method !== "GET" && method !== "HEAD";
   const pending = hasBody ? smallBody(req) : null;
   const whole = pending ? await pending : null;
-  const request = new Request(requestUrl(req), {
+  const init = {
     method,
-    headers,
-    // Aborts when the client goes away, as Next's request does: streaming handlers (exec, events,
-    // live, file downloads) end their upstream reads on it.
-    signal,
     // A body read whole stays beside the Request (lib/server/request-bytes.ts), not in a stream.
     body: hasBody && !whole ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
     // Node's fetch Request requires this for a streamed body.
     ...(hasBody && !whole ? { duplex: "half" } : {}),
-  } as RequestInit);
+  };
+  let request: Request;
+  try {
+    request = new Request(requestUrl(req), { ...init, headers: headersInit(req) } as RequestInit);
+  } catch (err) {
+    // Node's parser lets through little that Headers refuses; for what it does, the slow way.
+    if (!(err instanceof TypeError)) throw err;
+    request = new Request(requestUrl(req), { ...init, headers: lenientHeaders(req) } as RequestInit);
+  }
+  // `signal` aborts when the client goes away, as Next's request's does: streaming handlers (exec,
+  // events, live, file downloads) end their upstream reads on it. It is the fast path's own signal,
+  // set on the Request as it is rather than given to the constructor, which would make a second
+  // signal following it (an AbortController, a listener, a finalization registration: a good part
+  // of the constructor's cost, on every request). Only `req.signal` is read by Baton's handlers;
+  // nothing copies or re-fetches these Requests.
+  Object.defineProperty(request, "signal", { value: signal, enumerable: false });
   return whole ? withKnownBytes(request, whole) : request;
 }
 

@@ -1,5 +1,5 @@
 import "server-only";
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
 // Row ids are generated in app code, so SQLite and Postgres store the same text ids. ULIDs sort by
 // creation time (audit events page by id; lists can order "newest first" without a timestamp
@@ -8,8 +8,30 @@ import { randomBytes } from "node:crypto";
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
+const RANDOM_BYTES = 10;
+
 let lastTime = -1;
-let lastRandom = Buffer.alloc(10);
+// Owned by this module and rewritten in place: never a view into the pool below, whose refill
+// would otherwise change the random part a same-millisecond id steps from.
+const lastRandom = Buffer.alloc(RANDOM_BYTES);
+
+// Random bytes come from a 4 KiB pool, refilled from the CSPRNG when fewer than an id's 10 bytes
+// are left: a randomBytes(10) per id was a syscall-sized cost on every API request (each has a
+// request id). Each pooled byte is handed out once, so ids are exactly as unpredictable and as
+// unique as with a fresh randomBytes() each time.
+const POOL_SIZE = 4096;
+const pool = Buffer.allocUnsafe(POOL_SIZE);
+let poolOffset = POOL_SIZE;
+
+/** Copies the next 10 unused random bytes into `into`. */
+function takeRandom(into: Buffer): void {
+  if (poolOffset + RANDOM_BYTES > POOL_SIZE) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  pool.copy(into, 0, poolOffset, poolOffset + RANDOM_BYTES);
+  poolOffset += RANDOM_BYTES;
+}
 
 function encodeTime(ms: number): string {
   let out = "";
@@ -44,16 +66,14 @@ export function ulid(now: number = Date.now()): string {
   if (time <= lastTime) {
     // Same (or an earlier: clock stepped back) millisecond: keep the time, add one to the random part.
     time = lastTime;
-    const next = Buffer.from(lastRandom);
-    for (let i = next.length - 1; i >= 0; i--) {
-      const v = (next[i] ?? 0) + 1;
-      next[i] = v & 0xff;
+    for (let i = lastRandom.length - 1; i >= 0; i--) {
+      const v = (lastRandom[i] ?? 0) + 1;
+      lastRandom[i] = v & 0xff;
       if (v <= 0xff) break;
     }
-    lastRandom = next;
   } else {
     lastTime = time;
-    lastRandom = randomBytes(10);
+    takeRandom(lastRandom);
   }
   return encodeTime(time) + encodeRandom(lastRandom);
 }

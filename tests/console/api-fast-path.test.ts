@@ -29,7 +29,7 @@ function send(
   method: string,
   p: string,
   /** `body` is sent as JSON, `raw` as it is. */
-  opts: { headers?: Record<string, string>; body?: unknown; raw?: string } = {},
+  opts: { headers?: Record<string, string | string[]>; body?: unknown; raw?: string } = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const body = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
@@ -167,6 +167,49 @@ describe("the fast path's answers", () => {
       expect(res.text).toBe("file bytes");
       expect(res.headers["content-security-policy"]).toBe("default-src 'none'; sandbox");
       expect(res.headers["x-content-type-options"]).toBe("nosniff");
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it("give the handler the request's headers, URL and method as Next would, and a live abort signal", async () => {
+    type Seen = { url: string; method: string; headers: [string, string][]; cookies: string[]; signal: AbortSignal };
+    let seen: Seen | null = null;
+    const server = await serveOne("echo", async (req) => {
+      seen = {
+        url: req.url,
+        method: req.method,
+        headers: [...req.headers],
+        cookies: req.headers.getSetCookie(),
+        signal: req.signal,
+      };
+      return new Response(null, { status: 204 });
+    });
+    try {
+      // A header Node keeps as a list (a repeated Set-Cookie) reaches the handler value by value.
+      const listed = await send((server.address() as AddressInfo).port, "GET", "/api/v1/echo", {
+        headers: { "set-cookie": ["a=1", "b=2"], "x-one": "1" },
+      });
+      expect(listed.status).toBe(204);
+      expect((seen as Seen | null)?.cookies).toEqual(["a=1", "b=2"]);
+      expect(new Map((seen as Seen | null)?.headers).get("x-one")).toBe("1");
+
+      const res = await send((server.address() as AddressInfo).port, "GET", "/api/v1/echo?a=1", {
+        // A Latin-1 byte (obs-text) passes as Next passes it.
+        headers: { "x-one": "1", "x-latin": "caf\u00e9", cookie: "a=1; b=2" },
+      });
+      expect(res.status).toBe(204);
+      const got = seen as Seen | null;
+      if (!got) throw new Error("the handler did not run");
+      expect(got.url).toBe("http://baton.test/api/v1/echo?a=1");
+      expect(got.method).toBe("GET");
+      const headers = new Map(got.headers);
+      expect(headers.get("host")).toBe("baton.test");
+      expect(headers.get("x-one")).toBe("1");
+      expect(headers.get("x-latin")).toBe("caf\u00e9");
+      expect(headers.get("cookie")).toBe("a=1; b=2");
+      expect(got.signal).toBeInstanceOf(AbortSignal);
+      expect(got.signal.aborted).toBe(false);
     } finally {
       await new Promise((r) => server.close(r));
     }
