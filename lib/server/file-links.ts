@@ -1,6 +1,8 @@
 import "server-only";
 import { buildQuery, path } from "../orkestr/path";
 import type { PresignedUrl } from "../orkestr/schemas/files";
+import type { RouteContext } from "./route";
+import { linkOrigin } from "./team-api";
 import { fileLinkExpiry, fileLinkQuery, type FileLinkClaims, type FileLinkMethod } from "./file-link-signature";
 
 // Presigned file URLs through the console. The upstream builds them on its own host
@@ -93,6 +95,30 @@ export function signedPresigned(
     headers: upstream.headers ?? null,
     expires_at: new Date(claims.exp * 1000).toISOString(),
   };
+}
+
+/**
+ * What presign-download and presign-upload answer: a Baton-signed link when an API token's client
+ * asks (the token and its team are in the link), else the session's same-origin link.
+ */
+export function presignedAnswer(
+  asker: Pick<RouteContext<"user", undefined, undefined, undefined>, "req" | "current" | "team">,
+  link: {
+    method: FileLinkMethod;
+    sandboxId: string;
+    requestedPath: string;
+    expiresInSeconds?: number;
+    maxBytes?: number;
+  },
+  upstream: PresignedUrl,
+) {
+  const teamSlug = asker.team?.team.slug ?? null;
+  if (asker.current.via.kind === "token" && teamSlug)
+    return signedPresigned(
+      { ...link, teamSlug, tokenId: asker.current.via.tokenId, origin: linkOrigin(asker.req) },
+      upstream,
+    );
+  return batonPresigned(link.sandboxId, link.requestedPath, upstream, teamSlug);
 }
 
 /**

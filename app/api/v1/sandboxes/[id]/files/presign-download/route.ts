@@ -1,6 +1,5 @@
 import { PresignBody } from "../../../../../../../lib/orkestr/schemas/files";
-import { batonPresigned, signedPresigned } from "../../../../../../../lib/server/file-links";
-import { linkOrigin } from "../../../../../../../lib/server/team-api";
+import { presignedAnswer } from "../../../../../../../lib/server/file-links";
 import { json, route } from "../../../../../../../lib/server/route";
 import { withUpstream } from "../../../../../../../lib/server/upstream";
 import { SandboxIdParams } from "../../../../../../../lib/validations/proxy";
@@ -17,21 +16,12 @@ export const POST = route(
       orkestr.files.presignDownload(params.id, body.path, { expiresInSeconds: body.expires_in_seconds }),
     );
     // An API token's client gets a Baton-signed link it can use without a header (file-links.ts).
-    if (current?.via.kind === "token" && team)
-      return json(
-        signedPresigned(
-          {
-            method: "GET",
-            sandboxId: params.id,
-            requestedPath: body.path,
-            teamSlug: team.team.slug,
-            tokenId: current.via.tokenId,
-            origin: linkOrigin(req),
-            expiresInSeconds: body.expires_in_seconds,
-          },
-          presigned,
-        ),
-      );
-    return json(batonPresigned(params.id, body.path, presigned, team?.team.slug));
+    return json(
+      presignedAnswer(
+        { req, current, team },
+        { method: "GET", sandboxId: params.id, requestedPath: body.path, expiresInSeconds: body.expires_in_seconds },
+        presigned,
+      ),
+    );
   },
 );

@@ -1,6 +1,5 @@
 import { PresignBody } from "../../../../../../../lib/orkestr/schemas/files";
-import { batonPresigned, signedPresigned } from "../../../../../../../lib/server/file-links";
-import { linkOrigin } from "../../../../../../../lib/server/team-api";
+import { presignedAnswer } from "../../../../../../../lib/server/file-links";
 import { json, route } from "../../../../../../../lib/server/route";
 import { withUpstream } from "../../../../../../../lib/server/upstream";
 import { SandboxIdParams } from "../../../../../../../lib/validations/proxy";
@@ -20,22 +19,18 @@ export const POST = route(
     );
     await audit("sandbox.file_presign_upload", { target: params.id, data: { path: body.path } });
     // An API token's client gets a Baton-signed link it can use without a header (file-links.ts).
-    if (current?.via.kind === "token" && team)
-      return json(
-        signedPresigned(
-          {
-            method: "PUT",
-            sandboxId: params.id,
-            requestedPath: body.path,
-            teamSlug: team.team.slug,
-            tokenId: current.via.tokenId,
-            origin: linkOrigin(req),
-            expiresInSeconds: body.expires_in_seconds,
-            maxBytes: body.max_bytes,
-          },
-          presigned,
-        ),
-      );
-    return json(batonPresigned(params.id, body.path, presigned, team?.team.slug));
+    return json(
+      presignedAnswer(
+        { req, current, team },
+        {
+          method: "PUT",
+          sandboxId: params.id,
+          requestedPath: body.path,
+          expiresInSeconds: body.expires_in_seconds,
+          maxBytes: body.max_bytes,
+        },
+        presigned,
+      ),
+    );
   },
 );
