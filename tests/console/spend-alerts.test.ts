@@ -287,10 +287,11 @@ describe.each(testBackends)("spend alerts on $name", (backend) => {
       },
     });
 
-    // A new month: spending from zero again, and the alerts go out again.
+    // A new month: spending from zero again, and the alerts go out again; two runs at once send it once.
     const january = Date.UTC(2027, 0, 3, 12);
     await spend("2027-01-02", 6_000_000);
-    expect((await enforceTokenCaps(ctx.db(), t.teamId, null, january)).map((d) => d.alerts)).toEqual([[50]]);
+    const both = await Promise.all([0, 1].map(() => enforceTokenCaps(ctx.db(), t.teamId, null, january)));
+    expect(both.flat().map((d) => d.alerts)).toEqual([[50]]);
     expect(await enforceTokenCaps(ctx.db(), t.teamId, null, january)).toEqual([]);
     expect(mailsTo(dev.user.email).map((m) => m.subject.match(/(\d+) %/)![1])).toEqual(["50", "80", "100", "50"]);
     expect(
