@@ -11,6 +11,7 @@ import { migrationProvider, migrations } from "./migrations/index";
 import { testBackends, type TestDatabase } from "./test-backends";
 
 const TABLES = [
+  "api_token_cap_alerts",
   "api_token_sandboxes",
   "api_tokens",
   "audit_events",

@@ -271,6 +271,8 @@ export interface Database {
   spend_alert_settings: SpendAlertSettingsTable;
   api_tokens: ApiTokensTable;
   api_token_sandboxes: ApiTokenSandboxesTable;
+  /** The alerts of API tokens' own caps (migration 0014): spend_cap_alerts' shape, cap_id = the token's id. */
+  api_token_cap_alerts: SpendCapAlertsTable;
 }
 
 /** The last reading of one sandbox's lifetime counters (lib/server/usage/record.ts); whole milliseconds. */

@@ -10,8 +10,8 @@ import type { Resolver } from "../ssrf";
 import type { CapAlert } from "./caps-job";
 
 // Where a team's spend alerts go besides the console (the caps on /usage) and the audit log:
-// - email to the team's owners and admins, when Baton has SMTP (BATON_SMTP_URL) and the team did not
-//   turn it off;
+// - email to the team's owners and admins (for an API token's own cap, also the token's owner), when
+//   Baton has SMTP (BATON_SMTP_URL) and the team did not turn it off;
 // - a webhook: a URL the billing manager gives, POSTed as orkestr signs its webhooks
 //   (`X-Orkestr-Signature: sha256=<HMAC-SHA256(secret, raw body)>`, `X-Orkestr-Event:
 //   spend_cap.alert` or `spend_cap.pause_failed`), guarded against internal addresses when saved and
@@ -121,7 +121,17 @@ async function recipients(db: Db, teamId: string): Promise<string[]> {
 
 /** One sentence for a person: which cap, how far, and what happens next. */
 export function alertText(teamName: string, alert: CapAlert, memberEmail: string | null): string {
-  const { cap } = alert;
+  const { cap, token } = alert;
+  if (token && alert.kind === "threshold")
+    return (
+      `${teamName}: ${alert.threshold} % of the monthly spend cap of the API token "${token.name}" ` +
+      `(${memberEmail ?? "a member"}'s) reached (${formatMicro(alert.spentMicro)} of ${formatMicro(cap.limitMicro)}, ` +
+      `UTC ${alert.windowKey}).` +
+      (alert.threshold === 100
+        ? " Baton now refuses new sandboxes, resumes and keep-alives with the token and pauses its running sandboxes;" +
+          " a token's cap cannot be raised (make a new token)."
+        : "")
+    );
   const whose = cap.userId ? `${memberEmail ?? "a member"}'s` : `the team's`;
   const window = cap.window === "month" ? "monthly" : "daily";
   if (alert.kind === "pause_failed" && alert.cause === "no_pause_connection")
@@ -172,7 +182,9 @@ export async function notifyCapAlert(
   if (!settings.email) outcome.email = "off";
   else if (!mailConfigured()) outcome.email = "not configured";
   else {
-    const to = await recipients(db, alert.teamId);
+    // A token's cap also tells the token's owner (who may be neither owner nor admin).
+    const owner = alert.token ? await memberEmail(db, alert.cap) : null;
+    const to = [...new Set([...(await recipients(db, alert.teamId)), ...(owner ? [owner] : [])])];
     const results = await Promise.all(
       to.map((address) =>
         sendMail({
@@ -180,7 +192,7 @@ export async function notifyCapAlert(
           subject:
             alert.kind === "pause_failed"
               ? `[Baton] ${team.name}: sandboxes could not be paused for a spend cap`
-              : `[Baton] ${team.name}: ${alert.threshold} % of a spend cap`,
+              : `[Baton] ${team.name}: ${alert.threshold} % of ${alert.token ? "an API token's" : "a"} spend cap`,
           text: `${text}\n\nSee the team's usage and caps on Baton's Usage page.\n`,
         }),
       ),
@@ -203,7 +215,8 @@ export async function notifyCapAlert(
         team: { id: team.id, name: team.name, slug: team.slug },
         cap: {
           id: alert.cap.id,
-          subject: alert.cap.userId ?? "team",
+          subject: alert.token ? "api_token" : (alert.cap.userId ?? "team"),
+          ...(alert.token ? { token: { id: alert.token.id, name: alert.token.name, owner: alert.cap.userId } } : {}),
           window: alert.cap.window,
           limit_micro: alert.cap.limitMicro,
           action: alert.cap.action,

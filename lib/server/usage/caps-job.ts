@@ -20,6 +20,7 @@ import {
   recordAlertChannels,
   sentAlerts,
   writeCapState,
+  type AlertLedger,
   type CapState,
 } from "./caps-store";
 
@@ -50,7 +51,10 @@ export interface PauseOutcome {
 
 export interface CapAlert {
   teamId: string;
+  /** For an API token's own cap: its id (also `cap.id`), `userId` its owner, a monthly window, action "pause". */
   cap: SpendCap;
+  /** Set when the cap is an API token's own (lib/server/api-tokens/caps-job.ts), not a team's or member's. */
+  token?: { id: string; name: string };
   kind: "threshold" | "pause_failed";
   threshold: number | null;
   spentMicro: number;
@@ -109,6 +113,37 @@ async function audit(
   });
 }
 
+/**
+ * Sends the alerts (50/80/100 %) that `spentMicro` crossed and that were not sent yet in the window:
+ * each is claimed first in the ledger (one row per cap, window and threshold, so once whichever
+ * instance gets there), then sent by `notify`, how each channel went recorded with it, and audited.
+ * The team's and members' caps and API tokens' own caps (each in its ledger) go through here.
+ */
+export async function sendDueAlerts(
+  db: Db,
+  input: {
+    ledger: AlertLedger;
+    alert: Pick<CapAlert, "teamId" | "cap" | "token" | "spentMicro" | "windowKey">;
+    now: number;
+    notify: CapsJobDeps["notify"];
+    audit: (threshold: number, channels: Record<string, string>) => Promise<unknown>;
+  },
+): Promise<number[]> {
+  const { ledger, alert, now } = input;
+  const { cap, spentMicro, windowKey: key } = alert;
+  const sent: number[] = [];
+  for (const threshold of alertsDue(cap, spentMicro, await sentAlerts(db, cap.id, key, ledger))) {
+    if (!(await claimAlert(db, { capId: cap.id, windowKey: key, threshold, spentMicro, now }, ledger))) continue;
+    sent.push(threshold);
+    const channels = await input
+      .notify({ ...alert, kind: "threshold", threshold })
+      .catch((err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }));
+    await recordAlertChannels(db, { capId: cap.id, windowKey: key, threshold }, channels, ledger);
+    await input.audit(threshold, channels);
+  }
+  return sent;
+}
+
 /** Evaluates and enforces every cap of one team at `now`. */
 export async function enforceTeamCaps(
   db: Db,
@@ -136,16 +171,14 @@ export async function enforceTeamCaps(
       const sameWindow = previous?.windowKey === key;
       const figures = { spent_micro: spentMicro, spent: formatMicro(spentMicro), window_key: key };
 
-      const alerts: number[] = [];
-      for (const threshold of alertsDue(cap, spentMicro, await sentAlerts(db, cap.id, key))) {
-        if (!(await claimAlert(db, { capId: cap.id, windowKey: key, threshold, spentMicro, now }))) continue;
-        alerts.push(threshold);
-        const channels = await deps
-          .notify({ teamId, cap, kind: "threshold", threshold, spentMicro, windowKey: key })
-          .catch((err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }));
-        await recordAlertChannels(db, { capId: cap.id, windowKey: key, threshold }, channels);
-        await audit(db, teamId, "spend_cap.alert", cap, { ...figures, threshold, channels }, now);
-      }
+      const alerts = await sendDueAlerts(db, {
+        ledger: "spend_cap_alerts",
+        alert: { teamId, cap, spentMicro, windowKey: key },
+        now,
+        notify: deps.notify,
+        audit: (threshold, channels) =>
+          audit(db, teamId, "spend_cap.alert", cap, { ...figures, threshold, channels }, now),
+      });
 
       const reached = capReached(cap, spentMicro);
       const state: CapState = {

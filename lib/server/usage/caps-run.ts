@@ -44,7 +44,7 @@ export async function runTeamCaps(
   now = Date.now(),
 ): Promise<CapDecision[]> {
   try {
-    // API tokens' own monthly caps too (lib/server/api-tokens/caps-job.ts): alert and pause, once a month.
+    // API tokens' own monthly caps too (lib/server/api-tokens/caps-job.ts): 50/80/100 % alerts, pause once a month.
     await enforceTokenCaps(db, teamId, connection.pauser, now).catch((err: unknown) =>
       console.error(`[baton] API token caps of team ${teamId}:`, err),
     );

@@ -187,10 +187,22 @@ export async function writeCapState(db: Db, state: CapState): Promise<void> {
     .execute();
 }
 
+/**
+ * Where the alerts already sent are claimed: a team's or member's cap (spend_cap_alerts, by cap id),
+ * or an API token's own cap (api_token_cap_alerts, by token id; lib/server/api-tokens/caps-job.ts).
+ * Both tables have the same shape and the same claim.
+ */
+export type AlertLedger = "spend_cap_alerts" | "api_token_cap_alerts";
+
 /** The thresholds already alerted for a cap in a window. */
-export async function sentAlerts(db: Db, capId: string, windowKey: string): Promise<Set<number>> {
+export async function sentAlerts(
+  db: Db,
+  capId: string,
+  windowKey: string,
+  ledger: AlertLedger = "spend_cap_alerts",
+): Promise<Set<number>> {
   const rows = await db
-    .selectFrom("spend_cap_alerts")
+    .selectFrom(ledger)
     .select("threshold")
     .where("cap_id", "=", capId)
     .where("window_key", "=", windowKey)
@@ -205,9 +217,10 @@ export async function sentAlerts(db: Db, capId: string, windowKey: string): Prom
 export async function claimAlert(
   db: Db,
   input: { capId: string; windowKey: string; threshold: number; spentMicro: number; now: number },
+  ledger: AlertLedger = "spend_cap_alerts",
 ): Promise<boolean> {
   const res = await db
-    .insertInto("spend_cap_alerts")
+    .insertInto(ledger)
     .values({
       cap_id: input.capId,
       window_key: input.windowKey,
@@ -227,9 +240,10 @@ export async function recordAlertChannels(
   db: Db,
   key: { capId: string; windowKey: string; threshold: number },
   channels: Record<string, string>,
+  ledger: AlertLedger = "spend_cap_alerts",
 ): Promise<void> {
   await db
-    .updateTable("spend_cap_alerts")
+    .updateTable(ledger)
     .set({ channels: JSON.stringify(channels) })
     .where("cap_id", "=", key.capId)
     .where("window_key", "=", key.windowKey)

@@ -13,6 +13,7 @@ import * as m0010 from "./0010_billing_delegation";
 import * as m0011 from "./0011_spend_caps";
 import * as m0012 from "./0012_api_tokens";
 import * as m0013 from "./0013_api_token_limits";
+import * as m0014 from "./0014_api_token_cap_alerts";
 
 // Every migration, imported statically: bundlers (Next.js) cannot glob a folder at runtime.
 // Names sort lexically; append new ones as "0002_<what>" and never edit a released migration.
@@ -30,6 +31,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0011_spend_caps": m0011,
   "0012_api_tokens": m0012,
   "0013_api_token_limits": m0013,
+  "0014_api_token_cap_alerts": m0014,
 };
 
 export const migrationProvider: MigrationProvider = {
