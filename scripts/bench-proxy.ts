@@ -6,7 +6,7 @@
 // A fresh engine and the production console (scripts/console-server.mjs on `.next`), an owner
 // signed in and the local engine connected (scripts/bench/console-harness.ts). After a warm-up,
 // BENCH_ROUNDS rounds (default 300) each send every request straight to the engine (Bearer token)
-// and through the console's `/api` (session cookie), alternating which goes first, over keep-alive
+// and through the console's `/api` (session cookie), rotating which goes first, over keep-alive
 // connections (one socket per target, as a browser tab reuses its connection). Then, in rounds of
 // their own, a 404 under /api, /api/me and /favicon.ico: what is spent before any handler talks to
 // the engine. Prints a markdown table (engine/bench/lib.ts) and one JSON line; never asserts.
@@ -187,8 +187,8 @@ const expectStatus = (what: string, got: Timed, want: number) => {
   return got.ms;
 };
 
-async function round(t: Target, record: boolean, directFirst: boolean): Promise<void> {
-  for (const op of t.ops) {
+async function round(t: Target, record: boolean, slot: number): Promise<void> {
+  for (const [opIndex, op] of t.ops.entries()) {
     const s = t.samples.get(op.name)!;
     const want = 200;
     const runDirect = async () => {
@@ -211,16 +211,14 @@ async function round(t: Target, record: boolean, directFirst: boolean): Promise<
       const ms = expectStatus(`${op.name} via the floor`, await t.floor(op.method, `/api/v1${op.path}`, op.body), want);
       if (record) s.floor.push(ms);
     };
-    // Direct first or last, and the proxied paths in turn, so drift hits all four alike.
-    const consolePaths =
-      directFirst === (op.name.length % 2 === 0) ? [runThrough, runToken, runFloor] : [runFloor, runToken, runThrough];
-    if (directFirst) {
-      await runDirect();
-      for (const run of consolePaths) await run();
-    } else {
-      for (const run of consolePaths) await run();
-      await runDirect();
-    }
+    // Every path goes first equally often, in every position equally often (a 4×4 Latin square
+    // over the rounds and ops). The first call after an exec pays this VM's wake-up (a direct GET
+    // 1.15 ms after an exec, 0.74 ms after a metrics call); with a fixed order some paths always
+    // paid it and others (the floor, the token) never did.
+    const paths = [runDirect, runThrough, runToken, runFloor];
+    const shift = (slot + opIndex) % paths.length;
+    const turn = [...paths.slice(shift), ...paths.slice(0, shift)];
+    for (const run of slot & 4 ? turn.reverse() : turn) await run();
   }
 }
 
@@ -359,7 +357,7 @@ async function main(): Promise<void> {
     for (let i = -WARMUP; i < ROUNDS; i++) {
       // Alternate which checkout and which side goes first, so drift and caches hit both alike.
       const order = i % 2 === 0 ? targets : [...targets].reverse();
-      for (const t of order) await round(t, i >= 0, (i & 2) === 0);
+      for (const t of order) await round(t, i >= 0, i + WARMUP);
       if (i > 0 && i % 100 === 0) log(`round ${i}/${ROUNDS}`);
     }
     log(`the console-only paths: ${WARMUP} + ${ROUNDS} rounds`);
